@@ -1,0 +1,45 @@
+# Margin developer commands. `make run` and `make test` set everything up by themselves.
+SHELL := /bin/bash
+VENV  := .venv
+BIN   := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench soak package clean
+
+$(STAMP): pyproject.toml
+	@PY=$$(.ci/find-python) || exit 1; \
+	 [ -x $(BIN)/python ] || $$PY -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+## Set up (first time) and start the app.
+run: $(STAMP)
+	$(BIN)/margin
+
+## Set up (first time) and run lint, type checks and the test suite.
+test: $(STAMP)
+	@.ci/system-packages
+	$(BIN)/ruff check core desktop tests packaging
+	$(BIN)/ruff format --check core desktop tests packaging
+	$(BIN)/mypy
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider
+
+lint: $(STAMP)
+	$(BIN)/ruff format core desktop tests packaging
+	$(BIN)/ruff check --fix core desktop tests packaging
+
+## Benchmarks (not part of the test suite); figures go into issue notes.
+bench: $(STAMP)
+	@for b in tests/bench/bench_*.py; do echo "== $$b"; QT_QPA_PLATFORM=offscreen $(BIN)/python $$b || exit 1; done
+
+## Long reliability runs.
+soak: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m soak -p no:cacheprovider
+
+## Build the double-clickable bundle in dist/Margin and an archive of it.
+package: $(STAMP)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[package]'
+	packaging/build.sh
+
+clean:
+	rm -rf build dist $(VENV)

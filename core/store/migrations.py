@@ -1,0 +1,43 @@
+"""Numbered forward migrations. ``PRAGMA user_version`` holds the schema version.
+
+Each step runs in one transaction. Add a new function to ``MIGRATIONS``; never edit a
+released one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import peewee as pw
+
+from core.errors import StorageError
+from core.store import models as m
+
+
+def _v1_initial(db: pw.SqliteDatabase) -> None:
+    db.create_tables(m.ALL_MODELS, safe=False)
+
+
+MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (_v1_initial,)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def current_version(db: pw.SqliteDatabase) -> int:
+    return int(db.execute_sql("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(db: pw.SqliteDatabase) -> int:
+    """Bring the database to ``SCHEMA_VERSION``; returns the version it started at."""
+    start = current_version(db)
+    if start > SCHEMA_VERSION:
+        raise StorageError(
+            "newer_schema",
+            f"This library was written by a newer version of Margin (schema {start}, "
+            f"this version knows up to {SCHEMA_VERSION}).",
+            hint="Update Margin to open it.",
+        )
+    for version in range(start + 1, SCHEMA_VERSION + 1):
+        with db.atomic():
+            MIGRATIONS[version - 1](db)
+            db.execute_sql(f"PRAGMA user_version = {version}")
+    return start

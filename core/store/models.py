@@ -1,0 +1,199 @@
+"""peewee models of the library database (one SQLite file).
+
+Models are bound to ``database`` (a proxy) which ``core.store.db.open_database`` initialises.
+The schema itself is created by migrations in ``core.store.migrations``, not by
+``create_tables``, so every change is a numbered forward step.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import peewee as pw
+from playhouse.sqlite_ext import FTS5Model, RowIDField, SearchField
+
+database = pw.DatabaseProxy()
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+class JSONField(pw.TextField):
+    """JSON stored as text; ``None`` stays NULL."""
+
+    def db_value(self, value: Any) -> str | None:
+        return None if value is None else json.dumps(value, ensure_ascii=False)
+
+    def python_value(self, value: str | None) -> Any:
+        return None if value is None else json.loads(value)
+
+
+class BaseModel(pw.Model):
+    class Meta:
+        database = database
+        legacy_table_names = False
+
+
+class Book(BaseModel):
+    title = pw.TextField()
+    author = pw.TextField(default="")
+    language = pw.TextField(default="")
+    format = pw.TextField()  # core.books.model.BookFormat value
+    sha256 = pw.TextField(unique=True)
+    original_path = pw.TextField(default="")
+    file_path = pw.TextField(default="")  # the library's own copy, under Paths.books
+    file_size = pw.IntegerField(default=0)
+    page_count = pw.IntegerField(default=0)
+    position = pw.IntegerField(default=1)  # 1-based page the reader is on: the spoiler bound
+    finished = pw.BooleanField(default=False)
+    status = pw.TextField(default="ready")  # "importing" while a transaction fills it
+    added_at = pw.DateTimeField(default=utcnow)
+    updated_at = pw.DateTimeField(default=utcnow)
+    opened_at = pw.DateTimeField(null=True)
+
+
+class Page(BaseModel):
+    book = pw.ForeignKeyField(Book, backref="pages", on_delete="CASCADE")
+    number = pw.IntegerField()  # 1-based
+    label = pw.TextField(default="")
+    chapter = pw.IntegerField(default=0)
+    text = pw.TextField()
+    html = pw.TextField(null=True)
+
+    class Meta:
+        indexes = ((("book", "number"), True),)
+
+
+class TocEntry(BaseModel):
+    book = pw.ForeignKeyField(Book, backref="toc", on_delete="CASCADE")
+    ordinal = pw.IntegerField()
+    title = pw.TextField()
+    level = pw.IntegerField(default=1)
+    page = pw.IntegerField()
+
+
+class Chunk(BaseModel):
+    book = pw.ForeignKeyField(Book, backref="chunks", on_delete="CASCADE")
+    ordinal = pw.IntegerField()
+    chapter = pw.IntegerField(default=0)
+    start_page = pw.IntegerField()
+    end_page = pw.IntegerField()
+    text = pw.TextField()
+
+    class Meta:
+        indexes = ((("book", "end_page"), False),)
+
+
+class ChunkIndex(FTS5Model):
+    """FTS5 over chunk text; ``rowid`` is the ``Chunk.id``. Kept in sync by the importer."""
+
+    rowid = RowIDField()
+    text = SearchField()
+
+    class Meta:
+        database = database
+        table_name = "chunk_index"
+        options = {"tokenize": "porter unicode61 remove_diacritics 2"}
+
+
+class Highlight(BaseModel):
+    """A passage the reader marked. ``anchor`` locates it on the page: for reflowable pages
+    ``{"start": int, "end": int}`` character offsets into the page text; for PDFs
+    ``{"rects": [[x, y, w, h], ...]}`` in PDF points."""
+
+    book = pw.ForeignKeyField(Book, backref="highlights", on_delete="CASCADE")
+    page = pw.IntegerField()
+    text = pw.TextField()
+    note = pw.TextField(default="")
+    colour = pw.TextField(default="yellow")
+    anchor = JSONField(null=True)
+    created_at = pw.DateTimeField(default=utcnow)
+    updated_at = pw.DateTimeField(default=utcnow)
+
+
+class Note(BaseModel):
+    """A note about the book, written by the reader or saved by the agent (its memory)."""
+
+    book = pw.ForeignKeyField(Book, backref="notes", on_delete="CASCADE")
+    page = pw.IntegerField(null=True)
+    text = pw.TextField()
+    source = pw.TextField(default="reader")  # "reader" | "agent"
+    created_at = pw.DateTimeField(default=utcnow)
+    updated_at = pw.DateTimeField(default=utcnow)
+
+
+class Conversation(BaseModel):
+    book = pw.ForeignKeyField(Book, backref="conversations", on_delete="CASCADE")
+    title = pw.TextField(default="New conversation")
+    created_at = pw.DateTimeField(default=utcnow)
+    updated_at = pw.DateTimeField(default=utcnow)
+
+
+class Run(BaseModel):
+    """One answer to one question: the loop's bookkeeping, usage and outcome."""
+
+    conversation = pw.ForeignKeyField(Conversation, backref="runs", on_delete="CASCADE")
+    status = pw.TextField(default="running")  # running|complete|stopped|failed|interrupted
+    provider = pw.TextField(default="")
+    model = pw.TextField(default="")
+    strategy = pw.TextField(default="")
+    steps = pw.IntegerField(default=0)
+    input_tokens = pw.IntegerField(default=0)
+    output_tokens = pw.IntegerField(default=0)
+    cache_read_tokens = pw.IntegerField(default=0)
+    cache_write_tokens = pw.IntegerField(default=0)
+    stop_reason = pw.TextField(default="")
+    error_code = pw.TextField(default="")
+    error_message = pw.TextField(default="")
+    started_at = pw.DateTimeField(default=utcnow)
+    finished_at = pw.DateTimeField(null=True)
+
+
+class Message(BaseModel):
+    """One API message. ``content`` keeps the Messages API content blocks as JSON so history
+    replays exactly (tool ids included). ``kind`` tells a reader's question from the loop's
+    tool-result turns and the assistant's answer; ``text`` is the plain text shown."""
+
+    conversation = pw.ForeignKeyField(Conversation, backref="messages", on_delete="CASCADE")
+    run = pw.ForeignKeyField(Run, null=True, backref="messages", on_delete="SET NULL")
+    role = pw.TextField()  # "user" | "assistant"
+    kind = pw.TextField(default="question")  # question | tool_results | answer | tool_use
+    content = JSONField()
+    text = pw.TextField(default="")
+    selection_text = pw.TextField(null=True)
+    selection_page = pw.IntegerField(null=True)
+    status = pw.TextField(default="complete")  # complete|stopped|failed|running|interrupted
+    citations = JSONField(null=True)
+    created_at = pw.DateTimeField(default=utcnow)
+    updated_at = pw.DateTimeField(default=utcnow)
+
+
+class ToolCall(BaseModel):
+    run = pw.ForeignKeyField(Run, backref="tool_calls", on_delete="CASCADE")
+    message = pw.ForeignKeyField(Message, null=True, backref="tool_calls", on_delete="SET NULL")
+    step = pw.IntegerField(default=0)
+    tool_use_id = pw.TextField()
+    name = pw.TextField()
+    input = JSONField(null=True)
+    result_summary = pw.TextField(default="")
+    is_error = pw.BooleanField(default=False)
+    duration_ms = pw.FloatField(default=0.0)
+    created_at = pw.DateTimeField(default=utcnow)
+
+
+ALL_MODELS: tuple[type[pw.Model], ...] = (
+    Book,
+    Page,
+    TocEntry,
+    Chunk,
+    ChunkIndex,
+    Highlight,
+    Note,
+    Conversation,
+    Run,
+    Message,
+    ToolCall,
+)
