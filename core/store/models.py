@@ -32,6 +32,8 @@ class JSONField(pw.TextField):
 
 
 class BaseModel(pw.Model):
+    id = pw.AutoField()
+
     class Meta:
         database = database
         legacy_table_names = False
@@ -56,6 +58,7 @@ class Book(BaseModel):
 
 
 class Page(BaseModel):
+    book_id: int
     book = pw.ForeignKeyField(Book, backref="pages", on_delete="CASCADE")
     number = pw.IntegerField()  # 1-based
     label = pw.TextField(default="")
@@ -68,6 +71,7 @@ class Page(BaseModel):
 
 
 class TocEntry(BaseModel):
+    book_id: int
     book = pw.ForeignKeyField(Book, backref="toc", on_delete="CASCADE")
     ordinal = pw.IntegerField()
     title = pw.TextField()
@@ -76,6 +80,7 @@ class TocEntry(BaseModel):
 
 
 class Chunk(BaseModel):
+    book_id: int
     book = pw.ForeignKeyField(Book, backref="chunks", on_delete="CASCADE")
     ordinal = pw.IntegerField()
     chapter = pw.IntegerField(default=0)
@@ -104,6 +109,7 @@ class Highlight(BaseModel):
     ``{"start": int, "end": int}`` character offsets into the page text; for PDFs
     ``{"rects": [[x, y, w, h], ...]}`` in PDF points."""
 
+    book_id: int
     book = pw.ForeignKeyField(Book, backref="highlights", on_delete="CASCADE")
     page = pw.IntegerField()
     text = pw.TextField()
@@ -117,6 +123,7 @@ class Highlight(BaseModel):
 class Note(BaseModel):
     """A note about the book, written by the reader or saved by the agent (its memory)."""
 
+    book_id: int
     book = pw.ForeignKeyField(Book, backref="notes", on_delete="CASCADE")
     page = pw.IntegerField(null=True)
     text = pw.TextField()
@@ -126,6 +133,7 @@ class Note(BaseModel):
 
 
 class Conversation(BaseModel):
+    book_id: int
     book = pw.ForeignKeyField(Book, backref="conversations", on_delete="CASCADE")
     title = pw.TextField(default="New conversation")
     created_at = pw.DateTimeField(default=utcnow)
@@ -135,6 +143,7 @@ class Conversation(BaseModel):
 class Run(BaseModel):
     """One answer to one question: the loop's bookkeeping, usage and outcome."""
 
+    conversation_id: int
     conversation = pw.ForeignKeyField(Conversation, backref="runs", on_delete="CASCADE")
     status = pw.TextField(default="running")  # running|complete|stopped|failed|interrupted
     provider = pw.TextField(default="")
@@ -157,7 +166,9 @@ class Message(BaseModel):
     replays exactly (tool ids included). ``kind`` tells a reader's question from the loop's
     tool-result turns and the assistant's answer; ``text`` is the plain text shown."""
 
+    conversation_id: int
     conversation = pw.ForeignKeyField(Conversation, backref="messages", on_delete="CASCADE")
+    run_id: int | None
     run = pw.ForeignKeyField(Run, null=True, backref="messages", on_delete="SET NULL")
     role = pw.TextField()  # "user" | "assistant"
     kind = pw.TextField(default="question")  # question | tool_results | answer | tool_use
@@ -172,6 +183,7 @@ class Message(BaseModel):
 
 
 class ToolCall(BaseModel):
+    run_id: int
     run = pw.ForeignKeyField(Run, backref="tool_calls", on_delete="CASCADE")
     message = pw.ForeignKeyField(Message, null=True, backref="tool_calls", on_delete="SET NULL")
     step = pw.IntegerField(default=0)

@@ -1,0 +1,359 @@
+"""The library repository: books, pages, reading position, highlights and notes.
+
+The only place outside the importer that reads and writes those tables. Returns frozen
+records, never peewee rows, so callers (CLI, window, agent tools) cannot write by accident.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import peewee as pw
+
+from core.books.model import PageContent, TocItem
+from core.errors import BookCode, BookError, StorageError
+from core.paths import Paths
+from core.store import models as m
+from core.store.db import open_database
+
+
+@dataclass(frozen=True)
+class BookInfo:
+    id: int
+    title: str
+    author: str
+    language: str
+    format: str
+    sha256: str
+    original_path: str
+    file_path: str
+    file_size: int
+    page_count: int
+    position: int
+    finished: bool
+    status: str
+    added_at: dt.datetime
+    opened_at: dt.datetime | None
+
+    @property
+    def progress(self) -> float:
+        """Fraction read, 0..1 (1 when marked finished)."""
+        if self.finished:
+            return 1.0
+        if self.page_count <= 1:
+            return 0.0
+        return min(1.0, (self.position - 1) / (self.page_count - 1))
+
+    @property
+    def spoiler_bound(self) -> int | None:
+        """Last page the agent may read, or None when the reader lifted the bound."""
+        return None if self.finished else self.position
+
+
+@dataclass(frozen=True)
+class HighlightRecord:
+    id: int
+    book_id: int
+    page: int
+    text: str
+    note: str
+    colour: str
+    anchor: Any
+    created_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class NoteRecord:
+    id: int
+    book_id: int
+    page: int | None
+    text: str
+    source: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+HIGHLIGHT_COLOURS = ("yellow", "green", "blue", "pink", "purple")
+
+
+def _book(row: m.Book) -> BookInfo:
+    return BookInfo(
+        id=row.id,
+        title=row.title,
+        author=row.author,
+        language=row.language,
+        format=row.format,
+        sha256=row.sha256,
+        original_path=row.original_path,
+        file_path=row.file_path,
+        file_size=row.file_size,
+        page_count=row.page_count,
+        position=row.position,
+        finished=row.finished,
+        status=row.status,
+        added_at=row.added_at,
+        opened_at=row.opened_at,
+    )
+
+
+def _highlight(row: m.Highlight) -> HighlightRecord:
+    return HighlightRecord(
+        id=row.id,
+        book_id=row.book_id,
+        page=row.page,
+        text=row.text,
+        note=row.note,
+        colour=row.colour,
+        anchor=row.anchor,
+        created_at=row.created_at,
+    )
+
+
+def _note(row: m.Note) -> NoteRecord:
+    return NoteRecord(
+        id=row.id,
+        book_id=row.book_id,
+        page=row.page,
+        text=row.text,
+        source=row.source,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+class Library:
+    """Open with ``Library.open(paths)``; one per process (models bind to one database)."""
+
+    def __init__(self, paths: Paths, db: pw.SqliteDatabase) -> None:
+        self.paths = paths
+        self.db = db
+
+    @classmethod
+    def open(cls, paths: Paths) -> Library:
+        try:
+            paths.ensure()
+        except OSError as exc:
+            raise StorageError(
+                "cannot_create",
+                f"Margin cannot create its data folder {paths.data}: {exc.strerror or exc}.",
+                hint="Choose another folder with --data-dir or MARGIN_HOME.",
+            ) from exc
+        return cls(paths, open_database(paths.database))
+
+    def close(self) -> None:
+        if not self.db.is_closed():
+            self.db.close()
+
+    # Books -----------------------------------------------------------------------------
+
+    def list_books(self) -> list[BookInfo]:
+        """Ready books, most recently opened (then added) first."""
+        query = (
+            m.Book.select()
+            .where(m.Book.status == "ready")
+            .order_by(pw.fn.COALESCE(m.Book.opened_at, m.Book.added_at).desc(), m.Book.id.desc())
+        )
+        return [_book(b) for b in query]
+
+    def get_book(self, book_id: int) -> BookInfo:
+        row = m.Book.get_or_none((m.Book.id == book_id) & (m.Book.status == "ready"))
+        if row is None:
+            raise BookError(
+                BookCode.NOT_FOUND,
+                f"There is no book number {book_id} in the library.",
+                hint="List your books with 'margin books'.",
+            )
+        return _book(row)
+
+    def find_book(self, ref: str | int) -> BookInfo:
+        """A book by id or by an unambiguous, case-insensitive title prefix."""
+        text = str(ref).strip()
+        if text.isdigit():
+            return self.get_book(int(text))
+        if not text:
+            raise BookError(BookCode.NOT_FOUND, "No book was named.")
+        escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = list(
+            m.Book.select()
+            .where(
+                (m.Book.status == "ready")
+                & pw.SQL("lower(title) LIKE ? ESCAPE '\\'", (escaped + "%",))
+            )
+            .order_by(m.Book.title)
+        )
+        exact = [r for r in rows if r.title.lower() == text.lower()]
+        if len(exact) == 1:
+            return _book(exact[0])
+        if not rows:
+            raise BookError(
+                BookCode.NOT_FOUND,
+                f'No book in the library has a title starting with "{text}".',
+                hint="List your books with 'margin books'.",
+            )
+        if len(rows) > 1:
+            names = "; ".join(f"{r.id}: {r.title}" for r in rows[:5])
+            raise BookError(
+                BookCode.AMBIGUOUS,
+                f'"{text}" matches {len(rows)} books ({names}).',
+                hint="Use the book's number or more of its title.",
+            )
+        return _book(rows[0])
+
+    def book_by_sha256(self, sha256: str) -> BookInfo | None:
+        row = m.Book.get_or_none((m.Book.sha256 == sha256) & (m.Book.status == "ready"))
+        return None if row is None else _book(row)
+
+    def delete_book(self, book_id: int) -> None:
+        """Remove a book with its pages, chunks, highlights, notes and conversations."""
+        book = self.get_book(book_id)
+        with self.db.atomic():
+            chunk_ids = m.Chunk.select(m.Chunk.id).where(m.Chunk.book == book_id)
+            m.ChunkIndex.delete().where(m.ChunkIndex.rowid.in_(chunk_ids)).execute()
+            m.Book.delete().where(m.Book.id == book_id).execute()
+        if book.file_path:
+            copy = Path(book.file_path)
+            if copy.is_relative_to(self.paths.books):
+                copy.unlink(missing_ok=True)
+
+    def set_position(self, book_id: int, page: int) -> BookInfo:
+        """Save the page the reader is on (clamped to the book); it bounds the agent."""
+        book = self.get_book(book_id)
+        page = max(1, min(int(page), max(1, book.page_count)))
+        m.Book.update(position=page, updated_at=m.utcnow()).where(m.Book.id == book_id).execute()
+        return self.get_book(book_id)
+
+    def set_finished(self, book_id: int, finished: bool) -> BookInfo:
+        self.get_book(book_id)
+        m.Book.update(finished=finished, updated_at=m.utcnow()).where(
+            m.Book.id == book_id
+        ).execute()
+        return self.get_book(book_id)
+
+    def mark_opened(self, book_id: int) -> None:
+        m.Book.update(opened_at=m.utcnow()).where(m.Book.id == book_id).execute()
+
+    # Pages and contents -----------------------------------------------------------------
+
+    def _check_page(self, book: BookInfo, number: int) -> None:
+        if not 1 <= number <= book.page_count:
+            raise BookError(
+                BookCode.BAD_PAGE,
+                f'"{book.title}" has pages 1 to {book.page_count}; there is no page {number}.',
+            )
+
+    def page(self, book_id: int, number: int) -> PageContent:
+        book = self.get_book(book_id)
+        self._check_page(book, number)
+        row = m.Page.get((m.Page.book == book_id) & (m.Page.number == number))
+        return PageContent(row.number, row.label, row.text, row.html, row.chapter)
+
+    def pages(self, book_id: int, start: int, end: int) -> list[PageContent]:
+        """Pages ``start``..``end`` inclusive (1-based), in order."""
+        book = self.get_book(book_id)
+        self._check_page(book, start)
+        self._check_page(book, end)
+        rows = (
+            m.Page.select()
+            .where((m.Page.book == book_id) & m.Page.number.between(start, end))
+            .order_by(m.Page.number)
+        )
+        return [PageContent(r.number, r.label, r.text, r.html, r.chapter) for r in rows]
+
+    def page_labels(self, book_id: int) -> list[str]:
+        rows = (
+            m.Page.select(m.Page.number, m.Page.label)
+            .where(m.Page.book == book_id)
+            .order_by(m.Page.number)
+        )
+        return [r.label or str(r.number) for r in rows]
+
+    def toc(self, book_id: int) -> list[TocItem]:
+        self.get_book(book_id)
+        rows = m.TocEntry.select().where(m.TocEntry.book == book_id).order_by(m.TocEntry.ordinal)
+        return [TocItem(title=r.title, level=r.level, page=r.page) for r in rows]
+
+    # Highlights -------------------------------------------------------------------------
+
+    def add_highlight(
+        self,
+        book_id: int,
+        page: int,
+        text: str,
+        *,
+        note: str = "",
+        colour: str = "yellow",
+        anchor: Any = None,
+    ) -> HighlightRecord:
+        book = self.get_book(book_id)
+        self._check_page(book, page)
+        if not text.strip():
+            raise BookError("empty_highlight", "A highlight needs some selected text.")
+        if colour not in HIGHLIGHT_COLOURS:
+            raise BookError(
+                "bad_colour",
+                f'"{colour}" is not a highlight colour; use one of {", ".join(HIGHLIGHT_COLOURS)}.',
+            )
+        row = m.Highlight.create(
+            book=book_id, page=page, text=text, note=note, colour=colour, anchor=anchor
+        )
+        return _highlight(row)
+
+    def list_highlights(self, book_id: int, page: int | None = None) -> list[HighlightRecord]:
+        query = m.Highlight.select().where(m.Highlight.book == book_id)
+        if page is not None:
+            query = query.where(m.Highlight.page == page)
+        return [_highlight(h) for h in query.order_by(m.Highlight.page, m.Highlight.id)]
+
+    def update_highlight(
+        self, highlight_id: int, *, note: str | None = None, colour: str | None = None
+    ) -> HighlightRecord:
+        row = m.Highlight.get_or_none(m.Highlight.id == highlight_id)
+        if row is None:
+            raise BookError(BookCode.NOT_FOUND, f"There is no highlight number {highlight_id}.")
+        if colour is not None:
+            if colour not in HIGHLIGHT_COLOURS:
+                raise BookError("bad_colour", f'"{colour}" is not a highlight colour.')
+            row.colour = colour
+        if note is not None:
+            row.note = note
+        row.updated_at = m.utcnow()
+        row.save()
+        return _highlight(row)
+
+    def delete_highlight(self, highlight_id: int) -> None:
+        m.Highlight.delete().where(m.Highlight.id == highlight_id).execute()
+
+    # Notes ------------------------------------------------------------------------------
+
+    def add_note(
+        self, book_id: int, text: str, *, page: int | None = None, source: str = "reader"
+    ) -> NoteRecord:
+        book = self.get_book(book_id)
+        if page is not None:
+            self._check_page(book, page)
+        if not text.strip():
+            raise BookError("empty_note", "A note needs some text.")
+        return _note(m.Note.create(book=book_id, page=page, text=text.strip(), source=source))
+
+    def list_notes(self, book_id: int, *, source: str | None = None) -> list[NoteRecord]:
+        query = m.Note.select().where(m.Note.book == book_id)
+        if source is not None:
+            query = query.where(m.Note.source == source)
+        return [_note(n) for n in query.order_by(m.Note.created_at, m.Note.id)]
+
+    def update_note(self, note_id: int, text: str) -> NoteRecord:
+        row = m.Note.get_or_none(m.Note.id == note_id)
+        if row is None:
+            raise BookError(BookCode.NOT_FOUND, f"There is no note number {note_id}.")
+        if not text.strip():
+            raise BookError("empty_note", "A note needs some text.")
+        row.text = text.strip()
+        row.updated_at = m.utcnow()
+        row.save()
+        return _note(row)
+
+    def delete_note(self, note_id: int) -> None:
+        m.Note.delete().where(m.Note.id == note_id).execute()

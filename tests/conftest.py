@@ -1,0 +1,75 @@
+"""Test isolation for the whole suite.
+
+Every test gets its own MARGIN_HOME (data + config) in a temp folder, an in-memory keyring,
+and a socket guard that refuses any connection that is not to the loopback address, so no
+test can touch the real user folders, the real keyring or the network.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["PYTHON_KEYRING_BACKEND"] = "tests.support.memory_keyring.MemoryKeyring"
+for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "MARGIN_PROVIDER"):
+    os.environ.pop(var, None)
+
+FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
+BOOKS = FIXTURES / "books"
+PDFS = FIXTURES / "pdf"
+
+
+def _is_loopback(address: object) -> bool:
+    if isinstance(address, tuple) and address:
+        host = str(address[0])
+        return host in ("localhost", "::1") or host.startswith("127.")
+    return True  # Unix sockets and the like are local.
+
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _guarded_connect(self: socket.socket, address: object) -> None:
+    if not _is_loopback(address):
+        raise OSError(f"tests may not reach the network (tried {address!r})")
+    _real_connect(self, address)  # type: ignore[arg-type]
+
+
+def _guarded_connect_ex(self: socket.socket, address: object) -> int:
+    if not _is_loopback(address):
+        raise OSError(f"tests may not reach the network (tried {address!r})")
+    return _real_connect_ex(self, address)  # type: ignore[arg-type]
+
+
+socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def margin_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh data + config folder for every test; the real user folders are never used."""
+    home = tmp_path / "margin-home"
+    home.mkdir()
+    monkeypatch.setenv("MARGIN_HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    from tests.support import memory_keyring
+
+    memory_keyring.MemoryKeyring.clear()
+    yield home
+
+
+@pytest.fixture
+def books_dir() -> Path:
+    return BOOKS
+
+
+@pytest.fixture
+def pdf_dir() -> Path:
+    return PDFS
