@@ -1,0 +1,182 @@
+"""Typed events of one agent run. The CLI prints them; the window renders them.
+
+All are frozen dataclasses with no Qt. A run yields, in order: ``RunStarted``, then per model
+turn ``TurnStarted`` followed by ``TextDelta``/``ToolStarted``/``ToolFinished``/``Citation``/
+``UsageReport``/``Notice`` events, and ends with exactly one of ``RunFinished``,
+``RunFailed`` or ``RunCancelled``, each carrying the ``AgentResult``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    @property
+    def total(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+        )
+
+
+@dataclass(frozen=True)
+class CitationRef:
+    """A normalised citation: pages are 1-based and inclusive."""
+
+    book_id: int
+    first_page: int
+    last_page: int
+    quoted_text: str
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    tool_use_id: str
+    name: str
+    arguments: dict[str, Any]
+    summary: str
+    is_error: bool
+    duration_ms: float
+    step: int
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """An error as shown to people: ``code`` from ``core.errors.LLMCode`` (or a BookError
+    code), a sentence, what to do, and seconds to wait when the server said so."""
+
+    code: str
+    message: str
+    hint: str = ""
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    run_id: int
+    conversation_id: int
+    success: bool
+    answer: str
+    status: str  # complete | stopped | failed
+    stop_reason: str
+    steps: int
+    usage: Usage = Usage()
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    citations: tuple[CitationRef, ...] = ()
+    error: ErrorInfo | None = None
+    answer_message_id: int | None = None
+    user_message_id: int | None = None
+    limit_reached: str = ""  # "", "turns", "tool_calls", "deadline"
+    estimated_cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    run_id: int
+    conversation_id: int
+    user_message_id: int
+    provider: str
+    model: str
+    strategy: str
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    step: int
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+    step: int
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    tool_use_id: str
+    name: str
+    arguments: dict[str, Any]
+    step: int
+    description: str = ""  # for people: "Searching the book for 'the Cheshire Cat'"
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    tool_use_id: str
+    name: str
+    duration_ms: float
+    summary: str  # for people: "5 passages", "pages 40–42"
+    is_error: bool
+    step: int
+    pages: tuple[int, ...] = ()  # pages returned or read, for the answer's sources
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Citation:
+    citation: CitationRef
+    step: int
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    usage: Usage
+    step: int
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the reader should know mid-run (a retry, a limit reached, history shrunk)."""
+
+    text: str
+    step: int
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    result: AgentResult
+
+
+@dataclass(frozen=True)
+class RunFailed:
+    result: AgentResult
+    error: ErrorInfo
+
+
+@dataclass(frozen=True)
+class RunCancelled:
+    result: AgentResult
+
+
+AgentEvent = (
+    RunStarted
+    | TurnStarted
+    | TextDelta
+    | ToolStarted
+    | ToolFinished
+    | Citation
+    | UsageReport
+    | Notice
+    | RunFinished
+    | RunFailed
+    | RunCancelled
+)
+TERMINAL_EVENTS = (RunFinished, RunFailed, RunCancelled)
