@@ -1,0 +1,43 @@
+"""What every CLI command gets: the folders, the library (opened on first use), output."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.log import setup_logging
+from core.paths import Paths, resolve_paths
+from core.store.library import Library
+
+
+@dataclass
+class CliContext:
+    paths: Paths
+    _library: Library | None = field(default=None, repr=False)
+
+    @classmethod
+    def create(cls, data_dir: str | None) -> CliContext:
+        paths = resolve_paths(data_dir)
+        try:
+            paths.ensure()
+            setup_logging(paths)
+        except OSError:
+            pass  # the library open below reports an unusable folder in words
+        return cls(paths)
+
+    @property
+    def library(self) -> Library:
+        if self._library is None:
+            self._library = Library.open(self.paths)
+        return self._library
+
+    def close(self) -> None:
+        if self._library is not None:
+            self._library.close()
+
+    @staticmethod
+    def print_json(value: Any) -> None:
+        json.dump(value, sys.stdout, ensure_ascii=False, indent=2, default=str)
+        sys.stdout.write("\n")
