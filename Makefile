@@ -3,6 +3,7 @@ SHELL := /bin/bash
 VENV  := .venv
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.installed
+SRC   := $(wildcard core desktop tests packaging)
 
 .PHONY: run test lint bench soak package clean
 
@@ -19,14 +20,14 @@ run: $(STAMP)
 ## Set up (first time) and run lint, type checks and the test suite.
 test: $(STAMP)
 	@.ci/system-packages
-	$(BIN)/ruff check core desktop tests packaging
-	$(BIN)/ruff format --check core desktop tests packaging
+	$(BIN)/ruff check $(SRC)
+	$(BIN)/ruff format --check $(SRC)
 	$(BIN)/mypy
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider
 
 lint: $(STAMP)
-	$(BIN)/ruff format core desktop tests packaging
-	$(BIN)/ruff check --fix core desktop tests packaging
+	$(BIN)/ruff format $(SRC)
+	$(BIN)/ruff check --fix $(SRC)
 
 ## Benchmarks (not part of the test suite); figures go into issue notes.
 bench: $(STAMP)
