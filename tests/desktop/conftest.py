@@ -1,0 +1,61 @@
+"""Qt test plumbing shared by every desktop test.
+
+One qasync loop for the whole session (qasync 0.28 can crash when many loops are created and
+closed with PySide6 >= 6.8), created with ``already_running=True`` so that ``qtbot.wait`` and
+``qtbot.waitUntil`` drive coroutines and async slots. Every test gets a real ``Library`` in its
+temp MARGIN_HOME; tests assert that a real font is installed because Qt silently draws empty
+boxes without one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+import qasync
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from core.paths import resolve_paths
+from core.store.library import Library
+
+
+@pytest.fixture(scope="session")
+def qt_loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(loop)
+    yield loop
+    asyncio.set_event_loop(None)
+
+
+@pytest.fixture(autouse=True)
+def _loop_for_every_desktop_test(qt_loop: asyncio.AbstractEventLoop) -> asyncio.AbstractEventLoop:
+    asyncio.set_event_loop(qt_loop)
+    return qt_loop
+
+
+@pytest.fixture(autouse=True)
+def _no_modal_dialogs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Modal dialogs would block a headless run; tests that need one patch it themselves."""
+    for name in ("critical", "warning", "information"):
+        monkeypatch.setattr(
+            QMessageBox, name, staticmethod(lambda *a, **k: QMessageBox.StandardButton.Ok)
+        )
+    monkeypatch.setattr(
+        QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes)
+    )
+
+
+@pytest.fixture(scope="session")
+def real_font(qapp: QApplication) -> str:
+    families = QFontDatabase.families()
+    assert families, "no font is installed: Qt would draw empty boxes (install fonts-dejavu-core)"
+    return str(families[0])
+
+
+@pytest.fixture
+def library(margin_home: object) -> Iterator[Library]:
+    lib = Library.open(resolve_paths().ensure())
+    yield lib
+    lib.close()
