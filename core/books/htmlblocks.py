@@ -1,0 +1,277 @@
+"""(X)HTML → blocks of plain text plus a small, safe HTML fragment for display.
+
+Used by the EPUB and single-file HTML parsers. The display fragment keeps only inline
+formatting, links and images that live inside the book (``book:/path``). Scripts, styles,
+frames, forms and any remote resource are dropped here, so the reader view never has anything
+to fetch or run.
+"""
+
+from __future__ import annotations
+
+import html
+import posixpath
+import re
+from collections.abc import Callable
+from urllib.parse import unquote, urlsplit
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from core.books.model import Block
+
+DROP = frozenset(
+    [
+        "script",
+        "style",
+        "noscript",
+        "iframe",
+        "frame",
+        "frameset",
+        "object",
+        "embed",
+        "applet",
+        "form",
+        "input",
+        "button",
+        "select",
+        "textarea",
+        "link",
+        "meta",
+        "head",
+        "title",
+        "svg",
+        "math",
+        "template",
+        "audio",
+        "video",
+        "canvas",
+        "base",
+    ]
+)
+BLOCK_TAGS = frozenset(
+    [
+        "p",
+        "div",
+        "section",
+        "article",
+        "aside",
+        "header",
+        "footer",
+        "main",
+        "nav",
+        "figure",
+        "figcaption",
+        "blockquote",
+        "pre",
+        "ul",
+        "ol",
+        "li",
+        "dl",
+        "dt",
+        "dd",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "td",
+        "th",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "body",
+        "html",
+        "center",
+        "address",
+        "caption",
+        "details",
+        "summary",
+    ]
+)
+INLINE_KEEP = frozenset(
+    [
+        "b",
+        "strong",
+        "i",
+        "em",
+        "u",
+        "sub",
+        "sup",
+        "small",
+        "code",
+        "br",
+        "s",
+        "del",
+        "ins",
+        "mark",
+        "q",
+        "cite",
+        "abbr",
+    ]
+)
+HEADINGS = frozenset(["h1", "h2", "h3", "h4", "h5", "h6"])
+_WS = re.compile(r"\s+")
+
+ImageResolver = Callable[[str], str | None]
+"""Maps an ``<img src>`` to a ``book:/...`` URL, or None to drop the image."""
+
+
+def _clean(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+class _Builder:
+    def __init__(self, resolve_image: ImageResolver | None) -> None:
+        self.blocks: list[Block] = []
+        self.resolve_image = resolve_image
+        self._text: list[str] = []
+        self._html: list[str] = []
+        self._kind = "p"
+        self._images = 0
+
+    def flush(self) -> None:
+        text = _clean("".join(self._text))
+        frag = "".join(self._html).strip()
+        if text:
+            self.blocks.append(Block(self._kind, text, frag))
+        elif self._images:
+            self.blocks.append(Block("img", "", frag))
+        self._text.clear()
+        self._html.clear()
+        self._kind = "p"
+        self._images = 0
+
+    def start(self, kind: str) -> None:
+        self.flush()
+        self._kind = kind
+
+    def text(self, value: str) -> None:
+        self._text.append(value)
+        self._html.append(html.escape(value, quote=False))
+
+    def raw(self, value: str) -> None:
+        self._html.append(value)
+
+    def image(self, url: str, alt: str) -> None:
+        self._images += 1
+        self._html.append(f'<img src="{html.escape(url)}" alt="{html.escape(alt)}">')
+
+
+def _safe_href(href: str) -> str | None:
+    parts = urlsplit(href)
+    if parts.scheme in ("http", "https", "mailto"):
+        return href
+    if not parts.scheme and parts.fragment and not parts.path:
+        return None  # in-page anchors mean nothing once the page is cut into virtual pages
+    return None
+
+
+def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
+    child = node.child
+    while child is not None:
+        tag = child.tag
+        if tag == "-text":
+            value = child.text_content or ""
+            if pre:
+                b._text.append(value)
+                b._html.append(html.escape(value, quote=False))
+            else:
+                b.text(value)
+        elif tag in DROP or tag is None or tag.startswith("-"):
+            pass
+        elif tag in HEADINGS:
+            b.start(tag)
+            _walk(child, b, pre)
+            b.flush()
+        elif tag == "hr":
+            b.flush()
+        elif tag == "br":
+            b.raw("<br>")
+            b._text.append("\n" if pre else " ")
+        elif tag == "img" or tag == "image":
+            src = (
+                child.attributes.get("src")
+                or child.attributes.get("xlink:href")
+                or child.attributes.get("href")
+                or ""
+            )
+            url = b.resolve_image(src) if (b.resolve_image and src) else None
+            if url:
+                b.image(url, child.attributes.get("alt") or "")
+        elif tag == "pre":
+            b.start("pre")
+            _walk(child, b, True)
+            text = "".join(b._text).strip("\n")
+            frag = "".join(b._html).strip("\n")
+            if text.strip():
+                b.blocks.append(Block("pre", text, f"{frag}"))
+            b._text.clear()
+            b._html.clear()
+            b._kind = "p"
+        elif tag in ("li", "dt", "dd"):
+            b.start("li")
+            _walk(child, b, pre)
+            b.flush()
+        elif tag == "blockquote":
+            b.flush()
+            before = len(b.blocks)
+            _walk(child, b, pre)
+            b.flush()
+            for i in range(before, len(b.blocks)):
+                blk = b.blocks[i]
+                if blk.kind == "p":
+                    b.blocks[i] = Block("quote", blk.text, blk.html)
+        elif tag in BLOCK_TAGS:
+            if tag in ("td", "th"):
+                b.text(" ")
+                _walk(child, b, pre)
+                b.text(" ")
+            else:
+                b.flush()
+                _walk(child, b, pre)
+                b.flush()
+        elif tag == "a":
+            href = _safe_href(child.attributes.get("href") or "")
+            if href:
+                b.raw(f'<a href="{html.escape(href)}">')
+                _walk(child, b, pre)
+                b.raw("</a>")
+            else:
+                _walk(child, b, pre)
+        elif tag in INLINE_KEEP:
+            b.raw(f"<{tag}>")
+            _walk(child, b, pre)
+            b.raw(f"</{tag}>")
+        else:
+            _walk(child, b, pre)
+        child = child.next
+
+
+def html_to_blocks(
+    markup: str | bytes, resolve_image: ImageResolver | None = None
+) -> tuple[str, list[Block]]:
+    """Parse a document and return (its <title>, its blocks in reading order)."""
+    if isinstance(markup, bytes):
+        markup = markup.decode("utf-8", errors="replace")
+    tree = LexborHTMLParser(markup)
+    title_node = tree.css_first("title")
+    title = _clean(title_node.text()) if title_node is not None else ""
+    root = tree.body or tree.root
+    b = _Builder(resolve_image)
+    if root is not None:
+        _walk(root, b, False)
+    b.flush()
+    return title, b.blocks
+
+
+def resolve_relative(base_dir: str, src: str) -> str | None:
+    """Resolve ``src`` relative to a document inside an archive; None for remote or unsafe."""
+    parts = urlsplit(src)
+    if parts.scheme or parts.netloc or not parts.path:
+        return None
+    path = posixpath.normpath(posixpath.join(base_dir, unquote(parts.path)))
+    if path.startswith(("../", "/")) or path == "..":
+        return None
+    return path

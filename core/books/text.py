@@ -1,0 +1,219 @@
+"""Plain text, Markdown and single-file HTML books."""
+
+from __future__ import annotations
+
+import codecs
+import html as htmllib
+import re
+from pathlib import Path
+
+from core.books.htmlblocks import html_to_blocks
+from core.books.limits import DEFAULT_LIMITS, Limits, too_large
+from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocItem
+from core.errors import BookCode, BookError
+
+_CHAPTER_HEADING = re.compile(
+    r"^(?:(?:CHAPTER|Chapter|BOOK|Book|PART|Part)\s+(?:[IVXLCDM]+|\d+|[A-Z][a-z]+|[A-Z]+)\b.{0,80}"
+    r"|[IVXLCDM]{1,7}\.?)$"
+)
+_GUTENBERG_START = re.compile(r"^\*\*\* ?START OF (?:THE|THIS) PROJECT GUTENBERG.*$", re.M)
+_GUTENBERG_END = re.compile(r"^\*\*\* ?END OF (?:THE|THIS) PROJECT GUTENBERG.*$", re.M)
+_TITLE_LINE = re.compile(r"^Title:\s*(.+)$", re.M)
+_AUTHOR_LINE = re.compile(r"^Author:\s*(.+)$", re.M)
+_LANGUAGE_LINE = re.compile(r"^Language:\s*(.+)$", re.M)
+
+
+def decode_text(data: bytes, path: Path) -> str:
+    """Decode a text file: BOMs first, then strict UTF-8, then charset detection, then cp1252."""
+    for bom, encoding in (
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if data.startswith(bom):
+            try:
+                return data.decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise BookError(
+                    BookCode.CORRUPT,
+                    f"{path.name} says it is {encoding.upper()} text but is not valid {encoding.upper()}.",
+                ) from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    if b"\x00" in data[:4096]:
+        # UTF-16 without a BOM: mostly-ASCII text has every other byte zero.
+        sample = data[:4096]
+        even_zero = sample[0::2].count(0)
+        odd_zero = sample[1::2].count(0)
+        encoding = "utf-16-le" if odd_zero > even_zero else "utf-16-be"
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            raise BookError(
+                BookCode.CORRUPT,
+                f"{path.name} is not a text file (it contains binary data).",
+                hint="Margin reads EPUB, PDF, plain text, Markdown and HTML books.",
+            ) from None
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data[: 1024 * 1024]).best()
+    if best is not None and best.encoding not in ("utf_8",):
+        try:
+            return data.decode(best.encoding)
+        except (UnicodeDecodeError, LookupError):
+            pass
+    return data.decode("cp1252", errors="replace")
+
+
+def _paragraphs(text: str, limits: Limits, path: Path) -> list[str]:
+    paras: list[str] = []
+    for raw in re.split(r"\n[ \t]*\n", text):
+        lines = [ln.strip() for ln in raw.split("\n")]
+        para = " ".join(ln for ln in lines if ln)
+        if not para:
+            continue
+        if len(para) > limits.max_paragraph_chars:
+            raise too_large(
+                path, f"one paragraph is longer than {limits.max_paragraph_chars:,} characters"
+            )
+        paras.append(para)
+    return paras
+
+
+def _strip_gutenberg(text: str) -> tuple[str, dict[str, str]]:
+    meta: dict[str, str] = {}
+    start = _GUTENBERG_START.search(text)
+    header = text[: start.start()] if start else text[:3000]
+    for key, pattern in (
+        ("title", _TITLE_LINE),
+        ("author", _AUTHOR_LINE),
+        ("language", _LANGUAGE_LINE),
+    ):
+        m = pattern.search(header)
+        if m:
+            meta[key] = m.group(1).strip()
+    if start:
+        text = text[start.end() :]
+        end = _GUTENBERG_END.search(text)
+        if end:
+            text = text[: end.start()]
+    return text, meta
+
+
+_LANG_CODES = {"english": "en", "german": "de", "french": "fr", "spanish": "es", "italian": "it"}
+
+
+def parse_text(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> ParsedBook:
+    text = decode_text(data, path).replace("\r\n", "\n").replace("\r", "\n")
+    text, meta = _strip_gutenberg(text)
+    paras = _paragraphs(text, limits, path)
+    if not paras:
+        raise BookError(BookCode.EMPTY, f"{path.name} has no text in it.")
+    chapters: list[Chapter] = []
+    toc: list[TocItem] = []
+    current: list[Block] = []
+    title = "Beginning"
+    for para in paras:
+        if len(para) <= 90 and _CHAPTER_HEADING.match(para):
+            if current:
+                chapters.append(Chapter(title, tuple(current)))
+            title = para
+            current = [Block("h2", para, htmllib.escape(para, quote=False))]
+            toc.append(TocItem(para, 1, chapter=len(chapters)))
+        else:
+            current.append(Block("p", para, htmllib.escape(para, quote=False)))
+    if current:
+        chapters.append(Chapter(title, tuple(current)))
+    language = meta.get("language", "")
+    return ParsedBook(
+        format=BookFormat.TXT,
+        title=meta.get("title") or path.stem.replace("_", " ").strip() or path.name,
+        author=meta.get("author", ""),
+        language=_LANG_CODES.get(language.lower(), language),
+        chapters=tuple(chapters),
+        toc=tuple(toc),
+    )
+
+
+def _split_chapters(
+    blocks: list[Block], fallback_title: str
+) -> tuple[list[Chapter], list[TocItem]]:
+    """Headings start chapters (the highest heading level used); all headings go in the toc."""
+    levels = [int(b.kind[1]) for b in blocks if b.kind in ("h1", "h2", "h3", "h4", "h5", "h6")]
+    top = min(levels) if levels else 0
+    split_at = {top, top + 1} if top else set()
+    chapters: list[Chapter] = []
+    toc: list[TocItem] = []
+    current: list[Block] = []
+    title = fallback_title
+    for block in blocks:
+        level = int(block.kind[1]) if block.kind[0] == "h" and block.kind[1:].isdigit() else 0
+        if level and level in split_at and current and any(b.text for b in current):
+            chapters.append(Chapter(title, tuple(current)))
+            current = []
+        if level and level in split_at and not current:
+            title = block.text
+        if level:
+            toc.append(TocItem(block.text, level - top + 1, chapter=len(chapters)))
+        current.append(block)
+    if current:
+        chapters.append(Chapter(title, tuple(current)))
+    return chapters, toc
+
+
+def _check_blocks(blocks: list[Block], path: Path, limits: Limits) -> None:
+    for block in blocks:
+        if len(block.text) > limits.max_paragraph_chars:
+            raise too_large(
+                path, f"one paragraph is longer than {limits.max_paragraph_chars:,} characters"
+            )
+    if not any(b.text for b in blocks):
+        raise BookError(BookCode.EMPTY, f"{path.name} has no text in it.")
+
+
+def parse_markdown(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> ParsedBook:
+    from markdown_it import MarkdownIt
+
+    source = decode_text(data, path)
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+    rendered = md.render(source)
+    _, blocks = html_to_blocks(f"<html><body>{rendered}</body></html>")
+    _check_blocks(blocks, path, limits)
+    title = next((b.text for b in blocks if b.kind == "h1"), "") or path.stem
+    chapters, toc = _split_chapters(blocks, title)
+    return ParsedBook(
+        format=BookFormat.MARKDOWN, title=title, chapters=tuple(chapters), toc=tuple(toc)
+    )
+
+
+def parse_html(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> ParsedBook:
+    head = data[:4096].lower()
+    if b"charset=" in head and b"utf-8" not in head and b"utf8" not in head:
+        m = re.search(rb"charset=[\"']?([a-z0-9_\-]+)", head)
+        try:
+            source = data.decode(m.group(1).decode() if m else "cp1252")
+        except (LookupError, UnicodeDecodeError):
+            source = decode_text(data, path)
+    else:
+        source = decode_text(data, path)
+    doc_title, blocks = html_to_blocks(source)
+    _check_blocks(blocks, path, limits)
+    author = ""
+    found = re.search(r'<meta\s+name=["\']author["\']\s+content=["\']([^"\']+)', source, re.I)
+    if found:
+        author = htmllib.unescape(found.group(1)).strip()
+    title = doc_title or next((b.text for b in blocks if b.kind == "h1"), "") or path.stem
+    chapters, toc = _split_chapters(blocks, title)
+    lang = re.search(r'<html[^>]*\blang=["\']([A-Za-z\-]+)', source, re.I)
+    return ParsedBook(
+        format=BookFormat.HTML,
+        title=title,
+        author=author,
+        language=lang.group(1) if lang else "",
+        chapters=tuple(chapters),
+        toc=tuple(toc),
+    )
