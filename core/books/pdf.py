@@ -30,12 +30,20 @@ def _open(path: Path):  # type: ignore[no-untyped-def]
     try:
         return pdfium.PdfDocument(str(path))
     except pdfium.PdfiumError as exc:
+        # pdfium's last-error value is not reset on success, so a stale "password" error can
+        # show up for an unrelated file: only trust it when the file really is encrypted.
         text = str(exc).lower()
-        if "password" in text:
+        if "password" in text and _is_encrypted(path):
             raise BookError(
                 BookCode.PASSWORD,
                 f"{path.name} is password-protected, and Margin cannot open protected PDFs yet.",
                 hint="Save a copy without the password (most PDF viewers can) and open that.",
+            ) from None
+        if "success" in text or "password" in text:
+            raise BookError(
+                BookCode.EMPTY,
+                f"{path.name} has no pages (or its list of pages is damaged).",
+                hint="Open it in another viewer to check, and save a new copy.",
             ) from None
         raise BookError(
             BookCode.CORRUPT,
@@ -46,6 +54,17 @@ def _open(path: Path):  # type: ignore[no-untyped-def]
         raise BookError(
             BookCode.UNREADABLE, f"{path.name} could not be read ({exc.strerror or exc})."
         ) from None
+
+
+def _is_encrypted(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, 2)
+            fh.seek(max(0, size - 1024 * 1024))
+            tail = fh.read()
+    except OSError:
+        return False
+    return b"/Encrypt" in tail
 
 
 def clean_page_text(raw: str) -> str:

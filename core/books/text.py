@@ -60,10 +60,19 @@ def decode_text(data: bytes, path: Path) -> str:
             ) from None
     from charset_normalizer import from_bytes
 
-    best = from_bytes(data[: 1024 * 1024]).best()
-    if best is not None and best.encoding not in ("utf_8",):
+    # Western text in a legacy encoding is by far the most common case for books; the
+    # detector often ranks a near-identical code page (Baltic, Central European) first on
+    # short samples, so cp1252 wins whenever it is a plausible candidate at all.
+    matches = list(from_bytes(data[: 1024 * 1024]))
+    western = {"cp1252", "latin_1", "iso8859_15", "iso8859_1"}
+    if any(match.encoding in western for match in matches[:5]):
         try:
-            return data.decode(best.encoding)
+            return data.decode("cp1252")
+        except UnicodeDecodeError:
+            pass
+    if matches:
+        try:
+            return data.decode(matches[0].encoding)
         except (UnicodeDecodeError, LookupError):
             pass
     return data.decode("cp1252", errors="replace")

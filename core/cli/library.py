@@ -1,10 +1,280 @@
-"""CLI command group 'library' (being written)."""
+"""CLI commands for the library: import, list, show, search, read pages, position, delete."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import sys
+from pathlib import Path
 from typing import Any
+
+from core.cli.context import CliContext
+from core.errors import BookError
+from core.store.library import BookInfo
+
+
+def _book_json(book: BookInfo) -> dict[str, Any]:
+    data = dataclasses.asdict(book)
+    data["progress"] = round(book.progress, 4)
+    return data
+
+
+def _progress_printer(name: str) -> Any:
+    if not sys.stderr.isatty():
+        return lambda fraction, message: None
+    width = 30
+
+    def show(fraction: float, message: str) -> None:
+        filled = int(fraction * width)
+        sys.stderr.write(
+            f"\r{name[:30]:30} [{'#' * filled}{'.' * (width - filled)}] {message[:30]:30}"
+        )
+        sys.stderr.flush()
+        if fraction >= 1.0:
+            sys.stderr.write("\r" + " " * 100 + "\r")
+
+    return show
+
+
+def cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
+    from core.books.importer import import_book
+
+    failed = 0
+    results: list[dict[str, Any]] = []
+    for name in args.files:
+        path = Path(name)
+        try:
+            result = import_book(ctx.library, path, progress=_progress_printer(path.name))
+        except BookError as exc:
+            failed += 1
+            print(f"margin: {exc}", file=sys.stderr)
+            results.append({"file": name, "error": exc.message, "code": exc.code})
+            continue
+        book = result.book
+        if args.json:
+            results.append(
+                {"file": name, "already_present": result.already_present, "book": _book_json(book)}
+            )
+        elif result.already_present:
+            print(f"{book.id}\t{book.title}\t(already in the library)")
+        else:
+            print(f"{book.id}\t{book.title}\t{book.page_count} pages")
+    if args.json:
+        ctx.print_json(results)
+    return 1 if failed else 0
+
+
+def cmd_books(args: argparse.Namespace, ctx: CliContext) -> int:
+    books = ctx.library.list_books()
+    if args.json:
+        ctx.print_json([_book_json(b) for b in books])
+        return 0
+    if not books:
+        print("Your library is empty. Add a book with: margin import FILE")
+        return 0
+    for b in books:
+        done = "finished" if b.finished else f"{b.progress:4.0%}"
+        author = f" — {b.author}" if b.author else ""
+        print(f"{b.id:>4}  {b.title}{author}  [{b.format}, {b.page_count} pages, {done}]")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
+    book = ctx.library.find_book(args.book)
+    toc = ctx.library.toc(book.id)
+    if args.json:
+        data = _book_json(book)
+        data["toc"] = [dataclasses.asdict(t) for t in toc]
+        ctx.print_json(data)
+        return 0
+    print(f"{book.title}")
+    if book.author:
+        print(f"by {book.author}")
+    print(
+        f"Book {book.id} · {book.format.upper()} · {book.page_count} pages · on page {book.position}"
+        + (" · finished" if book.finished else "")
+    )
+    print(f"File: {book.original_path}")
+    if toc:
+        print("\nContents")
+        for t in toc:
+            print(f"{'  ' * (t.level - 1)}{t.title} {'.' * 3} p. {t.page}")
+    return 0
+
+
+def cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
+    from core.search import search_book
+
+    book = ctx.library.find_book(args.book)
+    if args.until_page is not None and args.until_page < 1:
+        raise BookError("bad_page", "--until-page must be 1 or more.")
+    hits = search_book(book.id, args.query, limit=args.limit, until_page=args.until_page)
+    if args.json:
+        ctx.print_json([dataclasses.asdict(h) for h in hits])
+        return 0
+    if not hits:
+        print(f'No passages in "{book.title}" match "{args.query}".')
+        return 0
+    for h in hits:
+        snippet = " ".join(h.snippet.split())
+        print(f"{h.pages:>12}  {snippet}")
+    return 0
+
+
+def cmd_page(args: argparse.Namespace, ctx: CliContext) -> int:
+    book = ctx.library.find_book(args.book)
+    page = ctx.library.page(book.id, args.number)
+    if args.json:
+        ctx.print_json(
+            {"book_id": book.id, "number": page.number, "label": page.label, "text": page.text}
+        )
+        return 0
+    print(
+        f"— {book.title}, page {page.number}"
+        + (f" ({page.label})" if page.label != str(page.number) else "")
+        + " —\n"
+    )
+    print(page.text)
+    return 0
+
+
+def cmd_position(args: argparse.Namespace, ctx: CliContext) -> int:
+    book = ctx.library.find_book(args.book)
+    if args.number is None:
+        print(f"{book.title}: page {book.position} of {book.page_count}")
+        return 0
+    if args.number < 1 or args.number > book.page_count:
+        raise BookError(
+            "bad_page",
+            f'"{book.title}" has pages 1 to {book.page_count}; there is no page {args.number}.',
+        )
+    book = ctx.library.set_position(book.id, args.number)
+    print(f"{book.title}: now on page {book.position} of {book.page_count}")
+    return 0
+
+
+def cmd_finished(args: argparse.Namespace, ctx: CliContext) -> int:
+    book = ctx.library.find_book(args.book)
+    book = ctx.library.set_finished(book.id, not args.no)
+    state = (
+        "finished: the assistant may now read the whole book"
+        if book.finished
+        else "not finished: the assistant stays before your page"
+    )
+    print(f"{book.title}: {state}.")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace, ctx: CliContext) -> int:
+    book = ctx.library.find_book(args.book)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise BookError("not_confirmed", f'Not deleting "{book.title}": add --yes to confirm.')
+        answer = input(
+            f'Delete "{book.title}" with its highlights, notes and conversations? [y/N] '
+        )
+        if answer.strip().lower() not in ("y", "yes"):
+            print("Nothing deleted.")
+            return 0
+    ctx.library.delete_book(book.id)
+    print(f'Deleted "{book.title}".')
+    return 0
+
+
+def cmd_highlights(args: argparse.Namespace, ctx: CliContext) -> int:
+    from core.export import highlights_to_markdown
+
+    book = ctx.library.find_book(args.book)
+    highlights = ctx.library.list_highlights(book.id)
+    if args.markdown:
+        sys.stdout.write(highlights_to_markdown(book, highlights, ctx.library.list_notes(book.id)))
+        return 0
+    if args.json:
+        ctx.print_json([dataclasses.asdict(h) for h in highlights])
+        return 0
+    if not highlights:
+        print(f'No highlights in "{book.title}" yet.')
+    for h in highlights:
+        note = f"  — {h.note}" if h.note else ""
+        print(f"p. {h.page:<5} [{h.colour}] {h.text}{note}")
+    return 0
+
+
+def cmd_notes(args: argparse.Namespace, ctx: CliContext) -> int:
+    book = ctx.library.find_book(args.book)
+    if args.add:
+        note = ctx.library.add_note(book.id, args.add, page=args.page)
+        print(f"Saved note {note.id}.")
+        return 0
+    notes = ctx.library.list_notes(book.id)
+    if args.json:
+        ctx.print_json([dataclasses.asdict(n) for n in notes])
+        return 0
+    if not notes:
+        print(f'No notes for "{book.title}" yet.')
+    for n in notes:
+        where = f"p. {n.page}" if n.page else "book"
+        who = "assistant" if n.source == "agent" else "you"
+        print(f"{n.id:>4}  {where:<8} ({who}) {n.text}")
+    return 0
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    """Add this group's subcommands to the parser."""
+    """Add the library commands to the parser."""
+    p = sub.add_parser("import", help="add book files to the library")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_import)
+
+    p = sub.add_parser("books", help="list the books in the library")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_books)
+
+    p = sub.add_parser("show", help="a book's details and table of contents")
+    p.add_argument("book", metavar="BOOK", help="book number or the start of its title")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_show)
+
+    p = sub.add_parser("search", help="search a book's text")
+    p.add_argument("book", metavar="BOOK")
+    p.add_argument("query")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument(
+        "--until-page", type=int, default=None, metavar="P", help="only passages up to page P"
+    )
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_search)
+
+    p = sub.add_parser("page", help="print one page of a book")
+    p.add_argument("book", metavar="BOOK")
+    p.add_argument("number", type=int, metavar="N")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_page)
+
+    p = sub.add_parser("position", help="show or set the page you are on (the assistant's limit)")
+    p.add_argument("book", metavar="BOOK")
+    p.add_argument("number", type=int, nargs="?", metavar="N")
+    p.set_defaults(handler=cmd_position)
+
+    p = sub.add_parser("finished", help="mark a book finished (lifts the spoiler limit)")
+    p.add_argument("book", metavar="BOOK")
+    p.add_argument("--no", action="store_true", help="mark it not finished again")
+    p.set_defaults(handler=cmd_finished)
+
+    p = sub.add_parser("delete", help="remove a book and everything about it")
+    p.add_argument("book", metavar="BOOK")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.set_defaults(handler=cmd_delete)
+
+    p = sub.add_parser("highlights", help="list a book's highlights")
+    p.add_argument("book", metavar="BOOK")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--markdown", action="store_true", help="print them as Markdown")
+    p.set_defaults(handler=cmd_highlights)
+
+    p = sub.add_parser("notes", help="list (or add) notes about a book")
+    p.add_argument("book", metavar="BOOK")
+    p.add_argument("--add", metavar="TEXT", help="add a note")
+    p.add_argument("--page", type=int, default=None)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_notes)

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.books.chunking import make_chunks
+from core.books.model import Block, Chapter
+from core.books.pages import paginate, split_long_text
+from core.books.parse import parse_book
+
+words = st.text(alphabet="abcdefghij .,!?", min_size=1, max_size=400).map(
+    lambda s: s.strip() or "x"
+)
+chapters_strategy = st.lists(
+    st.lists(words, min_size=0, max_size=30).map(
+        lambda ps: Chapter("c", tuple(Block("p", p, p) for p in ps))
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(chapters_strategy, st.integers(min_value=200, max_value=3000))
+def test_pagination_invariants(chapters: list[Chapter], target: int) -> None:
+    pages, first = paginate(chapters, target=target)
+    assert [p.number for p in pages] == list(range(1, len(pages) + 1))
+    # all text, in order, nothing lost (long blocks are only cut at whitespace)
+    original = " ".join(b.text for c in chapters for b in c.blocks).split()
+    assert " ".join(p.text for p in pages).split() == original
+    # chapters start new pages and pages never mix chapters
+    for index, chapter in enumerate(chapters):
+        if chapter.blocks:
+            assert pages[first[index] - 1].chapter == index
+            if first[index] > 1:
+                assert pages[first[index] - 2].chapter != index
+    for p in pages:
+        assert len(p.text) <= max(target * 3 // 2 + 2, 2 * target)
+    assert paginate(chapters, target=target) == (pages, first), "deterministic"
+
+
+@settings(max_examples=150, deadline=None)
+@given(chapters_strategy)
+def test_chunk_invariants(chapters: list[Chapter]) -> None:
+    pages, _ = paginate(chapters, target=800)
+    chunks = make_chunks(pages, target=400, overlap=60)
+    assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+    by_number = {p.number: p for p in pages}
+    for c in chunks:
+        assert 1 <= c.start_page <= c.end_page <= len(pages)
+        assert by_number[c.start_page].chapter == c.chapter == by_number[c.end_page].chapter
+        assert len(c.text) <= 400 * 2 + 60
+    text_words = " ".join(p.text for p in pages).split()
+    chunk_words = set(" ".join(c.text for c in chunks).split())
+    assert set(text_words) <= chunk_words, "every word is searchable"
+
+
+def test_split_long_text_prefers_sentences() -> None:
+    text = "First sentence is here. " * 50 + "Tail"
+    parts = split_long_text(text, 200)
+    assert all(len(p) <= 200 for p in parts)
+    assert all(p.endswith(".") for p in parts[:-1])
+    assert " ".join(parts).split() == text.split()
+
+
+def test_real_book_pages_stable_and_sized(books_dir: Path) -> None:
+    a = parse_book(books_dir / "alice_in_wonderland.epub")
+    b = parse_book(books_dir / "alice_in_wonderland.epub")
+    assert a.pages == b.pages
+    sizes = [len(p.text) for p in a.pages]
+    assert 1500 <= sorted(sizes)[len(sizes) // 2] <= 2300, "about 2,000 characters a page"
+    chunks = make_chunks(a.pages)
+    lengths = sorted(len(c.text) for c in chunks)
+    assert 900 <= lengths[len(lengths) // 2] <= 1500
+    assert max(lengths) <= 1900

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.books.limits import Limits
+from core.books.parse import parse_book
+from core.books.pdf import PARALLEL_FROM_PAGES, clean_page_text
+from core.errors import BookCode, BookError
+from core.progress import CancelToken
+from tests.support.pdfgen import book_pages, make_text_pdf
+
+
+def test_real_pages_and_outline(pdf_dir: Path) -> None:
+    book = parse_book(pdf_dir / "pdflatex-outline.pdf")
+    assert len(book.pages) == 4
+    assert [p.number for p in book.pages] == [1, 2, 3, 4]
+    assert [(t.title, t.page) for t in book.toc[:3]] == [("Foo", 2), ("Bar", 2), ("Baz", 2)]
+    assert "Hello, here is some text" in book.pages[1].text
+
+
+def test_mistitled_outline_kept_as_the_pdf_says(pdf_dir: Path) -> None:
+    book = parse_book(pdf_dir / "mistitled_outlines_example.pdf")
+    assert [t.title for t in book.toc[:2]] == ["First", "Second"]
+
+
+def test_multicolumn_and_arabic_text(pdf_dir: Path) -> None:
+    book = parse_book(pdf_dir / "multicolumn.pdf")
+    assert len(book.pages) == 3
+    assert "Two-Column Document" in book.pages[0].text
+    assert "\x02" not in book.pages[0].text
+    arabic = parse_book(pdf_dir / "habibi.pdf")
+    assert "habibi" in arabic.pages[0].text
+    assert any("\u0600" <= ch <= "\u06ff" for ch in arabic.pages[0].text)
+    assert not any(ord(ch) < 32 and ch != "\n" for ch in arabic.pages[0].text)
+
+
+def test_password_pdf(pdf_dir: Path) -> None:
+    with pytest.raises(BookError) as err:
+        parse_book(pdf_dir / "libreoffice-writer-password.pdf")
+    assert err.value.code == BookCode.PASSWORD
+    assert "password-protected" in err.value.message
+    assert "libreoffice-writer-password.pdf" in err.value.message
+
+
+def test_scanned_pdf_says_no_text(pdf_dir: Path) -> None:
+    with pytest.raises(BookError) as err:
+        parse_book(pdf_dir / "imagemagick-images.pdf")
+    assert err.value.code == BookCode.NO_TEXT
+    assert "no text (scanned pages)" in err.value.message
+    assert "text recognition is not supported" in err.value.message
+
+
+def test_zero_page_and_garbage_pdf(tmp_path: Path) -> None:
+    zero = make_text_pdf(tmp_path / "zero.pdf", [])
+    with pytest.raises(BookError) as err:
+        parse_book(zero)
+    assert err.value.code in (BookCode.EMPTY, BookCode.CORRUPT)
+    assert "zero.pdf" in err.value.message
+    junk = tmp_path / "junk.pdf"
+    junk.write_bytes(b"%PDF-1.4\nthis is not a pdf at all")
+    with pytest.raises(BookError) as err:
+        parse_book(junk)
+    assert err.value.code == BookCode.CORRUPT
+
+
+def test_long_pdf_uses_worker_and_keeps_page_order(tmp_path: Path, books_dir: Path) -> None:
+    texts = [
+        f"Page marker {i} unique{i}. " + t
+        for i, t in enumerate(
+            book_pages(PARALLEL_FROM_PAGES + 20, books_dir / "alice_in_wonderland.txt", 1500)
+        )
+    ]
+    path = make_text_pdf(tmp_path / "long.pdf", texts, title="Long Book")
+    seen: list[float] = []
+    book = parse_book(path, progress=lambda f, m: seen.append(f))
+    assert book.title == "Long Book"
+    assert len(book.pages) == len(texts)
+    for i, page in enumerate(book.pages):
+        assert f"unique{i}." in page.text, f"page {i + 1} holds its own text"
+    assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0)
+
+
+def test_cancel_during_pdf_extraction(tmp_path: Path, books_dir: Path) -> None:
+    path = make_text_pdf(tmp_path / "c.pdf", book_pages(80, books_dir / "alice_in_wonderland.txt"))
+    token = CancelToken()
+
+    def progress(fraction: float, message: str) -> None:
+        if fraction > 0.1:
+            token.cancel()
+
+    with pytest.raises(BookError) as err:
+        parse_book(path, progress=progress, cancel=token)
+    assert err.value.code == BookCode.CANCELLED
+
+
+def test_page_limit(tmp_path: Path) -> None:
+    path = make_text_pdf(tmp_path / "p.pdf", ["text here"] * 5)
+    with pytest.raises(BookError) as err:
+        parse_book(path, limits=Limits(max_pages=3))
+    assert err.value.code == BookCode.TOO_LARGE
+    assert "5 pages" in err.value.message
+
+
+def test_clean_page_text_paragraphs_and_controls() -> None:
+    raw = "A long line of text that goes on and on and on.\r\nShort end.\r\nNext para starts here and is long too.\x02\r\n"
+    text = clean_page_text(raw)
+    assert "\r" not in text and "\x02" not in text
+    assert "Short end.\n\nNext para" in text

@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from core.errors import BookCode, BookError, StorageError
+from core.paths import resolve_paths
+from core.store.db import open_database
+from core.store.library import Library
+from core.store.migrations import SCHEMA_VERSION, current_version
+
+
+def test_migrates_an_empty_file(tmp_path: Path) -> None:
+    path = tmp_path / "lib.sqlite3"
+    path.write_bytes(b"")
+    db = open_database(path)
+    assert current_version(db) == SCHEMA_VERSION
+    names = {r[0] for r in db.execute_sql("SELECT name FROM sqlite_master").fetchall()}
+    assert {
+        "book",
+        "page",
+        "chunk",
+        "chunk_index",
+        "highlight",
+        "note",
+        "conversation",
+        "message",
+    } <= names
+    assert db.execute_sql("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 1
+    db.close()
+    again = open_database(path)
+    assert current_version(again) == SCHEMA_VERSION
+    again.close()
+
+
+def test_refuses_newer_schema(tmp_path: Path) -> None:
+    path = tmp_path / "new.sqlite3"
+    con = sqlite3.connect(path)
+    con.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    con.close()
+    with pytest.raises(StorageError) as err:
+        open_database(path)
+    assert "newer version of Margin" in err.value.message
+
+
+def test_not_a_database(tmp_path: Path) -> None:
+    path = tmp_path / "junk.sqlite3"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StorageError) as err:
+        open_database(path)
+    assert str(path) in err.value.message
+
+
+def _book(lib: Library, pages: int = 10) -> int:
+    from core.store import models as m
+
+    book = m.Book.create(title="The Test", format="txt", sha256="a" * 64, page_count=pages)
+    for n in range(1, pages + 1):
+        m.Page.create(book=book.id, number=n, text=f"page {n}")
+    return int(book.id)
+
+
+def test_position_finished_highlights_notes(margin_home: Path) -> None:
+    lib = Library.open(resolve_paths())
+    book_id = _book(lib)
+    assert lib.set_position(book_id, 99).position == 10
+    assert lib.set_position(book_id, -3).position == 1
+    book = lib.set_position(book_id, 4)
+    assert book.spoiler_bound == 4
+    assert lib.set_finished(book_id, True).spoiler_bound is None
+    h = lib.add_highlight(book_id, 3, "a passage", colour="green", anchor={"start": 1, "end": 5})
+    assert lib.list_highlights(book_id, page=3)[0].anchor == {"start": 1, "end": 5}
+    assert lib.update_highlight(h.id, note="why", colour="pink").colour == "pink"
+    with pytest.raises(BookError):
+        lib.add_highlight(book_id, 3, "x", colour="plaid")
+    with pytest.raises(BookError) as err:
+        lib.add_highlight(book_id, 11, "x")
+    assert err.value.code == BookCode.BAD_PAGE
+    n = lib.add_note(book_id, " remember this ", page=2, source="agent")
+    assert lib.list_notes(book_id, source="agent")[0].text == "remember this"
+    assert lib.update_note(n.id, "changed").text == "changed"
+    with pytest.raises(BookError):
+        lib.add_note(book_id, "   ")
+    lib.delete_note(n.id)
+    lib.delete_highlight(h.id)
+    assert lib.list_notes(book_id) == [] and lib.list_highlights(book_id) == []
+    lib.close()
+
+
+def test_find_book_by_prefix_and_id(margin_home: Path) -> None:
+    from core.store import models as m
+
+    lib = Library.open(resolve_paths())
+    a = m.Book.create(title="War and Peace", format="txt", sha256="1" * 64)
+    m.Book.create(title="War of the Worlds", format="txt", sha256="2" * 64)
+    assert lib.find_book(str(a.id)).title == "War and Peace"
+    assert lib.find_book("war and").id == a.id
+    with pytest.raises(BookError) as err:
+        lib.find_book("War")
+    assert err.value.code == BookCode.AMBIGUOUS
+    with pytest.raises(BookError) as err:
+        lib.find_book("Ulysses")
+    assert err.value.code == BookCode.NOT_FOUND
+    with pytest.raises(BookError):
+        lib.find_book("100%_")
+    lib.close()

@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_import_list_show_search_page_position(
+    capsys: pytest.CaptureFixture[str], books_dir: Path, pdf_dir: Path
+) -> None:
+    code, out, err = run(
+        capsys,
+        "import",
+        str(books_dir / "alice_in_wonderland.epub"),
+        str(pdf_dir / "pdflatex-outline.pdf"),
+    )
+    assert code == 0, err
+    assert "Alice's Adventures in Wonderland" in out and "96 pages" in out
+    code, out, _ = run(capsys, "import", str(books_dir / "alice_in_wonderland.epub"))
+    assert "already in the library" in out
+    code, out, _ = run(capsys, "books", "--json")
+    books = json.loads(out)
+    assert {b["title"] for b in books} == {"Alice's Adventures in Wonderland", "pdflatex-outline"}
+    code, out, _ = run(capsys, "show", "alice")
+    assert "by Lewis Carroll" in out and "CHAPTER I. Down the Rabbit-Hole" in out
+    code, out, _ = run(capsys, "show", "pdflatex", "--json")
+    assert json.loads(out)["toc"][0] == {"title": "Foo", "level": 1, "page": 2, "chapter": None}
+    code, out, _ = run(
+        capsys, "search", "alice", "Cheshire", "--limit", "2", "--until-page", "45", "--json"
+    )
+    hits = json.loads(out)
+    assert len(hits) == 2 and all(h["end_page"] <= 45 for h in hits)
+    code, out, _ = run(capsys, "page", "pdflatex", "2")
+    assert "page 2" in out and "Hello, here is some text" in out
+    code, out, _ = run(capsys, "position", "alice", "30")
+    assert "now on page 30 of 96" in out
+    code, out, _ = run(capsys, "finished", "alice")
+    assert "finished" in out
+    code, out, _ = run(capsys, "notes", "alice", "--add", "Remember the tarts", "--page", "3")
+    assert code == 0
+    code, out, _ = run(capsys, "highlights", "alice", "--markdown")
+    assert out.startswith("# Alice's Adventures in Wonderland") and "Remember the tarts" in out
+
+
+def test_errors_are_one_line_and_nonzero(
+    capsys: pytest.CaptureFixture[str], books_dir: Path, tmp_path: Path
+) -> None:
+    code, out, err = run(capsys, "import", str(books_dir / "test_corrupted.epub"))
+    assert code == 1 and "test_corrupted.epub is damaged" in err and "Traceback" not in err
+    code, _, err = run(capsys, "show", "nothing-here")
+    assert code == 1 and err.count("\n") == 1 and err.startswith("margin: ")
+    run(capsys, "import", str(books_dir / "metamorphosis.txt"))
+    code, _, err = run(capsys, "page", "1", "9999")
+    assert code == 1 and "there is no page 9999" in err
+    code, _, err = run(capsys, "position", "1", "0")
+    assert code == 1
+    code, _, err = run(capsys, "delete", "1")
+    assert code == 1 and "--yes" in err
+    code, out, _ = run(capsys, "delete", "1", "--yes")
+    assert code == 0 and "Deleted" in out
+    code, out, _ = run(capsys, "books")
+    assert "empty" in out
+
+
+def test_real_subprocess_with_data_dir(tmp_path: Path, books_dir: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "MARGIN_HOME"}
+    data = tmp_path / "data"
+    cmd = [sys.executable, "-m", "core.cli", "--data-dir", str(data)]
+    done = subprocess.run(
+        [*cmd, "import", str(books_dir / "metamorphosis.epub")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (data / "library.sqlite3").exists()
+    done = subprocess.run(
+        [*cmd, "search", "Metamorphosis", "Gregor", "--limit", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 0 and "Gregor" in done.stdout
+    done = subprocess.run(
+        [*cmd, "show", "Nope"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
