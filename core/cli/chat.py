@@ -1,10 +1,296 @@
-"""CLI command group 'chat' (being written)."""
+"""CLI commands for talking about a book: ask, chat, conversations, history, rename, forget,
+and the API key (``margin key``)."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import dataclasses
+import getpass
+import signal
+import sys
 from typing import Any
+
+from core.cli.context import CliContext
+from core.errors import MarginError
+
+
+def _service(ctx: CliContext) -> Any:
+    from core.agent.service import AgentService
+
+    service = AgentService(ctx.library, ctx.paths)
+    service.recover_interrupted()
+    return service
+
+
+async def _stream(
+    service: Any, conversation_id: int, text: str, args: argparse.Namespace, *, out_json: bool
+) -> int:
+    from core.agent.context import Selection
+    from core.agent.events import (
+        Citation,
+        Notice,
+        RunCancelled,
+        RunFailed,
+        RunFinished,
+        TextDelta,
+        ToolFinished,
+        ToolStarted,
+    )
+    from core.agent.tools import pages_label
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+    except (NotImplementedError, RuntimeError):
+        pass
+    selection = None
+    if getattr(args, "selection", None):
+        if not args.selection_page:
+            raise MarginError(
+                "missing_page", "--selection needs --selection-page N (the page the passage is on)."
+            )
+        selection = Selection(args.selection, args.selection_page)
+    verbose = getattr(args, "verbose", False)
+    code = 0
+    try:
+        async for event in service.ask(
+            conversation_id,
+            text,
+            selection=selection,
+            strategy=getattr(args, "strategy", None),
+            stop=stop,
+        ):
+            if isinstance(event, TextDelta) and not out_json:
+                sys.stdout.write(event.text)
+                sys.stdout.flush()
+            elif isinstance(event, ToolStarted) and verbose:
+                print(f"· {event.description}…", file=sys.stderr)
+            elif isinstance(event, ToolFinished) and verbose:
+                print(
+                    f"  {event.name}: {event.summary} ({event.duration_ms:.0f} ms)", file=sys.stderr
+                )
+            elif isinstance(event, Notice):
+                print(f"margin: {event.text}", file=sys.stderr)
+            elif isinstance(event, Citation) and verbose:
+                print(
+                    f"  cites {pages_label(event.citation.first_page, event.citation.last_page)}",
+                    file=sys.stderr,
+                )
+            elif isinstance(event, RunFinished | RunCancelled | RunFailed):
+                result = event.result
+                if out_json:
+                    data = dataclasses.asdict(result)
+                    CliContext.print_json(data)
+                else:
+                    if result.answer and not result.answer.endswith("\n"):
+                        sys.stdout.write("\n")
+                    if result.citations:
+                        pages = ", ".join(
+                            pages_label(c.first_page, c.last_page) for c in result.citations
+                        )
+                        print(f"\nSources: {pages}")
+                if isinstance(event, RunCancelled):
+                    print("margin: stopped; the partial answer is saved.", file=sys.stderr)
+                    code = 130
+                elif isinstance(event, RunFailed):
+                    print(
+                        f"margin: {event.error.message} {event.error.hint}".rstrip(),
+                        file=sys.stderr,
+                    )
+                    code = 1
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGINT)
+        except (NotImplementedError, RuntimeError):
+            pass
+    return code
+
+
+def cmd_ask(args: argparse.Namespace, ctx: CliContext) -> int:
+    service = _service(ctx)
+    book = ctx.library.find_book(args.book)
+    if args.conversation is not None:
+        conversation = service.get_conversation(args.conversation)
+        if conversation.book_id != book.id:
+            raise MarginError(
+                "wrong_book", f"Conversation {conversation.id} is about another book."
+            )
+    else:
+        existing = [] if args.new else service.list_conversations(book.id)
+        conversation = existing[0] if existing else service.create_conversation(book.id)
+    if not args.json:
+        mode = service.mode()
+        if mode == "passages":
+            print(
+                "(No model connected: showing passages from the book. Set a key with 'margin key set'.)",
+                file=sys.stderr,
+            )
+    return asyncio.run(_stream(service, conversation.id, args.question, args, out_json=args.json))
+
+
+def cmd_chat(args: argparse.Namespace, ctx: CliContext) -> int:
+    service = _service(ctx)
+    book = ctx.library.find_book(args.book)
+    conversation = (
+        service.get_conversation(args.conversation)
+        if args.conversation
+        else service.create_conversation(book.id)
+    )
+    print(
+        f'Talking about "{book.title}" (conversation {conversation.id}). Empty line or Ctrl+D to quit.',
+        file=sys.stderr,
+    )
+    while True:
+        try:
+            question = input("you> ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print(file=sys.stderr)
+            return 0
+        if not question:
+            return 0
+        args.selection = None
+        asyncio.run(_stream(service, conversation.id, question, args, out_json=False))
+        print()
+
+
+def cmd_conversations(args: argparse.Namespace, ctx: CliContext) -> int:
+    service = _service(ctx)
+    book = ctx.library.find_book(args.book)
+    items = service.list_conversations(book.id)
+    if args.json:
+        ctx.print_json([dataclasses.asdict(c) for c in items])
+        return 0
+    if not items:
+        print(
+            f'No conversations about "{book.title}" yet. Ask with: margin ask {book.id} "your question"'
+        )
+    for c in items:
+        usage, cost = service.conversation_usage(c.id)
+        money = f", ~${cost:.4f}" if cost else ""
+        print(
+            f"{c.id:>4}  {c.title}  ({c.message_count} messages, {usage.total} tokens{money}, {c.updated_at:%Y-%m-%d %H:%M})"
+        )
+    return 0
+
+
+def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
+    from core.agent.tools import pages_label
+
+    service = _service(ctx)
+    records = service.history(args.conversation)
+    if args.json:
+        ctx.print_json([dataclasses.asdict(r) for r in records])
+        return 0
+    for r in records:
+        if r.role == "user":
+            sel = (
+                f"  [selection p. {r.selection_page}: {r.selection_text[:60]}…]"
+                if r.selection_text
+                else ""
+            )
+            print(f"\n> {r.text}{sel}")
+        else:
+            mark = "" if r.status == "complete" else f"  ({r.status})"
+            print(f"\n{r.text}{mark}")
+            if r.error:
+                print(f"[{r.error.message}]")
+            if r.citations:
+                print(
+                    "Sources: "
+                    + ", ".join(pages_label(c.first_page, c.last_page) for c in r.citations)
+                )
+    return 0
+
+
+def cmd_rename(args: argparse.Namespace, ctx: CliContext) -> int:
+    conv = _service(ctx).rename_conversation(args.conversation, args.title)
+    print(f'Conversation {conv.id} is now "{conv.title}".')
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace, ctx: CliContext) -> int:
+    service = _service(ctx)
+    conv = service.get_conversation(args.conversation)
+    service.delete_conversation(conv.id)
+    print(f'Forgot conversation {conv.id} ("{conv.title}").')
+    return 0
+
+
+def cmd_key(args: argparse.Namespace, ctx: CliContext) -> int:
+    from core.settings import delete_api_key, get_api_key, key_storage_available, set_api_key
+
+    if args.action == "set":
+        key = (
+            sys.stdin.readline().strip()
+            if not sys.stdin.isatty()
+            else getpass.getpass("Anthropic API key: ")
+        )
+        where = set_api_key(key)
+        if where == "keyring":
+            print("Saved the key in the system keyring.")
+        else:
+            print(
+                "No system keyring is available: the key is kept for this session only.",
+                file=sys.stderr,
+            )
+        return 0
+    if args.action == "delete":
+        delete_api_key()
+        print("Removed the key from the keyring.")
+        return 0
+    key = get_api_key()
+    storage = "available" if key_storage_available() else "not available (keys last one session)"
+    print(f"API key: {'set' if key else 'not set'}; system keyring {storage}.")
+    return 0
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    """Add this group's subcommands to the parser."""
+    """Add the conversation commands to the parser."""
+    p = sub.add_parser("ask", help="ask a question about a book (streams the answer)")
+    p.add_argument("book", metavar="BOOK")
+    p.add_argument("question")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--conversation", type=int, metavar="ID", help="continue this conversation")
+    group.add_argument("--new", action="store_true", help="start a new conversation")
+    p.add_argument("--selection", metavar="TEXT", help="a passage the question is about")
+    p.add_argument("--selection-page", type=int, metavar="N")
+    p.add_argument("--strategy", choices=["tool-use", "always-retrieve", "llm-only"])
+    p.add_argument("--json", action="store_true", help="print the whole result as JSON at the end")
+    p.add_argument(
+        "-v", "--verbose", action="store_true", help="show what the assistant is doing on stderr"
+    )
+    p.set_defaults(handler=cmd_ask)
+
+    p = sub.add_parser("chat", help="talk about a book interactively")
+    p.add_argument("book", metavar="BOOK")
+    p.add_argument("--conversation", type=int, metavar="ID")
+    p.add_argument("--strategy", choices=["tool-use", "always-retrieve", "llm-only"])
+    p.add_argument("-v", "--verbose", action="store_true")
+    p.set_defaults(handler=cmd_chat)
+
+    p = sub.add_parser("conversations", help="list a book's conversations")
+    p.add_argument("book", metavar="BOOK")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_conversations)
+
+    p = sub.add_parser("history", help="print a conversation")
+    p.add_argument("conversation", type=int, metavar="CONVERSATION")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_history)
+
+    p = sub.add_parser("rename", help="rename a conversation")
+    p.add_argument("conversation", type=int, metavar="CONVERSATION")
+    p.add_argument("title")
+    p.set_defaults(handler=cmd_rename)
+
+    p = sub.add_parser("forget", help="delete a conversation")
+    p.add_argument("conversation", type=int, metavar="CONVERSATION")
+    p.set_defaults(handler=cmd_forget)
+
+    p = sub.add_parser(
+        "key", help="set, check or delete the Anthropic API key (kept in the system keyring)"
+    )
+    p.add_argument("action", choices=["set", "status", "delete"], nargs="?", default="status")
+    p.set_defaults(handler=cmd_key)

@@ -15,10 +15,16 @@ from core.store import models as m
 
 
 def _v1_initial(db: pw.SqliteDatabase) -> None:
+    # Tables as they were in schema 1; later columns are added by later steps.
     db.create_tables(m.ALL_MODELS, safe=False)
+    db.execute_sql("ALTER TABLE tool_call DROP COLUMN detail")
 
 
-MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (_v1_initial,)
+def _v2_tool_call_detail(db: pw.SqliteDatabase) -> None:
+    db.execute_sql("ALTER TABLE tool_call ADD COLUMN detail TEXT")
+
+
+MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (_v1_initial, _v2_tool_call_detail)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

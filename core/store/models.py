@@ -193,6 +193,7 @@ class ToolCall(BaseModel):
     result_summary = pw.TextField(default="")
     is_error = pw.BooleanField(default=False)
     duration_ms = pw.FloatField(default=0.0)
+    detail = JSONField(null=True)  # schema v2: pages, queries, passages for the answer's sources
     created_at = pw.DateTimeField(default=utcnow)
 
 

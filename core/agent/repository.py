@@ -1,0 +1,391 @@
+"""Conversations, runs, messages and tool calls in the library database.
+
+All writes are short and synchronous (no transaction is ever held across an ``await``), so
+several conversations answering at once on one event loop are serialised naturally, and a
+background import only makes them wait a few milliseconds (``busy_timeout``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+import peewee as pw
+
+from core.agent.context import StoredMessage
+from core.agent.events import CitationRef, ErrorInfo, ToolCallRecord, Usage
+from core.agent.pricing import estimate_cost
+from core.errors import BookCode, BookError
+from core.store import models as m
+
+DEFAULT_TITLE = "New conversation"
+
+
+@dataclass(frozen=True)
+class ConversationInfo:
+    id: int
+    book_id: int
+    title: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    message_count: int
+
+
+@dataclass(frozen=True)
+class MessageRecord:
+    id: int
+    role: str
+    text: str
+    status: str
+    created_at: dt.datetime
+    selection_text: str | None
+    selection_page: int | None
+    citations: tuple[CitationRef, ...]
+    tool_calls: tuple[ToolCallRecord, ...]
+    run_id: int | None
+    error: ErrorInfo | None
+    usage: Usage | None
+
+
+def title_from(question: str) -> str:
+    words = " ".join(question.split())
+    if len(words) <= 60:
+        return words or DEFAULT_TITLE
+    return words[:57].rsplit(" ", 1)[0] + "…"
+
+
+def _citations(raw: Any) -> tuple[CitationRef, ...]:
+    out = []
+    for c in raw or []:
+        try:
+            out.append(
+                CitationRef(
+                    int(c["book_id"]),
+                    int(c["first_page"]),
+                    int(c["last_page"]),
+                    str(c.get("quoted_text", "")),
+                )
+            )
+        except (KeyError, TypeError, ValueError):
+            continue
+    return tuple(out)
+
+
+class ConversationRepository:
+    def __init__(self, db: pw.SqliteDatabase) -> None:
+        self.db = db
+
+    # conversations --------------------------------------------------------------------
+
+    def _info(self, row: m.Conversation) -> ConversationInfo:
+        count = (
+            m.Message.select()
+            .where(
+                (m.Message.conversation == row.id) & (m.Message.kind.in_(["question", "answer"]))
+            )
+            .count()
+        )
+        return ConversationInfo(
+            row.id, row.book_id, row.title, row.created_at, row.updated_at, count
+        )
+
+    def create(self, book_id: int, title: str = "") -> ConversationInfo:
+        if m.Book.get_or_none((m.Book.id == book_id) & (m.Book.status == "ready")) is None:
+            raise BookError(
+                BookCode.NOT_FOUND, f"There is no book number {book_id} in the library."
+            )
+        row = m.Conversation.create(book=book_id, title=title.strip() or DEFAULT_TITLE)
+        return self._info(row)
+
+    def get(self, conversation_id: int) -> ConversationInfo:
+        row = m.Conversation.get_or_none(m.Conversation.id == conversation_id)
+        if row is None:
+            raise BookError(
+                BookCode.NOT_FOUND,
+                f"There is no conversation number {conversation_id}.",
+                hint="List a book's conversations with 'margin conversations BOOK'.",
+            )
+        return self._info(row)
+
+    def list_for_book(self, book_id: int) -> list[ConversationInfo]:
+        rows = (
+            m.Conversation.select()
+            .where(m.Conversation.book == book_id)
+            .order_by(m.Conversation.updated_at.desc(), m.Conversation.id.desc())
+        )
+        return [self._info(r) for r in rows]
+
+    def rename(self, conversation_id: int, title: str) -> ConversationInfo:
+        self.get(conversation_id)
+        if not title.strip():
+            raise BookError("empty_title", "A conversation needs a title.")
+        m.Conversation.update(title=title.strip()[:200], updated_at=m.utcnow()).where(
+            m.Conversation.id == conversation_id
+        ).execute()
+        return self.get(conversation_id)
+
+    def delete(self, conversation_id: int) -> None:
+        self.get(conversation_id)
+        m.Conversation.delete().where(m.Conversation.id == conversation_id).execute()
+
+    def touch(self, conversation_id: int, *, title_from_question: str | None = None) -> None:
+        row = m.Conversation.get_by_id(conversation_id)
+        updates: dict[Any, Any] = {m.Conversation.updated_at: m.utcnow()}
+        if title_from_question is not None and row.title == DEFAULT_TITLE:
+            updates[m.Conversation.title] = title_from(title_from_question)
+        m.Conversation.update(updates).where(m.Conversation.id == conversation_id).execute()
+
+    # runs and messages ---------------------------------------------------------------------
+
+    def start_run(
+        self,
+        conversation_id: int,
+        *,
+        provider: str,
+        model: str,
+        strategy: str,
+        question: list[dict[str, Any]],
+        question_text: str,
+        selection_text: str | None,
+        selection_page: int | None,
+    ) -> tuple[int, int, int]:
+        """Persist the question, a run, and a placeholder answer marked "running" — one
+        transaction, before any model call. Returns (run id, question id, placeholder id)."""
+        with self.db.atomic():
+            run = m.Run.create(
+                conversation=conversation_id, provider=provider, model=model, strategy=strategy
+            )
+            q = m.Message.create(
+                conversation=conversation_id,
+                run=run.id,
+                role="user",
+                kind="question",
+                content=question,
+                text=question_text,
+                selection_text=selection_text,
+                selection_page=selection_page,
+            )
+            a = m.Message.create(
+                conversation=conversation_id,
+                run=run.id,
+                role="assistant",
+                kind="answer",
+                content=[],
+                text="",
+                status="running",
+            )
+        return run.id, q.id, a.id
+
+    def add_message(
+        self, conversation_id: int, run_id: int, role: str, kind: str, content: list[dict[str, Any]]
+    ) -> int:
+        row = m.Message.create(
+            conversation=conversation_id, run=run_id, role=role, kind=kind, content=content
+        )
+        return int(row.id)
+
+    def save_partial(self, answer_id: int, text: str) -> None:
+        m.Message.update(text=text, updated_at=m.utcnow()).where(
+            (m.Message.id == answer_id) & (m.Message.status == "running")
+        ).execute()
+
+    def add_tool_call(self, run_id: int, record: ToolCallRecord, detail: dict[str, Any]) -> None:
+        m.ToolCall.create(
+            run=run_id,
+            step=record.step,
+            tool_use_id=record.tool_use_id,
+            name=record.name,
+            input=record.arguments,
+            result_summary=record.summary,
+            is_error=record.is_error,
+            duration_ms=record.duration_ms,
+            detail=detail,
+        )
+
+    def finish(
+        self,
+        *,
+        conversation_id: int,
+        run_id: int,
+        placeholder_id: int,
+        status: str,
+        content: list[dict[str, Any]],
+        text: str,
+        citations: tuple[CitationRef, ...],
+        steps: int,
+        usage: Usage,
+        stop_reason: str,
+        error: ErrorInfo | None = None,
+    ) -> int | None:
+        """Write the answer as the conversation's newest message and close the run. A failed
+        run with no text keeps no answer message. Returns the answer's id."""
+        with self.db.atomic():
+            m.Message.delete().where(m.Message.id == placeholder_id).execute()
+            answer_id: int | None = None
+            if text.strip() or status in ("complete", "stopped"):
+                row = m.Message.create(
+                    conversation=conversation_id,
+                    run=run_id,
+                    role="assistant",
+                    kind="answer",
+                    content=content,
+                    text=text,
+                    status=status,
+                    citations=[c.__dict__ for c in citations],
+                )
+                answer_id = int(row.id)
+            m.Run.update(
+                status=status,
+                steps=steps,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+                stop_reason=stop_reason,
+                error_code=error.code if error else "",
+                error_message=error.message if error else "",
+                finished_at=m.utcnow(),
+            ).where(m.Run.id == run_id).execute()
+            m.Conversation.update(updated_at=m.utcnow()).where(
+                m.Conversation.id == conversation_id
+            ).execute()
+        return answer_id
+
+    def recover_interrupted(self) -> int:
+        """Mark runs and answers a crash left "running" as "interrupted"."""
+        with self.db.atomic():
+            runs = (
+                m.Run.update(
+                    status="interrupted",
+                    finished_at=m.utcnow(),
+                    error_code="interrupted",
+                    error_message="Margin was closed before this answer finished.",
+                )
+                .where(m.Run.status == "running")
+                .execute()
+            )
+            m.Message.update(status="interrupted").where(m.Message.status == "running").execute()
+        return int(runs)
+
+    # reading ------------------------------------------------------------------------------
+
+    def stored_messages(self, conversation_id: int) -> list[StoredMessage]:
+        rows = (
+            m.Message.select()
+            .where(m.Message.conversation == conversation_id)
+            .order_by(m.Message.id)
+        )
+        return [StoredMessage(r.role, r.kind, r.content or [], r.status, r.run_id) for r in rows]
+
+    def history(self, conversation_id: int) -> list[MessageRecord]:
+        self.get(conversation_id)
+        rows = list(
+            m.Message.select()
+            .where(
+                (m.Message.conversation == conversation_id)
+                & (m.Message.kind.in_(["question", "answer"]))
+            )
+            .order_by(m.Message.id)
+        )
+        run_ids = {r.run_id for r in rows if r.run_id}
+        runs = (
+            {r.id: r for r in m.Run.select().where(m.Run.id.in_(list(run_ids)))} if run_ids else {}
+        )
+        calls: dict[int, list[ToolCallRecord]] = {}
+        if run_ids:
+            for c in (
+                m.ToolCall.select().where(m.ToolCall.run.in_(list(run_ids))).order_by(m.ToolCall.id)
+            ):
+                calls.setdefault(c.run_id, []).append(
+                    ToolCallRecord(
+                        c.tool_use_id,
+                        c.name,
+                        c.input or {},
+                        c.result_summary,
+                        c.is_error,
+                        c.duration_ms,
+                        c.step,
+                    )
+                )
+        out: list[MessageRecord] = []
+        for r in rows:
+            run = runs.get(r.run_id) if r.run_id else None
+            is_answer = r.role == "assistant"
+            error = None
+            usage = None
+            if is_answer and run is not None:
+                usage = Usage(
+                    run.input_tokens,
+                    run.output_tokens,
+                    run.cache_read_tokens,
+                    run.cache_write_tokens,
+                )
+                if run.error_code:
+                    error = ErrorInfo(run.error_code, run.error_message)
+            out.append(
+                MessageRecord(
+                    id=r.id,
+                    role=r.role,
+                    text=r.text,
+                    status=r.status,
+                    created_at=r.created_at,
+                    selection_text=r.selection_text,
+                    selection_page=r.selection_page,
+                    citations=_citations(r.citations),
+                    tool_calls=tuple(calls.get(r.run_id, [])) if is_answer and r.run_id else (),
+                    run_id=r.run_id,
+                    error=error,
+                    usage=usage,
+                )
+            )
+        # a failed run that kept no answer still shows its error under the question
+        answered = {r.run_id for r in out if r.role == "assistant"}
+        final: list[MessageRecord] = []
+        for rec in out:
+            final.append(rec)
+            if rec.role == "user" and rec.run_id and rec.run_id not in answered:
+                run = runs.get(rec.run_id)
+                if run is not None and run.status in ("failed", "interrupted"):
+                    final.append(
+                        MessageRecord(
+                            id=-rec.id,
+                            role="assistant",
+                            text="",
+                            status=run.status,
+                            created_at=run.finished_at or rec.created_at,
+                            selection_text=None,
+                            selection_page=None,
+                            citations=(),
+                            tool_calls=tuple(calls.get(run.id, [])),
+                            run_id=run.id,
+                            error=ErrorInfo(run.error_code or run.status, run.error_message),
+                            usage=None,
+                        )
+                    )
+        return final
+
+    def usage(self, conversation_id: int) -> tuple[Usage, float | None]:
+        total = Usage()
+        cost: float | None = None
+        for run in m.Run.select().where(m.Run.conversation == conversation_id):
+            u = Usage(
+                run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens
+            )
+            total = total + u
+            if run.provider == "anthropic":
+                c = estimate_cost(run.model, u)
+                if c is not None:
+                    cost = (cost or 0.0) + c
+        return total, cost
+
+    def last_question(self, conversation_id: int) -> tuple[str, str | None, int | None] | None:
+        row = (
+            m.Message.select()
+            .where((m.Message.conversation == conversation_id) & (m.Message.kind == "question"))
+            .order_by(m.Message.id.desc())
+            .first()
+        )
+        if row is None:
+            return None
+        return row.text, row.selection_text, row.selection_page

@@ -1,0 +1,236 @@
+"""Settings (a TOML file in the config folder) and the API key (never in that file).
+
+The key comes from ``ANTHROPIC_API_KEY``, else the system keyring (service "Margin"), else a
+key kept in memory for this session only, used when no keyring backend works on this system.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.errors import SettingsError
+from core.paths import Paths
+
+log = logging.getLogger("margin.settings")
+
+KEYRING_SERVICE = "Margin"
+KEYRING_USER = "anthropic-api-key"
+PROVIDERS = ("auto", "anthropic", "local", "passages")
+STRATEGIES = ("tool-use", "always-retrieve", "llm-only")
+DEFAULT_MODEL = "claude-sonnet-4-5"
+LOCAL_DEFAULT_URL = "http://localhost:11434"
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    max_turns: int = 8
+    max_tool_calls: int = 16
+    deadline_s: float = 180.0
+    stream_idle_s: float = 60.0
+    max_history_messages: int = 40
+    history_token_budget: int = 60_000
+    max_output_tokens: int = 4096
+
+
+@dataclass(frozen=True)
+class Settings:
+    provider: str = "auto"  # anthropic | local | passages | auto (anthropic with a key)
+    base_url: str = ""  # "" = Claude's own API
+    model: str = DEFAULT_MODEL
+    strategy: str = "tool-use"
+    spoiler_safe: bool = True
+    limits: AgentLimits = field(default_factory=AgentLimits)
+
+    def effective_provider(self, has_key: bool) -> str:
+        """The provider a question will really use."""
+        if self.provider == "auto":
+            return "anthropic" if has_key else "passages"
+        if self.provider == "anthropic" and not has_key:
+            return "passages"
+        return self.provider
+
+    def effective_base_url(self) -> str:
+        if self.base_url:
+            return self.base_url
+        if self.provider == "local":
+            return LOCAL_DEFAULT_URL
+        return os.environ.get("ANTHROPIC_BASE_URL", "")
+
+
+def _check(path: Path, key: str, ok: bool, expected: str) -> None:
+    if not ok:
+        raise SettingsError(
+            "bad_setting",
+            f"The setting '{key}' in {path} is not valid: it should be {expected}.",
+            hint="Fix or delete that line (Margin then uses its default).",
+        )
+
+
+def _limits(path: Path, raw: Any) -> AgentLimits:
+    if raw is None:
+        return AgentLimits()
+    _check(path, "limits", isinstance(raw, dict), "a table of numbers")
+    values: dict[str, Any] = {}
+    defaults = AgentLimits()
+    for f in dataclasses.fields(AgentLimits):
+        if f.name not in raw:
+            continue
+        value = raw[f.name]
+        default = getattr(defaults, f.name)
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        _check(path, f"limits.{f.name}", numeric and value > 0, "a positive number")
+        values[f.name] = type(default)(value)
+    unknown = set(raw) - {f.name for f in dataclasses.fields(AgentLimits)}
+    _check(
+        path,
+        f"limits.{next(iter(unknown), '')}",
+        not unknown,
+        "one of " + ", ".join(f.name for f in dataclasses.fields(AgentLimits)),
+    )
+    return AgentLimits(**values)
+
+
+def load_settings(paths: Paths) -> Settings:
+    """Settings from the TOML file; a missing file means the defaults."""
+    path = paths.settings_file
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Settings()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(
+            "unreadable_settings", f"Margin cannot read its settings file {path} ({exc})."
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(
+            "bad_settings",
+            f"The settings file {path} is not valid TOML ({exc}).",
+            hint="Fix the file, or delete it to go back to the defaults.",
+        ) from None
+    provider = raw.get("provider", "auto")
+    _check(path, "provider", provider in PROVIDERS, "one of " + ", ".join(PROVIDERS))
+    strategy = raw.get("strategy", "tool-use")
+    _check(path, "strategy", strategy in STRATEGIES, "one of " + ", ".join(STRATEGIES))
+    base_url = raw.get("base_url", "")
+    _check(
+        path,
+        "base_url",
+        isinstance(base_url, str)
+        and (not base_url or base_url.startswith(("http://", "https://"))),
+        "an http:// or https:// address",
+    )
+    model = raw.get("model", DEFAULT_MODEL)
+    _check(path, "model", isinstance(model, str) and bool(model.strip()), "a model name")
+    spoiler = raw.get("spoiler_safe", True)
+    _check(path, "spoiler_safe", isinstance(spoiler, bool), "true or false")
+    for key in raw:
+        _check(
+            path,
+            key,
+            key in {"provider", "strategy", "base_url", "model", "spoiler_safe", "limits"},
+            "a known setting (provider, base_url, model, strategy, spoiler_safe, limits)",
+        )
+    return Settings(
+        provider,
+        base_url.rstrip("/"),
+        model.strip(),
+        strategy,
+        spoiler,
+        _limits(path, raw.get("limits")),
+    )
+
+
+def save_settings(paths: Paths, settings: Settings) -> None:
+    """Write the settings atomically. The API key is never part of them."""
+    import tomli_w
+
+    data = dataclasses.asdict(settings)
+    path = paths.settings_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# The API key --------------------------------------------------------------------------
+
+_session_key: str | None = None
+
+
+def _keyring_usable() -> bool:
+    try:
+        import keyring
+        from keyring.backends import fail
+
+        backend = keyring.get_keyring()
+        if isinstance(backend, fail.Keyring):
+            return False
+        chained = getattr(backend, "backends", None)
+        return not (chained is not None and not chained)
+    except Exception:
+        return False
+
+
+def key_storage_available() -> bool:
+    """Whether a system keyring can keep the key between sessions."""
+    return _keyring_usable()
+
+
+def get_api_key() -> str | None:
+    env = os.environ.get("ANTHROPIC_API_KEY", "").strip()
+    if env:
+        return env
+    if _keyring_usable():
+        try:
+            import keyring
+
+            stored = keyring.get_password(KEYRING_SERVICE, KEYRING_USER)
+            if stored:
+                return stored
+        except Exception as exc:
+            log.warning("the keyring could not be read: %s", type(exc).__name__)
+    return _session_key
+
+
+def set_api_key(key: str) -> str:
+    """Store the key; returns "keyring", or "session" when it is kept in memory only."""
+    global _session_key
+    key = key.strip()
+    if not key:
+        raise SettingsError(
+            "empty_key", "The API key is empty.", hint="Paste the key from console.anthropic.com."
+        )
+    if any(ch.isspace() for ch in key) or not key.isprintable():
+        raise SettingsError(
+            "bad_key_format",
+            "That does not look like an API key (it has spaces or control characters).",
+        )
+    if _keyring_usable():
+        try:
+            import keyring
+
+            keyring.set_password(KEYRING_SERVICE, KEYRING_USER, key)
+            _session_key = None
+            return "keyring"
+        except Exception as exc:
+            log.warning("the keyring could not store the key: %s", type(exc).__name__)
+    _session_key = key
+    return "session"
+
+
+def delete_api_key() -> None:
+    global _session_key
+    _session_key = None
+    if _keyring_usable():
+        try:
+            import keyring
+
+            keyring.delete_password(KEYRING_SERVICE, KEYRING_USER)
+        except Exception:
+            pass
