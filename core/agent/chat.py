@@ -152,8 +152,13 @@ class ChatWithBook:
             self._produce(conversation_id, book.id, user_message, selection, queue.put_nowait)
         )
         stopper = asyncio.ensure_future(stop.wait()) if stop is not None else None
+        stop_sent = False
+        started = False  # a producer cancelled before its first step could not report it
         try:
             while True:
+                if started and stopper is not None and stopper.done() and not stop_sent:
+                    stop_sent = True
+                    producer.cancel()  # Stop: the producer persists and reports RunCancelled
                 getter = asyncio.ensure_future(queue.get())
                 waiting: set[asyncio.Future[Any]] = {getter}
                 if stopper is not None and not stopper.done():
@@ -161,9 +166,9 @@ class ChatWithBook:
                 await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 if not getter.done():
                     getter.cancel()
-                    producer.cancel()  # Stop: the producer persists and reports RunCancelled
                     continue
                 event = getter.result()
+                started = True
                 yield event
                 if isinstance(event, TERMINAL_EVENTS):
                     return
