@@ -73,3 +73,12 @@ def books_dir() -> Path:
 @pytest.fixture
 def pdf_dir() -> Path:
     return PDFS
+
+
+@pytest.fixture
+def fake_anthropic() -> Iterator[object]:
+    """A running fake Anthropic Messages server (see tests/fakes/anthropic_server.py)."""
+    from tests.fakes.anthropic_server import FakeAnthropic
+
+    with FakeAnthropic() as fake:
+        yield fake

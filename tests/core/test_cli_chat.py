@@ -9,7 +9,6 @@ from core.cli import main
 from core.paths import resolve_paths
 from core.settings import Settings, save_settings
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
-from tests.fakes.fixtures import fake_anthropic  # noqa: F401
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -96,4 +95,4 @@ def test_ask_without_key_shows_passages(
     run(capsys, "position", "1", "60")
     code, out, err = run(capsys, "ask", "1", "Gregor's sister violin")
     assert code == 0 and "Passages from the book" in out and "No model connected" in err
-    assert "Sources: p." in out
+    assert "Sources: p" in out

@@ -12,7 +12,6 @@ from core.paths import resolve_paths
 from core.settings import AgentLimits, Settings
 from core.store.library import BookInfo, Library
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.fakes.fixtures import fake_anthropic  # noqa: F401
 
 KEY = "sk-ant-test-KEY-0123456789-RECOGNISABLE"
 

@@ -177,7 +177,7 @@ def test_tool_that_raises_does_not_end_run(library: Library, alice: BookInfo) ->
     )
     provider = Scripted([tool("list_notes", "n1")], ["answer anyway"])
     events = run(collect(chat(library, provider, tools=registry).run(conv.id, "notes?")))
-    finished = [e for e in events if isinstance(e, ToolFinished)][0]
+    finished = next(e for e in events if isinstance(e, ToolFinished))
     assert finished.is_error and events[-1].result.success
 
 
@@ -261,7 +261,7 @@ def test_stop_keeps_partial_and_answers_pending_tools(library: Library, alice: B
 
     events = run(go())
     assert isinstance(events[-1], RunCancelled)
-    answer = m.Message.get((m.Message.kind == "answer"))
+    answer = m.Message.get(m.Message.kind == "answer")
     assert answer.status == "stopped" and answer.text.startswith("Partial answer")
     # a stop while a tool runs leaves is_error results so the history stays valid
     registry = default_tools()
