@@ -1,0 +1,162 @@
+"""Start the window: arguments, folders, logging, the exception hook, Qt, the asyncio loop.
+
+Nothing slow is on this path (no ``anthropic``, no QtPdf, no book pages): the window must be
+on screen within a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+_T0 = time.perf_counter()
+log = logging.getLogger("margin.app")
+ROOT = Path(getattr(sys, "_MEIPASS", Path(__file__).resolve().parent.parent))
+
+
+def resources_dir() -> Path:
+    return ROOT / "resources"
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="margin", description="Margin: read a book and talk about it."
+    )
+    parser.add_argument("--data-dir", metavar="DIR", help="keep the library in DIR")
+    parser.add_argument("--open", metavar="FILE", help="open (importing if needed) this book")
+    parser.add_argument("--page", type=int, default=None, metavar="N", help="turn to page N")
+    parser.add_argument(
+        "--screenshot",
+        metavar="PNG",
+        help="save a picture of the window once the page is drawn, then exit",
+    )
+    parser.add_argument(
+        "--exit-after-shown", action="store_true", help="quit as soon as the window is visible"
+    )
+    parser.add_argument("book", nargs="?", help="a book file to open")
+    args = parser.parse_args(list(argv))
+    if args.book and not args.open:
+        args.open = args.book
+    if args.page is not None and args.page < 1:
+        parser.error("--page must be 1 or more")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    from core.log import setup_logging
+    from core.paths import resolve_paths
+
+    paths = resolve_paths(args.data_dir)
+    try:
+        paths.ensure()
+        setup_logging(paths)
+    except OSError as exc:
+        print(
+            f"margin: cannot use the data folder {paths.data}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return 1
+    from desktop import excepthook
+
+    excepthook.install()
+    os.environ.setdefault("QT_ENABLE_HIGHDPI_SCALING", "1")
+    import qasync
+    from PySide6.QtGui import QGuiApplication, QIcon
+    from PySide6.QtWidgets import QApplication
+
+    QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
+        QGuiApplication.highDpiScaleFactorRoundingPolicy().PassThrough
+    )
+    app = QApplication.instance() or QApplication(["Margin"])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Margin")
+    app.setOrganizationName("Margin")
+    app.setDesktopFileName("app.margin.Margin")
+    icon = resources_dir() / "icons" / "margin-256.png"
+    if icon.exists():
+        app.setWindowIcon(QIcon(str(icon)))
+    app.setQuitOnLastWindowClosed(False)
+    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+        try:
+            return runner.run(run_window(app, args, paths))
+        except KeyboardInterrupt:
+            return 130
+
+
+async def run_window(app: object, args: argparse.Namespace, paths: object) -> int:
+    from PySide6.QtWidgets import QApplication
+
+    from core.paths import Paths
+    from core.store.library import Library
+    from desktop.main_window import MainWindow
+
+    assert isinstance(app, QApplication) and isinstance(paths, Paths)
+    try:
+        library = Library.open(paths)
+    except Exception as exc:
+        from core.errors import MarginError
+
+        message = (
+            str(exc) if isinstance(exc, MarginError) else f"Margin cannot open its library: {exc}"
+        )
+        print(f"margin: {message}", file=sys.stderr)
+        return 1
+    done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    window = MainWindow(library, paths, restore=not args.screenshot)
+    window.closed.connect(lambda: done.done() or done.set_result(0))
+    window.show()
+    QApplication.processEvents()
+    if os.environ.get("MARGIN_STARTUP_TIMING"):
+        print(
+            f"margin: window shown after {(time.perf_counter() - _T0) * 1000:.0f} ms",
+            file=sys.stderr,
+            flush=True,
+        )
+    code = 0
+    if args.exit_after_shown and not args.open:
+        window.close()
+    elif args.open or args.screenshot:
+        code = await open_and_capture(window, args)
+        if args.screenshot or args.exit_after_shown:
+            window.close()
+    else:
+        window.start_background_work()
+    if not window.isVisible() and not done.done():
+        done.set_result(code)
+    result = await done
+    await window.shutdown()
+    library.close()
+    return code or result
+
+
+async def open_and_capture(window: object, args: argparse.Namespace) -> int:
+    from core.errors import MarginError
+    from desktop.main_window import MainWindow
+
+    assert isinstance(window, MainWindow)
+    try:
+        if args.open:
+            book = await window.import_and_open(Path(args.open), page=args.page)
+            if book is None:
+                return 1
+        if args.screenshot:
+            await window.reader.wait_drawn(limit=15.0)
+            path = Path(args.screenshot)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not window.grab().save(str(path), "PNG"):
+                print(f"margin: could not write the screenshot {path}", file=sys.stderr)
+                return 1
+    except MarginError as exc:
+        print(f"margin: {exc}", file=sys.stderr)
+        return 1
+    except TimeoutError:
+        print("margin: the page was not drawn in time", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,83 @@
+"""Imports run in a worker thread; progress comes back to the UI thread through a queued
+signal, throttled so a fast parser cannot flood the event loop."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from core.books.importer import ImportResult, import_book
+from core.errors import BookCode, BookError, MarginError
+from core.progress import CancelToken
+from core.store.library import Library
+from desktop.tasks import run_blocking
+
+log = logging.getLogger("margin.import")
+
+
+class ImportController(QObject):
+    started = Signal(str)  # file name
+    progressed = Signal(float, str)
+    finished = Signal()
+    failed = Signal(str)  # a sentence for people
+    imported = Signal(object)  # ImportResult
+
+    def __init__(self, library: Library, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.library = library
+        self.token: CancelToken | None = None
+        self.busy = False
+
+    def cancel(self) -> None:
+        if self.token is not None:
+            self.token.cancel()
+
+    async def import_files(self, paths: list[Path]) -> list[ImportResult]:
+        """Import one file after the other; errors are reported and the rest go on."""
+        results: list[ImportResult] = []
+        errors: list[str] = []
+        self.busy = True
+        try:
+            for path in paths:
+                self.token = CancelToken()
+                self.started.emit(path.name)
+                last = 0.0
+
+                def progress(fraction: float, message: str) -> None:
+                    nonlocal last
+                    now = time.monotonic()
+                    if fraction >= 1.0 or now - last > 0.05:
+                        last = now
+                        self.progressed.emit(fraction, message)  # queued to the UI thread
+
+                try:
+                    result = await run_blocking(
+                        import_book, self.library, path, progress=progress, cancel=self.token
+                    )
+                except BookError as exc:
+                    if exc.code == BookCode.CANCELLED:
+                        errors.append(f"Stopped adding {path.name}.")
+                        break
+                    errors.append(str(exc))
+                    continue
+                except MarginError as exc:
+                    errors.append(str(exc))
+                    continue
+                except Exception:
+                    log.exception("import of %s failed", path)
+                    errors.append(
+                        f"{path.name} could not be added because of an unexpected problem (details in the log)."
+                    )
+                    continue
+                results.append(result)
+                self.imported.emit(result)
+        finally:
+            self.busy = False
+            self.token = None
+            self.finished.emit()
+        if errors:
+            self.failed.emit("\n\n".join(errors))
+        return results

@@ -1,0 +1,168 @@
+"""Notes and highlights of a book: the assistant's saved notes, the reader's notes and
+highlights; edit, delete, go to the page, export to Markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.errors import MarginError
+from core.export import export_highlights, highlights_to_markdown
+from core.store.library import Library
+from desktop.requests import OpenPageRequest
+
+ROLE = Qt.ItemDataRole.UserRole + 3
+
+
+class NotesPanel(QWidget):
+    requestOpenPage = Signal(object)
+
+    def __init__(self, library: Library, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Notes and highlights")
+        self.setAccessibleName("Notes and highlights")
+        self.library = library
+        self.book_id: int | None = None
+        self.title = QLabel()
+        self.items = QListWidget()
+        self.items.setWordWrap(True)
+        self.items.setAccessibleName("Notes and highlights list")
+        self.items.itemActivated.connect(self._go)
+        self.items.itemDoubleClicked.connect(self._go)
+        self.add_button = QPushButton("Add note…")
+        self.edit_button = QPushButton("Edit…")
+        self.delete_button = QPushButton("Delete")
+        self.export_button = QPushButton("Export to Markdown…")
+        for b in (self.add_button, self.edit_button, self.delete_button, self.export_button):
+            b.setAccessibleName(b.text().rstrip("…"))
+        self.add_button.clicked.connect(self.add_note)
+        self.edit_button.clicked.connect(self.edit_selected)
+        self.delete_button.clicked.connect(self.delete_selected)
+        self.export_button.clicked.connect(self.export)
+        row = QHBoxLayout()
+        for b in (self.add_button, self.edit_button, self.delete_button):
+            row.addWidget(b)
+        row.addStretch(1)
+        row.addWidget(self.export_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.title)
+        layout.addWidget(self.items, 1)
+        layout.addLayout(row)
+        self.resize(520, 560)
+
+    def set_book(self, book_id: int | None) -> None:
+        self.book_id = book_id or None
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.items.clear()
+        if self.book_id is None:
+            self.title.setText("Open a book to see its notes and highlights.")
+            return
+        try:
+            book = self.library.get_book(self.book_id)
+        except MarginError:
+            self.book_id = None
+            self.refresh()
+            return
+        self.title.setText(f"<b>{book.title}</b>")
+        for note in self.library.list_notes(book.id):
+            who = "Saved by the assistant" if note.source == "agent" else "Your note"
+            where = f", p. {note.page}" if note.page else ""
+            item = QListWidgetItem(f"{who}{where}:\n{note.text}")
+            item.setData(ROLE, ("note", note.id, note.page, note.text))
+            self.items.addItem(item)
+        for h in self.library.list_highlights(book.id):
+            note = f"\nNote: {h.note}" if h.note else ""
+            item = QListWidgetItem(f"Highlight, p. {h.page} ({h.colour}):\n“{h.text}”{note}")
+            item.setData(ROLE, ("highlight", h.id, h.page, h.text))
+            self.items.addItem(item)
+
+    def markdown(self) -> str:
+        assert self.book_id is not None
+        book = self.library.get_book(self.book_id)
+        return highlights_to_markdown(
+            book, self.library.list_highlights(book.id), self.library.list_notes(book.id)
+        )
+
+    def _selected(self) -> tuple[str, int, int | None, str] | None:
+        item = self.items.currentItem()
+        return item.data(ROLE) if item is not None else None
+
+    def _go(self, item: QListWidgetItem) -> None:
+        kind, _id, page, text = item.data(ROLE)
+        if page and self.book_id is not None:
+            self.requestOpenPage.emit(
+                OpenPageRequest(self.book_id, int(page), text if kind == "highlight" else "")
+            )
+
+    def add_note(self) -> None:
+        if self.book_id is None:
+            return
+        text, ok = QInputDialog.getMultiLineText(self, "Add note", "Note:")
+        if ok and text.strip():
+            self.library.add_note(self.book_id, text)
+            self.refresh()
+
+    def edit_selected(self) -> None:
+        selected = self._selected()
+        if selected is None:
+            return
+        kind, item_id, _page, _text = selected
+        if kind == "note":
+            current = next(
+                n.text for n in self.library.list_notes(self.book_id or 0) if n.id == item_id
+            )
+            text, ok = QInputDialog.getMultiLineText(self, "Edit note", "Note:", current)
+            if ok and text.strip():
+                self.library.update_note(item_id, text)
+        else:
+            current = next(
+                h.note for h in self.library.list_highlights(self.book_id or 0) if h.id == item_id
+            )
+            text, ok = QInputDialog.getMultiLineText(self, "Highlight note", "Note:", current)
+            if ok:
+                self.library.update_highlight(item_id, note=text.strip())
+        self.refresh()
+
+    def delete_selected(self) -> None:
+        selected = self._selected()
+        if selected is None:
+            return
+        kind, item_id, _page, _text = selected
+        if (
+            QMessageBox.question(self, "Delete", f"Delete this {kind}?")
+            != QMessageBox.StandardButton.Yes
+        ):
+            return
+        if kind == "note":
+            self.library.delete_note(item_id)
+        else:
+            self.library.delete_highlight(item_id)
+        self.refresh()
+
+    def export(self) -> None:
+        if self.book_id is None:
+            return
+        book = self.library.get_book(self.book_id)
+        name, _ = QFileDialog.getSaveFileName(
+            self,
+            "Export notes and highlights",
+            str(Path.home() / f"{book.title} — notes.md"),
+            "Markdown (*.md)",
+        )
+        if name:
+            export_highlights(self.library, book.id, Path(name))

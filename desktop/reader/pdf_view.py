@@ -1,0 +1,370 @@
+"""PDF pages drawn by QtPdf: continuous scroll, zoom, fit width, text selection with the
+mouse, highlights. Pages render in QtPdf's worker threads (``QPdfPageRenderer``), so turning
+and zooming never block the window; rendered pages are cached and neighbours pre-rendered."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPolygonF
+from PySide6.QtPdf import QPdfDocument, QPdfDocumentRenderOptions, QPdfPageRenderer
+from PySide6.QtWidgets import QScrollArea, QWidget
+
+from core.errors import BookCode, BookError
+from desktop.theme import MARK_RGBA, SELECTION_RGBA, highlight_colour
+
+GAP = 12
+CACHE_PAGES = 16
+
+
+class _Pages(QWidget):
+    """The tall canvas inside the scroll area; page ``i`` occupies ``rects[i]``."""
+
+    selectionFinished = Signal(int, str, object)  # page (1-based), text, rects in points
+    selectionCleared = Signal()
+
+    def __init__(self, view: PdfView) -> None:
+        super().__init__()
+        self.view = view
+        self.setMouseTracking(False)
+        self.setCursor(Qt.CursorShape.IBeamCursor)
+        self._press: tuple[int, QPointF] | None = None
+        self.selection_page = -1
+        self.selection_polys: list[QPolygonF] = []
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.fillRect(event.rect(), QColor("#808080"))
+        view = self.view
+        for index, rect in enumerate(view.rects):
+            if not rect.intersects(QRectF(event.rect())):
+                continue
+            image = view.image_for(index)
+            painter.fillRect(rect, QColor("white"))  # pages render with a transparent background
+            if image is not None:
+                painter.drawImage(rect, image)
+            scale = view.scale
+            for colour, polys in view.highlights.get(index + 1, []):
+                for poly in polys:
+                    painter.setBrush(colour)
+                    painter.setPen(Qt.PenStyle.NoPen)
+                    painter.drawPolygon(self._to_widget(poly, rect, scale))
+            if index == self.selection_page:
+                painter.setBrush(QColor(*SELECTION_RGBA))
+                painter.setPen(Qt.PenStyle.NoPen)
+                for poly in self.selection_polys:
+                    painter.drawPolygon(self._to_widget(poly, rect, scale))
+            if view.mark is not None and view.mark[0] == index:
+                painter.setBrush(QColor(*MARK_RGBA))
+                painter.setPen(Qt.PenStyle.NoPen)
+                for poly in view.mark[1]:
+                    painter.drawPolygon(self._to_widget(poly, rect, scale))
+        painter.end()
+        view.painted()
+
+    @staticmethod
+    def _to_widget(poly: QPolygonF, rect: QRectF, scale: float) -> QPolygonF:
+        return QPolygonF(
+            [QPointF(rect.left() + p.x() * scale, rect.top() + p.y() * scale) for p in poly]
+        )
+
+    def _hit(self, pos: QPointF) -> tuple[int, QPointF] | None:
+        for index, rect in enumerate(self.view.rects):
+            if rect.top() - GAP / 2 <= pos.y() <= rect.bottom() + GAP / 2:
+                x = min(max(pos.x(), rect.left()), rect.right())
+                y = min(max(pos.y(), rect.top()), rect.bottom())
+                return index, QPointF(
+                    (x - rect.left()) / self.view.scale, (y - rect.top()) / self.view.scale
+                )
+        return None
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._press = self._hit(event.position())
+            if self.selection_polys:
+                self.selection_polys = []
+                self.selection_page = -1
+                self.selectionCleared.emit()
+                self.update()
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._press is not None:
+            self._select(event.position(), final=False)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if self._press is not None and event.button() == Qt.MouseButton.LeftButton:
+            self._select(event.position(), final=True)
+            self._press = None
+        super().mouseReleaseEvent(event)
+
+    def _select(self, pos: QPointF, *, final: bool) -> None:
+        assert self._press is not None
+        page, start = self._press
+        hit = self._hit(pos)
+        if hit is None:
+            return
+        end_page, end = hit
+        if end_page != page:  # a selection stays on one page; clamp to its edge
+            size = self.view.document.pagePointSize(page)
+            end = QPointF(size.width(), size.height()) if end_page > page else QPointF(0, 0)
+        selection = self.view.document.getSelection(page, start, end)
+        self.selection_page = page
+        self.selection_polys = list(selection.bounds()) if selection.isValid() else []
+        self.update()
+        text = selection.text().strip() if selection.isValid() else ""
+        if final and text:
+            self.selectionFinished.emit(
+                page + 1, text, [poly_points(p) for p in self.selection_polys]
+            )
+
+
+def poly_points(poly: QPolygonF) -> list[list[float]]:
+    return [[round(p.x(), 2), round(p.y(), 2)] for p in poly]
+
+
+def to_poly(points: list[list[float]]) -> QPolygonF:
+    return QPolygonF([QPointF(x, y) for x, y in points])
+
+
+class PdfView(QScrollArea):
+    pageChanged = Signal(int)  # 1-based
+    drawn = Signal()
+
+    def __init__(self, path: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("PDF page view")
+        self.document = QPdfDocument(self)
+        error = self.document.load(str(path))
+        if error != QPdfDocument.Error.None_:
+            code = (
+                BookCode.PASSWORD
+                if error == QPdfDocument.Error.IncorrectPassword
+                else BookCode.UNREADABLE
+            )
+            raise BookError(
+                code,
+                f"{path.name} cannot be shown ({error.name}).",
+                hint="Check that the file is still where Margin keeps it.",
+            )
+        self.renderer = QPdfPageRenderer(self)
+        self.renderer.setRenderMode(QPdfPageRenderer.RenderMode.MultiThreaded)
+        self.renderer.setDocument(self.document)
+        self.renderer.pageRendered.connect(self._rendered)
+        self.canvas = _Pages(self)
+        self.setWidget(self.canvas)
+        self.setWidgetResizable(False)
+        self.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        self.scale = 1.3  # pixels per PDF point
+        self.fit_width = True
+        self.rects: list[QRectF] = []
+        self.cache: OrderedDict[tuple[int, int], QImage] = OrderedDict()
+        self.pending: set[tuple[int, int]] = set()
+        self.highlights: dict[int, list[tuple[QColor, list[QPolygonF]]]] = {}
+        self.mark: tuple[int, list[QPolygonF]] | None = None
+        self.current = 1
+        self._drawn_page = 0
+        self.verticalScrollBar().valueChanged.connect(self._scrolled)
+        self._relayout_timer = QTimer(self, singleShot=True, interval=30)
+        self._relayout_timer.timeout.connect(self._apply_fit)
+        self._layout()
+
+    @property
+    def page_count(self) -> int:
+        return int(self.document.pageCount())
+
+    def page_label(self, page: int) -> str:
+        label = self.document.pageLabel(page - 1)
+        return label or str(page)
+
+    # layout and zoom ------------------------------------------------------------------
+
+    def _layout(self) -> None:
+        dpr = self.devicePixelRatioF()
+        self.rects = []
+        y = GAP
+        widest = 0.0
+        for i in range(self.page_count):
+            size = self.document.pagePointSize(i)
+            w, h = size.width() * self.scale, size.height() * self.scale
+            widest = max(widest, w)
+            self.rects.append(QRectF(0, y, w, h))
+            y += h + GAP
+        width = widest + 2 * GAP
+        for rect in self.rects:
+            rect.moveLeft((width - rect.width()) / 2)
+        self.canvas.resize(int(width), int(y))
+        self._dpr = dpr
+        self.canvas.update()
+
+    def _apply_fit(self) -> None:
+        if not self.fit_width or not self.page_count:
+            return
+        widest = max(
+            self.document.pagePointSize(i).width() for i in range(min(self.page_count, 20))
+        )
+        available = self.viewport().width() - 2 * GAP
+        if widest > 0 and available > 100:
+            self.set_scale(available / widest, keep_fit=True)
+
+    def settle(self) -> None:
+        """Apply a pending fit-to-width now (before a screenshot)."""
+        if self._relayout_timer.isActive():
+            self._relayout_timer.stop()
+        self._apply_fit()
+
+    def resizeEvent(self, event: object) -> None:
+        super().resizeEvent(event)  # type: ignore[arg-type]
+        if self.fit_width:
+            self._relayout_timer.start()
+
+    def set_scale(self, scale: float, *, keep_fit: bool = False) -> None:
+        scale = max(0.3, min(scale, 6.0))
+        if abs(scale - self.scale) < 0.005:
+            return
+        page = self.current
+        self.scale = scale
+        self.fit_width = keep_fit
+        self._layout()
+        self.go_to_page(page)
+
+    def zoom_in(self) -> None:
+        self.set_scale(self.scale * 1.2)
+
+    def zoom_out(self) -> None:
+        self.set_scale(self.scale / 1.2)
+
+    def fit(self) -> None:
+        self.fit_width = True
+        self._apply_fit()
+
+    # pages ---------------------------------------------------------------------------
+
+    def go_to_page(self, page: int) -> None:
+        page = max(1, min(page, self.page_count))
+        if not self.rects:
+            return
+        self.current = page
+        self.verticalScrollBar().setValue(int(self.rects[page - 1].top() - GAP / 2))
+        self._drawn_page = 0
+        self.canvas.update()
+        self.pageChanged.emit(page)
+
+    def _scrolled(self, value: int) -> None:
+        probe = value + self.viewport().height() / 3
+        for i, rect in enumerate(self.rects):
+            if rect.bottom() + GAP >= probe:
+                if i + 1 != self.current:
+                    self.current = i + 1
+                    self.pageChanged.emit(self.current)
+                break
+
+    def _key(self, index: int) -> tuple[int, int]:
+        return index, int(self.rects[index].width() * self._dpr)
+
+    def image_for(self, index: int) -> QImage | None:
+        key = self._key(index)
+        image = self.cache.get(key)
+        if image is not None:
+            self.cache.move_to_end(key)
+            self._prefetch(index)
+            return image
+        self._request(index)
+        return None
+
+    def _request(self, index: int) -> None:
+        if not 0 <= index < self.page_count:
+            return
+        key = self._key(index)
+        if key in self.cache or key in self.pending:
+            return
+        self.pending.add(key)
+        rect = self.rects[index]
+        size = QSize(int(rect.width() * self._dpr), int(rect.height() * self._dpr))
+        self.renderer.requestPage(index, size, QPdfDocumentRenderOptions())
+
+    def _prefetch(self, index: int) -> None:
+        for neighbour in (index + 1, index + 2, index - 1):
+            self._request(neighbour)
+
+    def _rendered(self, page: int, size: QSize, image: QImage, *rest: object) -> None:
+        key = (page, size.width())
+        self.pending.discard(key)
+        if not self.rects or page >= len(self.rects) or key != self._key(page):
+            return  # rendered for an old zoom level
+        image.setDevicePixelRatio(self._dpr)
+        self.cache[key] = image
+        while len(self.cache) > CACHE_PAGES:
+            self.cache.popitem(last=False)
+        self.canvas.update(self.rects[page].toAlignedRect())
+
+    def painted(self) -> None:
+        index = self.current - 1
+        if (
+            0 <= index < len(self.rects)
+            and self._key(index) in self.cache
+            and self._drawn_page != self.current
+        ):
+            self._drawn_page = self.current
+            self.drawn.emit()
+
+    def is_drawn(self) -> bool:
+        return self._drawn_page == self.current
+
+    # highlights and marks -------------------------------------------------------------
+
+    def set_highlights(self, items: list[tuple[int, str, list[list[list[float]]]]]) -> None:
+        self.highlights = {}
+        for page, colour, polys in items:
+            self.highlights.setdefault(page, []).append(
+                (highlight_colour(colour), [to_poly(p) for p in polys])
+            )
+        self.canvas.update()
+
+    def mark_text(self, page: int, text: str) -> bool:
+        """Mark where ``text`` (or its start) appears on ``page``; False when not found."""
+        from PySide6.QtPdf import QPdfSearchModel
+
+        words = " ".join(text.split()[:8])
+        if not words:
+            return False
+        model = QPdfSearchModel(self)
+        model.setDocument(self.document)
+        model.setSearchString(words)
+        # the search model fills asynchronously; fall back to the page's own text layout
+        selection = self.document.getAllText(page - 1)
+        full = selection.text() if selection.isValid() else ""
+        start = " ".join(full.split()).lower().find(words.lower())
+        model.deleteLater()
+        if start < 0:
+            self.mark = None
+            return False
+        found = self.document.getSelectionAtIndex(page - 1, _raw_index(full, start), len(words))
+        self.mark = (page - 1, list(found.bounds())) if found.isValid() else None
+        self.canvas.update()
+        return self.mark is not None
+
+    def clear_selection(self) -> None:
+        self.canvas.selection_polys = []
+        self.canvas.selection_page = -1
+        self.canvas.update()
+
+
+def _raw_index(raw: str, normalised_index: int) -> int:
+    """Map an index in whitespace-normalised text back to the raw text."""
+    count = 0
+    in_space = False
+    stripped_start = len(raw) - len(raw.lstrip())
+    for i, ch in enumerate(raw[stripped_start:], start=stripped_start):
+        if count >= normalised_index and not ch.isspace():
+            return i
+        if ch.isspace():
+            if not in_space:
+                count += 1
+            in_space = True
+        else:
+            count += 1
+            in_space = False
+    return 0

@@ -1,0 +1,253 @@
+"""Settings: which model answers (Claude, a local server, or none), the API key (kept in the
+system keyring, never in Margin's files), the model, the loop strategy, spoiler safety and
+limits, and where the data is."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any
+
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.errors import MarginError
+from core.paths import Paths
+from core.settings import (
+    DEFAULT_MODEL,
+    LOCAL_DEFAULT_URL,
+    AgentLimits,
+    Settings,
+    get_api_key,
+    key_storage_available,
+    load_settings,
+    save_settings,
+    set_api_key,
+)
+
+PROVIDERS = (
+    ("anthropic", "Claude (Anthropic API)"),
+    ("local", "Local server (Ollama, llama.cpp)"),
+    ("passages", "No model: passages only"),
+)
+STRATEGIES = (
+    ("tool-use", "Tools: the model searches and reads (best)"),
+    ("always-retrieve", "Search first, then answer (models without tools)"),
+    ("llm-only", "Model only, no book access"),
+)
+
+
+class SettingsDialog(QDialog):
+    settingsChanged = Signal()
+
+    def __init__(self, paths: Paths, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Margin settings")
+        self.paths = paths
+        self._tasks: set[asyncio.Task[Any]] = set()
+        try:
+            current = load_settings(paths)
+            problem = ""
+        except MarginError as exc:
+            current = Settings()
+            problem = str(exc)
+        self.provider = QComboBox()
+        self.provider.setAccessibleName("Provider")
+        for key, label in PROVIDERS:
+            self.provider.addItem(label, key)
+        chosen = (
+            current.provider
+            if current.provider != "auto"
+            else ("anthropic" if get_api_key() else "passages")
+        )
+        self.provider.setCurrentIndex(max(0, self.provider.findData(chosen)))
+        self.key = QLineEdit()
+        self.key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key.setAccessibleName("API key")
+        self.key.setPlaceholderText(
+            "sk-ant-… (stored in the system keyring)"
+            if get_api_key() is None
+            else "A key is saved; type to replace it"
+        )
+        self.key_note = QLabel(
+            ""
+            if key_storage_available()
+            else "No system keyring was found: a key you enter is kept for this session only."
+        )
+        self.key_note.setWordWrap(True)
+        self.base_url = QLineEdit(current.base_url)
+        self.base_url.setAccessibleName("Server address")
+        self.base_url.setPlaceholderText("Claude's API" if chosen != "local" else LOCAL_DEFAULT_URL)
+        self.model = QComboBox()
+        self.model.setEditable(True)
+        self.model.setAccessibleName("Model")
+        self.model.addItem(current.model or DEFAULT_MODEL)
+        self.refresh_models = QPushButton("Refresh list")
+        self.refresh_models.setAccessibleName("List models from the server")
+        self.refresh_models.clicked.connect(lambda: self._start(self._list_models()))
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model, 1)
+        model_row.addWidget(self.refresh_models)
+        self.strategy = QComboBox()
+        self.strategy.setAccessibleName("How the model uses the book")
+        for key, label in STRATEGIES:
+            self.strategy.addItem(label, key)
+        self.strategy.setCurrentIndex(max(0, self.strategy.findData(current.strategy)))
+        self.spoiler = QCheckBox("Never read past my page (spoiler-safe)")
+        self.spoiler.setChecked(current.spoiler_safe)
+        self.turns = QSpinBox(minimum=1, maximum=50, value=current.limits.max_turns)
+        self.turns.setAccessibleName("Steps per question")
+        self.tool_calls = QSpinBox(minimum=1, maximum=100, value=current.limits.max_tool_calls)
+        self.tool_calls.setAccessibleName("Tool calls per question")
+        self.deadline = QDoubleSpinBox(
+            minimum=10, maximum=1800, value=current.limits.deadline_s, suffix=" s"
+        )
+        self.deadline.setAccessibleName("Time limit per question")
+        self.test_button = QPushButton("Test connection")
+        self.test_button.setAccessibleName("Test connection")
+        self.test_button.clicked.connect(lambda: self._start(self._test()))
+        self.result = QLabel(problem)
+        self.result.setWordWrap(True)
+        self.result.setAccessibleName("Connection result")
+        data = QLabel(f"Your library and conversations: {paths.data}")
+        data.setWordWrap(True)
+        open_data = QPushButton("Open folder")
+        open_data.clicked.connect(
+            lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.data)))
+        )
+        data_row = QHBoxLayout()
+        data_row.addWidget(data, 1)
+        data_row.addWidget(open_data)
+        form = QFormLayout()
+        form.addRow("Answers from", self.provider)
+        form.addRow("API key", self.key)
+        form.addRow("", self.key_note)
+        form.addRow("Server address", self.base_url)
+        form.addRow("Model", model_row)
+        form.addRow("Strategy", self.strategy)
+        form.addRow("", self.spoiler)
+        form.addRow("Steps per question", self.turns)
+        form.addRow("Tool calls per question", self.tool_calls)
+        form.addRow("Time limit", self.deadline)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addWidget(self.result, 1)
+        layout.addLayout(test_row)
+        layout.addLayout(data_row)
+        layout.addWidget(buttons)
+        self.provider.currentIndexChanged.connect(self._provider_changed)
+        self._provider_changed()
+
+    def _provider_changed(self) -> None:
+        kind = self.provider.currentData()
+        self.key.setEnabled(kind == "anthropic")
+        self.base_url.setEnabled(kind != "passages")
+        self.model.setEnabled(kind != "passages")
+        self.refresh_models.setEnabled(kind != "passages")
+        self.base_url.setPlaceholderText(
+            LOCAL_DEFAULT_URL if kind == "local" else "Claude's API (default)"
+        )
+
+    def chosen(self) -> Settings:
+        limits = dataclasses.replace(
+            AgentLimits(),
+            max_turns=self.turns.value(),
+            max_tool_calls=self.tool_calls.value(),
+            deadline_s=self.deadline.value(),
+        )
+        return Settings(
+            provider=str(self.provider.currentData()),
+            base_url=self.base_url.text().strip().rstrip("/"),
+            model=self.model.currentText().strip() or DEFAULT_MODEL,
+            strategy=str(self.strategy.currentData()),
+            spoiler_safe=self.spoiler.isChecked(),
+            limits=limits,
+        )
+
+    def _key(self) -> str | None:
+        typed = self.key.text().strip()
+        return typed or get_api_key()
+
+    def save(self) -> bool:
+        settings = self.chosen()
+        if settings.base_url and not settings.base_url.startswith(("http://", "https://")):
+            self.result.setText("The server address must start with http:// or https://.")
+            return False
+        try:
+            if self.key.text().strip():
+                where = set_api_key(self.key.text())
+                self.key.clear()
+                if where == "session":
+                    self.result.setText(
+                        "Saved. No system keyring is available, so the key lasts until Margin closes."
+                    )
+            save_settings(self.paths, settings)
+        except (MarginError, OSError) as exc:
+            self.result.setText(str(exc))
+            return False
+        self.settingsChanged.emit()
+        self.accept()
+        return True
+
+    def _start(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _test(self) -> None:
+        from core.agent.service import AgentService
+
+        self.result.setText("Testing…")
+        self.test_button.setEnabled(False)
+        try:
+            text = await AgentService.test_connection(_NoService(), self.chosen(), self._key())  # type: ignore[arg-type]
+            self.result.setText(text)
+        except MarginError as exc:
+            self.result.setText(str(exc))
+        finally:
+            self.test_button.setEnabled(True)
+
+    async def _list_models(self) -> None:
+        from core.agent.service import AgentService
+
+        try:
+            models = await AgentService.list_models(_NoService(), self.chosen(), self._key())  # type: ignore[arg-type]
+        except MarginError as exc:
+            self.result.setText(str(exc))
+            return
+        current = self.model.currentText()
+        self.model.clear()
+        self.model.addItems(models or [current])
+        self.model.setCurrentText(current if current in models or not models else models[0])
+        self.result.setText(
+            f"{len(models)} models available."
+            if models
+            else "The server does not list its models; type the name."
+        )
+
+
+class _NoService:
+    """``test_connection``/``list_models`` need no library: they only build a provider."""
