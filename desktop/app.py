@@ -98,6 +98,12 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
     from desktop.main_window import MainWindow
 
     assert isinstance(app, QApplication) and isinstance(paths, Paths)
+    from concurrent.futures import ThreadPoolExecutor
+
+    # asyncio's own executor work (DNS lookups for the model server) on plain threads
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(max_workers=4, thread_name_prefix="margin-io")
+    )
     try:
         library = Library.open(paths)
     except Exception as exc:

@@ -422,7 +422,11 @@ class ChatPane(QWidget):
         finally:
             self.live.pop(live.conversation_id, None)
             self._running_changed()
-            if live.conversation_id == self.conversation_id:
+            if self.book_id is not None and self.conversations.findData(live.conversation_id) >= 0:
+                self._reload_conversations(
+                    select=self.conversation_id
+                )  # titles come from the first question
+            elif live.conversation_id == self.conversation_id:
                 self.render()
             self.answerRendered.emit(live.conversation_id)
 

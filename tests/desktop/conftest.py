@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import qasync
@@ -24,8 +25,13 @@ from core.store.library import Library
 @pytest.fixture(scope="session")
 def qt_loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     loop = qasync.QEventLoop(qapp, already_running=True)
+    # plain threads for asyncio's own executor work (DNS lookups): qasync's default QThreads
+    # would still be running when the interpreter exits and abort the process
+    executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="test-default")
+    loop.set_default_executor(executor)
     asyncio.set_event_loop(loop)
     yield loop
+    executor.shutdown(wait=True)
     asyncio.set_event_loop(None)
 
 

@@ -11,6 +11,7 @@ import asyncio
 import importlib
 import logging
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from core.agent.events import Usage
@@ -26,13 +27,16 @@ from core.errors import LLMCode, LLMError
 log = logging.getLogger("margin.provider")
 
 _sdk: Any = None
+_importer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="margin-sdk-import")
 
 
 async def load_sdk() -> Any:
-    """Import the SDK off the event loop (once)."""
+    """Import the SDK off the event loop (once), on a plain thread of our own: the loop's
+    default executor may be Qt threads that must not outlive the application."""
     global _sdk
     if _sdk is None:
-        _sdk = await asyncio.to_thread(importlib.import_module, "anthropic")
+        loop = asyncio.get_running_loop()
+        _sdk = await loop.run_in_executor(_importer, importlib.import_module, "anthropic")
     return _sdk
 
 
