@@ -116,7 +116,12 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
         return 1
     done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     window = MainWindow(library, paths, restore=not args.screenshot)
-    window.closed.connect(lambda: done.done() or done.set_result(0))
+
+    def on_closed() -> None:
+        if not done.done():
+            done.set_result(0)
+
+    window.closed.connect(on_closed)
     window.show()
     QApplication.processEvents()
     if os.environ.get("MARGIN_STARTUP_TIMING"):

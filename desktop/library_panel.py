@@ -3,7 +3,7 @@ and the import area (progress bar, Cancel, errors in words)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QPoint, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -13,12 +13,12 @@ from PySide6.QtWidgets import (
     QMenu,
     QProgressBar,
     QPushButton,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from core.store.library import BookInfo
+from desktop.widgets import tool_button
 
 BOOK_ID = Qt.ItemDataRole.UserRole + 1
 EMPTY_TEXT = "Your library is empty.\n\nOpen a book with File → Open… (Ctrl+O)\nor drag a file here.\n\nEPUB, PDF, text, Markdown and HTML."
@@ -42,7 +42,7 @@ class LibraryPanel(QWidget):
         self.filter = QLineEdit(placeholderText="Filter books…")
         self.filter.setAccessibleName("Filter books")
         self.filter.setClearButtonEnabled(True)
-        add = QToolButton(text="+")
+        add = tool_button("+")
         add.setToolTip("Add books (Ctrl+O)")
         add.setAccessibleName("Add books")
         add.clicked.connect(self.requestImport)
@@ -132,15 +132,15 @@ class LibraryPanel(QWidget):
         if book_id is not None:
             self.requestOpen.emit(int(book_id))
 
-    def _menu(self, pos: object) -> None:
-        index = self.view.indexAt(pos)  # type: ignore[arg-type]
+    def _menu(self, pos: QPoint) -> None:
+        index = self.view.indexAt(pos)
         if not index.isValid():
             return
         book_id = int(index.data(BOOK_ID))
         menu = QMenu(self)
         menu.addAction("Open", lambda: self.requestOpen.emit(book_id))
         menu.addAction("Remove from library…", lambda: self.requestRemove.emit(book_id))
-        menu.exec(self.view.viewport().mapToGlobal(pos))  # type: ignore[arg-type]
+        menu.exec(self.view.viewport().mapToGlobal(pos))
 
     # import area -------------------------------------------------------------------
 

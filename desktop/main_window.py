@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import logging
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QUrl, Signal
 from PySide6.QtGui import (
@@ -50,7 +51,7 @@ class MainWindow(QMainWindow):
         self.settings = QSettings(str(paths.config / "window.ini"), QSettings.Format.IniFormat)
         self.library_panel = LibraryPanel()
         self.reader = Reader(library)
-        self.chat = self._make_chat()
+        self.chat: Any = self._make_chat()
         self.importer = ImportController(library, self)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.library_panel)
@@ -100,14 +101,19 @@ class MainWindow(QMainWindow):
             self.bookOpened.connect(chat.set_book)
 
     def _action(
-        self, menu: object, text: str, slot: object, shortcut: object = None, name: str = ""
+        self,
+        menu: Any,
+        text: str,
+        slot: Any,
+        shortcut: QKeySequence.StandardKey | str | None = None,
+        name: str = "",
     ) -> QAction:
         action = QAction(text, self)
         if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))  # type: ignore[arg-type]
+            action.setShortcut(QKeySequence(shortcut))
             action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        action.triggered.connect(slot)  # type: ignore[arg-type]
-        menu.addAction(action)  # type: ignore[attr-defined]
+        action.triggered.connect(slot)
+        menu.addAction(action)
         if name:
             setattr(self, f"action_{name}", action)
         return action
@@ -204,7 +210,7 @@ class MainWindow(QMainWindow):
         book_id = self.settings.value("book")
         if book_id:
             try:
-                self.open_book(int(book_id))  # type: ignore[call-overload]
+                self.open_book(int(str(book_id)))
             except (MarginError, ValueError, TypeError):
                 pass
 

@@ -86,8 +86,8 @@ class NotesPanel(QWidget):
             item.setData(ROLE, ("note", note.id, note.page, note.text))
             self.items.addItem(item)
         for h in self.library.list_highlights(book.id):
-            note = f"\nNote: {h.note}" if h.note else ""
-            item = QListWidgetItem(f"Highlight, p. {h.page} ({h.colour}):\n“{h.text}”{note}")
+            extra = f"\nNote: {h.note}" if h.note else ""
+            item = QListWidgetItem(f"Highlight, p. {h.page} ({h.colour}):\n“{h.text}”{extra}")
             item.setData(ROLE, ("highlight", h.id, h.page, h.text))
             self.items.addItem(item)
 

@@ -121,9 +121,9 @@ class SettingsDialog(QDialog):
         self.test_button = QPushButton("Test connection")
         self.test_button.setAccessibleName("Test connection")
         self.test_button.clicked.connect(lambda: self._start(self._test()))
-        self.result = QLabel(problem)
-        self.result.setWordWrap(True)
-        self.result.setAccessibleName("Connection result")
+        self.result_label = QLabel(problem)
+        self.result_label.setWordWrap(True)
+        self.result_label.setAccessibleName("Connection result")
         data = QLabel(f"Your library and conversations: {paths.data}")
         data.setWordWrap(True)
         open_data = QPushButton("Open folder")
@@ -153,7 +153,7 @@ class SettingsDialog(QDialog):
         layout.addLayout(form)
         test_row = QHBoxLayout()
         test_row.addWidget(self.test_button)
-        test_row.addWidget(self.result, 1)
+        test_row.addWidget(self.result_label, 1)
         layout.addLayout(test_row)
         layout.addLayout(data_row)
         layout.addWidget(buttons)
@@ -193,19 +193,19 @@ class SettingsDialog(QDialog):
     def save(self) -> bool:
         settings = self.chosen()
         if settings.base_url and not settings.base_url.startswith(("http://", "https://")):
-            self.result.setText("The server address must start with http:// or https://.")
+            self.result_label.setText("The server address must start with http:// or https://.")
             return False
         try:
             if self.key.text().strip():
                 where = set_api_key(self.key.text())
                 self.key.clear()
                 if where == "session":
-                    self.result.setText(
+                    self.result_label.setText(
                         "Saved. No system keyring is available, so the key lasts until Margin closes."
                     )
             save_settings(self.paths, settings)
         except (MarginError, OSError) as exc:
-            self.result.setText(str(exc))
+            self.result_label.setText(str(exc))
             return False
         self.settingsChanged.emit()
         self.accept()
@@ -220,13 +220,13 @@ class SettingsDialog(QDialog):
     async def _test(self) -> None:
         from core.agent.service import AgentService
 
-        self.result.setText("Testing…")
+        self.result_label.setText("Testing…")
         self.test_button.setEnabled(False)
         try:
             text = await AgentService.test_connection(_NoService(), self.chosen(), self._key())  # type: ignore[arg-type]
-            self.result.setText(text)
+            self.result_label.setText(text)
         except MarginError as exc:
-            self.result.setText(str(exc))
+            self.result_label.setText(str(exc))
         finally:
             self.test_button.setEnabled(True)
 
@@ -236,13 +236,13 @@ class SettingsDialog(QDialog):
         try:
             models = await AgentService.list_models(_NoService(), self.chosen(), self._key())  # type: ignore[arg-type]
         except MarginError as exc:
-            self.result.setText(str(exc))
+            self.result_label.setText(str(exc))
             return
         current = self.model.currentText()
         self.model.clear()
         self.model.addItems(models or [current])
         self.model.setCurrentText(current if current in models or not models else models[0])
-        self.result.setText(
+        self.result_label.setText(
             f"{len(models)} models available."
             if models
             else "The server does not list its models; type the name."

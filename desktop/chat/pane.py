@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QTextBrowser,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -50,6 +49,7 @@ from core.store.library import Library
 from desktop.chat.render import CSS, AnswerView, answer_html, question_html
 from desktop.requests import AskRequest, OpenPageRequest
 from desktop.tasks import TaskKeeper
+from desktop.widgets import tool_button
 
 log = logging.getLogger("margin.chat")
 REPAINT_MS = 50
@@ -73,7 +73,7 @@ class QuestionBox(QPlainTextEdit):
 class Transcript(QTextBrowser):
     """Never loads anything: no remote images from an answer's Markdown."""
 
-    def loadResource(self, kind: int, url: QUrl) -> object:
+    def loadResource(self, kind: int, url: QUrl | str) -> object:
         return QByteArray()
 
 
@@ -114,13 +114,13 @@ class ChatPane(QWidget):
         self.conversations = QComboBox()
         self.conversations.setAccessibleName("Conversations")
         self.conversations.currentIndexChanged.connect(self._conversation_chosen)
-        self.new_button = QToolButton(text="New")
+        self.new_button = tool_button("New")
         self.new_button.setAccessibleName("New conversation")
         self.new_button.clicked.connect(self.new_conversation)
-        self.rename_button = QToolButton(text="Rename")
+        self.rename_button = tool_button("Rename")
         self.rename_button.setAccessibleName("Rename conversation")
         self.rename_button.clicked.connect(self.rename_conversation)
-        self.delete_button = QToolButton(text="Delete")
+        self.delete_button = tool_button("Delete")
         self.delete_button.setAccessibleName("Delete conversation")
         self.delete_button.clicked.connect(self.delete_conversation)
         header = QHBoxLayout()
@@ -155,7 +155,7 @@ class ChatPane(QWidget):
         self.card_text = QLabel()
         self.card_text.setWordWrap(True)
         self.card_text.setAccessibleName("Selected passage")
-        card_close = QToolButton(text="✕")
+        card_close = tool_button("✕")
         card_close.setAccessibleName("Remove the selected passage")
         card_close.clicked.connect(self.clear_selection)
         cl = QHBoxLayout(self.card)
@@ -269,12 +269,12 @@ class ChatPane(QWidget):
             index = self.conversations.findData(target)
             self.conversations.setCurrentIndex(max(0, index))
         self.conversation_id = target
-        self.render()
+        self.redraw()
 
     def _conversation_chosen(self, index: int) -> None:
         data = self.conversations.itemData(index)
         self.conversation_id = int(data) if data is not None else None
-        self.render()
+        self.redraw()
 
     def new_conversation(self) -> None:
         if self.book_id is None:
@@ -376,7 +376,7 @@ class ChatPane(QWidget):
             events = self.service.ask(conversation_id, text, selection=sel, stop=live.stop)
         live.task = self.tasks.start(self._consume(live, events), key=f"chat:{conversation_id}")
         self._running_changed()
-        self.render()
+        self.redraw()
         return conversation_id
 
     async def _consume(self, live: LiveRun, events: Any) -> None:
@@ -427,7 +427,7 @@ class ChatPane(QWidget):
                     select=self.conversation_id
                 )  # titles come from the first question
             elif live.conversation_id == self.conversation_id:
-                self.render()
+                self.redraw()
             self.answerRendered.emit(live.conversation_id)
 
     def stop(self) -> None:
@@ -468,10 +468,10 @@ class ChatPane(QWidget):
         live = self.live.get(self.conversation_id) if self.conversation_id is not None else None
         if live is not None:
             self.status.setText(live.view.activity)
-            self.render()
+            self.redraw()
             self.answerRendered.emit(live.conversation_id)
 
-    def render(self) -> None:
+    def redraw(self) -> None:
         self._running_changed()
         if self.conversation_id is None:
             self.transcript.setHtml(
@@ -558,7 +558,7 @@ class ChatPane(QWidget):
         elif action in ("sources", "trace"):
             key = ("s" if action == "sources" else "t") + arg
             self.expanded.symmetric_difference_update({key})
-            self.render()
+            self.redraw()
 
     def retry(self, key: str) -> None:
         """Ask a failed question again: the last one is replaced, an older one is re-asked."""

@@ -67,7 +67,10 @@ class _Pages(QWidget):
     @staticmethod
     def _to_widget(poly: QPolygonF, rect: QRectF, scale: float) -> QPolygonF:
         return QPolygonF(
-            [QPointF(rect.left() + p.x() * scale, rect.top() + p.y() * scale) for p in poly]
+            [
+                QPointF(rect.left() + poly.at(i).x() * scale, rect.top() + poly.at(i).y() * scale)
+                for i in range(poly.size())
+            ]
         )
 
     def _hit(self, pos: QPointF) -> tuple[int, QPointF] | None:
@@ -122,7 +125,7 @@ class _Pages(QWidget):
 
 
 def poly_points(poly: QPolygonF) -> list[list[float]]:
-    return [[round(p.x(), 2), round(p.y(), 2)] for p in poly]
+    return [[round(poly.at(i).x(), 2), round(poly.at(i).y(), 2)] for i in range(poly.size())]
 
 
 def to_poly(points: list[list[float]]) -> QPolygonF:
@@ -184,7 +187,7 @@ class PdfView(QScrollArea):
     def _layout(self) -> None:
         dpr = self.devicePixelRatioF()
         self.rects = []
-        y = GAP
+        y = float(GAP)
         widest = 0.0
         for i in range(self.page_count):
             size = self.document.pagePointSize(i)

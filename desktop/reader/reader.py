@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedWidget,
     QTabWidget,
-    QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -40,6 +39,7 @@ from core.prompts import load_prompt
 from core.store.library import HIGHLIGHT_COLOURS, BookInfo, Library
 from desktop.reader.selection_bar import ACTIONS, SelectionBar
 from desktop.requests import AskRequest
+from desktop.widgets import tool_button
 
 log = logging.getLogger("margin.reader")
 SAVE_DELAY_MS = 500
@@ -78,10 +78,10 @@ class Reader(QWidget):
         self.font_size = 13
         self._pending_selection: tuple[int, str, object] | None = None
         # toolbar
-        self.prev_button = QToolButton(text="◀")
+        self.prev_button = tool_button("◀")
         self.prev_button.setToolTip("Previous page (Page Up)")
         self.prev_button.setAccessibleName("Previous page")
-        self.next_button = QToolButton(text="▶")
+        self.next_button = tool_button("▶")
         self.next_button.setToolTip("Next page (Page Down)")
         self.next_button.setAccessibleName("Next page")
         self.page_box = QSpinBox()
@@ -89,11 +89,11 @@ class Reader(QWidget):
         self.page_box.setMinimum(1)
         self.page_box.setKeyboardTracking(False)
         self.page_total = QLabel("")
-        self.zoom_out_button = QToolButton(text="−")
+        self.zoom_out_button = tool_button("−")
         self.zoom_out_button.setAccessibleName("Zoom out")
-        self.zoom_in_button = QToolButton(text="+")
+        self.zoom_in_button = tool_button("+")
         self.zoom_in_button.setAccessibleName("Zoom in")
-        self.fit_button = QToolButton(text="Fit width")
+        self.fit_button = tool_button("Fit width")
         self.fit_button.setAccessibleName("Fit width")
         self.theme_box = QComboBox()
         self.theme_box.addItems(["light", "sepia", "dark"])
@@ -105,8 +105,8 @@ class Reader(QWidget):
         self.finished_box.setAccessibleName("Finished this book")
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 2, 4, 2)
-        for w in (self.prev_button, self.page_box, self.page_total, self.next_button):
-            bar.addWidget(w)
+        for left in (self.prev_button, self.page_box, self.page_total, self.next_button):
+            bar.addWidget(left)
         bar.addStretch(1)
         for w in (
             self.zoom_out_button,
@@ -206,29 +206,31 @@ class Reader(QWidget):
                     f'The file of "{book.title}" is missing from the library folder.',
                     hint="Remove the book and add it again.",
                 )
-            view: QWidget = PdfView(path)
-            view.pageChanged.connect(self._pdf_page_changed)
-            view.drawn.connect(self._view_drawn)
-            view.canvas.selectionFinished.connect(self._pdf_selected)
-            view.canvas.selectionCleared.connect(self.selection_bar.hide)
-            view.canvas.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-            view.canvas.customContextMenuRequested.connect(
-                lambda pos: self._context_menu(view.canvas.mapToGlobal(pos))
+            pdf = PdfView(path)
+            pdf.pageChanged.connect(self._pdf_page_changed)
+            pdf.drawn.connect(self._view_drawn)
+            pdf.canvas.selectionFinished.connect(self._pdf_selected)
+            pdf.canvas.selectionCleared.connect(self.selection_bar.hide)
+            pdf.canvas.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+            pdf.canvas.customContextMenuRequested.connect(
+                lambda pos: self._context_menu(pdf.canvas.mapToGlobal(pos))
             )
+            view: QWidget = pdf
             self.zoom_in_button.setVisible(True)
             self.zoom_out_button.setVisible(True)
             self.fit_button.setVisible(True)
         else:
             from desktop.reader.text_view import TextView
 
-            view = TextView(path, book.format)
-            view.set_theme(self.theme)
-            view.font_size = self.font_size
-            view.selectionChanged.connect(self._text_selection_changed)
-            view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-            view.customContextMenuRequested.connect(
-                lambda pos: self._context_menu(view.viewport().mapToGlobal(pos))
+            text_view = TextView(path, book.format)
+            text_view.set_theme(self.theme)
+            text_view.font_size = self.font_size
+            text_view.selectionChanged.connect(self._text_selection_changed)
+            text_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+            text_view.customContextMenuRequested.connect(
+                lambda pos: self._context_menu(text_view.viewport().mapToGlobal(pos))
             )
+            view = text_view
             self.fit_button.setVisible(False)
         self.view = view
         self.stack.addWidget(view)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QToolButton, QWidget
 
+from desktop.widgets import tool_button
+
 ACTIONS = (
     ("ask", "Ask…"),
     ("explain", "Explain"),
@@ -29,7 +31,7 @@ class SelectionBar(QFrame):
         layout.setSpacing(2)
         self.buttons: dict[str, QToolButton] = {}
         for key, label in (*ACTIONS, ("highlight", "Highlight")):
-            button = QToolButton(text=label)
+            button = tool_button(label)
             button.setAccessibleName(label.rstrip("…"))
             button.setToolTip(f"{label.rstrip('…')} the selected text")
             button.setFocusPolicy(Qt.FocusPolicy.NoFocus)

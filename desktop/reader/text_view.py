@@ -49,7 +49,8 @@ class TextView(QTextBrowser):
         self._mark = ""
         self.document().setDocumentMargin(28)
 
-    def loadResource(self, kind: int, url: QUrl) -> object:
+    def loadResource(self, kind: int, url: QUrl | str) -> object:
+        url = QUrl(url) if isinstance(url, str) else url
         if url.scheme() == "book" and self.book_file is not None and self.format == "epub":
             from core.books.epub import read_resource
 

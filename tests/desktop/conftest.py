@@ -10,6 +10,7 @@ boxes without one.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -29,6 +30,11 @@ def qt_loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     # would still be running when the interpreter exits and abort the process
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="test-default")
     loop.set_default_executor(executor)
+    # qasync does not install asyncio's async-generator hooks; without them an unfinished
+    # generator (an HTTP stream a Stop left) is finalised by the garbage collector outside the loop
+    sys.set_asyncgen_hooks(
+        firstiter=loop._asyncgen_firstiter_hook, finalizer=loop._asyncgen_finalizer_hook
+    )
     asyncio.set_event_loop(loop)
     yield loop
     executor.shutdown(wait=True)

@@ -270,22 +270,32 @@ class AnthropicProvider:
         try:
             async with client.messages.stream(**kwargs) as stream:
                 iterator = stream.__aiter__()
-                while True:
-                    try:
-                        event = await asyncio.wait_for(iterator.__anext__(), self._idle)
-                    except StopAsyncIteration:
-                        break
-                    kind = event.type
-                    if kind == "text":
-                        if event.text:
-                            yield StreamText(event.text)
-                    elif kind == "citation":
-                        c = event.citation
-                        yield StreamCitation(
-                            source=str(getattr(c, "source", "") or ""),
-                            title=str(getattr(c, "title", "") or ""),
-                            cited_text=str(getattr(c, "cited_text", "") or ""),
-                        )
+                try:
+                    while True:
+                        try:
+                            event = await asyncio.wait_for(iterator.__anext__(), self._idle)
+                        except StopAsyncIteration:
+                            break
+                        kind = event.type
+                        if kind == "text":
+                            if event.text:
+                                yield StreamText(event.text)
+                        elif kind == "citation":
+                            c = event.citation
+                            yield StreamCitation(
+                                source=str(getattr(c, "source", "") or ""),
+                                title=str(getattr(c, "title", "") or ""),
+                                cited_text=str(getattr(c, "cited_text", "") or ""),
+                            )
+                finally:
+                    # close the SDK's stream generator here, inside this task: left to the
+                    # garbage collector it would be finalised outside any event loop
+                    closer = getattr(iterator, "aclose", None)
+                    if closer is not None:
+                        try:
+                            await closer()
+                        except Exception:
+                            pass
                 message = await stream.get_final_message()
         except asyncio.CancelledError:
             raise

@@ -265,7 +265,7 @@ def test_settings_dialog_test_connection_and_models(
     dialog.base_url.setText(fake_anthropic.url)
     task = dialog._start(dialog._test())
     qtbot.waitUntil(task.done, timeout=15000)
-    assert "2 models" in dialog.result.text()
+    assert "2 models" in dialog.result_label.text()
     task = dialog._start(dialog._list_models())
     qtbot.waitUntil(task.done, timeout=15000)
     assert [dialog.model.itemText(i) for i in range(dialog.model.count())] == [
@@ -274,7 +274,7 @@ def test_settings_dialog_test_connection_and_models(
     ]
     dialog.base_url.setText("ftp://nope")
     assert not dialog.save()
-    assert "http://" in dialog.result.text()
+    assert "http://" in dialog.result_label.text()
 
 
 def test_notes_panel_lists_edits_and_exports(window: Any, books_dir: Path, qtbot: Any) -> None:
