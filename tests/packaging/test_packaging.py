@@ -78,7 +78,7 @@ def test_ico_and_icns_containers() -> None:
     reserved, kind, count = struct.unpack("<HHH", ico[:6])
     assert (reserved, kind) == (0, 1) and count >= 5
     for i in range(count):
-        width, _h, _c, _r, _planes, _bits, length, offset = struct.unpack(
+        _w, _h, _c, _r, _planes, _bits, length, offset = struct.unpack(
             "<BBBBHHII", ico[6 + 16 * i : 22 + 16 * i]
         )
         assert ico[offset : offset + 8] == b"\x89PNG\r\n\x1a\n" and offset + length <= len(ico)
@@ -151,7 +151,7 @@ def test_launcher_runs_the_cli() -> None:
 
 @pytest.mark.skipif(not BUNDLE.exists(), reason="no bundle built (run `make package`)")
 def test_built_bundle_smoke(tmp_path: Path) -> None:
-    before = {p for p in BUNDLE.parent.rglob("*")}
+    before = set(BUNDLE.parent.rglob("*"))
     env = {
         "PATH": "/usr/bin:/bin",
         "LANG": "C.UTF-8",
@@ -174,7 +174,7 @@ def test_built_bundle_smoke(tmp_path: Path) -> None:
     assert (tmp_path / "data" / "Margin" / "library.sqlite3").exists(), (
         "data goes to the user data folder"
     )
-    assert {p for p in BUNDLE.parent.rglob("*")} == before, "nothing is written inside the bundle"
+    assert set(BUNDLE.parent.rglob("*")) == before, "nothing is written inside the bundle"
     version = subprocess.run(
         [str(BUNDLE), "--version"], capture_output=True, text=True, env=env, timeout=60
     )
