@@ -30,13 +30,90 @@ _sdk: Any = None
 _importer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="margin-sdk-import")
 
 
+_WARM_EVENTS: list[dict[str, Any]] = [
+    {
+        "type": "message_start",
+        "message": {
+            "id": "m",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        },
+    },
+    {
+        "type": "content_block_start",
+        "index": 0,
+        "content_block": {"type": "text", "text": "", "citations": []},
+    },
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "a"}},
+    {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {
+            "type": "citations_delta",
+            "citation": {
+                "type": "search_result_location",
+                "source": "s",
+                "title": "t",
+                "cited_text": "c",
+                "search_result_index": 0,
+                "start_block_index": 0,
+                "end_block_index": 0,
+            },
+        },
+    },
+    {"type": "content_block_stop", "index": 0},
+    {
+        "type": "content_block_start",
+        "index": 1,
+        "content_block": {"type": "tool_use", "id": "t", "name": "n", "input": {}},
+    },
+    {
+        "type": "content_block_delta",
+        "index": 1,
+        "delta": {"type": "input_json_delta", "partial_json": "{}"},
+    },
+    {"type": "content_block_stop", "index": 1},
+    {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": 2},
+    },
+    {"type": "message_stop"},
+]
+
+
+def _import_and_warm() -> Any:
+    """Import the SDK and run its stream-event parsing once: pydantic builds its validators on
+    first use (about 80 ms), which would otherwise happen on the event loop at the first answer."""
+    sdk = importlib.import_module("anthropic")
+    try:
+        from anthropic._models import construct_type
+        from anthropic.lib.streaming._messages import accumulate_event, build_events
+        from anthropic.types import RawMessageStreamEvent
+
+        snapshot: Any = None
+        buffers: dict[int, bytes] = {}
+        for raw in _WARM_EVENTS:
+            event = construct_type(type_=RawMessageStreamEvent, value=raw)
+            snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
+            build_events(event=event, message_snapshot=snapshot)
+    except Exception as exc:  # internals may move between SDK versions; only speed is lost
+        log.debug("SDK warm-up skipped: %s", exc)
+    return sdk
+
+
 async def load_sdk() -> Any:
     """Import the SDK off the event loop (once), on a plain thread of our own: the loop's
     default executor may be Qt threads that must not outlive the application."""
     global _sdk
     if _sdk is None:
         loop = asyncio.get_running_loop()
-        _sdk = await loop.run_in_executor(_importer, importlib.import_module, "anthropic")
+        _sdk = await loop.run_in_executor(_importer, _import_and_warm)
     return _sdk
 
 
@@ -244,7 +321,11 @@ class AnthropicProvider:
             }
             if self.base_url:
                 kwargs["base_url"] = self.base_url
-            self._client = sdk.AsyncAnthropic(**kwargs)
+            # building the client loads the TLS certificates (tens of milliseconds): off the loop
+            loop = asyncio.get_running_loop()
+            client = await loop.run_in_executor(_importer, lambda: sdk.AsyncAnthropic(**kwargs))
+            if self._client is None:
+                self._client = client
         return self._client
 
     async def aclose(self) -> None:
