@@ -99,7 +99,7 @@ def _import_and_warm() -> Any:
         snapshot: Any = None
         buffers: dict[int, bytes] = {}
         for raw in _WARM_EVENTS:
-            event = construct_type(type_=RawMessageStreamEvent, value=raw)
+            event: Any = construct_type(type_=RawMessageStreamEvent, value=raw)
             snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
             build_events(event=event, message_snapshot=snapshot)
     except Exception as exc:  # internals may move between SDK versions; only speed is lost
