@@ -35,7 +35,7 @@ bench: $(STAMP)
 
 ## Long reliability runs.
 soak: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m soak -p no:cacheprovider
+	MARGIN_SOAK=1 QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "" -p no:cacheprovider tests/reliability
 
 ## Build the double-clickable bundle in dist/Margin and an archive of it.
 package: $(STAMP)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import posixpath
 import re
+import struct
 import zipfile
+import zlib
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from xml.etree import ElementTree as ET
@@ -45,7 +47,7 @@ class EpubArchive:
         self.limits = limits
         try:
             self.zip = zipfile.ZipFile(path)
-        except zipfile.BadZipFile:
+        except (zipfile.BadZipFile, ValueError, EOFError, NotImplementedError, struct.error):
             raise BookError(
                 BookCode.CORRUPT,
                 f"{path.name} is damaged: it is not a valid EPUB (zip) file.",
@@ -102,7 +104,15 @@ class EpubArchive:
         try:
             with self.zip.open(info) as fh:
                 data = fh.read(cap)
-        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, ValueError) as exc:
+        except (
+            zipfile.BadZipFile,
+            OSError,
+            EOFError,
+            RuntimeError,
+            ValueError,
+            NotImplementedError,
+            zlib.error,
+        ) as exc:
             raise BookError(
                 BookCode.CORRUPT, f"{self.path.name} is damaged: {name} cannot be unpacked ({exc})."
             ) from None

@@ -23,6 +23,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -132,6 +133,8 @@ class FakeAnthropic:
         self.script: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
         self.models = models if models is not None else ["claude-test", "claude-other"]
+        # when the script is empty: a function of the request body (for concurrent clients)
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
         self._lock = threading.Lock()
         self._counter = 0
         self._stop = threading.Event()
@@ -183,6 +186,8 @@ class FakeAnthropic:
                 record = fake._record(self, body)
                 with fake._lock:
                     reply = fake.script.popleft() if fake.script else None
+                if reply is None and fake.responder is not None:
+                    reply = fake.responder(body)
                 if reply is None:
                     self._json(
                         500,

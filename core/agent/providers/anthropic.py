@@ -306,12 +306,16 @@ class AnthropicProvider:
         self._max_retries = max_retries
         self._idle = stream_idle_s
         self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
         self.where = "the local model server" if local else "Claude's API"
 
     def __repr__(self) -> str:  # never show the key
         return f"AnthropicProvider(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
 
     async def client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._client is not None and self._client_loop is not loop:
+            self._client = None  # its connections belong to an event loop that is gone
         if self._client is None:
             sdk = await load_sdk()
             kwargs: dict[str, Any] = {
@@ -322,10 +326,10 @@ class AnthropicProvider:
             if self.base_url:
                 kwargs["base_url"] = self.base_url
             # building the client loads the TLS certificates (tens of milliseconds): off the loop
-            loop = asyncio.get_running_loop()
             client = await loop.run_in_executor(_importer, lambda: sdk.AsyncAnthropic(**kwargs))
             if self._client is None:
                 self._client = client
+                self._client_loop = loop
         return self._client
 
     async def aclose(self) -> None:
@@ -385,6 +389,13 @@ class AnthropicProvider:
         except Exception as exc:
             log.info("provider error: %s: %s", type(exc).__name__, exc)
             raise map_error(exc, where=self.where) from exc
+        if message.stop_reason is None:
+            # the connection closed before the server said the message was complete
+            raise LLMError(
+                LLMCode.BAD_RESPONSE,
+                f"{self.where} stopped sending the answer before it was finished.",
+                hint="Press Retry; if it keeps happening, check your connection.",
+            )
         yield TurnResult(
             content=[_block_to_dict(b) for b in message.content],
             stop_reason=str(message.stop_reason or "end_turn"),
