@@ -5,7 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 APP=${1:-dist/Margin/Margin}
-BOOK=${SMOKE_BOOK:-../shared/fixtures/pdf/pdflatex-4-pages.pdf}
+BOOK=${SMOKE_BOOK:-}
+for dir in "${MARGIN_FIXTURES:-}" ../shared/fixtures /work/shared/fixtures; do
+  if [ -z "$BOOK" ] && [ -n "$dir" ] && [ -f "$dir/pdf/pdflatex-4-pages.pdf" ]; then BOOK="$dir/pdf/pdflatex-4-pages.pdf"; fi
+done
+if [ -z "$BOOK" ]; then  # no fixtures here: a book of our own
+  BOOK="$(pwd)/resources/welcome/Welcome to Margin.md"
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # a clean environment: no key, no MARGIN_HOME, a fresh home; data must go to the user folders

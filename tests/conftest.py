@@ -19,7 +19,21 @@ os.environ["PYTHON_KEYRING_BACKEND"] = "tests.support.memory_keyring.MemoryKeyri
 for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "MARGIN_PROVIDER"):
     os.environ.pop(var, None)
 
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
+def _find_fixtures() -> Path:
+    """The shared fixtures: MARGIN_FIXTURES, else ../shared/fixtures next to the project, else
+    the machine-wide copy (CI may clone the project somewhere else)."""
+    candidates = [
+        Path(os.environ["MARGIN_FIXTURES"]) if os.environ.get("MARGIN_FIXTURES") else None,
+        Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures",
+        Path("/work/shared/fixtures"),
+    ]
+    for candidate in candidates:
+        if candidate is not None and (candidate / "books").is_dir():
+            return candidate
+    raise RuntimeError("The test fixtures (shared/fixtures) were not found; set MARGIN_FIXTURES.")
+
+
+FIXTURES = _find_fixtures()
 BOOKS = FIXTURES / "books"
 PDFS = FIXTURES / "pdf"
 

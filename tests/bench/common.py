@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT.parent / "shared" / "fixtures"
 sys.path.insert(0, str(ROOT))
+from tests.conftest import FIXTURES  # noqa: E402  (the one place that finds the fixtures)
 
 
 def machine() -> str:

@@ -393,3 +393,45 @@ def test_context_menu_lists_the_actions(window: Any, library: Library, books_dir
 
 def test_main_window_data_paths_are_isolated(margin_home: Path) -> None:
     assert resolve_paths().data == margin_home
+
+
+def test_first_run_imports_the_welcome_guide(library: Library, qtbot: Any, real_font: str) -> None:
+    win = MainWindow(library, library.paths, restore=False)
+    qtbot.addWidget(win)
+    win.start_background_work()
+    qtbot.waitUntil(lambda: win.reader.book is not None, timeout=20000)
+    assert win.reader.book.title == "Welcome to Margin"
+    assert any(t.title == "Asking about a passage" for t in library.toc(win.reader.book.id))
+    win.close()
+    again = MainWindow(library, library.paths, restore=False)
+    qtbot.addWidget(again)
+    library.delete_book(library.list_books()[0].id)
+    again.start_background_work()
+    qtbot.wait(300)
+    assert library.list_books() == [], "the guide is imported once, not after the reader removed it"
+    again.close()
+
+
+def test_remove_book_asks_then_removes(window: Any, library: Library, books_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    book = import_book(library, books_dir / "metamorphosis.txt").book
+    window.refresh_library()
+    window.open_book(book.id)
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.No))
+    window.remove_book(book.id)
+    assert library.list_books() != []
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes))
+    window.remove_book(book.id)
+    assert library.list_books() == [] and window.reader.book is None
+    assert window.library_panel.empty.isVisible()
+
+
+def test_shortcuts_and_accessible_names(window: Any) -> None:
+    shortcuts = {name: getattr(window, f"action_{name}").shortcut().toString() for name in ("open", "find", "goto", "zoom_in", "focus_chat", "ask", "settings", "toggle_library")}
+    assert shortcuts["open"] == "Ctrl+O" and shortcuts["find"] == "Ctrl+F" and shortcuts["goto"] == "Ctrl+G"
+    assert shortcuts["focus_chat"] == "Ctrl+L" and shortcuts["ask"] == "Ctrl+Return" and shortcuts["settings"] == "Ctrl+,"
+    from PySide6.QtWidgets import QAbstractButton, QLineEdit
+
+    unnamed = [w for w in window.findChildren(QAbstractButton) + window.findChildren(QLineEdit) if w.isVisible() and not w.accessibleName() and not w.text()]
+    assert unnamed == []

@@ -161,7 +161,9 @@ def test_built_bundle_smoke(tmp_path: Path) -> None:
         "QT_QPA_PLATFORM": "offscreen",
     }
     png = tmp_path / "shot.png"
-    book = ROOT.parent / "shared" / "fixtures" / "books" / "metamorphosis.epub"
+    from tests.conftest import BOOKS
+
+    book = BOOKS / "metamorphosis.epub"
     done = subprocess.run(
         [str(BUNDLE), "--open", str(book), "--page", "3", "--screenshot", str(png)],
         capture_output=True,
