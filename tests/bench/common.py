@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from tests.conftest import FIXTURES  # noqa: E402  (the one place that finds the fixtures)
+from tests.conftest import FIXTURES  # noqa: E402, F401  (re-exported: the one place that finds the fixtures)
 
 
 def machine() -> str:
