@@ -19,6 +19,7 @@ os.environ["PYTHON_KEYRING_BACKEND"] = "tests.support.memory_keyring.MemoryKeyri
 for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "MARGIN_PROVIDER"):
     os.environ.pop(var, None)
 
+
 def _find_fixtures() -> Path:
     """The shared fixtures: MARGIN_FIXTURES, else ../shared/fixtures next to the project, else
     the machine-wide copy (CI may clone the project somewhere else)."""

@@ -412,26 +412,56 @@ def test_first_run_imports_the_welcome_guide(library: Library, qtbot: Any, real_
     again.close()
 
 
-def test_remove_book_asks_then_removes(window: Any, library: Library, books_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_remove_book_asks_then_removes(
+    window: Any, library: Library, books_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from PySide6.QtWidgets import QMessageBox
 
     book = import_book(library, books_dir / "metamorphosis.txt").book
     window.refresh_library()
     window.open_book(book.id)
-    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.No))
+    monkeypatch.setattr(
+        QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.No)
+    )
     window.remove_book(book.id)
     assert library.list_books() != []
-    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes))
+    monkeypatch.setattr(
+        QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes)
+    )
     window.remove_book(book.id)
     assert library.list_books() == [] and window.reader.book is None
     assert window.library_panel.empty.isVisible()
 
 
 def test_shortcuts_and_accessible_names(window: Any) -> None:
-    shortcuts = {name: getattr(window, f"action_{name}").shortcut().toString() for name in ("open", "find", "goto", "zoom_in", "focus_chat", "ask", "settings", "toggle_library")}
-    assert shortcuts["open"] == "Ctrl+O" and shortcuts["find"] == "Ctrl+F" and shortcuts["goto"] == "Ctrl+G"
-    assert shortcuts["focus_chat"] == "Ctrl+L" and shortcuts["ask"] == "Ctrl+Return" and shortcuts["settings"] == "Ctrl+,"
+    shortcuts = {
+        name: getattr(window, f"action_{name}").shortcut().toString()
+        for name in (
+            "open",
+            "find",
+            "goto",
+            "zoom_in",
+            "focus_chat",
+            "ask",
+            "settings",
+            "toggle_library",
+        )
+    }
+    assert (
+        shortcuts["open"] == "Ctrl+O"
+        and shortcuts["find"] == "Ctrl+F"
+        and shortcuts["goto"] == "Ctrl+G"
+    )
+    assert (
+        shortcuts["focus_chat"] == "Ctrl+L"
+        and shortcuts["ask"] == "Ctrl+Return"
+        and shortcuts["settings"] == "Ctrl+,"
+    )
     from PySide6.QtWidgets import QAbstractButton, QLineEdit
 
-    unnamed = [w for w in window.findChildren(QAbstractButton) + window.findChildren(QLineEdit) if w.isVisible() and not w.accessibleName() and not w.text()]
+    unnamed = [
+        w
+        for w in window.findChildren(QAbstractButton) + window.findChildren(QLineEdit)
+        if w.isVisible() and not w.accessibleName() and not w.text()
+    ]
     assert unnamed == []
