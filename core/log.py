@@ -24,11 +24,16 @@ class RedactSecrets(logging.Filter):
 
 
 def setup_logging(paths: Paths, *, level: int = logging.INFO) -> logging.Handler:
-    """Send Margin's logs to ``<data>/logs/margin.log`` (1 MB × 5 files). Idempotent."""
+    """Send Margin's logs to ``<data>/logs/margin.log`` (1 MB × 5 files). Idempotent for the
+    same folder; a different folder replaces the previous log file."""
     root = logging.getLogger()
-    for handler in root.handlers:
-        if getattr(handler, "_margin", False):
-            return handler
+    target = str((paths.logs / LOG_NAME).resolve())
+    for existing in list(root.handlers):
+        if getattr(existing, "_margin", False):
+            if getattr(existing, "baseFilename", "") == target:
+                return existing
+            root.removeHandler(existing)
+            existing.close()
     paths.logs.mkdir(parents=True, exist_ok=True)
     handler = logging.handlers.RotatingFileHandler(
         paths.logs / LOG_NAME, maxBytes=1_000_000, backupCount=5, encoding="utf-8"

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+import shiboken6
 from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import (
@@ -421,14 +422,20 @@ class ChatPane(QWidget):
                 self.input.setPlainText(live.question)
         finally:
             self.live.pop(live.conversation_id, None)
-            self._running_changed()
-            if self.book_id is not None and self.conversations.findData(live.conversation_id) >= 0:
-                self._reload_conversations(
-                    select=self.conversation_id
-                )  # titles come from the first question
-            elif live.conversation_id == self.conversation_id:
-                self.redraw()
-            self.answerRendered.emit(live.conversation_id)
+            if shiboken6.isValid(self) and shiboken6.isValid(
+                self.stop_button
+            ):  # the window may be gone
+                self._running_changed()
+                if (
+                    self.book_id is not None
+                    and self.conversations.findData(live.conversation_id) >= 0
+                ):
+                    self._reload_conversations(
+                        select=self.conversation_id
+                    )  # titles come from the first question
+                elif live.conversation_id == self.conversation_id:
+                    self.redraw()
+                self.answerRendered.emit(live.conversation_id)
 
     def stop(self) -> None:
         if self.conversation_id is not None and self.conversation_id in self.live:

@@ -2,9 +2,10 @@
 
 One qasync loop for the whole session (qasync 0.28 can crash when many loops are created and
 closed with PySide6 >= 6.8), created with ``already_running=True`` so that ``qtbot.wait`` and
-``qtbot.waitUntil`` drive coroutines and async slots. Every test gets a real ``Library`` in its
-temp MARGIN_HOME; tests assert that a real font is installed because Qt silently draws empty
-boxes without one.
+``qtbot.waitUntil`` drive coroutines and async slots. It counts as "running" only during a
+desktop test, so tests elsewhere can use ``asyncio.run``. Every test gets a real ``Library`` in
+its temp MARGIN_HOME; tests assert that a real font is installed because Qt silently draws
+empty boxes without one.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 import qasync
@@ -24,27 +26,30 @@ from core.store.library import Library
 
 
 @pytest.fixture(scope="session")
-def qt_loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
+def qt_loop(qapp: QApplication) -> Iterator[Any]:
     loop = qasync.QEventLoop(qapp, already_running=True)
     # plain threads for asyncio's own executor work (DNS lookups): qasync's default QThreads
     # would still be running when the interpreter exits and abort the process
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="test-default")
     loop.set_default_executor(executor)
-    # qasync does not install asyncio's async-generator hooks; without them an unfinished
-    # generator (an HTTP stream a Stop left) is finalised by the garbage collector outside the loop
-    sys.set_asyncgen_hooks(
-        firstiter=loop._asyncgen_firstiter_hook, finalizer=loop._asyncgen_finalizer_hook
-    )
-    asyncio.set_event_loop(loop)
+    asyncio.events._set_running_loop(None)
     yield loop
     executor.shutdown(wait=True)
-    asyncio.set_event_loop(None)
 
 
 @pytest.fixture(autouse=True)
-def _loop_for_every_desktop_test(qt_loop: asyncio.AbstractEventLoop) -> asyncio.AbstractEventLoop:
+def _loop_for_every_desktop_test(qt_loop: Any) -> Iterator[Any]:
+    hooks = sys.get_asyncgen_hooks()
+    # qasync does not install asyncio's async-generator hooks; without them an unfinished
+    # generator (an HTTP stream a Stop left) is finalised by the garbage collector off the loop
+    sys.set_asyncgen_hooks(
+        firstiter=qt_loop._asyncgen_firstiter_hook, finalizer=qt_loop._asyncgen_finalizer_hook
+    )
     asyncio.set_event_loop(qt_loop)
-    return qt_loop
+    asyncio.events._set_running_loop(qt_loop)
+    yield qt_loop
+    asyncio.events._set_running_loop(None)
+    sys.set_asyncgen_hooks(*hooks)
 
 
 @pytest.fixture(autouse=True)
@@ -71,3 +76,10 @@ def library(margin_home: object) -> Iterator[Library]:
     lib = Library.open(resolve_paths().ensure())
     yield lib
     lib.close()
+
+
+def close_window(qtbot: Any, window: Any) -> None:
+    """Close a MainWindow and finish its background tasks while the test's loop still runs."""
+    window.close()
+    task = asyncio.ensure_future(window.shutdown())
+    qtbot.waitUntil(task.done, timeout=10000)

@@ -20,6 +20,7 @@ from desktop.main_window import MainWindow
 from desktop.reader.pdf_view import PdfView
 from desktop.reader.text_view import TextView
 from desktop.requests import AskRequest
+from tests.desktop.conftest import close_window
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,7 +33,7 @@ def window(library: Library, qtbot: Any, real_font: str) -> Any:
     win.show()
     qtbot.waitExposed(win)
     yield win
-    win.close()
+    close_window(qtbot, win)
 
 
 def run_until(qtbot: Any, coro: Any, timeout: float = 20.0) -> Any:

@@ -17,6 +17,7 @@ from core.store import models as m
 from core.store.library import Library
 from desktop.main_window import MainWindow
 from desktop.requests import AskRequest
+from tests.desktop.conftest import close_window
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, search_result_citation
 
 KEY = "sk-ant-desktop-test-KEY-42"
@@ -29,7 +30,7 @@ def window(library: Library, qtbot: Any, real_font: str) -> Any:
     win.reader.setProperty("headless", True)
     win.show()
     yield win
-    win.close()
+    close_window(qtbot, win)
 
 
 @pytest.fixture
