@@ -35,6 +35,14 @@ def _find_fixtures() -> Path:
 
 
 FIXTURES = _find_fixtures()
+
+# Property tests use fixed examples in the normal run (a test run must not fail at random) and
+# fresh random ones under `make soak`, which is where new cases get found.
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("margin", derandomize=True, database=None)
+_hypothesis_settings.register_profile("soak", derandomize=False, database=None)
+_hypothesis_settings.load_profile("soak" if os.environ.get("MARGIN_SOAK") == "1" else "margin")
 BOOKS = FIXTURES / "books"
 PDFS = FIXTURES / "pdf"
 
