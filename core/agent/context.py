@@ -75,11 +75,11 @@ class BookContext:
             position = (
                 "The reader has finished the book or lifted the spoiler limit: you may read and discuss all of it."
                 if book.finished
-                else f"The reader is on page {book.position}, but allowed you to read the whole book."
+                else f"The reader has read up to page {book.read_to}, but allowed you to read the whole book."
             )
         else:
             position = (
-                f"The reader is on page {bound}. Spoiler-safe mode is on: the tools only show pages 1 to {bound}. "
+                f"The reader has read up to page {bound} (read_to). Spoiler-safe mode is on: the tools only show pages 1 to {bound}. "
                 "Never reveal or hint at what happens later in the book, even if you think you know it; "
                 "if the reader asks about later events, say that you will not spoil them."
             )

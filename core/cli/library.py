@@ -91,7 +91,8 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
     if book.author:
         print(f"by {book.author}")
     print(
-        f"Book {book.id} · {book.format.upper()} · {book.page_count} pages · on page {book.position}"
+        f"Book {book.id} · {book.format.upper()} · {book.page_count} pages · on page {book.page}"
+        + f" · read to page {book.read_to}"
         + (" · finished" if book.finished else "")
     )
     print(f"File: {book.original_path}")
@@ -138,18 +139,36 @@ def cmd_page(args: argparse.Namespace, ctx: CliContext) -> int:
     return 0
 
 
-def cmd_position(args: argparse.Namespace, ctx: CliContext) -> int:
-    book = ctx.library.find_book(args.book)
-    if args.number is None:
-        print(f"{book.title}: page {book.position} of {book.page_count}")
-        return 0
-    if args.number < 1 or args.number > book.page_count:
+def _page_arg(book: BookInfo, number: int) -> int:
+    if number < 1 or number > book.page_count:
         raise BookError(
             "bad_page",
-            f'"{book.title}" has pages 1 to {book.page_count}; there is no page {args.number}.',
+            f'"{book.title}" has pages 1 to {book.page_count}; there is no page {number}.',
         )
-    book = ctx.library.set_position(book.id, args.number)
-    print(f"{book.title}: now on page {book.position} of {book.page_count}")
+    return number
+
+
+def _where(book: BookInfo) -> str:
+    limit = "the whole book (finished)" if book.finished else f"page {book.read_to}"
+    return (
+        f"{book.title}: now on page {book.page} of {book.page_count}; "
+        f"read up to {limit}, the assistant's limit"
+    )
+
+
+def cmd_position(args: argparse.Namespace, ctx: CliContext) -> int:
+    book = ctx.library.find_book(args.book)
+    if args.number is not None:
+        book = ctx.library.set_position(book.id, _page_arg(book, args.number))
+    print(_where(book))
+    return 0
+
+
+def cmd_read_to(args: argparse.Namespace, ctx: CliContext) -> int:
+    book = ctx.library.find_book(args.book)
+    if args.number is not None:
+        book = ctx.library.set_read_to(book.id, _page_arg(book, args.number))
+    print(_where(book))
     return 0
 
 
@@ -251,10 +270,20 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_page)
 
-    p = sub.add_parser("position", help="show or set the page you are on (the assistant's limit)")
+    p = sub.add_parser(
+        "position", help="show, or set, the page you are on and have read up to (both)"
+    )
     p.add_argument("book", metavar="BOOK")
     p.add_argument("number", type=int, nargs="?", metavar="N")
     p.set_defaults(handler=cmd_position)
+
+    p = sub.add_parser(
+        "read-to",
+        help="show, or set, only how far you have read (the assistant's limit; lower or higher)",
+    )
+    p.add_argument("book", metavar="BOOK")
+    p.add_argument("number", type=int, nargs="?", metavar="N")
+    p.set_defaults(handler=cmd_read_to)
 
     p = sub.add_parser("finished", help="mark a book finished (lifts the spoiler limit)")
     p.add_argument("book", metavar="BOOK")

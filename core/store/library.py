@@ -32,7 +32,8 @@ class BookInfo:
     file_path: str
     file_size: int
     page_count: int
-    position: int
+    page: int  # the page on screen (restored on open; every jump moves it)
+    read_to: int  # how far the reader has read: the spoiler bound (jumps never raise it)
     finished: bool
     status: str
     added_at: dt.datetime
@@ -45,12 +46,12 @@ class BookInfo:
             return 1.0
         if self.page_count <= 1:
             return 0.0
-        return min(1.0, (self.position - 1) / (self.page_count - 1))
+        return min(1.0, (self.read_to - 1) / (self.page_count - 1))
 
     @property
     def spoiler_bound(self) -> int | None:
-        """Last page the agent may read, or None when the reader lifted the bound."""
-        return None if self.finished else self.position
+        """Last page the agent may read (``read_to``), or None when the book is finished."""
+        return None if self.finished else self.read_to
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,8 @@ def _book(row: m.Book) -> BookInfo:
         file_path=row.file_path,
         file_size=row.file_size,
         page_count=row.page_count,
-        position=row.position,
+        page=row.page,
+        read_to=row.read_to,
         finished=row.finished,
         status=row.status,
         added_at=row.added_at,
@@ -218,11 +220,47 @@ class Library:
             if copy.is_relative_to(self.paths.books):
                 copy.unlink(missing_ok=True)
 
+    @staticmethod
+    def _clamp(book: BookInfo, page: int) -> int:
+        try:
+            number = int(page)
+        except (TypeError, ValueError, OverflowError):
+            raise BookError(BookCode.BAD_PAGE, f"{page!r} is not a page number.") from None
+        return max(1, min(number, max(1, book.page_count)))
+
     def set_position(self, book_id: int, page: int) -> BookInfo:
-        """Save the page the reader is on (clamped to the book); it bounds the agent."""
+        """The reader says "I am here and have read up to here": sets both the page on screen
+        and ``read_to`` (lower as well as higher), clamped to the book."""
         book = self.get_book(book_id)
-        page = max(1, min(int(page), max(1, book.page_count)))
-        m.Book.update(position=page, updated_at=m.utcnow()).where(m.Book.id == book_id).execute()
+        page = self._clamp(book, page)
+        m.Book.update(page=page, read_to=page, updated_at=m.utcnow()).where(
+            m.Book.id == book_id
+        ).execute()
+        return self.get_book(book_id)
+
+    def set_page(
+        self, book_id: int, page: int, *, reading: bool = False, reached: int | None = None
+    ) -> BookInfo:
+        """Move the page on screen. ``reading`` is True when the reader got there by reading
+        on (turning pages forward, scrolling on): then ``read_to`` rises to it if it was
+        lower; ``reached`` is the furthest page reached by reading since the last save (it
+        may be past ``page`` when the reader read on and then jumped back). A jump
+        (contents, citation, Find, Go to, Back) passes neither and never raises ``read_to``;
+        nothing here ever lowers it."""
+        book = self.get_book(book_id)
+        page = self._clamp(book, page)
+        fields: dict[Any, Any] = {m.Book.page: page, m.Book.updated_at: m.utcnow()}
+        furthest = max(page if reading else 0, self._clamp(book, reached) if reached else 0)
+        if furthest > book.read_to:
+            fields[m.Book.read_to] = furthest
+        m.Book.update(fields).where(m.Book.id == book_id).execute()
+        return self.get_book(book_id)
+
+    def set_read_to(self, book_id: int, page: int) -> BookInfo:
+        """Set only the spoiler bound, lower as well as higher ("I have read up to here")."""
+        book = self.get_book(book_id)
+        page = self._clamp(book, page)
+        m.Book.update(read_to=page, updated_at=m.utcnow()).where(m.Book.id == book_id).execute()
         return self.get_book(book_id)
 
     def set_finished(self, book_id: int, finished: bool) -> BookInfo:

@@ -18,13 +18,24 @@ def _v1_initial(db: pw.SqliteDatabase) -> None:
     # Tables as they were in schema 1; later columns are added by later steps.
     db.create_tables(m.ALL_MODELS, safe=False)
     db.execute_sql("ALTER TABLE tool_call DROP COLUMN detail")
+    db.execute_sql("ALTER TABLE book DROP COLUMN read_to")
 
 
 def _v2_tool_call_detail(db: pw.SqliteDatabase) -> None:
     db.execute_sql("ALTER TABLE tool_call ADD COLUMN detail TEXT")
 
 
-MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (_v1_initial, _v2_tool_call_detail)
+def _v3_read_to(db: pw.SqliteDatabase) -> None:
+    # Until v3 the page on screen was also the spoiler bound: start the bound there.
+    db.execute_sql("ALTER TABLE book ADD COLUMN read_to INTEGER NOT NULL DEFAULT 1")
+    db.execute_sql("UPDATE book SET read_to = position")
+
+
+MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
+    _v1_initial,
+    _v2_tool_call_detail,
+    _v3_read_to,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -49,7 +49,11 @@ class Book(BaseModel):
     file_path = pw.TextField(default="")  # the library's own copy, under Paths.books
     file_size = pw.IntegerField(default=0)
     page_count = pw.IntegerField(default=0)
-    position = pw.IntegerField(default=1)  # 1-based page the reader is on: the spoiler bound
+    # Two meanings of "where the reader is", kept apart (DESIGN.md): ``page`` is the page on
+    # screen (restored on open, moved by every jump); ``read_to`` is how far the reader has
+    # read by reading forward — the spoiler bound. Jumps never raise ``read_to``.
+    page = pw.IntegerField(default=1, column_name="position")
+    read_to = pw.IntegerField(default=1)
     finished = pw.BooleanField(default=False)
     status = pw.TextField(default="ready")  # "importing" while a transaction fills it
     added_at = pw.DateTimeField(default=utcnow)

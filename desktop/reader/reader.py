@@ -72,6 +72,7 @@ class Reader(QWidget):
         self.library = library
         self.book: BookInfo | None = None
         self.page = 1
+        self._reached = 0  # furthest page reached by reading since the last save
         self.labels: list[str] = []
         self.view: QWidget | None = None
         self.theme = "light"
@@ -195,6 +196,7 @@ class Reader(QWidget):
         self.save_position()
         self.close_book()
         self.book = book
+        self._reached = 0
         self.labels = self.library.page_labels(book.id)
         path = Path(book.file_path) if book.file_path else None
         if book.format == "pdf":
@@ -247,7 +249,7 @@ class Reader(QWidget):
         self.find_results.clear()
         self._set_enabled(True)
         self.library.mark_opened(book.id)
-        self.go_to_page(page or book.position or 1)
+        self.go_to_page(page or book.page or 1)
 
     def close_book(self) -> None:
         if self.view is not None:
@@ -284,7 +286,9 @@ class Reader(QWidget):
 
     # navigation ------------------------------------------------------------------------
 
-    def go_to_page(self, page: int, *, mark: str = "") -> None:
+    def go_to_page(self, page: int, *, mark: str = "", reading: bool = False) -> None:
+        """Show ``page``. ``reading`` is True only when the reader read on to it (next page);
+        jumps leave the spoiler bound (``read_to``) where it is."""
         if self.book is None:
             return
         page = max(1, min(int(page), max(1, self.book.page_count)))
@@ -309,9 +313,11 @@ class Reader(QWidget):
             ]
             self.view.show_page(content, highlights, mark)
             self._view_drawn()
-        self._page_shown(page)
+        self._page_shown(page, reading=reading)
 
-    def _page_shown(self, page: int) -> None:
+    def _page_shown(self, page: int, *, reading: bool = False) -> None:
+        if reading:
+            self._reached = max(self._reached, page)
         self.page = page
         self.page_box.blockSignals(True)
         self.page_box.setValue(page)
@@ -326,11 +332,12 @@ class Reader(QWidget):
 
     def _pdf_page_changed(self, page: int) -> None:
         if page != self.page:
-            self._page_shown(page)
+            # scrolling on to the next page is reading; anything else is a jump
+            self._page_shown(page, reading=page == self.page + 1)
 
     def next_page(self) -> None:
         if self.book is not None and self.page < self.book.page_count:
-            self.go_to_page(self.page + 1)
+            self.go_to_page(self.page + 1, reading=True)
 
     def previous_page(self) -> None:
         if self.page > 1:
@@ -339,7 +346,10 @@ class Reader(QWidget):
     def save_position(self) -> None:
         if self.book is not None:
             try:
-                self.book = self.library.set_position(self.book.id, self.page)
+                self.book = self.library.set_page(
+                    self.book.id, self.page, reached=self._reached or None
+                )
+                self._reached = 0
             except MarginError:
                 log.info("position not saved: the book is gone")
 

@@ -47,7 +47,15 @@ def test_import_list_show_search_page_position(
     code, out, _ = run(capsys, "page", "pdflatex", "2")
     assert "page 2" in out and "Hello, here is some text" in out
     code, out, _ = run(capsys, "position", "alice", "30")
-    assert "now on page 30 of 96" in out
+    assert "now on page 30 of 96" in out and "read up to page 30" in out
+    code, out, _ = run(capsys, "read-to", "alice", "12")
+    assert code == 0 and "now on page 30 of 96" in out and "read up to page 12" in out
+    code, out, _ = run(capsys, "show", "alice", "--json")
+    shown = json.loads(out)
+    assert (shown["page"], shown["read_to"]) == (30, 12)
+    code, out, _ = run(capsys, "books", "--json")
+    alice = next(b for b in json.loads(out) if b["title"].startswith("Alice"))
+    assert (alice["page"], alice["read_to"]) == (30, 12)
     code, out, _ = run(capsys, "finished", "alice")
     assert "finished" in out
     code, out, _ = run(capsys, "notes", "alice", "--add", "Remember the tarts", "--page", "3")

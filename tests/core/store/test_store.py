@@ -63,11 +63,60 @@ def _book(lib: Library, pages: int = 10) -> int:
     return int(book.id)
 
 
+def test_jumps_never_raise_read_to_and_reading_does(margin_home: Path) -> None:
+    lib = Library.open(resolve_paths())
+    book_id = _book(lib, pages=20)
+    book = lib.set_position(book_id, 5)
+    assert (book.page, book.read_to, book.spoiler_bound) == (5, 5, 5)
+    book = lib.set_page(book_id, 15)  # a jump (citation, contents, Find, Go to)
+    assert (book.page, book.read_to) == (15, 5)
+    book = lib.set_page(book_id, 2)  # going back never lowers the bound
+    assert (book.page, book.read_to) == (2, 5)
+    book = lib.set_page(book_id, 6, reading=True)  # read on from 5 to 6
+    assert (book.page, book.read_to, book.spoiler_bound) == (6, 6, 6)
+    book = lib.set_page(book_id, 3, reached=9)  # read on to 9, then jumped back
+    assert (book.page, book.read_to) == (3, 9)
+    assert lib.set_page(book_id, 99, reading=True).read_to == 20  # clamped to the book
+    book = lib.set_read_to(book_id, 4)  # the reader lowers it explicitly
+    assert (book.page, book.read_to, book.spoiler_bound) == (20, 4, 4)
+    assert lib.set_read_to(book_id, 12).read_to == 12
+    assert lib.set_page(book_id, 10**30).page == 20  # huge numbers clamp, never overflow SQLite
+    with pytest.raises(BookError):
+        lib.set_page(book_id, "seven")  # type: ignore[arg-type]
+    assert lib.set_finished(book_id, True).spoiler_bound is None
+    assert lib.set_finished(book_id, False).spoiler_bound == 12
+
+
+def test_migration_v3_keeps_the_old_position_as_the_bound(tmp_path: Path) -> None:
+    from core.store.migrations import MIGRATIONS
+
+    import peewee as pw
+
+    from core.store import models as m
+
+    path = tmp_path / "v2.sqlite3"
+    raw = pw.SqliteDatabase(str(path))
+    m.database.initialize(raw)
+    for step in MIGRATIONS[:2]:
+        step(raw)
+    raw.execute_sql("PRAGMA user_version = 2")
+    raw.execute_sql(
+        "INSERT INTO book (title, author, language, format, sha256, original_path, file_path,"
+        " file_size, page_count, position, finished, status, added_at, updated_at)"
+        " VALUES ('Old', '', '', 'txt', 'b', '', '', 0, 50, 17, 0, 'ready', '2024-01-01', '2024-01-01')"
+    )
+    raw.close()
+    db = open_database(path)
+    row = db.execute_sql("SELECT position, read_to FROM book").fetchone()
+    assert tuple(row) == (17, 17)
+    db.close()
+
+
 def test_position_finished_highlights_notes(margin_home: Path) -> None:
     lib = Library.open(resolve_paths())
     book_id = _book(lib)
-    assert lib.set_position(book_id, 99).position == 10
-    assert lib.set_position(book_id, -3).position == 1
+    assert lib.set_position(book_id, 99).page == 10
+    assert lib.set_position(book_id, -3).page == 1
     book = lib.set_position(book_id, 4)
     assert book.spoiler_bound == 4
     assert lib.set_finished(book_id, True).spoiler_bound is None
