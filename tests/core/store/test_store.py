@@ -88,11 +88,10 @@ def test_jumps_never_raise_read_to_and_reading_does(margin_home: Path) -> None:
 
 
 def test_migration_v3_keeps_the_old_position_as_the_bound(tmp_path: Path) -> None:
-    from core.store.migrations import MIGRATIONS
-
     import peewee as pw
 
     from core.store import models as m
+    from core.store.migrations import MIGRATIONS
 
     path = tmp_path / "v2.sqlite3"
     raw = pw.SqliteDatabase(str(path))
