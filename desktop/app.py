@@ -1,7 +1,10 @@
-"""Start the window: arguments, folders, logging, the exception hook, Qt, the asyncio loop.
+"""The ``margin`` entry point, and starting the window: arguments, folders, logging, the
+exception hook, Qt, the asyncio loop.
 
-Nothing slow is on this path (no ``anthropic``, no QtPdf, no book pages): the window must be
-on screen within a second.
+``margin`` with no arguments, a book file, or window options (``--open``, ``--screenshot``)
+opens the window; anything else is a subcommand for ``core.cli`` (which never imports Qt).
+Nothing slow is on the window's path (no ``anthropic``, no QtPdf, no book pages): the window
+must be on screen within a second.
 """
 
 from __future__ import annotations
@@ -20,8 +23,38 @@ log = logging.getLogger("margin.app")
 ROOT = Path(getattr(sys, "_MEIPASS", Path(__file__).resolve().parent.parent))
 
 
+WINDOW_OPTIONS = ("--open", "--page", "--screenshot", "--exit-after-shown")
+
+
 def resources_dir() -> Path:
     return ROOT / "resources"
+
+
+def wants_window(argv: Sequence[str]) -> bool:
+    """Whether ``margin ARGS`` means the window rather than a subcommand."""
+    from core.books.parse import SUFFIXES
+
+    rest = list(argv)
+    if len(rest) >= 2 and rest[0] == "--data-dir":
+        rest = rest[2:]
+    elif rest and rest[0].startswith("--data-dir="):
+        rest = rest[1:]
+    if not rest:
+        return True
+    first = rest[0]
+    if first.split("=", 1)[0] in WINDOW_OPTIONS:
+        return True
+    return Path(first).suffix.lower() in SUFFIXES and Path(first).is_file()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``margin``: the window, or a subcommand."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] != ["--version"] and wants_window(args):
+        return window_main(args)
+    from core.cli import main as cli_main
+
+    return cli_main(args)
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -48,7 +81,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def window_main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     from core.log import setup_logging
     from core.paths import resolve_paths
@@ -93,8 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 async def run_window(app: object, args: argparse.Namespace, paths: object) -> int:
     from PySide6.QtWidgets import QApplication
 
+    from core.app import Margin
     from core.paths import Paths
-    from core.store.library import Library
     from desktop.main_window import MainWindow
 
     assert isinstance(app, QApplication) and isinstance(paths, Paths)
@@ -105,17 +138,22 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
         ThreadPoolExecutor(max_workers=4, thread_name_prefix="margin-io")
     )
     try:
-        library = Library.open(paths)
+        margin = Margin.open(paths)
     except Exception as exc:
         from core.errors import MarginError
 
         message = (
             str(exc) if isinstance(exc, MarginError) else f"Margin cannot open its library: {exc}"
         )
+        log.error("cannot open the library: %s", message)
         print(f"margin: {message}", file=sys.stderr)
+        if not args.screenshot and not args.exit_after_shown:
+            from PySide6.QtWidgets import QMessageBox
+
+            QMessageBox.critical(None, "Margin cannot start", message)
         return 1
     done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    window = MainWindow(library, paths, restore=not args.screenshot)
+    window = MainWindow(margin, restore=not args.screenshot)
 
     def on_closed() -> None:
         if not done.done():
@@ -134,6 +172,8 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
     if args.exit_after_shown and not args.open:
         window.close()
     elif args.open or args.screenshot:
+        if not args.screenshot and not args.exit_after_shown:
+            window.start_background_work()  # `margin FILE`: the same start-up work as `margin`
         code = await open_and_capture(window, args)
         if args.screenshot or args.exit_after_shown:
             window.close()
@@ -143,7 +183,7 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
         done.set_result(code)
     result = await done
     await window.shutdown()
-    library.close()
+    margin.close()
     return code or result
 
 

@@ -18,10 +18,10 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QWidget
 
+from core.app import Margin
 from core.books.parse import SUFFIXES
 from core.errors import MarginError
-from core.paths import Paths
-from core.store.library import BookInfo, Library
+from core.store.library import BookInfo
 from desktop.import_controller import ImportController
 from desktop.library_panel import LibraryPanel
 from desktop.reader.reader import Reader
@@ -40,19 +40,20 @@ class MainWindow(QMainWindow):
     bookOpened = Signal(int)
     closed = Signal()
 
-    def __init__(self, library: Library, paths: Paths, *, restore: bool = True) -> None:
+    def __init__(self, app: Margin, *, restore: bool = True) -> None:
         super().__init__()
-        self.library = library
-        self.paths = paths
+        self.app = app
+        self.library = app.library
+        self.paths = app.paths
         self.tasks = TaskKeeper()
         self.setWindowTitle("Margin")
         self.setAcceptDrops(True)
         self.resize(1280, 800)
-        self.settings = QSettings(str(paths.config / "window.ini"), QSettings.Format.IniFormat)
+        self.settings = QSettings(str(self.paths.config / "window.ini"), QSettings.Format.IniFormat)
         self.library_panel = LibraryPanel()
-        self.reader = Reader(library)
+        self.reader = Reader(self.library)
         self.chat: Any = self._make_chat()
-        self.importer = ImportController(library, self)
+        self.importer = ImportController(self.library, self)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.library_panel)
         self.splitter.addWidget(self.reader)
@@ -78,7 +79,7 @@ class MainWindow(QMainWindow):
             label = QLabel("The chat pane is not available.")
             label.setAlignment(Qt.AlignmentFlag.AlignCenter)
             return label
-        return ChatPane(self.library, self.paths, self.tasks)
+        return ChatPane(self.app, self.tasks)
 
     def _wire(self) -> None:
         lp = self.library_panel
@@ -380,7 +381,7 @@ class MainWindow(QMainWindow):
         return resources_dir() / "welcome" / WELCOME
 
     def about(self) -> None:
-        from core.cli import version_text
+        from core.version import version_text
 
         QMessageBox.about(
             self,
@@ -399,7 +400,7 @@ class MainWindow(QMainWindow):
 
             await run_blocking(recover_incomplete, self.library)
             if hasattr(self.chat, "recover"):
-                self.chat.recover()
+                await run_blocking(self.chat.recover)
             if not self.library.list_books() and not self.settings.value("welcomed"):
                 self.settings.setValue("welcomed", 1)
                 results = await self.importer.import_files([self.welcome_path()])

@@ -218,12 +218,12 @@ class SettingsDialog(QDialog):
         return task
 
     async def _test(self) -> None:
-        from core.agent.service import AgentService
+        from core.agent.service import test_connection
 
         self.result_label.setText("Testing…")
         self.test_button.setEnabled(False)
         try:
-            text = await AgentService.test_connection(_NoService(), self.chosen(), self._key())  # type: ignore[arg-type]
+            text = await test_connection(self.chosen(), self._key())
             self.result_label.setText(text)
         except MarginError as exc:
             self.result_label.setText(str(exc))
@@ -231,10 +231,10 @@ class SettingsDialog(QDialog):
             self.test_button.setEnabled(True)
 
     async def _list_models(self) -> None:
-        from core.agent.service import AgentService
+        from core.agent.service import list_models
 
         try:
-            models = await AgentService.list_models(_NoService(), self.chosen(), self._key())  # type: ignore[arg-type]
+            models = await list_models(self.chosen(), self._key())
         except MarginError as exc:
             self.result_label.setText(str(exc))
             return
@@ -247,7 +247,3 @@ class SettingsDialog(QDialog):
             if models
             else "The server does not list its models; type the name."
         )
-
-
-class _NoService:
-    """``test_connection``/``list_models`` need no library: they only build a provider."""

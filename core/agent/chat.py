@@ -1,29 +1,32 @@
 """The use case: chat with a book. One question in, a stream of events out.
 
 ``ChatWithBook.run`` persists the question before any model call, builds the prompt with the
-context strategy, runs the loop strategy (tool calls persisted as they happen), and persists
-the answer. It ends with exactly one terminal event. Stopping (the ``stop`` event, or
-cancelling the task that consumes the stream) keeps what was written, marked "stopped", and
-gives every unanswered tool call an ``is_error`` result so the next question has a valid
-history.
+context strategy, runs the loop, and persists the answer. Whatever happens — a failure while
+saving the question, a book deleted mid-answer, a full disk while saving the failure — it
+ends with exactly one terminal event (one close-out, ``_close``). Stopping (the ``stop``
+event, or cancelling the task that consumes the stream) keeps what was written, marked
+"stopped", and gives every unanswered tool call an ``is_error`` result so the next question
+has a valid history. Database work runs on the database threads, never on the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import Any, TypeVar
 
-from core.agent.context import ContextStrategy, Selection, question_content
+from core.agent.context import ContextStrategy
 from core.agent.eventlog import EventLog, excerpt
 from core.agent.events import (
     TERMINAL_EVENTS,
     AgentEvent,
     AgentResult,
     ErrorInfo,
-    Notice,
     RunCancelled,
     RunFailed,
     RunFinished,
@@ -31,83 +34,133 @@ from core.agent.events import (
     TextDelta,
     ToolCallRecord,
 )
-from core.agent.loop import Engine, RunState, cancelled_results, summarise_request
+from core.agent.loop import AgentLoop, RunState, Strategy, summarise_request
 from core.agent.pricing import estimate_cost
-from core.agent.providers.base import ChatProvider, TurnRequest, TurnResult
-from core.agent.repository import ConversationRepository
-from core.agent.strategies import LoopStrategy
-from core.agent.tools import ToolContext, ToolOutput, ToolRegistry
-from core.errors import LLMCode, LLMError, MarginError
+from core.agent.providers.base import ChatProvider
+from core.agent.tools import ToolBox, ToolContext, ToolOutput
+from core.agent.types import (
+    AssistantMessage,
+    Question,
+    Selection,
+    TextPart,
+    TurnRequest,
+    TurnResult,
+    UserMessage,
+)
+from core.errors import LLMCode, MarginError
+from core.search import BookSearch
 from core.settings import AgentLimits
-from core.store.library import Library
+from core.store.conversations import Conversations, RunIds
+from core.store.library import BookInfo, Library
 
 log = logging.getLogger("margin.agent")
 PARTIAL_SAVE_S = 1.0
+T = TypeVar("T")
 
 
-class _Recorder:
-    def __init__(
-        self, repo: ConversationRepository, eventlog: EventLog, conversation_id: int, run_id: int
+class _Sink:
+    """The loop's reports: events to the consumer, rows to the store, lines to the event log."""
+
+    def __init__(self, chat: ChatWithBook, emit: Callable[[AgentEvent], None]) -> None:
+        self.chat = chat
+        self._emit = emit
+        self.conversation_id = 0
+        self.ids: RunIds | None = None
+        self.eventlog: EventLog | None = None
+        self.state: RunState | None = None
+        self._last_save = time.monotonic()
+        self._saves: set[asyncio.Future[Any]] = set()
+
+    def emit(self, event: AgentEvent) -> None:
+        self._emit(event)
+        if (
+            isinstance(event, TextDelta)
+            and self.ids is not None
+            and self.state is not None
+            and time.monotonic() - self._last_save > PARTIAL_SAVE_S
+        ):
+            self._last_save = time.monotonic()
+            future = asyncio.ensure_future(
+                self.chat.db(
+                    self.chat.conversations.save_partial, self.ids.placeholder_id, self.state.answer
+                )
+            )
+            self._saves.add(future)
+            future.add_done_callback(self._saved)
+
+    def _saved(self, future: asyncio.Future[Any]) -> None:
+        self._saves.discard(future)
+        if not future.cancelled() and future.exception() is not None:
+            log.warning("partial answer not saved: %s", future.exception())
+
+    async def assistant_turn(self, message: AssistantMessage, step: int) -> None:
+        assert self.ids is not None
+        await self.chat.db(
+            self.chat.conversations.add_message,
+            self.conversation_id,
+            self.ids.run_id,
+            "tool_use",
+            message,
+        )
+
+    async def tool_results(self, message: UserMessage, step: int) -> None:
+        assert self.ids is not None
+        await self.chat.db(
+            self.chat.conversations.add_message,
+            self.conversation_id,
+            self.ids.run_id,
+            "tool_results",
+            message,
+        )
+
+    async def tool_call(self, record: ToolCallRecord, output: ToolOutput) -> None:
+        assert self.ids is not None
+        from core.agent.types import part_to_json
+
+        await self.chat.db(
+            self.chat.conversations.add_tool_call,
+            self.ids.run_id,
+            record,
+            {**output.detail, "pages": list(output.pages)},
+            [part_to_json(p) for p in output.passages],
+        )
+        if self.eventlog is not None:
+            self.eventlog.write(
+                "TOOL_CALL",
+                run_id=self.ids.run_id,
+                step=record.step,
+                name=record.name,
+                parameters=record.arguments,
+                output=excerpt([part_to_json(p) for p in output.parts]),
+                summary=record.summary,
+                is_error=record.is_error,
+                duration_ms=round(record.duration_ms, 2),
+            )
+
+    def invocation(
+        self, step: int, request: TurnRequest, result: TurnResult | None, error: str, ms: float
     ) -> None:
-        self.repo = repo
-        self.eventlog = eventlog
-        self.conversation_id = conversation_id
-        self.run_id = run_id
-
-    def assistant_turn(self, content: list[dict[str, Any]], step: int) -> None:
-        self.repo.add_message(self.conversation_id, self.run_id, "assistant", "tool_use", content)
-
-    def tool_results(self, content: list[dict[str, Any]], step: int) -> None:
-        self.repo.add_message(self.conversation_id, self.run_id, "user", "tool_results", content)
-
-    def tool_call(self, record: ToolCallRecord, detail: dict[str, Any]) -> None:
-        self.repo.add_tool_call(self.run_id, record, detail)
-
-    def llm_invocation(
-        self,
-        step: int,
-        request: TurnRequest,
-        result: TurnResult | None,
-        error: str,
-        duration_ms: float,
-    ) -> None:
+        if self.eventlog is None or self.ids is None:
+            return
         response: dict[str, Any] = (
             {"error": error}
             if result is None
             else {
-                "stop_reason": result.stop_reason,
-                "text": excerpt(
-                    "".join(b.get("text", "") for b in result.content if b.get("type") == "text")
-                ),
+                "stop_reason": result.stop_reason.value,
+                "text": excerpt(result.message.text),
                 "tool_calls": [
-                    {"name": b.get("name"), "input": b.get("input")}
-                    for b in result.content
-                    if b.get("type") == "tool_use"
+                    {"name": c.name, "input": dict(c.arguments)} for c in result.message.calls
                 ],
             }
         )
-        usage = result.usage.__dict__ if result is not None else None
         self.eventlog.write(
             "LLM_INVOCATION",
-            run_id=self.run_id,
+            run_id=self.ids.run_id,
             step=step,
             request=summarise_request(request),
             response=response,
-            usage=usage,
-            duration_ms=round(duration_ms, 2),
-        )
-
-    def tool_log(self, record: ToolCallRecord, output: ToolOutput) -> None:
-        self.eventlog.write(
-            "TOOL_CALL",
-            run_id=self.run_id,
-            step=record.step,
-            name=record.name,
-            parameters=record.arguments,
-            output=excerpt(output.content),
-            summary=record.summary,
-            is_error=record.is_error,
-            duration_ms=round(record.duration_ms, 2),
+            usage=result.usage.__dict__ if result is not None else None,
+            duration_ms=round(ms, 2),
         )
 
 
@@ -116,41 +169,49 @@ class ChatWithBook:
         self,
         *,
         provider: ChatProvider,
-        tools: ToolRegistry,
-        strategy: LoopStrategy,
+        tools: ToolBox,
+        strategy: Strategy,
         context: ContextStrategy,
-        repository: ConversationRepository,
+        conversations: Conversations,
         library: Library,
+        search: BookSearch,
         limits: AgentLimits,
+        event_logs: Path,
         spoiler_safe: bool = True,
-        retry_delay: float = 1.0,
+        executor: Executor | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
         self.strategy = strategy
         self.context = context
-        self.repo = repository
+        self.conversations = conversations
         self.library = library
+        self.search = search
         self.limits = limits
+        self.event_logs = event_logs
         self.spoiler_safe = spoiler_safe
-        self.retry_delay = retry_delay
+        self.executor = executor
+
+    async def db(self, fn: Callable[..., T], /, *args: Any) -> T:
+        """Run database work on the database threads."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, functools.partial(fn, *args))
 
     async def run(
         self,
         conversation_id: int,
-        user_message: str,
+        question: Question | str,
         selection: Selection | None = None,
         *,
         stop: asyncio.Event | None = None,
     ) -> AsyncIterator[AgentEvent]:
-        if not user_message.strip():
+        if isinstance(question, str):
+            question = Question(question, selection)
+        if not question.text.strip():
             raise MarginError("empty_question", "Type a question first.")
-        conversation = self.repo.get(conversation_id)  # BookError NOT_FOUND when missing
-        book = self.library.get_book(conversation.book_id)
+        await self.db(self.conversations.get, conversation_id)  # BookError when missing
         queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
-        producer = asyncio.ensure_future(
-            self._produce(conversation_id, book.id, user_message, selection, queue.put_nowait)
-        )
+        producer = asyncio.ensure_future(self._produce(conversation_id, question, queue.put_nowait))
         stopper = asyncio.ensure_future(stop.wait()) if stop is not None else None
         stop_sent = False
         started = False  # a producer cancelled before its first step could not report it
@@ -160,12 +221,16 @@ class ChatWithBook:
                     stop_sent = True
                     producer.cancel()  # Stop: the producer persists and reports RunCancelled
                 getter = asyncio.ensure_future(queue.get())
-                waiting: set[asyncio.Future[Any]] = {getter}
+                waiting: set[asyncio.Future[Any]] = {getter, producer}
                 if stopper is not None and not stopper.done():
                     waiting.add(stopper)
                 await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 if not getter.done():
                     getter.cancel()
+                    if producer.done() and queue.empty():
+                        # the producer ended without a terminal event: never hang the reader
+                        yield self._lost(conversation_id, producer)
+                        return
                     continue
                 event = getter.result()
                 started = True
@@ -182,179 +247,188 @@ class ChatWithBook:
                 except BaseException:
                     pass
 
+    def _lost(self, conversation_id: int, producer: asyncio.Future[Any]) -> RunFailed:
+        exc = None if producer.cancelled() else producer.exception()
+        if exc is not None:
+            log.error("answer ended without a result", exc_info=exc)
+        info = ErrorInfo(
+            LLMCode.UNEXPECTED.value,
+            "Something unexpected went wrong while answering.",
+            "Try again; the details are in the log file.",
+        )
+        result = AgentResult(0, conversation_id, False, "", "failed", "failed", 0, error=info)
+        return RunFailed(result, info)
+
     async def _produce(
-        self,
-        conversation_id: int,
-        book_id: int,
-        text: str,
-        selection: Selection | None,
-        emit: Callable[[AgentEvent], None],
+        self, conversation_id: int, question: Question, emit: Callable[[AgentEvent], None]
     ) -> None:
-        book = self.library.get_book(book_id)
-        bound = book.spoiler_bound if self.spoiler_safe else None
-        content = question_content(text, selection)
-        run_id, question_id, placeholder_id = self.repo.start_run(
-            conversation_id,
-            provider=self.provider.name,
-            model=self.provider.model,
-            strategy=self.strategy.name,
-            question=content,
-            question_text=text,
-            selection_text=selection.text if selection else None,
-            selection_page=selection.page if selection else None,
-        )
-        self.repo.touch(conversation_id, title_from_question=text)
-        eventlog = EventLog(self.library.paths.event_logs, conversation_id)
-        eventlog.write(
-            "RUN_STARTED",
-            run_id=run_id,
-            provider=self.provider.name,
-            model=self.provider.model,
-            strategy=self.strategy.name,
-            spoiler_bound=bound,
-        )
-        state = RunState()
-        last_save = time.monotonic()
-
-        def emit_and_save(event: AgentEvent) -> None:
-            nonlocal last_save
-            emit(event)
-            if isinstance(event, TextDelta) and time.monotonic() - last_save > PARTIAL_SAVE_S:
-                last_save = time.monotonic()
-                self.repo.save_partial(placeholder_id, state.answer)
-
-        recorder = _Recorder(self.repo, eventlog, conversation_id, run_id)
-        engine = Engine(
-            provider=self.provider,
-            tools=self.tools,
-            tool_context=ToolContext(self.library, book, bound, self.provider.supports_citations),
-            limits=self.limits,
-            recorder=recorder,
-            emit=emit_and_save,
-            state=state,
-            retry_delay=self.retry_delay,
-        )
-        emit(
-            RunStarted(
-                run_id,
-                conversation_id,
-                question_id,
-                self.provider.name,
-                self.provider.model,
-                self.strategy.name,
-            )
-        )
-
-        def result(status: str, error: ErrorInfo | None, answer_id: int | None) -> AgentResult:
-            cost = (
-                estimate_cost(self.provider.model, state.usage)
-                if self.provider.bills_tokens
-                else None
-            )
-            return AgentResult(
-                run_id=run_id,
-                conversation_id=conversation_id,
-                success=status == "complete",
-                answer=state.answer,
-                status=status,
-                stop_reason=state.stop_reason,
-                steps=state.step,
-                usage=state.usage,
-                tool_calls=tuple(state.records),
-                citations=tuple(state.citations),
-                error=error,
-                answer_message_id=answer_id,
-                user_message_id=question_id,
-                limit_reached=state.limit_reached,
-                estimated_cost_usd=cost,
-            )
-
-        def finish(status: str, error: ErrorInfo | None) -> int | None:
-            final = state.final_content if status == "complete" else []
-            if not final and state.answer:
-                final = [{"type": "text", "text": state.answer}]
-            elif final:
-                # the stored answer replays exactly what the model said in its last turn
-                final = [b for b in final if b.get("type") != "text" or b.get("text", "").strip()]
-            answer_id = self.repo.finish(
-                conversation_id=conversation_id,
-                run_id=run_id,
-                placeholder_id=placeholder_id,
-                status=status,
-                content=final,
-                text=state.answer,
-                citations=tuple(state.citations),
-                steps=state.step,
-                usage=state.usage,
-                stop_reason=state.stop_reason or status,
-                error=error,
-            )
-            eventlog.write(
-                "RUN_FINISHED",
-                run_id=run_id,
-                status=status,
-                steps=state.step,
-                usage=state.usage.__dict__,
-                error=error.__dict__ if error else None,
-            )
-            return answer_id
-
+        sink = _Sink(self, emit)
+        sink.conversation_id = conversation_id
+        loop: AgentLoop | None = None
+        status, error = "complete", None
         try:
-            system = self.context.system(
-                book, bound=bound, selection=selection, citations=self.provider.supports_citations
+            book: BookInfo = await self.db(self._book_of, conversation_id)
+            bound = book.spoiler_bound if self.spoiler_safe else None
+            ids = await self.db(
+                functools.partial(
+                    self.conversations.start_run,
+                    conversation_id,
+                    provider=self.provider.name,
+                    model=self.provider.model,
+                    strategy=self.strategy.name,
+                    question=question,
+                )
             )
-            stored = self.repo.stored_messages(conversation_id)
-            try:
-                messages = self.context.history(stored, self.limits)
-                await self.strategy.run(
-                    engine,
-                    model=self.provider.model,
-                    system=system,
-                    messages=messages,
-                    question=text,
+            sink.ids = ids
+            await self.db(
+                functools.partial(
+                    self.conversations.touch, conversation_id, title_from_question=question.text
                 )
-            except LLMError as err:
-                if err.code != LLMCode.CONTEXT_TOO_LONG or state.answer or state.tool_calls:
-                    raise
-                emit(
-                    Notice(
-                        "The conversation was too long for the model; retrying with less history.",
-                        state.step,
-                    )
+            )
+            sink.eventlog = EventLog(self.event_logs, conversation_id)
+            sink.eventlog.write(
+                "RUN_STARTED",
+                run_id=ids.run_id,
+                provider=self.provider.name,
+                model=self.provider.model,
+                strategy=self.strategy.name,
+                spoiler_bound=bound,
+            )
+            loop = AgentLoop(
+                provider=self.provider,
+                tools=self.tools,
+                ctx=ToolContext(self.library, self.search, book, bound),
+                limits=self.limits,
+                sink=sink,
+                model=self.provider.model,
+                system=self.context.system(
+                    book,
+                    bound=bound,
+                    selection=question.selection,
+                    citations=self.provider.supports_citations,
+                ),
+            )
+            sink.state = loop.state
+            emit(
+                RunStarted(
+                    ids.run_id,
+                    conversation_id,
+                    ids.question_id,
+                    self.provider.name,
+                    self.provider.model,
+                    self.strategy.name,
                 )
-                messages = self.context.history(stored, self.limits, shrink=True)
-                await self.strategy.run(
-                    engine,
-                    model=self.provider.model,
-                    system=system,
-                    messages=messages,
-                    question=text,
-                )
+            )
+            stored = await self.db(self.conversations.stored_messages, conversation_id)
+            earlier = [s for s in stored if s.run_id != ids.run_id]
+            history = self.context.history(earlier, self.limits, bound=bound)
+            shorter = self.context.history(earlier, self.limits, bound=bound, shrink=True)
+            await loop.run(
+                self.strategy, history, UserMessage((question,)), shorter_history=shorter
+            )
             if not self.provider.supports_citations:
-                engine.label_citations()
-            answer_id = finish("complete", None)
-            emit(RunFinished(result("complete", None, answer_id)))
+                loop.label_citations()
         except asyncio.CancelledError:
-            if state.pending_tool_uses:
-                recorder.tool_results(cancelled_results(state.pending_tool_uses, set()), state.step)
-            state.stop_reason = "stopped"
-            answer_id = finish("stopped", None)
-            emit(RunCancelled(result("stopped", None, answer_id)))
+            status = "stopped"
         except MarginError as err:
-            info = ErrorInfo(err.code, err.message, err.hint, getattr(err, "retry_after", None))
-            log.info("run %d failed: %s (%s)", run_id, err.message, err.code)
-            if state.pending_tool_uses:
-                recorder.tool_results(cancelled_results(state.pending_tool_uses, set()), state.step)
-            answer_id = finish("failed", info)
-            emit(RunFailed(result("failed", info, answer_id), info))
+            status = "failed"
+            error = ErrorInfo(err.code, err.message, err.hint, getattr(err, "retry_after", None))
+            log.info("answer failed: %s (%s)", err.message, err.code)
         except Exception:
-            log.exception("run %d failed unexpectedly", run_id)
-            info = ErrorInfo(
+            log.exception("answer failed unexpectedly")
+            status = "failed"
+            error = ErrorInfo(
                 LLMCode.UNEXPECTED.value,
                 "Something unexpected went wrong while answering.",
                 "Try again; the details are in the log file.",
             )
-            if state.pending_tool_uses:
-                recorder.tool_results(cancelled_results(state.pending_tool_uses, set()), state.step)
-            answer_id = finish("failed", info)
-            emit(RunFailed(result("failed", info, answer_id), info))
+        await self._close(sink, loop, status, error, emit)
+
+    def _book_of(self, conversation_id: int) -> BookInfo:
+        return self.library.get_book(self.conversations.get(conversation_id).book_id)
+
+    async def _close(
+        self,
+        sink: _Sink,
+        loop: AgentLoop | None,
+        status: str,
+        error: ErrorInfo | None,
+        emit: Callable[[AgentEvent], None],
+    ) -> None:
+        """The one place a run ends: persist the outcome, log it, emit the terminal event."""
+        state = loop.state if loop is not None else RunState()
+        if status == "stopped":
+            state.stop_reason = "stopped"
+        answer_id: int | None = None
+        ids = sink.ids
+        if ids is not None:
+            try:
+                if loop is not None and (pending := loop.unanswered_results()) is not None:
+                    await sink.tool_results(pending, state.step)
+                final = state.final if status == "complete" else AssistantMessage(())
+                if not final.parts and state.answer:
+                    final = AssistantMessage((TextPart(state.answer),))
+                answer_id = await self.db(
+                    functools.partial(
+                        self.conversations.finish,
+                        conversation_id=sink.conversation_id,
+                        ids=ids,
+                        status=status,
+                        message=final,
+                        text=state.answer,
+                        citations=tuple(state.citations),
+                        steps=state.step,
+                        usage=state.usage,
+                        stop_reason=state.stop_reason or status,
+                        error=error,
+                    )
+                )
+            except asyncio.CancelledError:
+                log.warning("closing run %d was cancelled", ids.run_id)
+            except Exception as exc:
+                log.exception("could not save the outcome of run %d", ids.run_id)
+                if error is None:
+                    status = "failed"
+                    error = ErrorInfo(
+                        "storage",
+                        "The answer could not be saved to the library.",
+                        "Check that the disk is not full; the details are in the log file.",
+                    )
+                del exc
+            if sink.eventlog is not None:
+                sink.eventlog.write(
+                    "RUN_FINISHED",
+                    run_id=ids.run_id,
+                    status=status,
+                    steps=state.step,
+                    usage=state.usage.__dict__,
+                    error=error.__dict__ if error else None,
+                )
+        cost = (
+            estimate_cost(self.provider.model, state.usage) if self.provider.bills_tokens else None
+        )
+        result = AgentResult(
+            run_id=ids.run_id if ids else 0,
+            conversation_id=sink.conversation_id,
+            success=status == "complete",
+            answer=state.answer,
+            status=status,
+            stop_reason=state.stop_reason or status,
+            steps=state.step,
+            usage=state.usage,
+            tool_calls=tuple(state.records),
+            citations=tuple(state.citations),
+            error=error,
+            answer_message_id=answer_id,
+            user_message_id=ids.question_id if ids else None,
+            limit_reached=state.limit_reached,
+            estimated_cost_usd=cost,
+            passages=tuple(state.passages),
+        )
+        if status == "complete":
+            emit(RunFinished(result))
+        elif status == "stopped":
+            emit(RunCancelled(result))
+        else:
+            assert error is not None
+            emit(RunFailed(result, error))

@@ -1,68 +1,93 @@
-"""The prompt for one turn: system prompt from ``prompts/`` and the conversation history.
+"""The prompt for one turn: the system prompt from ``prompts/`` and the conversation history.
 
 History is the whole conversation within a message cap and a token budget; the oldest turns
-go first, the history never starts with an orphan tool result, every ``tool_use`` keeps its
-result, old tool results are shortened, and the system prompt and tools stay byte-stable so
-prompt caching works.
+go first, the history never starts with an orphan tool result, every tool call keeps its
+result, old tool results are shortened, and the system prompt stays byte-stable so prompt
+caching works.
+
+The bound holds for history too: when the reader lowers ``read_to`` (or un-marks a finished
+book), passages, listings and answers from earlier turns that drew on pages beyond the new
+bound are replaced by a line saying they were withheld, so nothing from there reaches the
+model again.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-from core.agent.tools import defuse
+from core.agent.types import (
+    AssistantMessage,
+    AssistantPart,
+    BookText,
+    Message,
+    Note,
+    Passage,
+    Passages,
+    ResultPart,
+    Selection,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+    UserPart,
+    part_to_json,
+)
 from core.prompts import load_prompt
 from core.settings import AgentLimits
+from core.store.conversations import StoredMessage
 from core.store.library import BookInfo
 
 OLD_RESULT_CHARS = 400
+WITHHELD_ANSWER = (
+    "(An earlier answer is withheld here: it drew on pages beyond where the reader has now read.)"
+)
+WITHHELD_PASSAGE = "(Withheld: this passage is beyond where the reader has now read.)"
+_PAGE_LABEL = re.compile(r"\[(?:p|pp)\.\s*(\d+)(?:\s*[–-]\s*(\d+))?\]")
+
+__all__ = ["BookContext", "ContextStrategy", "Selection", "estimate_tokens", "label_pages"]
 
 
-@dataclass(frozen=True)
-class Selection:
-    """A passage the reader selected, handed to the question."""
-
-    text: str
-    page: int
-
-
-@dataclass(frozen=True)
-class StoredMessage:
-    role: str
-    kind: str
-    content: list[dict[str, Any]]
-    status: str
-    run_id: int | None
+def label_pages(text: str) -> list[tuple[int, int]]:
+    """Page labels a model wrote (``[p. 12]``, ``[pp. 12–13]``), in order."""
+    out = []
+    for match in _PAGE_LABEL.finditer(text):
+        first = int(match.group(1))
+        out.append((first, int(match.group(2) or first)))
+    return out
 
 
-def estimate_tokens(value: Any) -> int:
+def estimate_tokens(messages: Iterable[Message]) -> int:
     """A cheap, conservative token estimate (about 3.5 characters a token)."""
-    return int(len(json.dumps(value, ensure_ascii=False)) / 3.5) + 4
-
-
-def question_content(text: str, selection: Selection | None) -> list[dict[str, Any]]:
-    """The user message for a question; a selection goes in as delimited book text."""
-    if selection is None or not selection.text.strip():
-        return [{"type": "text", "text": text}]
-    quoted = f'<book_text kind="selection" pages="{selection.page}-{selection.page}">\n{defuse(selection.text.strip())}\n</book_text>'
-    return [
-        {
-            "type": "text",
-            "text": f"I selected this passage on page {selection.page}:\n{quoted}\n\n{text}",
-        }
-    ]
+    size = sum(
+        len(json.dumps([part_to_json(p) for p in m.parts], ensure_ascii=False)) for m in messages
+    )
+    return int(size / 3.5) + 4
 
 
 class ContextStrategy(Protocol):
     def system(
         self, book: BookInfo, *, bound: int | None, selection: Selection | None, citations: bool
-    ) -> list[dict[str, Any]]: ...
+    ) -> str: ...
 
     def history(
-        self, stored: list[StoredMessage], limits: AgentLimits, *, shrink: bool = False
-    ) -> list[dict[str, Any]]: ...
+        self,
+        stored: list[StoredMessage],
+        limits: AgentLimits,
+        *,
+        bound: int | None = None,
+        shrink: bool = False,
+    ) -> list[Message]: ...
+
+
+@dataclass(frozen=True)
+class _Turn:
+    message: Message
+    run_id: int | None
+    old: bool
 
 
 class BookContext:
@@ -70,157 +95,178 @@ class BookContext:
 
     def system(
         self, book: BookInfo, *, bound: int | None, selection: Selection | None, citations: bool
-    ) -> list[dict[str, Any]]:
+    ) -> str:
         if bound is None:
             position = (
-                "The reader has finished the book or lifted the spoiler limit: you may read and discuss all of it."
+                load_prompt("position_finished")
                 if book.finished
-                else f"The reader has read up to page {book.read_to}, but allowed you to read the whole book."
+                else load_prompt("position_unbounded", read_to=str(book.read_to))
             )
         else:
-            position = (
-                f"The reader has read up to page {bound} (read_to). Spoiler-safe mode is on: the tools only show pages 1 to {bound}. "
-                "Never reveal or hint at what happens later in the book, even if you think you know it; "
-                "if the reader asks about later events, say that you will not spoil them."
+            position = load_prompt("position_bounded", read_to=str(bound)) + load_prompt(
+                "spoiler_rule", read_to=str(bound)
             )
-        citation_rule = (
-            "Your answers carry citations automatically when you use text from the search results and pages."
-            if citations
-            else "After each claim from the book, add its page label exactly as given, for example [p. 12] or [pp. 12–13]."
-        )
+        citation_rule = load_prompt("citations_native" if citations else "citations_labels")
         selection_block = (
-            f"The reader selected a passage on page {selection.page}; it is in their message inside "
-            '<book_text kind="selection">. Their question is about it.'
+            load_prompt("selection_context", page=str(selection.page))
             if selection is not None
             else ""
         )
-        text = load_prompt(
+        return load_prompt(
             "conversation_system_prompt",
             book_title=book.title,
             book_author=f" by {book.author}" if book.author else "",
             page_count=str(book.page_count),
-            position_rule=position,
-            citation_rule=citation_rule,
-            selection_block=selection_block,
+            position_rule=position.strip(),
+            citation_rule=citation_rule.strip(),
+            selection_block=selection_block.strip(),
         )
-        return [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]
 
     def history(
-        self, stored: list[StoredMessage], limits: AgentLimits, *, shrink: bool = False
-    ) -> list[dict[str, Any]]:
+        self,
+        stored: list[StoredMessage],
+        limits: AgentLimits,
+        *,
+        bound: int | None = None,
+        shrink: bool = False,
+    ) -> list[Message]:
         usable = [
-            m
-            for m in stored
-            if not (m.role == "assistant" and m.status in ("failed", "interrupted", "running"))
+            s
+            for s in stored
+            if not (
+                isinstance(s.message, AssistantMessage)
+                and s.status in ("failed", "interrupted", "running")
+            )
         ]
+        beyond = _runs_beyond(usable, bound)
         last_question = max(
-            (i for i, m in enumerate(usable) if m.kind == "question"), default=len(usable)
+            (i for i, s in enumerate(usable) if s.kind == "question"), default=len(usable)
         )
-        messages: list[dict[str, Any]] = []
-        for i, m in enumerate(usable):
-            content = _replayable(m.content, old=i < last_question)
-            if not content:
+        messages: list[Message] = []
+        for i, s in enumerate(usable):
+            message = _replayable(
+                s.message, old=i < last_question, bound=bound, withheld=s.run_id in beyond
+            )
+            if message is None:
                 continue
-            if messages and messages[-1]["role"] == m.role:
-                messages[-1] = {"role": m.role, "content": messages[-1]["content"] + content}
+            if messages and type(messages[-1]) is type(message):
+                messages[-1] = _merge(messages[-1], message)
             else:
-                messages.append({"role": m.role, "content": content})
+                messages.append(message)
         messages = _pair_tools(messages)
         cap = limits.max_history_messages // (2 if shrink else 1)
         budget = limits.history_token_budget // (2 if shrink else 1)
         if len(messages) > cap:
             messages = messages[-cap:]
         while len(messages) > 1 and estimate_tokens(messages) > budget:
-            messages = messages[1:]
-            messages = _clean_start(messages)
+            messages = _clean_start(messages[1:])
         return _clean_start(messages)
 
 
-def _replayable(content: list[dict[str, Any]], *, old: bool) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for block in content:
-        kind = block.get("type")
-        if kind == "text":
-            if block.get("text", "").strip():
-                out.append({"type": "text", "text": block["text"]})
-        elif kind == "tool_use":
-            out.append(
-                {
-                    "type": "tool_use",
-                    "id": block["id"],
-                    "name": block["name"],
-                    "input": block.get("input") or {},
-                }
-            )
-        elif kind == "tool_result":
-            result = dict(block)
-            if old:
-                result["content"] = _shorten(block.get("content"))
-            out.append(result)
+def _max_page(message: Message) -> int:
+    pages = [0]
+    for part in message.parts:
+        if isinstance(part, ToolResult | Passages):
+            pages += [p.last_page for p in part.passages]
+        elif isinstance(part, TextPart):
+            pages += [c.last_page for c in part.citations]
+            pages += [last for _, last in label_pages(part.text)]
+    return max(pages)
+
+
+def _runs_beyond(stored: list[StoredMessage], bound: int | None) -> set[int | None]:
+    """Runs whose tool results or answers used pages past ``bound``."""
+    if bound is None:
+        return set()
+    return {s.run_id for s in stored if s.run_id is not None and _max_page(s.message) > bound}
+
+
+def _result_parts(
+    parts: tuple[ResultPart, ...], *, old: bool, bound: int | None
+) -> tuple[ResultPart, ...]:
+    out: list[ResultPart] = []
+    for part in parts:
+        if isinstance(part, Passage) and bound is not None and part.last_page > bound:
+            out.append(Note(WITHHELD_PASSAGE))
+        elif isinstance(part, BookText) and old:
+            out.append(Note(f"(the {part.kind} listed earlier is not repeated)"))
         else:
-            out.append(block)
-    return out
+            out.append(part)
+    if not old:
+        return tuple(out)
+    titles = [p.title or p.label for p in out if isinstance(p, Passage)]
+    others = " ".join(p.text for p in out if isinstance(p, Note))
+    summary = ("Earlier results: " + "; ".join(titles)) if titles else others
+    return (Note(summary[:OLD_RESULT_CHARS] or "(earlier result)"),)
 
 
-def _shorten(content: Any) -> str:
-    if isinstance(content, str):
-        return (
-            content
-            if len(content) <= OLD_RESULT_CHARS
-            else content[:OLD_RESULT_CHARS] + " […shortened]"
-        )
-    if isinstance(content, list):
-        titles = [
-            str(b.get("title", ""))
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "search_result"
-        ]
-        texts = [
-            str(b.get("text", ""))
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text"
-        ]
-        summary = ("Earlier results: " + "; ".join(titles)) if titles else " ".join(texts)
-        return summary[:OLD_RESULT_CHARS] or "(earlier result)"
-    return "(earlier result)"
-
-
-def _pair_tools(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Keep only tool_use blocks answered in the next message, and tool_result blocks that
-    answer the previous message's tool_use; drop messages left empty."""
-    out: list[dict[str, Any]] = []
-    for i, msg in enumerate(messages):
-        content = msg["content"]
-        if msg["role"] == "assistant":
-            nxt = (
-                messages[i + 1]["content"]
-                if i + 1 < len(messages) and messages[i + 1]["role"] == "user"
-                else []
-            )
-            answered = {b.get("tool_use_id") for b in nxt if b.get("type") == "tool_result"}
-            content = [b for b in content if b.get("type") != "tool_use" or b.get("id") in answered]
-        else:
-            prev = out[-1]["content"] if out and out[-1]["role"] == "assistant" else []
-            asked = {b.get("id") for b in prev if b.get("type") == "tool_use"}
-            results = [
-                b
-                for b in content
-                if b.get("type") == "tool_result" and b.get("tool_use_id") in asked
-            ]
-            others = [b for b in content if b.get("type") != "tool_result"]
-            content = results + others
-        if content:
-            if out and out[-1]["role"] == msg["role"]:
-                out[-1] = {"role": msg["role"], "content": out[-1]["content"] + content}
+def _replayable(
+    message: Message, *, old: bool, bound: int | None, withheld: bool
+) -> Message | None:
+    if isinstance(message, AssistantMessage):
+        said: list[AssistantPart] = []
+        for said_part in message.parts:
+            if isinstance(said_part, TextPart):
+                if said_part.text.strip():
+                    said.append(TextPart(WITHHELD_ANSWER if withheld else said_part.text))
             else:
-                out.append({"role": msg["role"], "content": content})
+                said.append(said_part)
+        return AssistantMessage(tuple(said)) if said else None
+    user_parts: list[UserPart] = []
+    for part in message.parts:
+        if isinstance(part, ToolResult):
+            user_parts.append(
+                ToolResult(
+                    part.call_id, _result_parts(part.parts, old=old, bound=bound), part.is_error
+                )
+            )
+        elif isinstance(part, Passages):
+            kept = tuple(p for p in part.passages if bound is None or p.last_page <= bound)
+            if kept:
+                user_parts.append(Passages(kept))
+        else:
+            user_parts.append(part)
+    return UserMessage(tuple(user_parts)) if user_parts else None
+
+
+def _merge(a: Message, b: Message) -> Message:
+    if isinstance(a, AssistantMessage) and isinstance(b, AssistantMessage):
+        return AssistantMessage(a.parts + b.parts)
+    assert isinstance(a, UserMessage) and isinstance(b, UserMessage)
+    return UserMessage(a.parts + b.parts)
+
+
+def _pair_tools(messages: list[Message]) -> list[Message]:
+    """Keep only tool calls answered in the next message, and tool results that answer the
+    previous message's calls; drop messages left empty."""
+    out: list[Message] = []
+    for i, msg in enumerate(messages):
+        if isinstance(msg, AssistantMessage):
+            nxt = messages[i + 1] if i + 1 < len(messages) else None
+            answered = {r.call_id for r in nxt.results} if isinstance(nxt, UserMessage) else set()
+            kept: tuple[AssistantPart, ...] = tuple(
+                p for p in msg.parts if not isinstance(p, ToolCall) or p.id in answered
+            )
+            new: Message | None = AssistantMessage(kept) if kept else None
+        else:
+            prev = out[-1] if out and isinstance(out[-1], AssistantMessage) else None
+            asked = {c.id for c in prev.calls} if prev is not None else set()
+            results: list[UserPart] = [
+                p for p in msg.parts if isinstance(p, ToolResult) and p.call_id in asked
+            ]
+            others: list[UserPart] = [p for p in msg.parts if not isinstance(p, ToolResult)]
+            user = tuple(results + others)
+            new = UserMessage(user) if user else None
+        if new is None:
+            continue
+        if out and type(out[-1]) is type(new):
+            out[-1] = _merge(out[-1], new)
+        else:
+            out.append(new)
     return out
 
 
-def _clean_start(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    while messages and (
-        messages[0]["role"] != "user"
-        or any(b.get("type") == "tool_result" for b in messages[0]["content"])
-    ):
+def _clean_start(messages: list[Message]) -> list[Message]:
+    while messages and (not isinstance(messages[0], UserMessage) or messages[0].results):
         messages = messages[1:]
     return messages

@@ -11,40 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-
-@dataclass(frozen=True)
-class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_read_tokens + other.cache_read_tokens,
-            self.cache_write_tokens + other.cache_write_tokens,
-        )
-
-    @property
-    def total(self) -> int:
-        return (
-            self.input_tokens
-            + self.output_tokens
-            + self.cache_read_tokens
-            + self.cache_write_tokens
-        )
-
-
-@dataclass(frozen=True)
-class CitationRef:
-    """A normalised citation: pages are 1-based and inclusive."""
-
-    book_id: int
-    first_page: int
-    last_page: int
-    quoted_text: str
+from core.agent.types import CitationRef, Passage, Usage
 
 
 @dataclass(frozen=True)
@@ -78,7 +45,7 @@ class AgentResult:
     status: str  # complete | stopped | failed
     stop_reason: str
     steps: int
-    usage: Usage = Usage()
+    usage: Usage = field(default_factory=Usage)
     tool_calls: tuple[ToolCallRecord, ...] = ()
     citations: tuple[CitationRef, ...] = ()
     error: ErrorInfo | None = None
@@ -86,6 +53,7 @@ class AgentResult:
     user_message_id: int | None = None
     limit_reached: str = ""  # "", "turns", "tool_calls", "deadline"
     estimated_cost_usd: float | None = None
+    passages: tuple[Passage, ...] = ()  # every passage the tools returned
 
 
 @dataclass(frozen=True)
@@ -128,6 +96,7 @@ class ToolFinished:
     step: int
     pages: tuple[int, ...] = ()  # pages returned or read, for the answer's sources
     detail: dict[str, Any] = field(default_factory=dict)
+    passages: tuple[Passage, ...] = ()  # the book text the tool returned
 
 
 @dataclass(frozen=True)

@@ -1,72 +1,105 @@
-"""The machinery of one run: model turns with streaming, retries and limits, and tool calls.
+"""The agent loop: model turns, tool calls and limits for one run, with the run's state.
 
-Strategies (``strategies.py``) decide what to send; this module sends it, turns the
-provider's stream into events, runs tools (read-only ones concurrently), keeps the run's
-state for persistence at any moment (a Stop can arrive anywhere), and enforces the limits.
+One loop for every strategy. A strategy only says whether tools are offered and may prepare
+the messages first (``strategies.py``); the loop owns the state, decides what happens after
+each turn from one table (``STOP_TABLE``), runs tools (read-only ones side by side on the
+database threads), enforces the limits, and reports everything through its ``RunSink``.
+It never retries a model call: the provider does (``providers/``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import re
+import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Protocol
 
+from core.agent.context import label_pages
 from core.agent.events import (
     AgentEvent,
     Citation,
-    CitationRef,
     Notice,
     TextDelta,
     ToolCallRecord,
     ToolFinished,
     ToolStarted,
     TurnStarted,
-    Usage,
     UsageReport,
 )
 from core.agent.providers.base import (
     ChatProvider,
     StreamCitation,
+    StreamRetry,
     StreamText,
+)
+from core.agent.tools import ToolBox, ToolContext, ToolOutput, error_output
+from core.agent.types import (
+    AssistantMessage,
+    CitationRef,
+    Instruction,
+    Message,
+    Note,
+    Passage,
+    StopReason,
+    TextPart,
+    ToolCall,
+    ToolResult,
     TurnRequest,
     TurnResult,
+    Usage,
+    UserMessage,
 )
-from core.agent.tools import ToolContext, ToolOutput, ToolRegistry, parse_source
 from core.errors import LLMCode, LLMError
+from core.prompts import load_prompt
 from core.settings import AgentLimits
 
-RETRYABLE_IN_STREAM = (
-    LLMCode.OVERLOADED,
-    LLMCode.UNEXPECTED,
-    LLMCode.BAD_RESPONSE,
-    LLMCode.TIMEOUT,
-)
-_PAGE_LABEL = re.compile(r"\[(?:p|pp)\.\s*(\d+)(?:\s*[–-]\s*(\d+))?\]")
+LIMIT_NOTES = {
+    "turns": "the limit of steps for one question",
+    "tool_calls": "the limit of tool calls for one question",
+    "deadline": "the time limit for one question",
+}
+STOPPED_RESULT = "Stopped by the reader before this ran."
 
 
-class Recorder(Protocol):
-    """Where the loop persists what happens, as it happens."""
+class Next(Enum):
+    DONE = "done"
+    TOOLS = "tools"
+    CONTINUE = "continue"
 
-    def assistant_turn(self, content: list[dict[str, Any]], step: int) -> None: ...
 
-    def tool_results(self, content: list[dict[str, Any]], step: int) -> None: ...
+@dataclass(frozen=True)
+class StopRule:
+    next: Next
+    note: str = ""  # added to the answer for the reader
+    notice: str = ""  # told to the reader while it happens
 
-    def tool_call(self, record: ToolCallRecord, detail: dict[str, Any]) -> None: ...
 
-    def llm_invocation(
-        self,
-        step: int,
-        request: TurnRequest,
-        result: TurnResult | None,
-        error: str,
-        duration_ms: float,
-    ) -> None: ...
-
-    def tool_log(self, record: ToolCallRecord, output: ToolOutput) -> None: ...
+# What happens after a turn, for every stop reason the API defines (a test checks that this
+# table covers the SDK's list).
+STOP_TABLE: Mapping[StopReason, StopRule] = {
+    StopReason.END_TURN: StopRule(Next.DONE),
+    StopReason.STOP_SEQUENCE: StopRule(Next.DONE),
+    StopReason.TOOL_USE: StopRule(Next.TOOLS),
+    StopReason.PAUSE_TURN: StopRule(Next.CONTINUE),
+    StopReason.MAX_TOKENS: StopRule(
+        Next.DONE,
+        "\n\n*(The answer was cut short: it reached the length limit.)*",
+        "The answer reached its length limit and was cut.",
+    ),
+    StopReason.CONTEXT_WINDOW: StopRule(
+        Next.DONE,
+        "\n\n*(The answer was cut short: the conversation filled the model's memory.)*",
+        "The conversation is too long for the model; start a new one for long answers.",
+    ),
+    StopReason.REFUSAL: StopRule(
+        Next.DONE,
+        "The model declined to answer this question.",
+        "The model declined to answer this question.",
+    ),
+}
 
 
 @dataclass
@@ -79,12 +112,12 @@ class RunState:
     texts: list[str] = field(default_factory=list)  # text of every turn, in order
     citations: list[CitationRef] = field(default_factory=list)
     records: list[ToolCallRecord] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)  # every passage the tools returned
     usage: Usage = field(default_factory=Usage)
     stop_reason: str = ""
     limit_reached: str = ""
-    final_content: list[dict[str, Any]] = field(default_factory=list)
-    pending_tool_uses: list[dict[str, Any]] = field(default_factory=list)
-    passages: dict[int, str] = field(default_factory=dict)  # page → text seen, for [p. N] citations
+    final: AssistantMessage = field(default_factory=lambda: AssistantMessage(()))
+    pending_calls: tuple[ToolCall, ...] = ()
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -92,30 +125,59 @@ class RunState:
         return "".join(self.texts).strip()
 
 
-class Engine:
-    """Runs model turns and tool calls for one run, emitting events."""
+class RunSink(Protocol):
+    """Where the loop reports what happens, as it happens (persistence, event log, events)."""
 
+    def emit(self, event: AgentEvent) -> None: ...
+
+    async def assistant_turn(self, message: AssistantMessage, step: int) -> None: ...
+
+    async def tool_results(self, message: UserMessage, step: int) -> None: ...
+
+    async def tool_call(self, record: ToolCallRecord, output: ToolOutput) -> None: ...
+
+    def invocation(
+        self, step: int, request: TurnRequest, result: TurnResult | None, error: str, ms: float
+    ) -> None: ...
+
+
+class Strategy(Protocol):
+    name: str
+    uses_tools: bool
+
+    async def prepare(self, loop: AgentLoop, messages: list[Message]) -> list[Message]:
+        """The messages of the first turn (a strategy may search first)."""
+        ...
+
+
+class AgentLoop:
     def __init__(
         self,
         *,
         provider: ChatProvider,
-        tools: ToolRegistry,
-        tool_context: ToolContext,
+        tools: ToolBox,
+        ctx: ToolContext,
         limits: AgentLimits,
-        recorder: Recorder,
-        emit: Callable[[AgentEvent], None],
-        state: RunState,
-        retry_delay: float = 1.0,
+        sink: RunSink,
+        model: str,
+        system: str,
     ) -> None:
         self.provider = provider
         self.tools = tools
-        self.ctx = tool_context
+        self.ctx = ctx
         self.limits = limits
-        self.recorder = recorder
-        self.emit = emit
-        self.state = state
-        self.retry_delay = retry_delay
-        self.deadline = state.started + limits.deadline_s
+        self.sink = sink
+        self.model = model
+        self.system = system
+        self.state = RunState()
+        self.deadline = self.state.started + limits.deadline_s
+        self.messages: list[Message] = []
+        self._shorter: list[Message] | None = None
+        self._history_len = 0
+
+    @property
+    def provider_supports_citations(self) -> bool:
+        return bool(getattr(self.provider, "supports_citations", False))
 
     # limits ----------------------------------------------------------------------------
 
@@ -128,48 +190,134 @@ class Engine:
             return "deadline"
         return ""
 
+    # the run -------------------------------------------------------------------------------
+
+    async def run(
+        self,
+        strategy: Strategy,
+        history: list[Message],
+        question: UserMessage,
+        *,
+        shorter_history: list[Message] | None = None,
+    ) -> None:
+        """Answer ``question`` after ``history``; ``shorter_history`` is used once if the
+        server says the conversation is too long before anything was shown."""
+        self._shorter = shorter_history
+        self._history_len = len(history)
+        self.messages = await strategy.prepare(self, [*history, question])
+        tools = self.tools.specs() if strategy.uses_tools else ()
+        while True:
+            limit = self.limit_hit() if strategy.uses_tools else ""
+            if limit:
+                await self._final_call(tools, limit)
+                return
+            result = await self.turn(
+                TurnRequest(
+                    self.model,
+                    self.system,
+                    tuple(self.messages),
+                    tools,
+                    self.limits.max_output_tokens,
+                )
+            )
+            rule = STOP_TABLE[result.stop_reason]
+            calls = result.message.calls
+            if rule.next is Next.TOOLS and calls and tools:
+                await self.sink.assistant_turn(result.message, self.state.step)
+                self.messages.append(result.message)
+                results = await self.run_tools(calls)
+                answer = UserMessage(results)
+                await self.sink.tool_results(answer, self.state.step)
+                self.messages.append(answer)
+                if self.state.answer:
+                    self.state.texts.append("\n\n")
+                continue
+            if rule.next is Next.CONTINUE and not self.limit_hit():
+                self.messages.append(result.message)
+                continue
+            self._finish(result.message, result.stop_reason)
+            return
+
+    def _finish(self, message: AssistantMessage, stop: StopReason) -> None:
+        rule = STOP_TABLE.get(stop, STOP_TABLE[StopReason.END_TURN])
+        if stop is StopReason.TOOL_USE or stop is StopReason.PAUSE_TURN:
+            stop = StopReason.END_TURN
+        self.state.final = AssistantMessage(
+            tuple(p for p in message.parts if isinstance(p, TextPart) and p.text.strip())
+        )
+        self.state.stop_reason = stop.value
+        if rule.note:
+            self.state.texts.append(rule.note if self.state.answer else rule.note.strip())
+        if rule.notice:
+            self.sink.emit(Notice(rule.notice, self.state.step))
+
+    async def _final_call(self, tools: tuple[Any, ...], limit: str) -> None:
+        """At a limit: one last call, tools kept (the API rejects tool blocks in history
+        without them) but not allowed, with the instruction to answer from what was found."""
+        state = self.state
+        state.limit_reached = limit
+        self.sink.emit(
+            Notice(f"Reached {LIMIT_NOTES[limit]}; answering from what was found.", state.step)
+        )
+        instruction = Instruction(load_prompt("finish_from_gathered", limit=LIMIT_NOTES[limit]))
+        messages = list(self.messages)
+        if messages and isinstance(messages[-1], UserMessage):
+            messages[-1] = UserMessage((*messages[-1].parts, instruction))
+        else:
+            messages.append(UserMessage((instruction,)))
+        request = TurnRequest(
+            self.model,
+            self.system,
+            tuple(messages),
+            tools,
+            self.limits.max_output_tokens,
+            tool_choice="none",
+        )
+        result = await self.turn(request, grace=60.0)
+        self._finish(result.message, result.stop_reason)
+        state.texts.append(f"\n\n*(Margin stopped looking after reaching {LIMIT_NOTES[limit]}.)*")
+
     # model turns -----------------------------------------------------------------------
 
     async def turn(
         self, request: TurnRequest, *, visible: bool = True, grace: float = 0.0
     ) -> TurnResult:
-        """One model turn, streamed. An error before any text was shown is retried once."""
+        """One model turn, streamed, within the run's deadline."""
         self.state.step += 1
         self.state.turns += 1
         step = self.state.step
         if visible:
-            self.emit(TurnStarted(step))
-        attempt = 0
+            self.sink.emit(TurnStarted(step))
         while True:
-            shown = False
             started = time.perf_counter()
-            turn_text: list[str] = []
+            shown = False
             try:
                 remaining = max(1.0, self.deadline - time.monotonic()) + grace
                 async with asyncio.timeout(remaining):
                     async for event in self.provider.stream_turn(request):
                         if isinstance(event, StreamText):
-                            turn_text.append(event.text)
                             if visible:
                                 shown = True
                                 self.state.texts.append(event.text)
-                                self.emit(TextDelta(event.text, step))
+                                self.sink.emit(TextDelta(event.text, step))
                         elif isinstance(event, StreamCitation):
-                            self._citation(event, step)
-                        elif isinstance(event, TurnResult):
+                            self._cite(event.citation, step)
+                        elif isinstance(event, StreamRetry):
+                            self.sink.emit(Notice(event.notice, step))
+                        else:
                             self.state.usage = self.state.usage + event.usage
-                            self.emit(UsageReport(event.usage, step))
-                            self.recorder.llm_invocation(
+                            self.sink.emit(UsageReport(event.usage, step))
+                            self.sink.invocation(
                                 step, request, event, "", (time.perf_counter() - started) * 1000
                             )
                             return event
                 raise LLMError(
                     LLMCode.BAD_RESPONSE,
-                    "The model server ended the answer without finishing it.",
+                    f"{self.provider.where} ended the answer without finishing it.",
                     hint="Try again.",
                 )
             except TimeoutError:
-                self.recorder.llm_invocation(
+                self.sink.invocation(
                     step, request, None, "deadline", (time.perf_counter() - started) * 1000
                 )
                 raise LLMError(
@@ -178,165 +326,162 @@ class Engine:
                     hint="Try a narrower question, or raise the limit in Settings.",
                 ) from None
             except LLMError as err:
-                self.recorder.llm_invocation(
+                self.sink.invocation(
                     step,
                     request,
                     None,
                     f"{err.code}: {err.message}",
                     (time.perf_counter() - started) * 1000,
                 )
-                if not shown and attempt == 0 and err.code in RETRYABLE_IN_STREAM:
-                    attempt += 1
-                    self.emit(Notice("The model server had a problem; trying again…", step))
-                    await asyncio.sleep(self.retry_delay)
-                    continue
-                raise
+                shorter = self._shorter
+                if (
+                    err.code != LLMCode.CONTEXT_TOO_LONG
+                    or shorter is None
+                    or shown
+                    or self.state.answer
+                    or self.state.tool_calls
+                ):
+                    raise
+                self._shorter = None
+                self.sink.emit(
+                    Notice(
+                        "The conversation was too long for the model; retrying with less history.",
+                        step,
+                    )
+                )
+                self.messages = shorter + self.messages[self._history_len :]
+                request = dataclasses.replace(request, messages=tuple(self.messages))
 
-    def _citation(self, event: StreamCitation, step: int) -> None:
-        parsed = parse_source(event.source)
-        if parsed is None:
-            return
-        book_id, first, last = parsed
-        ref = CitationRef(book_id, first, last, event.cited_text)
+    def _cite(self, ref: CitationRef, step: int) -> None:
         if ref not in self.state.citations:
             self.state.citations.append(ref)
-            self.emit(Citation(ref, step))
+            self.sink.emit(Citation(ref, step))
 
     def label_citations(self) -> None:
-        """For servers without citation support: turn [p. N] labels in the answer into
-        citations, quoting what the tools returned for that page when it is known."""
+        """For servers without citations: ``[p. N]`` labels in the answer become citations,
+        quoting exact text the tools returned for that page (so the reader can find it)."""
+        book = self.ctx.book
         seen = {(c.first_page, c.last_page) for c in self.state.citations}
-        for match in _PAGE_LABEL.finditer(self.state.answer):
-            first = int(match.group(1))
-            last = int(match.group(2) or first)
-            if last < first or (first, last) in seen or not 1 <= first <= self.ctx.book.page_count:
+        for first, last in label_pages(self.state.answer):
+            if last < first or (first, last) in seen or not 1 <= first <= book.page_count:
                 continue
             seen.add((first, last))
-            quote = self.state.passages.get(first, "")[:300]
-            ref = CitationRef(self.ctx.book.id, first, min(last, self.ctx.book.page_count), quote)
-            self.state.citations.append(ref)
-            self.emit(Citation(ref, self.state.step))
+            source = next(
+                (p for p in self.state.passages if p.first_page <= first <= p.last_page), None
+            )
+            quote = source.quote or " ".join(source.text.split())[:300] if source else ""
+            self._cite(
+                CitationRef(book.id, first, min(last, book.page_count), quote), self.state.step
+            )
 
     # tools -----------------------------------------------------------------------------
 
-    async def run_tools(self, tool_uses: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Run the tool calls of one reply; results come back in the same order."""
-        step = self.state.step
-        allowed = max(0, self.limits.max_tool_calls - self.state.tool_calls)
-        self.state.pending_tool_uses = list(tool_uses)
-        results: list[dict[str, Any] | None] = [None] * len(tool_uses)
+    async def run_tool(self, name: str, arguments: Mapping[str, Any]) -> ToolOutput:
+        """Run one tool outside the model's turns (a strategy's own search)."""
+        call = ToolCall(f"{name}_{self.state.step}", name, dict(arguments))
+        outputs = await self._run_calls((call,))
+        return outputs[0]
 
-        async def one(index: int, block: dict[str, Any]) -> None:
-            name = str(block.get("name", ""))
-            arguments = block.get("input") if isinstance(block.get("input"), dict) else {}
-            assert isinstance(arguments, dict)
-            tool = self.tools.get(name)
-            description = tool.describe(arguments) if tool else f"Calling unknown tool '{name}'"
-            self.emit(ToolStarted(block["id"], name, arguments, step, description))
+    async def run_tools(self, calls: tuple[ToolCall, ...]) -> tuple[ToolResult, ...]:
+        """Run the tool calls of one reply; results come back in the same order."""
+        outputs = await self._run_calls(calls)
+        return tuple(
+            ToolResult(call.id, out.parts, out.is_error)
+            for call, out in zip(calls, outputs, strict=True)
+        )
+
+    async def _run_calls(self, calls: tuple[ToolCall, ...]) -> list[ToolOutput]:
+        state = self.state
+        step = state.step
+        allowed = max(0, self.limits.max_tool_calls - state.tool_calls)
+        state.pending_calls = calls
+        outputs: list[ToolOutput | None] = [None] * len(calls)
+
+        async def one(index: int, call: ToolCall) -> None:
+            self.sink.emit(
+                ToolStarted(
+                    call.id,
+                    call.name,
+                    dict(call.arguments),
+                    step,
+                    self.tools.describe(call.name, call.arguments),
+                )
+            )
             started = time.perf_counter()
             if index >= allowed:
-                output = ToolOutput(
+                output = error_output(
                     "The limit of tool calls for this question was reached; answer with what you have.",
                     "limit reached",
-                    is_error=True,
                 )
             else:
                 try:
-                    output = await self.tools.call(self.ctx, name, arguments)
+                    output = await self.tools.call(self.ctx, call.name, call.arguments)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # a broken tool must not end the run
-                    output = ToolOutput(
-                        f"The tool failed: {type(exc).__name__}.", "failed", is_error=True
-                    )
+                    output = error_output(f"The tool failed: {type(exc).__name__}.", "failed")
             duration = (time.perf_counter() - started) * 1000
             record = ToolCallRecord(
-                block["id"], name, arguments, output.summary, output.is_error, duration, step
+                call.id,
+                call.name,
+                dict(call.arguments),
+                output.summary,
+                output.is_error,
+                duration,
+                step,
             )
-            self.state.records.append(record)
-            self._remember_passages(output)
-            self.recorder.tool_call(record, {**output.detail, "pages": list(output.pages)})
-            self.recorder.tool_log(record, output)
-            self.emit(
+            state.records.append(record)
+            state.passages.extend(output.passages)
+            await self.sink.tool_call(record, output)
+            self.sink.emit(
                 ToolFinished(
-                    block["id"],
-                    name,
+                    call.id,
+                    call.name,
                     duration,
                     output.summary,
                     output.is_error,
                     step,
                     output.pages,
                     dict(output.detail),
+                    output.passages,
                 )
             )
-            result: dict[str, Any] = {
-                "type": "tool_result",
-                "tool_use_id": block["id"],
-                "content": output.content,
-            }
-            if output.is_error:
-                result["is_error"] = True
-            results[index] = result
+            outputs[index] = output
 
-        self.state.tool_calls += len(tool_uses)
-        read_only = [
-            (i, b)
-            for i, b in enumerate(tool_uses)
-            if (t := self.tools.get(str(b.get("name")))) is None or t.read_only
-        ]
-        writes = [
-            (i, b)
-            for i, b in enumerate(tool_uses)
-            if (t := self.tools.get(str(b.get("name")))) is not None and not t.read_only
-        ]
-        await asyncio.gather(*(one(i, b) for i, b in read_only))
-        for i, b in writes:
-            await one(i, b)
-        self.state.pending_tool_uses = []
-        return [r for r in results if r is not None]
+        state.tool_calls += len(calls)
+        reads = [(i, c) for i, c in enumerate(calls) if self.tools.is_read_only(c.name)]
+        writes = [(i, c) for i, c in enumerate(calls) if not self.tools.is_read_only(c.name)]
+        await asyncio.gather(*(one(i, c) for i, c in reads))
+        for i, c in writes:
+            await one(i, c)
+        state.pending_calls = ()
+        return [o if o is not None else error_output("No result.") for o in outputs]
 
-    def _remember_passages(self, output: ToolOutput) -> None:
-        if isinstance(output.content, list):
-            for block in output.content:
-                if block.get("type") == "search_result":
-                    parsed = parse_source(str(block.get("source", "")))
-                    text = " ".join(str(c.get("text", "")) for c in block.get("content", []))
-                    if parsed:
-                        self.state.passages.setdefault(parsed[1], text)
-        else:
-            for match in re.finditer(
-                r'<book_text pages="(\d+)-(\d+)"[^>]*>\n(.*?)\n</book_text>', output.content, re.S
-            ):
-                self.state.passages.setdefault(int(match.group(1)), match.group(3))
-
-
-def cancelled_results(tool_uses: list[dict[str, Any]], done_ids: set[str]) -> list[dict[str, Any]]:
-    """``is_error`` results for tool calls a Stop left without one (keeps history valid)."""
-    return [
-        {
-            "type": "tool_result",
-            "tool_use_id": b["id"],
-            "content": "Stopped by the reader before this ran.",
-            "is_error": True,
-        }
-        for b in tool_uses
-        if b["id"] not in done_ids
-    ]
+    def unanswered_results(self) -> UserMessage | None:
+        """``is_error`` results for tool calls a Stop or a failure left without one (keeps
+        the stored history valid for the next question)."""
+        calls = self.state.pending_calls
+        if not calls:
+            return None
+        self.state.pending_calls = ()
+        return UserMessage(
+            tuple(ToolResult(c.id, (Note(STOPPED_RESULT),), is_error=True) for c in calls)
+        )
 
 
 def summarise_request(request: TurnRequest) -> dict[str, Any]:
     """What the event log keeps of a request: shape, not the whole book text."""
-    last = request.messages[-1] if request.messages else {}
-    last_text = ""
-    for block in last.get("content", []) if isinstance(last.get("content"), list) else []:
-        if block.get("type") == "text":
-            last_text = str(block.get("text", ""))[:300]
+    last = request.messages[-1] if request.messages else None
+    question = last.question if isinstance(last, UserMessage) else None
     return {
         "model": request.model,
         "messages": len(request.messages),
-        "tools": [t.get("name") for t in request.tools],
+        "tools": [t.name for t in request.tools],
         "tool_choice": request.tool_choice,
-        "system_chars": sum(len(json.dumps(b)) for b in request.system),
+        "system_chars": len(request.system),
         "max_tokens": request.max_tokens,
-        "last_user_text": last_text,
+        "last_user_text": (question.for_model[:300] if question else ""),
     }
+
+
+Emit = Callable[[AgentEvent], None]

@@ -5,7 +5,7 @@ Shown to the reader as an estimate; local servers and passages mode cost nothing
 
 from __future__ import annotations
 
-from core.agent.events import Usage
+from core.agent.types import Usage
 
 # (input, output) per million tokens; cache writes cost 1.25× input, cache reads 0.1× input.
 PRICES: dict[str, tuple[float, float]] = {

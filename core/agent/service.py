@@ -1,32 +1,43 @@
-"""``AgentService``: the one object the window and the CLI use to talk about books.
+"""``AgentService``: what the window and the CLI use to talk about books.
 
 It owns the wiring: which provider (Claude, a local server, or passages mode) from the
 settings and the key, which loop strategy, the tools, the context strategy and the
-conversation repository. Importing this module does not import the ``anthropic`` SDK.
+conversations store. The app object (``core.app.Margin``) builds one. Importing this module
+does not import the ``anthropic`` SDK.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Executor
+from pathlib import Path
 
 from core.agent.chat import ChatWithBook
-from core.agent.context import BookContext, Selection
-from core.agent.events import AgentEvent, Usage
+from core.agent.context import BookContext
+from core.agent.events import AgentEvent
 from core.agent.providers.base import ChatProvider
-from core.agent.providers.offline import PassagesProvider
-from core.agent.repository import ConversationInfo, ConversationRepository, MessageRecord
+from core.agent.providers.passages import PassagesProvider
 from core.agent.strategies import pick_strategy
-from core.agent.tools import ToolRegistry, default_tools
-from core.errors import LLMCode, LLMError
+from core.agent.tools import ToolBox, default_tools
+from core.agent.types import Question, Selection, Usage
+from core.errors import LLMCode, LLMError, MarginError
 from core.paths import Paths
+from core.search import BookSearch
 from core.settings import Settings, get_api_key, load_settings
-from core.store import models as m
+from core.store.conversations import ConversationInfo, Conversations, MessageRecord
 from core.store.library import Library
 
 ProviderFactory = Callable[[Settings, str | None], ChatProvider]
 
-__all__ = ["AgentService", "ConversationInfo", "MessageRecord", "Selection", "make_provider"]
+__all__ = [
+    "AgentService",
+    "ConversationInfo",
+    "MessageRecord",
+    "Question",
+    "Selection",
+    "make_provider",
+]
 
 
 def make_provider(
@@ -56,15 +67,20 @@ class AgentService:
         settings: Settings | None = None,
         *,
         provider_factory: ProviderFactory | None = None,
-        tools: ToolRegistry | None = None,
+        tools: ToolBox | None = None,
         retry_delay: float = 1.0,
+        conversations: Conversations | None = None,
+        search: BookSearch | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.library = library
         self.paths = paths
         self._settings = settings if settings is not None else load_settings(paths)
         self._factory = provider_factory or make_provider
-        self.tools = tools or default_tools()
-        self.repo = ConversationRepository(library.db)
+        self.executor = executor
+        self.tools = tools or default_tools(executor)
+        self.conversations = conversations or Conversations(library.db)
+        self.search = search or BookSearch(library.db)
         self.retry_delay = retry_delay
         self._provider: ChatProvider | None = None
         self._provider_key: tuple[Settings, str | None] | None = None
@@ -77,15 +93,16 @@ class AgentService:
 
     def update_settings(self, settings: Settings) -> None:
         self._settings = settings
-        self._provider = (
-            None  # the next question uses the new settings (old client closes with its runs)
-        )
+        self._provider = None  # the next question uses the new settings
 
     def provider(self) -> ChatProvider:
         key = get_api_key()
         marker = (self._settings, key)
         if self._provider is None or self._provider_key != marker:
-            self._provider = self._factory(self._settings, key)
+            provider = self._factory(self._settings, key)
+            if hasattr(provider, "retry_delay"):
+                provider.retry_delay = self.retry_delay
+            self._provider = provider
             self._provider_key = marker
         return self._provider
 
@@ -96,28 +113,31 @@ class AgentService:
     # conversations --------------------------------------------------------------------
 
     def create_conversation(self, book_id: int, title: str = "") -> ConversationInfo:
-        return self.repo.create(book_id, title)
+        return self.conversations.create(book_id, title)
 
     def list_conversations(self, book_id: int) -> list[ConversationInfo]:
-        return self.repo.list_for_book(book_id)
+        return self.conversations.list_for_book(book_id)
 
     def get_conversation(self, conversation_id: int) -> ConversationInfo:
-        return self.repo.get(conversation_id)
+        return self.conversations.get(conversation_id)
 
     def rename_conversation(self, conversation_id: int, title: str) -> ConversationInfo:
-        return self.repo.rename(conversation_id, title)
+        return self.conversations.rename(conversation_id, title)
 
     def delete_conversation(self, conversation_id: int) -> None:
-        self.repo.delete(conversation_id)
+        self.conversations.delete(conversation_id)
 
     def history(self, conversation_id: int) -> list[MessageRecord]:
-        return self.repo.history(conversation_id)
+        return self.conversations.history(conversation_id)
 
     def conversation_usage(self, conversation_id: int) -> tuple[Usage, float | None]:
-        return self.repo.usage(conversation_id)
+        return self.conversations.usage(conversation_id)
 
     def recover_interrupted(self) -> int:
-        return self.repo.recover_interrupted()
+        return self.conversations.recover_interrupted()
+
+    def last_question(self, conversation_id: int) -> Question | None:
+        return self.conversations.last_question(conversation_id)
 
     # asking ---------------------------------------------------------------------------
 
@@ -131,80 +151,82 @@ class AgentService:
             tools=self.tools,
             strategy=pick_strategy(name),
             context=BookContext(),
-            repository=self.repo,
+            conversations=self.conversations,
             library=self.library,
+            search=self.search,
             limits=self._settings.limits,
+            event_logs=Path(self.paths.event_logs),
             spoiler_safe=self._settings.spoiler_safe,
-            retry_delay=self.retry_delay,
+            executor=self.executor,
         )
 
     def ask(
         self,
         conversation_id: int,
-        text: str,
+        text: str | Question,
         *,
         selection: Selection | None = None,
         strategy: str | None = None,
         stop: asyncio.Event | None = None,
     ) -> AsyncIterator[AgentEvent]:
-        return self._chat(strategy).run(conversation_id, text, selection, stop=stop)
+        question = text if isinstance(text, Question) else Question(text, selection)
+        return self._chat(strategy).run(conversation_id, question, stop=stop)
 
     async def regenerate(
-        self, conversation_id: int, *, stop: asyncio.Event | None = None
+        self,
+        conversation_id: int,
+        *,
+        strategy: str | None = None,
+        stop: asyncio.Event | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """Ask the last question again; the previous attempt (question, answer, tool calls)
         is removed so the history holds only the new one."""
-        last = self.repo.last_question(conversation_id)
-        if last is None:
-            from core.errors import MarginError
-
+        question = self.conversations.last_question(conversation_id)
+        if question is None:
             raise MarginError(
                 "nothing_to_regenerate", "This conversation has no question to ask again."
             )
-        text, selection_text, selection_page = last
-        run = (
-            m.Run.select()
-            .where(m.Run.conversation == conversation_id)
-            .order_by(m.Run.id.desc())
-            .first()
-        )
-        if run is not None:
-            with self.library.db.atomic():
-                m.Message.delete().where(m.Message.run == run.id).execute()
-                m.Run.delete().where(m.Run.id == run.id).execute()
-        selection = (
-            Selection(selection_text, selection_page) if selection_text and selection_page else None
-        )
-        async for event in self.ask(conversation_id, text, selection=selection, stop=stop):
+        self.conversations.delete_last_run(conversation_id)
+        async for event in self.ask(conversation_id, question, strategy=strategy, stop=stop):
             yield event
 
     async def test_connection(self, settings: Settings, api_key: str | None) -> str:
-        kind = settings.effective_provider(bool(api_key))
-        if kind == "passages":
-            if settings.provider == "anthropic" and not api_key:
-                raise LLMError(
-                    LLMCode.BAD_KEY,
-                    "There is no API key to test.",
-                    hint="Paste your key from console.anthropic.com first.",
-                )
-            return "Passages mode needs no connection: answers are passages from the book."
-        from core.agent.providers.anthropic import AnthropicProvider
-
-        provider = make_provider(settings, api_key, max_retries=0, timeout=15.0)
-        assert isinstance(provider, AnthropicProvider)
-        try:
-            return await provider.test_connection()
-        finally:
-            await provider.aclose()
+        return await test_connection(settings, api_key)
 
     async def list_models(self, settings: Settings, api_key: str | None) -> list[str]:
-        if settings.effective_provider(bool(api_key)) == "passages":
-            return []
-        from core.agent.providers.anthropic import AnthropicProvider
+        return await list_models(settings, api_key)
 
-        provider = make_provider(settings, api_key, max_retries=0, timeout=15.0)
-        assert isinstance(provider, AnthropicProvider)
-        try:
-            return await provider.list_models()
-        finally:
-            await provider.aclose()
+
+async def test_connection(settings: Settings, api_key: str | None) -> str:
+    """A sentence saying whether the server in ``settings`` answers with ``api_key``."""
+    kind = settings.effective_provider(bool(api_key))
+    if kind == "passages":
+        if settings.provider == "anthropic" and not api_key:
+            raise LLMError(
+                LLMCode.BAD_KEY,
+                "There is no API key to test.",
+                hint="Paste your key from console.anthropic.com first.",
+            )
+        return "Passages mode needs no connection: answers are passages from the book."
+    from core.agent.providers.anthropic import AnthropicProvider
+
+    provider = make_provider(settings, api_key, max_retries=0, timeout=15.0)
+    assert isinstance(provider, AnthropicProvider)
+    try:
+        return await provider.test_connection()
+    finally:
+        await provider.aclose()
+
+
+async def list_models(settings: Settings, api_key: str | None) -> list[str]:
+    """The models the server in ``settings`` offers ([] in passages mode)."""
+    if settings.effective_provider(bool(api_key)) == "passages":
+        return []
+    from core.agent.providers.anthropic import AnthropicProvider
+
+    provider = make_provider(settings, api_key, max_retries=0, timeout=15.0)
+    assert isinstance(provider, AnthropicProvider)
+    try:
+        return await provider.list_models()
+    finally:
+        await provider.aclose()

@@ -1,93 +1,85 @@
 """The tools the agent uses to read the book, all scoped to the conversation's book.
 
-The reading-position bound is enforced here, in code: with spoiler-safe mode on, no search
-hit and no page after the reader's page ever reaches the model; the tool says that more
-exists later instead. Book text is untrusted: it goes back inside ``search_result`` blocks or
-``<book_text>`` delimiters, and anything in it that looks like those delimiters is defused.
+The reading bound (``read_to``) is enforced here, in code: with spoiler-safe mode on, no
+search hit and no page after it ever reaches the model; the tool says only that the book
+goes on. Tools return typed parts (``Passage``, ``BookText``, ``Note``); how they are shown
+to a model (search-result blocks with citations, or delimited text with page labels) is the
+provider adapter's business.
+
+Handlers are plain functions doing database work; ``ToolBox.call`` runs them on the
+database threads, so the window's thread never runs SQL for the agent and read-only tools
+really run side by side.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.agent.types import BookText, HiddenAfter, Note, Passage, ResultPart, ToolSpec, pages_label
 from core.errors import MarginError
-from core.search import count_beyond, search_book
+from core.search import BookSearch
 from core.store.library import BookInfo, Library
 
 READ_PAGES_MAX = 5
 READ_CHARS_MAX = 12_000
-SOURCE_PREFIX = "margin://book/"
-_SOURCE = re.compile(r"^margin://book/(\d+)/pages/(\d+)-(\d+)$")
-_DELIMITER = re.compile(r"<(/?)(book_text|book_passage|search_result)", re.I)
-
-
-def defuse(text: str) -> str:
-    """Book text cannot close or open the delimiters that mark it as book text."""
-    return _DELIMITER.sub(lambda m: f"‹{m.group(1)}{m.group(2)}", text)
-
-
-def source_for(book_id: int, first: int, last: int) -> str:
-    return f"{SOURCE_PREFIX}{book_id}/pages/{first}-{last}"
-
-
-def parse_source(source: str) -> tuple[int, int, int] | None:
-    match = _SOURCE.match(source)
-    if not match:
-        return None
-    return int(match.group(1)), int(match.group(2)), int(match.group(3))
-
-
-def pages_label(first: int, last: int) -> str:
-    return f"p. {first}" if first == last else f"pp. {first}–{last}"
 
 
 @dataclass(frozen=True)
 class ToolContext:
     library: Library
+    search: BookSearch
     book: BookInfo
-    bound: int | None  # last page the agent may read; None = whole book
-    citations: bool  # answer with search_result blocks (Claude) or labelled text
+    bound: int | None  # last page the agent may read (read_to); None = whole book
 
 
 @dataclass(frozen=True)
 class ToolOutput:
-    content: str | list[dict[str, Any]]
-    summary: str
+    parts: tuple[ResultPart, ...]
+    summary: str  # for people: "5 passages", "pages 40–42"
     pages: tuple[int, ...] = ()
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: Mapping[str, Any] = field(default_factory=dict)
     is_error: bool = False
 
+    @property
+    def passages(self) -> tuple[Passage, ...]:
+        return tuple(p for p in self.parts if isinstance(p, Passage))
 
-Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[ToolOutput]]
+
+def error_output(text: str, summary: str = "") -> ToolOutput:
+    return ToolOutput((Note(text),), summary or text[:80], is_error=True)
+
+
+Handler = Callable[[ToolContext, Mapping[str, Any]], ToolOutput]
 
 
 @dataclass(frozen=True)
 class Tool:
     name: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: Mapping[str, Any]
     handler: Handler
-    describe: Callable[[dict[str, Any]], str]
+    describe: Callable[[Mapping[str, Any]], str]
     read_only: bool = True
 
-    def definition(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "input_schema": self.input_schema,
-        }
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.input_schema)
 
 
 class ToolError(Exception):
     """A tool failed in a way the model should hear about (and may correct)."""
 
 
-class ToolRegistry:
-    def __init__(self, tools: list[Tool] | None = None) -> None:
+class ToolBox:
+    """The tools offered to the model, and the threads their database work runs on."""
+
+    def __init__(self, tools: list[Tool] | None = None, executor: Executor | None = None) -> None:
         self._tools: dict[str, Tool] = {}
+        self.executor = executor
         for tool in tools or []:
             self.register(tool)
 
@@ -101,60 +93,76 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
-    def definitions(self) -> list[dict[str, Any]]:
-        """Tool definitions in a stable order, the last one marked for prompt caching."""
-        defs = [t.definition() for t in self._tools.values()]
-        if defs:
-            defs[-1] = {**defs[-1], "cache_control": {"type": "ephemeral"}}
-        return defs
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return tuple(t.spec for t in self._tools.values())
 
-    async def call(self, ctx: ToolContext, name: str, arguments: dict[str, Any]) -> ToolOutput:
+    def is_read_only(self, name: str) -> bool:
+        tool = self._tools.get(name)
+        return tool is None or tool.read_only
+
+    def describe(self, name: str, arguments: Mapping[str, Any]) -> str:
+        tool = self._tools.get(name)
+        return tool.describe(arguments) if tool else f"Calling unknown tool '{name}'"
+
+    def run(self, ctx: ToolContext, name: str, arguments: Mapping[str, Any]) -> ToolOutput:
+        """Run a tool here, in this thread."""
         tool = self._tools.get(name)
         if tool is None:
-            return ToolOutput(
+            return error_output(
                 f"There is no tool called '{name}'. Available tools: {', '.join(self._tools)}.",
                 "unknown tool",
-                is_error=True,
             )
         try:
-            return await tool.handler(ctx, arguments)
+            return tool.handler(ctx, arguments)
         except ToolError as exc:
-            return ToolOutput(str(exc), str(exc)[:80], is_error=True)
+            return error_output(str(exc))
         except MarginError as exc:
-            return ToolOutput(exc.message, exc.message[:80], is_error=True)
+            return error_output(exc.message)
+
+    async def call(self, ctx: ToolContext, name: str, arguments: Mapping[str, Any]) -> ToolOutput:
+        """Run a tool on a database thread and await it."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, self.run, ctx, name, arguments)
 
 
-def _int(arguments: dict[str, Any], key: str, default: int | None = None) -> int:
+def _int(arguments: Mapping[str, Any], key: str, default: int | None = None) -> int:
     value = arguments.get(key, default)
     if isinstance(value, bool) or value is None:
         raise ToolError(f"'{key}' must be a whole number.")
     try:
-        return int(value)
-    except (TypeError, ValueError):
+        number = int(value)
+    except (TypeError, ValueError, OverflowError):
         raise ToolError(f"'{key}' must be a whole number, not {value!r}.") from None
+    if abs(number) > 10**9:
+        raise ToolError(f"'{key}' is far outside the book.")
+    return number
 
 
-def _bound_note(ctx: ToolContext) -> str:
-    return (
-        f"The reader is on page {ctx.bound}; pages after it are hidden to avoid spoilers."
-        if ctx.bound is not None
-        else ""
-    )
+def _beyond_note(ctx: ToolContext) -> HiddenAfter | None:
+    """Only that the book goes on — never how much matches: a count tied to the query
+    would answer yes/no questions about what happens later."""
+    if ctx.bound is None or not ctx.search.continues_beyond(ctx.book.id, ctx.bound):
+        return None
+    return HiddenAfter(ctx.bound)
 
 
-async def _search(ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
+def search_tool(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolOutput:
     query = str(arguments.get("query", "")).strip()
     if not query:
         raise ToolError("'query' must be some words to search for.")
     top_k = max(1, min(_int(arguments, "top_k", 5), 10))
-    hits = search_book(ctx.book.id, query, limit=top_k, until_page=ctx.bound)
-    beyond = count_beyond(ctx.book.id, query, ctx.bound) if ctx.bound is not None else 0
-    note = ""
-    if beyond:
-        note = (
-            f"{beyond} more matching passage{'s' if beyond != 1 else ''} exist{'s' if beyond == 1 else ''} after page {ctx.bound}, "
-            "beyond where the reader is. Do not guess what they say."
+    hits = ctx.search.search_book(ctx.book.id, query, limit=top_k, until_page=ctx.bound)
+    beyond = _beyond_note(ctx)
+    passages = tuple(
+        Passage(
+            ctx.book.id,
+            h.start_page,
+            h.end_page,
+            h.text,
+            f"{ctx.book.title}, {pages_label(h.start_page, h.end_page)}",
         )
+        for h in hits
+    )
     pages = tuple(sorted({p for h in hits for p in range(h.start_page, h.end_page + 1)}))
     detail = {
         "query": query,
@@ -162,41 +170,18 @@ async def _search(ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
             {"first_page": h.start_page, "last_page": h.end_page, "snippet": h.snippet}
             for h in hits
         ],
-        "beyond": beyond,
     }
-    summary = f"{len(hits)} passage{'s' if len(hits) != 1 else ''}" + (
-        f" ({beyond} more later in the book)" if beyond else ""
-    )
+    summary = f"{len(hits)} passage{'s' if len(hits) != 1 else ''}"
     if not hits:
-        text = f"No passage{' before page ' + str(ctx.bound) if ctx.bound else ''} matches '{query}'. Try other words."
-        return ToolOutput(text + (" " + note if note else ""), summary, (), detail)
-    if ctx.citations:
-        blocks: list[dict[str, Any]] = [
-            {
-                "type": "search_result",
-                "source": source_for(ctx.book.id, h.start_page, h.end_page),
-                "title": f"{ctx.book.title}, {pages_label(h.start_page, h.end_page)}",
-                "content": [{"type": "text", "text": h.text}],
-                "citations": {"enabled": True},
-            }
-            for h in hits
-        ]
-        if note:
-            blocks.append({"type": "text", "text": note})
-        return ToolOutput(blocks, summary, pages, detail)
-    parts = [
-        f'<book_text pages="{h.start_page}-{h.end_page}" label="[{pages_label(h.start_page, h.end_page)}]">\n{defuse(h.text)}\n</book_text>'
-        for h in hits
-    ]
-    text = (
-        "\n\n".join(parts)
-        + "\n\nCite passages with their label, for example [p. 12]."
-        + (f"\n{note}" if note else "")
-    )
-    return ToolOutput(text, summary, pages, detail)
+        where = f" in pages 1 to {ctx.bound}" if ctx.bound else ""
+        parts: tuple[ResultPart, ...] = (
+            Note(f"No passage{where} matches '{query}'. Try other words."),
+        )
+        return ToolOutput(parts + ((beyond,) if beyond else ()), summary, (), detail)
+    return ToolOutput(passages + ((beyond,) if beyond else ()), summary, pages, detail)
 
 
-async def _read_pages(ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
+def read_pages_tool(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolOutput:
     start = _int(arguments, "start")
     end = _int(arguments, "end", start)
     count = ctx.book.page_count
@@ -209,46 +194,39 @@ async def _read_pages(ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutput
             f"Page {start} is beyond where the reader is (page {ctx.bound}); you may read pages 1 to {ctx.bound} only."
         )
     end = min(end, count, start + READ_PAGES_MAX - 1)
-    clipped = ""
+    clipped: tuple[ResultPart, ...] = ()
     if ctx.bound is not None and end > ctx.bound:
         end = ctx.bound
-        clipped = f" Pages after {ctx.bound} are beyond where the reader is and were not read."
+        clipped = (
+            Note(f"Pages after {ctx.bound} are beyond where the reader is and were not read."),
+        )
     pages = ctx.library.pages(ctx.book.id, start, end)
-    numbers = tuple(p.number for p in pages)
-    summary = f"pages {start}–{end}" if end != start else f"page {start}"
-    if ctx.citations:
-        blocks: list[dict[str, Any]] = [
-            {
-                "type": "search_result",
-                "source": source_for(ctx.book.id, p.number, p.number),
-                "title": f"{ctx.book.title}, p. {p.number}"
-                + (f" (printed page {p.label})" if p.label and p.label != str(p.number) else ""),
-                "content": [
-                    {
-                        "type": "text",
-                        "text": p.text[: READ_CHARS_MAX // max(1, len(pages))]
-                        or "(this page has no text)",
-                    }
-                ],
-                "citations": {"enabled": True},
-            }
-            for p in pages
-        ]
-        if clipped:
-            blocks.append({"type": "text", "text": clipped.strip()})
-        return ToolOutput(blocks, summary, numbers, {"start": start, "end": end})
-    body = "\n\n".join(
-        f'<book_text pages="{p.number}-{p.number}" label="[p. {p.number}]">\n{defuse(p.text[: READ_CHARS_MAX // max(1, len(pages))])}\n</book_text>'
+    share = READ_CHARS_MAX // max(1, len(pages))
+    passages = tuple(
+        Passage(
+            ctx.book.id,
+            p.number,
+            p.number,
+            p.text[:share] or "(this page has no text)",
+            f"{ctx.book.title}, p. {p.number}"
+            + (f" (printed page {p.label})" if p.label and p.label != str(p.number) else ""),
+        )
         for p in pages
     )
-    return ToolOutput(body + clipped, summary, numbers, {"start": start, "end": end})
+    summary = f"pages {start}–{end}" if end != start else f"page {start}"
+    return ToolOutput(
+        passages + clipped,
+        summary,
+        tuple(p.number for p in pages),
+        {"start": start, "end": end},
+    )
 
 
-async def _toc(ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
+def contents_tool(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolOutput:
     entries = ctx.library.toc(ctx.book.id)
     visible = [t for t in entries if ctx.bound is None or t.page <= ctx.bound]
     hidden = len(entries) - len(visible)
-    lines = [f"{'  ' * (t.level - 1)}- {defuse(t.title)} (p. {t.page})" for t in visible]
+    lines = [f"{'  ' * (t.level - 1)}- {t.title} (p. {t.page})" for t in visible]
     head = f"'{ctx.book.title}' has {ctx.book.page_count} pages."
     if not entries:
         head += " It has no table of contents."
@@ -257,18 +235,14 @@ async def _toc(ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
             f"({hidden} more entr{'ies' if hidden != 1 else 'y'} after page {ctx.bound}, beyond where the reader is, not shown.)"
         )
     return ToolOutput(
-        '<book_text kind="table of contents">\n'
-        + head
-        + "\n"
-        + "\n".join(lines)
-        + "\n</book_text>",
+        (BookText("table of contents", head + "\n" + "\n".join(lines)),),
         f"{len(visible)} entries",
         (),
         {"entries": len(visible), "hidden": hidden},
     )
 
 
-async def _save_note(ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
+def save_note_tool(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolOutput:
     text = str(arguments.get("text", "")).strip()
     if not text:
         raise ToolError("'text' must be the note to save.")
@@ -280,29 +254,30 @@ async def _save_note(ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
         raise ToolError(
             f"The book has pages 1 to {ctx.book.page_count}; there is no page {page_no}."
         )
+    if page_no is None and ctx.bound is not None:
+        page_no = ctx.bound  # saved while bounded: it can only be about pages up to here
     note = ctx.library.add_note(ctx.book.id, text, page=page_no, source="agent")
     return ToolOutput(
-        f"Saved note {note.id}.",
+        (Note(f"Saved note {note.id}."),),
         "note saved",
         (page_no,) if page_no else (),
         {"note_id": note.id},
-        False,
     )
 
 
-async def _list_notes(ctx: ToolContext, arguments: dict[str, Any]) -> ToolOutput:
+def list_notes_tool(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolOutput:
     notes = ctx.library.list_notes(ctx.book.id)
     if ctx.bound is not None:
-        notes = [n for n in notes if n.page is None or n.page <= ctx.bound]
+        # a note without a page may be about any part of the book: beyond the bound it
+        # could spoil, so it is shown only when the whole book is open to the agent
+        notes = [n for n in notes if n.page is not None and n.page <= ctx.bound]
     if not notes:
-        return ToolOutput("There are no notes about this book yet.", "no notes")
+        return ToolOutput((Note("There are no notes about this book yet."),), "no notes")
     lines = [
-        f"- ({'yours' if n.source == 'agent' else 'reader'}{', p. ' + str(n.page) if n.page else ''}) {defuse(n.text)}"
+        f"- ({'yours' if n.source == 'agent' else 'reader'}{', p. ' + str(n.page) if n.page else ''}) {n.text}"
         for n in notes
     ]
-    return ToolOutput(
-        '<book_text kind="notes">\n' + "\n".join(lines) + "\n</book_text>", f"{len(notes)} notes"
-    )
+    return ToolOutput((BookText("notes", "\n".join(lines)),), f"{len(notes)} notes")
 
 
 def _quote(value: Any, limit: int = 60) -> str:
@@ -310,8 +285,8 @@ def _quote(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def default_tools() -> ToolRegistry:
-    return ToolRegistry(
+def default_tools(executor: Executor | None = None) -> ToolBox:
+    return ToolBox(
         [
             Tool(
                 "search_book",
@@ -328,7 +303,7 @@ def default_tools() -> ToolRegistry:
                     },
                     "required": ["query"],
                 },
-                _search,
+                search_tool,
                 lambda a: f"Searching the book for '{_quote(a.get('query', ''))}'",
             ),
             Tool(
@@ -342,7 +317,7 @@ def default_tools() -> ToolRegistry:
                     },
                     "required": ["start"],
                 },
-                _read_pages,
+                read_pages_tool,
                 lambda a: (
                     f"Reading page {a.get('start')}"
                     if a.get("end") in (None, a.get("start"))
@@ -353,7 +328,7 @@ def default_tools() -> ToolRegistry:
                 "table_of_contents",
                 "The book's table of contents with the page where each part starts.",
                 {"type": "object", "properties": {}},
-                _toc,
+                contents_tool,
                 lambda a: "Looking at the table of contents",
             ),
             Tool(
@@ -368,7 +343,7 @@ def default_tools() -> ToolRegistry:
                     },
                     "required": ["text"],
                 },
-                _save_note,
+                save_note_tool,
                 lambda a: "Saving a note",
                 read_only=False,
             ),
@@ -376,8 +351,9 @@ def default_tools() -> ToolRegistry:
                 "list_notes",
                 "List the notes saved about this book in earlier conversations.",
                 {"type": "object", "properties": {}},
-                _list_notes,
+                list_notes_tool,
                 lambda a: "Looking at saved notes",
             ),
-        ]
+        ],
+        executor,
     )

@@ -21,12 +21,9 @@ from core.books.limits import DEFAULT_LIMITS, Limits
 from core.books.parse import detect_format, parse_book
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
-from core.store import models as m
 from core.store.library import BookInfo, Library
 
 log = logging.getLogger("margin.import")
-
-BATCH = 500
 
 
 @dataclass(frozen=True)
@@ -101,69 +98,23 @@ def import_book(
             out.flush()
             os.fsync(out.fileno())
         progress(0.86, "Saving to your library")
-        with library.db.atomic():
-            now = m.utcnow()
-            row = m.Book.create(
-                title=parsed.title.strip() or path.stem,
-                author=parsed.author.strip(),
-                language=parsed.language.strip(),
-                format=parsed.format.value,
-                sha256=sha,
-                original_path=str(path.resolve()),
-                file_path=str(final),
-                file_size=path.stat().st_size,
-                page_count=len(parsed.pages),
-                page=1,
-                read_to=1,
-                status="importing",
-                added_at=now,
-                updated_at=now,
-            )
-            book_id = row.id
-            page_rows = [
-                (book_id, p.number, p.label, p.chapter, p.text, p.html) for p in parsed.pages
-            ]
-            for i in range(0, len(page_rows), BATCH):
-                m.Page.insert_many(
-                    page_rows[i : i + BATCH],
-                    fields=[
-                        m.Page.book,
-                        m.Page.number,
-                        m.Page.label,
-                        m.Page.chapter,
-                        m.Page.text,
-                        m.Page.html,
-                    ],
-                ).execute()
-            if cancel is not None:
-                cancel.check()
-            toc_rows = [(book_id, i, t.title, t.level, t.page) for i, t in enumerate(parsed.toc)]
-            if toc_rows:
-                m.TocEntry.insert_many(
-                    toc_rows,
-                    fields=[
-                        m.TocEntry.book,
-                        m.TocEntry.ordinal,
-                        m.TocEntry.title,
-                        m.TocEntry.level,
-                        m.TocEntry.page,
-                    ],
-                ).execute()
-            progress(0.92, "Indexing for search")
-            cursor = library.db.cursor()
-            cursor.executemany(
-                "INSERT INTO chunk (book_id, ordinal, chapter, start_page, end_page, text) VALUES (?, ?, ?, ?, ?, ?)",
-                [(book_id, c.ordinal, c.chapter, c.start_page, c.end_page, c.text) for c in chunks],
-            )
-            cursor.execute(
-                "INSERT INTO chunk_index (rowid, text) SELECT id, text FROM chunk WHERE book_id = ?",
-                (book_id,),
-            )
-            if cancel is not None:
-                cancel.check()
-            m.Book.update(status="ready").where(m.Book.id == book_id).execute()
+
+        def publish() -> None:
+            nonlocal committed
             os.replace(tmp, final)
             committed = True
+
+        book_id = library.add_book(
+            parsed=parsed,
+            chunks=chunks,
+            sha256=sha,
+            original_path=str(path.resolve()),
+            file_path=str(final),
+            file_size=path.stat().st_size,
+            title=parsed.title.strip() or path.stem,
+            before_commit=publish,
+            cancel=cancel,
+        )
     except BaseException:
         if committed:
             raise
@@ -185,17 +136,10 @@ def import_book(
 def recover_incomplete(library: Library) -> int:
     """Remove what an interrupted import may have left: books still marked "importing",
     temporary copies, and copies no book refers to. Returns how many things were removed."""
-    removed = 0
-    with library.db.atomic():
-        stale = [b.id for b in m.Book.select(m.Book.id).where(m.Book.status != "ready")]
-        for book_id in stale:
-            chunk_ids = m.Chunk.select(m.Chunk.id).where(m.Chunk.book == book_id)
-            m.ChunkIndex.delete().where(m.ChunkIndex.rowid.in_(chunk_ids)).execute()
-            m.Book.delete().where(m.Book.id == book_id).execute()
-            removed += 1
+    removed = library.remove_unfinished()
     books_dir = library.paths.books
     if books_dir.is_dir():
-        known = {Path(b.file_path).name for b in m.Book.select(m.Book.file_path)}
+        known = library.file_names()
         for entry in books_dir.iterdir():
             if entry.is_file() and entry.name not in known:
                 entry.unlink(missing_ok=True)

@@ -16,9 +16,7 @@ from core.errors import MarginError
 
 
 def _service(ctx: CliContext) -> Any:
-    from core.agent.service import AgentService
-
-    service = AgentService(ctx.library, ctx.paths)
+    service = ctx.app.agent
     service.recover_interrupted()
     return service
 
@@ -26,7 +24,7 @@ def _service(ctx: CliContext) -> Any:
 async def _stream(
     service: Any, conversation_id: int, text: str, args: argparse.Namespace, *, out_json: bool
 ) -> int:
-    from core.agent.context import Selection
+    from core.agent.answer import AnswerState
     from core.agent.events import (
         Citation,
         Notice,
@@ -37,7 +35,8 @@ async def _stream(
         ToolFinished,
         ToolStarted,
     )
-    from core.agent.tools import pages_label
+    from core.agent.types import Selection
+    from core.labels import pages_label
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -54,6 +53,7 @@ async def _stream(
         selection = Selection(args.selection, args.selection_page)
     verbose = getattr(args, "verbose", False)
     code = 0
+    answer = AnswerState()
     try:
         async for event in service.ask(
             conversation_id,
@@ -62,6 +62,7 @@ async def _stream(
             strategy=getattr(args, "strategy", None),
             stop=stop,
         ):
+            answer.apply(event)
             if isinstance(event, TextDelta) and not out_json:
                 sys.stdout.write(event.text)
                 sys.stdout.flush()
@@ -84,12 +85,10 @@ async def _stream(
                     data = dataclasses.asdict(result)
                     CliContext.print_json(data)
                 else:
-                    if result.answer and not result.answer.endswith("\n"):
+                    if answer.text and not answer.text.endswith("\n"):
                         sys.stdout.write("\n")
-                    if result.citations:
-                        pages = ", ".join(
-                            pages_label(c.first_page, c.last_page) for c in result.citations
-                        )
+                    if answer.citations:
+                        pages = ", ".join(c.label for c in answer.citations)
                         print(f"\nSources: {pages}")
                 if isinstance(event, RunCancelled):
                     print("margin: stopped; the partial answer is saved.", file=sys.stderr)
@@ -176,7 +175,7 @@ def cmd_conversations(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
-    from core.agent.tools import pages_label
+    from core.labels import pages_label
 
     service = _service(ctx)
     records = service.history(args.conversation)

@@ -1,4 +1,4 @@
-"""What every CLI command gets: the folders, the library (opened on first use), output."""
+"""What every CLI command gets: the folders, the app object (opened on first use), output."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.app import Margin
 from core.log import setup_logging
 from core.paths import Paths, resolve_paths
 from core.store.library import Library
@@ -15,7 +16,7 @@ from core.store.library import Library
 @dataclass
 class CliContext:
     paths: Paths
-    _library: Library | None = field(default=None, repr=False)
+    _app: Margin | None = field(default=None, repr=False)
 
     @classmethod
     def create(cls, data_dir: str | None) -> CliContext:
@@ -24,18 +25,22 @@ class CliContext:
             paths.ensure()
             setup_logging(paths)
         except OSError:
-            pass  # the library open below reports an unusable folder in words
+            pass  # opening the library below reports an unusable folder in words
         return cls(paths)
 
     @property
+    def app(self) -> Margin:
+        if self._app is None:
+            self._app = Margin.open(self.paths)
+        return self._app
+
+    @property
     def library(self) -> Library:
-        if self._library is None:
-            self._library = Library.open(self.paths)
-        return self._library
+        return self.app.library
 
     def close(self) -> None:
-        if self._library is not None:
-            self._library.close()
+        if self._app is not None:
+            self._app.close()
 
     @staticmethod
     def print_json(value: Any) -> None:

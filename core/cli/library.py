@@ -104,12 +104,12 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
-    from core.search import search_book
-
     book = ctx.library.find_book(args.book)
     if args.until_page is not None and args.until_page < 1:
         raise BookError("bad_page", "--until-page must be 1 or more.")
-    hits = search_book(book.id, args.query, limit=args.limit, until_page=args.until_page)
+    hits = ctx.app.search.search_book(
+        book.id, args.query, limit=args.limit, until_page=args.until_page
+    )
     if args.json:
         ctx.print_json([dataclasses.asdict(h) for h in hits])
         return 0

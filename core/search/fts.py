@@ -4,8 +4,15 @@ Any text a person types is a valid query: it is turned into quoted FTS5 terms, s
 (AND, NEAR, *, parentheses, colons) are just words and never a syntax error. Text inside
 double quotes stays a phrase. All terms must match first; when nothing does, any term may
 (natural-language questions still find passages); passages with every term come first and
-passages with only some of them fill the remaining places. The reader's page bound is a SQL condition,
-so the best passages before that page are found, not the best few filtered afterwards.
+passages with only some of them fill the remaining places. The reader's page bound is a SQL
+condition, so the best passages before that page are found, not the best few filtered
+afterwards.
+
+Speed: FTS5 MATCH would rank every matching chunk of the whole library before a ``book_id``
+filter. A book's chunks are written in one transaction, so their ids are contiguous and in
+page order: the query is restricted to the book's rowid range (ending at the last chunk
+within the bound) inside the FTS5 query itself, ranked there, and snippets are built for the
+few top hits only.
 """
 
 from __future__ import annotations
@@ -13,7 +20,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.store.models import database
+import peewee as pw
+
+from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
 
 _PHRASE = re.compile(r'"([^"]*)"')
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
@@ -22,8 +31,9 @@ STOPWORDS = frozenset(
     "me my of on or she so that the their them then there they this to was we were what when "
     "where which who whom why will with would you your about into than".split()
 )
-MARK_START = "«"
-MARK_END = "»"
+MARK_START = QUOTE_OPEN
+MARK_END = QUOTE_CLOSE
+SNIPPET = f"snippet(chunk_index, 0, '{MARK_START}', '{MARK_END}', '…', 24)"
 
 
 @dataclass(frozen=True)
@@ -39,11 +49,7 @@ class SearchHit:
 
     @property
     def pages(self) -> str:
-        return (
-            f"p. {self.start_page}"
-            if self.start_page == self.end_page
-            else f"pp. {self.start_page}–{self.end_page}"
-        )
+        return pages_label(self.start_page, self.end_page)
 
 
 def _quote(term: str) -> str:
@@ -53,7 +59,6 @@ def _quote(term: str) -> str:
 def sanitize_query(query: str, *, any_term: bool = False) -> str:
     """An FTS5 MATCH expression for free text; "" when there is nothing to search for."""
     phrases: list[str] = []
-    rest = query
     for match in _PHRASE.finditer(query):
         words = _WORD.findall(match.group(1))
         if words:
@@ -72,77 +77,118 @@ def sanitize_query(query: str, *, any_term: bool = False) -> str:
     return (" OR " if any_term else " AND ").join(parts[:32])
 
 
-def _run(book_id: int, expression: str, limit: int, until_page: int | None) -> list[SearchHit]:
-    sql = (
-        "SELECT c.id, c.book_id, c.start_page, c.end_page, c.chapter, c.text, "
-        f"snippet(chunk_index, 0, '{MARK_START}', '{MARK_END}', '…', 24), bm25(chunk_index) "
-        "FROM chunk_index JOIN chunk c ON c.id = chunk_index.rowid "
-        "WHERE chunk_index MATCH ? AND c.book_id = ?"
-    )
-    params: list[object] = [expression, book_id]
-    if until_page is not None:
-        sql += " AND c.end_page <= ?"
-        params.append(until_page)
-    sql += " ORDER BY bm25(chunk_index) LIMIT ?"
-    params.append(limit)
-    rows = database.execute_sql(sql, params).fetchall()
-    return [
-        SearchHit(
-            chunk_id=r[0],
-            book_id=r[1],
-            start_page=r[2],
-            end_page=r[3],
-            chapter=r[4],
-            text=r[5],
-            snippet=r[6],
-            score=-float(r[7]),
+class BookSearch:
+    """Full-text search over the library database it is given."""
+
+    def __init__(self, db: pw.SqliteDatabase) -> None:
+        self.db = db
+
+    def chunk_range(self, book_id: int, until_page: int | None = None) -> tuple[int, int] | None:
+        """The first and last chunk id of a book (the last within ``until_page``)."""
+        if until_page is None:
+            row = self.db.execute_sql(
+                "SELECT min(id), max(id) FROM chunk WHERE book_id = ?", (book_id,)
+            ).fetchone()
+        else:
+            row = self.db.execute_sql(
+                "SELECT min(id), max(CASE WHEN end_page <= ? THEN id END) FROM chunk "
+                "WHERE book_id = ?",
+                (until_page, book_id),
+            ).fetchone()
+        if row is None or row[0] is None or row[1] is None:
+            return None
+        return int(row[0]), int(row[1])
+
+    def _run(
+        self, expression: str, rowids: tuple[int, int], book_id: int, limit: int
+    ) -> list[SearchHit]:
+        ranked = self.db.execute_sql(
+            "SELECT rowid, bm25(chunk_index) FROM chunk_index "
+            "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? "
+            "ORDER BY bm25(chunk_index) LIMIT ?",
+            (expression, rowids[0], rowids[1], limit),
+        ).fetchall()
+        if not ranked:
+            return []
+        ids = [int(r[0]) for r in ranked]
+        marks = ",".join("?" * len(ids))
+        snippets = dict(
+            self.db.execute_sql(
+                f"SELECT rowid, {SNIPPET} FROM chunk_index "
+                f"WHERE chunk_index MATCH ? AND rowid IN ({marks})",
+                (expression, *ids),
+            ).fetchall()
         )
-        for r in rows
-    ]
+        rows = {
+            int(r[0]): r
+            for r in self.db.execute_sql(
+                "SELECT id, book_id, start_page, end_page, chapter, text FROM chunk "
+                f"WHERE id IN ({marks}) AND book_id = ?",
+                (*ids, book_id),
+            ).fetchall()
+        }
+        hits = []
+        for chunk_id, score in ranked:
+            row = rows.get(int(chunk_id))
+            if row is None:
+                continue
+            hits.append(
+                SearchHit(
+                    chunk_id=row[0],
+                    book_id=row[1],
+                    start_page=row[2],
+                    end_page=row[3],
+                    chapter=row[4],
+                    text=row[5],
+                    snippet=str(snippets.get(chunk_id, "")),
+                    score=-float(score),
+                )
+            )
+        return hits
 
+    def search_book(
+        self, book_id: int, query: str, *, limit: int = 5, until_page: int | None = None
+    ) -> list[SearchHit]:
+        """Best passages of one book for ``query``, best first; only passages ending on or
+        before ``until_page`` when it is given. Empty or punctuation-only queries give no
+        hits."""
+        limit = max(1, min(int(limit), 100))
+        strict = sanitize_query(query)
+        if not strict:
+            return []
+        rowids = self.chunk_range(book_id, until_page)
+        if rowids is None:
+            return []
+        hits = self._run(strict, rowids, book_id, limit)
+        if len(hits) < limit:
+            loose = sanitize_query(query, any_term=True)
+            if loose != strict:
+                seen = {h.chunk_id for h in hits}
+                extra = [
+                    h for h in self._run(loose, rowids, book_id, limit) if h.chunk_id not in seen
+                ]
+                hits.extend(extra[: limit - len(hits)])
+        return hits
 
-def search_book(
-    book_id: int, query: str, *, limit: int = 5, until_page: int | None = None
-) -> list[SearchHit]:
-    """Best passages of one book for ``query``, best first; only passages ending on or before
-    ``until_page`` when it is given. Empty or punctuation-only queries give no hits."""
-    limit = max(1, min(int(limit), 100))
-    strict = sanitize_query(query)
-    if not strict:
-        return []
-    hits = _run(book_id, strict, limit, until_page)
-    if len(hits) < limit:
-        loose = sanitize_query(query, any_term=True)
-        if loose != strict:
-            seen = {h.chunk_id for h in hits}
-            extra = [h for h in _run(book_id, loose, limit, until_page) if h.chunk_id not in seen]
-            hits.extend(extra[: limit - len(hits)])
-    return hits
+    def continues_beyond(self, book_id: int, until_page: int) -> bool:
+        """Whether the book has text after ``until_page`` (never how much matches a query:
+        a count tied to the query would tell the model whether a phrase occurs later)."""
+        row = self.db.execute_sql(
+            "SELECT 1 FROM chunk WHERE book_id = ? AND end_page > ? LIMIT 1", (book_id, until_page)
+        ).fetchone()
+        return row is not None
 
-
-def count_beyond(book_id: int, query: str, until_page: int) -> int:
-    """How many passages match ``query`` beyond the reader's page (for "there is more later")."""
-    expression = sanitize_query(query, any_term=True)
-    if not expression:
-        return 0
-    row = database.execute_sql(
-        "SELECT count(*) FROM chunk_index JOIN chunk c ON c.id = chunk_index.rowid "
-        "WHERE chunk_index MATCH ? AND c.book_id = ? AND c.end_page > ?",
-        (expression, book_id, until_page),
-    ).fetchone()
-    return int(row[0])
-
-
-def search_library(query: str, *, limit: int = 20) -> list[SearchHit]:
-    """Best passages across every book in the library."""
-    expression = sanitize_query(query, any_term=True)
-    if not expression:
-        return []
-    rows = database.execute_sql(
-        "SELECT c.id, c.book_id, c.start_page, c.end_page, c.chapter, c.text, "
-        f"snippet(chunk_index, 0, '{MARK_START}', '{MARK_END}', '…', 24), bm25(chunk_index) "
-        "FROM chunk_index JOIN chunk c ON c.id = chunk_index.rowid JOIN book b ON b.id = c.book_id "
-        "WHERE chunk_index MATCH ? AND b.status = 'ready' ORDER BY bm25(chunk_index) LIMIT ?",
-        (expression, max(1, min(limit, 100))),
-    ).fetchall()
-    return [SearchHit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], -float(r[7])) for r in rows]
+    def search_library(self, query: str, *, limit: int = 20) -> list[SearchHit]:
+        """Best passages across every book in the library."""
+        expression = sanitize_query(query, any_term=True)
+        if not expression:
+            return []
+        rows = self.db.execute_sql(
+            "SELECT c.id, c.book_id, c.start_page, c.end_page, c.chapter, c.text, "
+            f"{SNIPPET}, bm25(chunk_index) "
+            "FROM chunk_index JOIN chunk c ON c.id = chunk_index.rowid "
+            "JOIN book b ON b.id = c.book_id "
+            "WHERE chunk_index MATCH ? AND b.status = 'ready' ORDER BY bm25(chunk_index) LIMIT ?",
+            (expression, max(1, min(limit, 100))),
+        ).fetchall()
+        return [SearchHit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], -float(r[7])) for r in rows]

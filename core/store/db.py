@@ -9,7 +9,7 @@ import peewee as pw
 
 from core.errors import StorageError
 from core.store.migrations import migrate
-from core.store.models import database
+from core.store.models import ALL_MODELS
 
 PRAGMAS = {
     "journal_mode": "wal",
@@ -25,7 +25,7 @@ def open_database(path: Path) -> pw.SqliteDatabase:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, check_same_thread=False)
-        database.initialize(db)
+        db.bind(ALL_MODELS, bind_refs=False, bind_backrefs=False)
         db.connect(reuse_if_open=True)
         migrate(db)
     except (OSError, sqlite3.DatabaseError, pw.DatabaseError) as exc:
@@ -35,9 +35,3 @@ def open_database(path: Path) -> pw.SqliteDatabase:
             hint="Check that the folder is writable and the disk is not full.",
         ) from exc
     return db
-
-
-def close_database() -> None:
-    obj = database.obj
-    if obj is not None and not obj.is_closed():
-        obj.close()

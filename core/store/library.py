@@ -7,15 +7,18 @@ records, never peewee rows, so callers (CLI, window, agent tools) cannot write b
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import peewee as pw
 
-from core.books.model import PageContent, TocItem
+from core.books.model import ChunkContent as BookChunk
+from core.books.model import PageContent, ParsedBook, TocItem
 from core.errors import BookCode, BookError, StorageError
 from core.paths import Paths
+from core.progress import CancelToken
 from core.store import models as m
 from core.store.db import open_database
 
@@ -212,13 +215,93 @@ class Library:
         """Remove a book with its pages, chunks, highlights, notes and conversations."""
         book = self.get_book(book_id)
         with self.db.atomic():
-            chunk_ids = m.Chunk.select(m.Chunk.id).where(m.Chunk.book == book_id)
-            m.ChunkIndex.delete().where(m.ChunkIndex.rowid.in_(chunk_ids)).execute()
-            m.Book.delete().where(m.Book.id == book_id).execute()
+            self._delete_rows([book_id])
         if book.file_path:
             copy = Path(book.file_path)
             if copy.is_relative_to(self.paths.books):
                 copy.unlink(missing_ok=True)
+
+    def _delete_rows(self, book_ids: list[int]) -> None:
+        """The one place that removes books' rows with their search index (call inside a
+        transaction): FTS5 rows have no foreign key to cascade."""
+        if not book_ids:
+            return
+        chunk_ids = m.Chunk.select(m.Chunk.id).where(m.Chunk.book.in_(book_ids))
+        m.ChunkIndex.delete().where(m.ChunkIndex.rowid.in_(chunk_ids)).execute()
+        m.Book.delete().where(m.Book.id.in_(book_ids)).execute()
+
+    def add_book(
+        self,
+        *,
+        parsed: ParsedBook,
+        chunks: Sequence[BookChunk],
+        sha256: str,
+        original_path: str,
+        file_path: str,
+        file_size: int,
+        title: str,
+        before_commit: Callable[[], None] = lambda: None,
+        cancel: CancelToken | None = None,
+    ) -> int:
+        """Write a parsed book — the book, its pages, contents, chunks and search index — in
+        ONE transaction; ``before_commit`` runs last inside it (the importer renames its copy
+        there, so a book row never exists without its file). Returns the book's id."""
+        with self.db.atomic():
+            now = m.utcnow()
+            row = m.Book.create(
+                title=title,
+                author=parsed.author.strip(),
+                language=parsed.language.strip(),
+                format=parsed.format.value,
+                sha256=sha256,
+                original_path=original_path,
+                file_path=file_path,
+                file_size=file_size,
+                page_count=len(parsed.pages),
+                page=1,
+                read_to=1,
+                status="importing",
+                added_at=now,
+                updated_at=now,
+            )
+            book_id = int(row.id)
+            cursor = self.db.cursor()
+            cursor.executemany(
+                "INSERT INTO page (book_id, number, label, chapter, text, html)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [(book_id, p.number, p.label, p.chapter, p.text, p.html) for p in parsed.pages],
+            )
+            if cancel is not None:
+                cancel.check()
+            cursor.executemany(
+                "INSERT INTO toc_entry (book_id, ordinal, title, level, page) VALUES (?, ?, ?, ?, ?)",
+                [(book_id, i, t.title, t.level, t.page) for i, t in enumerate(parsed.toc)],
+            )
+            cursor.executemany(
+                "INSERT INTO chunk (book_id, ordinal, chapter, start_page, end_page, text)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [(book_id, c.ordinal, c.chapter, c.start_page, c.end_page, c.text) for c in chunks],
+            )
+            cursor.execute(
+                "INSERT INTO chunk_index (rowid, text) SELECT id, text FROM chunk WHERE book_id = ?",
+                (book_id,),
+            )
+            if cancel is not None:
+                cancel.check()
+            m.Book.update(status="ready").where(m.Book.id == book_id).execute()
+            before_commit()
+        return book_id
+
+    def remove_unfinished(self) -> int:
+        """Remove books an interrupted import left "importing"; returns how many."""
+        with self.db.atomic():
+            stale = [b.id for b in m.Book.select(m.Book.id).where(m.Book.status != "ready")]
+            self._delete_rows(stale)
+        return len(stale)
+
+    def file_names(self) -> set[str]:
+        """Names of the library's own copies that books refer to."""
+        return {Path(b.file_path).name for b in m.Book.select(m.Book.file_path) if b.file_path}
 
     @staticmethod
     def _clamp(book: BookInfo, page: int) -> int:

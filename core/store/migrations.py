@@ -19,6 +19,7 @@ def _v1_initial(db: pw.SqliteDatabase) -> None:
     db.create_tables(m.ALL_MODELS, safe=False)
     db.execute_sql("ALTER TABLE tool_call DROP COLUMN detail")
     db.execute_sql("ALTER TABLE book DROP COLUMN read_to")
+    db.execute_sql("ALTER TABLE run DROP COLUMN error_hint")
 
 
 def _v2_tool_call_detail(db: pw.SqliteDatabase) -> None:
@@ -31,10 +32,42 @@ def _v3_read_to(db: pw.SqliteDatabase) -> None:
     db.execute_sql("UPDATE book SET read_to = position")
 
 
+def _v4_typed_messages(db: pw.SqliteDatabase) -> None:
+    # Messages were kept as the Messages API's JSON; from v4 they are Margin's typed parts.
+    import json
+
+    from core.store.legacy import typed_content
+
+    db.execute_sql("ALTER TABLE run ADD COLUMN error_hint TEXT NOT NULL DEFAULT ''")
+    rows = db.execute_sql(
+        "SELECT m.id, m.role, m.kind, m.content, m.text, m.selection_text, m.selection_page,"
+        " c.book_id FROM message m JOIN conversation c ON c.id = m.conversation_id"
+    ).fetchall()
+    for mid, role, kind, content, text, sel_text, sel_page, book_id in rows:
+        try:
+            raw = json.loads(content) if content else []
+        except ValueError:
+            raw = []
+        typed = typed_content(
+            role,
+            kind,
+            raw,
+            text=text or "",
+            selection_text=sel_text,
+            selection_page=sel_page,
+            book_id=book_id,
+        )
+        db.execute_sql(
+            "UPDATE message SET content = ? WHERE id = ?",
+            (json.dumps(typed, ensure_ascii=False), mid),
+        )
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
     _v3_read_to,
+    _v4_typed_messages,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,6 +1,7 @@
 """peewee models of the library database (one SQLite file).
 
-Models are bound to ``database`` (a proxy) which ``core.store.db.open_database`` initialises.
+``core.store.db.open_database`` binds the models to the database it opens (one library per
+process); nothing reaches the database through a module global.
 The schema itself is created by migrations in ``core.store.migrations``, not by
 ``create_tables``, so every change is a numbered forward step.
 """
@@ -13,8 +14,6 @@ from typing import Any
 
 import peewee as pw
 from playhouse.sqlite_ext import FTS5Model, RowIDField, SearchField
-
-database = pw.DatabaseProxy()
 
 
 def utcnow() -> dt.datetime:
@@ -35,7 +34,6 @@ class BaseModel(pw.Model):
     id = pw.AutoField()
 
     class Meta:
-        database = database
         legacy_table_names = False
 
 
@@ -103,7 +101,6 @@ class ChunkIndex(FTS5Model):
     text = SearchField()
 
     class Meta:
-        database = database
         table_name = "chunk_index"
         options = {"tokenize": "porter unicode61 remove_diacritics 2"}
 
@@ -161,6 +158,7 @@ class Run(BaseModel):
     stop_reason = pw.TextField(default="")
     error_code = pw.TextField(default="")
     error_message = pw.TextField(default="")
+    error_hint = pw.TextField(default="")  # schema v4: what to do, shown with the error
     started_at = pw.DateTimeField(default=utcnow)
     finished_at = pw.DateTimeField(null=True)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import unquote
 
 import shiboken6
@@ -32,25 +32,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.agent.events import (
-    Citation,
-    Notice,
-    RunCancelled,
-    RunFailed,
-    RunFinished,
-    RunStarted,
-    TextDelta,
-    ToolFinished,
-    ToolStarted,
-    UsageReport,
-)
+from core.agent.answer import AnswerState
+from core.agent.events import TextDelta
+from core.app import Margin
 from core.errors import MarginError
-from core.paths import Paths
-from core.store.library import Library
-from desktop.chat.render import CSS, AnswerView, answer_html, question_html
+from desktop.chat.render import CSS, answer_html, question_html
 from desktop.requests import AskRequest, OpenPageRequest
 from desktop.tasks import TaskKeeper
 from desktop.widgets import tool_button
+
+if TYPE_CHECKING:
+    from core.agent.service import AgentService
 
 log = logging.getLogger("margin.chat")
 REPAINT_MS = 50
@@ -84,7 +76,7 @@ class LiveRun:
     question: str
     selection_text: str | None
     selection_page: int | None
-    view: AnswerView
+    view: AnswerState
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[Any] | None = None
     first_text_at: float | None = None
@@ -95,21 +87,19 @@ class ChatPane(QWidget):
     requestSettings = Signal()
     answerRendered = Signal(int)  # conversation id; for tests and benchmarks
 
-    def __init__(
-        self, library: Library, paths: Paths, tasks: TaskKeeper, parent: QWidget | None = None
-    ) -> None:
+    def __init__(self, app: Margin, tasks: TaskKeeper, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Chat")
-        self.library = library
-        self.paths = paths
+        self.app = app
+        self.library = app.library
+        self.paths = app.paths
         self.tasks = tasks
-        self._service: Any = None
         self.book_id: int | None = None
         self.conversation_id: int | None = None
         self.live: dict[int, LiveRun] = {}
         self.expanded: set[str] = set()
         self.selection: AskRequest | None = None
-        self._views: dict[str, AnswerView] = {}
+        self._views: dict[str, AnswerState] = {}
         self._dirty = False
         # header: conversations
         self.conversations = QComboBox()
@@ -201,18 +191,12 @@ class ChatPane(QWidget):
     # service ---------------------------------------------------------------------------
 
     @property
-    def service(self) -> Any:
-        if self._service is None:
-            from core.agent.service import AgentService
-
-            self._service = AgentService(self.library, self.paths)
-        return self._service
+    def service(self) -> AgentService:
+        return cast("AgentService", self.app.agent)
 
     def settings_changed(self) -> None:
-        from core.settings import load_settings
-
         try:
-            self.service.update_settings(load_settings(self.paths))
+            self.app.reload_settings()
         except MarginError as exc:
             self.status.setText(str(exc))
         self._update_banner()
@@ -340,7 +324,7 @@ class ChatPane(QWidget):
         self, text: str, selection: AskRequest | None = None, *, regenerate: bool = False
     ) -> int | None:
         """Start an answer in the current conversation (creating one when needed)."""
-        from core.agent.context import Selection
+        from core.agent.types import Selection
 
         if self.book_id is None:
             return None
@@ -357,17 +341,17 @@ class ChatPane(QWidget):
             return None
         sel = Selection(selection.text, selection.page) if selection is not None else None
         if regenerate:
-            last = self.service.repo.last_question(conversation_id)
+            last = self.service.last_question(conversation_id)
             if last is None:
                 return None
-            text = last[0]
-            sel = Selection(last[1], last[2]) if last[1] and last[2] else None
+            text = last.text
+            sel = last.selection
         live = LiveRun(
             conversation_id,
             text,
             sel.text if sel else None,
             sel.page if sel else None,
-            AnswerView(key=f"live-{conversation_id}", status="running", retry_text=text),
+            AnswerState(key=f"live-{conversation_id}", status="running", retry_text=text),
         )
         self.live[conversation_id] = live
         self.clear_selection()
@@ -384,34 +368,15 @@ class ChatPane(QWidget):
         view = live.view
         try:
             async for event in events:
-                if isinstance(event, RunStarted):
-                    view.model = event.model
-                    view.run_id = event.run_id
-                elif isinstance(event, TextDelta):
-                    if live.first_text_at is None:
-                        import time
+                if isinstance(event, TextDelta) and live.first_text_at is None:
+                    import time
 
-                        live.first_text_at = time.perf_counter()
-                        self._dirty = True
-                        self._tick()  # the first words show at once
-                    view.text += event.text
-                elif isinstance(event, ToolStarted):
-                    view.activity = f"{event.description}…"
-                elif isinstance(event, ToolFinished):
-                    view.activity = f"{view.activity.rstrip('.…')}… {event.summary}"
-                    view.tool_calls.append(_record(event))
-                    if event.detail.get("passages") is not None:
-                        view.sources.append(event.detail)
-                elif isinstance(event, Citation):
-                    view.citations.append(event.citation)
-                elif isinstance(event, UsageReport):
-                    view.usage = event.usage if view.usage is None else view.usage + event.usage
-                elif isinstance(event, Notice):
-                    view.activity = event.text
-                elif isinstance(event, RunFinished | RunCancelled | RunFailed):
-                    view.status = event.result.status
-                    if isinstance(event, RunFailed):
-                        view.error = event.error
+                    live.first_text_at = time.perf_counter()
+                    view.apply(event)
+                    self._dirty = True
+                    self._tick()  # the first words show at once
+                    continue
+                view.apply(event)
                 self._dirty = True
         except MarginError as exc:
             # nothing was persisted (for example the conversation was deleted): keep the text
@@ -508,12 +473,13 @@ class ChatPane(QWidget):
                     question_html(record.text, record.selection_text, record.selection_page)
                 )
             else:
-                view = AnswerView(
+                view = AnswerState(
                     key=str(record.id),
                     text=record.text,
                     status=record.status,
                     citations=list(record.citations),
                     tool_calls=list(record.tool_calls),
+                    passages=list(record.passages),
                     usage=record.usage,
                     error=record.error,
                     run_id=record.run_id,
@@ -578,20 +544,6 @@ class ChatPane(QWidget):
             self.ask(view.retry_text, regenerate=True)
         elif view.retry_text:
             self.ask(view.retry_text)
-
-
-def _record(event: ToolFinished) -> Any:
-    from core.agent.events import ToolCallRecord
-
-    return ToolCallRecord(
-        event.tool_use_id,
-        event.name,
-        {"query": event.detail.get("query", "")} if event.name == "search_book" else {},
-        event.summary,
-        event.is_error,
-        event.duration_ms,
-        event.step,
-    )
 
 
 def _question_for(history: list[Any], answer: Any) -> str:

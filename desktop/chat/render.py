@@ -7,14 +7,14 @@ Answers are Markdown from the model; raw HTML in them is escaped (markdown-it wi
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import quote
 
 from markdown_it import MarkdownIt
 
-from core.agent.events import CitationRef, ErrorInfo, ToolCallRecord, Usage
+from core.agent.answer import AnswerState
 from core.agent.pricing import estimate_cost
+from core.agent.types import CitationRef
+from core.labels import QUOTE_CLOSE, QUOTE_OPEN
 
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
     "table"
@@ -45,24 +45,6 @@ def page_chip(c: CitationRef) -> str:
     return f'<a class="chip" href="{href}" title="{html.escape(c.quoted_text[:200])}">{label}</a>'
 
 
-@dataclass
-class AnswerView:
-    """What the pane shows for one answer, finished or streaming."""
-
-    key: str  # message id, or "live-<conversation>"
-    text: str = ""
-    status: str = "complete"  # running | complete | stopped | failed | interrupted
-    citations: list[CitationRef] = field(default_factory=list)
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
-    sources: list[dict[str, Any]] = field(default_factory=list)
-    usage: Usage | None = None
-    model: str = ""
-    error: ErrorInfo | None = None
-    activity: str = ""
-    run_id: int | None = None
-    retry_text: str = ""
-
-
 def question_html(text: str, selection_text: str | None, selection_page: int | None) -> str:
     sel = ""
     if selection_text:
@@ -71,7 +53,7 @@ def question_html(text: str, selection_text: str | None, selection_page: int | N
     return f'<div class="q">{sel}{html.escape(text).replace(chr(10), "<br>")}</div>'
 
 
-def answer_html(view: AnswerView, *, expanded: set[str], last: bool) -> str:
+def answer_html(view: AnswerState, *, expanded: set[str], last: bool) -> str:
     parts = [f'<div class="a">{markdown(view.text) if view.text else ""}</div>']
     if view.status == "running":
         parts.append(f'<p class="status">{html.escape(view.activity or "Thinking…")}</p>')
@@ -96,7 +78,7 @@ def answer_html(view: AnswerView, *, expanded: set[str], last: bool) -> str:
         links = [f'<a href="margin-action:copy/{view.key}">Copy</a>']
         if last:
             links.append('<a href="margin-action:regenerate">Regenerate</a>')
-        if view.tool_calls or view.sources:
+        if view.tool_calls or view.passages:
             links.append(
                 f'<a href="margin-action:sources/{view.key}">{"Hide" if "s" + view.key in expanded else "Show"} sources</a>'
             )
@@ -111,7 +93,7 @@ def answer_html(view: AnswerView, *, expanded: set[str], last: bool) -> str:
     return "".join(parts)
 
 
-def sources_html(view: AnswerView) -> str:
+def sources_html(view: AnswerState) -> str:
     rows = []
     for call in view.tool_calls:
         args = call.arguments
@@ -123,20 +105,15 @@ def sources_html(view: AnswerView) -> str:
             rows.append(f"<li>Read {html.escape(call.summary)}</li>")
         else:
             rows.append(f"<li>{html.escape(call.name)}: {html.escape(call.summary)}</li>")
-    for source in view.sources:
-        for passage in source.get("passages", []):
-            first, last = passage.get("first_page"), passage.get("last_page")
-            label = f"p. {first}" if first == last else f"pp. {first}–{last}"
-            snippet = (
-                html.escape(str(passage.get("snippet", "")))
-                .replace("«", "<b>")
-                .replace("»", "</b>")
-            )
-            rows.append(f'<li class="meta">{label}: {snippet}</li>')
+    for passage in view.passages:
+        quote = " ".join(passage.text.split())
+        quote = quote if len(quote) <= 160 else quote[:159] + "…"
+        snippet = html.escape(quote).replace(QUOTE_OPEN, "<b>").replace(QUOTE_CLOSE, "</b>")
+        rows.append(f'<li class="meta">{passage.label}: {snippet}</li>')
     return f'<ul class="meta">{"".join(rows) or "<li>No tools were used.</li>"}</ul>'
 
 
-def trace_html(view: AnswerView) -> str:
+def trace_html(view: AnswerState) -> str:
     rows = []
     for call in view.tool_calls:
         mark = " (error)" if call.is_error else ""

@@ -422,13 +422,13 @@ class Reader(QWidget):
     # find and contents -------------------------------------------------------------------
 
     def run_find(self) -> None:
-        from core.search import search_book
+        from core.search import BookSearch
 
         self.find_results.clear()
         query = self.find_box.text().strip()
         if self.book is None or not query:
             return
-        hits = search_book(self.book.id, query, limit=30)
+        hits = BookSearch(self.library.db).search_book(self.book.id, query, limit=30)
         if not hits:
             self.find_results.addItem(QListWidgetItem(f"Nothing matches “{query}”."))
         for hit in hits:

@@ -21,6 +21,7 @@ import qasync
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from core.app import Margin
 from core.paths import resolve_paths
 from core.store.library import Library
 
@@ -72,10 +73,16 @@ def real_font(qapp: QApplication) -> str:
 
 
 @pytest.fixture
-def library(margin_home: object) -> Iterator[Library]:
-    lib = Library.open(resolve_paths().ensure())
-    yield lib
-    lib.close()
+def app(margin_home: object) -> Iterator[Margin]:
+    """The app object the window is built on, in the test's temp MARGIN_HOME."""
+    margin = Margin.open(resolve_paths().ensure())
+    yield margin
+    margin.close()
+
+
+@pytest.fixture
+def library(app: Margin) -> Library:
+    return app.library
 
 
 def close_window(qtbot: Any, window: Any) -> None:

@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def window(library: Library, qtbot: Any, real_font: str) -> Any:
-    win = MainWindow(library, library.paths, restore=False)
+def window(app: Any, qtbot: Any, real_font: str) -> Any:
+    win = MainWindow(app, restore=False)
     qtbot.addWidget(win)
     win.reader.setProperty("headless", True)
     win.show()
@@ -186,10 +186,10 @@ def test_find_in_book_goes_to_page_and_marks(
 
 
 def test_position_saved_and_restored(
-    library: Library, books_dir: Path, qtbot: Any, real_font: str
+    app: Any, library: Library, books_dir: Path, qtbot: Any, real_font: str
 ) -> None:
     book = import_book(library, books_dir / "alice_in_wonderland.txt").book
-    first = MainWindow(library, library.paths)
+    first = MainWindow(app)
     qtbot.addWidget(first)
     first.open_book(book.id, 7)  # a jump: the bound stays at page 1
     first.reader.next_page()  # reading on from 7 to 8 raises it
@@ -199,7 +199,7 @@ def test_position_saved_and_restored(
     first.reader.go_to_page(8)
     first.close()
     assert library.get_book(book.id).page == 8
-    second = MainWindow(library, library.paths)
+    second = MainWindow(app)
     qtbot.addWidget(second)
     assert second.reader.book is not None and second.reader.book.id == book.id
     assert second.reader.page == 8
@@ -400,15 +400,17 @@ def test_main_window_data_paths_are_isolated(margin_home: Path) -> None:
     assert resolve_paths().data == margin_home
 
 
-def test_first_run_imports_the_welcome_guide(library: Library, qtbot: Any, real_font: str) -> None:
-    win = MainWindow(library, library.paths, restore=False)
+def test_first_run_imports_the_welcome_guide(
+    app: Any, library: Library, qtbot: Any, real_font: str
+) -> None:
+    win = MainWindow(app, restore=False)
     qtbot.addWidget(win)
     win.start_background_work()
     qtbot.waitUntil(lambda: win.reader.book is not None, timeout=20000)
     assert win.reader.book.title == "Welcome to Margin"
     assert any(t.title == "Asking about a passage" for t in library.toc(win.reader.book.id))
     win.close()
-    again = MainWindow(library, library.paths, restore=False)
+    again = MainWindow(app, restore=False)
     qtbot.addWidget(again)
     library.delete_book(library.list_books()[0].id)
     again.start_background_work()

@@ -1,22 +1,27 @@
-"""What the loop needs from a model server: stream one turn, end with the whole message."""
+"""What the loop needs from a model server: stream one turn, end with the whole message.
+
+Requests and results are typed (``core.agent.types``); each provider renders them to its own
+API and parses the replies back. Retries of failed requests belong to the provider (the
+SDK retries HTTP errors itself); the loop never retries.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Protocol
 
-from core.agent.events import Usage
+from core.agent.types import CitationRef, TurnRequest, TurnResult
 
-
-@dataclass(frozen=True)
-class TurnRequest:
-    model: str
-    system: list[dict[str, Any]]
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    max_tokens: int = 4096
-    tool_choice: dict[str, Any] | None = None
+__all__ = [
+    "ChatProvider",
+    "ProviderEvent",
+    "StreamCitation",
+    "StreamRetry",
+    "StreamText",
+    "TurnRequest",
+    "TurnResult",
+]
 
 
 @dataclass(frozen=True)
@@ -26,27 +31,24 @@ class StreamText:
 
 @dataclass(frozen=True)
 class StreamCitation:
-    source: str
-    title: str
-    cited_text: str
+    citation: CitationRef
 
 
 @dataclass(frozen=True)
-class TurnResult:
-    """The complete assistant message: content blocks as the API takes them back."""
+class StreamRetry:
+    """The provider is trying the turn again (nothing was shown yet); for the reader."""
 
-    content: list[dict[str, Any]]
-    stop_reason: str
-    usage: Usage
+    notice: str
 
 
-ProviderEvent = StreamText | StreamCitation | TurnResult
+ProviderEvent = StreamText | StreamCitation | StreamRetry | TurnResult
 
 
 class ChatProvider(Protocol):
     name: str  # "anthropic" | "local" | "passages"
     model: str
-    supports_citations: bool  # search_result blocks with citations
+    where: str  # for people: "Claude's API", "the local server at http://…"
+    supports_citations: bool  # the server cites passages itself (else [p. N] labels)
     bills_tokens: bool  # whether a cost estimate makes sense
 
     def stream_turn(self, request: TurnRequest) -> AsyncIterator[ProviderEvent]:

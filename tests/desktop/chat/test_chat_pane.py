@@ -24,8 +24,8 @@ KEY = "sk-ant-desktop-test-KEY-42"
 
 
 @pytest.fixture
-def window(library: Library, qtbot: Any, real_font: str) -> Any:
-    win = MainWindow(library, library.paths, restore=False)
+def window(app: Any, qtbot: Any, real_font: str) -> Any:
+    win = MainWindow(app, restore=False)
     qtbot.addWidget(win)
     win.reader.setProperty("headless", True)
     win.show()
@@ -37,12 +37,15 @@ def window(library: Library, qtbot: Any, real_font: str) -> Any:
 def with_claude(window: Any, fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     settings = Settings(provider="anthropic", base_url=fake_anthropic.url, model="claude-test")
-    window.chat._service = AgentService(
+    window.app.agent = AgentService(
         window.library,
         window.paths,
         settings,
         provider_factory=lambda s, k: make_provider(s, k, max_retries=1, timeout=5.0),
         retry_delay=0.01,
+        conversations=window.app.conversations,
+        search=window.app.search,
+        executor=window.app.executor,
     )
     window.chat._update_banner()
     return window

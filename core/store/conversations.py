@@ -1,8 +1,10 @@
 """Conversations, runs, messages and tool calls in the library database.
 
-All writes are short and synchronous (no transaction is ever held across an ``await``), so
-several conversations answering at once on one event loop are serialised naturally, and a
-background import only makes them wait a few milliseconds (``busy_timeout``).
+Messages are stored as typed parts (``core.agent.types``, our own JSON schema), never as a
+provider's wire format. All writes are short (no transaction is ever held across an
+``await``); the agent calls them from its database thread, so several conversations
+answering at once are serialised by SQLite and a background import only makes them wait a
+few milliseconds (``busy_timeout``).
 """
 
 from __future__ import annotations
@@ -13,13 +15,25 @@ from typing import Any
 
 import peewee as pw
 
-from core.agent.context import StoredMessage
-from core.agent.events import CitationRef, ErrorInfo, ToolCallRecord, Usage
+from core.agent.events import ErrorInfo, ToolCallRecord
 from core.agent.pricing import estimate_cost
+from core.agent.types import (
+    AssistantMessage,
+    CitationRef,
+    Message,
+    Passage,
+    Question,
+    Usage,
+    UserMessage,
+    citation_from_json,
+    parts_from_json,
+    parts_to_json,
+)
 from core.errors import BookCode, BookError
 from core.store import models as m
 
 DEFAULT_TITLE = "New conversation"
+SHOWN_KINDS = ("question", "answer")
 
 
 @dataclass(frozen=True)
@@ -34,6 +48,8 @@ class ConversationInfo:
 
 @dataclass(frozen=True)
 class MessageRecord:
+    """One message as the reader sees it (a question or an answer)."""
+
     id: int
     role: str
     text: str
@@ -46,6 +62,24 @@ class MessageRecord:
     run_id: int | None
     error: ErrorInfo | None
     usage: Usage | None
+    passages: tuple[Passage, ...] = ()  # what the tools returned for this answer
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """One message of the history as the model saw it."""
+
+    kind: str  # question | tool_use | tool_results | answer
+    message: Message
+    status: str
+    run_id: int | None
+
+
+@dataclass(frozen=True)
+class RunIds:
+    run_id: int
+    question_id: int
+    placeholder_id: int
 
 
 def title_from(question: str) -> str:
@@ -59,35 +93,41 @@ def _citations(raw: Any) -> tuple[CitationRef, ...]:
     out = []
     for c in raw or []:
         try:
-            out.append(
-                CitationRef(
-                    int(c["book_id"]),
-                    int(c["first_page"]),
-                    int(c["last_page"]),
-                    str(c.get("quoted_text", "")),
-                )
-            )
+            out.append(citation_from_json(c))
         except (KeyError, TypeError, ValueError):
             continue
     return tuple(out)
 
 
-class ConversationRepository:
+def _passages(raw: Any) -> tuple[Passage, ...]:
+    try:
+        return tuple(p for p in parts_from_json(raw) if isinstance(p, Passage))
+    except (KeyError, TypeError, ValueError):
+        return ()
+
+
+class Conversations:
     def __init__(self, db: pw.SqliteDatabase) -> None:
         self.db = db
 
     # conversations --------------------------------------------------------------------
 
-    def _info(self, row: m.Conversation) -> ConversationInfo:
-        count = (
-            m.Message.select()
+    def _count(self) -> Any:
+        return (
+            m.Message.select(pw.fn.COUNT(m.Message.id))
             .where(
-                (m.Message.conversation == row.id) & (m.Message.kind.in_(["question", "answer"]))
+                (m.Message.conversation == m.Conversation.id) & (m.Message.kind.in_(SHOWN_KINDS))
             )
-            .count()
+            .alias("shown")
         )
+
+    def _select(self) -> Any:
+        return m.Conversation.select(m.Conversation, self._count())
+
+    @staticmethod
+    def _info(row: Any) -> ConversationInfo:
         return ConversationInfo(
-            row.id, row.book_id, row.title, row.created_at, row.updated_at, count
+            row.id, row.book_id, row.title, row.created_at, row.updated_at, int(row.shown or 0)
         )
 
     def create(self, book_id: int, title: str = "") -> ConversationInfo:
@@ -96,10 +136,10 @@ class ConversationRepository:
                 BookCode.NOT_FOUND, f"There is no book number {book_id} in the library."
             )
         row = m.Conversation.create(book=book_id, title=title.strip() or DEFAULT_TITLE)
-        return self._info(row)
+        return self.get(row.id)
 
     def get(self, conversation_id: int) -> ConversationInfo:
-        row = m.Conversation.get_or_none(m.Conversation.id == conversation_id)
+        row = self._select().where(m.Conversation.id == conversation_id).first()
         if row is None:
             raise BookError(
                 BookCode.NOT_FOUND,
@@ -109,8 +149,9 @@ class ConversationRepository:
         return self._info(row)
 
     def list_for_book(self, book_id: int) -> list[ConversationInfo]:
+        """The book's conversations, newest first, in one query."""
         rows = (
-            m.Conversation.select()
+            self._select()
             .where(m.Conversation.book == book_id)
             .order_by(m.Conversation.updated_at.desc(), m.Conversation.id.desc())
         )
@@ -145,13 +186,10 @@ class ConversationRepository:
         provider: str,
         model: str,
         strategy: str,
-        question: list[dict[str, Any]],
-        question_text: str,
-        selection_text: str | None,
-        selection_page: int | None,
-    ) -> tuple[int, int, int]:
+        question: Question,
+    ) -> RunIds:
         """Persist the question, a run, and a placeholder answer marked "running" — one
-        transaction, before any model call. Returns (run id, question id, placeholder id)."""
+        transaction, before any model call."""
         with self.db.atomic():
             run = m.Run.create(
                 conversation=conversation_id, provider=provider, model=model, strategy=strategy
@@ -161,10 +199,10 @@ class ConversationRepository:
                 run=run.id,
                 role="user",
                 kind="question",
-                content=question,
-                text=question_text,
-                selection_text=selection_text,
-                selection_page=selection_page,
+                content=parts_to_json([question]),
+                text=question.text,
+                selection_text=question.selection.text if question.selection else None,
+                selection_page=question.selection.page if question.selection else None,
             )
             a = m.Message.create(
                 conversation=conversation_id,
@@ -175,13 +213,16 @@ class ConversationRepository:
                 text="",
                 status="running",
             )
-        return run.id, q.id, a.id
+        return RunIds(run.id, q.id, a.id)
 
-    def add_message(
-        self, conversation_id: int, run_id: int, role: str, kind: str, content: list[dict[str, Any]]
-    ) -> int:
+    def add_message(self, conversation_id: int, run_id: int, kind: str, message: Message) -> int:
+        role = "assistant" if isinstance(message, AssistantMessage) else "user"
         row = m.Message.create(
-            conversation=conversation_id, run=run_id, role=role, kind=kind, content=content
+            conversation=conversation_id,
+            run=run_id,
+            role=role,
+            kind=kind,
+            content=parts_to_json(message.parts),
         )
         return int(row.id)
 
@@ -190,7 +231,9 @@ class ConversationRepository:
             (m.Message.id == answer_id) & (m.Message.status == "running")
         ).execute()
 
-    def add_tool_call(self, run_id: int, record: ToolCallRecord, detail: dict[str, Any]) -> None:
+    def add_tool_call(
+        self, run_id: int, record: ToolCallRecord, detail: dict[str, Any], passages: list[Any]
+    ) -> None:
         m.ToolCall.create(
             run=run_id,
             step=record.step,
@@ -200,17 +243,16 @@ class ConversationRepository:
             result_summary=record.summary,
             is_error=record.is_error,
             duration_ms=record.duration_ms,
-            detail=detail,
+            detail={**detail, "passages_typed": passages},
         )
 
     def finish(
         self,
         *,
         conversation_id: int,
-        run_id: int,
-        placeholder_id: int,
+        ids: RunIds,
         status: str,
-        content: list[dict[str, Any]],
+        message: AssistantMessage,
         text: str,
         citations: tuple[CitationRef, ...],
         steps: int,
@@ -221,15 +263,15 @@ class ConversationRepository:
         """Write the answer as the conversation's newest message and close the run. A failed
         run with no text keeps no answer message. Returns the answer's id."""
         with self.db.atomic():
-            m.Message.delete().where(m.Message.id == placeholder_id).execute()
+            m.Message.delete().where(m.Message.id == ids.placeholder_id).execute()
             answer_id: int | None = None
             if text.strip() or status in ("complete", "stopped"):
                 row = m.Message.create(
                     conversation=conversation_id,
-                    run=run_id,
+                    run=ids.run_id,
                     role="assistant",
                     kind="answer",
-                    content=content,
+                    content=parts_to_json(message.parts),
                     text=text,
                     status=status,
                     citations=[c.__dict__ for c in citations],
@@ -245,8 +287,9 @@ class ConversationRepository:
                 stop_reason=stop_reason,
                 error_code=error.code if error else "",
                 error_message=error.message if error else "",
+                error_hint=error.hint if error else "",
                 finished_at=m.utcnow(),
-            ).where(m.Run.id == run_id).execute()
+            ).where(m.Run.id == ids.run_id).execute()
             m.Conversation.update(updated_at=m.utcnow()).where(
                 m.Conversation.id == conversation_id
             ).execute()
@@ -261,6 +304,7 @@ class ConversationRepository:
                     finished_at=m.utcnow(),
                     error_code="interrupted",
                     error_message="Margin was closed before this answer finished.",
+                    error_hint="Press Retry to ask again.",
                 )
                 .where(m.Run.status == "running")
                 .execute()
@@ -268,46 +312,67 @@ class ConversationRepository:
             m.Message.update(status="interrupted").where(m.Message.status == "running").execute()
         return int(runs)
 
+    def delete_last_run(self, conversation_id: int) -> None:
+        """Remove the newest question with its answer and tool calls (Regenerate)."""
+        run = (
+            m.Run.select()
+            .where(m.Run.conversation == conversation_id)
+            .order_by(m.Run.id.desc())
+            .first()
+        )
+        if run is not None:
+            with self.db.atomic():
+                m.Message.delete().where(m.Message.run == run.id).execute()
+                m.Run.delete().where(m.Run.id == run.id).execute()
+
     # reading ------------------------------------------------------------------------------
 
     def stored_messages(self, conversation_id: int) -> list[StoredMessage]:
         rows = (
-            m.Message.select()
+            m.Message.select(m.Message.role, m.Message.kind, m.Message.content, m.Message.status)
+            .select_extend(m.Message.run)
             .where(m.Message.conversation == conversation_id)
             .order_by(m.Message.id)
         )
-        return [StoredMessage(r.role, r.kind, r.content or [], r.status, r.run_id) for r in rows]
+        out = []
+        for r in rows:
+            parts = parts_from_json(r.content)
+            message: Message = (
+                AssistantMessage(parts) if r.role == "assistant" else UserMessage(parts)
+            )
+            out.append(StoredMessage(r.kind, message, r.status, r.run_id))
+        return out
 
     def history(self, conversation_id: int) -> list[MessageRecord]:
         self.get(conversation_id)
         rows = list(
             m.Message.select()
-            .where(
-                (m.Message.conversation == conversation_id)
-                & (m.Message.kind.in_(["question", "answer"]))
-            )
+            .where((m.Message.conversation == conversation_id) & (m.Message.kind.in_(SHOWN_KINDS)))
             .order_by(m.Message.id)
         )
-        run_ids = {r.run_id for r in rows if r.run_id}
-        runs = (
-            {r.id: r for r in m.Run.select().where(m.Run.id.in_(list(run_ids)))} if run_ids else {}
-        )
+        runs = {r.id: r for r in m.Run.select().where(m.Run.conversation == conversation_id)}
         calls: dict[int, list[ToolCallRecord]] = {}
-        if run_ids:
-            for c in (
-                m.ToolCall.select().where(m.ToolCall.run.in_(list(run_ids))).order_by(m.ToolCall.id)
-            ):
-                calls.setdefault(c.run_id, []).append(
-                    ToolCallRecord(
-                        c.tool_use_id,
-                        c.name,
-                        c.input or {},
-                        c.result_summary,
-                        c.is_error,
-                        c.duration_ms,
-                        c.step,
-                    )
+        passages: dict[int, list[Passage]] = {}
+        for c in (
+            m.ToolCall.select()
+            .join(m.Run)
+            .where(m.Run.conversation == conversation_id)
+            .order_by(m.ToolCall.id)
+        ):
+            calls.setdefault(c.run_id, []).append(
+                ToolCallRecord(
+                    c.tool_use_id,
+                    c.name,
+                    c.input or {},
+                    c.result_summary,
+                    c.is_error,
+                    c.duration_ms,
+                    c.step,
                 )
+            )
+            passages.setdefault(c.run_id, []).extend(
+                _passages((c.detail or {}).get("passages_typed"))
+            )
         out: list[MessageRecord] = []
         for r in rows:
             run = runs.get(r.run_id) if r.run_id else None
@@ -322,7 +387,7 @@ class ConversationRepository:
                     run.cache_write_tokens,
                 )
                 if run.error_code:
-                    error = ErrorInfo(run.error_code, run.error_message)
+                    error = ErrorInfo(run.error_code, run.error_message, run.error_hint)
             out.append(
                 MessageRecord(
                     id=r.id,
@@ -337,6 +402,7 @@ class ConversationRepository:
                     run_id=r.run_id,
                     error=error,
                     usage=usage,
+                    passages=tuple(passages.get(r.run_id, [])) if is_answer and r.run_id else (),
                 )
             )
         # a failed run that kept no answer still shows its error under the question
@@ -359,7 +425,9 @@ class ConversationRepository:
                             citations=(),
                             tool_calls=tuple(calls.get(run.id, [])),
                             run_id=run.id,
-                            error=ErrorInfo(run.error_code or run.status, run.error_message),
+                            error=ErrorInfo(
+                                run.error_code or run.status, run.error_message, run.error_hint
+                            ),
                             usage=None,
                         )
                     )
@@ -379,7 +447,7 @@ class ConversationRepository:
                     cost = (cost or 0.0) + c
         return total, cost
 
-    def last_question(self, conversation_id: int) -> tuple[str, str | None, int | None] | None:
+    def last_question(self, conversation_id: int) -> Question | None:
         row = (
             m.Message.select()
             .where((m.Message.conversation == conversation_id) & (m.Message.kind == "question"))
@@ -388,4 +456,5 @@ class ConversationRepository:
         )
         if row is None:
             return None
-        return row.text, row.selection_text, row.selection_page
+        question = next((p for p in parts_from_json(row.content) if isinstance(p, Question)), None)
+        return question or Question(row.text)

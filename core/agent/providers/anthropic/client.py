@@ -1,5 +1,5 @@
 """The Messages API through the official SDK: Claude, or a local server that speaks it
-(Ollama ≥ 0.14, llama.cpp's server).
+(Ollama ≥ 0.14, llama.cpp's server). ``wire`` renders and parses, ``errors`` explains.
 
 ``import anthropic`` takes seconds, so it happens on first use in a worker thread, never at
 import time of this module and never on the event loop.
@@ -14,14 +14,15 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from core.agent.events import Usage
+from core.agent.providers.anthropic import wire
+from core.agent.providers.anthropic.errors import map_error
 from core.agent.providers.base import (
     ProviderEvent,
     StreamCitation,
+    StreamRetry,
     StreamText,
-    TurnRequest,
-    TurnResult,
 )
+from core.agent.types import TurnRequest, TurnResult
 from core.errors import LLMCode, LLMError
 
 log = logging.getLogger("margin.provider")
@@ -117,173 +118,12 @@ async def load_sdk() -> Any:
     return _sdk
 
 
-def _retry_after(exc: Any) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    value = headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
-def _error_type(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict):
-            return str(err.get("type", ""))
-        return str(body.get("type", ""))
-    return ""
-
-
-def map_error(exc: BaseException, *, where: str) -> LLMError:
-    """An SDK exception as a sentence for people with a code from the taxonomy."""
-    sdk = _sdk
-    text = str(getattr(exc, "message", "") or exc)
-    if sdk is not None:
-        if isinstance(exc, sdk.AuthenticationError):
-            return LLMError(
-                LLMCode.BAD_KEY,
-                f"{where} did not accept the API key.",
-                hint="Check the key in Settings (it starts with sk-ant-).",
-            )
-        if isinstance(exc, sdk.PermissionDeniedError):
-            return LLMError(
-                LLMCode.PERMISSION,
-                f"{where} says this key may not use that model or feature.",
-                hint="Check your plan and the model in Settings.",
-            )
-        if isinstance(exc, sdk.NotFoundError):
-            return LLMError(
-                LLMCode.MODEL_NOT_FOUND,
-                f"{where} does not know the model you chose.",
-                hint="Pick another model in Settings.",
-            )
-        if isinstance(exc, sdk.RateLimitError):
-            wait = _retry_after(exc)
-            when = f" Try again in {wait:.0f} seconds." if wait else " Try again in a minute."
-            return LLMError(
-                LLMCode.RATE_LIMITED,
-                f"{where} is limiting how fast you can ask.{when}",
-                hint="Wait a little, then press Retry.",
-                retry_after=wait,
-            )
-        if isinstance(exc, sdk.APITimeoutError):
-            return LLMError(
-                LLMCode.TIMEOUT,
-                f"{where} took too long to answer.",
-                hint="Try again; if it keeps happening, check your connection or the server.",
-            )
-        if isinstance(exc, sdk.APIConnectionError):
-            return LLMError(
-                LLMCode.UNREACHABLE,
-                f"Margin cannot reach {where}.",
-                hint="Check your internet connection, or that the local server is running and the address in Settings is right.",
-            )
-        if isinstance(exc, sdk.BadRequestError):
-            lowered = text.lower()
-            if (
-                "too long" in lowered
-                or ("context" in lowered and "window" in lowered)
-                or "too many tokens" in lowered
-            ):
-                return LLMError(
-                    LLMCode.CONTEXT_TOO_LONG,
-                    "This conversation has become too long for the model.",
-                    hint="Start a new conversation.",
-                )
-            return LLMError(
-                LLMCode.BAD_RESPONSE,
-                f"{where} rejected the request ({text[:200]}).",
-                hint="Try again; if it persists, report it with the log file.",
-            )
-        if isinstance(exc, sdk.APIStatusError):
-            status = getattr(exc, "status_code", 0)
-            etype = _error_type(exc)
-            if etype == "overloaded_error" or status == 529:
-                return LLMError(
-                    LLMCode.OVERLOADED,
-                    f"{where} is overloaded right now.",
-                    hint="Wait a moment and press Retry.",
-                )
-            if etype == "rate_limit_error":
-                return LLMError(
-                    LLMCode.RATE_LIMITED,
-                    f"{where} is limiting how fast you can ask.",
-                    hint="Wait a little, then press Retry.",
-                    retry_after=_retry_after(exc),
-                )
-            if status >= 500 or etype == "api_error":
-                return LLMError(
-                    LLMCode.UNEXPECTED,
-                    f"{where} had an internal error.",
-                    hint="Try again in a moment.",
-                )
-            return LLMError(
-                LLMCode.BAD_RESPONSE,
-                f"{where} answered with an error ({status} {etype or text[:120]}).",
-                hint="Try again; if it persists, report it with the log file.",
-            )
-        if isinstance(exc, sdk.APIError):
-            return LLMError(
-                LLMCode.BAD_RESPONSE,
-                f"{where} sent an answer Margin could not understand.",
-                hint="Try again.",
-            )
-    if isinstance(exc, TimeoutError):
-        return LLMError(
-            LLMCode.TIMEOUT,
-            f"{where} stopped sending the answer.",
-            hint="Try again; if it keeps happening, check your connection or the server.",
-        )
-    if isinstance(exc, ValueError):
-        return LLMError(
-            LLMCode.BAD_RESPONSE,
-            f"{where} sent an answer Margin could not understand.",
-            hint="Try again.",
-        )
-    return LLMError(
-        LLMCode.UNEXPECTED,
-        f"Something unexpected went wrong talking to {where}.",
-        hint="Try again; the details are in the log file.",
-    )
-
-
-def _usage(u: Any) -> Usage:
-    if u is None:
-        return Usage()
-    return Usage(
-        input_tokens=int(getattr(u, "input_tokens", 0) or 0),
-        output_tokens=int(getattr(u, "output_tokens", 0) or 0),
-        cache_read_tokens=int(getattr(u, "cache_read_input_tokens", 0) or 0),
-        cache_write_tokens=int(getattr(u, "cache_creation_input_tokens", 0) or 0),
-    )
-
-
-def _block_to_dict(block: Any) -> dict[str, Any]:
-    data: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
-    kind = data.get("type")
-    if kind == "text":
-        return {
-            "type": "text",
-            "text": data.get("text", ""),
-            **({"citations": data["citations"]} if data.get("citations") else {}),
-        }
-    if kind == "tool_use":
-        return {
-            "type": "tool_use",
-            "id": data["id"],
-            "name": data["name"],
-            "input": data.get("input") or {},
-        }
-    return data
-
-
 class AnthropicProvider:
-    """``name`` is "anthropic" for Claude and "local" for a compatible local server."""
+    """``name`` is "anthropic" for Claude and "local" for a compatible local server.
+
+    Retries live here and only here: the SDK retries failed HTTP requests (``max_retries``);
+    an overload reported *inside* a 200 stream (which the SDK cannot retry) is retried once
+    when nothing was shown yet."""
 
     def __init__(
         self,
@@ -295,22 +135,34 @@ class AnthropicProvider:
         timeout: float = 120.0,
         max_retries: int = 2,
         stream_idle_s: float = 60.0,
+        retry_delay: float = 1.0,
     ) -> None:
         self.name = "local" if local else "anthropic"
         self.model = model
         self.base_url = base_url
         self.supports_citations = not local
         self.bills_tokens = not local
+        self.retry_delay = retry_delay
         self._api_key = api_key or ("local" if local else None)
         self._timeout = timeout
         self._max_retries = max_retries
         self._idle = stream_idle_s
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
-        self.where = "the local model server" if local else "Claude's API"
+        if local:
+            self.where = (
+                f"the local model server at {base_url}" if base_url else "the local model server"
+            )
+        elif base_url and "anthropic.com" not in base_url:
+            self.where = f"the server at {base_url}"
+        else:
+            self.where = "Claude's API"
 
     def __repr__(self) -> str:  # never show the key
         return f"AnthropicProvider(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
+
+    def _error(self, exc: BaseException) -> LLMError:
+        return map_error(exc, where=self.where, sdk=_sdk, secret=self._api_key)
 
     async def client(self) -> Any:
         loop = asyncio.get_running_loop()
@@ -341,17 +193,25 @@ class AnthropicProvider:
             self._client = None
 
     async def stream_turn(self, request: TurnRequest) -> AsyncIterator[ProviderEvent]:
+        attempt = 0
+        while True:
+            shown = False
+            try:
+                async for event in self._stream_once(request):
+                    if isinstance(event, StreamText):
+                        shown = True
+                    yield event
+                return
+            except LLMError as err:
+                if shown or attempt > 0 or err.code != LLMCode.OVERLOADED:
+                    raise
+                attempt += 1
+                yield StreamRetry(f"{self.where} is overloaded; trying again…")
+                await asyncio.sleep(self.retry_delay)
+
+    async def _stream_once(self, request: TurnRequest) -> AsyncIterator[ProviderEvent]:
         client = await self.client()
-        kwargs: dict[str, Any] = {
-            "model": request.model or self.model,
-            "max_tokens": request.max_tokens,
-            "system": request.system,
-            "messages": request.messages,
-        }
-        if request.tools:
-            kwargs["tools"] = request.tools
-            if request.tool_choice:
-                kwargs["tool_choice"] = request.tool_choice
+        kwargs = wire.render_request(request, citations=self.supports_citations, model=self.model)
         try:
             async with client.messages.stream(**kwargs) as stream:
                 iterator = stream.__aiter__()
@@ -367,11 +227,11 @@ class AnthropicProvider:
                                 yield StreamText(event.text)
                         elif kind == "citation":
                             c = event.citation
-                            yield StreamCitation(
-                                source=str(getattr(c, "source", "") or ""),
-                                title=str(getattr(c, "title", "") or ""),
-                                cited_text=str(getattr(c, "cited_text", "") or ""),
+                            ref = wire.citation(
+                                getattr(c, "source", ""), getattr(c, "cited_text", "")
                             )
+                            if ref is not None:
+                                yield StreamCitation(ref)
                 finally:
                     # close the SDK's stream generator here, inside this task: left to the
                     # garbage collector it would be finalised outside any event loop
@@ -384,11 +244,11 @@ class AnthropicProvider:
                 message = await stream.get_final_message()
         except asyncio.CancelledError:
             raise
-        except TimeoutError as exc:
-            raise map_error(exc, where=self.where) from exc
+        except LLMError:
+            raise
         except Exception as exc:
-            log.info("provider error: %s: %s", type(exc).__name__, exc)
-            raise map_error(exc, where=self.where) from exc
+            log.info("provider error: %s", type(exc).__name__)
+            raise self._error(exc) from exc
         if message.stop_reason is None:
             # the connection closed before the server said the message was complete
             raise LLMError(
@@ -396,10 +256,11 @@ class AnthropicProvider:
                 f"{self.where} stopped sending the answer before it was finished.",
                 hint="Press Retry; if it keeps happening, check your connection.",
             )
+        blocks = [b.model_dump(mode="json", exclude_none=True) for b in message.content]
         yield TurnResult(
-            content=[_block_to_dict(b) for b in message.content],
-            stop_reason=str(message.stop_reason or "end_turn"),
-            usage=_usage(message.usage),
+            wire.parse_content(blocks),
+            wire.stop_reason(message.stop_reason),
+            wire.usage(message.usage),
         )
 
     async def list_models(self) -> list[str]:
@@ -411,7 +272,7 @@ class AnthropicProvider:
             sdk = _sdk
             if sdk is not None and isinstance(exc, sdk.NotFoundError):
                 return []
-            raise map_error(exc, where=self.where) from exc
+            raise self._error(exc) from exc
 
     async def test_connection(self) -> str:
         """A short sentence when the server answers with this key and model."""
@@ -435,5 +296,5 @@ class AnthropicProvider:
                 model=self.model, max_tokens=1, messages=[{"role": "user", "content": "ping"}]
             )
         except Exception as exc:
-            raise map_error(exc, where=self.where) from exc
+            raise self._error(exc) from exc
         return f"Connected to {self.where}; the model '{self.model}' answers."

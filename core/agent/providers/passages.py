@@ -1,0 +1,143 @@
+"""Passages mode: no model at all. It runs through the same loop as a model would: first
+turn, it calls ``search_book`` with the question (and the start of the selection); second
+turn, it answers with the best passages quoted with their pages, labelled clearly as
+passages and not as an AI answer. Deterministic, instant, and useful before anyone has an
+API key. It reads typed passages, never text."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from core.agent.providers.base import ProviderEvent, StreamCitation, StreamText
+from core.agent.types import (
+    AssistantMessage,
+    CitationRef,
+    HiddenAfter,
+    Passage,
+    Passages,
+    Question,
+    StopReason,
+    TextPart,
+    ToolCall,
+    TurnRequest,
+    TurnResult,
+    Usage,
+    UserMessage,
+)
+
+HEADER = "**Passages from the book** — no AI model is connected, so these are the closest matches to your question, not an answer."
+TAIL = "Connect Claude or a local model in Settings to get real answers."
+QUOTE_CHARS = 450
+_TERM_STRIP = ".,;:!?\"'“”’"
+
+
+def query_for(question: Question) -> str:
+    """The reader's words plus the start of any selection (not a quick action's template:
+    its instructions are not words of the book)."""
+    words = question.text.split()
+    if question.selection is not None:
+        words += question.selection.text.split()[:40]
+    return " ".join(words)[:500]
+
+
+def excerpt(text: str, terms: list[str]) -> tuple[str, bool, bool]:
+    """About QUOTE_CHARS of ``text`` around the first query term: (quote, cut at the start,
+    cut at the end). The quote itself is exact text of the passage."""
+    text = " ".join(text.split())
+    if len(text) <= QUOTE_CHARS:
+        return text, False, False
+    lowered = text.lower()
+    hits = [i for i in (lowered.find(t) for t in terms if len(t) > 3) if i >= 0]
+    centre = min(hits) if hits else 0
+    start = max(0, centre - QUOTE_CHARS // 3)
+    if start:
+        sentence = text.rfind(". ", 0, start + 1)
+        start = (
+            sentence + 2
+            if sentence >= 0 and start - sentence < QUOTE_CHARS // 3
+            else text.find(" ", start) + 1
+        )
+    end = min(len(text), start + QUOTE_CHARS)
+    if end < len(text):
+        stop = text.rfind(". ", start, end)
+        end = stop + 1 if stop > start + QUOTE_CHARS // 2 else text.rfind(" ", start, end)
+    return text[start:end].strip(), start > 0, end < len(text)
+
+
+class PassagesProvider:
+    name = "passages"
+    model = "passages"
+    where = "passages mode"
+    supports_citations = True
+    bills_tokens = False
+
+    def __init__(self, top_k: int = 3) -> None:
+        self.top_k = top_k
+        self._counter = 0
+
+    async def aclose(self) -> None:
+        return None
+
+    async def stream_turn(self, request: TurnRequest) -> AsyncIterator[ProviderEvent]:
+        last = request.messages[-1] if request.messages else UserMessage(())
+        results = last.results if isinstance(last, UserMessage) else ()
+        question = next(
+            (
+                m.question
+                for m in reversed(request.messages)
+                if isinstance(m, UserMessage) and m.question is not None
+            ),
+            None,
+        ) or Question("")
+        if not results and any(t.name == "search_book" for t in request.tools):
+            self._counter += 1
+            call = ToolCall(
+                f"passages_{self._counter}",
+                "search_book",
+                {"query": query_for(question), "top_k": self.top_k},
+            )
+            yield TurnResult(AssistantMessage((call,)), StopReason.TOOL_USE, Usage())
+            return
+        passages: list[Passage] = [p for r in results for p in r.passages]
+        hidden = [p for r in results for p in r.parts if isinstance(p, HiddenAfter)]
+        notes = [n for r in results for n in r.notes]
+        if not passages and isinstance(last, UserMessage):
+            # the always-retrieve strategy puts the passages straight into the question
+            passages = [
+                p for part in last.parts if isinstance(part, Passages) for p in part.passages
+            ]
+        terms = [w.lower().strip(_TERM_STRIP) for w in query_for(question).split()]
+        parts: list[str] = []
+        citations: list[CitationRef] = []
+        if passages:
+            parts.append(HEADER + "\n\n")
+            yield StreamText(parts[-1])
+            for p in passages:
+                quote, cut_start, cut_end = excerpt(p.text, terms)
+                shown = ("… " if cut_start else "") + quote + (" …" if cut_end else "")
+                parts.append(f"> {shown}\n\n— {p.label}\n\n")
+                yield StreamText(parts[-1])
+                ref = CitationRef(p.book_id, p.first_page, p.last_page, quote)
+                citations.append(ref)
+                yield StreamCitation(ref)
+            if hidden:
+                parts.append(
+                    f"*Passages after page {hidden[0].page}, beyond where you have read, are not shown.*\n\n"
+                )
+                yield StreamText(parts[-1])
+            parts.append(TAIL)
+            yield StreamText(TAIL)
+        else:
+            message = (
+                " ".join(n.strip() for n in notes if n.strip())
+                or "No passage matches your question."
+            )
+            parts.append(f"{message}\n\nTry other words, or {TAIL[0].lower()}{TAIL[1:]}")
+            yield StreamText(parts[-1])
+        text = "".join(parts)
+        yield TurnResult(
+            AssistantMessage((TextPart(text, tuple(citations)),)), StopReason.END_TURN, Usage()
+        )
+
+
+__all__ = ["HEADER", "PassagesProvider", "excerpt", "query_for"]

@@ -1,0 +1,134 @@
+"""``Margin``: the one object that owns the app's services.
+
+The CLI and the window each hold one (``Margin.open(paths)``) and hand what they need to
+their commands and widgets through constructors. It owns the database (and the threads
+database work runs on), the library, the conversations, search, settings, the API key store
+and the agent service. Nothing in ``core`` reaches a module-level database.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.errors import StorageError
+from core.paths import Paths
+from core.progress import CancelToken, ProgressCallback, no_progress
+from core.search import BookSearch
+from core.settings import Settings, load_settings
+from core.store.conversations import Conversations
+from core.store.library import Library
+
+DB_THREADS = 4
+
+
+class Secrets:
+    """The API key: environment, system keyring, or this session only — never a file."""
+
+    def get(self) -> str | None:
+        from core.settings import get_api_key
+
+        return get_api_key()
+
+    def set(self, key: str) -> str:
+        from core.settings import set_api_key
+
+        return set_api_key(key)
+
+    def delete(self) -> None:
+        from core.settings import delete_api_key
+
+        delete_api_key()
+
+    def storage_available(self) -> bool:
+        from core.settings import key_storage_available
+
+        return key_storage_available()
+
+
+@dataclass
+class Margin:
+    paths: Paths
+    library: Library
+    conversations: Conversations
+    search: BookSearch
+    secrets: Secrets
+    executor: ThreadPoolExecutor
+    _settings: Settings | None = None
+    _agent: Any = field(default=None, repr=False)
+
+    @classmethod
+    def open(cls, paths: Paths) -> Margin:
+        """Open (creating if needed) the library in ``paths``."""
+        library = Library.open(paths)
+        return cls(
+            paths=paths,
+            library=library,
+            conversations=Conversations(library.db),
+            search=BookSearch(library.db),
+            secrets=Secrets(),
+            executor=ThreadPoolExecutor(max_workers=DB_THREADS, thread_name_prefix="margin-db"),
+        )
+
+    @property
+    def db(self) -> Any:
+        return self.library.db
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(self.paths)
+        return self._settings
+
+    def reload_settings(self) -> Settings:
+        self._settings = load_settings(self.paths)
+        if self._agent is not None:
+            self._agent.update_settings(self._settings)
+        return self._settings
+
+    @property
+    def agent(self) -> Any:
+        """The agent service (built on first use; ``core.agent.service.AgentService``)."""
+        if self._agent is None:
+            from core.agent.service import AgentService
+
+            self._agent = AgentService(
+                self.library,
+                self.paths,
+                self.settings,
+                conversations=self.conversations,
+                search=self.search,
+                executor=self.executor,
+            )
+        return self._agent
+
+    @agent.setter
+    def agent(self, service: Any) -> None:
+        self._agent = service
+
+    def import_book(
+        self,
+        path: Path | str,
+        *,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ) -> Any:
+        from core.books.importer import import_book
+
+        return import_book(self.library, path, progress=progress, cancel=cancel)
+
+    def tidy_up(self) -> int:
+        """After a crash: remove half-imported books and stray copies, mark interrupted
+        answers. Returns how many things were tidied."""
+        from core.books.importer import recover_incomplete
+
+        return recover_incomplete(self.library) + self.conversations.recover_interrupted()
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        self.library.close()
+
+
+__all__ = ["Margin", "Secrets", "StorageError"]
