@@ -11,6 +11,6 @@ import sys
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()  # PDF text extraction uses a spawned worker process
-    from core.cli import main
+    from desktop.app import main
 
     sys.exit(main())

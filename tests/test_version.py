@@ -2,7 +2,7 @@ import re
 from pathlib import Path
 
 from core import __version__
-from core.cli import version_text
+from core.version import version_text
 
 
 def test_version_matches_pyproject_and_lists_components() -> None:

@@ -96,6 +96,9 @@ class BookContext:
     def system(
         self, book: BookInfo, *, bound: int | None, selection: Selection | None, citations: bool
     ) -> str:
+        load_prompt(
+            "conversation_system_prompt"
+        )  # the main template first: its absence is the error to report
         if bound is None:
             position = (
                 load_prompt("position_finished")

@@ -396,6 +396,7 @@ class AgentLoop:
         allowed = max(0, self.limits.max_tool_calls - state.tool_calls)
         state.pending_calls = calls
         outputs: list[ToolOutput | None] = [None] * len(calls)
+        records: list[ToolCallRecord | None] = [None] * len(calls)
 
         async def one(index: int, call: ToolCall) -> None:
             self.sink.emit(
@@ -430,9 +431,7 @@ class AgentLoop:
                 duration,
                 step,
             )
-            state.records.append(record)
-            state.passages.extend(output.passages)
-            await self.sink.tool_call(record, output)
+            records[index] = record
             self.sink.emit(
                 ToolFinished(
                     call.id,
@@ -451,9 +450,17 @@ class AgentLoop:
         state.tool_calls += len(calls)
         reads = [(i, c) for i, c in enumerate(calls) if self.tools.is_read_only(c.name)]
         writes = [(i, c) for i, c in enumerate(calls) if not self.tools.is_read_only(c.name)]
-        await asyncio.gather(*(one(i, c) for i, c in reads))
-        for i, c in writes:
-            await one(i, c)
+        try:
+            await asyncio.gather(*(one(i, c) for i, c in reads))
+            for i, c in writes:
+                await one(i, c)
+        finally:
+            # kept and stored in the order the model asked, whatever order they finished in
+            for record, output in zip(records, outputs, strict=True):
+                if record is not None and output is not None:
+                    state.records.append(record)
+                    state.passages.extend(output.passages)
+                    await self.sink.tool_call(record, output)
         state.pending_calls = ()
         return [o if o is not None else error_output("No result.") for o in outputs]
 

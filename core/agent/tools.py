@@ -173,7 +173,7 @@ def search_tool(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolOutput:
     }
     summary = f"{len(hits)} passage{'s' if len(hits) != 1 else ''}"
     if not hits:
-        where = f" in pages 1 to {ctx.bound}" if ctx.bound else ""
+        where = f" before page {ctx.bound}" if ctx.bound else ""
         parts: tuple[ResultPart, ...] = (
             Note(f"No passage{where} matches '{query}'. Try other words."),
         )

@@ -114,6 +114,7 @@ def import_book(
             title=parsed.title.strip() or path.stem,
             before_commit=publish,
             cancel=cancel,
+            progress=progress,
         )
     except BaseException:
         if committed:

@@ -242,6 +242,7 @@ class Library:
         title: str,
         before_commit: Callable[[], None] = lambda: None,
         cancel: CancelToken | None = None,
+        progress: Callable[[float, str], None] = lambda fraction, message: None,
     ) -> int:
         """Write a parsed book — the book, its pages, contents, chunks and search index — in
         ONE transaction; ``before_commit`` runs last inside it (the importer renames its copy
@@ -273,6 +274,7 @@ class Library:
             )
             if cancel is not None:
                 cancel.check()
+            progress(0.92, "Indexing for search")
             cursor.executemany(
                 "INSERT INTO toc_entry (book_id, ordinal, title, level, page) VALUES (?, ?, ?, ?, ?)",
                 [(book_id, i, t.title, t.level, t.page) for i, t in enumerate(parsed.toc)],

@@ -27,25 +27,29 @@ async def bench(app: object) -> None:
     from PySide6.QtWidgets import QApplication
 
     from core.agent.service import AgentService, make_provider
+    from core.app import Margin
     from core.books.importer import import_book
     from core.paths import resolve_paths
     from core.settings import Settings
-    from core.store.library import Library
     from desktop.main_window import MainWindow
     from tests.fakes.anthropic_server import FakeAnthropic, Reply
 
     with tempfile.TemporaryDirectory() as home, FakeAnthropic() as fake:
-        library = Library.open(resolve_paths(Path(home)))
+        app = Margin.open(resolve_paths(Path(home)))
+        library = app.library
         book = import_book(library, FIXTURES / "books" / "alice_in_wonderland.epub").book
-        window = MainWindow(library, library.paths, restore=False)
+        window = MainWindow(app, restore=False)
         window.show()
         chat = window.chat
         settings = Settings(provider="anthropic", base_url=fake.url, model="claude-test")
-        chat._service = AgentService(
+        app.agent = AgentService(
             library,
             library.paths,
             settings,
             provider_factory=lambda s, k: make_provider(s, k, max_retries=0),
+            conversations=app.conversations,
+            search=app.search,
+            executor=app.executor,
         )
         window.open_book(book.id, 40)
         from core.agent.providers.anthropic import load_sdk

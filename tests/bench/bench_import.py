@@ -15,7 +15,6 @@ from common import FIXTURES, machine, median, report
 from core.books.importer import import_book
 from core.books.pdf import shutdown_workers
 from core.paths import resolve_paths
-from core.store.db import close_database
 from core.store.library import Library
 from tests.core.books.epubgen import make_epub
 from tests.support.pdfgen import book_pages, make_text_pdf
@@ -30,7 +29,6 @@ def timed_import(path: Path) -> tuple[float, int]:
         book = import_book(lib, path).book
         elapsed = time.perf_counter() - start
         lib.close()
-        close_database()
     return elapsed, book.page_count
 
 

@@ -14,7 +14,7 @@ from common import FIXTURES, machine, median, percentile, report
 
 from core.books.importer import import_book
 from core.paths import resolve_paths
-from core.search import search_book
+from core.search import BookSearch
 from core.store.library import Library
 
 QUERIES = [
@@ -64,6 +64,7 @@ def main() -> None:
             i += 1
         big.write_text("\n\n".join(chunks), encoding="utf-8")
         lib = Library.open(resolve_paths(Path(tmp) / "home"))
+        search_book = BookSearch(lib.db).search_book
         book = import_book(lib, big).book
         print(f"  book: {size / 1e6:.1f} MB of text, {book.page_count} pages")
         rng = random.Random(7)

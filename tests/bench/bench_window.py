@@ -54,8 +54,8 @@ async def in_window(app: object) -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    from core.app import Margin
     from core.paths import resolve_paths
-    from core.store.library import Library
     from desktop.main_window import MainWindow
     from desktop.reader.pdf_view import PdfView
     from tests.support.pdfgen import book_pages, make_text_pdf
@@ -66,8 +66,9 @@ async def in_window(app: object) -> None:
             book_pages(117, FIXTURES / "books" / "alice_in_wonderland.txt"),
             title="One hundred seventeen",
         )
-        library = Library.open(resolve_paths(Path(home) / "data"))
-        window = MainWindow(library, library.paths, restore=False)
+        app = Margin.open(resolve_paths(Path(home) / "data"))
+        library = app.library
+        window = MainWindow(app, restore=False)
         window.resize(1280, 860)
         window.show()
         QApplication.processEvents()

@@ -64,6 +64,10 @@ def excerpt(text: str, terms: list[str]) -> tuple[str, bool, bool]:
     return text[start:end].strip(), start > 0, end < len(text)
 
 
+def _hidden_text(part: HiddenAfter) -> str:
+    return f"Passages after page {part.page}, beyond where you have read, are not shown."
+
+
 class PassagesProvider:
     name = "passages"
     model = "passages"
@@ -121,9 +125,7 @@ class PassagesProvider:
                 citations.append(ref)
                 yield StreamCitation(ref)
             if hidden:
-                parts.append(
-                    f"*Passages after page {hidden[0].page}, beyond where you have read, are not shown.*\n\n"
-                )
+                parts.append(f"*{_hidden_text(hidden[0])}*\n\n")
                 yield StreamText(parts[-1])
             parts.append(TAIL)
             yield StreamText(TAIL)
@@ -132,6 +134,8 @@ class PassagesProvider:
                 " ".join(n.strip() for n in notes if n.strip())
                 or "No passage matches your question."
             )
+            if hidden:
+                message += " " + _hidden_text(hidden[0])
             parts.append(f"{message}\n\nTry other words, or {TAIL[0].lower()}{TAIL[1:]}")
             yield StreamText(parts[-1])
         text = "".join(parts)

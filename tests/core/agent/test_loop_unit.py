@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from typing import Any
 
 import pytest
 
 from core.agent.chat import ChatWithBook
-from core.agent.context import BookContext, Selection
+from core.agent.context import BookContext
 from core.agent.events import (
     Citation,
     RunCancelled,
@@ -20,15 +22,16 @@ from core.agent.events import (
     ToolStarted,
     TurnStarted,
 )
-from core.agent.providers.base import StreamCitation
-from core.agent.repository import ConversationRepository
 from core.agent.strategies import pick_strategy
-from core.agent.tools import ToolOutput, ToolRegistry, default_tools, source_for
+from core.agent.tools import ToolBox, ToolOutput, default_tools
+from core.agent.types import Note, Selection
 from core.errors import BookCode, BookError, LLMCode, LLMError, MarginError
+from core.search import BookSearch
 from core.settings import AgentLimits
 from core.store import models as m
+from core.store.conversations import Conversations as ConversationRepository
 from core.store.library import BookInfo, Library
-from tests.core.agent.scripted import Scripted, tool
+from tests.core.agent.scripted import Scripted, cite, tool
 
 
 def chat(
@@ -36,7 +39,7 @@ def chat(
     provider: Scripted,
     *,
     strategy: str = "tool-use",
-    tools: ToolRegistry | None = None,
+    tools: ToolBox | None = None,
     **limits: Any,
 ) -> ChatWithBook:
     return ChatWithBook(
@@ -44,10 +47,11 @@ def chat(
         tools=tools or default_tools(),
         strategy=pick_strategy(strategy),
         context=BookContext(),
-        repository=ConversationRepository(library.db),
+        conversations=ConversationRepository(library.db),
         library=library,
+        search=BookSearch(library.db),
         limits=AgentLimits(**limits),
-        retry_delay=0.0,
+        event_logs=library.paths.event_logs,
     )
 
 
@@ -67,7 +71,7 @@ def test_event_order_and_persistence(library: Library, alice: BookInfo) -> None:
         [
             "The Cat ",
             "grins.",
-            StreamCitation(source_for(alice.id, 39, 39), "p", "grins like that"),
+            cite(alice.id, 39, 39, "grins like that"),
         ],
     )
     events = run(collect(chat(library, provider).run(conv.id, "Why does the cat grin?")))
@@ -123,10 +127,10 @@ def test_concurrent_read_only_tools_results_in_order(library: Library, alice: Bo
     base = registry.get("search_book")
     assert base is not None
 
-    async def slow(ctx: Any, args: dict[str, Any]) -> ToolOutput:
-        await asyncio.sleep(0.05 if args["query"] == "first" else 0.0)
+    def slow(ctx: Any, args: Any) -> ToolOutput:
+        time.sleep(0.05 if args["query"] == "first" else 0.0)
         order.append(args["query"])
-        return ToolOutput(f"result {args['query']}", "ok")
+        return ToolOutput((Note(f"result {args['query']}"),), "ok")
 
     registry.register(
         base.__class__(base.name, base.description, base.input_schema, slow, base.describe)
@@ -167,7 +171,7 @@ def test_tool_that_raises_does_not_end_run(library: Library, alice: BookInfo) ->
     conv = ConversationRepository(library.db).create(alice.id)
     registry = default_tools()
 
-    async def boom(ctx: Any, args: dict[str, Any]) -> ToolOutput:
+    def boom(ctx: Any, args: Any) -> ToolOutput:
         raise RuntimeError("kaput")
 
     base = registry.get("list_notes")
@@ -227,16 +231,14 @@ def test_stop_reasons(library: Library, alice: BookInfo) -> None:
     assert paused.requests[1].messages[-1]["role"] == "assistant"
 
 
-def test_in_stream_error_before_text_is_retried_once(library: Library, alice: BookInfo) -> None:
+def test_the_loop_never_retries_a_failed_turn(library: Library, alice: BookInfo) -> None:
+    """Retries live in one layer, the provider's (see test_with_fake_server for the in-stream
+    overload retry): an error the provider gives up on ends the run at once."""
     conv = ConversationRepository(library.db).create(alice.id)
     provider = Scripted(LLMError(LLMCode.OVERLOADED, "busy"), ["recovered"])
-    events = run(collect(chat(library, provider).run(conv.id, "q")))
-    assert events[-1].result.answer == "recovered"
-    twice = Scripted(
-        LLMError(LLMCode.OVERLOADED, "busy"), LLMError(LLMCode.OVERLOADED, "busy again")
-    )
-    failed = run(collect(chat(library, twice).run(conv.id, "q2")))
+    failed = run(collect(chat(library, provider).run(conv.id, "q")))
     assert isinstance(failed[-1], RunFailed) and failed[-1].error.code == "overloaded"
+    assert len(provider.requests) == 1 and provider.turns == [["recovered"]]
 
 
 def test_context_too_long_shrinks_history_once(library: Library, alice: BookInfo) -> None:
@@ -266,19 +268,34 @@ def test_stop_keeps_partial_and_answers_pending_tools(library: Library, alice: B
     # a stop while a tool runs leaves is_error results so the history stays valid
     registry = default_tools()
 
-    async def hang(ctx: Any, args: dict[str, Any]) -> ToolOutput:
-        stop2.set()
-        await asyncio.sleep(10)
-        return ToolOutput("never", "never")
+    release = threading.Event()
+
+    def hang(ctx: Any, args: Any) -> ToolOutput:
+        loop.call_soon_threadsafe(stop2.set)
+        release.wait(10)
+        return ToolOutput((Note("never"),), "never")
 
     base = registry.get("search_book")
     assert base is not None
     registry.register(
         base.__class__(base.name, base.description, base.input_schema, hang, base.describe)
     )
-    stop2 = asyncio.Event()
     provider2 = Scripted([tool("search_book", "h1", query="x")])
-    events2 = run(collect(chat(library, provider2, tools=registry).run(conv.id, "q2", stop=stop2)))
+
+    async def go2() -> list[Any]:
+        nonlocal loop, stop2
+        loop = asyncio.get_running_loop()
+        stop2 = asyncio.Event()
+        try:
+            return await collect(
+                chat(library, provider2, tools=registry).run(conv.id, "q2", stop=stop2)
+            )
+        finally:
+            release.set()
+
+    loop: Any = None
+    stop2: Any = None
+    events2 = run(go2())
     assert isinstance(events2[-1], RunCancelled)
     last = (
         m.Message.select()
@@ -286,7 +303,7 @@ def test_stop_keeps_partial_and_answers_pending_tools(library: Library, alice: B
         .order_by(m.Message.id.desc())
         .get()
     )
-    assert last.content[0]["tool_use_id"] == "h1" and last.content[0]["is_error"]
+    assert last.content[0]["call_id"] == "h1" and last.content[0]["is_error"]
     nxt = Scripted(["fine again"])
     run(collect(chat(library, nxt).run(conv.id, "q3")))
     history = nxt.requests[0].messages

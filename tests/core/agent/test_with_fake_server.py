@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from core.agent.events import Citation, Notice, RunCancelled, RunFailed, RunFinished, TextDelta
+from core.agent.providers.anthropic.wire import source_for
 from core.agent.service import AgentService
-from core.agent.tools import source_for
 from core.settings import Settings
 from core.store import models as m
 from core.store.library import BookInfo, Library

@@ -9,8 +9,20 @@ from hypothesis import strategies as st
 
 from core.books.importer import import_book
 from core.paths import resolve_paths
-from core.search import count_beyond, sanitize_query, search_book, search_library
+from core.search import BookSearch, SearchHit, sanitize_query
 from core.store.library import BookInfo, Library
+
+_search: BookSearch | None = None
+
+
+def search_book(book_id: int, query: str, **options: int) -> list[SearchHit]:
+    assert _search is not None
+    return _search.search_book(book_id, query, **options)
+
+
+def search_library(query: str, **options: int) -> list[SearchHit]:
+    assert _search is not None
+    return _search.search_library(query, **options)
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +33,10 @@ def alice(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Library, B
     book = import_book(lib, BOOKS / "alice_in_wonderland.epub").book
     other = import_book(lib, BOOKS / "metamorphosis.epub").book
     assert other.id != book.id
+    global _search
+    _search = BookSearch(lib.db)
     yield lib, book
+    _search = None
     lib.close()
 
 
@@ -54,8 +69,9 @@ def test_spoiler_bound_is_applied_in_sql(alice: tuple[Library, BookInfo]) -> Non
     assert len(bounded) == min(3, len(before)) > 0
     assert all(h.end_page <= bound for h in bounded)
     assert [h.chunk_id for h in bounded] == [h.chunk_id for h in before[:3]]
-    beyond = count_beyond(book.id, "Hatter", bound)
-    assert beyond == len([h for h in unbounded if h.end_page > bound]) > 0
+    assert [h for h in unbounded if h.end_page > bound], "the book has more Hatter later"
+    assert _search is not None and _search.continues_beyond(book.id, bound)
+    assert not _search.continues_beyond(book.id, book.page_count)
     assert search_book(book.id, "Hatter", until_page=1) == []
 
 
@@ -95,7 +111,7 @@ def test_natural_question_falls_back_to_any_term(alice: tuple[Library, BookInfo]
 def test_operator_text_never_raises(alice: tuple[Library, BookInfo], query: str) -> None:
     _, book = alice
     assert isinstance(search_book(book.id, query), list)
-    assert isinstance(count_beyond(book.id, query, 10), int)
+    assert isinstance(search_book(book.id, query, until_page=10), list)
 
 
 @settings(

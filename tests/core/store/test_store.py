@@ -95,7 +95,7 @@ def test_migration_v3_keeps_the_old_position_as_the_bound(tmp_path: Path) -> Non
 
     path = tmp_path / "v2.sqlite3"
     raw = pw.SqliteDatabase(str(path))
-    m.database.initialize(raw)
+    raw.bind(m.ALL_MODELS)
     for step in MIGRATIONS[:2]:
         step(raw)
     raw.execute_sql("PRAGMA user_version = 2")

@@ -9,12 +9,11 @@ import pytest
 from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtGui import QKeyEvent
 
+from core.agent.providers.anthropic.wire import source_for
 from core.agent.service import AgentService, make_provider
-from core.agent.tools import source_for
 from core.books.importer import import_book
 from core.settings import Settings, get_api_key
 from core.store import models as m
-from core.store.library import Library
 from desktop.main_window import MainWindow
 from desktop.requests import AskRequest
 from tests.desktop.conftest import close_window
@@ -176,6 +175,8 @@ def test_two_conversations_stream_at_once(
         Reply.text("second " * 80, tokens_per_second=100),
     )
     a = chat.ask("Question one")
+    # the server hands out its replies in the order requests arrive
+    qtbot.waitUntil(lambda: len(fake_anthropic.message_requests) == 1, timeout=5000)
     chat.new_conversation()
     b = chat.ask("Question two")
     assert a != b and len(chat.live) == 2

@@ -153,8 +153,11 @@ def _user_blocks(message: UserMessage, citations: bool) -> list[dict[str, Any]]:
         if isinstance(part, Question):
             blocks.append({"type": "text", "text": question_text(part)})
         elif isinstance(part, ToolResult):
+            # passages become citable blocks for a server with citations; anything else is text
             content: str | list[dict[str, Any]] = (
-                _parts_blocks(part.parts) if citations else _parts_text(part.parts)
+                _parts_blocks(part.parts)
+                if citations and part.passages
+                else _parts_text(part.parts)
             )
             block: dict[str, Any] = {
                 "type": "tool_result",
