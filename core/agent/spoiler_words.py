@@ -9,42 +9,18 @@ to ``z / 10``; stems rarer than Zipf 3.0 are left out.
 """
 
 BANDS: dict[int, str] = {
-    76: (
-        "the"
-    ),
-    74: (
-        "and of to"
-    ),
-    72: (
-        "a in"
-    ),
-    70: (
-        "for"
-    ),
-    69: (
-        "is on"
-    ),
-    68: (
-        "by i it that thi with"
-    ),
-    67: (
-        "be not or us you"
-    ),
-    66: (
-        "all ar as at from new your"
-    ),
-    65: (
-        "have more"
-    ),
-    64: (
-        "about an can home page wa we will"
-    ),
-    63: (
-        "but do free ha if inform my other our search servic site time"
-    ),
-    62: (
-        "he list mai no post price product thei their up what which year"
-    ),
+    76: ("the"),
+    74: ("and of to"),
+    72: ("a in"),
+    70: ("for"),
+    69: ("is on"),
+    68: ("by i it that thi with"),
+    67: ("be not or us you"),
+    66: ("all ar as at from new your"),
+    65: ("have more"),
+    64: ("about an can home page wa we will"),
+    63: ("but do free ha if inform my other our search servic site time"),
+    62: ("he list mai no post price product thei their up what which year"),
     61: (
         "also ani book busi contact dai get help here hi item link make now onli out rate "
         "review right see so state system there view web when who work"

@@ -90,7 +90,7 @@ class _Stemmer:
     def stems(self, words: Iterable[str]) -> dict[str, str]:
         """Lower-case word → stem for each word (words the tokenizer drops map to themselves)."""
         cache = self._cache
-        wanted = {w for w in words}
+        wanted = set(words)
         missing = [w for w in wanted if w not in cache]
         if missing:
             with self._lock:
@@ -141,10 +141,10 @@ class SpoilerIndex:
 
     book_id: int
     page_count: int
-    first_page: dict[str, int]
-    count: dict[str, int]
-    distinctive: frozenset[str]
-    db: pw.SqliteDatabase | None = None
+    first_page: dict[str, int] = field(repr=False)
+    count: dict[str, int] = field(repr=False)
+    distinctive: frozenset[str] = field(repr=False)
+    db: pw.SqliteDatabase | None = field(default=None, repr=False)
     chunk_ids: tuple[int, int] = (0, -1)  # the book's chunk ids (FTS rowids), first and last
     _near: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
 
@@ -237,8 +237,8 @@ def _is_distinctive(stem: str, n: int, capitalised: int, total: int) -> bool:
         return False
     if n >= MIN_NAME_COUNT and capitalised >= NAME_SHARE * n:
         return True
-    general = GENERAL_ZIPF.get(stem)
-    if general is None:
+    general = GENERAL_ZIPF.get(stem, 0.0)
+    if general < RARE_ZIPF:
         return True
     if n >= MOTIF_COUNT and general <= MOTIF_ZIPF:
         return True
@@ -282,9 +282,13 @@ class SpoilerGuard:
     def __init__(
         self, index: SpoilerIndex, *, read_to: int, question: str, selection: str = ""
     ) -> None:
+        if read_to < 0:
+            raise ValueError(f"read_to must be a page number (0 or more), not {read_to}.")
         self.index = index
         self.read_to = read_to
-        self._known = set(index.stems(w.lower() for w in _WORD.findall(f"{question}\n{selection}")).values())
+        self._known = set(
+            index.stems(w.lower() for w in _WORD.findall(f"{question}\n{selection}")).values()
+        )
         self._buffer = ""
 
     @property
@@ -396,13 +400,15 @@ def _ends_sentence(text: str, space: int, following: str) -> bool:
         if k >= 2 and text[k - 2 : k + 1] == "...":
             return not following.isdigit()
         m = k - 1
-        while m >= 0 and (text[m].isalpha()):
+        while m >= 0 and text[m].isalnum():
             m -= 1
         word = text[m + 1 : k]
         if word.lower() in _ABBREVIATIONS:
             return False
         if len(word) == 1 and word.isupper():
             return False  # an initial: "J. Smith"
+        if word.isdigit() and not text[text.rfind("\n", 0, m + 1) + 1 : m + 1].strip():
+            return False  # "1. " opens a numbered list item
         if following.isdigit() and (not word or word.isdigit()):
             return False  # "3. 4" in a number or list
     return True

@@ -63,6 +63,10 @@ class EvalResult:
         return self.false_alarms / self.honest if self.honest else 0.0
 
 
+def guard(index: SpoilerIndex, book: EvalBook) -> SpoilerGuard:
+    return SpoilerGuard(index, read_to=book.read_to, question=book.question)
+
+
 def flagged(guard: SpoilerGuard, sentence: str) -> tuple[SpoilerTerm, ...]:
     segments = guard.feed(sentence) + guard.flush()
     return tuple(t for s in segments if s.hidden for t in s.terms)
@@ -73,19 +77,15 @@ def evaluate(db: pw.SqliteDatabase, book_ids: dict[str, int]) -> EvalResult:
     result = EvalResult()
     for book in BOOKS:
         index = SpoilerIndex.build(db, book_ids[book.name])
-
-        def guard() -> SpoilerGuard:
-            return SpoilerGuard(index, read_to=book.read_to, question=book.question)
-
         for sentence in sentences(f"{book.name}_leaks"):
             result.leaks += 1
-            if flagged(guard(), sentence):
+            if flagged(guard(index, book), sentence):
                 result.caught += 1
             else:
                 result.missed.append(f"{book.name}: {sentence}")
         for sentence in sentences(f"{book.name}_honest"):
             result.honest += 1
-            terms = flagged(guard(), sentence)
+            terms = flagged(guard(index, book), sentence)
             if terms:
                 result.false_alarms += 1
                 result.alarms.append((f"{book.name}: {sentence}", terms))

@@ -25,7 +25,9 @@ MIN_ZIPF = 3.0
 
 def stems(words: list[str]) -> list[str]:
     con = sqlite3.connect(":memory:")
-    con.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61 remove_diacritics 2')")
+    con.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61 remove_diacritics 2')"
+    )
     con.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
     con.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(words, 1))
     found = {doc: term for term, doc in con.execute("SELECT term, doc FROM v WHERE offset = 0")}
