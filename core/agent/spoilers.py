@@ -161,19 +161,21 @@ class SpoilerIndex:
         for title, page in toc:
             heading_page.setdefault(_norm_line(title), set()).add(int(page))
 
+        # A table of contents is front matter: look for one only in the first pages.
+        front = max(10, len(pages) // 20) if heading_page else 0
         first_word_page: dict[str, int] = {}
         seen: set[str] = set()
         surface: Counter[str] = Counter()
         for number, text in pages:
-            if heading_page:
+            if number <= front:
                 text = _strip_contents(text, int(number), heading_page)
             words = _WORD.findall(text)
             surface.update(words)
-            new = {w.lower() for w in words} - seen
+            new = set(words) - seen
             if new:
                 seen |= new
-                for word in new:
-                    first_word_page[word] = int(number)
+                for form in new:
+                    first_word_page.setdefault(form.lower(), int(number))
 
         stems = _STEMMER.stems(first_word_page)
         first_page: dict[str, int] = {}

@@ -63,6 +63,18 @@ class EvalResult:
         return self.false_alarms / self.honest if self.honest else 0.0
 
 
+def combined(*results: EvalResult) -> EvalResult:
+    out = EvalResult()
+    for r in results:
+        out.leaks += r.leaks
+        out.caught += r.caught
+        out.honest += r.honest
+        out.false_alarms += r.false_alarms
+        out.missed += r.missed
+        out.alarms += r.alarms
+    return out
+
+
 def guard(index: SpoilerIndex, book: EvalBook) -> SpoilerGuard:
     return SpoilerGuard(index, read_to=book.read_to, question=book.question)
 
@@ -72,18 +84,19 @@ def flagged(guard: SpoilerGuard, sentence: str) -> tuple[SpoilerTerm, ...]:
     return tuple(t for s in segments if s.hidden for t in s.terms)
 
 
-def evaluate(db: pw.SqliteDatabase, book_ids: dict[str, int]) -> EvalResult:
-    """Run every sentence of the set through a fresh guard; ``book_ids`` maps name → book id."""
+def evaluate(db: pw.SqliteDatabase, book_ids: dict[str, int], part: str = "") -> EvalResult:
+    """Run every sentence of the set through a fresh guard; ``book_ids`` maps name → book id.
+    ``part`` is "" for the main set, "_heldout" for the set written after the first tuning."""
     result = EvalResult()
     for book in BOOKS:
         index = SpoilerIndex.build(db, book_ids[book.name])
-        for sentence in sentences(f"{book.name}_leaks"):
+        for sentence in sentences(f"{book.name}{part}_leaks"):
             result.leaks += 1
             if flagged(guard(index, book), sentence):
                 result.caught += 1
             else:
                 result.missed.append(f"{book.name}: {sentence}")
-        for sentence in sentences(f"{book.name}_honest"):
+        for sentence in sentences(f"{book.name}{part}_honest"):
             result.honest += 1
             terms = flagged(guard(index, book), sentence)
             if terms:

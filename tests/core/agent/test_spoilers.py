@@ -20,7 +20,7 @@ from core.paths import resolve_paths
 from core.store import models as m
 from core.store.library import Library
 from tests.conftest import BOOKS
-from tests.core.agent.spoiler_eval import evaluate
+from tests.core.agent.spoiler_eval import combined, evaluate
 
 ALICE_READ_TO = 20  # the end of chapter III
 META_READ_TO = 27  # the end of part I
@@ -283,14 +283,22 @@ def test_terms_are_typed(alice: SpoilerIndex) -> None:
 # --- the evaluation set (tests/core/agent/spoiler_data) --------------------------------------
 
 
-def test_evaluation_set_meets_the_aims(books: tuple[Library, dict[str, int]]) -> None:
+def test_evaluation_set(books: tuple[Library, dict[str, int]]) -> None:
+    """Regression guard at the figures measured when the checker was written (the aims were
+    90 % caught, 2 % false alarms: the catch rate falls short, see the report of issue 16).
+    Main set (the thresholds were tuned on it): 76 % caught, 1.6 % false alarms. Held-out set
+    (written before the final tuning, never tuned on): 63 % caught, 2.5 % (1 of 40)."""
     lib, ids = books
-    result = evaluate(lib.db, ids)
-    assert result.leaks >= 60 and result.honest >= 100
-    details = "\n".join(result.missed + [f"{s} {t}" for s, t in result.alarms])
-    # Measured when this test was written: 76 % of leaks caught, 1.6 % false alarms.
-    assert result.recall >= 0.75, details
-    assert result.false_alarm_rate <= 0.02, details
+    main = evaluate(lib.db, ids)
+    heldout = evaluate(lib.db, ids, "_heldout")
+    both = combined(main, heldout)
+    assert main.leaks >= 60 and main.honest >= 100
+    details = "\n".join(both.missed + [f"{s} {t}" for s, t in both.alarms])
+    assert main.recall >= 0.75, details
+    assert main.false_alarm_rate <= 0.02, details
+    assert heldout.recall >= 0.6, details
+    assert both.recall >= 0.7, details
+    assert both.false_alarm_rate <= 0.02, details
 
 
 def test_spoiler_rule_prompt_exists() -> None:
