@@ -6,19 +6,29 @@ as it streams, before a sentence is shown: a sentence is hidden when it uses a w
 *distinctive in this book* and that the book first uses only after ``read_to`` (the last page
 read), unless the reader wrote it in the question or the selection.
 
-Distinctive means one of:
+A word counts when it is one of:
 
 - a name: the book writes it with a capital letter (nearly) every time ("Queen", "Grete");
-- a rare word: used less than about once per million words in general English;
-- a key word of this book: used here at least ten times more often than in general English
-  ("tea" in *Alice*, "apple" in *Metamorphosis*) and at least three times.
+- a rare word: used less than about once per million words in general English ("hookah");
+- a key word of this book: used here over 15 times more often than in general English and at
+  least three times ("Hatter", "violin");
+- a motif: a less common word (under about 30 per million in English) the book uses at least
+  three times ("mushroom", "pepper").
 
-Common English words never count, whatever the book does with them ("important" first used
-late in the book does not hide a sentence). The general frequencies are in
+Two less common words that are each new after the bound also count together when the book has
+them within a few words of each other (one FTS5 NEAR query on the search index): a sentence
+that paraphrases a later passage shares several of its words ("sewing ... underwear").
+
+Common English words never count alone, whatever the book does with them ("therefore" first
+used late in *Alice* hides nothing). The general frequencies are in
 ``core.agent.spoiler_words`` (Google Books Ngram counts, see there). Words are compared by their
 SQLite FTS5 porter stem, the same stemming the search index uses, so "lodgers" matches
 "lodger". Text that lists chapter titles before the chapters themselves (a table of contents)
 does not count as read: a contents page names what is coming, it does not tell it.
+
+The check is lexical: a leak told only in common words ("Gregor dies", "the trial") passes.
+The system prompt's rule (``prompts/spoiler_rule.md``) is the first line of defence; this is
+the second. Measured figures are in tests/bench/bench_spoilers.py.
 
 Use: build one ``SpoilerIndex`` per book (``SpoilerIndexCache`` keeps them), one
 ``SpoilerGuard`` per answer; ``feed`` the streamed text, then ``flush`` at the end. The
@@ -282,9 +292,11 @@ class SpoilerGuard:
     """Checks one answer as it streams. Not thread-safe: one guard per answer."""
 
     def __init__(
-        self, index: SpoilerIndex, *, read_to: int, question: str, selection: str = ""
+        self, index: SpoilerIndex, *, read_to: int | None, question: str, selection: str = ""
     ) -> None:
-        if read_to < 0:
+        """``read_to`` is the last page read (``Book.spoiler_bound``); ``None`` (the reader
+        lifted the bound or finished the book) lets everything through."""
+        if read_to is not None and read_to < 0:
             raise ValueError(f"read_to must be a page number (0 or more), not {read_to}.")
         self.index = index
         self.read_to = read_to
@@ -325,9 +337,11 @@ class SpoilerGuard:
         return Segment(sentence, bool(terms), terms)
 
     def spoiler_terms(self, sentence: str) -> tuple[SpoilerTerm, ...]:
+        """The words of ``sentence`` the reader cannot know yet, in order, each once."""
         index = self.index
-        if self.read_to >= index.page_count:
+        if self.read_to is None or self.read_to >= index.page_count:
             return ()
+        read_to = self.read_to
         words = _WORD.findall(sentence)
         if not words:
             return ()
@@ -339,7 +353,7 @@ class SpoilerGuard:
             if stem in found or stem in plain or stem in self._known:
                 continue
             page = index.first_page.get(stem)
-            if page is None or page <= self.read_to:
+            if page is None or page <= read_to:
                 continue
             if stem in index.distinctive:
                 found[stem] = SpoilerTerm(word, page)

@@ -209,7 +209,7 @@ def test_plain_words_first_used_later_do_not_count(alice: SpoilerIndex) -> None:
 
 
 def test_read_to_the_last_page_hides_nothing(alice: SpoilerIndex) -> None:
-    for read_to in (alice.page_count, alice.page_count + 10):
+    for read_to in (alice.page_count, alice.page_count + 10, None):
         assert not SpoilerGuard(alice, read_to=read_to, question="").check(LEAK).hidden
     # read past the trial chapter: the Knave is known; before it, he is not
     assert not SpoilerGuard(alice, read_to=80, question="").check(LEAK).hidden
