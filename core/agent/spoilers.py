@@ -15,7 +15,9 @@ A word counts when it is one of:
 - a motif: a less common word (under about 30 per million in English) the book uses at least
   three times ("mushroom", "pepper").
 
-Two less common words that are each new after the bound also count together when the book has
+A phrase counts too: two words or "X of Y" ("tea-party", "pack of cards"), each met before the
+bound, that the book has together only after it, in at least three passages (a recurring name
+or place). Two less common words that are each new after the bound count together when the book has
 them within a few words of each other (one FTS5 NEAR query on the search index): a sentence
 that paraphrases a later passage shares several of its words ("sewing ... underwear").
 
@@ -65,6 +67,8 @@ MOTIF_ZIPF = 4.5  # ... and not among the most common English words
 PLAIN_ZIPF = 5.8  # less common words may count in pairs: two that the book uses close together
 NEAR = 20  # ... within this many words of each other, and only after the bound
 MAX_PAIR_WORDS = 6  # pairs are looked for among at most this many words of a sentence
+PHRASE_ZIPF = 6.0  # phrases: two words ("tea party") or "X of Y" ("pack of cards"), each
+MIN_PHRASE_COUNT = 3  # ... less common than "the", that the book has in this many passages
 # Common words the frequency list lacks (it has no contractions' pieces).
 _EXTRA_COMMON = frozenset(
     "cannot don isn wasn didn doesn couldn wouldn shouldn aren weren hasn haven hadn won okay".split()
@@ -156,7 +160,9 @@ class SpoilerIndex:
     distinctive: frozenset[str] = field(repr=False)
     db: pw.SqliteDatabase | None = field(default=None, repr=False)
     chunk_ids: tuple[int, int] = (0, -1)  # the book's chunk ids (FTS rowids), first and last
+    contents_pages: frozenset[int] = frozenset()  # front pages that list chapter titles
     _near: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
+    _phrases: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, db: pw.SqliteDatabase, book_id: int) -> SpoilerIndex:
@@ -176,9 +182,13 @@ class SpoilerIndex:
         first_word_page: dict[str, int] = {}
         seen: set[str] = set()
         surface: Counter[str] = Counter()
+        contents_pages: set[int] = set()
         for number, text in pages:
             if number <= front:
-                text = _strip_contents(text, int(number), heading_page)
+                stripped = _strip_contents(text, int(number), heading_page)
+                if stripped is not text:
+                    contents_pages.add(int(number))
+                text = stripped
             words = _WORD.findall(text)
             surface.update(words)
             new = set(words) - seen
@@ -209,7 +219,36 @@ class SpoilerIndex:
             "SELECT min(id), max(id) FROM chunk WHERE book_id = ?", (book_id,)
         ).fetchone()
         chunk_ids = (int(lo), int(hi)) if lo is not None else (0, -1)
-        return cls(book_id, page_count, first_page, dict(count), distinctive, db, chunk_ids)
+        return cls(
+            book_id,
+            page_count,
+            first_page,
+            dict(count),
+            distinctive,
+            db,
+            chunk_ids,
+            frozenset(contents_pages),
+        )
+
+    def phrase(self, words: str) -> tuple[int, int]:
+        """(first page, passages) of a phrase in the book; (0, 0) when it is not there. A
+        passage on a contents page is not where a phrase first appears. One FTS5 query."""
+        found = self._phrases.get(words)
+        if found is None:
+            lo, hi = self.chunk_ids
+            rows: list[tuple[int, int]] = []
+            if self.db is not None and lo <= hi:
+                rows = self.db.execute_sql(
+                    "SELECT c.start_page, c.end_page FROM chunk_index "
+                    "JOIN chunk c ON c.id = chunk_index.rowid "
+                    "WHERE chunk_index MATCH ? AND chunk_index.rowid BETWEEN ? AND ? "
+                    "ORDER BY chunk_index.rowid LIMIT 50",
+                    (f'"{words}"', lo, hi),
+                ).fetchall()
+            real = [int(start) for start, end in rows if int(end) not in self.contents_pages]
+            found = (real[0], len(real)) if real else (0, 0)
+            self._phrases[words] = found
+        return found
 
     def near(self, a: str, b: str) -> bool:
         """Whether the book has the words ``a`` and ``b`` within ``NEAR`` words of each other
@@ -258,6 +297,12 @@ def _is_distinctive(stem: str, n: int, capitalised: int, total: int) -> bool:
     return n >= MIN_KEY_COUNT and here - general >= KEYNESS
 
 
+def _phrase_word(stem: str) -> bool:
+    return (
+        len(stem) >= MIN_LENGTH and not stem.isdigit() and GENERAL_ZIPF.get(stem, 0.0) < PHRASE_ZIPF
+    )
+
+
 def _is_plain(stem: str) -> bool:
     if len(stem) < MIN_LENGTH or stem.isdigit() or stem in _EXTRA_COMMON:
         return False
@@ -300,6 +345,13 @@ class SpoilerGuard:
             raise ValueError(f"read_to must be a page number (0 or more), not {read_to}.")
         self.index = index
         self.read_to = read_to
+        asked = [w.lower() for w in _WORD.findall(f"{question}\n{selection}")]
+        asked_stems = index.stems(asked)
+        self._known_pairs = {
+            (asked_stems[a], asked_stems[b])
+            for i, a in enumerate(asked)
+            for b in asked[i + 1 : i + 3]
+        }
         self._known = set(
             index.stems(w.lower() for w in _WORD.findall(f"{question}\n{selection}")).values()
         )
@@ -342,9 +394,10 @@ class SpoilerGuard:
         if self.read_to is None or self.read_to >= index.page_count:
             return ()
         read_to = self.read_to
-        words = _WORD.findall(sentence)
-        if not words:
+        spans = [(m.start(), m.end()) for m in _WORD.finditer(sentence)]
+        if not spans:
             return ()
+        words = [sentence[a:b] for a, b in spans]
         stems = index.stems(w.lower() for w in words)
         found: dict[str, SpoilerTerm] = {}
         plain: dict[str, tuple[str, int]] = {}
@@ -359,6 +412,7 @@ class SpoilerGuard:
                 found[stem] = SpoilerTerm(word, page)
             elif _is_plain(stem) and len(plain) < MAX_PAIR_WORDS:
                 plain[stem] = (word, page)
+        self._phrase_terms(sentence, spans, stems, found, read_to)
         if len(plain) >= 2:
             candidates = list(plain.values())
             for i, (a, page_a) in enumerate(candidates):
@@ -367,6 +421,36 @@ class SpoilerGuard:
                         found.setdefault(stems[a.lower()], SpoilerTerm(a, page_a))
                         found.setdefault(stems[b.lower()], SpoilerTerm(b, page_b))
         return tuple(found.values())
+
+    def _phrase_terms(
+        self,
+        sentence: str,
+        spans: list[tuple[int, int]],
+        stems: dict[str, str],
+        found: dict[str, SpoilerTerm],
+        read_to: int,
+    ) -> None:
+        """Add phrases of the sentence ("tea party", "pack of cards") that the book has in several
+        passages, all after the bound, though each word alone was met before."""
+        index = self.index
+        words = [sentence[a:b] for a, b in spans]
+        keys = [stems[w.lower()] for w in words]
+        for i in range(len(words) - 1):
+            a = keys[i]
+            if not _phrase_word(a) or a in found:
+                continue
+            for j in (i + 1, i + 2):
+                if j >= len(words):
+                    break
+                if j == i + 2 and words[i + 1].lower() != "of":
+                    break
+                b = keys[j]
+                if not _phrase_word(b) or b in found or (a, b) in self._known_pairs:
+                    continue
+                page, passages = index.phrase(" ".join(words[i : j + 1]).lower())
+                if passages >= MIN_PHRASE_COUNT and page > read_to:
+                    text = sentence[spans[i][0] : spans[j][1]]
+                    found[a + " " + b] = SpoilerTerm(text, page)
 
 
 # --- sentence boundaries --------------------------------------------------------------------

@@ -201,6 +201,25 @@ def test_words_of_the_question_and_selection_never_count(
     assert guard.check("The Gryphon was there.").hidden is hidden
 
 
+@pytest.mark.parametrize(
+    "sentence,term,page",
+    [
+        ("At the tea-party nobody moves.", "tea-party", 45),
+        ("The Queen calls them all a pack of cards.", "pack of cards", 53),
+    ],
+)
+def test_phrases_met_only_after_the_bound(
+    alice: SpoilerIndex, sentence: str, term: str, page: int
+) -> None:
+    # "tea", "party", "pack" and "cards" are each met before p. 20; the phrases are not (the
+    # contents' "A Mad Tea-Party" does not count).
+    guard = SpoilerGuard(alice, read_to=ALICE_READ_TO, question="")
+    assert (term, page) in {(t.term, t.first_page) for t in guard.check(sentence).terms}
+    asked = SpoilerGuard(alice, read_to=ALICE_READ_TO, question="Is there a tea party?")
+    assert not asked.check("At the tea-party nobody moves.").hidden
+    assert not SpoilerGuard(alice, read_to=page, question="").check(sentence).hidden
+
+
 def test_plain_words_first_used_later_do_not_count(alice: SpoilerIndex) -> None:
     # "therefore" is first used in chapter VI, but it is common English.
     assert alice.first_page[alice.stems(["therefore"])["therefore"]] > ALICE_READ_TO
@@ -286,18 +305,19 @@ def test_terms_are_typed(alice: SpoilerIndex) -> None:
 def test_evaluation_set(books: tuple[Library, dict[str, int]]) -> None:
     """Regression guard at the figures measured when the checker was written (the aims were
     90 % caught, 2 % false alarms: the catch rate falls short, see the report of issue 16).
-    Main set (the thresholds were tuned on it): 76 % caught, 1.6 % false alarms. Held-out set
-    (written before the final tuning, never tuned on): 63 % caught, 2.5 % (1 of 40)."""
+    Main set: 80 % caught, 1.6 % false alarms. Second set (written after the first tuning;
+    it measured 63 % / 2.5 % then, and the phrase rule was added after): 73 % / 2.5 % (1 of 40).
+    Both: 78 % caught, 1.9 % false alarms."""
     lib, ids = books
     main = evaluate(lib.db, ids)
     heldout = evaluate(lib.db, ids, "_heldout")
     both = combined(main, heldout)
     assert main.leaks >= 60 and main.honest >= 100
     details = "\n".join(both.missed + [f"{s} {t}" for s, t in both.alarms])
-    assert main.recall >= 0.75, details
+    assert main.recall >= 0.8, details
     assert main.false_alarm_rate <= 0.02, details
-    assert heldout.recall >= 0.6, details
-    assert both.recall >= 0.7, details
+    assert heldout.recall >= 0.7, details
+    assert both.recall >= 0.78, details
     assert both.false_alarm_rate <= 0.02, details
 
 
