@@ -42,7 +42,7 @@ BOOKS = (
 
 def sentences(name: str) -> list[str]:
     text = (DATA / f"{name}.txt").read_text(encoding="utf-8")
-    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return [line for line in text.splitlines() if line.strip()]
 
 
 @dataclass
