@@ -1,0 +1,514 @@
+"""The answer check (issue 16): hide sentences that name what the reader cannot know yet.
+
+The tools never read past the reader's bound, but a model may know a famous book from its
+training and write the ending anyway. This module checks the answer itself, sentence by sentence
+as it streams, before a sentence is shown: a sentence is hidden when it uses a word that is
+*distinctive in this book* and that the book first uses only after ``read_to`` (the last page
+read), unless the reader wrote it in the question or the selection.
+
+A word counts when it is one of:
+
+- a name: the book writes it with a capital letter (nearly) every time ("Queen", "Grete");
+- a rare word: used less than about once per million words in general English ("hookah");
+- a key word of this book: used here over 15 times more often than in general English and at
+  least three times ("Hatter", "violin");
+- a motif: a less common word (under about 30 per million in English) the book uses at least
+  three times ("mushroom", "pepper").
+
+A phrase counts too: two words or "X of Y" ("tea-party", "pack of cards"), each met before the
+bound, that the book has together only after it, in at least three passages (a recurring name
+or place). Two less common words that are each new after the bound count together when the book has
+them within a few words of each other (one FTS5 NEAR query on the search index): a sentence
+that paraphrases a later passage shares several of its words ("sewing ... underwear").
+
+Common English words never count alone, whatever the book does with them ("therefore" first
+used late in *Alice* hides nothing). The general frequencies are in
+``core.agent.spoiler_words`` (Google Books Ngram counts, see there). Words are compared by their
+SQLite FTS5 porter stem, the same stemming the search index uses, so "lodgers" matches
+"lodger". Text that lists chapter titles before the chapters themselves (a table of contents)
+does not count as read: a contents page names what is coming, it does not tell it.
+
+The check is lexical: a leak told only in common words ("Gregor dies", "the trial") passes.
+The system prompt's rule (``prompts/spoiler_rule.md``) is the first line of defence; this is
+the second. Measured figures are in tests/bench/bench_spoilers.py.
+
+Use: build one ``SpoilerIndex`` per book (``SpoilerIndexCache`` keeps them), one
+``SpoilerGuard`` per answer; ``feed`` the streamed text, then ``flush`` at the end. The
+segments returned put together are exactly the text fed in.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import peewee as pw
+
+from core.agent.spoiler_words import BANDS
+
+# A word as the FTS5 unicode61 tokenizer sees it: a run of letters and digits.
+_WORD = re.compile(r"[^\W_]+")
+_SPACES = re.compile(r"\s+")
+
+# Thresholds (see the module docstring and tests/core/agent/spoiler_eval.py).
+RARE_ZIPF = 3.0  # below this general frequency a word is rare (not in spoiler_words at all)
+KEYNESS = 1.2  # log10 of how many times more often the book uses a word than English does
+MIN_KEY_COUNT = 3  # a key word is used at least this often in the book
+NAME_SHARE = 0.8  # a name is capitalised at least this often ...
+MIN_NAME_COUNT = 2  # ... and used at least this often
+MIN_LENGTH = 3  # shorter words never count (initials, "Mr", roman numerals)
+MOTIF_COUNT = 3  # a word the book comes back to this often ...
+MOTIF_ZIPF = 4.5  # ... and not among the most common English words
+PLAIN_ZIPF = 5.8  # less common words may count in pairs: two that the book uses close together
+NEAR = 20  # ... within this many words of each other, and only after the bound
+MAX_PAIR_WORDS = 6  # pairs are looked for among at most this many words of a sentence
+PHRASE_ZIPF = 6.0  # phrases: two words ("tea party") or "X of Y" ("pack of cards"), each
+MIN_PHRASE_COUNT = 3  # ... less common than "the", that the book has in this many passages
+# Common words the frequency list lacks (it has no contractions' pieces).
+_EXTRA_COMMON = frozenset(
+    "cannot don isn wasn didn doesn couldn wouldn shouldn aren weren hasn haven hadn won okay".split()
+)
+
+
+def _general_zipf() -> dict[str, float]:
+    table: dict[str, float] = {}
+    for band, stems in BANDS.items():
+        for stem in stems.split():
+            table[stem] = band / 10
+    return table
+
+
+GENERAL_ZIPF = _general_zipf()
+
+
+class _Stemmer:
+    """Porter stems from SQLite's own FTS5 tokenizer (the search index's), cached.
+
+    One private in-memory database per process; a lock makes it safe from any thread.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cache: dict[str, str] = {}
+        self._con = sqlite3.connect(":memory:", check_same_thread=False)
+        self._con.execute(
+            "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61 remove_diacritics 2')"
+        )
+        self._con.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+
+    def stems(self, words: Iterable[str]) -> dict[str, str]:
+        """Lower-case word → stem for each word (words the tokenizer drops map to themselves)."""
+        cache = self._cache
+        wanted = set(words)
+        missing = [w for w in wanted if w not in cache]
+        if missing:
+            with self._lock:
+                missing = [w for w in missing if w not in cache]
+                if missing:
+                    with self._con:
+                        self._con.executemany(
+                            "INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(missing, 1)
+                        )
+                        rows = self._con.execute(
+                            "SELECT doc, term FROM v WHERE offset = 0"
+                        ).fetchall()
+                        self._con.execute("DELETE FROM t")
+                    found = dict(rows)
+                    for i, word in enumerate(missing, 1):
+                        cache[word] = found.get(i, word)
+        return {w: cache[w] for w in wanted}
+
+
+_STEMMER = _Stemmer()
+
+
+def _norm_line(line: str) -> str:
+    return _SPACES.sub(" ", line).strip().casefold()
+
+
+@dataclass(frozen=True)
+class SpoilerTerm:
+    """A word of the answer the reader cannot know yet: as written, and the book's first page."""
+
+    term: str
+    first_page: int
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A sentence of the answer (or the tail). ``hidden`` segments keep their full text."""
+
+    text: str
+    hidden: bool
+    terms: tuple[SpoilerTerm, ...] = ()
+
+
+@dataclass(frozen=True)
+class SpoilerIndex:
+    """Per book: where each word stem first appears and whether it is distinctive. Immutable,
+    safe to share between answers and threads."""
+
+    book_id: int
+    page_count: int
+    first_page: dict[str, int] = field(repr=False)
+    count: dict[str, int] = field(repr=False)
+    distinctive: frozenset[str] = field(repr=False)
+    db: pw.SqliteDatabase | None = field(default=None, repr=False)
+    chunk_ids: tuple[int, int] = (0, -1)  # the book's chunk ids (FTS rowids), first and last
+    contents_pages: frozenset[int] = frozenset()  # front pages that list chapter titles
+    _near: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
+    _phrases: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def build(cls, db: pw.SqliteDatabase, book_id: int) -> SpoilerIndex:
+        """Read the book's pages once (a few tens of ms for 3 MB of text; cache the result)."""
+        pages = db.execute_sql(
+            "SELECT number, text FROM page WHERE book_id = ? ORDER BY number", (book_id,)
+        ).fetchall()
+        toc = db.execute_sql(
+            "SELECT title, page FROM toc_entry WHERE book_id = ?", (book_id,)
+        ).fetchall()
+        heading_page: dict[str, set[int]] = {}
+        for title, page in toc:
+            heading_page.setdefault(_norm_line(title), set()).add(int(page))
+
+        # A table of contents is front matter: look for one only in the first pages.
+        front = max(10, len(pages) // 20) if heading_page else 0
+        first_word_page: dict[str, int] = {}
+        seen: set[str] = set()
+        surface: Counter[str] = Counter()
+        contents_pages: set[int] = set()
+        for number, text in pages:
+            if number <= front:
+                stripped = _strip_contents(text, int(number), heading_page)
+                if stripped is not text:
+                    contents_pages.add(int(number))
+                text = stripped
+            words = _WORD.findall(text)
+            surface.update(words)
+            new = set(words) - seen
+            if new:
+                seen |= new
+                for form in new:
+                    first_word_page.setdefault(form.lower(), int(number))
+
+        stems = _STEMMER.stems(first_word_page)
+        first_page: dict[str, int] = {}
+        count: Counter[str] = Counter()
+        capital: Counter[str] = Counter()
+        for word, page in first_word_page.items():
+            stem = stems[word]
+            if page < first_page.get(stem, page + 1):
+                first_page[stem] = page
+        for form, n in surface.items():
+            stem = stems[form.lower()]
+            count[stem] += n
+            if form[0].isupper():
+                capital[stem] += n
+        total = max(1, sum(count.values()))
+        distinctive = frozenset(
+            stem for stem, n in count.items() if _is_distinctive(stem, n, capital[stem], total)
+        )
+        page_count = int(pages[-1][0]) if pages else 0
+        lo, hi = db.execute_sql(
+            "SELECT min(id), max(id) FROM chunk WHERE book_id = ?", (book_id,)
+        ).fetchone()
+        chunk_ids = (int(lo), int(hi)) if lo is not None else (0, -1)
+        return cls(
+            book_id,
+            page_count,
+            first_page,
+            dict(count),
+            distinctive,
+            db,
+            chunk_ids,
+            frozenset(contents_pages),
+        )
+
+    def phrase(self, words: str) -> tuple[int, int]:
+        """(first page, passages) of a phrase in the book; (0, 0) when it is not there. A
+        passage on a contents page is not where a phrase first appears. One FTS5 query."""
+        found = self._phrases.get(words)
+        if found is None:
+            lo, hi = self.chunk_ids
+            rows: list[tuple[int, int]] = []
+            if self.db is not None and lo <= hi:
+                rows = self.db.execute_sql(
+                    "SELECT c.start_page, c.end_page FROM chunk_index "
+                    "JOIN chunk c ON c.id = chunk_index.rowid "
+                    "WHERE chunk_index MATCH ? AND chunk_index.rowid BETWEEN ? AND ? "
+                    "ORDER BY chunk_index.rowid LIMIT 50",
+                    (f'"{words}"', lo, hi),
+                ).fetchall()
+            real = [int(start) for start, end in rows if int(end) not in self.contents_pages]
+            found = (real[0], len(real)) if real else (0, 0)
+            self._phrases[words] = found
+        return found
+
+    def near(self, a: str, b: str) -> bool:
+        """Whether the book has the words ``a`` and ``b`` within ``NEAR`` words of each other
+        (one FTS5 query on the search index, remembered)."""
+        key = (a, b) if a <= b else (b, a)
+        found = self._near.get(key)
+        if found is None:
+            lo, hi = self.chunk_ids
+            found = False
+            if self.db is not None and lo <= hi:
+                row = self.db.execute_sql(
+                    "SELECT 1 FROM chunk_index WHERE chunk_index MATCH ? "
+                    "AND rowid BETWEEN ? AND ? LIMIT 1",
+                    (f'NEAR("{key[0]}" "{key[1]}", {NEAR})', lo, hi),
+                ).fetchone()
+                found = row is not None
+            self._near[key] = found
+        return found
+
+    def stems(self, words: Iterable[str]) -> dict[str, str]:
+        return _STEMMER.stems(words)
+
+
+def _strip_contents(text: str, number: int, heading_page: dict[str, set[int]]) -> str:
+    """The page without lines that are chapter titles of other pages (a table of contents)."""
+    lines = text.split("\n")
+    kept = [
+        line
+        for line in lines
+        if not (pages := heading_page.get(_norm_line(line))) or number in pages
+    ]
+    return "\n".join(kept) if len(kept) != len(lines) else text
+
+
+def _is_distinctive(stem: str, n: int, capitalised: int, total: int) -> bool:
+    if len(stem) < MIN_LENGTH or stem.isdigit() or stem in _EXTRA_COMMON:
+        return False
+    if n >= MIN_NAME_COUNT and capitalised >= NAME_SHARE * n:
+        return True
+    general = GENERAL_ZIPF.get(stem, 0.0)
+    if general < RARE_ZIPF:
+        return True
+    if n >= MOTIF_COUNT and general <= MOTIF_ZIPF:
+        return True
+    here = math.log10(n / total * 1e9)
+    return n >= MIN_KEY_COUNT and here - general >= KEYNESS
+
+
+def _phrase_word(stem: str) -> bool:
+    return (
+        len(stem) >= MIN_LENGTH and not stem.isdigit() and GENERAL_ZIPF.get(stem, 0.0) < PHRASE_ZIPF
+    )
+
+
+def _is_plain(stem: str) -> bool:
+    if len(stem) < MIN_LENGTH or stem.isdigit() or stem in _EXTRA_COMMON:
+        return False
+    return GENERAL_ZIPF.get(stem, 0.0) < PLAIN_ZIPF
+
+
+class SpoilerIndexCache:
+    """A few ``SpoilerIndex`` kept per (database, book): building one reads the whole book."""
+
+    def __init__(self, size: int = 8) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._items: OrderedDict[tuple[str, int, str], SpoilerIndex] = OrderedDict()
+
+    def get(self, db: pw.SqliteDatabase, book_id: int) -> SpoilerIndex:
+        row = db.execute_sql("SELECT sha256 FROM book WHERE id = ?", (book_id,)).fetchone()
+        key = (str(db.database), book_id, row[0] if row else "")
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+                return found
+        index = SpoilerIndex.build(db, book_id)
+        with self._lock:
+            self._items[key] = index
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return index
+
+
+class SpoilerGuard:
+    """Checks one answer as it streams. Not thread-safe: one guard per answer."""
+
+    def __init__(
+        self, index: SpoilerIndex, *, read_to: int | None, question: str, selection: str = ""
+    ) -> None:
+        """``read_to`` is the last page read (``Book.spoiler_bound``); ``None`` (the reader
+        lifted the bound or finished the book) lets everything through."""
+        if read_to is not None and read_to < 0:
+            raise ValueError(f"read_to must be a page number (0 or more), not {read_to}.")
+        self.index = index
+        self.read_to = read_to
+        asked = [w.lower() for w in _WORD.findall(f"{question}\n{selection}")]
+        asked_stems = index.stems(asked)
+        self._known_pairs = {
+            (asked_stems[a], asked_stems[b])
+            for i, a in enumerate(asked)
+            for b in asked[i + 1 : i + 3]
+        }
+        self._known = set(
+            index.stems(w.lower() for w in _WORD.findall(f"{question}\n{selection}")).values()
+        )
+        self._buffer = ""
+
+    @property
+    def pending(self) -> str:
+        """The text held back: the sentence being written."""
+        return self._buffer
+
+    def feed(self, text: str) -> list[Segment]:
+        """Add streamed text; return the sentences that are complete, checked."""
+        if not text:
+            return []
+        resume = len(self._buffer)
+        while resume > 0 and self._buffer[resume - 1].isspace():
+            resume -= 1  # a boundary is decided by the whole run of spaces after a sentence
+        self._buffer += text
+        segments: list[Segment] = []
+        start = 0
+        for end in _boundaries(self._buffer, resume):
+            segments.append(self.check(self._buffer[start:end]))
+            start = end
+        self._buffer = self._buffer[start:]
+        return segments
+
+    def flush(self) -> list[Segment]:
+        """The end of the answer: check and return what is left."""
+        rest, self._buffer = self._buffer, ""
+        return [self.check(rest)] if rest else []
+
+    def check(self, sentence: str) -> Segment:
+        """One sentence, checked on its own."""
+        terms = self.spoiler_terms(sentence)
+        return Segment(sentence, bool(terms), terms)
+
+    def spoiler_terms(self, sentence: str) -> tuple[SpoilerTerm, ...]:
+        """The words of ``sentence`` the reader cannot know yet, in order, each once."""
+        index = self.index
+        if self.read_to is None or self.read_to >= index.page_count:
+            return ()
+        read_to = self.read_to
+        spans = [(m.start(), m.end()) for m in _WORD.finditer(sentence)]
+        if not spans:
+            return ()
+        words = [sentence[a:b] for a, b in spans]
+        stems = index.stems(w.lower() for w in words)
+        found: dict[str, SpoilerTerm] = {}
+        plain: dict[str, tuple[str, int]] = {}
+        for word in words:
+            stem = stems[word.lower()]
+            if stem in found or stem in plain or stem in self._known:
+                continue
+            page = index.first_page.get(stem)
+            if page is None or page <= read_to:
+                continue
+            if stem in index.distinctive:
+                found[stem] = SpoilerTerm(word, page)
+            elif _is_plain(stem) and len(plain) < MAX_PAIR_WORDS:
+                plain[stem] = (word, page)
+        self._phrase_terms(sentence, spans, stems, found, read_to)
+        if len(plain) >= 2:
+            candidates = list(plain.values())
+            for i, (a, page_a) in enumerate(candidates):
+                for b, page_b in candidates[i + 1 :]:
+                    if index.near(a.lower(), b.lower()):
+                        found.setdefault(stems[a.lower()], SpoilerTerm(a, page_a))
+                        found.setdefault(stems[b.lower()], SpoilerTerm(b, page_b))
+        return tuple(found.values())
+
+    def _phrase_terms(
+        self,
+        sentence: str,
+        spans: list[tuple[int, int]],
+        stems: dict[str, str],
+        found: dict[str, SpoilerTerm],
+        read_to: int,
+    ) -> None:
+        """Add phrases of the sentence ("tea party", "pack of cards") that the book has in several
+        passages, all after the bound, though each word alone was met before."""
+        index = self.index
+        words = [sentence[a:b] for a, b in spans]
+        keys = [stems[w.lower()] for w in words]
+        for i in range(len(words) - 1):
+            a = keys[i]
+            if not _phrase_word(a) or a in found:
+                continue
+            for j in (i + 1, i + 2):
+                if j >= len(words):
+                    break
+                if j == i + 2 and words[i + 1].lower() != "of":
+                    break
+                b = keys[j]
+                if not _phrase_word(b) or b in found or (a, b) in self._known_pairs:
+                    continue
+                page, passages = index.phrase(" ".join(words[i : j + 1]).lower())
+                if passages >= MIN_PHRASE_COUNT and page > read_to:
+                    text = sentence[spans[i][0] : spans[j][1]]
+                    found[a + " " + b] = SpoilerTerm(text, page)
+
+
+# --- sentence boundaries --------------------------------------------------------------------
+
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr st prof sr jr mt vs etc eg ie cf no nos p pp ch chap vol fig ed eds approx "
+    "viz al co inc ltd jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+_CLOSERS = "\"'’”)]*_»"
+_TERMINATORS = ".!?…"
+
+
+def _boundaries(text: str, start: int) -> list[int]:
+    """Offsets where a new sentence begins, found from ``start`` on. A boundary is the first
+    non-space character after a line break, or after sentence-final punctuation; it is only
+    known once that character has arrived, so the same text split into any chunks gives the
+    same boundaries."""
+    found: list[int] = []
+    n = len(text)
+    i = start
+    while i < n:
+        ch = text[i]
+        if not ch.isspace():
+            i += 1
+            continue
+        j = i
+        while j < n and text[j].isspace():
+            j += 1
+        if j >= n:
+            break  # the whitespace may go on, or the next character decide
+        if i > 0 and ("\n" in text[i:j] or _ends_sentence(text, i, text[j])):
+            found.append(j)
+        i = j
+    return found
+
+
+def _ends_sentence(text: str, space: int, following: str) -> bool:
+    """Whether the text before ``space`` ends a sentence, the next character being ``following``."""
+    k = space - 1
+    while k >= 0 and text[k] in _CLOSERS:
+        k -= 1
+    if k < 0 or text[k] not in _TERMINATORS:
+        return False
+    if following.islower():
+        return False  # "e.g. the", "… and then": the sentence goes on
+    if text[k] == ".":
+        if k >= 2 and text[k - 2 : k + 1] == "...":
+            return not following.isdigit()
+        m = k - 1
+        while m >= 0 and text[m].isalnum():
+            m -= 1
+        word = text[m + 1 : k]
+        if word.lower() in _ABBREVIATIONS:
+            return False
+        if len(word) == 1 and word.isupper():
+            return False  # an initial: "J. Smith"
+        if word.isdigit() and not text[text.rfind("\n", 0, m + 1) + 1 : m + 1].strip():
+            return False  # "1. " opens a numbered list item
+        if following.isdigit() and (not word or word.isdigit()):
+            return False  # "3. 4" in a number or list
+    return True
