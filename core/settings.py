@@ -23,7 +23,7 @@ KEYRING_SERVICE = "Margin"
 KEYRING_USER = "anthropic-api-key"
 PROVIDERS = ("auto", "anthropic", "local", "passages")
 STRATEGIES = ("tool-use", "always-retrieve", "llm-only")
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"  # 4-5 reaches end-of-life on 2026-11-30
 LOCAL_DEFAULT_URL = "http://localhost:11434"
 
 

@@ -7,6 +7,8 @@ so what an answer "is" is decided once.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from core.agent.events import (
@@ -18,13 +20,53 @@ from core.agent.events import (
     RunFailed,
     RunFinished,
     RunStarted,
+    SpoilerHidden,
     TextDelta,
     ToolCallRecord,
     ToolFinished,
     ToolStarted,
     UsageReport,
 )
-from core.agent.types import CitationRef, Passage, Usage
+from core.agent.types import CitationRef, Passage, Usage, Withheld
+
+_MARK = re.compile(r"⟪hidden:(\d+)⟫")
+MODEL_WITHHELD = "(a sentence was withheld here: it named something from later in the book)"
+
+
+def marker(index: int) -> str:
+    """Where a held-back sentence stands in an answer's text."""
+    return f"⟪hidden:{index}⟫"
+
+
+def notice_text(item: Withheld) -> str:
+    return f"Hidden: this part mentions something from after p. {item.read_to}"
+
+
+def fill_hidden(
+    text: str,
+    withheld: Iterable[Withheld],
+    *,
+    reveal: bool | set[int] = False,
+    notice: Callable[[Withheld], str] | None = None,
+) -> str:
+    """``text`` with each marker replaced: by the hidden sentence when revealed (all, or the
+    given indexes), else by ``notice(item)`` (a plain notice by default)."""
+    items = {w.index: w for w in withheld}
+
+    def one(match: re.Match[str]) -> str:
+        item = items.get(int(match.group(1)))
+        if item is None:
+            return ""
+        if reveal is True or (isinstance(reveal, set) and item.index in reveal):
+            return item.text
+        return notice(item) if notice is not None else f"[{notice_text(item)}.] "
+
+    return _MARK.sub(one, text)
+
+
+def for_model(text: str) -> str:
+    """The answer as later turns replay it: held-back sentences stay out."""
+    return _MARK.sub(MODEL_WITHHELD + " ", text)
 
 
 @dataclass
@@ -45,6 +87,7 @@ class AnswerState:
     run_id: int | None = None
     error: ErrorInfo | None = None
     retry_text: str = ""
+    withheld: list[Withheld] = field(default_factory=list)
 
     def apply(self, event: AgentEvent) -> None:
         """Fold one event into the answer."""
@@ -77,6 +120,9 @@ class AnswerState:
         elif isinstance(event, Citation):
             if event.citation not in self.citations:
                 self.citations.append(event.citation)
+        elif isinstance(event, SpoilerHidden):
+            self.withheld.append(event.withheld)
+            self.text += marker(event.withheld.index)
         elif isinstance(event, UsageReport):
             self.usage = event.usage if self.usage is None else self.usage + event.usage
         elif isinstance(event, Notice):
@@ -88,6 +134,9 @@ class AnswerState:
             self.activity = ""
             if result.answer:
                 self.text = result.answer
+            for w in result.withheld:
+                if w not in self.withheld:
+                    self.withheld.append(w)
             for c in result.citations:
                 if c not in self.citations:
                     self.citations.append(c)

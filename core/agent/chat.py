@@ -20,6 +20,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from core.agent.answer import for_model
 from core.agent.context import ContextStrategy
 from core.agent.eventlog import EventLog, excerpt
 from core.agent.events import (
@@ -31,12 +32,14 @@ from core.agent.events import (
     RunFailed,
     RunFinished,
     RunStarted,
+    SpoilerHidden,
     TextDelta,
     ToolCallRecord,
 )
 from core.agent.loop import AgentLoop, RunState, Strategy, summarise_request
 from core.agent.pricing import estimate_cost
 from core.agent.providers.base import ChatProvider
+from core.agent.spoilers import SpoilerGuard, SpoilerIndexCache
 from core.agent.tools import ToolBox, ToolContext, ToolOutput
 from core.agent.types import (
     AssistantMessage,
@@ -73,6 +76,15 @@ class _Sink:
 
     def emit(self, event: AgentEvent) -> None:
         self._emit(event)
+        if isinstance(event, SpoilerHidden) and self.eventlog is not None and self.ids:
+            self.eventlog.write(
+                "SPOILER_CHECK",
+                run_id=self.ids.run_id,
+                step=event.step,
+                hidden=event.withheld.index,
+                read_to=event.withheld.read_to,
+                terms=[{"term": t, "first_page": p} for t, p in event.withheld.terms],
+            )
         if (
             isinstance(event, TextDelta)
             and self.ids is not None
@@ -179,7 +191,9 @@ class ChatWithBook:
         event_logs: Path,
         spoiler_safe: bool = True,
         executor: Executor | None = None,
+        spoiler_cache: SpoilerIndexCache | None = None,
     ) -> None:
+        self.spoiler_cache = spoiler_cache
         self.provider = provider
         self.tools = tools
         self.strategy = strategy
@@ -204,14 +218,19 @@ class ChatWithBook:
         selection: Selection | None = None,
         *,
         stop: asyncio.Event | None = None,
+        spoilers_until: int | None = None,
     ) -> AsyncIterator[AgentEvent]:
+        """Answer ``question``. ``spoilers_until``: for this question only, the reader does
+        not mind spoilers up to that page (past the last page: the whole book)."""
         if isinstance(question, str):
             question = Question(question, selection)
         if not question.text.strip():
             raise MarginError("empty_question", "Type a question first.")
         await self.db(self.conversations.get, conversation_id)  # BookError when missing
         queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
-        producer = asyncio.ensure_future(self._produce(conversation_id, question, queue.put_nowait))
+        producer = asyncio.ensure_future(
+            self._produce(conversation_id, question, queue.put_nowait, spoilers_until)
+        )
         stopper = asyncio.ensure_future(stop.wait()) if stop is not None else None
         stop_sent = False
         started = False  # a producer cancelled before its first step could not report it
@@ -260,7 +279,11 @@ class ChatWithBook:
         return RunFailed(result, info)
 
     async def _produce(
-        self, conversation_id: int, question: Question, emit: Callable[[AgentEvent], None]
+        self,
+        conversation_id: int,
+        question: Question,
+        emit: Callable[[AgentEvent], None],
+        spoilers_until: int | None = None,
     ) -> None:
         sink = _Sink(self, emit)
         sink.conversation_id = conversation_id
@@ -269,6 +292,15 @@ class ChatWithBook:
         try:
             book: BookInfo = await self.db(self._book_of, conversation_id)
             bound = book.spoiler_bound if self.spoiler_safe else None
+            if bound is not None and spoilers_until is not None:
+                bound = None if spoilers_until >= book.page_count else max(bound, spoilers_until)
+            guard = None
+            if bound is not None and self.spoiler_cache is not None:
+                index = await self.db(self.spoiler_cache.get, self.library.db, book.id)
+                selection = question.selection.text if question.selection else ""
+                guard = SpoilerGuard(
+                    index, read_to=bound, question=question.text, selection=selection
+                )
             ids = await self.db(
                 functools.partial(
                     self.conversations.start_run,
@@ -307,6 +339,7 @@ class ChatWithBook:
                     selection=question.selection,
                     citations=self.provider.supports_citations,
                 ),
+                guard=guard,
             )
             sink.state = loop.state
             emit(
@@ -367,7 +400,7 @@ class ChatWithBook:
                     await sink.tool_results(pending, state.step)
                 final = state.final if status == "complete" else AssistantMessage(())
                 if not final.parts and state.answer:
-                    final = AssistantMessage((TextPart(state.answer),))
+                    final = AssistantMessage((TextPart(for_model(state.answer)), *state.withheld))
                 answer_id = await self.db(
                     functools.partial(
                         self.conversations.finish,
@@ -424,6 +457,7 @@ class ChatWithBook:
             limit_reached=state.limit_reached,
             estimated_cost_usd=cost,
             passages=tuple(state.passages),
+            withheld=tuple(state.withheld),
         )
         if status == "complete":
             emit(RunFinished(result))

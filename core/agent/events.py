@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.agent.types import CitationRef, Passage, Usage
+from core.agent.types import CitationRef, Passage, Usage, Withheld
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ class AgentResult:
     limit_reached: str = ""  # "", "turns", "tool_calls", "deadline"
     estimated_cost_usd: float | None = None
     passages: tuple[Passage, ...] = ()  # every passage the tools returned
+    withheld: tuple[Withheld, ...] = ()  # sentences the spoiler check held back
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,15 @@ class Citation:
 
 
 @dataclass(frozen=True)
+class SpoilerHidden:
+    """A sentence the spoiler check held back; the answer's text carries ``marker(index)``
+    where it was (``core.agent.answer`` turns markers into notices or the hidden text)."""
+
+    withheld: Withheld
+    step: int
+
+
+@dataclass(frozen=True)
 class UsageReport:
     usage: Usage
     step: int
@@ -142,6 +152,7 @@ AgentEvent = (
     | ToolStarted
     | ToolFinished
     | Citation
+    | SpoilerHidden
     | UsageReport
     | Notice
     | RunFinished

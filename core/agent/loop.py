@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
+from core.agent.answer import for_model, marker
 from core.agent.context import label_pages
 from core.agent.events import (
     AgentEvent,
     Citation,
     Notice,
+    SpoilerHidden,
     TextDelta,
     ToolCallRecord,
     ToolFinished,
@@ -35,6 +37,7 @@ from core.agent.providers.base import (
     StreamRetry,
     StreamText,
 )
+from core.agent.spoilers import SpoilerGuard
 from core.agent.tools import ToolBox, ToolContext, ToolOutput, error_output
 from core.agent.types import (
     AssistantMessage,
@@ -51,6 +54,7 @@ from core.agent.types import (
     TurnResult,
     Usage,
     UserMessage,
+    Withheld,
 )
 from core.errors import LLMCode, LLMError
 from core.prompts import load_prompt
@@ -117,6 +121,7 @@ class RunState:
     stop_reason: str = ""
     limit_reached: str = ""
     final: AssistantMessage = field(default_factory=lambda: AssistantMessage(()))
+    withheld: list[Withheld] = field(default_factory=list)
     pending_calls: tuple[ToolCall, ...] = ()
     started: float = field(default_factory=time.monotonic)
 
@@ -161,8 +166,10 @@ class AgentLoop:
         sink: RunSink,
         model: str,
         system: str,
+        guard: SpoilerGuard | None = None,
     ) -> None:
         self.provider = provider
+        self.guard = guard
         self.tools = tools
         self.ctx = ctx
         self.limits = limits
@@ -242,9 +249,18 @@ class AgentLoop:
         rule = STOP_TABLE.get(stop, STOP_TABLE[StopReason.END_TURN])
         if stop is StopReason.TOOL_USE or stop is StopReason.PAUSE_TURN:
             stop = StopReason.END_TURN
-        self.state.final = AssistantMessage(
-            tuple(p for p in message.parts if isinstance(p, TextPart) and p.text.strip())
-        )
+        texts = tuple(p for p in message.parts if isinstance(p, TextPart) and p.text.strip())
+        if self.state.withheld:
+            # what later turns replay: the answer without its held-back sentences
+            said = "".join(t.text for t in texts)
+            kept = [w for w in self.state.withheld if w.text in said]
+            for w in kept:
+                said = said.replace(w.text, marker(w.index), 1)
+            cites = tuple(c for t in texts for c in t.citations)
+            texts = (TextPart(for_model(said), cites),) if said.strip() else ()
+            self.state.final = AssistantMessage((*texts, *kept))
+        else:
+            self.state.final = AssistantMessage(texts)
         self.state.stop_reason = stop.value
         if rule.note:
             self.state.texts.append(rule.note if self.state.answer else rule.note.strip())
@@ -298,13 +314,14 @@ class AgentLoop:
                         if isinstance(event, StreamText):
                             if visible:
                                 shown = True
-                                self.state.texts.append(event.text)
-                                self.sink.emit(TextDelta(event.text, step))
+                                self._show(event.text, step)
                         elif isinstance(event, StreamCitation):
                             self._cite(event.citation, step)
                         elif isinstance(event, StreamRetry):
                             self.sink.emit(Notice(event.notice, step))
                         else:
+                            if visible:
+                                self._show(None, step)  # the end of the turn: the rest
                             self.state.usage = self.state.usage + event.usage
                             self.sink.emit(UsageReport(event.usage, step))
                             self.sink.invocation(
@@ -351,6 +368,32 @@ class AgentLoop:
                 )
                 self.messages = shorter + self.messages[self._history_len :]
                 request = dataclasses.replace(request, messages=tuple(self.messages))
+
+    def _show(self, text: str | None, step: int) -> None:
+        """Streamed text on its way to the reader. With the spoiler check, whole sentences go
+        out once checked (only the sentence being written waits); a sentence that names
+        something from after the bound is held back and a marker stands in its place.
+        ``None`` ends the turn."""
+        if self.guard is None:
+            if text:
+                self.state.texts.append(text)
+                self.sink.emit(TextDelta(text, step))
+            return
+        segments = self.guard.feed(text) if text is not None else self.guard.flush()
+        for segment in segments:
+            if not segment.hidden:
+                self.state.texts.append(segment.text)
+                self.sink.emit(TextDelta(segment.text, step))
+                continue
+            item = Withheld(
+                len(self.state.withheld) + 1,
+                segment.text,
+                tuple((t.term, t.first_page) for t in segment.terms),
+                self.guard.read_to or 0,
+            )
+            self.state.withheld.append(item)
+            self.state.texts.append(marker(item.index))
+            self.sink.emit(SpoilerHidden(item, step))
 
     def _cite(self, ref: CitationRef, step: int) -> None:
         if ref not in self.state.citations:

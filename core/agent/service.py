@@ -18,6 +18,7 @@ from core.agent.context import BookContext
 from core.agent.events import AgentEvent
 from core.agent.providers.base import ChatProvider
 from core.agent.providers.passages import PassagesProvider
+from core.agent.spoilers import SpoilerIndexCache
 from core.agent.strategies import pick_strategy
 from core.agent.tools import ToolBox, default_tools
 from core.agent.types import Question, Selection, Usage
@@ -82,6 +83,7 @@ class AgentService:
         self.conversations = conversations or Conversations(library.db)
         self.search = search or BookSearch(library.db)
         self.retry_delay = retry_delay
+        self.spoilers = SpoilerIndexCache()
         self._provider: ChatProvider | None = None
         self._provider_key: tuple[Settings, str | None] | None = None
 
@@ -158,6 +160,7 @@ class AgentService:
             event_logs=Path(self.paths.event_logs),
             spoiler_safe=self._settings.spoiler_safe,
             executor=self.executor,
+            spoiler_cache=self.spoilers,
         )
 
     def ask(
@@ -168,9 +171,12 @@ class AgentService:
         selection: Selection | None = None,
         strategy: str | None = None,
         stop: asyncio.Event | None = None,
+        spoilers_until: int | None = None,
     ) -> AsyncIterator[AgentEvent]:
         question = text if isinstance(text, Question) else Question(text, selection)
-        return self._chat(strategy).run(conversation_id, question, stop=stop)
+        return self._chat(strategy).run(
+            conversation_id, question, stop=stop, spoilers_until=spoilers_until
+        )
 
     async def regenerate(
         self,

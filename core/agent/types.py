@@ -148,8 +148,24 @@ class TextPart:
     citations: tuple[CitationRef, ...] = ()
 
 
+@dataclass(frozen=True)
+class Withheld:
+    """A sentence of an answer the spoiler check held back (``core.agent.spoilers``): its
+    full text, the words that made it a spoiler with the pages where the book first has
+    them, and the bound it was checked against. Never sent to a model; shown on request."""
+
+    index: int
+    text: str
+    terms: tuple[tuple[str, int], ...]  # (word as written, first page in the book)
+    read_to: int
+
+    @property
+    def first_page(self) -> int:
+        return min((page for _, page in self.terms), default=self.read_to + 1)
+
+
 UserPart = Question | ToolResult | Passages | Instruction
-AssistantPart = TextPart | ToolCall
+AssistantPart = TextPart | ToolCall | Withheld
 
 
 @dataclass(frozen=True)
@@ -318,6 +334,14 @@ def part_to_json(part: Any) -> dict[str, Any]:
             return out
         case ToolCall(call_id, name, arguments):
             return {"kind": "tool_call", "id": call_id, "name": name, "arguments": dict(arguments)}
+        case Withheld(index, text, terms, read_to):
+            return {
+                "kind": "withheld",
+                "index": index,
+                "text": text,
+                "terms": [list(t) for t in terms],
+                "read_to": read_to,
+            }
     raise TypeError(f"not a message part: {part!r}")
 
 
@@ -365,6 +389,13 @@ def part_from_json(raw: Mapping[str, Any]) -> Any:
         args = raw.get("arguments")
         return ToolCall(
             str(raw.get("id", "")), str(raw.get("name", "")), dict(args) if args else {}
+        )
+    if kind == "withheld":
+        return Withheld(
+            int(raw.get("index", 0)),
+            str(raw.get("text", "")),
+            tuple((str(t[0]), int(t[1])) for t in raw.get("terms", []) if len(t) == 2),
+            int(raw.get("read_to", 0)),
         )
     raise ValueError(f"unknown stored message part: {kind!r}")
 

@@ -24,13 +24,14 @@ def _service(ctx: CliContext) -> Any:
 async def _stream(
     service: Any, conversation_id: int, text: str, args: argparse.Namespace, *, out_json: bool
 ) -> int:
-    from core.agent.answer import AnswerState
+    from core.agent.answer import AnswerState, fill_hidden, notice_text
     from core.agent.events import (
         Citation,
         Notice,
         RunCancelled,
         RunFailed,
         RunFinished,
+        SpoilerHidden,
         TextDelta,
         ToolFinished,
         ToolStarted,
@@ -52,6 +53,7 @@ async def _stream(
             )
         selection = Selection(args.selection, args.selection_page)
     verbose = getattr(args, "verbose", False)
+    reveal = getattr(args, "reveal", False)
     code = 0
     answer = AnswerState()
     try:
@@ -61,9 +63,16 @@ async def _stream(
             selection=selection,
             strategy=getattr(args, "strategy", None),
             stop=stop,
+            spoilers_until=getattr(args, "spoilers_until", None),
         ):
             answer.apply(event)
-            if isinstance(event, TextDelta) and not out_json:
+            if isinstance(event, SpoilerHidden) and not out_json:
+                item = event.withheld
+                sys.stdout.write(
+                    item.text if reveal else f"[{notice_text(item)} — add --reveal to show it.] "
+                )
+                sys.stdout.flush()
+            elif isinstance(event, TextDelta) and not out_json:
                 sys.stdout.write(event.text)
                 sys.stdout.flush()
             elif isinstance(event, ToolStarted) and verbose:
@@ -83,6 +92,9 @@ async def _stream(
                 result = event.result
                 if out_json:
                     data = dataclasses.asdict(result)
+                    data["answer_shown"] = fill_hidden(
+                        result.answer, result.withheld, reveal=reveal
+                    )
                     CliContext.print_json(data)
                 else:
                     if answer.text and not answer.text.endswith("\n"):
@@ -175,6 +187,7 @@ def cmd_conversations(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
+    from core.agent.answer import fill_hidden
     from core.labels import pages_label
 
     service = _service(ctx)
@@ -192,7 +205,8 @@ def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
             print(f"\n> {r.text}{sel}")
         else:
             mark = "" if r.status == "complete" else f"  ({r.status})"
-            print(f"\n{r.text}{mark}")
+            text = fill_hidden(r.text, r.withheld, reveal=args.reveal)
+            print(f"\n{text}{mark}")
             if r.error:
                 print(f"[{r.error.message}]")
             if r.citations:
@@ -245,6 +259,21 @@ def cmd_key(args: argparse.Namespace, ctx: CliContext) -> int:
     return 0
 
 
+END = 10**9  # "--spoilers-until end": past any book's last page
+
+
+def _spoiler_page(value: str) -> int:
+    if value.strip().lower() == "end":
+        return END
+    try:
+        page = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{value}' is not a page number or 'end'") from None
+    if not 1 <= page <= END:
+        raise argparse.ArgumentTypeError("the page must be 1 or more")
+    return page
+
+
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     """Add the conversation commands to the parser."""
     p = sub.add_parser("ask", help="ask a question about a book (streams the answer)")
@@ -256,6 +285,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--selection", metavar="TEXT", help="a passage the question is about")
     p.add_argument("--selection-page", type=int, metavar="N")
     p.add_argument("--strategy", choices=["tool-use", "always-retrieve", "llm-only"])
+    p.add_argument(
+        "--spoilers-until",
+        type=_spoiler_page,
+        metavar="PAGE|end",
+        help="for this question only, you do not mind spoilers up to PAGE (or the end)",
+    )
+    p.add_argument(
+        "--reveal", action="store_true", help="show sentences the spoiler check held back"
+    )
     p.add_argument("--json", action="store_true", help="print the whole result as JSON at the end")
     p.add_argument(
         "-v", "--verbose", action="store_true", help="show what the assistant is doing on stderr"
@@ -276,6 +314,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
     p = sub.add_parser("history", help="print a conversation")
     p.add_argument("conversation", type=int, metavar="CONVERSATION")
+    p.add_argument(
+        "--reveal", action="store_true", help="show sentences the spoiler check held back"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_history)
 

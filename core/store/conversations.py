@@ -25,6 +25,7 @@ from core.agent.types import (
     Question,
     Usage,
     UserMessage,
+    Withheld,
     citation_from_json,
     parts_from_json,
     parts_to_json,
@@ -63,6 +64,7 @@ class MessageRecord:
     error: ErrorInfo | None
     usage: Usage | None
     passages: tuple[Passage, ...] = ()  # what the tools returned for this answer
+    withheld: tuple[Withheld, ...] = ()  # sentences the spoiler check held back
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,13 @@ def _citations(raw: Any) -> tuple[CitationRef, ...]:
 def _passages(raw: Any) -> tuple[Passage, ...]:
     try:
         return tuple(p for p in parts_from_json(raw) if isinstance(p, Passage))
+    except (KeyError, TypeError, ValueError):
+        return ()
+
+
+def _withheld(raw: Any) -> tuple[Withheld, ...]:
+    try:
+        return tuple(p for p in parts_from_json(raw) if isinstance(p, Withheld))
     except (KeyError, TypeError, ValueError):
         return ()
 
@@ -403,6 +412,7 @@ class Conversations:
                     error=error,
                     usage=usage,
                     passages=tuple(passages.get(r.run_id, [])) if is_answer and r.run_id else (),
+                    withheld=_withheld(r.content) if is_answer else (),
                 )
             )
         # a failed run that kept no answer still shows its error under the question

@@ -185,7 +185,7 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
         if isinstance(part, TextPart):
             if part.text.strip():
                 blocks.append({"type": "text", "text": part.text})
-        else:
+        elif isinstance(part, ToolCall):
             blocks.append(
                 {
                     "type": "tool_use",
