@@ -390,6 +390,8 @@ class ChatWithBook:
     ) -> None:
         """The one place a run ends: persist the outcome, log it, emit the terminal event."""
         state = loop.state if loop is not None else RunState()
+        if loop is not None:
+            loop.flush_text()
         if status == "stopped":
             state.stop_reason = "stopped"
         answer_id: int | None = None

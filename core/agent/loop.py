@@ -379,7 +379,9 @@ class AgentLoop:
                 self.state.texts.append(text)
                 self.sink.emit(TextDelta(text, step))
             return
-        segments = self.guard.feed(text) if text is not None else self.guard.flush()
+        segments = (
+            self.guard.feed(text) + self.guard.release() if text is not None else self.guard.flush()
+        )
         for segment in segments:
             if not segment.hidden:
                 self.state.texts.append(segment.text)
@@ -394,6 +396,11 @@ class AgentLoop:
             self.state.withheld.append(item)
             self.state.texts.append(marker(item.index))
             self.sink.emit(SpoilerHidden(item, step))
+
+    def flush_text(self) -> None:
+        """A run that ends early (Stop, a failure) still shows what was held back, checked."""
+        if self.guard is not None and self.guard.pending:
+            self._show(None, self.state.step)
 
     def _cite(self, ref: CitationRef, step: int) -> None:
         if ref not in self.state.citations:

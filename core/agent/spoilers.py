@@ -378,6 +378,16 @@ class SpoilerGuard:
         self._buffer = self._buffer[start:]
         return segments
 
+    def release(self, limit: int = 200) -> list[Segment]:
+        """When the sentence being written grows past ``limit`` characters (a list without
+        full stops, a run-on answer), check and return it up to its last space, so the
+        stream never stalls behind one endless "sentence"."""
+        if len(self._buffer) <= limit:
+            return []
+        cut = self._buffer.rfind(" ", 0, limit) + 1 or limit
+        piece, self._buffer = self._buffer[:cut], self._buffer[cut:]
+        return [self.check(piece)]
+
     def flush(self) -> list[Segment]:
         """The end of the answer: check and return what is left."""
         rest, self._buffer = self._buffer, ""

@@ -326,3 +326,18 @@ def test_spoiler_rule_prompt_exists() -> None:
 
     rule = load_prompt("spoiler_rule")
     assert "reader's page" in rule and len(rule.split()) < 120
+
+
+def test_a_sentence_without_an_end_is_released_in_pieces() -> None:
+    """A long run-on "sentence" (a list without full stops) never holds the stream back."""
+    from core.agent.spoilers import SpoilerGuard, SpoilerIndex
+
+    index = SpoilerIndex(book_id=1, page_count=10, first_page={}, count={}, distinctive=frozenset())
+    guard = SpoilerGuard(index, read_to=5, question="", selection="")
+    out = []
+    for _ in range(200):
+        out += guard.feed("word ")
+        out += guard.release(100)
+    assert out and all(len(s.text) <= 100 for s in out)
+    assert len(guard.pending) <= 100
+    assert "".join(s.text for s in out) + guard.pending == "word " * 200
