@@ -27,7 +27,8 @@ class Block:
     ``text`` is plain text (for search and the model). ``html`` is a small, safe fragment for
     display: only inline formatting, links and images whose ``src`` points inside the book
     (``book:/path/in/archive``); never scripts, styles or remote URLs.
-    ``kind`` is one of: p, h1..h6, li, quote, pre, img, hr.
+    ``kind`` is one of: p, h1..h6, li, quote, pre, img, hr, table. A table's ``text`` is one
+    line per row with cells joined by " · "; its ``html`` is the whole ``<table>``.
     """
 
     kind: str
@@ -43,13 +44,16 @@ class Chapter:
 
 @dataclass(frozen=True)
 class TocItem:
-    """A table-of-contents entry. For reflowable books ``chapter`` is the chapter index and
-    ``page`` is filled in by pagination; for PDFs ``page`` is the 1-based page number."""
+    """A table-of-contents entry. For reflowable books ``chapter`` is the chapter index,
+    ``block`` (optional) the index of the block inside that chapter where the entry starts
+    (a heading below chapter level), and ``page`` is filled in by pagination; for PDFs
+    ``page`` is the 1-based page number."""
 
     title: str
     level: int
     page: int = 0
     chapter: int | None = None
+    block: int | None = None
 
 
 @dataclass(frozen=True)

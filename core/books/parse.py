@@ -7,7 +7,7 @@ from pathlib import Path
 
 from core.books.limits import DEFAULT_LIMITS, Limits, human_size, too_large
 from core.books.model import BookFormat, ParsedBook, TocItem
-from core.books.pages import paginate
+from core.books.pages import paginate_blocks
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
 
@@ -114,7 +114,8 @@ def parse_book(
     if cancel is not None:
         cancel.check()
     progress(0.9, "Cutting pages")
-    pages, first_pages = paginate(book.chapters, target=PAGE_TARGET)
+    cut = paginate_blocks(book.chapters, target=PAGE_TARGET)
+    pages = cut.pages
     if not pages:
         raise BookError(BookCode.EMPTY, f"{path.name} has no text in it.")
     if len(pages) > limits.max_pages:
@@ -123,10 +124,9 @@ def parse_book(
         TocItem(
             item.title,
             item.level,
-            page=first_pages[item.chapter]
-            if item.chapter is not None and item.chapter < len(first_pages)
-            else 1,
+            page=cut.page_of(item.chapter, item.block),
             chapter=item.chapter,
+            block=item.block,
         )
         for item in book.toc
     )
