@@ -9,7 +9,8 @@ that is a single line (or a labelled heading plus a short title line under it) c
   (``IV. THE BOSCOMBE VALLEY MYSTERY``) count only as part of a run that counts up from one,
   so a stray ``I`` or ``1.`` in the text is never a heading;
 - all-capitals lines count only when the book has no labelled or numbered headings at all,
-  when there are at least two of them, and when each is followed by real text.
+  when there are at least two of them, each different, each followed by real text, and none
+  ending like an exclamation or a question.
 
 A contents list at the front (the same headings with no text between them, repeated later)
 is not taken for chapters. The result is deterministic: the same text gives the same
@@ -214,21 +215,20 @@ def find_headings(paras: list[Para]) -> list[Heading]:
     # 2. numbers count only in runs that count up from one
     kept_numbers: dict[int, tuple[str, str]] = {}
     for style in ("lone", "titled"):
-        runs: list[list[tuple[int, str]]] = []
-        last = 0
-        for index, kind, value, title in numbered:
-            if kind != style:
-                continue
-            if value == 1:
-                runs.append([(index, title)])
-                last = 1
-            elif runs and value == last + 1:
-                runs[-1].append((index, title))
-                last = value
-        for run in runs:
-            if len(run) >= 2:
-                for index, title in run:
-                    kept_numbers[index] = (style, title)
+        for arabic in (False, True):
+            runs: list[list[tuple[int, str, int]]] = []
+            for index, kind, value, title in numbered:
+                if kind != style or title[0].isdigit() != arabic:
+                    continue
+                run = next((r for r in reversed(runs) if r[-1][2] == value - 1), None)
+                if run is not None:
+                    run.append((index, title, value))
+                elif value == 1:
+                    runs.append([(index, title, value)])
+            for run in runs:
+                if len(run) >= 2:
+                    for index, title, _ in run:
+                        kept_numbers[index] = (style, title)
 
     candidates: dict[int, tuple[str, str, int, str]] = {}  # index -> (family, title, span, key)
     for index, (key, title, span) in labelled.items():
@@ -238,8 +238,14 @@ def find_headings(paras: list[Para]) -> list[Heading]:
         if index not in candidates:
             candidates[index] = (style, title, 1, f"{style} {title}")
     if not candidates:
+        # repeated capital lines (CHORUS., a letter's SIR,) are labels, not chapter titles
+        counts: dict[str, int] = {}
         for index in caps:
-            candidates[index] = ("caps", paras[index].lines[0], 1, paras[index].lines[0])
+            counts[paras[index].lines[0]] = counts.get(paras[index].lines[0], 0) + 1
+        for index in caps:
+            line = paras[index].lines[0]
+            if counts[line] == 1 and not line.endswith(("!", "?", ",", ";", ":")):
+                candidates[index] = ("caps", line, 1, line)
 
     # 3. body text after each candidate; contents listings and empty headings go
     order = sorted(candidates)
