@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing
+import os
 import re
 import statistics
+import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
@@ -20,6 +22,9 @@ from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
 
 PARALLEL_FROM_PAGES = 40
+MIN_FREE_CORES = 1.5
+"""Idle cores needed (this process's own, sleeping while it measures, plus most of one more)
+before a PDF is split with a worker process."""
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 
@@ -86,24 +91,47 @@ def clean_page_text(raw: str) -> str:
     return "".join(out)
 
 
+def _page_text(doc: object, index: int) -> str:
+    page = doc[index]  # type: ignore[index]
+    try:
+        textpage = page.get_textpage()
+        try:
+            return clean_page_text(textpage.get_text_bounded())
+        finally:
+            textpage.close()
+    finally:
+        page.close()
+
+
 def extract_range(path_str: str, start: int, stop: int) -> list[str]:
-    """Text of pages ``start``..``stop-1`` (0-based). Runs in a worker process too."""
+    """Text of pages ``start``..``stop-1`` (0-based), opening the file for this call."""
     doc = _open(Path(path_str))
     try:
-        texts: list[str] = []
-        for index in range(start, stop):
-            page = doc[index]
-            try:
-                textpage = page.get_textpage()
-                try:
-                    texts.append(clean_page_text(textpage.get_text_bounded()))
-                finally:
-                    textpage.close()
-            finally:
-                page.close()
-        return texts
+        return [_page_text(doc, index) for index in range(start, stop)]
     finally:
         doc.close()
+
+
+_worker_doc: tuple[str, object] | None = None
+
+
+def _worker_extract(path_str: str, start: int, stop: int, last: bool) -> list[str]:
+    """Worker-process side: the document stays open across the pieces of one book (opening
+    a long PDF costs more than a few pages of text) and is closed after its last piece, or
+    when the next book arrives after a cancelled one."""
+    global _worker_doc
+    if _worker_doc is not None and _worker_doc[0] != path_str:
+        _worker_doc[1].close()  # type: ignore[attr-defined]
+        _worker_doc = None
+    if _worker_doc is None:
+        _worker_doc = (path_str, _open(Path(path_str)))
+    doc = _worker_doc[1]
+    try:
+        return [_page_text(doc, index) for index in range(start, stop)]
+    finally:
+        if last:
+            doc.close()  # type: ignore[attr-defined]
+            _worker_doc = None
 
 
 def _labels(doc: object, count: int) -> list[str]:
@@ -161,10 +189,10 @@ def parse_pdf(
         labels = _labels(doc, count)
         toc = _toc(doc, count)
         meta = _meta(doc)
+        texts = _extract_all(doc, path, count, progress, cancel, use_worker=_use_worker(count))
     finally:
         doc.close()
 
-    texts = _extract_all(path, count, progress, cancel)
     if sum(len(t.strip()) for t in texts) < max(10, count):
         raise BookError(
             BookCode.NO_TEXT,
@@ -212,41 +240,88 @@ def shutdown_workers() -> None:
         _pool = None
 
 
-def _extract_all(
-    path: Path, count: int, progress: ProgressCallback, cancel: CancelToken | None
-) -> list[str]:
-    batch = 8
-    if count < PARALLEL_FROM_PAGES:
-        texts: list[str] = []
-        for start in range(0, count, batch):
-            if cancel is not None:
-                cancel.check()
-            texts.extend(extract_range(str(path), start, min(count, start + batch)))
-            progress(len(texts) / count, f"Reading page {len(texts)} of {count}")
-        return texts
+def _free_cores(window: float = 0.05) -> float | None:
+    """How many cores sat idle over a short ``window`` (Linux /proc/stat), or None when it
+    cannot be told."""
 
-    # The worker takes the back ~half in a few pieces (so cancellation is prompt); this
-    # process reads the front half meanwhile. The split favours this process slightly
-    # because the worker pays to start and to open the file.
-    split = count * 9 // 20
-    pieces = 4
-    step = max(1, (count - split + pieces - 1) // pieces)
+    def sample() -> tuple[int, int] | None:
+        try:
+            with open("/proc/stat", encoding="ascii") as fh:
+                fields = fh.readline().split()
+        except OSError:
+            return None
+        if not fields or fields[0] != "cpu":
+            return None
+        values = [int(v) for v in fields[1:]]
+        idle = values[3] + (values[4] if len(values) > 4 else 0)
+        return idle, sum(values[:8])
+
+    first = sample()
+    if first is None:
+        return None
+    time.sleep(window)
+    second = sample()
+    if second is None or second[1] <= first[1]:
+        return None
+    cores = os.cpu_count() or 1
+    return cores * (second[0] - first[0]) / (second[1] - first[1])
+
+
+def _use_worker(count: int, free: float | None = None, cores: int | None = None) -> bool:
+    """Split a PDF between this process and a worker only when it pays: a long book, and a
+    second core that is really free (when another program keeps it busy the two processes
+    only fight over one core, and one process is faster)."""
+    if count < PARALLEL_FROM_PAGES:
+        return False
+    if cores is None:
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cores = os.cpu_count() or 1
+    if cores < 2:
+        return False
+    if free is None:
+        free = _free_cores()
+    return free is None or free >= MIN_FREE_CORES
+
+
+def _extract_all(
+    doc: object,
+    path: Path,
+    count: int,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+    *,
+    use_worker: bool,
+) -> list[str]:
+    """Text of every page, in order. ``doc`` (already open) serves this process's share;
+    with ``use_worker`` a worker process reads the back part in pieces meanwhile."""
+    batch = 16
+    split = count
     futures: list[Future[list[str]]] = []
-    try:
-        pool = _worker_pool()
-        futures = [
-            pool.submit(extract_range, str(path), s, min(count, s + step))
-            for s in range(split, count, step)
-        ]
-    except Exception:
-        futures = []
-        split = count
+    if use_worker:
+        # The worker takes the back ~half in a few pieces (so cancellation is prompt); this
+        # process reads the front half meanwhile. The split favours this process slightly
+        # because the worker pays to start and to open the file.
+        split = count * 9 // 20
+        pieces = 4
+        step = max(1, (count - split + pieces - 1) // pieces)
+        starts = list(range(split, count, step))
+        try:
+            pool = _worker_pool()
+            futures = [
+                pool.submit(_worker_extract, str(path), s, min(count, s + step), s == starts[-1])
+                for s in starts
+            ]
+        except Exception:
+            futures = []
+            split = count
     front: list[str] = []
     try:
         for start in range(0, split, batch):
             if cancel is not None:
                 cancel.check()
-            front.extend(extract_range(str(path), start, min(split, start + batch)))
+            front.extend(_page_text(doc, i) for i in range(start, min(split, start + batch)))
             done = len(front) + sum(
                 len(f.result()) for f in futures if f.done() and not f.exception()
             )
@@ -265,12 +340,8 @@ def _extract_all(
                 (len(front) + len(back)) / count,
                 f"Reading page {len(front) + len(back)} of {count}",
             )
-        if not futures:
-            return front
         return front + back
     except BaseException:
         for future in futures:
             future.cancel()
         raise
-    finally:
-        pass
