@@ -1,8 +1,8 @@
 """PDF books with pypdfium2: real pages, page labels, the outline as table of contents.
 
-Text extraction costs 4–6 ms a page. Long PDFs are split in two halves: this process reads
-the first half while one worker process (spawned, never forked: the window process has Qt
-threads) reads the second, so an import uses both cores.
+Text extraction costs 4–6 ms a page and runs in worker processes (spawned, never forked: the
+window process has Qt threads) whose memory is capped, so a hostile page cannot exhaust the
+computer's memory. Long PDFs are shared by two workers when a second core is free.
 """
 
 from __future__ import annotations
@@ -12,19 +12,23 @@ import multiprocessing
 import os
 import re
 import statistics
-import time
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from core.books.limits import DEFAULT_LIMITS, Limits, too_large
+from core.books.limits import DEFAULT_LIMITS, Limits, human_size, too_large
 from core.books.model import BookFormat, PageContent, ParsedBook, TocItem
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
 
-PARALLEL_FROM_PAGES = 40
-MIN_FREE_CORES = 1.5
-"""Idle cores needed (this process's own, sleeping while it measures, plus most of one more)
-before a PDF is split with a worker process."""
+PARALLEL_FROM_PAGES = 60
+"""From this many pages a second worker may share the reading."""
+FIRST_PIECE = 16
+PIECE = 32
+PROBE_SECONDS = 0.05
+MIN_IDLE_CORES = 0.6
+"""Idle cores, measured while the first worker reads (this process waits), needed before a
+second worker joins: most of one core beyond the one the first worker keeps busy."""
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 
@@ -112,24 +116,33 @@ def extract_range(path_str: str, start: int, stop: int) -> list[str]:
         doc.close()
 
 
-_worker_doc: tuple[str, object] | None = None
+_worker_doc: tuple[tuple[str, int, int], object] | None = None
 
 
 def _worker_extract(path_str: str, start: int, stop: int, last: bool) -> list[str]:
     """Worker-process side: the document stays open across the pieces of one book (opening
     a long PDF costs more than a few pages of text) and is closed after its last piece, or
-    when the next book arrives after a cancelled one."""
+    when another file arrives after a cancelled import."""
     global _worker_doc
-    if _worker_doc is not None and _worker_doc[0] != path_str:
+    try:
+        stat = os.stat(path_str)
+        key = (path_str, stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        key = (path_str, 0, 0)
+    if _worker_doc is not None and _worker_doc[0] != key:
         _worker_doc[1].close()  # type: ignore[attr-defined]
         _worker_doc = None
     if _worker_doc is None:
-        _worker_doc = (path_str, _open(Path(path_str)))
+        _worker_doc = (key, _open(Path(path_str)))
     doc = _worker_doc[1]
     try:
         return [_page_text(doc, index) for index in range(start, stop)]
+    except BaseException:
+        doc.close()  # type: ignore[attr-defined]
+        _worker_doc = None
+        raise
     finally:
-        if last:
+        if last and _worker_doc is not None:
             doc.close()  # type: ignore[attr-defined]
             _worker_doc = None
 
@@ -189,9 +202,9 @@ def parse_pdf(
         labels = _labels(doc, count)
         toc = _toc(doc, count)
         meta = _meta(doc)
-        texts = _extract_all(doc, path, count, progress, cancel, use_worker=_use_worker(count))
     finally:
         doc.close()
+    texts = _extract_all(path, count, progress, cancel, limits)
 
     if sum(len(t.strip()) for t in texts) < max(10, count):
         raise BookError(
@@ -221,127 +234,146 @@ def parse_pdf(
     )
 
 
-_pool: ProcessPoolExecutor | None = None
+_pools: dict[int, tuple[int, ProcessPoolExecutor]] = {}  # slot -> (memory cap, pool)
 
 
-def _worker_pool() -> ProcessPoolExecutor:
-    """One long-lived spawned worker: starting a process costs ~0.1 s, so it is reused."""
-    global _pool
-    if _pool is None:
-        ctx = multiprocessing.get_context("spawn")
-        _pool = ProcessPoolExecutor(max_workers=1, mp_context=ctx)
-    return _pool
+def _limit_memory(max_bytes: int) -> None:
+    """Worker initializer: cap the worker's address space, so a page whose content stream
+    unpacks to gigabytes (a deflate bomb) fails in the worker, not the whole computer."""
+    try:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = max_bytes if hard == resource.RLIM_INFINITY else min(max_bytes, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (ImportError, ValueError, OSError):
+        pass  # not on this system: the worker still keeps the window process safe
+
+
+def _worker_pool(slot: int, max_bytes: int) -> ProcessPoolExecutor:
+    """Long-lived spawned single-process pools (starting one costs ~0.1 s, so they are
+    reused). Slot 0 reads every PDF; slot 1 joins for long ones when a core is free."""
+    current = _pools.get(slot)
+    if current is not None and current[0] == max_bytes:
+        return current[1]
+    if current is not None:
+        current[1].shutdown(wait=False, cancel_futures=True)
+    ctx = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(
+        max_workers=1, mp_context=ctx, initializer=_limit_memory, initargs=(max_bytes,)
+    )
+    _pools[slot] = (max_bytes, pool)
+    return pool
 
 
 def shutdown_workers() -> None:
-    global _pool
-    if _pool is not None:
-        _pool.shutdown(wait=False, cancel_futures=True)
-        _pool = None
+    for slot in list(_pools):
+        _pools.pop(slot)[1].shutdown(wait=False, cancel_futures=True)
 
 
-def _free_cores(window: float = 0.05) -> float | None:
-    """How many cores sat idle over a short ``window`` (Linux /proc/stat), or None when it
-    cannot be told."""
-
-    def sample() -> tuple[int, int] | None:
-        try:
-            with open("/proc/stat", encoding="ascii") as fh:
-                fields = fh.readline().split()
-        except OSError:
-            return None
-        if not fields or fields[0] != "cpu":
-            return None
-        values = [int(v) for v in fields[1:]]
-        idle = values[3] + (values[4] if len(values) > 4 else 0)
-        return idle, sum(values[:8])
-
-    first = sample()
-    if first is None:
+def _cpu_sample() -> tuple[int, int] | None:
+    """(idle, total) jiffies of the whole machine from /proc/stat, or None."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            fields = fh.readline().split()
+    except OSError:
         return None
-    time.sleep(window)
-    second = sample()
-    if second is None or second[1] <= first[1]:
+    if not fields or fields[0] != "cpu":
         return None
-    cores = os.cpu_count() or 1
-    return cores * (second[0] - first[0]) / (second[1] - first[1])
+    values = [int(v) for v in fields[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return idle, sum(values[:8])
 
 
-def _use_worker(count: int, free: float | None = None, cores: int | None = None) -> bool:
-    """Split a PDF between this process and a worker only when it pays: a long book, and a
-    second core that is really free (when another program keeps it busy the two processes
-    only fight over one core, and one process is faster)."""
-    if count < PARALLEL_FROM_PAGES:
-        return False
-    if cores is None:
-        try:
-            cores = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            cores = os.cpu_count() or 1
-    if cores < 2:
-        return False
-    if free is None:
-        free = _free_cores()
-    return free is None or free >= MIN_FREE_CORES
+def _idle_cores(before: tuple[int, int] | None) -> float | None:
+    after = _cpu_sample()
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return (os.cpu_count() or 1) * (after[0] - before[0]) / (after[1] - before[1])
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _ranges(start: int, stop: int, size: int) -> list[tuple[int, int]]:
+    return [(s, min(stop, s + size)) for s in range(start, stop, size)]
 
 
 def _extract_all(
-    doc: object,
     path: Path,
     count: int,
     progress: ProgressCallback,
     cancel: CancelToken | None,
+    limits: Limits,
     *,
-    use_worker: bool,
+    use_worker: bool | None = None,
 ) -> list[str]:
-    """Text of every page, in order. ``doc`` (already open) serves this process's share;
-    with ``use_worker`` a worker process reads the back part in pieces meanwhile."""
-    batch = 16
-    split = count
+    """Text of every page, in order, read in worker processes with a memory cap.
+
+    One worker reads the book. A long book (``PARALLEL_FROM_PAGES``) gets a second worker
+    for its back part, but only when a second core is really free: while the first worker
+    reads its first pages, the machine's idle time is measured, and when another program
+    keeps the other core busy, two processes would only fight over one core. ``use_worker``
+    forces the second worker on (True) or off (False).
+    """
+    first = _worker_pool(0, limits.max_pdf_worker_bytes)
+    head_stop = min(count, FIRST_PIECE)
     futures: list[Future[list[str]]] = []
-    if use_worker:
-        # The worker takes the back ~half in a few pieces (so cancellation is prompt); this
-        # process reads the front half meanwhile. The split favours this process slightly
-        # because the worker pays to start and to open the file.
-        split = count * 9 // 20
-        pieces = 4
-        step = max(1, (count - split + pieces - 1) // pieces)
-        starts = list(range(split, count, step))
-        try:
-            pool = _worker_pool()
-            futures = [
-                pool.submit(_worker_extract, str(path), s, min(count, s + step), s == starts[-1])
-                for s in starts
-            ]
-        except Exception:
-            futures = []
-            split = count
-    front: list[str] = []
     try:
-        for start in range(0, split, batch):
-            if cancel is not None:
-                cancel.check()
-            front.extend(_page_text(doc, i) for i in range(start, min(split, start + batch)))
-            done = len(front) + sum(
-                len(f.result()) for f in futures if f.done() and not f.exception()
-            )
-            progress(done / count, f"Reading page {done} of {count}")
-        back: list[str] = []
+        futures.append(first.submit(_worker_extract, str(path), 0, head_stop, head_stop >= count))
+        if head_stop < count:
+            split = count
+            if use_worker is None and count >= PARALLEL_FROM_PAGES and _usable_cores() >= 2:
+                before = _cpu_sample()
+                try:
+                    futures[0].result(timeout=PROBE_SECONDS)
+                except TimeoutError:
+                    pass
+                idle = _idle_cores(before)
+                use_worker = idle is None or idle >= MIN_IDLE_CORES
+            if use_worker:
+                split = head_stop + (count - head_stop) * 11 // 20
+            own = _ranges(head_stop, split, PIECE)
+            for n, (s, e) in enumerate(own):
+                futures.append(first.submit(_worker_extract, str(path), s, e, n == len(own) - 1))
+            if split < count:
+                second = _worker_pool(1, limits.max_pdf_worker_bytes)
+                back = _ranges(split, count, PIECE)
+                for n, (s, e) in enumerate(back):
+                    futures.append(
+                        second.submit(_worker_extract, str(path), s, e, n == len(back) - 1)
+                    )
+        texts: list[str] = []
         for future in futures:
             while True:
                 if cancel is not None:
                     cancel.check()
                 try:
-                    back.extend(future.result(timeout=0.1))
+                    texts.extend(future.result(timeout=0.1))
                     break
                 except TimeoutError:
                     continue
-            progress(
-                (len(front) + len(back)) / count,
-                f"Reading page {len(front) + len(back)} of {count}",
-            )
-        return front + back
-    except BaseException:
+            progress(len(texts) / count, f"Reading page {len(texts)} of {count}")
+        return texts
+    except BaseException as exc:
         for future in futures:
             future.cancel()
+        if isinstance(exc, (MemoryError, BrokenProcessPool)):
+            shutdown_workers()  # a worker that ran out of memory may be dead or unusable
+            raise too_large(
+                path,
+                f"reading its text needs more than {human_size(limits.max_pdf_worker_bytes)} "
+                "of memory (the file may be damaged, or built to exhaust memory)",
+                hint="Open it in another PDF viewer and save a new copy, then open that.",
+            ) from None
+        if isinstance(exc, Exception) and not isinstance(exc, BookError):
+            raise BookError(
+                BookCode.CORRUPT,
+                f"{path.name} is damaged: some of its pages cannot be read ({exc}).",
+                hint="Open it in another PDF viewer and save a new copy, then open that.",
+            ) from None
         raise
