@@ -12,7 +12,9 @@ import multiprocessing
 import os
 import re
 import statistics
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
+from concurrent.futures import wait as futures_wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -25,10 +27,6 @@ PARALLEL_FROM_PAGES = 60
 """From this many pages a second worker may share the reading."""
 FIRST_PIECE = 16
 PIECE = 32
-PROBE_SECONDS = 0.05
-MIN_IDLE_CORES = 0.6
-"""Idle cores, measured while the first worker reads (this process waits), needed before a
-second worker joins: most of one core beyond the one the first worker keeps busy."""
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 
@@ -119,10 +117,10 @@ def extract_range(path_str: str, start: int, stop: int) -> list[str]:
 _worker_doc: tuple[tuple[str, int, int], object] | None = None
 
 
-def _worker_extract(path_str: str, start: int, stop: int, last: bool) -> list[str]:
+def _worker_extract(path_str: str, start: int, stop: int) -> list[str]:
     """Worker-process side: the document stays open across the pieces of one book (opening
-    a long PDF costs more than a few pages of text) and is closed after its last piece, or
-    when another file arrives after a cancelled import."""
+    a long PDF costs more than a few pages of text) until ``_worker_close`` or another
+    file."""
     global _worker_doc
     try:
         stat = os.stat(path_str)
@@ -130,21 +128,22 @@ def _worker_extract(path_str: str, start: int, stop: int, last: bool) -> list[st
     except OSError:
         key = (path_str, 0, 0)
     if _worker_doc is not None and _worker_doc[0] != key:
-        _worker_doc[1].close()  # type: ignore[attr-defined]
-        _worker_doc = None
+        _worker_close()
     if _worker_doc is None:
         _worker_doc = (key, _open(Path(path_str)))
     doc = _worker_doc[1]
     try:
         return [_page_text(doc, index) for index in range(start, stop)]
     except BaseException:
-        doc.close()  # type: ignore[attr-defined]
-        _worker_doc = None
+        _worker_close()
         raise
-    finally:
-        if last and _worker_doc is not None:
-            doc.close()  # type: ignore[attr-defined]
-            _worker_doc = None
+
+
+def _worker_close() -> None:
+    global _worker_doc
+    if _worker_doc is not None:
+        _worker_doc[1].close()  # type: ignore[attr-defined]
+        _worker_doc = None
 
 
 def _labels(doc: object, count: int) -> list[str]:
@@ -271,27 +270,6 @@ def shutdown_workers() -> None:
         _pools.pop(slot)[1].shutdown(wait=False, cancel_futures=True)
 
 
-def _cpu_sample() -> tuple[int, int] | None:
-    """(idle, total) jiffies of the whole machine from /proc/stat, or None."""
-    try:
-        with open("/proc/stat", encoding="ascii") as fh:
-            fields = fh.readline().split()
-    except OSError:
-        return None
-    if not fields or fields[0] != "cpu":
-        return None
-    values = [int(v) for v in fields[1:]]
-    idle = values[3] + (values[4] if len(values) > 4 else 0)
-    return idle, sum(values[:8])
-
-
-def _idle_cores(before: tuple[int, int] | None) -> float | None:
-    after = _cpu_sample()
-    if before is None or after is None or after[1] <= before[1]:
-        return None
-    return (os.cpu_count() or 1) * (after[0] - before[0]) / (after[1] - before[1])
-
-
 def _usable_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -314,54 +292,56 @@ def _extract_all(
 ) -> list[str]:
     """Text of every page, in order, read in worker processes with a memory cap.
 
-    One worker reads the book. A long book (``PARALLEL_FROM_PAGES``) gets a second worker
-    for its back part, but only when a second core is really free: while the first worker
-    reads its first pages, the machine's idle time is measured, and when another program
-    keeps the other core busy, two processes would only fight over one core. ``use_worker``
-    forces the second worker on (True) or off (False).
+    One worker reads a short book, or any book on a machine with one usable core. A long
+    book (``PARALLEL_FROM_PAGES``) gets a second worker. The workers take the next piece as
+    they finish one, so a worker slowed by another program never holds the book up (a fixed
+    half each made the split slower than one process when the other core was busy; measured
+    in tests/bench/bench_import.py --compare). ``use_worker`` forces the second worker on
+    (True) or off (False).
     """
-    first = _worker_pool(0, limits.max_pdf_worker_bytes)
-    head_stop = min(count, FIRST_PIECE)
-    futures: list[Future[list[str]]] = []
+    name = str(path)
+    workers = [_worker_pool(0, limits.max_pdf_worker_bytes)]
+    pieces = [(0, min(count, FIRST_PIECE)), *_ranges(min(count, FIRST_PIECE), count, PIECE)]
+    queue = deque(enumerate(pieces))
+    waiting: list[deque[tuple[int, Future[list[str]]]]] = [deque()]
+    results: dict[int, list[str]] = {}
+
+    def feed(w: int) -> None:
+        while len(waiting[w]) < 2 and queue:
+            index, (start, stop) = queue.popleft()
+            waiting[w].append((index, workers[w].submit(_worker_extract, name, start, stop)))
+
     try:
-        futures.append(first.submit(_worker_extract, str(path), 0, head_stop, head_stop >= count))
-        if head_stop < count:
-            split = count
-            if use_worker is None and count >= PARALLEL_FROM_PAGES and _usable_cores() >= 2:
-                before = _cpu_sample()
-                try:
-                    futures[0].result(timeout=PROBE_SECONDS)
-                except TimeoutError:
-                    pass
-                idle = _idle_cores(before)
-                use_worker = idle is None or idle >= MIN_IDLE_CORES
-            if use_worker:
-                split = head_stop + (count - head_stop) * 11 // 20
-            own = _ranges(head_stop, split, PIECE)
-            for n, (s, e) in enumerate(own):
-                futures.append(first.submit(_worker_extract, str(path), s, e, n == len(own) - 1))
-            if split < count:
-                second = _worker_pool(1, limits.max_pdf_worker_bytes)
-                back = _ranges(split, count, PIECE)
-                for n, (s, e) in enumerate(back):
-                    futures.append(
-                        second.submit(_worker_extract, str(path), s, e, n == len(back) - 1)
-                    )
-        texts: list[str] = []
-        for future in futures:
-            while True:
-                if cancel is not None:
-                    cancel.check()
-                try:
-                    texts.extend(future.result(timeout=0.1))
-                    break
-                except TimeoutError:
-                    continue
-            progress(len(texts) / count, f"Reading page {len(texts)} of {count}")
-        return texts
+        feed(0)
+        if use_worker is None:
+            use_worker = count >= PARALLEL_FROM_PAGES and _usable_cores() >= 2
+        if use_worker and len(pieces) > 2:
+            workers.append(_worker_pool(1, limits.max_pdf_worker_bytes))
+            waiting.append(deque())
+            feed(1)
+        done = 0
+        while done < len(pieces):
+            if cancel is not None:
+                cancel.check()
+            futures_wait(
+                [f for line in waiting for _, f in line], timeout=0.1, return_when=FIRST_COMPLETED
+            )
+            for w, line in enumerate(waiting):
+                while line and line[0][1].done():
+                    index, future = line.popleft()
+                    results[index] = future.result()
+                feed(w)
+            before_done = done
+            while done in results:
+                done += 1
+            if done != before_done:
+                read = sum(len(results[i]) for i in range(done))
+                progress(read / count, f"Reading page {read} of {count}")
+        return [text for i in range(len(pieces)) for text in results[i]]
     except BaseException as exc:
-        for future in futures:
-            future.cancel()
+        for line in waiting:
+            for _, future in line:
+                future.cancel()
         if isinstance(exc, (MemoryError, BrokenProcessPool)):
             shutdown_workers()  # a worker that ran out of memory may be dead or unusable
             raise too_large(
@@ -377,3 +357,9 @@ def _extract_all(
                 hint="Open it in another PDF viewer and save a new copy, then open that.",
             ) from None
         raise
+    finally:
+        for worker in workers:
+            try:
+                worker.submit(_worker_close)  # runs after this worker's pieces
+            except RuntimeError:
+                pass  # the pool was shut down

@@ -142,6 +142,17 @@ def _interleaved(variants: dict[str, Callable[[], object]], runs: int) -> dict[s
     return {name: median(values) for name, values in times.items()}
 
 
+def _with_split_from(module: ModuleType, path: Path, pages: int | None) -> object:
+    """parse_pdf with the second worker as shipped (None), or from ``pages`` pages on."""
+    saved = module.PARALLEL_FROM_PAGES
+    if pages is not None:
+        module.PARALLEL_FROM_PAGES = pages
+    try:
+        return module.parse_pdf(path)
+    finally:
+        module.PARALLEL_FROM_PAGES = saved
+
+
 def compare(ref: str) -> None:
     """The parsers at ``ref`` against the working tree, interleaved in one run."""
     from core.books import htmlblocks, pdf
@@ -167,15 +178,19 @@ def compare(ref: str) -> None:
                 for label, path in pdfs.items():
                     variants: dict[str, Callable[[], object]] = {
                         "before": lambda p=path: old_pdf.parse_pdf(p),
-                        "after": lambda p=path: pdf.parse_pdf(p),
+                        "after": lambda p=path: _with_split_from(pdf, p, None),
+                        "one worker": lambda p=path: _with_split_from(pdf, p, 10**9),
+                        "two workers": lambda p=path: _with_split_from(pdf, p, 0),
                     }
-                    variants["before"]()  # warm both worker processes
-                    variants["after"]()
+                    variants["before"]()  # warm the worker processes
+                    variants["two workers"]()
                     med = _interleaved(variants, RUNS)
                     state = "other core busy" if busy else "other core idle"
                     print(
-                        f"  {label + ', ' + state:<48} before {med['before'] * 1000:6.0f} ms"
-                        f"   after {med['after'] * 1000:6.0f} ms   ×{med['before'] / med['after']:.2f}"
+                        f"  {label + ', ' + state:<48} before {med['before'] * 1000:5.0f} ms"
+                        f"  after {med['after'] * 1000:5.0f} ms  ×{med['before'] / med['after']:.2f}"
+                        f"  (forced: one worker {med['one worker'] * 1000:.0f} ms,"
+                        f" two {med['two workers'] * 1000:.0f} ms)"
                     )
             finally:
                 if hog is not None:
