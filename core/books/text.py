@@ -75,17 +75,34 @@ def decode_text(data: bytes, path: Path) -> str:
     return data.decode("cp1252", errors="replace")
 
 
+MAX_PAGE_CHARS = 3000
+"""No virtual page holds more text than this (1.5 × the page target), so a book with more
+than ``max_pages × MAX_PAGE_CHARS`` characters is certain to be refused: it is refused as
+soon as the count passes that, before pages are cut."""
+
+
+def check_text_budget(chars: int, path: Path, limits: Limits) -> None:
+    if chars > limits.max_pages * MAX_PAGE_CHARS:
+        raise too_large(
+            path, f"its text makes more than {limits.max_pages:,} pages (the most Margin reads)"
+        )
+
+
 def _paragraphs(text: str, limits: Limits, path: Path) -> list[Para]:
     paras: list[Para] = []
+    total = 0
     for raw in re.split(r"\n[ \t]*\n", text):
         lines = tuple(ln for ln in (ln.strip() for ln in raw.split("\n")) if ln)
         if not lines:
             continue
         para = Para(lines)
-        if len(para.text) > limits.max_paragraph_chars:
+        size = len(para.text)
+        if size > limits.max_paragraph_chars:
             raise too_large(
                 path, f"one paragraph is longer than {limits.max_paragraph_chars:,} characters"
             )
+        total += size
+        check_text_budget(total, path, limits)
         paras.append(para)
     return paras
 
@@ -194,6 +211,7 @@ def _split_chapters(
 
 
 def _check_blocks(blocks: list[Block], path: Path, limits: Limits) -> None:
+    check_text_budget(sum(len(b.text) for b in blocks), path, limits)
     for block in blocks:
         if len(block.text) > limits.max_paragraph_chars:
             raise too_large(
