@@ -20,7 +20,7 @@ from xml.etree import ElementTree as ET
 
 from core.books.htmlblocks import TITLE_CHARS, clean_title, html_document, resolve_relative
 from core.books.limits import DEFAULT_LIMITS, Limits, human_size, too_large
-from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocItem
+from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocAnchor, TocItem
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
 
@@ -361,14 +361,16 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
         toc_entries = []  # a broken table of contents should not stop the book from opening
 
     wanted: dict[str, set[str]] = {}
-    for entry in toc_entries:
+    entries_of_doc: dict[str, list[int]] = {}
+    for number, entry in enumerate(toc_entries):
+        entries_of_doc.setdefault(entry.doc, []).append(number)
         if entry.fragment:
             wanted.setdefault(entry.doc, set()).add(entry.fragment)
 
     chapters: list[Chapter] = []
     chapter_of_doc: dict[str, int] = {}
     chapter_at: dict[tuple[str, str], tuple[int, int]] = {}  # (chapter, block in it)
-    dropped: set[tuple[str, str]] = set()
+    dropped: set[int] = set()  # contents entries that are boilerplate, not headings
     total = max(len(spine), 1)
     for i, doc in enumerate(spine):
         if cancel is not None:
@@ -397,13 +399,12 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
         # each entry's page is the page its heading is on. A long entry pointing at a
         # paragraph (Gutenberg's boilerplate first entry) is not a heading: it is dropped.
         starts: dict[int, list[str]] = {}
-        for entry in toc_entries:
-            if entry.doc != doc:
-                continue
+        for number in entries_of_doc.get(doc, ()):
+            entry = toc_entries[number]
             index = anchors.get(entry.fragment) if entry.fragment else None
             at = index if index is not None else 0
             if _is_boilerplate(entry.title, blocks[at] if at < len(blocks) else None):
-                dropped.add((doc, entry.fragment))
+                dropped.add(number)
             elif index is not None:
                 starts.setdefault(index, []).append(entry.fragment)
         cuts = sorted({0, *starts})
@@ -447,9 +448,9 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
         )
 
     toc: list[TocItem] = []
-    for entry in toc_entries:
+    for number, entry in enumerate(toc_entries):
         target = entry.doc
-        if (target, entry.fragment) in dropped:
+        if number in dropped:
             continue
         at_block: int | None = None
         chapter = chapter_of_doc.get(target)
@@ -466,7 +467,9 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
             if not later:
                 continue
             chapter = later[0]
-        toc.append(TocItem(clean_title(entry.title), entry.level, chapter=chapter, block=at_block))
+        toc.append(
+            TocAnchor(clean_title(entry.title), entry.level, chapter=chapter, block=at_block)
+        )
     if not toc:
         toc = [TocItem(c.title, 1, chapter=i) for i, c in enumerate(chapters)]
 

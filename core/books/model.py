@@ -44,15 +44,21 @@ class Chapter:
 
 @dataclass(frozen=True)
 class TocItem:
-    """A table-of-contents entry. For reflowable books ``chapter`` is the chapter index,
-    ``block`` (optional) the index of the block inside that chapter where the entry starts
-    (a heading below chapter level), and ``page`` is filled in by pagination; for PDFs
-    ``page`` is the 1-based page number."""
+    """A table-of-contents entry. For reflowable books ``chapter`` is the chapter index and
+    ``page`` is filled in by pagination; for PDFs ``page`` is the 1-based page number."""
 
     title: str
     level: int
     page: int = 0
     chapter: int | None = None
+
+
+@dataclass(frozen=True)
+class TocAnchor(TocItem):
+    """A contents entry as a reflowable parser gives it, before pagination: ``block`` is the
+    index of the block inside ``chapter`` where the entry starts (a heading below chapter
+    level), None for the chapter's start. Pagination turns it into a plain ``TocItem``."""
+
     block: int | None = None
 
 

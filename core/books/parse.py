@@ -145,9 +145,8 @@ def parse_book(
         TocItem(
             item.title,
             item.level,
-            page=cut.page_of(item.chapter, item.block),
+            page=cut.page_of(item.chapter, getattr(item, "block", None)),
             chapter=item.chapter,
-            block=item.block,
         )
         for item in book.toc
     )

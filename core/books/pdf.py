@@ -105,15 +105,6 @@ def _page_text(doc: object, index: int) -> str:
         page.close()
 
 
-def extract_range(path_str: str, start: int, stop: int) -> list[str]:
-    """Text of pages ``start``..``stop-1`` (0-based), opening the file for this call."""
-    doc = _open(Path(path_str))
-    try:
-        return [_page_text(doc, index) for index in range(start, stop)]
-    finally:
-        doc.close()
-
-
 _worker_doc: tuple[tuple[str, int, int], object] | None = None
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from core.books.htmlblocks import clean_title, html_to_blocks
 from core.books.limits import DEFAULT_LIMITS, Limits, too_large
-from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocItem
+from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocAnchor, TocItem
 from core.books.txtheadings import Para, find_headings
 from core.errors import BookCode, BookError
 
@@ -159,7 +159,7 @@ def parse_text(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> P
             title = heading.title
         # a heading right under another one (BOOK THE FIRST / CHAPTER I) shares its chapter
         toc.append(
-            TocItem(
+            TocAnchor(
                 clean_title(heading.title), heading.level, chapter=len(chapters), block=len(current)
             )
         )
@@ -197,7 +197,7 @@ def _split_chapters(
             title = block.text
         if level:
             toc.append(
-                TocItem(
+                TocAnchor(
                     clean_title(block.text),
                     level - top + 1,
                     chapter=len(chapters),
