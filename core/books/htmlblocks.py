@@ -16,6 +16,9 @@ from urllib.parse import unquote, urlsplit
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from core.books.model import Block
+from core.books.titles import TITLE_CHARS, clean_title
+
+__all__ = ["TITLE_CHARS", "clean_title", "html_document", "html_to_blocks", "resolve_relative"]
 
 DROP = frozenset(
     [
@@ -120,19 +123,6 @@ def _clean(text: str) -> str:
     # str.split() splits on exactly the characters re's \s matches in a str pattern, and is
     # about 2.5 times faster than re.sub(r"\s+", " ", ...) on book-sized text.
     return " ".join(text.split())
-
-
-TITLE_CHARS = 120
-
-
-def clean_title(text: str, limit: int = TITLE_CHARS) -> str:
-    """A contents title as one line: whitespace collapsed, cut at a word boundary to about
-    ``limit`` characters (with an ellipsis) when longer."""
-    text = _clean(text)
-    if len(text) <= limit:
-        return text
-    cut = text.rfind(" ", limit // 2, limit)
-    return text[: cut if cut > 0 else limit].rstrip(" ,;:.-–—") + "…"
 
 
 TABLE_ROWS_CHARS = 1500

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from core.books.limits import DEFAULT_LIMITS, Limits, human_size, too_large
 from core.books.model import BookFormat, PageContent, ParsedBook, TocItem
+from core.books.titles import clean_title
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
 
@@ -158,7 +159,7 @@ def _toc(doc: object, count: int) -> list[TocItem]:
     items: list[TocItem] = []
     try:
         for bookmark in doc.get_toc():  # type: ignore[attr-defined]
-            title = " ".join((bookmark.get_title() or "").split())
+            title = clean_title(bookmark.get_title() or "")
             dest = bookmark.get_dest()
             index = dest.get_index() if dest is not None else None
             if title and index is not None and 0 <= index < count:
@@ -254,6 +255,18 @@ def _worker_pool(slot: int, max_bytes: int) -> ProcessPoolExecutor:
     )
     _pools[slot] = (max_bytes, pool)
     return pool
+
+
+def _ready() -> bool:
+    return True
+
+
+def warm_workers(limits: Limits = DEFAULT_LIMITS) -> None:
+    """Start the PDF workers ahead of time (a cold start costs a few hundred ms), e.g. when
+    the window has shown. Does not wait for them."""
+    slots = 2 if _usable_cores() >= 2 else 1
+    for slot in range(slots):
+        _worker_pool(slot, limits.max_pdf_worker_bytes).submit(_ready)
 
 
 def shutdown_workers() -> None:

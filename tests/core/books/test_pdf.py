@@ -101,6 +101,14 @@ def test_one_or_two_workers_give_the_same_pages(tmp_path: Path, books_dir: Path)
     assert again == one
 
 
+def test_warm_workers_start_ahead(pdf_dir: Path) -> None:
+    pdf.shutdown_workers()
+    pdf.warm_workers()
+    assert 0 in pdf._pools
+    book = parse_book(pdf_dir / "multicolumn.pdf")
+    assert "Two-Column Document" in book.pages[0].text
+
+
 def test_cancel_during_pdf_extraction(tmp_path: Path, books_dir: Path) -> None:
     path = make_text_pdf(tmp_path / "c.pdf", book_pages(80, books_dir / "alice_in_wonderland.txt"))
     token = CancelToken()
