@@ -128,7 +128,8 @@ _STEMMER = _Stemmer()
 
 
 def _norm_line(line: str) -> str:
-    return _SPACES.sub(" ", line).strip().casefold()
+    # a contents table reads "CHAPTER I. · Down the Rabbit-Hole" (cells joined by " · ")
+    return _SPACES.sub(" ", line.replace(" · ", " ")).strip().casefold()
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,13 @@ import struct
 import zipfile
 import zlib
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 from xml.etree import ElementTree as ET
 
-from core.books.htmlblocks import html_to_blocks, resolve_relative
+from core.books.htmlblocks import TITLE_CHARS, clean_title, html_document, resolve_relative
 from core.books.limits import DEFAULT_LIMITS, Limits, human_size, too_large
-from core.books.model import BookFormat, Chapter, ParsedBook, TocItem
+from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocAnchor, TocItem
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
 
@@ -185,7 +186,25 @@ def _text(el: ET.Element | None) -> str:
     return " ".join("".join(el.itertext()).split()) if el is not None else ""
 
 
-def _nav_toc(arc: EpubArchive, nav_path: str) -> list[tuple[str, int, str]]:
+class _Entry(NamedTuple):
+    """A contents entry as the book states it: raw title, depth, document, fragment id."""
+
+    title: str
+    level: int
+    doc: str
+    fragment: str
+
+
+def _entry(title: str, level: int, base: str, href: str) -> _Entry | None:
+    parts = urlsplit(href)
+    target = resolve_relative(base, href.split("#")[0]) if parts.path else None
+    title = " ".join(title.split())
+    if not title or not target:
+        return None
+    return _Entry(title, level, target, unquote(parts.fragment))
+
+
+def _nav_toc(arc: EpubArchive, nav_path: str) -> list[_Entry]:
     from selectolax.lexbor import LexborHTMLParser
 
     tree = LexborHTMLParser(arc.read(nav_path).decode("utf-8", errors="replace"))
@@ -198,7 +217,7 @@ def _nav_toc(arc: EpubArchive, nav_path: str) -> list[tuple[str, int, str]]:
     if toc_nav is None:
         return []
     base = posixpath.dirname(nav_path)
-    out: list[tuple[str, int, str]] = []
+    out: list[_Entry] = []
 
     def walk(ol: object, level: int) -> None:
         node = getattr(ol, "child", None)
@@ -206,11 +225,9 @@ def _nav_toc(arc: EpubArchive, nav_path: str) -> list[tuple[str, int, str]]:
             if node.tag == "li":
                 link = node.css_first("a") or node.css_first("span")
                 if link is not None:
-                    title = " ".join(link.text().split())
-                    href = link.attributes.get("href") or ""
-                    target = resolve_relative(base, href.split("#")[0]) if href else None
-                    if title and target:
-                        out.append((title, level, target))
+                    entry = _entry(link.text(), level, base, link.attributes.get("href") or "")
+                    if entry is not None:
+                        out.append(entry)
                 child = node.child
                 while child is not None:
                     if child.tag == "ol":
@@ -224,10 +241,10 @@ def _nav_toc(arc: EpubArchive, nav_path: str) -> list[tuple[str, int, str]]:
     return out
 
 
-def _ncx_toc(arc: EpubArchive, ncx_path: str) -> list[tuple[str, int, str]]:
+def _ncx_toc(arc: EpubArchive, ncx_path: str) -> list[_Entry]:
     root = _xml(arc.read(ncx_path), arc.path, "table of contents (NCX)")
     base = posixpath.dirname(ncx_path)
-    out: list[tuple[str, int, str]] = []
+    out: list[_Entry] = []
 
     def walk(parent: ET.Element, level: int) -> None:
         for point in parent:
@@ -235,17 +252,28 @@ def _ncx_toc(arc: EpubArchive, ncx_path: str) -> list[tuple[str, int, str]]:
                 continue
             label = next((c for c in point if _local(c.tag) == "navLabel"), None)
             content = next((c for c in point if _local(c.tag) == "content"), None)
-            title = _text(label)
             src = content.get("src", "") if content is not None else ""
-            target = resolve_relative(base, src.split("#")[0]) if src else None
-            if title and target:
-                out.append((title, level, target))
+            entry = _entry(_text(label), level, base, src)
+            if entry is not None:
+                out.append(entry)
             walk(point, level + 1)
 
     nav_map = next((c for c in root if _local(c.tag) == "navMap"), None)
     if nav_map is not None:
         walk(nav_map, 1)
     return out
+
+
+def _is_heading(block: Block) -> bool:
+    return block.kind[0] == "h" and block.kind[1:].isdigit()
+
+
+def _is_boilerplate(title: str, block: Block | None) -> bool:
+    """A contents "title" that is really a paragraph: far longer than any heading, and the
+    element it points at is not a heading."""
+    if len(title) <= TITLE_CHARS:
+        return False
+    return block is None or not _is_heading(block)
 
 
 def parse_epub(
@@ -302,20 +330,20 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
     for ref in spine_el:
         if _local(ref.tag) != "itemref" or ref.get("linear", "yes").lower() == "no":
             continue
-        entry = manifest.get(ref.get("idref", ""))
+        ref_item = manifest.get(ref.get("idref", ""))
         if (
-            entry
-            and entry[1]
+            ref_item
+            and ref_item[1]
             in (
                 "application/xhtml+xml",
                 "text/html",
                 "application/x-dtbook+xml",
                 "",
             )
-        ) or (entry and entry[0].lower().endswith((".xhtml", ".html", ".htm"))):
-            spine.append(entry[0])
+        ) or (ref_item and ref_item[0].lower().endswith((".xhtml", ".html", ".htm"))):
+            spine.append(ref_item[0])
 
-    toc_entries: list[tuple[str, int, str]] = []
+    toc_entries: list[_Entry] = []
     nav = next((v[0] for v in manifest.values() if "nav" in v[2].split()), None)
     try:
         if nav and arc.has(nav):
@@ -332,8 +360,17 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
     except Exception:
         toc_entries = []  # a broken table of contents should not stop the book from opening
 
+    wanted: dict[str, set[str]] = {}
+    entries_of_doc: dict[str, list[int]] = {}
+    for number, entry in enumerate(toc_entries):
+        entries_of_doc.setdefault(entry.doc, []).append(number)
+        if entry.fragment:
+            wanted.setdefault(entry.doc, set()).add(entry.fragment)
+
     chapters: list[Chapter] = []
     chapter_of_doc: dict[str, int] = {}
+    chapter_at: dict[tuple[str, str], tuple[int, int]] = {}  # (chapter, block in it)
+    dropped: set[int] = set()  # contents entries that are boilerplate, not headings
     total = max(len(spine), 1)
     for i, doc in enumerate(spine):
         if cancel is not None:
@@ -347,7 +384,9 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
             target = resolve_relative(doc_dir, src)
             return f"book:/{target}" if target and arc.has(target) else None
 
-        title, blocks = html_to_blocks(arc.read(doc), resolve_image)
+        title, blocks, anchors = html_document(
+            arc.read(doc), resolve_image, frozenset(wanted.get(doc, ()))
+        )
         for block in blocks:
             if len(block.text) > arc.limits.max_paragraph_chars:
                 raise too_large(
@@ -356,9 +395,52 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
                 )
         if not any(b.text for b in blocks):
             continue  # image-only cover pages and empty documents add nothing to read
-        chapter_of_doc[doc] = len(chapters)
-        heading = next((b.text for b in blocks if b.kind in ("h1", "h2", "h3")), "")
-        chapters.append(Chapter(heading or title or f"Part {len(chapters) + 1}", tuple(blocks)))
+        # Contents entries that point inside this document start chapters of their own, so
+        # each entry's page is the page its heading is on. A long entry pointing at a
+        # paragraph (Gutenberg's boilerplate first entry) is not a heading: it is dropped.
+        starts: dict[int, list[str]] = {}
+        for number in entries_of_doc.get(doc, ()):
+            entry = toc_entries[number]
+            index = anchors.get(entry.fragment) if entry.fragment else None
+            at = index if index is not None else 0
+            if _is_boilerplate(entry.title, blocks[at] if at < len(blocks) else None):
+                dropped.add(number)
+            elif index is not None:
+                starts.setdefault(index, []).append(entry.fragment)
+        cuts = sorted({0, *starts})
+        segments = [
+            (cut, blocks[cut : cuts[n + 1] if n + 1 < len(cuts) else len(blocks)])
+            for n, cut in enumerate(cuts)
+        ]
+        # A part that is only headings (a story title right before its "I.") or has no
+        # text shares the next part's chapter and page, so no page is a lone heading.
+        pending: list[tuple[str, int]] = []  # (fragment, block offset in the chapter)
+        carried: list[Block] = []
+        first = len(chapters)
+        for n, (cut, part) in enumerate(segments):
+            pending.extend((fragment, len(carried)) for fragment in starts.get(cut, []))
+            part = carried + part
+            last_part = n + 1 == len(segments)
+            if not last_part and all(_is_heading(b) or not b.text for b in part):
+                carried = part
+                continue
+            if not any(b.text for b in part):
+                carried = part  # only at the end of the document: joins the chapter before
+                break
+            carried = []
+            heading = next((b.text for b in part if b.kind in ("h1", "h2", "h3")), "")
+            for fragment, offset in pending:
+                chapter_at[(doc, fragment)] = (len(chapters), offset)
+            pending = []
+            chapters.append(
+                Chapter(clean_title(heading or title or f"Part {len(chapters) + 1}"), tuple(part))
+            )
+        if carried and len(chapters) > first:
+            last = chapters[-1]
+            chapters[-1] = Chapter(last.title, last.blocks + tuple(carried))
+            for fragment, offset in pending:
+                chapter_at[(doc, fragment)] = (len(chapters) - 1, len(last.blocks) + offset)
+        chapter_of_doc[doc] = first
 
     if not chapters:
         raise BookError(
@@ -366,8 +448,15 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
         )
 
     toc: list[TocItem] = []
-    for title, level, target in toc_entries:
-        chapter = chapter_of_doc.get(unquote(urlsplit(target).path))
+    for number, entry in enumerate(toc_entries):
+        target = entry.doc
+        if number in dropped:
+            continue
+        at_block: int | None = None
+        chapter = chapter_of_doc.get(target)
+        if (target, entry.fragment) in chapter_at:
+            chapter, offset = chapter_at[(target, entry.fragment)]
+            at_block = offset or None
         if chapter is None:
             # a toc entry pointing at a skipped document goes to the next readable one
             later = (
@@ -378,7 +467,9 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
             if not later:
                 continue
             chapter = later[0]
-        toc.append(TocItem(title, level, chapter=chapter))
+        toc.append(
+            TocAnchor(clean_title(entry.title), entry.level, chapter=chapter, block=at_block)
+        )
     if not toc:
         toc = [TocItem(c.title, 1, chapter=i) for i, c in enumerate(chapters)]
 

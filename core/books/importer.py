@@ -18,7 +18,7 @@ from pathlib import Path
 
 from core.books.chunking import make_chunks
 from core.books.limits import DEFAULT_LIMITS, Limits
-from core.books.parse import detect_format, parse_book
+from core.books.parse import check_file, detect_format, parse_book
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
 from core.store.library import BookInfo, Library
@@ -65,10 +65,7 @@ def import_book(
 ) -> ImportResult:
     path = Path(path).expanduser()
     detect_format(path)  # unsupported files fail before anything is read
-    if not path.exists():
-        raise BookError(
-            BookCode.NOT_FOUND, f"{path} does not exist.", hint="Check the file name and folder."
-        )
+    check_file(path, limits)  # a regular file within the size limit: nothing can hang or bloat
     progress(0.0, f"Checking {path.name}")
     sha = file_sha256(path, cancel)
     existing = library.book_by_sha256(sha)

@@ -22,6 +22,11 @@ class Limits:
     max_compression_ratio: int = 200
     max_paragraph_chars: int = 200_000
     max_entry_count: int = 10_000
+    max_text_file_bytes: int = 32 * MiB
+    """Plain text, Markdown and HTML: far above any real book (the longest novels are a
+    few MB), far below what would take gigabytes to parse."""
+    max_pdf_worker_bytes: int = 448 * MiB
+    """Address space of a PDF text worker process."""
 
 
 DEFAULT_LIMITS = Limits()

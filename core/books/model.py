@@ -27,7 +27,8 @@ class Block:
     ``text`` is plain text (for search and the model). ``html`` is a small, safe fragment for
     display: only inline formatting, links and images whose ``src`` points inside the book
     (``book:/path/in/archive``); never scripts, styles or remote URLs.
-    ``kind`` is one of: p, h1..h6, li, quote, pre, img, hr.
+    ``kind`` is one of: p, h1..h6, li, quote, pre, img, hr, table. A table's ``text`` is one
+    line per row with cells joined by " · "; its ``html`` is the whole ``<table>``.
     """
 
     kind: str
@@ -50,6 +51,15 @@ class TocItem:
     level: int
     page: int = 0
     chapter: int | None = None
+
+
+@dataclass(frozen=True)
+class TocAnchor(TocItem):
+    """A contents entry as a reflowable parser gives it, before pagination: ``block`` is the
+    index of the block inside ``chapter`` where the entry starts (a heading below chapter
+    level), None for the chapter's start. Pagination turns it into a plain ``TocItem``."""
+
+    block: int | None = None
 
 
 @dataclass(frozen=True)

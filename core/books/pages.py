@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from core.books.model import Block, Chapter, PageContent
 
@@ -51,6 +52,8 @@ def block_html(block: Block) -> str:
         return f"<blockquote><p>{frag}</p></blockquote>"
     if kind == "pre":
         return f"<pre>{frag}</pre>"
+    if kind == "table":
+        return frag
     if kind == "img":
         return f'<p class="image" align="center">{frag}</p>'
     return f"<p>{frag}</p>"
@@ -73,20 +76,50 @@ def paginate(
     A chapter with no blocks still gets its first page number (the next page) so that its
     table-of-contents entry points somewhere sensible, but it adds no empty page.
     """
+    cut = paginate_blocks(chapters, target=target)
+    return cut.pages, cut.first_pages
+
+
+@dataclass(frozen=True)
+class Pagination:
+    """Pages, the first page of each chapter, and the page of every block: ``block_pages[c][i]``
+    is the page where block ``i`` of chapter ``c`` starts (what a heading's contents entry
+    names)."""
+
+    pages: list[PageContent]
+    first_pages: list[int]
+    block_pages: list[list[int]]
+
+    def page_of(self, chapter: int | None, block: int | None = None) -> int:
+        if chapter is None or not 0 <= chapter < len(self.first_pages):
+            return 1
+        if block is not None and 0 <= block < len(self.block_pages[chapter]):
+            return self.block_pages[chapter][block]
+        return self.first_pages[chapter]
+
+
+def paginate_blocks(chapters: Sequence[Chapter], *, target: int = 2000) -> Pagination:
+    """``paginate`` that also records the page of every block."""
     pages: list[PageContent] = []
     first_pages: list[int] = []
+    block_pages: list[list[int]] = []
     for index, chapter in enumerate(chapters):
         first_pages.append(len(pages) + 1)
         groups: list[list[Block]] = [[]]
+        where: list[int] = []
         size = 0
         for block in chapter.blocks:
-            for piece in _pieces(block, target):
+            for n, piece in enumerate(_pieces(block, target)):
                 if size and size + len(piece.text) > target:
                     groups.append([])
                     size = 0
+                if n == 0:
+                    where.append(len(groups) - 1)
                 groups[-1].append(piece)
                 size += len(piece.text) + 2
+        group_page: list[int] = []
         for group in groups:
+            group_page.append(len(pages) + 1)
             if not group:
                 continue
             number = len(pages) + 1
@@ -99,7 +132,9 @@ def paginate(
                     chapter=index,
                 )
             )
+        block_pages.append([group_page[g] for g in where])
     if first_pages:
         last = max(len(pages), 1)
         first_pages = [min(p, last) for p in first_pages]
-    return pages, first_pages
+        block_pages = [[min(p, last) for p in row] for row in block_pages]
+    return Pagination(pages, first_pages, block_pages)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from stat import S_ISDIR, S_ISREG
 
 from core.books.limits import DEFAULT_LIMITS, Limits, human_size, too_large
 from core.books.model import BookFormat, ParsedBook, TocItem
-from core.books.pages import paginate
+from core.books.pages import paginate_blocks
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
 
@@ -37,7 +38,10 @@ def detect_format(path: Path) -> BookFormat:
     return fmt
 
 
-def _check_file(path: Path, limits: Limits) -> int:
+def check_file(path: Path, limits: Limits = DEFAULT_LIMITS) -> int:
+    """Check a book file before anything reads it: it exists, is a regular file (not a
+    folder, a pipe or a device, which could hang or never end), is readable, is not empty
+    and is within the size limit for its format. Returns its size."""
     try:
         stat = path.stat()
     except FileNotFoundError:
@@ -48,8 +52,15 @@ def _check_file(path: Path, limits: Limits) -> int:
         raise BookError(
             BookCode.UNREADABLE, f"{path.name} could not be read ({exc.strerror or exc})."
         ) from None
-    if path.is_dir():
+    if S_ISDIR(stat.st_mode):
         raise BookError(BookCode.UNSUPPORTED, f"{path.name} is a folder, not a book file.")
+    if not S_ISREG(stat.st_mode):
+        raise BookError(
+            BookCode.UNSUPPORTED,
+            f"{path.name} is not a regular file (it is a pipe, a device or a socket), "
+            "so it cannot be a book.",
+            hint="Choose the book file itself.",
+        )
     if not os.access(path, os.R_OK):
         raise BookError(
             BookCode.UNREADABLE,
@@ -62,20 +73,30 @@ def _check_file(path: Path, limits: Limits) -> int:
             f"{path.name} is empty (0 bytes).",
             hint="Download or copy the file again.",
         )
-    if stat.st_size > limits.max_file_bytes:
-        raise too_large(
-            path, f"it is {human_size(stat.st_size)}, more than {human_size(limits.max_file_bytes)}"
-        )
+    cap = limits.max_file_bytes
+    if SUFFIXES.get(path.suffix.lower()) in TEXT_FORMATS:
+        cap = min(cap, limits.max_text_file_bytes)
+    if stat.st_size > cap:
+        raise too_large(path, f"it is {human_size(stat.st_size)}, more than {human_size(cap)}")
     return stat.st_size
 
 
-def _read(path: Path) -> bytes:
+_check_file = check_file
+TEXT_FORMATS = frozenset([BookFormat.TXT, BookFormat.MARKDOWN, BookFormat.HTML])
+
+
+def _read(path: Path, cap: int) -> bytes:
+    """At most ``cap`` bytes, refusing a file that grew past it since it was checked."""
     try:
-        return path.read_bytes()
+        with path.open("rb") as fh:
+            data = fh.read(cap + 1)
     except OSError as exc:
         raise BookError(
             BookCode.UNREADABLE, f"{path.name} could not be read ({exc.strerror or exc})."
         ) from None
+    if len(data) > cap:
+        raise too_large(path, f"it is more than {human_size(cap)}")
+    return data
 
 
 def parse_book(
@@ -105,7 +126,7 @@ def parse_book(
     else:
         from core.books import text
 
-        data = _read(path)
+        data = _read(path, min(limits.max_file_bytes, limits.max_text_file_bytes))
         parser = {BookFormat.TXT: text.parse_text, BookFormat.MARKDOWN: text.parse_markdown}.get(
             fmt, text.parse_html
         )
@@ -114,7 +135,8 @@ def parse_book(
     if cancel is not None:
         cancel.check()
     progress(0.9, "Cutting pages")
-    pages, first_pages = paginate(book.chapters, target=PAGE_TARGET)
+    cut = paginate_blocks(book.chapters, target=PAGE_TARGET)
+    pages = cut.pages
     if not pages:
         raise BookError(BookCode.EMPTY, f"{path.name} has no text in it.")
     if len(pages) > limits.max_pages:
@@ -123,9 +145,7 @@ def parse_book(
         TocItem(
             item.title,
             item.level,
-            page=first_pages[item.chapter]
-            if item.chapter is not None and item.chapter < len(first_pages)
-            else 1,
+            page=cut.page_of(item.chapter, getattr(item, "block", None)),
             chapter=item.chapter,
         )
         for item in book.toc

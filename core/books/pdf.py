@@ -1,25 +1,33 @@
 """PDF books with pypdfium2: real pages, page labels, the outline as table of contents.
 
-Text extraction costs 4–6 ms a page. Long PDFs are split in two halves: this process reads
-the first half while one worker process (spawned, never forked: the window process has Qt
-threads) reads the second, so an import uses both cores.
+Text extraction costs 4–6 ms a page and runs in worker processes (spawned, never forked: the
+window process has Qt threads) whose memory is capped, so a hostile page cannot exhaust the
+computer's memory. Long PDFs are shared by two workers when a second core is free.
 """
 
 from __future__ import annotations
 
 import ctypes
 import multiprocessing
+import os
 import re
 import statistics
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
+from concurrent.futures import wait as futures_wait
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from core.books.limits import DEFAULT_LIMITS, Limits, too_large
+from core.books.limits import DEFAULT_LIMITS, Limits, human_size, too_large
 from core.books.model import BookFormat, PageContent, ParsedBook, TocItem
+from core.books.titles import clean_title
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
 
-PARALLEL_FROM_PAGES = 40
+PARALLEL_FROM_PAGES = 60
+"""From this many pages a second worker may share the reading."""
+FIRST_PIECE = 16
+PIECE = 32
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
 
@@ -86,24 +94,48 @@ def clean_page_text(raw: str) -> str:
     return "".join(out)
 
 
-def extract_range(path_str: str, start: int, stop: int) -> list[str]:
-    """Text of pages ``start``..``stop-1`` (0-based). Runs in a worker process too."""
-    doc = _open(Path(path_str))
+def _page_text(doc: object, index: int) -> str:
+    page = doc[index]  # type: ignore[index]
     try:
-        texts: list[str] = []
-        for index in range(start, stop):
-            page = doc[index]
-            try:
-                textpage = page.get_textpage()
-                try:
-                    texts.append(clean_page_text(textpage.get_text_bounded()))
-                finally:
-                    textpage.close()
-            finally:
-                page.close()
-        return texts
+        textpage = page.get_textpage()
+        try:
+            return clean_page_text(textpage.get_text_bounded())
+        finally:
+            textpage.close()
     finally:
-        doc.close()
+        page.close()
+
+
+_worker_doc: tuple[tuple[str, int, int], object] | None = None
+
+
+def _worker_extract(path_str: str, start: int, stop: int) -> list[str]:
+    """Worker-process side: the document stays open across the pieces of one book (opening
+    a long PDF costs more than a few pages of text) until ``_worker_close`` or another
+    file."""
+    global _worker_doc
+    try:
+        stat = os.stat(path_str)
+        key = (path_str, stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        key = (path_str, 0, 0)
+    if _worker_doc is not None and _worker_doc[0] != key:
+        _worker_close()
+    if _worker_doc is None:
+        _worker_doc = (key, _open(Path(path_str)))
+    doc = _worker_doc[1]
+    try:
+        return [_page_text(doc, index) for index in range(start, stop)]
+    except BaseException:
+        _worker_close()
+        raise
+
+
+def _worker_close() -> None:
+    global _worker_doc
+    if _worker_doc is not None:
+        _worker_doc[1].close()  # type: ignore[attr-defined]
+        _worker_doc = None
 
 
 def _labels(doc: object, count: int) -> list[str]:
@@ -127,7 +159,7 @@ def _toc(doc: object, count: int) -> list[TocItem]:
     items: list[TocItem] = []
     try:
         for bookmark in doc.get_toc():  # type: ignore[attr-defined]
-            title = " ".join((bookmark.get_title() or "").split())
+            title = clean_title(bookmark.get_title() or "")
             dest = bookmark.get_dest()
             index = dest.get_index() if dest is not None else None
             if title and index is not None and 0 <= index < count:
@@ -163,8 +195,8 @@ def parse_pdf(
         meta = _meta(doc)
     finally:
         doc.close()
+    texts = _extract_all(path, count, progress, cancel, limits)
 
-    texts = _extract_all(path, count, progress, cancel)
     if sum(len(t.strip()) for t in texts) < max(10, count):
         raise BookError(
             BookCode.NO_TEXT,
@@ -193,84 +225,145 @@ def parse_pdf(
     )
 
 
-_pool: ProcessPoolExecutor | None = None
+_pools: dict[int, tuple[int, ProcessPoolExecutor]] = {}  # slot -> (memory cap, pool)
 
 
-def _worker_pool() -> ProcessPoolExecutor:
-    """One long-lived spawned worker: starting a process costs ~0.1 s, so it is reused."""
-    global _pool
-    if _pool is None:
-        ctx = multiprocessing.get_context("spawn")
-        _pool = ProcessPoolExecutor(max_workers=1, mp_context=ctx)
-    return _pool
+def _limit_memory(max_bytes: int) -> None:
+    """Worker initializer: cap the worker's address space, so a page whose content stream
+    unpacks to gigabytes (a deflate bomb) fails in the worker, not the whole computer."""
+    try:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = max_bytes if hard == resource.RLIM_INFINITY else min(max_bytes, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (ImportError, ValueError, OSError):
+        pass  # not on this system: the worker still keeps the window process safe
+
+
+def _worker_pool(slot: int, max_bytes: int) -> ProcessPoolExecutor:
+    """Long-lived spawned single-process pools (starting one costs ~0.1 s, so they are
+    reused). Slot 0 reads every PDF; slot 1 joins for long ones when a core is free."""
+    current = _pools.get(slot)
+    if current is not None and current[0] == max_bytes:
+        return current[1]
+    if current is not None:
+        current[1].shutdown(wait=False, cancel_futures=True)
+    ctx = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(
+        max_workers=1, mp_context=ctx, initializer=_limit_memory, initargs=(max_bytes,)
+    )
+    _pools[slot] = (max_bytes, pool)
+    return pool
+
+
+def _ready() -> bool:
+    return True
+
+
+def warm_workers(limits: Limits = DEFAULT_LIMITS) -> None:
+    """Start the PDF workers ahead of time (a cold start costs a few hundred ms), e.g. when
+    the window has shown. Does not wait for them."""
+    slots = 2 if _usable_cores() >= 2 else 1
+    for slot in range(slots):
+        _worker_pool(slot, limits.max_pdf_worker_bytes).submit(_ready)
 
 
 def shutdown_workers() -> None:
-    global _pool
-    if _pool is not None:
-        _pool.shutdown(wait=False, cancel_futures=True)
-        _pool = None
+    for slot in list(_pools):
+        _pools.pop(slot)[1].shutdown(wait=False, cancel_futures=True)
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _ranges(start: int, stop: int, size: int) -> list[tuple[int, int]]:
+    return [(s, min(stop, s + size)) for s in range(start, stop, size)]
 
 
 def _extract_all(
-    path: Path, count: int, progress: ProgressCallback, cancel: CancelToken | None
+    path: Path,
+    count: int,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+    limits: Limits,
+    *,
+    use_worker: bool | None = None,
 ) -> list[str]:
-    batch = 8
-    if count < PARALLEL_FROM_PAGES:
-        texts: list[str] = []
-        for start in range(0, count, batch):
-            if cancel is not None:
-                cancel.check()
-            texts.extend(extract_range(str(path), start, min(count, start + batch)))
-            progress(len(texts) / count, f"Reading page {len(texts)} of {count}")
-        return texts
+    """Text of every page, in order, read in worker processes with a memory cap.
 
-    # The worker takes the back ~half in a few pieces (so cancellation is prompt); this
-    # process reads the front half meanwhile. The split favours this process slightly
-    # because the worker pays to start and to open the file.
-    split = count * 9 // 20
-    pieces = 4
-    step = max(1, (count - split + pieces - 1) // pieces)
-    futures: list[Future[list[str]]] = []
+    One worker reads a short book, or any book on a machine with one usable core. A long
+    book (``PARALLEL_FROM_PAGES``) gets a second worker. The workers take the next piece as
+    they finish one, so a worker slowed by another program never holds the book up (a fixed
+    half each made the split slower than one process when the other core was busy; measured
+    in tests/bench/bench_import.py --compare). ``use_worker`` forces the second worker on
+    (True) or off (False).
+    """
+    name = str(path)
+    workers = [_worker_pool(0, limits.max_pdf_worker_bytes)]
+    pieces = [(0, min(count, FIRST_PIECE)), *_ranges(min(count, FIRST_PIECE), count, PIECE)]
+    queue = deque(enumerate(pieces))
+    waiting: list[deque[tuple[int, Future[list[str]]]]] = [deque()]
+    results: dict[int, list[str]] = {}
+
+    def feed(w: int) -> None:
+        while len(waiting[w]) < 2 and queue:
+            index, (start, stop) = queue.popleft()
+            waiting[w].append((index, workers[w].submit(_worker_extract, name, start, stop)))
+
     try:
-        pool = _worker_pool()
-        futures = [
-            pool.submit(extract_range, str(path), s, min(count, s + step))
-            for s in range(split, count, step)
-        ]
-    except Exception:
-        futures = []
-        split = count
-    front: list[str] = []
-    try:
-        for start in range(0, split, batch):
+        feed(0)
+        if use_worker is None:
+            use_worker = count >= PARALLEL_FROM_PAGES and _usable_cores() >= 2
+        if use_worker and len(pieces) > 2:
+            workers.append(_worker_pool(1, limits.max_pdf_worker_bytes))
+            waiting.append(deque())
+            feed(1)
+        done = 0
+        while done < len(pieces):
             if cancel is not None:
                 cancel.check()
-            front.extend(extract_range(str(path), start, min(split, start + batch)))
-            done = len(front) + sum(
-                len(f.result()) for f in futures if f.done() and not f.exception()
+            futures_wait(
+                [f for line in waiting for _, f in line], timeout=0.1, return_when=FIRST_COMPLETED
             )
-            progress(done / count, f"Reading page {done} of {count}")
-        back: list[str] = []
-        for future in futures:
-            while True:
-                if cancel is not None:
-                    cancel.check()
-                try:
-                    back.extend(future.result(timeout=0.1))
-                    break
-                except TimeoutError:
-                    continue
-            progress(
-                (len(front) + len(back)) / count,
-                f"Reading page {len(front) + len(back)} of {count}",
-            )
-        if not futures:
-            return front
-        return front + back
-    except BaseException:
-        for future in futures:
-            future.cancel()
+            for w, line in enumerate(waiting):
+                while line and line[0][1].done():
+                    index, future = line.popleft()
+                    results[index] = future.result()
+                feed(w)
+            before_done = done
+            while done in results:
+                done += 1
+            if done != before_done:
+                read = sum(len(results[i]) for i in range(done))
+                progress(read / count, f"Reading page {read} of {count}")
+        return [text for i in range(len(pieces)) for text in results[i]]
+    except BaseException as exc:
+        for line in waiting:
+            for _, future in line:
+                future.cancel()
+        if isinstance(exc, (MemoryError, BrokenProcessPool)):
+            shutdown_workers()  # a worker that ran out of memory may be dead or unusable
+            raise too_large(
+                path,
+                f"reading its text needs more than {human_size(limits.max_pdf_worker_bytes)} "
+                "of memory (the file may be damaged, or built to exhaust memory)",
+                hint="Open it in another PDF viewer and save a new copy, then open that.",
+            ) from None
+        if isinstance(exc, Exception) and not isinstance(exc, BookError):
+            raise BookError(
+                BookCode.CORRUPT,
+                f"{path.name} is damaged: some of its pages cannot be read ({exc}).",
+                hint="Open it in another PDF viewer and save a new copy, then open that.",
+            ) from None
         raise
     finally:
-        pass
+        for worker in workers:
+            try:
+                worker.submit(_worker_close)  # runs after this worker's pieces
+            except RuntimeError:
+                pass  # the pool was shut down

@@ -7,15 +7,12 @@ import html as htmllib
 import re
 from pathlib import Path
 
-from core.books.htmlblocks import html_to_blocks
+from core.books.htmlblocks import clean_title, html_to_blocks
 from core.books.limits import DEFAULT_LIMITS, Limits, too_large
-from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocItem
+from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocAnchor, TocItem
+from core.books.txtheadings import Para, find_headings
 from core.errors import BookCode, BookError
 
-_CHAPTER_HEADING = re.compile(
-    r"^(?:(?:CHAPTER|Chapter|BOOK|Book|PART|Part)\s+(?:[IVXLCDM]+|\d+|[A-Z][a-z]+|[A-Z]+)\b.{0,80}"
-    r"|[IVXLCDM]{1,7}\.?)$"
-)
 _GUTENBERG_START = re.compile(r"^\*\*\* ?START OF (?:THE|THIS) PROJECT GUTENBERG.*$", re.M)
 _GUTENBERG_END = re.compile(r"^\*\*\* ?END OF (?:THE|THIS) PROJECT GUTENBERG.*$", re.M)
 _TITLE_LINE = re.compile(r"^Title:\s*(.+)$", re.M)
@@ -78,17 +75,34 @@ def decode_text(data: bytes, path: Path) -> str:
     return data.decode("cp1252", errors="replace")
 
 
-def _paragraphs(text: str, limits: Limits, path: Path) -> list[str]:
-    paras: list[str] = []
+MAX_PAGE_CHARS = 3000
+"""No virtual page holds more text than this (1.5 × the page target), so a book with more
+than ``max_pages × MAX_PAGE_CHARS`` characters is certain to be refused: it is refused as
+soon as the count passes that, before pages are cut."""
+
+
+def check_text_budget(chars: int, path: Path, limits: Limits) -> None:
+    if chars > limits.max_pages * MAX_PAGE_CHARS:
+        raise too_large(
+            path, f"its text makes more than {limits.max_pages:,} pages (the most Margin reads)"
+        )
+
+
+def _paragraphs(text: str, limits: Limits, path: Path) -> list[Para]:
+    paras: list[Para] = []
+    total = 0
     for raw in re.split(r"\n[ \t]*\n", text):
-        lines = [ln.strip() for ln in raw.split("\n")]
-        para = " ".join(ln for ln in lines if ln)
-        if not para:
+        lines = tuple(ln for ln in (ln.strip() for ln in raw.split("\n")) if ln)
+        if not lines:
             continue
-        if len(para) > limits.max_paragraph_chars:
+        para = Para(lines)
+        size = len(para.text)
+        if size > limits.max_paragraph_chars:
             raise too_large(
                 path, f"one paragraph is longer than {limits.max_paragraph_chars:,} characters"
             )
+        total += size
+        check_text_budget(total, path, limits)
         paras.append(para)
     return paras
 
@@ -126,15 +140,30 @@ def parse_text(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> P
     toc: list[TocItem] = []
     current: list[Block] = []
     title = "Beginning"
-    for para in paras:
-        if len(para) <= 90 and _CHAPTER_HEADING.match(para):
-            if current:
-                chapters.append(Chapter(title, tuple(current)))
-            title = para
-            current = [Block("h2", para, htmllib.escape(para, quote=False))]
-            toc.append(TocItem(para, 1, chapter=len(chapters)))
-        else:
-            current.append(Block("p", para, htmllib.escape(para, quote=False)))
+    headings = {h.index: h for h in find_headings(paras)}
+    skip = 0
+    for i, para in enumerate(paras):
+        if skip:
+            skip -= 1
+            continue
+        heading = headings.get(i)
+        if heading is None:
+            current.append(Block("p", para.text, htmllib.escape(para.text, quote=False)))
+            continue
+        skip = heading.span - 1
+        block = Block("h2", heading.title, htmllib.escape(heading.title, quote=False))
+        if current and any(b.kind != "h2" for b in current):
+            chapters.append(Chapter(title, tuple(current)))
+            current = []
+        if not current:
+            title = heading.title
+        # a heading right under another one (BOOK THE FIRST / CHAPTER I) shares its chapter
+        toc.append(
+            TocAnchor(
+                clean_title(heading.title), heading.level, chapter=len(chapters), block=len(current)
+            )
+        )
+        current.append(block)
     if current:
         chapters.append(Chapter(title, tuple(current)))
     language = meta.get("language", "")
@@ -167,7 +196,14 @@ def _split_chapters(
         if level and level in split_at and not current:
             title = block.text
         if level:
-            toc.append(TocItem(block.text, level - top + 1, chapter=len(chapters)))
+            toc.append(
+                TocAnchor(
+                    clean_title(block.text),
+                    level - top + 1,
+                    chapter=len(chapters),
+                    block=len(current),
+                )
+            )
         current.append(block)
     if current:
         chapters.append(Chapter(title, tuple(current)))
@@ -175,6 +211,7 @@ def _split_chapters(
 
 
 def _check_blocks(blocks: list[Block], path: Path, limits: Limits) -> None:
+    check_text_budget(sum(len(b.text) for b in blocks), path, limits)
     for block in blocks:
         if len(block.text) > limits.max_paragraph_chars:
             raise too_large(

@@ -2,15 +2,22 @@
 
 Targets (issue 2): ≥ 250 PDF pages/s; a 1 MB-of-text EPUB in < 0.5 s.
 Run: .venv/bin/python tests/bench/bench_import.py
+     .venv/bin/python tests/bench/bench_import.py --compare REF   (parsers at git REF vs now,
+     interleaved in one run: PDF with the second core idle and busy, EPUB HTML clean-up)
 """
 
 from __future__ import annotations
 
+import importlib
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
-from common import FIXTURES, machine, median, report
+from common import FIXTURES, ROOT, machine, median, report
 
 from core.books.importer import import_book
 from core.books.pdf import shutdown_workers
@@ -32,7 +39,29 @@ def timed_import(path: Path) -> tuple[float, int]:
     return elapsed, book.page_count
 
 
+def real_book_pdf(path: Path, repeats: int = 60) -> Path:
+    """A PDF of real typeset pages: the fixture PDFs with text, repeated (7 pages a round)."""
+    import pypdfium2 as pdfium
+
+    sources = [
+        pdfium.PdfDocument(str(FIXTURES / "pdf" / name))
+        for name in ("pdflatex-4-pages.pdf", "multicolumn.pdf")
+    ]
+    out = pdfium.PdfDocument.new()
+    for _ in range(repeats):
+        for src in sources:
+            out.import_pages(src)
+    out.save(str(path))
+    out.close()
+    for src in sources:
+        src.close()
+    return path
+
+
 def main() -> None:
+    if "--compare" in sys.argv:
+        compare(sys.argv[sys.argv.index("--compare") + 1])
+        return
     print(f"bench_import on {machine()}; median of {RUNS} runs, each in a fresh library")
     alice_txt = FIXTURES / "books" / "alice_in_wonderland.txt"
     with tempfile.TemporaryDirectory() as tmp:
@@ -53,11 +82,13 @@ def main() -> None:
             size += 40_000
             n += 1
         epub1mb = make_epub(work / "big.epub", chapters, title="One megabyte")
+        real420 = real_book_pdf(work / "real420.pdf")
 
         timed_import(pdf117)  # warm the PDF worker process and the imports
         for label, path, kind in (
             ("generated PDF, 300 pages", pdf300, "pdf"),
             ("generated PDF, 117 pages", pdf117, "pdf"),
+            ("real-book PDF (fixtures repeated), 420 pages", real420, "pdf"),
             ("1 MB-of-text EPUB (generated)", epub1mb, "epub"),
             ("alice_in_wonderland.epub", FIXTURES / "books" / "alice_in_wonderland.epub", "epub"),
         ):
@@ -86,6 +117,108 @@ def main() -> None:
             pages / elapsed >= 250,
         )
     shutdown_workers()
+
+
+def _old_module(ref: str, relpath: str, name: str, folder: Path) -> ModuleType:
+    source = subprocess.check_output(["git", "show", f"{ref}:{relpath}"], cwd=ROOT)
+    (folder / f"{name}.py").write_bytes(source)
+    return importlib.import_module(name)
+
+
+def _busy_core() -> subprocess.Popen[bytes]:
+    """Another program keeping one core busy (ended by the caller)."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def _interleaved(variants: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(runs):
+        for name, run in variants.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return {name: median(values) for name, values in times.items()}
+
+
+def _with_split_from(module: ModuleType, path: Path, pages: int | None) -> object:
+    """parse_pdf with the second worker as shipped (None), or from ``pages`` pages on."""
+    saved = module.PARALLEL_FROM_PAGES
+    if pages is not None:
+        module.PARALLEL_FROM_PAGES = pages
+    try:
+        return module.parse_pdf(path)
+    finally:
+        module.PARALLEL_FROM_PAGES = saved
+
+
+def compare(ref: str) -> None:
+    """The parsers at ``ref`` against the working tree, interleaved in one run."""
+    from core.books import htmlblocks, pdf
+    from core.books.epub import EpubArchive
+
+    print(f"bench_import --compare {ref} on {machine()}; medians of {RUNS} interleaved runs")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        sys.path.insert(0, str(work))
+        old_pdf = _old_module(ref, "core/books/pdf.py", "old_pdf", work)
+        old_html = _old_module(ref, "core/books/htmlblocks.py", "old_htmlblocks", work)
+        alice_txt = FIXTURES / "books" / "alice_in_wonderland.txt"
+        pdfs = {
+            "generated PDF, 600 pages": make_text_pdf(
+                work / "gen600.pdf", book_pages(600, alice_txt), title="Six hundred"
+            ),
+            "real-book PDF, 420 pages": real_book_pdf(work / "real420.pdf"),
+            "real-book PDF, 70 pages": real_book_pdf(work / "real70.pdf", repeats=10),
+        }
+        for busy in (False, True):
+            hog = _busy_core() if busy else None
+            try:
+                for label, path in pdfs.items():
+                    variants: dict[str, Callable[[], object]] = {
+                        "before": lambda p=path: old_pdf.parse_pdf(p),
+                        "after": lambda p=path: _with_split_from(pdf, p, None),
+                        "one worker": lambda p=path: _with_split_from(pdf, p, 10**9),
+                        "two workers": lambda p=path: _with_split_from(pdf, p, 0),
+                    }
+                    variants["before"]()  # warm the worker processes
+                    variants["two workers"]()
+                    med = _interleaved(variants, RUNS)
+                    state = "other core busy" if busy else "other core idle"
+                    print(
+                        f"  {label + ', ' + state:<48} before {med['before'] * 1000:5.0f} ms"
+                        f"  after {med['after'] * 1000:5.0f} ms  ×{med['before'] / med['after']:.2f}"
+                        f"  (forced: one worker {med['one worker'] * 1000:.0f} ms,"
+                        f" two {med['two workers'] * 1000:.0f} ms)"
+                    )
+            finally:
+                if hog is not None:
+                    hog.kill()
+                    hog.wait()
+        old_pdf.shutdown_workers()
+        pdf.shutdown_workers()
+
+        # EPUB: the HTML → blocks step on ~16 MiB of chapter XHTML
+        text = " ".join(alice_txt.read_text(encoding="utf-8").split())
+        body = "".join(f"<p>{text[i : i + 900]}</p>\n  " for i in range(0, 120_000, 900))
+        chapters = [(f"Chapter {n + 1}", body) for n in range(140)]
+        big = make_epub(work / "big16.epub", chapters, title="Sixteen")
+        arc = EpubArchive(big)
+        docs = [arc.read(n) for n in arc.entries if n.endswith(".xhtml") and "/c" in n]
+        arc.close()
+        size = sum(len(d) for d in docs) / 1024 / 1024
+        same = all(old_html.html_to_blocks(d) == htmlblocks.html_to_blocks(d) for d in docs[:3])
+        med = _interleaved(
+            {
+                "before": lambda: [old_html.html_to_blocks(d) for d in docs],
+                "after": lambda: [htmlblocks.html_to_blocks(d) for d in docs],
+            },
+            RUNS,
+        )
+        print(
+            f"  {f'EPUB HTML to blocks, {size:.1f} MiB':<48} before {med['before'] * 1000:6.0f} ms"
+            f"   after {med['after'] * 1000:6.0f} ms   ×{med['before'] / med['after']:.2f}"
+            f"   same blocks: {same}"
+        )
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ def test_import_list_show_search_page_position(
         str(pdf_dir / "pdflatex-outline.pdf"),
     )
     assert code == 0, err
-    assert "Alice's Adventures in Wonderland" in out and "96 pages" in out
+    assert "Alice's Adventures in Wonderland" in out and "97 pages" in out
     code, out, _ = run(capsys, "import", str(books_dir / "alice_in_wonderland.epub"))
     assert "already in the library" in out
     code, out, _ = run(capsys, "books", "--json")
@@ -47,9 +47,9 @@ def test_import_list_show_search_page_position(
     code, out, _ = run(capsys, "page", "pdflatex", "2")
     assert "page 2" in out and "Hello, here is some text" in out
     code, out, _ = run(capsys, "position", "alice", "30")
-    assert "now on page 30 of 96" in out and "read up to page 30" in out
+    assert "now on page 30 of 97" in out and "read up to page 30" in out
     code, out, _ = run(capsys, "read-to", "alice", "12")
-    assert code == 0 and "now on page 30 of 96" in out and "read up to page 12" in out
+    assert code == 0 and "now on page 30 of 97" in out and "read up to page 12" in out
     code, out, _ = run(capsys, "show", "alice", "--json")
     shown = json.loads(out)
     assert (shown["page"], shown["read_to"]) == (30, 12)

@@ -28,13 +28,13 @@ BOOKS = (
     EvalBook(
         "alice",
         "alice_in_wonderland.epub",
-        20,  # chapter IV starts on p. 21
+        21,  # chapter IV starts on p. 22 (checked against the contents in the tests)
         "What has happened to Alice so far, and how does her adventure go on?",
     ),
     EvalBook(
         "metamorphosis",
         "metamorphosis.epub",
-        27,  # part II starts on p. 28
+        28,  # part II starts on p. 29 (checked against the contents in the tests)
         "Why was Gregor transformed, and what will become of him and his family?",
     ),
 )

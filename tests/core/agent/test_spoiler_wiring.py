@@ -36,7 +36,8 @@ def collect(agen: Any) -> list[Any]:
 
 @pytest.fixture
 def read_to_20(library: Library, alice: BookInfo) -> BookInfo:
-    return library.set_position(alice.id, 20)
+    """Alice read to the end of chapter III."""
+    return library.set_position(alice.id, 21)
 
 
 def service_for(library: Library, fake: FakeAnthropic, provider: str) -> AgentService:
@@ -66,8 +67,8 @@ def test_leaking_sentence_is_held_back_stored_and_revealable(
     assert "grows and shrinks" in shown and "pool of tears" in shown
     hidden = [e for e in events if isinstance(e, SpoilerHidden)]
     assert len(hidden) == 1 and "Knave of Hearts" in hidden[0].withheld.text
-    assert hidden[0].withheld.read_to == 20
-    assert all(page > 20 for _, page in hidden[0].withheld.terms)
+    assert hidden[0].withheld.read_to == 21
+    assert all(page > 21 for _, page in hidden[0].withheld.terms)
     result = events[-1].result
     assert isinstance(events[-1], RunFinished) and "Knave" not in result.answer
     # stored with the flags: the reader can reveal it later
@@ -76,11 +77,11 @@ def test_leaking_sentence_is_held_back_stored_and_revealable(
     revealed = fill_hidden(record.text, record.withheld, reveal=True)
     assert LEAK in revealed and "grows and shrinks" in revealed
     notice = fill_hidden(record.text, record.withheld)
-    assert "Hidden: this part mentions something from after p. 20" in notice
+    assert "Hidden: this part mentions something from after p. 21" in notice
     # the event log records the check: terms and where they first appear
     log = (library.paths.event_logs / f"conversation-{conv.id}.jsonl").read_text()
     checks = [json.loads(x) for x in log.splitlines() if '"SPOILER_CHECK"' in x]
-    assert checks and all(t["first_page"] > 20 for t in checks[0]["terms"])
+    assert checks and all(t["first_page"] > 21 for t in checks[0]["terms"])
     # the next question's history does not replay the hidden sentence to the model
     fake_anthropic.add(Reply.text("Alright."))
     collect(service.ask(conv.id, "And then?"))
@@ -144,7 +145,7 @@ def test_passages_mode_runs_the_check_and_passes_its_quotes(
     for e in events:
         state.apply(e)
     assert "Passages from the book" in state.text and state.citations
-    assert all(c.last_page <= 20 for c in state.citations)
+    assert all(c.last_page <= 21 for c in state.citations)
 
 
 @pytest.mark.parametrize("lift", ["finished", "until"])
@@ -190,7 +191,7 @@ def test_cli_prints_the_notice_and_reveal_shows_it(
     fake_anthropic.add(Reply.text(MIXED), Reply.text(MIXED))
     assert main(["ask", str(read_to_20.id), "What happens?"]) == 0
     out = capsys.readouterr().out
-    assert "Knave" not in out and "Hidden: this part mentions something from after p. 20" in out
+    assert "Knave" not in out and "Hidden: this part mentions something from after p. 21" in out
     assert "--reveal" in out
     assert main(["ask", str(read_to_20.id), "What happens?", "--reveal"]) == 0
     assert LEAK in capsys.readouterr().out

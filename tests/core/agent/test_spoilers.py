@@ -22,8 +22,8 @@ from core.store.library import Library
 from tests.conftest import BOOKS
 from tests.core.agent.spoiler_eval import combined, evaluate
 
-ALICE_READ_TO = 20  # the end of chapter III
-META_READ_TO = 27  # the end of part I
+ALICE_READ_TO = 21  # the end of chapter III
+META_READ_TO = 28  # the end of part I
 
 
 @pytest.fixture(scope="module")
@@ -204,8 +204,8 @@ def test_words_of_the_question_and_selection_never_count(
 @pytest.mark.parametrize(
     "sentence,term,page",
     [
-        ("At the tea-party nobody moves.", "tea-party", 45),
-        ("The Queen calls them all a pack of cards.", "pack of cards", 53),
+        ("At the tea-party nobody moves.", "tea-party", 46),
+        ("The Queen calls them all a pack of cards.", "pack of cards", 54),
     ],
 )
 def test_phrases_met_only_after_the_bound(
@@ -341,3 +341,20 @@ def test_a_sentence_without_an_end_is_released_in_pieces() -> None:
     assert out and all(len(s.text) <= 100 for s in out)
     assert len(guard.pending) <= 100
     assert "".join(s.text for s in out) + guard.pending == "word " * 200
+
+
+def test_evaluation_bounds_are_the_ends_of_the_parts(books: tuple[Library, dict[str, int]]) -> None:
+    """The evaluation's read_to is the page before the next part starts, per the contents
+    (so a change in pagination shows here instead of silently shifting the figures)."""
+    from tests.core.agent.spoiler_eval import BOOKS
+
+    library, ids = books
+    starts = {"alice": "CHAPTER IV", "metamorphosis": "II"}
+    for book in BOOKS:
+        toc = library.toc(ids[book.name])
+        nxt = next(
+            t
+            for t in toc
+            if t.title.strip() == starts[book.name] or t.title.startswith(starts[book.name] + ".")
+        )
+        assert book.read_to == nxt.page - 1, book.name

@@ -273,15 +273,15 @@ def test_local_server_plain_text_labels_become_citations(
     )
     conv = service.create_conversation(alice.id)
     fake_anthropic.add(
-        Reply.tool_use("search_book", {"query": "Cheshire"}), Reply.text("It grins [p. 39].")
+        Reply.tool_use("search_book", {"query": "Cheshire"}), Reply.text("It grins [p. 40].")
     )
     events = ask(service, conv.id, "q")
     results = fake_anthropic.message_requests[1].body["messages"][-1]["content"][0]["content"]
     assert (
-        isinstance(results, str) and '<book_text pages="39-39"' in results and "[p. 39]" in results
+        isinstance(results, str) and '<book_text pages="40-40"' in results and "[p. 40]" in results
     )
     cites = [e.citation for e in events if isinstance(e, Citation)]
-    assert [(c.first_page, c.last_page) for c in cites] == [(39, 39)]
+    assert [(c.first_page, c.last_page) for c in cites] == [(40, 40)]
     assert cites[0].quoted_text and cites[0].quoted_text[:120] in results, (
         "the quote comes from what the tool returned"
     )

@@ -4,11 +4,12 @@ from pathlib import Path
 
 import pytest
 
+from core.books import pdf
 from core.books.limits import Limits
 from core.books.parse import parse_book
 from core.books.pdf import PARALLEL_FROM_PAGES, clean_page_text
 from core.errors import BookCode, BookError
-from core.progress import CancelToken
+from core.progress import CancelToken, no_progress
 from tests.support.pdfgen import book_pages, make_text_pdf
 
 
@@ -80,6 +81,32 @@ def test_long_pdf_uses_worker_and_keeps_page_order(tmp_path: Path, books_dir: Pa
     for i, page in enumerate(book.pages):
         assert f"unique{i}." in page.text, f"page {i + 1} holds its own text"
     assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0)
+
+
+def test_one_or_two_workers_give_the_same_pages(tmp_path: Path, books_dir: Path) -> None:
+    texts = [
+        f"Page marker {i} unique{i}. " + t
+        for i, t in enumerate(book_pages(90, books_dir / "alice_in_wonderland.txt", 1200))
+    ]
+    path = make_text_pdf(tmp_path / "two.pdf", texts)
+    pdf.shutdown_workers()
+    one = pdf._extract_all(path, len(texts), no_progress, None, Limits(), use_worker=False)
+    assert 1 not in pdf._pools, "no second worker when the split does not pay"
+    two = pdf._extract_all(path, len(texts), no_progress, None, Limits(), use_worker=True)
+    assert 1 in pdf._pools
+    assert one == two
+    assert [f"unique{i}." in t for i, t in enumerate(one)] == [True] * len(texts)
+    # the same worker reads the next book after this one (its document was closed)
+    again = pdf._extract_all(path, len(texts), no_progress, None, Limits(), use_worker=False)
+    assert again == one
+
+
+def test_warm_workers_start_ahead(pdf_dir: Path) -> None:
+    pdf.shutdown_workers()
+    pdf.warm_workers()
+    assert 0 in pdf._pools
+    book = parse_book(pdf_dir / "multicolumn.pdf")
+    assert "Two-Column Document" in book.pages[0].text
 
 
 def test_cancel_during_pdf_extraction(tmp_path: Path, books_dir: Path) -> None:

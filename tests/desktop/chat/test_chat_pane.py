@@ -65,7 +65,7 @@ def test_ask_streams_answer_and_citation_moves_reader(
     book_id = open_alice(window, books_dir)
     chat = window.chat
     assert not chat.banner.isVisible()
-    cite = search_result_citation(source_for(book_id, 39, 39), "p. 39", "It’s a Cheshire cat")
+    cite = search_result_citation(source_for(book_id, 40, 40), "p. 40", "It’s a Cheshire cat")
     fake_anthropic.add(
         Reply.tool_use("search_book", {"query": "Cheshire cat"}),
         Reply.text(
@@ -82,13 +82,13 @@ def test_ask_streams_answer_and_citation_moves_reader(
     assert chat.stop_button.isVisible(), "the answer is still streaming"
     qtbot.waitUntil(lambda: not chat.live, timeout=15000)
     text = chat.transcript_text()
-    assert "Why does the cat grin?" in text and "p. 39" in text
+    assert "Why does the cat grin?" in text and "p. 40" in text
     html = chat.transcript.toHtml()
     assert ("margin-cite:" in html and "<b>Cheshire</b>" in html) or "font-weight" in html
     window.reader.go_to_page(2)
     with qtbot.waitSignal(chat.requestOpenPage, timeout=2000):
-        chat._link(QUrl(f"margin-cite:{book_id}/39-39?q=It%E2%80%99s%20a%20Cheshire%20cat"))
-    assert window.reader.page == 39
+        chat._link(QUrl(f"margin-cite:{book_id}/40-40?q=It%E2%80%99s%20a%20Cheshire%20cat"))
+    assert window.reader.page == 40
     assert window.reader.view.marked()
     assert m.Message.get(m.Message.kind == "answer").status == "complete"
     assert chat.conversations.currentText().startswith("Why does the cat grin?")
