@@ -49,7 +49,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.resize(1280, 800)
         self.settings = QSettings(str(paths.config / "window.ini"), QSettings.Format.IniFormat)
-        self.library_panel = LibraryPanel()
+        self.library_panel = LibraryPanel(paths.data)
         self.reader = Reader(library)
         self.chat: Any = self._make_chat()
         self.importer = ImportController(library, self)
