@@ -58,7 +58,7 @@ EMPTY_TEXT = (
     "EPUB, PDF, text, Markdown and HTML."
 )
 SORTS = {"recent": "Recently read", "title": "Title", "author": "Author"}
-MIN_TILE = 104  # narrowest grid cell, so a 230-pixel panel still shows two columns
+MIN_TILE = 96  # narrowest grid cell, so a 230-pixel panel still shows two columns
 TEXT_BLOCK = 58  # title (two lines), author and the progress bar under a cover
 LIST_ROW = 64
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -507,6 +507,7 @@ class LibraryView(QWidget):
         self.cancel.clicked.connect(self.requestCancelImport)
         self.error = QLabel()
         self.error.setObjectName("error")
+        self.error.setForegroundRole(QPalette.ColorRole.BrightText)  # the theme's error colour
         self.error.setWordWrap(True)
         self.error.setAccessibleName("Import errors")
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

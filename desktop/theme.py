@@ -1,9 +1,10 @@
 """Themes: the page colours of reflowable books, highlight colours, and the colours of the
 whole window (light, sepia, dark, or whatever the system uses).
 
-``apply_app_theme`` sets one palette and one small style sheet on the application, so every
-panel (library, contents, chat, dialogs) follows; the style sheet adds what a palette cannot
-say: scrollbar handles that stand out from the page in every theme. ``page_image_filter``
+``apply_app_theme`` sets one palette on the application, so every panel (library, contents,
+chat, dialogs) follows, and Fusion with scrollbar handles that stand out from the page in
+every theme (``ThemeStyle``). No style sheet: re-polishing every widget for one costs about
+ten times more than a palette change. ``page_image_filter``
 gives the PDF view a night mode and a sepia tint computed by Qt's compositing, in C++.
 """
 
@@ -14,6 +15,13 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QProxyStyle,
+    QStyle,
+    QStyleOptionComplex,
+    QStyleOptionSlider,
+    QWidget,
+)
 
 
 @dataclass(frozen=True)
@@ -74,7 +82,7 @@ class WindowColours:
     border: str
     scroll_handle: str  # must stand out from ``base`` and ``window``
     scroll_handle_hover: str
-    error: str
+    error: str  # the palette's BrightText: error labels use it as their foreground role
     tooltip: str
 
 
@@ -186,21 +194,36 @@ def window_palette(colours: WindowColours) -> QPalette:
     return palette
 
 
-def window_style_sheet(colours: WindowColours) -> str:
-    """What the palette cannot say. Kept short: the longer the sheet, the slower a switch."""
-    k = colours
-    return f"""
-QScrollBar:vertical {{ background: transparent; width: 12px; margin: 0; }}
-QScrollBar:horizontal {{ background: transparent; height: 12px; margin: 0; }}
-QScrollBar::handle:vertical {{ background: {k.scroll_handle}; min-height: 28px; border-radius: 4px; margin: 2px 2px 2px 3px; }}
-QScrollBar::handle:horizontal {{ background: {k.scroll_handle}; min-width: 28px; border-radius: 4px; margin: 3px 2px 2px 2px; }}
-QScrollBar::handle:hover {{ background: {k.scroll_handle_hover}; }}
-QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; border: none; background: none; }}
-QScrollBar::add-page, QScrollBar::sub-page {{ background: none; }}
-QLabel#error {{ color: {k.error}; }}
-QToolTip {{ color: {k.text}; background: {k.tooltip}; border: 1px solid {k.border}; }}
-QSplitter::handle {{ background: {k.border}; }}
-"""
+class ThemeStyle(QProxyStyle):
+    """Fusion (the one built-in style that honours every palette colour on every platform)
+    with scrollbar handles in the theme's handle colour, which stands out from the page: plain
+    Fusion draws them in the button colour, nearly white on a white page. Drawing from the
+    palette, not a style sheet, keeps a theme switch down to a palette change."""
+
+    def __init__(self) -> None:
+        super().__init__("Fusion")
+        self.handle = QColor(WINDOW_THEMES["light"].scroll_handle)
+        self.handle_hover = QColor(WINDOW_THEMES["light"].scroll_handle_hover)
+
+    def drawComplexControl(
+        self,
+        control: QStyle.ComplexControl,
+        option: QStyleOptionComplex,
+        painter: QPainter,
+        widget: QWidget | None = None,
+    ) -> None:
+        if control == QStyle.ComplexControl.CC_ScrollBar and isinstance(option, QStyleOptionSlider):
+            slider = QStyleOptionSlider(option)
+            palette = QPalette(slider.palette)
+            hover = bool(
+                slider.state & QStyle.StateFlag.State_MouseOver
+                and slider.activeSubControls & QStyle.SubControl.SC_ScrollBarSlider
+            )
+            palette.setColor(QPalette.ColorRole.Button, self.handle_hover if hover else self.handle)
+            slider.palette = palette
+            super().drawComplexControl(control, slider, painter, widget)
+            return
+        super().drawComplexControl(control, option, painter, widget)
 
 
 def apply_app_theme(app: QGuiApplication, name: str) -> str:
@@ -210,20 +233,33 @@ def apply_app_theme(app: QGuiApplication, name: str) -> str:
 
     resolved = resolve_theme(name)
     _state["chosen"] = name
-    if isinstance(app, QApplication) and app.style().name().lower() != "fusion":
-        # native styles (Windows 11, macOS) ignore parts of the palette; Fusion honours all
-        app.setStyle("Fusion")
     if not _state["listening"]:
         _state["listening"] = True
         QGuiApplication.styleHints().colorSchemeChanged.connect(lambda _scheme: _follow_system(app))
     if _state["applied"] == resolved:
         return resolved
     colours = WINDOW_THEMES[resolved]
-    app.setPalette(window_palette(colours))
     if isinstance(app, QApplication):
-        app.setStyleSheet(window_style_sheet(colours))
+        style = app.style()
+        if not isinstance(style, ThemeStyle):
+            style = ThemeStyle()
+            app.setStyle(style)  # once: changing the style re-polishes every widget
+        style.handle = QColor(colours.scroll_handle)
+        style.handle_hover = QColor(colours.scroll_handle_hover)
+    app.setPalette(window_palette(colours))
     _state["applied"] = resolved
     return resolved
+
+
+def clear_app_theme(app: QGuiApplication) -> None:
+    """Back to the platform's own style and palette (tests use it to leave no trace)."""
+    from PySide6.QtWidgets import QApplication, QStyleFactory
+
+    _state["chosen"] = _state["applied"] = None
+    if isinstance(app, QApplication) and isinstance(app.style(), ThemeStyle):
+        fusion = QStyleFactory.create("Fusion")
+        app.setStyle(fusion)
+        app.setPalette(fusion.standardPalette())
 
 
 def _follow_system(app: QGuiApplication) -> None:
