@@ -150,8 +150,12 @@ def resolve_theme(name: str) -> str:
         raise ValueError(f"unknown theme {name!r}; choose one of {', '.join(APP_THEMES)}")
     if name != "system":
         return name
-    hints = QGuiApplication.styleHints()
-    return "dark" if hints.colorScheme() == Qt.ColorScheme.Dark else "light"
+    return "dark" if system_scheme() == Qt.ColorScheme.Dark else "light"
+
+
+def system_scheme() -> Qt.ColorScheme:
+    """The desktop's colour scheme (Unknown where the platform does not say)."""
+    return QGuiApplication.styleHints().colorScheme()
 
 
 def window_palette(colours: WindowColours) -> QPalette:
