@@ -294,10 +294,21 @@ def _opaque(image: QImage) -> QImage:
     return out
 
 
-def _gray_rgb(image: QImage) -> QImage:
-    return image.convertToFormat(QImage.Format.Format_Grayscale8).convertToFormat(
-        QImage.Format.Format_RGB32
+_LIFT = [0xFF000000 | (v << 16) | (v << 8) | v for v in (max(0, 255 - 2 * y) for y in range(256))]
+_LOWER = [0xFF000000 | (v << 16) | (v << 8) | v for v in (max(0, 2 * y - 255) for y in range(256))]
+
+
+def _from_luma(luma: QImage, table: list[int]) -> QImage:
+    """An RGB32 image of ``table[Y]`` for each pixel's luma (a C++ palette lookup)."""
+    indexed = QImage(
+        luma.constBits(),
+        luma.width(),
+        luma.height(),
+        luma.bytesPerLine(),
+        QImage.Format.Format_Indexed8,
     )
+    indexed.setColorTable(table)
+    return indexed.convertToFormat(QImage.Format.Format_RGB32)
 
 
 def _composite(dest: QImage, source: QImage, mode: QPainter.CompositionMode) -> None:
@@ -320,15 +331,9 @@ def night_page(image: QImage) -> QImage:
     figure stays red (a plain inversion would turn it cyan). Then the range is narrowed to
     ``NIGHT_RANGE`` so the page is dark grey, not black."""
     page = _opaque(image)
-    luma = _gray_rgb(page)
-    inverse = QImage(luma)
-    inverse.invertPixels()
-    lift = QImage(inverse)  # max(0, 255 - 2Y)
-    _subtract(lift, luma)
-    lower = QImage(luma)  # max(0, 2Y - 255)
-    _subtract(lower, inverse)
-    _composite(page, lift, QPainter.CompositionMode.CompositionMode_Plus)
-    _subtract(page, lower)
+    luma = page.convertToFormat(QImage.Format.Format_Grayscale8)
+    _composite(page, _from_luma(luma, _LIFT), QPainter.CompositionMode.CompositionMode_Plus)
+    _subtract(page, _from_luma(luma, _LOWER))
     low, high = NIGHT_RANGE
     opacity = (high - low) / 255
     backdrop = round(low / (1 - opacity))
