@@ -1,10 +1,10 @@
 """Book covers for the library view: the EPUB's own image, the first page of a PDF, or a
 cover drawn from the title and author; cached as PNG in ``<data>/covers/<sha256>.png``.
 
-Everything that decodes, renders or draws runs in worker threads (QImage and QPainter on a
-QImage are safe there); the UI thread only turns finished images into pixmaps. ``CoverStore``
-keeps recently shown covers in memory, serves the newest requests first (the ones on screen
-while the reader scrolls) and fills in covers for the rest of the library in the background.
+Making a cover (decoding the EPUB's picture, rendering the PDF page, drawing one) runs in
+worker threads (QImage and QPainter on a QImage are safe there). ``CoverStore`` keeps the
+covers shown in memory at the size shown, serves the newest requests first (the ones on
+screen while the reader scrolls) and makes covers for new books in the background.
 """
 
 from __future__ import annotations
@@ -12,14 +12,16 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QObject, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QBuffer, QByteArray, QObject, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
+    QBrush,
     QColor,
     QFont,
     QFontMetricsF,
@@ -36,7 +38,7 @@ log = logging.getLogger("margin.covers")
 
 COVER_SIZE = QSize(180, 270)  # cached on disk and kept in memory (2:3, like most covers)
 MAX_PIXELS = 40_000_000  # a cover image that decodes larger than this is refused
-MEMORY_COVERS = 250  # about 50 MB of pixmaps at most
+MEMORY_BYTES = 96 * 1024 * 1024  # pixmaps kept at the size shown, as many as fit in this
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,14 @@ class CoverJob:
     file_path: str
     title: str
     author: str
+
+
+@dataclass(frozen=True)
+class _Task:
+    job: CoverJob
+    size: QSize  # device pixels to show it at
+    ratio: float  # device pixel ratio
+    urgent: bool
 
 
 # drawing (any thread) ----------------------------------------------------------------------
@@ -214,6 +224,26 @@ def cached_cover(data_dir: Path, job: CoverJob, size: QSize = COVER_SIZE) -> QIm
     return image
 
 
+def thumbnail(image: QImage, size: QSize, ratio: float = 1.0, radius: float = 3.0) -> QImage:
+    """The cover as shown in the grid: exactly ``size`` device pixels, rounded corners and a
+    faint edge baked in, so painting it is a plain copy (no scaling, no clipping)."""
+    out = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
+    out.fill(Qt.GlobalColor.transparent)
+    scaled = image.scaled(
+        size, Qt.AspectRatioMode.IgnoreAspectRatio, Qt.TransformationMode.SmoothTransformation
+    )
+    p = QPainter(out)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    rect = QRectF(0.5, 0.5, size.width() - 1, size.height() - 1)
+    r = radius * ratio
+    p.setPen(QColor(0, 0, 0, 60))
+    p.setBrush(QBrush(scaled))
+    p.drawRoundedRect(rect, r, r)
+    p.end()
+    out.setDevicePixelRatio(ratio)
+    return out
+
+
 # the store (UI thread) -------------------------------------------------------------------
 
 _executor: ThreadPoolExecutor | None = None
@@ -238,11 +268,9 @@ _bridge: _Bridge | None = None
 def _deliver(payload: object) -> None:
     assert isinstance(payload, tuple)
     ref: weakref.ref[CoverStore] = payload[0]
-    sha: str = payload[1]
-    image: QImage | None = payload[2]
     store = ref()
     if store is not None:
-        store._arrived(sha, image)
+        store._arrived(payload[1], payload[2])
 
 
 def _get_bridge() -> _Bridge:
@@ -254,22 +282,48 @@ def _get_bridge() -> _Bridge:
 
 
 class CoverStore(QObject):
-    """Covers by book SHA-256: ``pixmap(job)`` answers from memory at once, or returns None and
-    loads the cover in a worker; ``coverReady(sha256)`` says when it has arrived."""
+    """Covers by book SHA-256, at the size the view shows them. ``pixmap(job)`` answers from
+    memory at once, or returns None (or the cover at the previous size) and fetches it;
+    ``coverReady(sha256)`` says when it has arrived.
+
+    Covers missing from the cache are made in worker threads. Cached ones are read on the UI
+    thread, a few at a time within ``LOAD_BUDGET_MS`` per turn of the event loop: PySide6
+    keeps the GIL while Qt decodes or scales an image, so a worker reading them would stall
+    the UI thread just the same (measured: 340 ms for one big scale), while a small PNG read
+    and scaled on the UI thread costs about a millisecond, between two frames."""
 
     coverReady = Signal(str)
+    LOAD_BUDGET_MS = 4.0
 
     def __init__(self, data_dir: Path, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.data_dir = data_dir
         self._bridge = _get_bridge()
         self._pixmaps: OrderedDict[str, QPixmap] = OrderedDict()
+        self._stale: dict[str, QPixmap] = {}
+        self._size = QSize(COVER_SIZE)
+        self._ratio = 1.0
         self._lock = threading.Lock()
-        self._urgent: dict[str, CoverJob] = {}
-        self._background: dict[str, CoverJob] = {}
+        self._loads: OrderedDict[str, CoverJob] = OrderedDict()  # cached: read here, newest first
+        self._queue: dict[str, _Task] = {}  # to make in a worker
         self._busy: set[str] = set()
+        self._wanted: set[str] = set()
         self._closed = False
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._drain)
         self.made = 0  # covers delivered (tests and the benchmark read it)
+
+    def set_display_size(self, size: QSize, ratio: float = 1.0) -> None:
+        """The size covers are shown at (logical pixels); covers at another size are fetched
+        again, and shown scaled until then."""
+        device = QSize(max(1, round(size.width() * ratio)), max(1, round(size.height() * ratio)))
+        if device == self._size and ratio == self._ratio:
+            return
+        self._size, self._ratio = device, ratio
+        self._stale.update(self._pixmaps)
+        self._pixmaps = OrderedDict()
 
     def pixmap(self, job: CoverJob) -> QPixmap | None:
         pixmap = self._pixmaps.get(job.sha256)
@@ -277,75 +331,126 @@ class CoverStore(QObject):
             self._pixmaps.move_to_end(job.sha256)
             return pixmap
         self.request(job, urgent=True)
-        return None
+        return self._stale.get(job.sha256)
 
     def has(self, sha256: str) -> bool:
         return sha256 in self._pixmaps
 
     def request(self, job: CoverJob, *, urgent: bool = False) -> None:
+        """Fetch a cover: ``urgent`` ones (on screen) first; the others are only made and
+        cached when missing (a new import), then shown if still wanted."""
+        sha = job.sha256
+        if self._closed:
+            return
+        if urgent and sha not in self._busy and cover_file(self.data_dir, sha).exists():
+            self._loads.pop(sha, None)
+            self._loads[sha] = job
+            if not self._timer.isActive():
+                self._timer.start()
+            return
+        task = _Task(job, QSize(self._size), self._ratio, urgent)
         with self._lock:
-            sha = job.sha256
-            if self._closed or sha in self._busy:
+            if sha in self._busy:
+                if urgent:
+                    self._wanted.add(sha)  # asked again when the running task is done
                 return
-            queued = sha in self._urgent or sha in self._background
-            if urgent:
-                self._background.pop(sha, None)
-                self._urgent.pop(sha, None)
-                self._urgent[sha] = job  # the newest request is served first
-            elif not queued:
-                self._background[sha] = job
+            queued = sha in self._queue
+            if urgent or not queued:
+                self._queue[sha] = task
         if not queued:
             _pool().submit(self._work, weakref.ref(self), self._bridge, self.data_dir)
 
     def prefetch(self, jobs: list[CoverJob]) -> None:
-        """Make covers for books that have none yet (new imports), after the visible ones."""
-        for job in jobs:
-            if job.sha256 not in self._pixmaps:
-                self.request(job)
+        """Make and cache covers for books that have none yet (new imports): one worker task
+        checks the files, so a big library costs the UI thread nothing here."""
+        if jobs and not self._closed:
+            _pool().submit(self._missing, weakref.ref(self), self.data_dir, list(jobs))
+
+    @staticmethod
+    def _missing(ref: weakref.ref[CoverStore], data_dir: Path, jobs: list[CoverJob]) -> None:
+        missing = [j for j in jobs if not cover_file(data_dir, j.sha256).exists()]
+        store = ref()
+        if store is not None and missing:
+            bridge = store._bridge
+            del store
+            bridge.done.emit((ref, None, missing))
 
     def close(self) -> None:
+        self._closed = True
+        self._timer.stop()
+        self._loads.clear()
         with self._lock:
-            self._closed = True
-            self._urgent.clear()
-            self._background.clear()
+            self._queue.clear()
 
-    def _take(self) -> CoverJob | None:
+    def _drain(self) -> None:
+        """Read cached covers, newest request first, until the time budget is spent."""
+        start = time.perf_counter()
+        while self._loads and (time.perf_counter() - start) * 1000 < self.LOAD_BUDGET_MS:
+            sha, job = self._loads.popitem(last=True)
+            if sha in self._pixmaps:
+                continue
+            reader = QImageReader(str(cover_file(self.data_dir, sha)))
+            reader.setScaledSize(self._size)
+            image = reader.read()
+            if image.isNull():  # unreadable: a worker makes it again
+                log.warning("cached cover for %s is unreadable", job.file_path)
+                cover_file(self.data_dir, sha).unlink(missing_ok=True)
+                self.request(job, urgent=True)
+                continue
+            self._store(sha, thumbnail(image, self._size, self._ratio))
+        if self._loads:
+            self._timer.start()
+
+    def _take(self) -> _Task | None:
         with self._lock:
-            if self._urgent:
-                sha = next(reversed(self._urgent))
-                job = self._urgent.pop(sha)
-            elif self._background:
-                sha = next(iter(self._background))
-                job = self._background.pop(sha)
-            else:
+            if not self._queue:
                 return None
+            urgent = [s for s, t in self._queue.items() if t.urgent]
+            sha = urgent[-1] if urgent else next(iter(self._queue))
+            task = self._queue.pop(sha)
             self._busy.add(sha)
-            return job
+            return task
 
     @staticmethod
     def _work(ref: weakref.ref[CoverStore], bridge: _Bridge, data_dir: Path) -> None:
         store = ref()
-        job = store._take() if store is not None else None
+        task = store._take() if store is not None else None
         del store  # never keep the store alive from a worker
-        if job is None:
+        if task is None:
             return
+        job = task.job
         try:
-            image: QImage | None = cached_cover(data_dir, job)
+            image = thumbnail(cached_cover(data_dir, job), task.size, task.ratio)
         except Exception:
             log.exception("cover for %s failed", job.file_path)
-            image = None
+            image = thumbnail(generated_cover(job.title, job.author), task.size, task.ratio)
         try:
-            bridge.done.emit((ref, job.sha256, image))
+            bridge.done.emit((ref, task, image))
         except RuntimeError:
             pass  # the application is shutting down
 
-    def _arrived(self, sha: str, image: QImage | None) -> None:
+    def _arrived(self, task: _Task | None, image: object) -> None:
+        if task is None:  # the books whose covers are missing: make them in the background
+            assert isinstance(image, list)
+            for job in image:
+                self.request(job)
+            return
+        sha = task.job.sha256
         with self._lock:
             self._busy.discard(sha)
-        if image is None or image.isNull():
-            image = generated_cover("?", "")
+            wanted = sha in self._wanted
+            self._wanted.discard(sha)
+        if not isinstance(image, QImage) or task.size != self._size:
+            if wanted:  # made for an older size: fetch it again at this one
+                self.request(task.job, urgent=True)
+            return
+        self._store(sha, image)
+
+    def _store(self, sha: str, image: QImage) -> None:
         self._pixmaps[sha] = QPixmap.fromImage(image)
-        while len(self._pixmaps) > MEMORY_COVERS:
+        self._stale.pop(sha, None)
+        limit = max(50, MEMORY_BYTES // max(1, self._size.width() * self._size.height() * 4))
+        while len(self._pixmaps) > limit:
             self._pixmaps.popitem(last=False)
         self.made += 1
         self.coverReady.emit(sha)

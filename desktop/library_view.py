@@ -9,6 +9,7 @@ placeholder in the book's own colour stands in until then.
 from __future__ import annotations
 
 import datetime as dt
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter, QPainterPath, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
@@ -61,6 +62,8 @@ SORTS = {"recent": "Recently read", "title": "Title", "author": "Author"}
 MIN_TILE = 96  # narrowest grid cell, so a 230-pixel panel still shows two columns
 TEXT_BLOCK = 58  # title (two lines), author and the progress bar under a cover
 LIST_ROW = 64
+TILE_PAD = 8
+ROW_PAD = 6
 _EPOCH = dt.datetime(1970, 1, 1)
 
 
@@ -170,6 +173,55 @@ class BookDelegate(QStyledItemDelegate):
         super().__init__(view)
         self.view = view
         self.covers = covers
+        # the text under a cover (title, author, bar) drawn once per book, size and theme:
+        # painting a tile is then two plain copies, which keeps scrolling under a frame
+        self._blocks: OrderedDict[tuple[object, ...], QPixmap] = OrderedDict()
+
+    def _text_origin(self) -> QPoint:
+        """Where the text beside or under the cover starts, inside a cell."""
+        size = self.view.cover_size()
+        if self.view.grid_mode:
+            return QPoint(0, TILE_PAD + size.height() + 1)
+        return QPoint(ROW_PAD + size.width() + 4, 0)
+
+    def _block(self, rect: QRect, palette: QPalette, book: BookInfo) -> QPixmap:
+        key = (
+            book.id,
+            book.title,
+            book.author,
+            book.format,
+            progress_text(book),
+            round(book.progress * 200),
+            rect.width(),
+            rect.height(),
+            self.view.grid_mode,
+            palette.color(QPalette.ColorRole.Text).rgba(),
+            palette.color(QPalette.ColorRole.Highlight).rgba(),
+            self.view.font().key(),
+        )
+        block = self._blocks.get(key)
+        if block is not None:
+            self._blocks.move_to_end(key)
+            return block
+        ratio = self.view.devicePixelRatioF()
+        origin = self._text_origin()
+        block = QPixmap(
+            round((rect.width() - origin.x()) * ratio), round((rect.height() - origin.y()) * ratio)
+        )
+        block.setDevicePixelRatio(ratio)
+        block.fill(Qt.GlobalColor.transparent)
+        p = QPainter(block)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        local = QRect(-origin.x(), -origin.y(), rect.width(), rect.height())
+        if self.view.grid_mode:
+            self._paint_tile(p, local, palette, book)
+        else:
+            self._paint_row(p, local, palette, book)
+        p.end()
+        self._blocks[key] = block
+        while len(self._blocks) > 1500:
+            self._blocks.popitem(last=False)
+        return block
 
     def sizeHint(
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
@@ -191,17 +243,16 @@ class BookDelegate(QStyledItemDelegate):
         selected = bool(state & QStyle.StateFlag.State_Selected)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
         if selected or state & QStyle.StateFlag.State_MouseOver:
             colour = QColor(palette.color(QPalette.ColorRole.Highlight))
             colour.setAlpha(70 if selected else 28)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(colour)
             painter.drawRoundedRect(QRectF(rect).adjusted(2, 2, -2, -2), 6, 6)
-        if self.view.grid_mode:
-            self._paint_tile(painter, rect, palette, book)
-        else:
-            self._paint_row(painter, rect, palette, book)
+        size = self.view.cover_size()
+        pad = TILE_PAD if self.view.grid_mode else ROW_PAD
+        self._paint_cover(painter, QRect(QPoint(rect.left() + pad, rect.top() + pad), size), book)
+        painter.drawPixmap(rect.topLeft() + self._text_origin(), self._block(rect, palette, book))
         if state & QStyle.StateFlag.State_HasFocus and self.view.hasFocus():
             pen = QColor(palette.color(QPalette.ColorRole.Highlight))
             painter.setPen(pen)
@@ -211,18 +262,13 @@ class BookDelegate(QStyledItemDelegate):
 
     def _paint_cover(self, painter: QPainter, target: QRect, book: BookInfo) -> None:
         pixmap = self.covers.pixmap(cover_job(book))
-        path = QPainterPath()
-        path.addRoundedRect(QRectF(target), 3, 3)
-        if pixmap is None:
-            painter.fillPath(path, QColor(*cover_colour(book.title)))
-            return
-        painter.save()
-        painter.setClipPath(path)
-        painter.drawPixmap(target, pixmap)
-        painter.restore()
-        painter.setPen(QColor(0, 0, 0, 50))
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawPath(path)
+        if pixmap is None:  # a placeholder in the book's own colour until the cover arrives
+            painter.fillRect(target, QColor(*cover_colour(book.title)))
+        elif pixmap.deviceIndependentSize().toSize() == target.size():
+            painter.drawPixmap(target.topLeft(), pixmap)  # a plain copy: made at this size
+        else:  # the previous size, until the new one comes
+            painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+            painter.drawPixmap(target, pixmap)
 
     def _paint_bar(self, painter: QPainter, bar: QRectF, palette: QPalette, book: BookInfo) -> None:
         track = QColor(palette.color(QPalette.ColorRole.WindowText))
@@ -239,11 +285,11 @@ class BookDelegate(QStyledItemDelegate):
     def _paint_tile(
         self, painter: QPainter, rect: QRect, palette: QPalette, book: BookInfo
     ) -> None:
-        pad = 8
-        cover_w = rect.width() - 2 * pad
-        cover_h = round(cover_w * 1.5)
-        cover = QRect(rect.left() + pad, rect.top() + pad, cover_w, cover_h)
-        self._paint_cover(painter, cover, book)
+        """The text under a cover (into the block pixmap)."""
+        pad = TILE_PAD
+        size = self.view.cover_size()
+        cover_w = size.width()
+        cover = QRect(QPoint(rect.left() + pad, rect.top() + pad), size)
         fm = self.view.fontMetrics()
         text = palette.color(QPalette.ColorRole.Text)
         y = cover.bottom() + 5
@@ -280,10 +326,8 @@ class BookDelegate(QStyledItemDelegate):
         )
 
     def _paint_row(self, painter: QPainter, rect: QRect, palette: QPalette, book: BookInfo) -> None:
-        pad = 6
-        cover_h = rect.height() - 2 * pad
-        cover = QRect(rect.left() + pad, rect.top() + pad, round(cover_h / 1.5), cover_h)
-        self._paint_cover(painter, cover, book)
+        pad = ROW_PAD
+        cover = QRect(QPoint(rect.left() + pad, rect.top() + pad), self.view.cover_size())
         fm = self.view.fontMetrics()
         x = cover.right() + 10
         width = rect.right() - pad - x
@@ -347,6 +391,7 @@ class LibraryListView(QListView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.grid_mode = True
+        self.covers: CoverStore | None = None
         self._cell = QSize(MIN_TILE, MIN_TILE * 2)
         self.setUniformItemSizes(True)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -361,6 +406,14 @@ class LibraryListView(QListView):
 
     def cell_size(self) -> QSize:
         return self._cell
+
+    def cover_size(self) -> QSize:
+        """The size a cover is painted at (the delegate uses the same sums)."""
+        if self.grid_mode:
+            width = self._cell.width() - 2 * TILE_PAD
+            return QSize(width, round(width * 1.5))
+        height = self._cell.height() - 2 * ROW_PAD
+        return QSize(round(height / 1.5), height)
 
     def set_grid_mode(self, grid: bool) -> None:
         self.grid_mode = grid
@@ -386,12 +439,14 @@ class LibraryListView(QListView):
             width = max(MIN_TILE, self.maximumViewportSize().width() - extent - 1)
             columns = max(1, width // MIN_TILE)
             cell_w = width // columns
-            cover_h = round((cell_w - 16) * 1.5)
-            cell = QSize(cell_w, 8 + cover_h + 5 + TEXT_BLOCK)
+            cover_h = round((cell_w - 2 * TILE_PAD) * 1.5)
+            cell = QSize(cell_w, TILE_PAD + cover_h + 5 + TEXT_BLOCK)
         else:
             cell = QSize(max(MIN_TILE, self.viewport().width() - 1), LIST_ROW)
         if cell != self._cell:
             self._cell = cell
+            if self.covers is not None:
+                self.covers.set_display_size(self.cover_size(), self.devicePixelRatioF())
             if self.grid_mode:
                 self.setGridSize(cell)
             else:
@@ -463,6 +518,8 @@ class LibraryView(QWidget):
         # the books
         self.model = LibraryModel(self)
         self.view = LibraryListView()
+        self.view.covers = self.covers
+        self.covers.set_display_size(self.view.cover_size(), self.devicePixelRatioF())
         self.view.setModel(self.model)
         self.view.setAccessibleName("Books")
         self.delegate = BookDelegate(self.view, self.covers)
