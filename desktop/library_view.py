@@ -24,7 +24,6 @@ from PySide6.QtCore import (
     QRectF,
     QSize,
     Qt,
-    QTimer,
     Signal,
 )
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter, QPalette, QPixmap
@@ -100,6 +99,7 @@ class LibraryModel(QAbstractListModel):
         self.rows: list[BookInfo] = []
         self.sort_key = "recent"
         self.filter = ""
+        self._row_of_sha: dict[str, int] = {}
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.rows)
@@ -153,7 +153,11 @@ class LibraryModel(QAbstractListModel):
             ]
         self.beginResetModel()
         self.rows = rows
+        self._row_of_sha = {b.sha256: i for i, b in enumerate(rows)}
         self.endResetModel()
+
+    def row_of_sha(self, sha256: str) -> int:
+        return self._row_of_sha.get(sha256, -1)
 
     def row_of(self, book_id: int) -> int:
         for row, book in enumerate(self.rows):
@@ -533,9 +537,6 @@ class LibraryView(QWidget):
         self.sort.currentIndexChanged.connect(self._sort_changed)
         self.grid_button.toggled.connect(lambda on: self.set_grid(on))
         self.covers.coverReady.connect(self._cover_ready)
-        self._dirty = False
-        self._repaint = QTimer(self, singleShot=True, interval=30)
-        self._repaint.timeout.connect(self.view.viewport().update)
         # the empty state
         self.empty_box = QWidget()
         self.empty = QLabel(EMPTY_TEXT)
@@ -692,10 +693,11 @@ class LibraryView(QWidget):
         else:
             self.view.scrollToTop()
 
-    def _cover_ready(self, _sha: str) -> None:
-        # many covers arrive together while scrolling: one repaint for all of them
-        if not self._repaint.isActive():
-            self._repaint.start()
+    def _cover_ready(self, sha: str) -> None:
+        # only that book's cell; Qt merges the cells updated in one turn into one paint
+        row = self.model.row_of_sha(sha)
+        if row >= 0:
+            self.view.update(self.model.index(row, 0))
 
     def _open_index(self, index: QModelIndex) -> None:
         book_id = index.data(BOOK_ID)
