@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import QBuffer, QByteArray, QObject, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
@@ -269,7 +270,7 @@ def _deliver(payload: object) -> None:
     assert isinstance(payload, tuple)
     ref: weakref.ref[CoverStore] = payload[0]
     store = ref()
-    if store is not None:
+    if store is not None and shiboken6.isValid(store):  # its window may have been closed
         store._arrived(payload[1], payload[2])
 
 
@@ -377,7 +378,8 @@ class CoverStore(QObject):
 
     def close(self) -> None:
         self._closed = True
-        self._timer.stop()
+        if shiboken6.isValid(self._timer):
+            self._timer.stop()
         self._loads.clear()
         with self._lock:
             self._queue.clear()

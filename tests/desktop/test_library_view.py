@@ -320,3 +320,19 @@ def _close(a: QColor, b: QColor) -> bool:
 def test_cover_job_carries_what_a_cover_needs() -> None:
     book = make_book(7, "T", "A", format="epub", file_path="/x/book.epub")
     assert cover_job(book) == CoverJob(f"{7:064x}", "epub", "/x/book.epub", "T", "A")
+
+
+def test_closing_the_view_while_covers_are_made(
+    library: Library, qtbot: Any, books_dir: Path, real_font: str
+) -> None:
+    import_book(library, books_dir / "alice_in_wonderland.epub")
+    import_book(library, books_dir / "metamorphosis.txt")
+    widget = LibraryView(library.paths.data)
+    widget.resize(400, 600)
+    widget.show()
+    widget.set_books(library.list_books())
+    widget.view.viewport().repaint()  # asks for the covers
+    widget.deleteLater()
+    qtbot.wait(1500)  # the workers finish and deliver to nothing, quietly
+    covers = library.paths.data / "covers"
+    assert len(list(covers.glob("*.png"))) == 2, "the covers were still cached for next time"
