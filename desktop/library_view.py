@@ -359,6 +359,7 @@ class BookDelegate(QStyledItemDelegate):
         label_w = fm.horizontalAdvance(label) + 6
         bar_y = cover.bottom() - 6
         self._paint_bar(painter, QRectF(x, bar_y, max(10, width - label_w), 4), palette, book)
+        painter.setPen(dim)
         painter.drawText(
             QRect(rect.right() - pad - label_w, bar_y - fm.height() // 2 + 2, label_w, fm.height()),
             int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
