@@ -223,7 +223,7 @@ class BookDelegate(QStyledItemDelegate):
             self._paint_row(p, local, palette, book)
         p.end()
         self._blocks[key] = block
-        while len(self._blocks) > 1500:
+        while len(self._blocks) > 1000:
             self._blocks.popitem(last=False)
         return block
 
