@@ -376,6 +376,18 @@ class CoverStore(QObject):
             del store
             bridge.done.emit((ref, None, missing))
 
+    def preload(self, jobs: list[CoverJob]) -> None:
+        """Read cached covers ahead of scrolling, in idle turns after the ones on screen, so
+        scrolling later is plain copies."""
+        if self._closed:
+            return
+        for job in jobs:
+            if job.sha256 not in self._pixmaps and job.sha256 not in self._loads:
+                self._loads[job.sha256] = job
+                self._loads.move_to_end(job.sha256, last=False)
+        if self._loads and not self._timer.isActive():
+            self._timer.start()
+
     def close(self) -> None:
         self._closed = True
         if shiboken6.isValid(self._timer):
@@ -391,7 +403,11 @@ class CoverStore(QObject):
             sha, job = self._loads.popitem(last=True)
             if sha in self._pixmaps:
                 continue
-            reader = QImageReader(str(cover_file(self.data_dir, sha)))
+            path = cover_file(self.data_dir, sha)
+            if not path.exists():  # not made yet: a worker makes it
+                self.request(job)
+                continue
+            reader = QImageReader(str(path))
             reader.setScaledSize(self._size)
             image = reader.read()
             if image.isNull():  # unreadable: a worker makes it again

@@ -9,6 +9,7 @@ placeholder in the book's own colour stands in until then.
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from PySide6.QtCore import (
     QRectF,
     QSize,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter, QPalette, QPixmap
@@ -61,6 +63,7 @@ SORTS = {"recent": "Recently read", "title": "Title", "author": "Author"}
 MIN_TILE = 96  # narrowest grid cell, so a 230-pixel panel still shows two columns
 TEXT_BLOCK = 58  # title (two lines), author and the progress bar under a cover
 LIST_ROW = 64
+PRELOAD = 1000  # covers and text prepared ahead for this many books (about 80 MB at most)
 TILE_PAD = 8
 ROW_PAD = 6
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -538,6 +541,11 @@ class LibraryView(QWidget):
         self.sort.currentIndexChanged.connect(self._sort_changed)
         self.grid_button.toggled.connect(lambda on: self.set_grid(on))
         self.covers.coverReady.connect(self._cover_ready)
+        self._warm_row = 0
+        self._warm = QTimer(self)
+        self._warm.setSingleShot(True)
+        self._warm.setInterval(0)
+        self._warm.timeout.connect(self._warm_step)
         # the empty state
         self.empty_box = QWidget()
         self.empty = QLabel(EMPTY_TEXT)
@@ -617,8 +625,12 @@ class LibraryView(QWidget):
         self._update_visibility()
         if selected is not None:
             self.select(selected)
-        # covers for new books are made now, in the background, after the visible ones
-        self.covers.prefetch([cover_job(b) for b in books])
+        # covers for new books are made now, in the background, after the visible ones;
+        # then covers and text are prepared in idle turns, so scrolling is plain copies
+        jobs = [cover_job(b) for b in books]
+        self.covers.prefetch(jobs)
+        self.covers.preload(jobs[:PRELOAD])
+        self._warm_from(0)
 
     def select(self, book_id: int) -> None:
         row = self.model.row_of(book_id)
@@ -671,6 +683,28 @@ class LibraryView(QWidget):
         self.error_box.setVisible(bool(lines))
 
     # internals ---------------------------------------------------------------------------
+
+    def _warm_from(self, row: int) -> None:
+        self._warm_row = row
+        if not self._warm.isActive():
+            self._warm.start()
+
+    def _warm_step(self) -> None:
+        """Draw the text under covers ahead of scrolling, a few milliseconds per idle turn."""
+        start = time.perf_counter()
+        rows = self.model.rows
+        cell = QRect(QPoint(0, 0), self.view.cell_size())
+        palette = self.view.palette()
+        while self._warm_row < min(len(rows), PRELOAD) and time.perf_counter() - start < 0.003:
+            self.delegate._block(cell, palette, rows[self._warm_row])
+            self._warm_row += 1
+        if self._warm_row < min(len(rows), PRELOAD):
+            self._warm.start()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._warm_from(0)  # a new theme: new text colours
 
     def _update_visibility(self) -> None:
         has_books = bool(self.model.books)

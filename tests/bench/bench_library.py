@@ -111,8 +111,8 @@ def open_ms(app: object, data: Path, shelf: list, runs: int = 7) -> tuple[list[f
 
 
 def scroll_stalls(
-    app: object, data: Path, shelf: list
-) -> tuple[list[float], list[float], list[float], int]:
+    app: object, data: Path, shelf: list, *, warm: bool
+) -> tuple[list[float], list[float], list[float], int, float]:
     """Scroll from top to bottom at 60 steps a second; a 5 ms heartbeat measures the gaps
     between turns of the event loop, and each frame's paint is timed."""
     from PySide6.QtCore import QTimer
@@ -125,6 +125,12 @@ def scroll_stalls(
     view.set_books(shelf)
     view.show()
     QApplication.processEvents()
+    started = time.perf_counter()
+    if warm:  # the reader looks at the shelf a moment: covers and text are prepared meanwhile
+        while (view._warm.isActive() or view.covers._loads) and time.perf_counter() - started < 5:
+            QApplication.processEvents()
+            time.sleep(0.001)
+    warm_ms = (time.perf_counter() - started) * 1000
     bar = view.view.verticalScrollBar()
     step = max(1, view.view.cell_size().height() // 3)  # fast: a third of a row each frame
     gaps: list[float] = []
@@ -170,7 +176,7 @@ def scroll_stalls(
     made = view.covers.made
     view.covers.close()
     view.close()
-    return gaps[2:], busy[2:], paints, made
+    return gaps[2:], busy[2:], paints, made, warm_ms
 
 
 def theme_switch_ms(app: object, home: Path) -> list[float]:
@@ -233,26 +239,28 @@ def main() -> None:
             "(off the UI thread)",
             True,
         )
-        gaps, busy, paints, made = scroll_stalls(app, data, shelf)
-        report(
-            "scroll through 500 books: main-thread stall",
-            f"max {max(gaps):.1f} ms (p99 {percentile(gaps, 99):.1f})",
-            "none > 16 ms",
-            max(gaps) <= 16,
-        )
-        report(
-            "…main-thread CPU time within one gap",
-            f"max {max(busy):.1f} ms (p99 {percentile(busy, 99):.1f})",
-            "≤ 16 ms",
-            max(busy) <= 16,
-        )
-        report(
-            "…one frame's paint while scrolling",
-            f"median {median(paints):.1f} ms, max {max(paints):.1f}",
-            "≤ 16 ms",
-            max(paints) <= 16,
-        )
-        print(f"  ({made} covers loaded from the cache while scrolling)")
+        for warm in (True, False):
+            gaps, busy, paints, made, warm_ms = scroll_stalls(app, data, shelf, warm=warm)
+            when = f"after {warm_ms:.0f} ms of idle preparation" if warm else "right after opening"
+            print(f"  scrolling top to bottom {when}; {made} covers read from the cache")
+            report(
+                "  main-thread stall (wall clock)",
+                f"max {max(gaps):.1f} ms (p99 {percentile(gaps, 99):.1f})",
+                "none > 16 ms",
+                max(gaps) <= 16,
+            )
+            report(
+                "  main-thread CPU time within one gap",
+                f"max {max(busy):.1f} ms (p99 {percentile(busy, 99):.1f})",
+                "≤ 16 ms",
+                max(busy) <= 16,
+            )
+            report(
+                "  one paint of the list",
+                f"median {median(paints):.1f} ms, max {max(paints):.1f}",
+                "≤ 16 ms",
+                max(paints) <= 16,
+            )
         switches = theme_switch_ms(app, Path(tmp))
         report(
             "theme switch, whole window repainted",
