@@ -294,7 +294,7 @@ class CoverStore(QObject):
     and scaled on the UI thread costs about a millisecond, between two frames."""
 
     coverReady = Signal(str)
-    LOAD_BUDGET_MS = 3.0
+    LOAD_BUDGET_MS = 2.0
 
     def __init__(self, data_dir: Path, parent: QObject | None = None) -> None:
         super().__init__(parent)

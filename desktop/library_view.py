@@ -64,6 +64,7 @@ MIN_TILE = 96  # narrowest grid cell, so a 230-pixel panel still shows two colum
 TEXT_BLOCK = 58  # title (two lines), author and the progress bar under a cover
 LIST_ROW = 64
 PRELOAD = 1000  # covers and text prepared ahead for this many books (about 80 MB at most)
+WARM_DELAY_MS = 250
 TILE_PAD = 8
 ROW_PAD = 6
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -544,7 +545,6 @@ class LibraryView(QWidget):
         self._warm_row = 0
         self._warm = QTimer(self)
         self._warm.setSingleShot(True)
-        self._warm.setInterval(0)
         self._warm.timeout.connect(self._warm_step)
         # the empty state
         self.empty_box = QWidget()
@@ -685,9 +685,10 @@ class LibraryView(QWidget):
     # internals ---------------------------------------------------------------------------
 
     def _warm_from(self, row: int) -> None:
+        """Prepare the text of every cell, after a pause: the cells on screen come first."""
         self._warm_row = row
         if not self._warm.isActive():
-            self._warm.start()
+            self._warm.start(WARM_DELAY_MS)
 
     def _warm_step(self) -> None:
         """Draw the text under covers ahead of scrolling, a few milliseconds per idle turn."""
@@ -695,11 +696,11 @@ class LibraryView(QWidget):
         rows = self.model.rows
         cell = QRect(QPoint(0, 0), self.view.cell_size())
         palette = self.view.palette()
-        while self._warm_row < min(len(rows), PRELOAD) and time.perf_counter() - start < 0.003:
+        while self._warm_row < min(len(rows), PRELOAD) and time.perf_counter() - start < 0.002:
             self.delegate._block(cell, palette, rows[self._warm_row])
             self._warm_row += 1
         if self._warm_row < min(len(rows), PRELOAD):
-            self._warm.start()
+            self._warm.start(0)
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
