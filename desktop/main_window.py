@@ -50,7 +50,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.resize(1280, 800)
         self.settings = QSettings(str(self.paths.config / "window.ini"), QSettings.Format.IniFormat)
-        self.library_panel = LibraryPanel()
+        self.library_panel = LibraryPanel(self.paths.data)
         self.reader = Reader(self.library)
         self.chat: Any = self._make_chat()
         self.importer = ImportController(self.library, self)
@@ -155,9 +155,13 @@ class MainWindow(QMainWindow):
         )
         self._action(view, "Fit &width", self.reader.fit_width, "Ctrl+0", "fit")
         view.addSeparator()
-        for theme in ("light", "sepia", "dark"):
+        for theme in ("system", "light", "sepia", "dark"):
             self._action(
-                view, f"{theme.title()} theme", lambda _=False, t=theme: self.reader.set_theme(t)
+                view,
+                "System theme (follows the desktop)"
+                if theme == "system"
+                else f"{theme.title()} theme",
+                lambda _=False, t=theme: self.set_theme(t),
             )
         view.addSeparator()
         self._action(view, "Show/hide &library", self.toggle_library, "Ctrl+B", "toggle_library")
@@ -207,7 +211,7 @@ class MainWindow(QMainWindow):
             self.splitter.restoreState(splitter)
         theme = self.settings.value("theme")
         if isinstance(theme, str):
-            self.reader.set_theme(theme)
+            self.set_theme(theme)
         book_id = self.settings.value("book")
         if book_id:
             try:
@@ -215,10 +219,25 @@ class MainWindow(QMainWindow):
             except (MarginError, ValueError, TypeError):
                 pass
 
+    theme = "system"
+
+    def set_theme(self, name: str) -> None:
+        """Colour the whole window (every panel, scrollbars, the page): "system" follows the
+        desktop's light or dark scheme."""
+        from PySide6.QtWidgets import QApplication
+
+        from desktop.theme import apply_app_theme
+
+        app = QApplication.instance()
+        if not isinstance(app, QApplication):
+            return
+        self.theme = name
+        self.reader.set_theme(apply_app_theme(app, name))
+
     def save_state(self) -> None:
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("splitter", self.splitter.saveState())
-        self.settings.setValue("theme", self.reader.theme)
+        self.settings.setValue("theme", self.theme)
         self.settings.setValue("book", self.reader.book.id if self.reader.book else "")
         self.settings.sync()
 

@@ -1,10 +1,27 @@
-"""Reading themes for reflowable books and highlight colours."""
+"""Themes: the page colours of reflowable books, highlight colours, and the colours of the
+whole window (light, sepia, dark, or whatever the system uses).
+
+``apply_app_theme`` sets one palette on the application, so every panel (library, contents,
+chat, dialogs) follows, and Fusion with scrollbar handles that stand out from the page in
+every theme (``ThemeStyle``). No style sheet: re-polishing every widget for one costs about
+ten times more than a palette change. ``page_image_filter``
+gives the PDF view a night mode and a sepia tint computed by Qt's compositing, in C++.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtGui import QColor
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QProxyStyle,
+    QStyle,
+    QStyleOptionComplex,
+    QStyleOptionSlider,
+    QWidget,
+)
 
 
 @dataclass(frozen=True)
@@ -43,3 +60,308 @@ def page_css(theme: Theme, font_size: int) -> str:
         " h1, h2, h3 { margin-top: 0.6em; } blockquote { margin-left: 1.5em; font-style: italic; }"
         " pre { font-family: monospace; }"
     )
+
+
+# the whole window ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WindowColours:
+    """The colours of every panel in one theme."""
+
+    name: str
+    window: str  # panels, toolbars
+    base: str  # lists, text fields, the page
+    alt_base: str
+    text: str
+    dim_text: str  # placeholders, disabled text
+    button: str
+    highlight: str  # selection background
+    highlighted_text: str
+    link: str
+    border: str
+    scroll_handle: str  # must stand out from ``base`` and ``window``
+    scroll_handle_hover: str
+    error: str  # the palette's BrightText: error labels use it as their foreground role
+    tooltip: str
+
+
+WINDOW_THEMES = {
+    "light": WindowColours(
+        "light",
+        window="#f3f3f4",
+        base="#ffffff",
+        alt_base="#f6f6f7",
+        text="#1d1d1f",
+        dim_text="#6e6e73",
+        button="#ebebed",
+        highlight="#2f6fdf",
+        highlighted_text="#ffffff",
+        link="#0b57d0",
+        border="#c8c8cc",
+        scroll_handle="#9a9aa0",
+        scroll_handle_hover="#6e6e75",
+        error="#b3261e",
+        tooltip="#fffbe6",
+    ),
+    "sepia": WindowColours(
+        "sepia",
+        window="#ebe0c8",
+        base="#f4ecd8",
+        alt_base="#efe5cd",
+        text="#4a3829",
+        dim_text="#86705a",
+        button="#e2d5b8",
+        highlight="#a0622a",
+        highlighted_text="#fffaf0",
+        link="#8a4b08",
+        border="#c9b895",
+        scroll_handle="#a48d6c",
+        scroll_handle_hover="#7d6548",
+        error="#a3281a",
+        tooltip="#fbf5e6",
+    ),
+    "dark": WindowColours(
+        "dark",
+        window="#252528",
+        base="#1e1e1e",
+        alt_base="#262629",
+        text="#dcdcdc",
+        dim_text="#8e8e93",
+        button="#333337",
+        highlight="#3d6ec9",
+        highlighted_text="#ffffff",
+        link="#8ab4f8",
+        border="#3c3c41",
+        scroll_handle="#6a6a70",
+        scroll_handle_hover="#8c8c93",
+        error="#f2b8b5",
+        tooltip="#333337",
+    ),
+}
+APP_THEMES = ("system", "light", "sepia", "dark")
+
+_state: dict[str, object] = {"chosen": None, "applied": None, "listening": False}
+
+
+def resolve_theme(name: str) -> str:
+    """ "system" becomes "dark" or "light" from the system's colour scheme."""
+    if name not in APP_THEMES:
+        raise ValueError(f"unknown theme {name!r}; choose one of {', '.join(APP_THEMES)}")
+    if name != "system":
+        return name
+    return "dark" if system_scheme() == Qt.ColorScheme.Dark else "light"
+
+
+def system_scheme() -> Qt.ColorScheme:
+    """The desktop's colour scheme (Unknown where the platform does not say)."""
+    return QGuiApplication.styleHints().colorScheme()
+
+
+def window_palette(colours: WindowColours) -> QPalette:
+    palette = QPalette()
+    c = QColor
+    Role = QPalette.ColorRole
+    for role, value in (
+        (Role.Window, colours.window),
+        (Role.WindowText, colours.text),
+        (Role.Base, colours.base),
+        (Role.AlternateBase, colours.alt_base),
+        (Role.Text, colours.text),
+        (Role.Button, colours.button),
+        (Role.ButtonText, colours.text),
+        (Role.BrightText, colours.error),
+        (Role.Highlight, colours.highlight),
+        (Role.HighlightedText, colours.highlighted_text),
+        (Role.Link, colours.link),
+        (Role.LinkVisited, colours.link),
+        (Role.ToolTipBase, colours.tooltip),
+        (Role.ToolTipText, colours.text),
+        (Role.PlaceholderText, colours.dim_text),
+        (Role.Accent, colours.highlight),
+    ):
+        palette.setColor(role, c(value))
+    dark = colours.name == "dark"
+    button = c(colours.button)
+    palette.setColor(Role.Light, button.lighter(130 if dark else 112))
+    palette.setColor(Role.Midlight, button.lighter(115 if dark else 106))
+    palette.setColor(Role.Mid, c(colours.border))
+    palette.setColor(Role.Dark, button.darker(150))
+    palette.setColor(Role.Shadow, c("#000000"))
+    disabled = QPalette.ColorGroup.Disabled
+    for role in (Role.Text, Role.WindowText, Role.ButtonText):
+        palette.setColor(disabled, role, c(colours.dim_text))
+    palette.setColor(disabled, Role.Highlight, c(colours.border))
+    inactive = QPalette.ColorGroup.Inactive
+    palette.setColor(inactive, Role.Highlight, c(colours.highlight))
+    palette.setColor(inactive, Role.HighlightedText, c(colours.highlighted_text))
+    return palette
+
+
+class ThemeStyle(QProxyStyle):
+    """Fusion (the one built-in style that honours every palette colour on every platform)
+    with scrollbar handles in the theme's handle colour, which stands out from the page: plain
+    Fusion draws them in the button colour, nearly white on a white page. Drawing from the
+    palette, not a style sheet, keeps a theme switch down to a palette change."""
+
+    def __init__(self) -> None:
+        super().__init__("Fusion")
+        self.handle = QColor(WINDOW_THEMES["light"].scroll_handle)
+        self.handle_hover = QColor(WINDOW_THEMES["light"].scroll_handle_hover)
+
+    def drawComplexControl(
+        self,
+        control: QStyle.ComplexControl,
+        option: QStyleOptionComplex,
+        painter: QPainter,
+        widget: QWidget | None = None,
+    ) -> None:
+        if control == QStyle.ComplexControl.CC_ScrollBar and isinstance(option, QStyleOptionSlider):
+            slider = QStyleOptionSlider(option)
+            palette = QPalette(slider.palette)
+            hover = bool(
+                slider.state & QStyle.StateFlag.State_MouseOver
+                and slider.activeSubControls & QStyle.SubControl.SC_ScrollBarSlider
+            )
+            palette.setColor(QPalette.ColorRole.Button, self.handle_hover if hover else self.handle)
+            slider.palette = palette
+            super().drawComplexControl(control, slider, painter, widget)
+            return
+        super().drawComplexControl(control, option, painter, widget)
+
+
+def apply_app_theme(app: QGuiApplication, name: str) -> str:
+    """Colour the whole window: ``name`` is "system", "light", "sepia" or "dark". Returns the
+    theme applied. With "system" the window follows later changes of the system's scheme."""
+    from PySide6.QtWidgets import QApplication
+
+    resolved = resolve_theme(name)
+    _state["chosen"] = name
+    if not _state["listening"]:
+        _state["listening"] = True
+        QGuiApplication.styleHints().colorSchemeChanged.connect(lambda _scheme: _follow_system(app))
+    if _state["applied"] == resolved:
+        return resolved
+    colours = WINDOW_THEMES[resolved]
+    if isinstance(app, QApplication):
+        style = app.style()
+        if not isinstance(style, ThemeStyle):
+            style = ThemeStyle()
+            app.setStyle(style)  # once: changing the style re-polishes every widget
+        style.handle = QColor(colours.scroll_handle)
+        style.handle_hover = QColor(colours.scroll_handle_hover)
+    app.setPalette(window_palette(colours))
+    _state["applied"] = resolved
+    return resolved
+
+
+def clear_app_theme(app: QGuiApplication) -> None:
+    """Back to the platform's own style and palette (tests use it to leave no trace)."""
+    from PySide6.QtWidgets import QApplication, QStyleFactory
+
+    _state["chosen"] = _state["applied"] = None
+    if isinstance(app, QApplication) and isinstance(app.style(), ThemeStyle):
+        fusion = QStyleFactory.create("Fusion")
+        app.setStyle(fusion)
+        app.setPalette(fusion.standardPalette())
+
+
+def _follow_system(app: QGuiApplication) -> None:
+    if _state["chosen"] == "system":
+        apply_app_theme(app, "system")
+
+
+def current_app_theme() -> str | None:
+    """The theme last applied ("light", "sepia" or "dark"), or None before the first."""
+    applied = _state["applied"]
+    return applied if isinstance(applied, str) else None
+
+
+# PDF pages ------------------------------------------------------------------------------------
+
+NIGHT_RANGE = (30, 218)  # a night page: not pure black, text not pure white (less glare)
+
+
+def _opaque(image: QImage) -> QImage:
+    """The page as RGB32; transparent parts (QtPdf leaves unprinted areas so) become white."""
+    if not image.hasAlphaChannel():
+        return image.convertToFormat(QImage.Format.Format_RGB32)
+    out = QImage(image.size(), QImage.Format.Format_RGB32)
+    out.fill(QColor("white"))
+    p = QPainter(out)
+    p.drawImage(0, 0, image)
+    p.end()
+    return out
+
+
+_LIFT = [0xFF000000 | (v << 16) | (v << 8) | v for v in (max(0, 255 - 2 * y) for y in range(256))]
+_LOWER = [0xFF000000 | (v << 16) | (v << 8) | v for v in (max(0, 2 * y - 255) for y in range(256))]
+
+
+def _from_luma(luma: QImage, table: list[int]) -> QImage:
+    """An RGB32 image of ``table[Y]`` for each pixel's luma (a C++ palette lookup)."""
+    indexed = QImage(
+        luma.constBits(),
+        luma.width(),
+        luma.height(),
+        luma.bytesPerLine(),
+        QImage.Format.Format_Indexed8,
+    )
+    indexed.setColorTable(table)
+    return indexed.convertToFormat(QImage.Format.Format_RGB32)
+
+
+def _composite(dest: QImage, source: QImage, mode: QPainter.CompositionMode) -> None:
+    p = QPainter(dest)
+    p.setCompositionMode(mode)
+    p.drawImage(0, 0, source)
+    p.end()
+
+
+def _subtract(dest: QImage, source: QImage) -> None:
+    """dest = max(0, dest - source), channel by channel (invert, saturating add, invert)."""
+    dest.invertPixels()
+    _composite(dest, source, QPainter.CompositionMode.CompositionMode_Plus)
+    dest.invertPixels()
+
+
+def night_page(image: QImage) -> QImage:
+    """Invert the lightness of a page and keep its colours: each pixel moves by 255 - 2·Y (Y
+    its luma) on all three channels, so black text turns light, the white page dark, and a red
+    figure stays red (a plain inversion would turn it cyan). Then the range is narrowed to
+    ``NIGHT_RANGE`` so the page is dark grey, not black."""
+    page = _opaque(image)
+    luma = page.convertToFormat(QImage.Format.Format_Grayscale8)
+    _composite(page, _from_luma(luma, _LIFT), QPainter.CompositionMode.CompositionMode_Plus)
+    _subtract(page, _from_luma(luma, _LOWER))
+    low, high = NIGHT_RANGE
+    opacity = (high - low) / 255
+    backdrop = round(low / (1 - opacity))
+    out = QImage(page.size(), QImage.Format.Format_RGB32)
+    out.fill(QColor(backdrop, backdrop, backdrop))
+    p = QPainter(out)
+    p.setOpacity(opacity)
+    p.drawImage(0, 0, page)
+    p.end()
+    out.setDevicePixelRatio(image.devicePixelRatio())
+    return out
+
+
+def sepia_page(image: QImage) -> QImage:
+    """Warm the page: black ink becomes dark brown (screen), white paper becomes sepia paper
+    (multiply)."""
+    page = _opaque(image)
+    p = QPainter(page)
+    p.setCompositionMode(QPainter.CompositionMode.CompositionMode_Screen)
+    p.fillRect(page.rect(), QColor("#3b2a1c"))
+    p.setCompositionMode(QPainter.CompositionMode.CompositionMode_Multiply)
+    p.fillRect(page.rect(), QColor(THEMES["sepia"].background))
+    p.end()
+    page.setDevicePixelRatio(image.devicePixelRatio())
+    return page
+
+
+def page_image_filter(name: str) -> Callable[[QImage], QImage] | None:
+    """The filter for rendered PDF pages in a reading theme; None means show pages as they are
+    ("light", or an unknown name)."""
+    return {"dark": night_page, "sepia": sepia_page}.get(name)

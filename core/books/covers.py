@@ -1,0 +1,146 @@
+"""Book covers without Qt: where an EPUB keeps its cover image, where covers are cached, and
+the colour of a generated cover.
+
+The EPUB is untrusted, so it is read through ``EpubArchive`` (entry-count, size and
+compression-ratio checks, no names that leave the archive, no XML entities) and the image
+itself is capped at ``MAX_COVER_BYTES``. Anything odd means "no cover": the caller then draws
+one, so a broken cover never stops a book from being listed.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import hashlib
+import posixpath
+import re
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from core.books.epub import EpubArchive, _find_opf, _local, _xml
+from core.books.htmlblocks import resolve_relative
+from core.books.limits import DEFAULT_LIMITS, Limits
+from core.errors import BookError
+
+MAX_COVER_BYTES = 8 * 1024 * 1024
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_IMG_SRC = re.compile(rb"""<(?:img|image)\b[^>]*?(?:src|href)\s*=\s*["']([^"']+)["']""", re.I)
+
+
+def cover_file(data_dir: Path, sha256: str) -> Path:
+    """``<data>/covers/<sha256>.png``; the name is checked so it can never leave the folder."""
+    if not _SHA256.match(sha256):
+        raise ValueError(f"{sha256!r} is not a SHA-256 hex digest")
+    return data_dir / "covers" / f"{sha256}.png"
+
+
+def cover_colour(title: str) -> tuple[int, int, int]:
+    """A calm, stable colour for a generated cover: the hue comes from the title's digest, so
+    the same title gets the same colour on every machine and in every run."""
+    digest = hashlib.sha256(title.strip().casefold().encode("utf-8")).digest()
+    hue = int.from_bytes(digest[:2], "big") / 65536
+    saturation = 0.35 + digest[2] / 255 * 0.25
+    value = 0.45 + digest[3] / 255 * 0.2
+    r, g, b = colorsys.hsv_to_rgb(hue, saturation, value)
+    return round(r * 255), round(g * 255), round(b * 255)
+
+
+def _is_image(name: str, media_type: str) -> bool:
+    if media_type:
+        return media_type.startswith("image/") and media_type != "image/svg+xml"
+    return name.lower().endswith(IMAGE_SUFFIXES)
+
+
+def _cover_candidates(arc: EpubArchive) -> list[str]:
+    """Archive names that may hold the cover image, best first."""
+    opf_path = _find_opf(arc)
+    opf = _xml(arc.read(opf_path), arc.path, "package file")
+    base = posixpath.dirname(opf_path)
+    manifest: dict[str, tuple[str, str, str]] = {}
+    by_name: dict[str, str] = {}
+    metadata: ET.Element | None = None
+    guide: ET.Element | None = None
+    for child in opf:
+        tag = _local(child.tag)
+        if tag == "metadata":
+            metadata = child
+        elif tag == "guide":
+            guide = child
+        elif tag == "manifest":
+            for item in child:
+                if _local(item.tag) != "item":
+                    continue
+                full = resolve_relative(base, item.get("href", ""))
+                if full is None:
+                    continue
+                entry = (full, item.get("media-type", "").lower(), item.get("properties", ""))
+                manifest[item.get("id", "")] = entry
+                by_name[full] = entry[1]
+    out: list[str] = []
+    # EPUB 3: properties="cover-image"
+    out += [
+        name
+        for name, media, props in manifest.values()
+        if "cover-image" in props.split() and _is_image(name, media)
+    ]
+    # EPUB 2: <meta name="cover" content="manifest id"> (some books put a path there)
+    if metadata is not None:
+        for el in metadata.iter():
+            if _local(el.tag) == "meta" and el.get("name", "").lower() == "cover":
+                ref = el.get("content", "")
+                if ref in manifest and _is_image(manifest[ref][0], manifest[ref][1]):
+                    out.append(manifest[ref][0])
+                else:
+                    name = resolve_relative(base, ref) if ref else None
+                    if name and _is_image(name, by_name.get(name, "")):
+                        out.append(name)
+    # the guide's cover: an image, or a page whose first image is the cover
+    if guide is not None:
+        for reference in guide:
+            if _local(reference.tag) != "reference" or reference.get("type", "").lower() != "cover":
+                continue
+            target = resolve_relative(base, reference.get("href", "").split("#")[0])
+            if not target or not arc.has(target):
+                continue
+            if _is_image(target, by_name.get(target, "")):
+                out.append(target)
+                continue
+            if arc.entries[target].file_size > 1024 * 1024:
+                continue  # a cover page is small; a big one is not worth reading for this
+            match = _IMG_SRC.search(arc.read(target))
+            if match:
+                src = match.group(1).decode("utf-8", errors="replace")
+                image = resolve_relative(posixpath.dirname(target), src)
+                if image:
+                    out.append(image)
+    # last resort: an image whose manifest id or name says "cover"
+    out += [
+        name
+        for item_id, (name, media, _props) in manifest.items()
+        if _is_image(name, media) and ("cover" in item_id.lower() or "cover" in name.lower())
+    ]
+    return list(dict.fromkeys(out))
+
+
+def epub_cover_bytes(
+    path: Path, *, limits: Limits = DEFAULT_LIMITS, max_bytes: int = MAX_COVER_BYTES
+) -> bytes | None:
+    """The bytes of the EPUB's cover image, or None when it has none (or only an unsafe,
+    missing or oversized one). Raises ``BookError`` only when the file is not a usable EPUB."""
+    arc = EpubArchive(path, limits)
+    try:
+        try:
+            candidates = _cover_candidates(arc)
+        except BookError:
+            return None  # a damaged package file: the book gets a generated cover
+        for name in candidates:
+            info = arc.entries.get(name)
+            if info is None or info.file_size > max_bytes or info.file_size == 0:
+                continue
+            try:
+                return arc.read(name)
+            except BookError:
+                continue
+        return None
+    finally:
+        arc.close()
