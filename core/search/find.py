@@ -86,8 +86,16 @@ def find_in_pages(
                 offset=begin - starts[index],
                 text=found.group(0),
                 nth=nth,
-                before=_clean(whole[max(0, begin - SNIPPET_CHARS) : begin], left=True),
-                after=_clean(whole[end : end + SNIPPET_CHARS], left=False),
+                before=_clean(
+                    whole[max(0, begin - SNIPPET_CHARS) : begin],
+                    cut=begin > SNIPPET_CHARS,
+                    left=True,
+                ),
+                after=_clean(
+                    whole[end : end + SNIPPET_CHARS],
+                    cut=end + SNIPPET_CHARS < len(whole),
+                    left=False,
+                ),
                 end_page=numbers[end_index],
             )
         )
@@ -96,13 +104,13 @@ def find_in_pages(
     return matches
 
 
-def _clean(text: str, *, left: bool) -> str:
+def _clean(text: str, *, cut: bool, left: bool) -> str:
     words = text.split()
     if not words:
         return ""
     # drop the word cut in half at the far end
-    if left and len(words) > 1 and not text[0].isspace():
+    if cut and left and len(words) > 1 and not text[0].isspace():
         words = words[1:]
-    if not left and len(words) > 1 and not text[-1].isspace():
+    if cut and not left and len(words) > 1 and not text[-1].isspace():
         words = words[:-1]
     return " ".join(words)
