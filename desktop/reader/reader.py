@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.books.model import PageContent
 from core.errors import MarginError
 from core.prompts import load_prompt
 from core.search.find import FindMatch, find_in_pages
@@ -93,6 +94,7 @@ class Reader(QWidget):
         self.history = History()
         self._chapters: list[int] = []  # chapter index of each stored page
         self._page_texts: list[tuple[int, str]] | None = None
+        self._page_cache: dict[int, PageContent] = {}
         self._matches: list[FindMatch] = []
         self._match_index = -1
         self._pace = Pace()
@@ -317,6 +319,7 @@ class Reader(QWidget):
         self._reached = 0
         self.history = History()
         self._page_texts = None
+        self._page_cache = {}
         self._pace = Pace()
         self.labels = self.library.page_labels(book.id)
         self._chapters = [
@@ -362,8 +365,7 @@ class Reader(QWidget):
             text_view = TextView(path, book.format)
             text_view.font_size = self.font_size
             text_view.set_theme(self.theme)
-            book_id = book.id
-            text_view.set_source(lambda n: self.library.page(book_id, n), book.page_count)
+            text_view.set_source(self._load_page, book.page_count)
             text_view.selectionChanged.connect(self._text_selection_changed)
             text_view.topPageChanged.connect(self._text_top_changed)
             text_view.chapterEdge.connect(self.chapter_edge)
@@ -523,6 +525,29 @@ class Reader(QWidget):
                 shown = self.view.marked_page()
             self._view_drawn()
         self._page_shown(shown, reading=reading)
+
+    def _load_page(self, number: int) -> PageContent:
+        """A stored page for the text view, read in small batches (one query for several
+        pages: a screen turn must stay well under a frame)."""
+        cached = self._page_cache.get(number)
+        if cached is not None:
+            return cached
+        assert self.book is not None
+        rows = self.library.db.execute_sql(
+            "SELECT number, label, text, html, chapter FROM page"
+            " WHERE book_id = ? AND number BETWEEN ? AND ? ORDER BY number",
+            (self.book.id, number - 4, number + 8),
+        ).fetchall()
+        if len(self._page_cache) > 200:
+            self._page_cache.clear()
+        for n, label, text, html, chapter in rows:
+            self._page_cache[int(n)] = PageContent(
+                int(n), label or str(n), text or "", html, int(chapter or 0)
+            )
+        found = self._page_cache.get(number)
+        if found is None:
+            return self.library.page(self.book.id, number)  # raises a clear BookError
+        return found
 
     def _stored_text(self, page: int) -> str:
         if self._page_texts is not None and 0 < page <= len(self._page_texts):
