@@ -94,6 +94,8 @@ class TextView(QTextBrowser):
         self._busy = False
         self._top = 0
         self._images: dict[str, QSize] = {}
+        self._anchor: tuple[int, int] | None = None  # (page, offset) at the top of the screen
+        self._mark_pinned = False  # the mark stays centred until the reader scrolls
         self.document().setDocumentMargin(28)
         self.verticalScrollBar().valueChanged.connect(self._scrolled)
         self._resize_timer = QTimer(self, singleShot=True, interval=120)
@@ -180,6 +182,8 @@ class TextView(QTextBrowser):
                 self._scroll_to_position(self._pos(page, offset))
             self._fill()
             self._decorate()
+            self._mark_pinned = found
+            self._anchor = self.top_position()
         finally:
             self._busy = False
         self._update_top(user=False)
@@ -334,22 +338,43 @@ class TextView(QTextBrowser):
     def _rerender_keep_place(self) -> None:
         if not self.loaded:
             return
-        page, offset = self.top_position()
-        mark = self._mark_text
-        self._mark_text = ""
+        page, offset = self._anchor or self.top_position()
+        pinned = self._mark_pinned
+        mark = (
+            (self.page_offset(self._mark[0]), self.page_offset(self._mark[1]))
+            if self._mark is not None
+            else None
+        )
         self.show_at(page, offset)
-        self._mark_text = mark
+        if mark is not None and mark[0][0] in self.loaded and mark[1][0] in self.loaded:
+            self._mark = (self._pos(*mark[0]), self._pos(*mark[1]))
+            if pinned:
+                self._busy = True
+                try:
+                    self._scroll_to_position(self._mark[0], centre=True)
+                    self._fill()
+                finally:
+                    self._busy = False
+                self._mark_pinned = True
+            self._decorate()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        if self.loaded and self._images and event.oldSize().width() != event.size().width():
-            self._resize_timer.start()
-        if self.loaded and not self._busy:
-            self._busy = True
-            try:
-                self._fill()
-            finally:
-                self._busy = False
+        if not self.loaded or self._busy:
+            super().resizeEvent(event)
+            return
+        self._busy = True  # scrolls caused by the rewrap are not the reader's
+        try:
+            super().resizeEvent(event)
+            if self._images and event.oldSize().width() != event.size().width():
+                self._resize_timer.start()
+            # the text has been rewrapped: keep the same words at the top (or the mark centred)
+            if self._mark is not None and self._mark_pinned:
+                self._scroll_to_position(self._mark[0], centre=True)
+            elif self._anchor is not None and self._anchor[0] in self.loaded:
+                self._scroll_to_position(self._pos(*self._anchor))
+            self._fill()
+        finally:
+            self._busy = False
 
     # positions --------------------------------------------------------------------------
 
@@ -415,6 +440,8 @@ class TextView(QTextBrowser):
         self._busy = True
         try:
             self._fill()
+            self._anchor = self.top_position()
+            self._mark_pinned = False
         finally:
             self._busy = False
         self._update_top(user=True)

@@ -615,3 +615,22 @@ def test_font_size_and_pdf_zoom_are_remembered_across_launches(
     second.open_book(pdf, 1)
     assert isinstance(second.view, PdfView) and abs(second.view.scale - 2.5) < 0.01
     assert str(library.paths.config) in second.settings.fileName()
+
+
+def test_the_mark_stays_in_view_when_the_window_is_resized_after_the_jump(
+    reader: Reader, library: Library, books_dir: Path
+) -> None:
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    reader.open_book(book, 2)
+    quote = " ".join(library.page(book.id, 39).text.split()[-14:-6])
+    reader.go_to_page(39, mark=quote)
+    view = text_view(reader)
+    for width, height in ((600, 500), (1400, 900), (800, 400)):
+        reader.resize(width, height)
+        QApplication.processEvents()
+        assert view.mark_visible(), f"mark out of view at {width}×{height}"
+    press(view, Qt.Key.Key_PageDown)  # once the reader moves on, the place is kept instead
+    here = view.top_position()
+    reader.resize(1000, 700)
+    QApplication.processEvents()
+    assert view.top_position()[0] == here[0]
