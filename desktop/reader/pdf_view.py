@@ -272,6 +272,14 @@ class PdfView(QScrollArea):
         self.canvas.update()
         self.pageChanged.emit(page)
 
+    def position(self) -> tuple[int, int]:
+        """(page, points below its top) at the top of the screen: zoom-independent."""
+        index = max(0, min(self.current, len(self.rects)) - 1)
+        if not self.rects:
+            return (1, 0)
+        below = (self.verticalScrollBar().value() - self.rects[index].top() + GAP / 2) / self.scale
+        return (index + 1, max(0, int(below)))
+
     def overlap(self) -> int:
         """About one line of text at this zoom: kept in view when turning a screen."""
         return int(max(16, 14 * self.scale * 1.4))

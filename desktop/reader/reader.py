@@ -98,6 +98,7 @@ class Reader(QWidget):
         self._matches: list[FindMatch] = []
         self._match_index = -1
         self._pace = Pace()
+        self._jumping = False
         # toolbar
         self.back_button = tool_button("←")
         self.back_button.setToolTip("Back to where you were before the jump (Alt+Left)")
@@ -466,10 +467,13 @@ class Reader(QWidget):
 
     def position(self) -> tuple[int, int]:
         """(page, offset) of what is on screen now: where Back returns to."""
+        from desktop.reader.pdf_view import PdfView
         from desktop.reader.text_view import TextView
 
         if isinstance(self.view, TextView) and self.view.loaded:
             return self.view.top_position()
+        if isinstance(self.view, PdfView):
+            return self.view.position()
         return (self.page, 0)
 
     def go_to_page(
@@ -489,9 +493,13 @@ class Reader(QWidget):
         if self.book is None:
             return
         page = max(1, min(int(page), max(1, self.book.page_count)))
-        if remember and not reading and self.view is not None:
+        if remember and not reading and self.view is not None and not self._jumping:
+            # one push per user action: a caller that jumps twice in a row (to the page, then
+            # to the mark on it) must not leave the half-way place in the history
             self.history.push(self.position())
             self._history_buttons()
+            self._jumping = True
+            QTimer.singleShot(0, self._jump_done)
         self.selection_bar.hide()
         if self._drawn_event is not None:
             self._drawn_event.clear()
@@ -514,8 +522,7 @@ class Reader(QWidget):
                     self.view.go_to_page(page)
             else:
                 self.view.mark = None
-                if self.view.current != page or not self.view.is_drawn() or offset == 0:
-                    self.view.go_to_page(page, offset)
+                self.view.go_to_page(page, int(offset * self.view.scale))
         elif isinstance(self.view, TextView):
             if mark and near:
                 text = self._stored_text(page)
@@ -548,6 +555,9 @@ class Reader(QWidget):
         if found is None:
             return self.library.page(self.book.id, number)  # raises a clear BookError
         return found
+
+    def _jump_done(self) -> None:
+        self._jumping = False
 
     def _stored_text(self, page: int) -> str:
         if self._page_texts is not None and 0 < page <= len(self._page_texts):

@@ -634,3 +634,86 @@ def test_the_mark_stays_in_view_when_the_window_is_resized_after_the_jump(
     reader.resize(1000, 700)
     QApplication.processEvents()
     assert view.top_position()[0] == here[0]
+
+
+def test_back_after_a_citation_from_the_chat_returns_in_one_step(
+    library: Library, books_dir: Path, qtbot: Any, real_font: str
+) -> None:
+    from desktop.requests import OpenPageRequest
+
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    win = MainWindow(library, library.paths, restore=False)
+    qtbot.addWidget(win)
+    win.reader.setProperty("headless", True)
+    win.show()
+    qtbot.waitExposed(win)
+    try:
+        win.open_book(book.id, 12)
+        view = text_view(win.reader)
+        press(view, Qt.Key.Key_PageDown)
+        here = view.top_position()
+        quote = " ".join(library.page(book.id, 39).text.split()[-14:-6])
+        win.open_page_request(OpenPageRequest(book.id, 39, quote))
+        QApplication.processEvents()
+        assert win.reader.page == 39 and view.mark_visible()
+        press(view, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
+        assert view.top_position() == here
+        assert not win.reader.back_button.isEnabled(), "nothing half-way in the history"
+    finally:
+        close_window(qtbot, win)
+
+
+def test_pdf_back_returns_to_the_same_place_on_the_page(
+    reader: Reader, library: Library, tmp_path: Path
+) -> None:
+    texts = [f"Page {n}. " + "Words of the page go on. " * 120 for n in range(1, 8)]
+    book = import_book(library, make_text_pdf(tmp_path / "b.pdf", texts)).book
+    reader.open_book(book, 2)
+    view = reader.view
+    assert isinstance(view, PdfView)
+    view.set_scale(2.0)
+    press(view, Qt.Key.Key_PageDown)
+    here = view.position()
+    assert here[0] == 2 and here[1] > 50
+    reader.go_to_page(6)
+    assert reader.page == 6
+    reader.go_back()
+    assert view.position() == here and reader.page == 2
+
+
+def test_double_click_on_an_image_opens_it_large(
+    reader: Reader, library: Library, tmp_path: Path, qtbot: Any
+) -> None:
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+    from PySide6.QtGui import QImage
+
+    image = QImage(1600, 900, QImage.Format.Format_RGB32)
+    image.fill(0x884422)
+    raw = QByteArray()
+    buffer = QBuffer(raw)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, "PNG")
+    path = make_epub(
+        tmp_path / "pic.epub",
+        [("Pictures", '<p><img src="big.png" alt="big"/></p><p>After the picture.</p>')],
+        extra_files={"OEBPS/big.png": bytes(raw.data())},
+        extra_manifest='<item id="img" href="big.png" media-type="image/png"/>',
+    )
+    book = import_book(library, path).book
+    reader.open_book(book, 1)
+    view = text_view(reader)
+    cursor = QTextCursor(view.document())
+    found = None
+    while not cursor.atEnd():
+        cursor.movePosition(QTextCursor.MoveOperation.NextCharacter)
+        if cursor.charFormat().isImageFormat():
+            found = view.cursorRect(cursor)
+            break
+    assert found is not None
+    shown: list[str] = []
+    view.imageOpened.connect(shown.append)
+    QTest.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=found.center() - QPoint(4, 0))
+    assert shown and shown[0].endswith("big.png")
+    dialogs = [w for w in QApplication.topLevelWidgets() if w.windowTitle() == "Image"]
+    assert dialogs and dialogs[-1].isVisible()
+    dialogs[-1].close()
