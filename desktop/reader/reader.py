@@ -43,7 +43,7 @@ from PySide6.QtWidgets import (
 from core.books.model import PageContent
 from core.errors import MarginError
 from core.prompts import load_prompt
-from core.search.find import FindMatch, find_in_pages
+from core.search.find import BookText, FindMatch
 from core.store.library import HIGHLIGHT_COLOURS, BookInfo, Library
 from desktop.reader.selection_bar import ACTIONS, BAR_COLOURS, SelectionBar
 from desktop.requests import AskRequest
@@ -95,6 +95,7 @@ class Reader(QWidget):
         self._chapters: list[int] = []  # chapter index of each stored page
         self._page_texts: list[tuple[int, str]] | None = None
         self._page_cache: dict[int, PageContent] = {}
+        self._book_text: BookText | None = None
         self._matches: list[FindMatch] = []
         self._match_index = -1
         self._pace = Pace()
@@ -320,6 +321,7 @@ class Reader(QWidget):
         self._reached = 0
         self.history = History()
         self._page_texts = None
+        self._book_text = None
         self._page_cache = {}
         self._pace = Pace()
         self.labels = self.library.page_labels(book.id)
@@ -781,12 +783,18 @@ class Reader(QWidget):
         if self.book is None or not query:
             self.find_count.setText("")
             return
-        self._matches = find_in_pages(
-            self.page_texts(),
-            query,
-            whole_word=self.whole_word_box.isChecked(),
-            exact=self.exact_box.isChecked(),
-        )
+        if self._book_text is None:
+            self._book_text = BookText(self.page_texts())
+        try:
+            self._matches = self._book_text.find(
+                query,
+                whole_word=self.whole_word_box.isChecked(),
+                exact=self.exact_box.isChecked(),
+                snippets=MAX_LISTED,
+            )
+        except MarginError as exc:
+            self.find_count.setText(exc.message)
+            return
         count = len(self._matches)
         if not count:
             self.find_count.setText(f"Nothing matches “{query}”.")

@@ -65,3 +65,17 @@ def test_a_long_book_is_searched_in_milliseconds() -> None:
     assert len(found) == 400 * 38
     assert [m.page for m in found] == sorted(m.page for m in found)
     assert took < 0.5, f"find took {took:.3f} s on 400 pages"
+
+
+def test_only_the_first_matches_carry_snippets_but_all_are_found() -> None:
+    pages = [(n, "the cat sat. " * 10) for n in range(1, 6)]
+    found = find_in_pages(pages, "cat", snippets=3)
+    assert len(found) == 50
+    assert all(m.before for m in found[1:3]) and not any(m.before or m.after for m in found[3:])
+    assert [m.nth for m in found[:11]] == [*range(10), 0]
+
+
+def test_text_whose_lower_case_changes_length_is_still_found_at_the_right_place() -> None:
+    pages = [(1, "İstanbul and the cat"), (2, "another CAT")]
+    found = find_in_pages(pages, "cat")
+    assert [(m.page, m.offset, m.text) for m in found] == [(1, 17, "cat"), (2, 8, "CAT")]
