@@ -98,7 +98,7 @@ class Reader(QWidget):
         self._book_text: BookText | None = None
         self._matches: list[FindMatch] = []
         self._match_index = -1
-        self._pace = Pace()
+        self._pace = Pace(_float(self.settings.value("seconds_per_page"), 0.0))
         self._jumping = False
         # toolbar
         self.back_button = tool_button("←")
@@ -323,7 +323,7 @@ class Reader(QWidget):
         self._page_texts = None
         self._book_text = None
         self._page_cache = {}
-        self._pace = Pace()
+        self._pace = Pace(self._pace.seconds_per_page() if self._pace.measured() else None)
         self.labels = self.library.page_labels(book.id)
         self._chapters = [
             int(row[0])
@@ -662,6 +662,8 @@ class Reader(QWidget):
                 self._reached = 0
             except MarginError:
                 log.info("position not saved: the book is gone")
+            if self._pace.measured():
+                self.settings.setValue("seconds_per_page", round(self._pace.seconds_per_page(), 1))
 
     def _finished_toggled(self, checked: bool) -> None:
         if self.book is not None:
@@ -1062,9 +1064,9 @@ class Pace:
 
     DEFAULT = 90.0  # seconds for a stored page of about 2,000 characters
 
-    def __init__(self) -> None:
+    def __init__(self, remembered: float | None = None) -> None:
         self._last: tuple[int, float] | None = None
-        self._samples: list[float] = []
+        self._samples: list[float] = [remembered] if remembered and 5 <= remembered <= 900 else []
 
     def turned(self, page: int) -> None:
         now = time.monotonic()
@@ -1073,6 +1075,9 @@ class Pace:
             if 5 <= per_page <= 900:  # ignore skimming and coffee breaks
                 self._samples = [*self._samples[-19:], per_page]
         self._last = (page, now)
+
+    def measured(self) -> bool:
+        return bool(self._samples)
 
     def seconds_per_page(self) -> float:
         if not self._samples:

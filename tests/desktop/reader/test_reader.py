@@ -717,3 +717,23 @@ def test_double_click_on_an_image_opens_it_large(
     dialogs = [w for w in QApplication.topLevelWidgets() if w.windowTitle() == "Image"]
     assert dialogs and dialogs[-1].isVisible()
     dialogs[-1].close()
+
+
+def test_time_left_in_the_chapter_follows_the_measured_pace(
+    reader: Reader, library: Library, books_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import desktop.reader.reader as reader_module
+
+    clock = [1000.0]
+    monkeypatch.setattr(reader_module.time, "monotonic", lambda: clock[0])
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    toc = library.toc(book.id)
+    chapter = next(t for t in toc if "CHAPTER VI" in t.title)
+    reader.open_book(book, chapter.page)
+    for _ in range(3):
+        clock[0] += 30.0  # thirty seconds a page
+        reader.next_page()
+    left = len(chapter_pages(library, book.id, chapter.page)) - 3
+    assert f"about {max(1, round(left * 30 / 60))} min left in chapter" in reader.footer.text()
+    reader.save_position()
+    assert float(str(reader.settings.value("seconds_per_page"))) == 30.0
