@@ -191,7 +191,10 @@ class TextView(QTextBrowser):
 
     def _reset(self, page: int) -> None:
         doc = self.document()
-        doc.setDefaultStyleSheet(page_css(self.theme, self.font_size))
+        # an image's line must not get the text's 140% line height (a gap under each picture)
+        doc.setDefaultStyleSheet(
+            page_css(self.theme, self.font_size) + " p.image { line-height: 100%; }"
+        )
         font = QFont(doc.defaultFont())
         font.setPointSize(self.font_size)
         doc.setDefaultFont(font)
