@@ -526,10 +526,12 @@ class Reader(QWidget):
                 self.view.mark = None
                 self.view.go_to_page(page, int(offset * self.view.scale))
         elif isinstance(self.view, TextView):
+            position = -1
             if mark and near:
+                # stored text separates paragraphs with a blank line, the view with one break
                 text = self._stored_text(page)
-                offset = max(0, near - text[:near].count("\n\n") - 40)
-            found = self.view.show_at(page, offset, mark=mark)
+                position = max(0, near - 1 - text[: near - 1].count("\n\n"))
+            found = self.view.show_at(page, offset, mark=mark, near=position)
             if found:
                 shown = self.view.marked_page()
             self._view_drawn()

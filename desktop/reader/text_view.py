@@ -164,9 +164,12 @@ class TextView(QTextBrowser):
             self._spans = [Span(page.number, t, c) for t, c in highlights]
         self.show_at(page.number, mark=mark)
 
-    def show_at(self, page: int, offset: int = 0, *, mark: str = "", nth: int = 0) -> bool:
+    def show_at(
+        self, page: int, offset: int = 0, *, mark: str = "", nth: int = 0, near: int = -1
+    ) -> bool:
         """Load the flow around ``page`` and put ``offset`` of it at the top of the screen, or
-        centre ``mark`` (searched from that page on, then just before). True when marked."""
+        centre ``mark`` (searched from that page on, then just before; with ``near``, the
+        occurrence closest to that offset of the page). True when marked."""
         if self._loader is None or not self.page_count:
             return False
         page = max(1, min(page, self.page_count))
@@ -177,7 +180,7 @@ class TextView(QTextBrowser):
             self._mark_text = mark
             found = False
             if mark:
-                found = self._place_mark(page, mark, nth)
+                found = self._place_mark(page, mark, nth, near)
             if not found:
                 self._scroll_to_position(self._pos(page, offset))
             self._fill()
@@ -593,20 +596,31 @@ class TextView(QTextBrowser):
                 return cursor
         return None
 
-    def _place_mark(self, page: int, mark: str, nth: int = 0) -> bool:
-        """Mark ``mark`` where it really is: on ``page`` (its ``nth`` occurrence there), else
-        where it continues on the next page, else on the page before; then centre it."""
+    def _place_mark(self, page: int, mark: str, nth: int = 0, near: int = -1) -> bool:
+        """Mark ``mark`` where it really is: on ``page`` (its ``nth`` occurrence there, or the
+        one closest to offset ``near``), else where it continues on the next page, else on
+        the page before; then centre it."""
         if page not in self.loaded:
             return False
         start = self.starts[self.loaded.index(page)]
         cursor = self._find_from(mark, start)
+        if near >= 0 and cursor is not None:
+            target = self._pos(page, near)
+            page_end = self._pos(page, 1 << 30)
+            best = cursor
+            following: QTextCursor | None = cursor
+            while following is not None and following.selectionStart() <= page_end:
+                if abs(following.selectionStart() - target) < abs(best.selectionStart() - target):
+                    best = following
+                following = self._find_from(mark, following.selectionEnd())
+            cursor = best
         for _ in range(nth):
             if cursor is None:
                 break
-            following = self._find_from(mark, cursor.selectionEnd())
-            if following is None:
+            later = self._find_from(mark, cursor.selectionEnd())
+            if later is None:
                 break
-            cursor = following
+            cursor = later
         i = self.loaded.index(page)
         if cursor is None or (
             i + 2 < len(self.starts) and cursor.selectionStart() >= self.starts[i + 2]

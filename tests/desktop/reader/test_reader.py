@@ -737,3 +737,25 @@ def test_time_left_in_the_chapter_follows_the_measured_pace(
     assert f"about {max(1, round(left * 30 / 60))} min left in chapter" in reader.footer.text()
     reader.save_position()
     assert float(str(reader.settings.value("seconds_per_page"))) == 30.0
+
+
+def test_f3_marks_each_match_on_a_page_in_turn(
+    reader: Reader, library: Library, books_dir: Path
+) -> None:
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    reader.open_book(book, 1)
+    reader.find_box.setText("Alice")
+    reader.run_find()
+    matches = reader._matches
+    index = next(i for i in range(len(matches) - 2) if matches[i].page == matches[i + 2].page)
+    page = matches[index].page
+    view = text_view(reader)
+    reader._go_match(index)
+    offsets = []
+    for _ in range(3):
+        assert reader.page == page and view.mark_visible()
+        mark = view.mark_position()
+        assert mark is not None and view.page_offset(mark[0])[0] == page
+        offsets.append(view.page_offset(mark[0])[1])
+        press(view, Qt.Key.Key_F3)
+    assert offsets == sorted(offsets) and len(set(offsets)) == 3, "three different places"
