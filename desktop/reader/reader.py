@@ -53,6 +53,7 @@ log = logging.getLogger("margin.reader")
 SAVE_DELAY_MS = 500
 PAGE_ROLE = Qt.ItemDataRole.UserRole + 2
 MATCH_ROLE = Qt.ItemDataRole.UserRole + 3
+ANCHOR_ROLE = Qt.ItemDataRole.UserRole + 4
 MAX_LISTED = 500  # results listed; F3 goes through all of them
 
 
@@ -487,11 +488,13 @@ class Reader(QWidget):
         remember: bool = True,
         offset: int = 0,
         near: int = 0,
+        at: int = -1,
     ) -> None:
         """Show ``page``. ``reading`` is True only when the reader read on to it (next page);
         jumps leave the spoiler bound (``read_to``) where it is and can be undone with Back.
         ``mark`` is marked where it really is (it may start on the page before or run on to
-        the next) and scrolled into view; ``near`` is its offset in the stored page text."""
+        the next) and scrolled into view; ``near`` is its offset in the stored page text,
+        ``at`` its offset in the page as the text view lays it out (highlight anchors)."""
         if self.book is None:
             return
         page = max(1, min(int(page), max(1, self.book.page_count)))
@@ -526,7 +529,7 @@ class Reader(QWidget):
                 self.view.mark = None
                 self.view.go_to_page(page, int(offset * self.view.scale))
         elif isinstance(self.view, TextView):
-            position = -1
+            position = at
             if mark and near:
                 # stored text separates paragraphs with a blank line, the view with one break
                 text = self._stored_text(page)
@@ -858,7 +861,11 @@ class Reader(QWidget):
             self._go_match(index)
             return
         data = item.data(PAGE_ROLE)
-        if data:
+        anchor = item.data(ANCHOR_ROLE)
+        if anchor:  # a highlight that knows exactly where it starts
+            page, mark = data
+            self.go_to_page(int(anchor[0]), mark=mark, at=int(anchor[1]))
+        elif data:
             page, mark = data
             self.go_to_page(int(page), mark=mark)
 
@@ -1003,6 +1010,9 @@ class Reader(QWidget):
             note = f"\n{h.note}" if h.note else ""
             item = QListWidgetItem(f"{self._label(h.page)} — {h.text[:160]}{note}")
             item.setData(PAGE_ROLE, (h.page, h.text))
+            start = h.anchor.get("start") if isinstance(h.anchor, dict) else None
+            if isinstance(start, dict) and isinstance(start.get("offset"), int):
+                item.setData(ANCHOR_ROLE, (int(start.get("page", h.page)), start["offset"]))
             self.highlight_list.addItem(item)
         if isinstance(self.view, PdfView):
             self.view.set_highlights(

@@ -759,3 +759,26 @@ def test_f3_marks_each_match_on_a_page_in_turn(
         offsets.append(view.page_offset(mark[0])[1])
         press(view, Qt.Key.Key_F3)
     assert offsets == sorted(offsets) and len(set(offsets)) == 3, "three different places"
+
+
+def test_a_highlight_in_the_list_opens_at_its_own_place(
+    reader: Reader, library: Library, books_dir: Path
+) -> None:
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    reader.setProperty("headless", True)
+    reader.open_book(book, 20)
+    view = text_view(reader)
+    text = view.page_text(20)
+    word = "Alice"
+    second = text.find(word, text.find(word) + 1)
+    assert second > 0, "the page names Alice twice"
+    cursor = QTextCursor(view.document())
+    cursor.setPosition(view.starts[view.loaded.index(20)] + second)
+    cursor.setPosition(cursor.position() + len(word), QTextCursor.MoveMode.KeepAnchor)
+    view.setTextCursor(cursor)
+    assert reader.ask_about_selection("highlight:pink")
+    reader.go_to_page(70)
+    reader._result_go(reader.highlight_list.item(0))
+    mark = view.mark_position()
+    assert reader.page == 20 and mark is not None and view.mark_visible()
+    assert view.page_offset(mark[0]) == (20, second), "the second Alice, not the first"
