@@ -183,6 +183,7 @@ class Reader(QWidget):
         self.toc.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.toc.itemActivated.connect(self._toc_go)
         self.toc.itemClicked.connect(self._toc_go)
+        self.toc.itemClicked.connect(self._focus_book)
         self.toc_empty = QLabel(
             "This book has no table of contents. Use Find (Ctrl+F) or Go to page (Ctrl+G) "
             "to move around."
@@ -215,6 +216,7 @@ class Reader(QWidget):
         self.find_results.setWordWrap(True)
         self.find_results.itemActivated.connect(self._result_go)
         self.find_results.itemClicked.connect(self._result_go)
+        self.find_results.itemClicked.connect(self._focus_book)
         find_panel = QWidget()
         fl = QVBoxLayout(find_panel)
         fl.setContentsMargins(0, 0, 0, 0)
@@ -235,6 +237,7 @@ class Reader(QWidget):
         self.highlight_list.setWordWrap(True)
         self.highlight_list.itemActivated.connect(self._result_go)
         self.highlight_list.itemClicked.connect(self._result_go)
+        self.highlight_list.itemClicked.connect(self._focus_book)
         self.side = QTabWidget()
         self.side.addTab(self.toc_stack, "Contents")
         self.side.addTab(find_panel, "Find")
@@ -849,6 +852,11 @@ class Reader(QWidget):
         self.side.setCurrentIndex(1)
         self.find_box.setFocus()
         self.find_box.selectAll()
+
+    def _focus_book(self, *_: object) -> None:
+        """After a click in a side list, the keys (Page Down, Space) read the book again."""
+        if self.view is not None:
+            self.view.setFocus()
 
     def _toc_go(self, item: QTreeWidgetItem, *_: object) -> None:
         page = item.data(0, PAGE_ROLE)

@@ -782,3 +782,20 @@ def test_a_highlight_in_the_list_opens_at_its_own_place(
     mark = view.mark_position()
     assert reader.page == 20 and mark is not None and view.mark_visible()
     assert view.page_offset(mark[0]) == (20, second), "the second Alice, not the first"
+
+
+def test_after_clicking_a_contents_entry_page_down_reads_on_from_there(
+    reader: Reader, library: Library, books_dir: Path
+) -> None:
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    reader.open_book(book, 1)
+    item = reader.toc.topLevelItem(6)
+    rect = reader.toc.visualItemRect(item)
+    QTest.mouseClick(reader.toc.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    start = int(item.data(0, Qt.ItemDataRole.UserRole + 2))
+    assert reader.page == start
+    view = text_view(reader)
+    before = view.top_position()
+    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_PageDown)
+    after = view.top_position()
+    assert after > before and after[0] <= start + 1, "one screen on, not a page skipped"
