@@ -245,7 +245,7 @@ class PdfView(QScrollArea):
         self.scale = scale
         self.fit_width = keep_fit
         self._layout()
-        self.go_to_page(page, int(within * scale))
+        self.go_to_page(page, within * scale)
         self.zoomChanged.emit(self.scale, self.fit_width)
 
     def zoom_in(self) -> None:
@@ -261,13 +261,13 @@ class PdfView(QScrollArea):
 
     # pages ---------------------------------------------------------------------------
 
-    def go_to_page(self, page: int, offset: int = 0) -> None:
+    def go_to_page(self, page: int, offset: float = 0) -> None:
         """Show ``page`` with its top (or ``offset`` pixels below it) at the top."""
         page = max(1, min(page, self.page_count))
         if not self.rects:
             return
         self.current = page
-        self.verticalScrollBar().setValue(int(self.rects[page - 1].top() - GAP / 2 + offset))
+        self.verticalScrollBar().setValue(round(self.rects[page - 1].top() - GAP / 2 + offset))
         self._drawn_page = 0
         self.canvas.update()
         self.pageChanged.emit(page)
@@ -278,7 +278,7 @@ class PdfView(QScrollArea):
         if not self.rects:
             return (1, 0)
         below = (self.verticalScrollBar().value() - self.rects[index].top() + GAP / 2) / self.scale
-        return (index + 1, max(0, int(below)))
+        return (index + 1, max(0, round(below)))
 
     def overlap(self) -> int:
         """About one line of text at this zoom: kept in view when turning a screen."""

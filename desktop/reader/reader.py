@@ -402,7 +402,13 @@ class Reader(QWidget):
         self._matches = []
         self._set_enabled(True)
         self.library.mark_opened(book.id)
-        self.go_to_page(page or book.page or 1, remember=False)
+        offset = 0
+        if page is None:  # reopening: the same words at the top as when it was left
+            saved = str(self.settings.value(f"book/{book.id}/place", ""))
+            where, _, within = saved.partition(":")
+            if where == str(book.page) and within.isdigit():
+                offset = int(within)
+        self.go_to_page(page or book.page or 1, remember=False, offset=offset)
         view.setFocus()
 
     def close_book(self) -> None:
@@ -530,7 +536,7 @@ class Reader(QWidget):
                     self.view.go_to_page(page)
             else:
                 self.view.mark = None
-                self.view.go_to_page(page, int(offset * self.view.scale))
+                self.view.go_to_page(page, offset * self.view.scale)
         elif isinstance(self.view, TextView):
             position = at
             if mark and near:
@@ -670,6 +676,9 @@ class Reader(QWidget):
                 self._reached = 0
             except MarginError:
                 log.info("position not saved: the book is gone")
+            here, within = self.position()
+            if here == self.page:
+                self.settings.setValue(f"book/{self.book.id}/place", f"{here}:{within}")
             if self._pace.measured():
                 self.settings.setValue("seconds_per_page", round(self._pace.seconds_per_page(), 1))
 

@@ -799,3 +799,31 @@ def test_after_clicking_a_contents_entry_page_down_reads_on_from_there(
     QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_PageDown)
     after = view.top_position()
     assert after > before and after[0] <= start + 1, "one screen on, not a page skipped"
+
+
+@pytest.mark.parametrize("kind", ["epub", "pdf"])
+def test_reopening_a_book_shows_the_same_words_at_the_top(
+    library: Library, books_dir: Path, tmp_path: Path, qtbot: Any, real_font: str, kind: str
+) -> None:
+    if kind == "epub":
+        book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    else:
+        texts = [f"Page {n}. " + "Words of the page go on. " * 120 for n in range(1, 8)]
+        book = import_book(library, make_text_pdf(tmp_path / "r.pdf", texts)).book
+    first = Reader(library)
+    qtbot.addWidget(first)
+    first.resize(900, 700)
+    first.show()
+    first.open_book(book, 3)
+    assert first.view is not None
+    press(first.view, Qt.Key.Key_PageDown)
+    here = first.position()
+    assert here[1] > 0
+    first.save_position()
+    first.close_book()
+    second = Reader(library)
+    qtbot.addWidget(second)
+    second.resize(900, 700)
+    second.show()
+    second.open_book(library.get_book(book.id))
+    assert second.position() == here
