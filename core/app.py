@@ -62,7 +62,12 @@ class Margin:
     @classmethod
     def open(cls, paths: Paths) -> Margin:
         """Open (creating if needed) the library in ``paths``."""
-        library = Library.open(paths)
+        return cls.of(Library.open(paths))
+
+    @classmethod
+    def of(cls, library: Library) -> Margin:
+        """The app around a library that is already open."""
+        paths = library.paths
         return cls(
             paths=paths,
             library=library,

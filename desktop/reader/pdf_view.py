@@ -5,10 +5,19 @@ and zooming never block the window; rendered pages are cached and neighbours pre
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPolygonF
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QImage,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPolygonF,
+)
 from PySide6.QtPdf import QPdfDocument, QPdfDocumentRenderOptions, QPdfPageRenderer
 from PySide6.QtWidgets import QScrollArea, QWidget
 
@@ -135,6 +144,9 @@ def to_poly(points: list[list[float]]) -> QPolygonF:
 class PdfView(QScrollArea):
     pageChanged = Signal(int)  # 1-based
     drawn = Signal()
+    zoomChanged = Signal(float, bool)  # scale, fit to width
+    requestBack = Signal()
+    requestForward = Signal()
 
     def __init__(self, path: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -228,10 +240,14 @@ class PdfView(QScrollArea):
         if abs(scale - self.scale) < 0.005:
             return
         page = self.current
+        bar = self.verticalScrollBar()
+        rect = self.rects[page - 1] if 0 < page <= len(self.rects) else None
+        within = (bar.value() - rect.top()) / self.scale if rect is not None else 0.0
         self.scale = scale
         self.fit_width = keep_fit
         self._layout()
-        self.go_to_page(page)
+        self.go_to_page(page, within * scale)
+        self.zoomChanged.emit(self.scale, self.fit_width)
 
     def zoom_in(self) -> None:
         self.set_scale(self.scale * 1.2)
@@ -242,18 +258,107 @@ class PdfView(QScrollArea):
     def fit(self) -> None:
         self.fit_width = True
         self._apply_fit()
+        self.zoomChanged.emit(self.scale, True)
 
     # pages ---------------------------------------------------------------------------
 
-    def go_to_page(self, page: int) -> None:
+    def go_to_page(self, page: int, offset: float = 0) -> None:
+        """Show ``page`` with its top (or ``offset`` pixels below it) at the top."""
         page = max(1, min(page, self.page_count))
         if not self.rects:
             return
         self.current = page
-        self.verticalScrollBar().setValue(int(self.rects[page - 1].top() - GAP / 2))
+        self.verticalScrollBar().setValue(round(self.rects[page - 1].top() - GAP / 2 + offset))
         self._drawn_page = 0
         self.canvas.update()
         self.pageChanged.emit(page)
+
+    def position(self) -> tuple[int, int]:
+        """(page, points below its top) at the top of the screen: zoom-independent."""
+        index = max(0, min(self.current, len(self.rects)) - 1)
+        if not self.rects:
+            return (1, 0)
+        below = (self.verticalScrollBar().value() - self.rects[index].top() + GAP / 2) / self.scale
+        return (index + 1, max(0, round(below)))
+
+    def overlap(self) -> int:
+        """About one line of text at this zoom: kept in view when turning a screen."""
+        return int(max(16, 14 * self.scale * 1.4))
+
+    def next_screen(self) -> bool:
+        bar = self.verticalScrollBar()
+        if bar.value() >= bar.maximum():
+            return False
+        bar.setValue(bar.value() + max(20, self.viewport().height() - self.overlap()))
+        return True
+
+    def previous_screen(self) -> bool:
+        bar = self.verticalScrollBar()
+        if bar.value() <= 0:
+            return False
+        bar.setValue(bar.value() - max(20, self.viewport().height() - self.overlap()))
+        return True
+
+    def show_mark(self) -> None:
+        """Scroll so that the marked words are in the middle of the screen."""
+        if self.mark is None or not self.mark[1]:
+            return
+        index, polys = self.mark
+        rect = self.rects[index]
+        top = min(p.boundingRect().top() for p in polys) * self.scale + rect.top()
+        bottom = max(p.boundingRect().bottom() for p in polys) * self.scale + rect.top()
+        centre = (top + bottom) / 2
+        self.current = index + 1
+        self.verticalScrollBar().setValue(int(max(0, centre - self.viewport().height() / 2)))
+        self._drawn_page = 0
+        self.canvas.update()
+        self.pageChanged.emit(index + 1)
+
+    def mark_visible(self) -> bool:
+        if self.mark is None or not self.mark[1]:
+            return False
+        index, polys = self.mark
+        rect = self.rects[index]
+        top = min(p.boundingRect().top() for p in polys) * self.scale + rect.top()
+        value = self.verticalScrollBar().value()
+        return value <= top <= value + self.viewport().height() - 10
+
+    _KEYS = {
+        Qt.Key.Key_PageDown,
+        Qt.Key.Key_PageUp,
+        Qt.Key.Key_Space,
+    }
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
+            mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+            if event.key() in self._KEYS and mods in (
+                Qt.KeyboardModifier.NoModifier,
+                Qt.KeyboardModifier.ShiftModifier,
+            ):
+                event.accept()
+                return True
+        return super().event(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        if key == Qt.Key.Key_PageDown or (key == Qt.Key.Key_Space and not shift):
+            self.next_screen()
+            return
+        if key == Qt.Key.Key_PageUp or (key == Qt.Key.Key_Space and shift):
+            self.previous_screen()
+            return
+        super().keyPressEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.BackButton:
+            self.requestBack.emit()
+            return
+        if event.button() == Qt.MouseButton.ForwardButton:
+            self.requestForward.emit()
+            return
+        super().mousePressEvent(event)
 
     def _scrolled(self, value: int) -> None:
         probe = value + self.viewport().height() / 3
@@ -297,11 +402,22 @@ class PdfView(QScrollArea):
         self.pending.discard(key)
         if not self.rects or page >= len(self.rects) or key != self._key(page):
             return  # rendered for an old zoom level
+        if self.image_filter is not None:
+            image = self.image_filter(image)  # night or sepia page
         image.setDevicePixelRatio(self._dpr)
         self.cache[key] = image
         while len(self.cache) > CACHE_PAGES:
             self.cache.popitem(last=False)
         self.canvas.update(self.rects[page].toAlignedRect())
+
+    image_filter: Callable[[QImage], QImage] | None = None
+
+    def set_image_filter(self, image_filter: Callable[[QImage], QImage] | None) -> None:
+        """Pages drawn through ``image_filter`` (the theme's night or sepia page)."""
+        self.image_filter = image_filter
+        self.cache.clear()
+        self.pending.clear()
+        self.canvas.update()
 
     def painted(self) -> None:
         index = self.current - 1

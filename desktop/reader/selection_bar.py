@@ -1,11 +1,14 @@
 """The small bar that appears next to a selection: Ask…, Explain, Define, Summarize,
-Translate, Highlight. The same actions are in the context menu."""
+Translate, and a highlight in one of four colours. The same actions are in the context menu;
+each has a shortcut (shown in its tooltip)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtGui import QColor, QIcon, QPixmap
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QToolButton, QWidget
 
+from desktop.theme import highlight_colour
 from desktop.widgets import tool_button
 
 ACTIONS = (
@@ -15,6 +18,15 @@ ACTIONS = (
     ("summarize", "Summarize"),
     ("translate", "Translate"),
 )
+SHORTCUTS = {
+    "ask": "Ctrl+Return",
+    "explain": "Ctrl+E",
+    "define": "Ctrl+Shift+D",
+    "summarize": "Ctrl+Shift+S",
+    "translate": "Ctrl+Shift+T",
+    "highlight": "Ctrl+H",
+}
+BAR_COLOURS = ("yellow", "green", "blue", "pink")  # Ctrl+1..Ctrl+4
 
 
 class SelectionBar(QFrame):
@@ -33,11 +45,25 @@ class SelectionBar(QFrame):
         for key, label in (*ACTIONS, ("highlight", "Highlight")):
             button = tool_button(label)
             button.setAccessibleName(label.rstrip("…"))
-            button.setToolTip(f"{label.rstrip('…')} the selected text")
+            button.setToolTip(f"{label.rstrip('…')} the selected text ({SHORTCUTS[key]})")
             button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             button.clicked.connect(lambda _=False, k=key: self.actionChosen.emit(k))
             layout.addWidget(button)
             self.buttons[key] = button
+        for i, colour in enumerate(BAR_COLOURS, start=1):
+            button = QToolButton()
+            swatch = QPixmap(14, 14)
+            tone = highlight_colour(colour)
+            swatch.fill(QColor(tone.red(), tone.green(), tone.blue()))
+            button.setIcon(QIcon(swatch))
+            button.setAccessibleName(f"Highlight {colour}")
+            button.setToolTip(f"Highlight in {colour} (Ctrl+{i})")
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            button.clicked.connect(
+                lambda _=False, c=colour: self.actionChosen.emit(f"highlight:{c}")
+            )
+            layout.addWidget(button)
+            self.buttons[f"highlight:{colour}"] = button
         self.hide()
 
     def show_at(self, point: QPoint) -> None:
@@ -48,7 +74,8 @@ class SelectionBar(QFrame):
         if parent is not None:
             x = max(4, min(x, parent.width() - self.width() - 4))
             if y + self.height() > parent.height() - 4:
-                y = max(4, point.y() - self.height() - 28)
+                y = point.y() - self.height() - 28
+            y = max(4, min(y, parent.height() - self.height() - 4))
         self.move(x, y)
         self.show()
         self.raise_()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, QSize, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QImage, QPalette
+from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter, QPalette
 from PySide6.QtPdf import QPdfDocument
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QStyle, QStyleOptionSlider, QWidget
 
@@ -99,6 +99,8 @@ def test_dark_darkens_every_panel_and_light_lightens_them(
     window: Any, qapp: QApplication, qtbot: Any
 ) -> None:
     measured: dict[str, dict[str, float]] = {}
+    # covers are the books' own pictures (a PDF's white first page): measure the panel itself
+    window.library_panel.list_button.click()
     for name in ("light", "dark"):
         apply_app_theme(qapp, name)
         window.reader.set_theme(name)
@@ -297,3 +299,43 @@ def test_sepia_tint_and_light_is_untouched() -> None:
     target = QColor(THEMES["sepia"].background)
     assert abs(paper.red() - target.red()) <= 3 and abs(paper.blue() - target.blue()) <= 3
     assert ink.lightness() < 70 and ink.red() > ink.blue(), "ink turns dark brown"
+
+
+def test_a_pdf_page_follows_the_window_theme(
+    app: Any, library: Library, pdf_dir: Path, qtbot: Any, qapp: QApplication, real_font: str
+) -> None:
+    """The dark choice reaches PDFs: the page is drawn as a night page, and back."""
+    from desktop.reader.pdf_view import PdfView
+
+    book = import_book(library, pdf_dir / "pdflatex-4-pages.pdf").book
+    win = MainWindow(app, restore=False)
+    qtbot.addWidget(win)
+    win.reader.setProperty("headless", True)
+    win.show()
+    try:
+        win.open_book(book.id, 1)
+        view = win.reader.view
+        assert isinstance(view, PdfView)
+
+        def page_lightness() -> float:
+            qtbot.waitUntil(lambda: view.image_for(0) is not None, timeout=10000)
+            image = view.image_for(0)
+            assert image is not None
+            # the canvas paints a white sheet under the page (QtPdf leaves paper transparent)
+            sheet = QImage(image.size(), QImage.Format.Format_RGB32)
+            sheet.fill(QColor("white"))
+            painter = QPainter(sheet)
+            painter.drawImage(0, 0, image)
+            painter.end()
+            return mean_colour(sheet).lightnessF()
+
+        win.set_theme("light")
+        light = page_lightness()
+        win.set_theme("dark")
+        dark = page_lightness()
+        assert light > 0.8 and dark < 0.35, (light, dark)
+        win.set_theme("light")
+        assert page_lightness() > 0.8
+    finally:
+        clear_app_theme(qapp)
+        close_window(qtbot, win)
