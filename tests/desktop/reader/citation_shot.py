@@ -16,9 +16,9 @@ def main(out: Path, book_file: Path, page: int) -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication(sys.argv[:1])
+    from core.app import Margin
     from core.books.importer import import_book
     from core.paths import resolve_paths
-    from core.app import Margin
     from desktop.main_window import MainWindow
     from desktop.reader.text_view import TextView
     from desktop.requests import OpenPageRequest

@@ -13,9 +13,9 @@ from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QInputDialog
 
+from core.app import Margin
 from core.books.importer import import_book
 from core.store.library import Library
-from core.app import Margin
 from desktop.main_window import MainWindow
 from desktop.reader.pdf_view import PdfView
 from desktop.reader.reader import Reader
