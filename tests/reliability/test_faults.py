@@ -59,7 +59,7 @@ def service(library: Library, url: str) -> AgentService:
         library,
         library.paths,
         settings,
-        provider_factory=lambda s, k: make_provider(s, k, max_retries=1, timeout=3.0),
+        provider_factory=lambda s, k: make_provider(s, k, max_retries=1, timeout=1.5),
         retry_delay=0.01,
     )
 
