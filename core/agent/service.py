@@ -9,9 +9,10 @@ does not import the ``anthropic`` SDK.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import Executor
 from pathlib import Path
+from typing import Any
 
 from core.agent.chat import ChatWithBook
 from core.agent.context import BookContext
@@ -203,6 +204,21 @@ class AgentService:
         return await list_models(settings, api_key)
 
 
+async def _with_server[T](
+    settings: Settings, api_key: str | None, use: Callable[[Any], Awaitable[T]]
+) -> T:
+    """Run ``use`` with a provider for ``settings`` (no retries, a short timeout), then close
+    it."""
+    from core.agent.providers.anthropic import AnthropicProvider
+
+    provider = make_provider(settings, api_key, max_retries=0, timeout=15.0)
+    assert isinstance(provider, AnthropicProvider)
+    try:
+        return await use(provider)
+    finally:
+        await provider.aclose()
+
+
 async def test_connection(settings: Settings, api_key: str | None) -> str:
     """A sentence saying whether the server in ``settings`` answers with ``api_key``."""
     kind = settings.effective_provider(bool(api_key))
@@ -214,25 +230,11 @@ async def test_connection(settings: Settings, api_key: str | None) -> str:
                 hint="Paste your key from console.anthropic.com first.",
             )
         return "Passages mode needs no connection: answers are passages from the book."
-    from core.agent.providers.anthropic import AnthropicProvider
-
-    provider = make_provider(settings, api_key, max_retries=0, timeout=15.0)
-    assert isinstance(provider, AnthropicProvider)
-    try:
-        return await provider.test_connection()
-    finally:
-        await provider.aclose()
+    return await _with_server(settings, api_key, lambda p: p.test_connection())
 
 
 async def list_models(settings: Settings, api_key: str | None) -> list[str]:
     """The models the server in ``settings`` offers ([] in passages mode)."""
     if settings.effective_provider(bool(api_key)) == "passages":
         return []
-    from core.agent.providers.anthropic import AnthropicProvider
-
-    provider = make_provider(settings, api_key, max_retries=0, timeout=15.0)
-    assert isinstance(provider, AnthropicProvider)
-    try:
-        return await provider.list_models()
-    finally:
-        await provider.aclose()
+    return await _with_server(settings, api_key, lambda p: p.list_models())

@@ -157,17 +157,12 @@ def _where(book: BookInfo) -> str:
 
 
 def cmd_position(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``position`` sets the page and how far the reader has read; ``read-to`` only the
+    latter (lower as well as higher)."""
     book = ctx.library.find_book(args.book)
     if args.number is not None:
-        book = ctx.library.set_position(book.id, _page_arg(book, args.number))
-    print(_where(book))
-    return 0
-
-
-def cmd_read_to(args: argparse.Namespace, ctx: CliContext) -> int:
-    book = ctx.library.find_book(args.book)
-    if args.number is not None:
-        book = ctx.library.set_read_to(book.id, _page_arg(book, args.number))
+        setter = ctx.library.set_read_to if args.only_bound else ctx.library.set_position
+        book = setter(book.id, _page_arg(book, args.number))
     print(_where(book))
     return 0
 
@@ -275,7 +270,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("book", metavar="BOOK")
     p.add_argument("number", type=int, nargs="?", metavar="N")
-    p.set_defaults(handler=cmd_position)
+    p.set_defaults(handler=cmd_position, only_bound=False)
 
     p = sub.add_parser(
         "read-to",
@@ -283,7 +278,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("book", metavar="BOOK")
     p.add_argument("number", type=int, nargs="?", metavar="N")
-    p.set_defaults(handler=cmd_read_to)
+    p.set_defaults(handler=cmd_position, only_bound=True)
 
     p = sub.add_parser("finished", help="mark a book finished (lifts the spoiler limit)")
     p.add_argument("book", metavar="BOOK")

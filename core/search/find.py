@@ -13,6 +13,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from core.errors import MarginError
 
@@ -135,19 +136,10 @@ class BookText:
         return matches
 
 
-def find_in_pages(
-    pages: Iterable[tuple[int, str]],
-    query: str,
-    *,
-    whole_word: bool = False,
-    exact: bool = False,
-    limit: int = MAX_MATCHES,
-    snippets: int = SNIPPETS,
-) -> list[FindMatch]:
-    """Every match of ``query`` in ``pages`` ((number, text) in book order), in book order."""
-    return BookText(pages).find(
-        query, whole_word=whole_word, exact=exact, limit=limit, snippets=snippets
-    )
+def find_in_pages(pages: Iterable[tuple[int, str]], query: str, **options: Any) -> list[FindMatch]:
+    """Every match of ``query`` in ``pages`` ((number, text) in book order), in book order;
+    ``options`` as for ``BookText.find``."""
+    return BookText(pages).find(query, **options)
 
 
 def _clean(text: str, *, cut: bool, left: bool) -> str:

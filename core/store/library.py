@@ -6,6 +6,7 @@ records, never peewee rows, so callers (CLI, window, agent tools) cannot write b
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -83,50 +84,22 @@ class NoteRecord:
 HIGHLIGHT_COLOURS = ("yellow", "green", "blue", "pink", "purple")
 
 
+def _record[R](cls: type[R], row: Any) -> R:
+    """A frozen record from a peewee row: the record's fields are the row's attributes."""
+    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    return cls(**{name: getattr(row, name) for name in names})
+
+
 def _book(row: m.Book) -> BookInfo:
-    return BookInfo(
-        id=row.id,
-        title=row.title,
-        author=row.author,
-        language=row.language,
-        format=row.format,
-        sha256=row.sha256,
-        original_path=row.original_path,
-        file_path=row.file_path,
-        file_size=row.file_size,
-        page_count=row.page_count,
-        page=row.page,
-        read_to=row.read_to,
-        finished=row.finished,
-        status=row.status,
-        added_at=row.added_at,
-        opened_at=row.opened_at,
-    )
+    return _record(BookInfo, row)
 
 
 def _highlight(row: m.Highlight) -> HighlightRecord:
-    return HighlightRecord(
-        id=row.id,
-        book_id=row.book_id,
-        page=row.page,
-        text=row.text,
-        note=row.note,
-        colour=row.colour,
-        anchor=row.anchor,
-        created_at=row.created_at,
-    )
+    return _record(HighlightRecord, row)
 
 
 def _note(row: m.Note) -> NoteRecord:
-    return NoteRecord(
-        id=row.id,
-        book_id=row.book_id,
-        page=row.page,
-        text=row.text,
-        source=row.source,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
+    return _record(NoteRecord, row)
 
 
 class Library:

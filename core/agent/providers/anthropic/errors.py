@@ -111,61 +111,59 @@ def _rate_limited(exc: Any, where: str, text: str) -> LLMError:
     )
 
 
+def _simple(code: LLMCode, message: str, hint: str) -> Callable[[Any, str, str], LLMError]:
+    """A rule whose sentence only names the server (``{where}``)."""
+    return lambda exc, where, text: LLMError(code, message.format(where=where), hint=hint)
+
+
+def _unreachable(exc: Any, where: str, text: str) -> LLMError:
+    hint = (
+        "Check that the local server is running and the address in Settings is right."
+        if "local" in where
+        else "Check your internet connection."
+    )
+    return LLMError(LLMCode.UNREACHABLE, f"Margin cannot reach {where}.", hint=hint)
+
+
+AGAIN = "Try again; if it keeps happening, check your connection or the server."
+
 # Order matters: subclasses before their bases (the SDK's classes derive from each other).
 RULES: tuple[Rule, ...] = (
     Rule(
         "AuthenticationError",
-        lambda e, w, t: LLMError(
+        _simple(
             LLMCode.BAD_KEY,
-            f"{w} did not accept the API key.",
-            hint="Check the key in Settings (it starts with sk-ant-).",
+            "{where} did not accept the API key.",
+            "Check the key in Settings (it starts with sk-ant-).",
         ),
     ),
     Rule(
         "PermissionDeniedError",
-        lambda e, w, t: LLMError(
+        _simple(
             LLMCode.PERMISSION,
-            f"{w} says this key may not use that model or feature.",
-            hint="Check your plan and the model in Settings.",
+            "{where} says this key may not use that model or feature.",
+            "Check your plan and the model in Settings.",
         ),
     ),
     Rule(
         "NotFoundError",
-        lambda e, w, t: LLMError(
+        _simple(
             LLMCode.MODEL_NOT_FOUND,
-            f"{w} does not know the model you chose.",
-            hint="Pick another model in Settings.",
+            "{where} does not know the model you chose.",
+            "Pick another model in Settings.",
         ),
     ),
     Rule("RateLimitError", _rate_limited),
-    Rule(
-        "APITimeoutError",
-        lambda e, w, t: LLMError(
-            LLMCode.TIMEOUT,
-            f"{w} took too long to answer.",
-            hint="Try again; if it keeps happening, check your connection or the server.",
-        ),
-    ),
-    Rule(
-        "APIConnectionError",
-        lambda e, w, t: LLMError(
-            LLMCode.UNREACHABLE,
-            f"Margin cannot reach {w}.",
-            hint=(
-                "Check that the local server is running and the address in Settings is right."
-                if "local" in w
-                else "Check your internet connection."
-            ),
-        ),
-    ),
+    Rule("APITimeoutError", _simple(LLMCode.TIMEOUT, "{where} took too long to answer.", AGAIN)),
+    Rule("APIConnectionError", _unreachable),
     Rule("BadRequestError", _too_long_or_bad),
     Rule("APIStatusError", _status),
     Rule(
         "APIError",
-        lambda e, w, t: LLMError(
+        _simple(
             LLMCode.BAD_RESPONSE,
-            f"{w} sent an answer Margin could not understand.",
-            hint="Try again.",
+            "{where} sent an answer Margin could not understand.",
+            "Try again.",
         ),
     ),
 )
@@ -182,11 +180,7 @@ def map_error(
             if cls is not None and isinstance(exc, cls):
                 return rule.make(exc, where, text)
     if isinstance(exc, TimeoutError):
-        return LLMError(
-            LLMCode.TIMEOUT,
-            f"{where} stopped sending the answer.",
-            hint="Try again; if it keeps happening, check your connection or the server.",
-        )
+        return LLMError(LLMCode.TIMEOUT, f"{where} stopped sending the answer.", hint=AGAIN)
     if isinstance(exc, ValueError):
         return LLMError(
             LLMCode.BAD_RESPONSE,
