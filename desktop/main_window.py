@@ -190,6 +190,7 @@ class MainWindow(QMainWindow):
         self._action(
             book, "Mark &finished", lambda: self.reader.finished_box.toggle(), None, "finished"
         )
+        self._action(book, "Re-&read this book", self.reread_current, None, "reread")
         self._action(book, "&Remove from library…", self.remove_current, None, "remove")
         help_menu = bar.addMenu("&Help")
         self._action(help_menu, "&Welcome guide", self.open_welcome)
@@ -262,6 +263,12 @@ class MainWindow(QMainWindow):
             self.library_panel.show_errors([str(exc)])
             return None
         self.setWindowTitle(f"{book.title} — Margin")
+        if book.outdated:
+            self.statusBar().showMessage(
+                "An older version of Margin read this book: its contents pages may be wrong. "
+                "Book › Re-read this book fixes them.",
+                20000,
+            )
         self.library_panel.select(book.id)
         self.bookOpened.emit(book.id)
         return book
@@ -313,6 +320,28 @@ class MainWindow(QMainWindow):
             self.setWindowTitle("Margin")
         self.library.delete_book(book_id)
         self.refresh_library()
+
+    def reread_current(self) -> None:
+        """Read the open book again with today's readers (off the UI thread), then show it
+        at the same page."""
+        book = self.reader.book
+        if book is None:
+            return
+
+        async def go() -> None:
+            from core.books.importer import reimport_book
+
+            self.statusBar().showMessage(f"Reading “{book.title}” again…")
+            try:
+                updated = await run_blocking(reimport_book, self.library, book.id)
+            except MarginError as exc:
+                self.statusBar().showMessage(str(exc), 10000)
+                return
+            self.reader.close_book()
+            self.open_book(updated.id, updated.page)
+            self.statusBar().showMessage(f"“{updated.title}” was read again.", 5000)
+
+        self.tasks.start(go(), key="reread")
 
     def remove_current(self) -> None:
         if self.reader.book is not None:

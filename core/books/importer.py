@@ -143,3 +143,33 @@ def recover_incomplete(library: Library) -> int:
                 entry.unlink(missing_ok=True)
                 removed += 1
     return removed
+
+
+def reimport_book(
+    library: Library,
+    book_id: int,
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> BookInfo:
+    """Read a book again from the library's own copy with today's readers (contents and
+    chapter pages of books imported by older versions); notes, highlights and conversations
+    stay, and page numbers may move a little."""
+    book = library.get_book(book_id)
+    copy = Path(book.file_path) if book.file_path else None
+    if copy is None or not copy.is_file():
+        raise BookError(
+            BookCode.NOT_FOUND,
+            f'The library\'s copy of "{book.title}" is missing, so it cannot be read again.',
+            hint="Import the original file again.",
+        )
+    parsed = parse_book(
+        copy, progress=lambda f, msg: progress(f * 0.8, msg), cancel=cancel, limits=limits
+    )
+    chunks = make_chunks(parsed.pages)
+    progress(0.9, "Saving to your library")
+    updated = library.replace_content(book_id, parsed=parsed, chunks=chunks)
+    progress(1.0, "Ready")
+    log.info("read book %d again (%d pages)", book_id, updated.page_count)
+    return updated

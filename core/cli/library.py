@@ -96,6 +96,11 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
         + (" · finished" if book.finished else "")
     )
     print(f"File: {book.original_path}")
+    if book.outdated:
+        print(
+            "Note: an older version of Margin read this book; its contents pages may be "
+            f"wrong. Run 'margin reimport {book.id}' to read it again."
+        )
     if toc:
         print("\nContents")
         for t in toc:
@@ -164,6 +169,18 @@ def cmd_position(args: argparse.Namespace, ctx: CliContext) -> int:
         setter = ctx.library.set_read_to if args.only_bound else ctx.library.set_position
         book = setter(book.id, _page_arg(book, args.number))
     print(_where(book))
+    return 0
+
+
+def cmd_reimport(args: argparse.Namespace, ctx: CliContext) -> int:
+    from core.books.importer import reimport_book
+
+    book = ctx.library.find_book(args.book)
+    updated = reimport_book(ctx.library, book.id, progress=_progress_printer(book.title))
+    print(
+        f"{updated.id}\t{updated.title}\t{updated.page_count} pages (was {book.page_count}); "
+        "notes, highlights and conversations kept"
+    )
     return 0
 
 
@@ -279,6 +296,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("book", metavar="BOOK")
     p.add_argument("number", type=int, nargs="?", metavar="N")
     p.set_defaults(handler=cmd_position, only_bound=True)
+
+    p = sub.add_parser(
+        "reimport", help="read a book again from its copy (fixes contents pages of older imports)"
+    )
+    p.add_argument("book", metavar="BOOK")
+    p.set_defaults(handler=cmd_reimport)
 
     p = sub.add_parser("finished", help="mark a book finished (lifts the spoiler limit)")
     p.add_argument("book", metavar="BOOK")

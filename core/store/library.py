@@ -23,6 +23,8 @@ from core.progress import CancelToken
 from core.store import models as m
 from core.store.db import open_database
 
+PARSER_VERSION = 2  # 2: contents anchors resolved to their pages (schema v5)
+
 
 @dataclass(frozen=True)
 class BookInfo:
@@ -42,6 +44,13 @@ class BookInfo:
     status: str
     added_at: dt.datetime
     opened_at: dt.datetime | None
+    parser_version: int = PARSER_VERSION
+
+    @property
+    def outdated(self) -> bool:
+        """Read by an older version of Margin's book readers: its contents pages may be
+        wrong until the book is read again (``margin reimport``)."""
+        return self.parser_version < PARSER_VERSION
 
     @property
     def progress(self) -> float:
@@ -235,37 +244,67 @@ class Library:
                 page=1,
                 read_to=1,
                 status="importing",
+                parser_version=PARSER_VERSION,
                 added_at=now,
                 updated_at=now,
             )
             book_id = int(row.id)
-            cursor = self.db.cursor()
-            cursor.executemany(
-                "INSERT INTO page (book_id, number, label, chapter, text, html)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                [(book_id, p.number, p.label, p.chapter, p.text, p.html) for p in parsed.pages],
-            )
             if cancel is not None:
                 cancel.check()
             progress(0.92, "Indexing for search")
-            cursor.executemany(
-                "INSERT INTO toc_entry (book_id, ordinal, title, level, page) VALUES (?, ?, ?, ?, ?)",
-                [(book_id, i, t.title, t.level, t.page) for i, t in enumerate(parsed.toc)],
-            )
-            cursor.executemany(
-                "INSERT INTO chunk (book_id, ordinal, chapter, start_page, end_page, text)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                [(book_id, c.ordinal, c.chapter, c.start_page, c.end_page, c.text) for c in chunks],
-            )
-            cursor.execute(
-                "INSERT INTO chunk_index (rowid, text) SELECT id, text FROM chunk WHERE book_id = ?",
-                (book_id,),
-            )
+            self._insert_content(book_id, parsed, chunks)
             if cancel is not None:
                 cancel.check()
             m.Book.update(status="ready").where(m.Book.id == book_id).execute()
             before_commit()
         return book_id
+
+    def _insert_content(
+        self, book_id: int, parsed: ParsedBook, chunks: Sequence[BookChunk]
+    ) -> None:
+        """Pages, contents, chunks and the search index of one book (inside a transaction):
+        the one place that writes the index."""
+        cursor = self.db.cursor()
+        cursor.executemany(
+            "INSERT INTO page (book_id, number, label, chapter, text, html)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [(book_id, p.number, p.label, p.chapter, p.text, p.html) for p in parsed.pages],
+        )
+        cursor.executemany(
+            "INSERT INTO toc_entry (book_id, ordinal, title, level, page) VALUES (?, ?, ?, ?, ?)",
+            [(book_id, i, t.title, t.level, t.page) for i, t in enumerate(parsed.toc)],
+        )
+        cursor.executemany(
+            "INSERT INTO chunk (book_id, ordinal, chapter, start_page, end_page, text)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [(book_id, c.ordinal, c.chapter, c.start_page, c.end_page, c.text) for c in chunks],
+        )
+        cursor.execute(
+            "INSERT INTO chunk_index (rowid, text) SELECT id, text FROM chunk WHERE book_id = ?",
+            (book_id,),
+        )
+
+    def replace_content(
+        self, book_id: int, *, parsed: ParsedBook, chunks: Sequence[BookChunk]
+    ) -> BookInfo:
+        """Read a book again (a newer reader): its pages, contents, chunks and search index
+        replaced in one transaction; notes, highlights and conversations stay."""
+        book = self.get_book(book_id)
+        count = len(parsed.pages)
+        with self.db.atomic():
+            chunk_ids = m.Chunk.select(m.Chunk.id).where(m.Chunk.book == book_id)
+            m.ChunkIndex.delete().where(m.ChunkIndex.rowid.in_(chunk_ids)).execute()
+            for model in (m.Chunk, m.Page, m.TocEntry):
+                model.delete().where(model.book == book_id).execute()
+            self._insert_content(book_id, parsed, chunks)
+            m.Book.update(
+                page_count=count,
+                page=max(1, min(book.page, count)),
+                read_to=max(1, min(book.read_to, count)),
+                parser_version=PARSER_VERSION,
+                updated_at=m.utcnow(),
+            ).where(m.Book.id == book_id).execute()
+        return self.get_book(book_id)
 
     def remove_unfinished(self) -> int:
         """Remove books an interrupted import left "importing"; returns how many."""

@@ -20,6 +20,7 @@ def _v1_initial(db: pw.SqliteDatabase) -> None:
     db.execute_sql("ALTER TABLE tool_call DROP COLUMN detail")
     db.execute_sql("ALTER TABLE book DROP COLUMN read_to")
     db.execute_sql("ALTER TABLE run DROP COLUMN error_hint")
+    db.execute_sql("ALTER TABLE book DROP COLUMN parser_version")
 
 
 def _v2_tool_call_detail(db: pw.SqliteDatabase) -> None:
@@ -63,11 +64,19 @@ def _v4_typed_messages(db: pw.SqliteDatabase) -> None:
         )
 
 
+def _v5_parser_version(db: pw.SqliteDatabase) -> None:
+    # Books imported before v5 were cut into pages by the older readers (contents entries
+    # inside a file all got the file's first page): they stay as they are, marked 1, and
+    # `margin reimport` / Book › Re-read reads them again.
+    db.execute_sql("ALTER TABLE book ADD COLUMN parser_version INTEGER NOT NULL DEFAULT 1")
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
     _v3_read_to,
     _v4_typed_messages,
+    _v5_parser_version,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

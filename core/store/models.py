@@ -54,6 +54,7 @@ class Book(BaseModel):
     read_to = pw.IntegerField(default=1)
     finished = pw.BooleanField(default=False)
     status = pw.TextField(default="ready")  # "importing" while a transaction fills it
+    parser_version = pw.IntegerField(default=1)  # schema v5: which reader cut its pages
     added_at = pw.DateTimeField(default=utcnow)
     updated_at = pw.DateTimeField(default=utcnow)
     opened_at = pw.DateTimeField(null=True)

@@ -111,3 +111,34 @@ def test_real_subprocess_with_data_dir(tmp_path: Path, books_dir: Path) -> None:
         [*cmd, "show", "Nope"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
     )
     assert done.returncode == 1 and "Traceback" not in done.stderr
+
+
+def test_reimport_fixes_an_old_import_and_keeps_what_the_reader_made(
+    capsys: pytest.CaptureFixture[str], books_dir: Path
+) -> None:
+    """Books imported before schema v5 keep their (wrong) contents pages until read again."""
+    from core.paths import resolve_paths
+    from core.store.library import Library
+
+    assert run(capsys, "import", str(books_dir / "alice_in_wonderland.epub"))[0] == 0
+    lib = Library.open(resolve_paths())
+    book = lib.find_book("alice")
+    right = {t.title: t.page for t in lib.toc(book.id)}
+    lib.db.execute_sql("UPDATE toc_entry SET page = 2 WHERE book_id = ?", (book.id,))
+    lib.db.execute_sql("UPDATE book SET parser_version = 1 WHERE id = ?", (book.id,))
+    lib.add_note(book.id, "my note", page=30)
+    lib.add_highlight(book.id, 30, "a passage")
+    lib.set_position(book.id, 25)
+    lib.close()
+    code, out, _ = run(capsys, "show", "alice")
+    assert "its contents pages may be wrong" in out and "margin reimport" in out
+    code, out, err = run(capsys, "reimport", "alice")
+    assert code == 0 and "kept" in out, err
+    lib = Library.open(resolve_paths())
+    again = lib.find_book("alice")
+    assert {t.title: t.page for t in lib.toc(again.id)} == right
+    assert not again.outdated and (again.page, again.read_to) == (25, 25)
+    assert [n.text for n in lib.list_notes(again.id)] == ["my note"]
+    assert len(lib.list_highlights(again.id)) == 1
+    lib.close()
+    assert "may be wrong" not in run(capsys, "show", "alice")[1]
