@@ -93,6 +93,11 @@ class Margin:
             self._agent.update_settings(self._settings)
         return self._settings
 
+    def mode(self) -> str:
+        """ "anthropic", "local" or "passages": what a question asked now would use (without
+        building the agent service, so the window can show it at start-up for free)."""
+        return self.settings.effective_provider(bool(self.secrets.get()))
+
     @property
     def agent(self) -> Any:
         """The agent service (built on first use; ``core.agent.service.AgentService``)."""
