@@ -123,6 +123,7 @@ class MainWindow(QMainWindow):
         self.views = QStackedWidget()
         self.views.addWidget(self.library_view)
         self.views.addWidget(self.splitter)
+        self.views.currentChanged.connect(self._view_changed)
         self.setCentralWidget(self.views)
         self.reader.side.hide()  # Contents, Find, Highlights: Ctrl+T
         self._reader_buttons()
@@ -285,7 +286,7 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         splitter = self.settings.value("reading_splitter")
         if isinstance(splitter, QByteArray):
-            self.splitter.restoreState(splitter)
+            self._sized = self.splitter.restoreState(splitter)
         theme = self.settings.value("theme")
         if isinstance(theme, str):
             self.set_theme(theme)
@@ -467,6 +468,10 @@ class MainWindow(QMainWindow):
             True,
         )
         self.chat_button.setChecked(True)
+        # the View menu's themes colour the whole window: the reader's own page-theme box would
+        # only disagree with them, and the toolbar must fit beside the chat at 1024 px
+        self.reader.theme_box.hide()
+        bar.setSpacing(2)
         bar.insertWidget(0, self.side_button)
         bar.insertWidget(0, self.library_button)
         bar.addWidget(self.reading_button)
@@ -732,6 +737,20 @@ class MainWindow(QMainWindow):
         await self.tasks.shutdown()
 
     # events ---------------------------------------------------------------------------------
+
+    _sized = False
+
+    def _view_changed(self, _index: int) -> None:
+        if self._sized or self.views.currentWidget() is not self.splitter:
+            return
+        # the first time the reading view shows (and nothing was restored): the chat's
+        # default width follows the window's width
+        self._sized = True
+        self.splitter.setGeometry(self.views.contentsRect())  # hidden pages keep old sizes
+        total = sum(self.splitter.sizes())
+        self._chat_width = default_chat_width(self.width())
+        if self.chat.isVisibleTo(self.splitter):
+            self.splitter.setSizes([total - self._chat_width, self._chat_width])
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls() and any(

@@ -20,7 +20,7 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import QSettings
-from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF
+from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF, QTextDocument
 
 from core.paths import Paths
 from core.settings import (
@@ -95,8 +95,15 @@ def char_width(font: QFont) -> float:
     return QFontMetricsF(font).horizontalAdvance(SAMPLE) / len(SAMPLE)
 
 
+# lines of prose vary around their average length (narrow letters, where the breaks fall): a
+# column this much narrower than ``measure`` average characters keeps the longest lines within
+# the measure (measured on Alice at 13 pt: longest line 64 of 66, median 58)
+LINE_SPREAD = 1.04
+
+
 def column_width(typography: Typography, font: QFont) -> float:
-    return typography.measure * char_width(font)
+    """The column's width for lines of at most ``measure`` characters of prose."""
+    return typography.measure * char_width(font) / LINE_SPREAD
 
 
 def side_margin(typography: Typography, font: QFont, width: int) -> int:
@@ -107,6 +114,24 @@ def side_margin(typography: Typography, font: QFont, width: int) -> int:
     margin = max(float(typography.margin), free)
     margin = min(margin, max(0.0, (width - MIN_COLUMN_PX) / 2))
     return max(0, int(margin))
+
+
+def line_lengths(document: QTextDocument, start: int = 0, end: int = -1) -> list[int]:
+    """Characters on each full line as laid out (a paragraph's last line, usually short, left
+    out; trailing spaces not counted) in the blocks between two document positions."""
+    lengths: list[int] = []
+    block = document.findBlock(start)
+    while block.isValid() and (end < 0 or block.position() <= end):
+        layout = block.layout()
+        text = block.text()
+        if layout is not None:
+            for i in range(layout.lineCount() - 1):
+                line = layout.lineAt(i)
+                piece = text[line.textStart() : line.textStart() + line.textLength()]
+                if piece.strip():
+                    lengths.append(len(piece.rstrip()))
+        block = block.next()
+    return lengths
 
 
 # remembered: globally in settings.toml, per book in reader.ini --------------------------------
