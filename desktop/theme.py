@@ -68,11 +68,12 @@ def page_css(theme: Theme, font_size: int, typography: Any = None) -> str:
         )
     t = typography
     line = round(t.line_spacing * 100)
+    indent = round(t.paragraph_indent * font_size * 96 / 72)  # Qt takes text-indent in px only
     css = (
         f"body {{ color: {theme.text}; background: {theme.background}; font-size: {font_size}pt; }}"
         f" a {{ color: {theme.link}; }}"
         f" p {{ margin-top: 0; margin-bottom: {t.paragraph_spacing:g}em; line-height: {line}%;"
-        f" text-indent: {t.paragraph_indent:g}em; }}"
+        f" text-indent: {indent}px; }}"
         f" li, td, th {{ line-height: {line}%; }}"
         " pre { font-family: monospace; }"
     )

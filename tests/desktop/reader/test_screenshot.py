@@ -52,7 +52,7 @@ def test_citation_jump_screenshot_shows_the_mark(tmp_path: Path, books_dir: Path
     image = QImage(str(png))
     # the mark colour (orange over the light page): red high, blue low; a few pixels along the
     # line, since the point may fall on a letter's ink (that depends on the book font)
-    pixels = [image.pixelColor(x + dx, y) for dx in range(0, 12)]
-    assert any(
-        p.red() > 200 and p.blue() < 170 and p.red() - p.blue() > 60 for p in pixels
-    ), [p.name() for p in pixels]
+    pixels = [image.pixelColor(x + dx, y) for dx in range(12)]
+    assert any(p.red() > 200 and p.blue() < 170 and p.red() - p.blue() > 60 for p in pixels), [
+        p.name() for p in pixels
+    ]
