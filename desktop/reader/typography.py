@@ -22,6 +22,7 @@ from typing import Any
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF, QTextDocument
 
+from core.errors import MarginError
 from core.paths import Paths
 from core.settings import (
     ReaderSettings,
@@ -144,6 +145,15 @@ class TypographyStore:
         self.paths = paths
         self.ini = reader_ini
         self.global_, self.problems = load_reader_settings(paths)
+        if not self.ini.value("typography/migrated"):  # once: the size zoomed to before
+            self.ini.setValue("typography/migrated", 1)  # [reader] existed
+            zoom = str(self.ini.value("font_size") or "")
+            if self.global_.font_size == Typography().font_size and zoom.isdigit():
+                self.global_ = dataclasses.replace(self.global_, font_size=int(zoom))
+                try:
+                    save_reader_settings(paths, self.global_)
+                except MarginError as exc:
+                    log.warning("%s", exc)
         for problem in self.problems:
             log.warning("%s", problem)
 

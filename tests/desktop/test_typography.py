@@ -233,3 +233,26 @@ def test_line_lengths_counts_full_lines_only(qapp: Any) -> None:
     lengths = line_lengths(doc)
     assert lengths and all(0 < n <= 40 for n in lengths)
     assert "short" not in doc.firstBlock().text()[5:] and len(lengths) >= 3
+
+
+def test_size_zoomed_before_reader_settings_is_kept_once(
+    app: Any, qtbot: Any, real_font: str
+) -> None:
+    from PySide6.QtCore import QSettings
+
+    ini = QSettings(str(app.paths.config / "reader.ini"), QSettings.Format.IniFormat)
+    ini.setValue("font_size", 17)  # what an older Margin remembered
+    ini.sync()
+    window = make_window(app, qtbot)
+    try:
+        assert window.reader.typography.font_size == 17
+    finally:
+        close_window(qtbot, window)
+    assert load_reader_settings(app.paths)[0].font_size == 17, "now in settings.toml"
+    ini.setValue("font_size", 21)  # later zooms (of a book with its own look) are not global
+    ini.sync()
+    window = make_window(app, qtbot)
+    try:
+        assert window.reader.typography.font_size == 17
+    finally:
+        close_window(qtbot, window)
