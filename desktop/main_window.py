@@ -674,17 +674,26 @@ class MainWindow(QMainWindow):
         self._settings_dialog = dialog
 
     def open_notes(self) -> None:
+        """Notes and highlights, as a fourth tab of the side panel (made on first use)."""
         try:
             module = importlib.import_module("desktop.notes_panel")
         except ImportError:
             return
-        panel = module.NotesPanel(self.library, self)
-        panel.setWindowFlag(Qt.WindowType.Window)
-        panel.set_book(self.reader.book.id if self.reader.book else None)
-        panel.requestOpenPage.connect(self.open_page_request)
-        self.reader.highlightsChanged.connect(lambda _id: panel.refresh())
-        panel.show()
-        self._notes_panel = panel
+        panel = getattr(self, "_notes_panel", None)
+        if panel is None:
+            panel = module.NotesPanel(self.library)
+            panel.setAccessibleName("Notes and highlights")
+            panel.requestOpenPage.connect(self.open_page_request)
+            self.reader.highlightsChanged.connect(lambda _id: panel.refresh())
+            self.bookOpened.connect(lambda book_id: panel.set_book(book_id or None))
+            self.reader.side.addTab(panel, "Notes")
+            self._notes_panel = panel
+        panel.set_book(self._book_id())
+        if self._focus_mode:
+            self.set_focus_mode(False)
+        self.show_reader()
+        self.set_side_visible(True)
+        self.reader.side.setCurrentWidget(panel)
 
     def open_welcome(self) -> None:
         for book in self.library.list_books():

@@ -322,3 +322,19 @@ def test_high_dpi_text_is_drawn_at_full_resolution(
 
 if __name__ == "__main__":
     print(json.dumps(_shot(Path(sys.argv[1]), Path(sys.argv[2]))))
+
+
+def test_notes_live_in_the_side_panel(
+    window: Any, library: Library, books_dir: Path, qtbot: Any
+) -> None:
+    view = open_alice(window, library, books_dir)
+    assert view.select_text("Alice")
+    assert window.reader.ask_about_selection("highlight")
+    window.action_notes.trigger()  # Ctrl+Shift+N
+    side = window.reader.side
+    assert side.isVisible() and side.tabText(side.currentIndex()) == "Notes"
+    panel = window._notes_panel
+    assert not panel.isWindow() and panel.isVisible()
+    assert any("Alice" in panel.items.item(i).text() for i in range(panel.items.count()))
+    window.action_notes.trigger()  # once: the same tab again, not a second one
+    assert [side.tabText(i) for i in range(side.count())].count("Notes") == 1
