@@ -129,7 +129,10 @@ class MainWindow(QMainWindow):
         self._reader_buttons()
         self._wire()
         self._menus()
-        self.statusBar().showMessage("Ready", 2000)
+        if self.typography.problems:  # a bad [reader] value: say so, the default is in use
+            self.statusBar().showMessage(self.typography.problems[0], 20000)
+        else:
+            self.statusBar().showMessage("Ready", 2000)
         self.refresh_library()
         if restore:
             self._restore()
@@ -641,9 +644,17 @@ class MainWindow(QMainWindow):
         self.reader.set_typography(typography)
 
     def _font_size_changed(self, size: int) -> None:
+        """Zoomed with the keys or buttons: the reader has redrawn, remember the size."""
         book_id = self._book_id()
-        own = self.typography.has_override(book_id)
-        self.apply_typography(replace(self.typography.for_book(book_id), font_size=size), own)
+        own = self.typography.has_override(book_id) and book_id is not None
+        look = replace(self.typography.for_book(book_id), font_size=size)
+        try:
+            self.typography.save(look, book_id if own else None)
+        except MarginError as exc:
+            self.statusBar().showMessage(str(exc), 6000)
+        self.reader.typography = look
+        if self._reading_settings is not None:
+            self._load_reading_settings()
 
     def export_highlights(self) -> None:
         from core.export import export_highlights

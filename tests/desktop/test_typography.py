@@ -213,6 +213,7 @@ def test_bad_value_in_settings_file_falls_back_with_a_message(
     try:
         assert window.reader.typography.line_spacing == ReaderSettings().line_spacing
         assert window.reader.typography.measure == 50, "the good key still applies"
+        assert "'reader.line_spacing'" in window.statusBar().currentMessage()
         view = open_book(window, library, books_dir)
         assert max(on_screen_lines(view)) <= 50
         window.open_reading_settings()
