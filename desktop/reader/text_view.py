@@ -162,11 +162,11 @@ class TextView(QTextBrowser):
         when they changed (the document is laid out again)."""
         doc = self.document()
         margin = side_margin(self.typography, doc.defaultFont(), self.viewport().width())
+        self._side_margin = margin
         frame = doc.rootFrame()
         fmt = frame.frameFormat()
         if abs(fmt.leftMargin() - margin) < 1 and abs(fmt.rightMargin() - margin) < 1:
             return False
-        self._side_margin = margin
         fmt.setLeftMargin(margin)
         fmt.setRightMargin(margin)
         frame.setFrameFormat(fmt)
@@ -230,7 +230,6 @@ class TextView(QTextBrowser):
         )
         doc.setDefaultTextOption(option)
         doc.clear()
-        self._side_margin = -1
         self._apply_column()
         self.loaded = []
         self.starts = []
