@@ -293,6 +293,9 @@ class MainWindow(QMainWindow):
         theme = self.settings.value("theme")
         if isinstance(theme, str):
             self.set_theme(theme)
+        side = self.settings.value("side_splitter")
+        if isinstance(side, QByteArray):
+            self.reader.split.restoreState(side)
         self.set_side_visible(_bool(self.settings.value("side"), False))
         self.set_chat_visible(_bool(self.settings.value("chat"), True))
         book_id = self.settings.value("book")
@@ -328,6 +331,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("reading_splitter", self.splitter.saveState())
         self.settings.setValue("view", "library" if self.library_shown() else "reader")
         self.settings.setValue("side", self._side_wanted())
+        self.settings.setValue("side_splitter", self.reader.split.saveState())
         self.settings.setValue("chat", self._chat_wanted())
         self.settings.setValue("focus", self._focus_mode)
         self.settings.setValue("full_screen", self.isFullScreen())

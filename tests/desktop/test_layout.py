@@ -180,6 +180,9 @@ def test_layout_is_remembered(
     book = import_book(library, books_dir / BOOK).book
     first.open_book(book.id, 3)
     first.set_side_visible(True)
+    qtbot.waitUntil(lambda: first.reader.side.width() > 50, timeout=3000)
+    first.reader.split.setSizes([300, 600])
+    side_width = first.reader.split.sizes()[0]
     first.splitter.setSizes([1000, 280])
     first.set_chat_visible(False)
     first.set_focus_mode(True)
@@ -191,6 +194,7 @@ def test_layout_is_remembered(
         assert second.focus_mode(), "focus mode is remembered"
         second.set_focus_mode(False)
         assert second.reader.side.isVisible(), "the side panel as it was before focus mode"
+        qtbot.waitUntil(lambda: abs(second.reader.side.width() - side_width) <= 4, timeout=3000)
         assert not second.chat.isVisible(), "the chat stays hidden"
         second.set_chat_visible(True)
         assert abs(second.splitter.sizes()[1] - 280) <= 10, second.splitter.sizes()  # not 384
