@@ -133,8 +133,9 @@ def load_settings(paths: Paths) -> Settings:
         _check(
             path,
             key,
-            key in {"provider", "strategy", "base_url", "model", "spoiler_safe", "limits"},
-            "a known setting (provider, base_url, model, strategy, spoiler_safe, limits)",
+            key
+            in {"provider", "strategy", "base_url", "model", "spoiler_safe", "limits", "reader"},
+            "a known setting (provider, base_url, model, strategy, spoiler_safe, limits, reader)",
         )
     return Settings(
         provider,
@@ -152,9 +153,149 @@ def save_settings(paths: Paths, settings: Settings) -> None:
 
     data = dataclasses.asdict(settings)
     path = paths.settings_file
+    kept = _read_raw(path).get(READER_TABLE)  # the [reader] table is saved on its own
+    if isinstance(kept, dict):
+        data[READER_TABLE] = kept
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# The reader's look: the [reader] table --------------------------------------------------
+
+READER_TABLE = "reader"
+
+
+@dataclass(frozen=True)
+class ReaderSettings:
+    """How reflowable books look (``[reader]`` in settings.toml). Each key is checked on its
+    own: a bad one is reported and falls back to its default, the others still apply."""
+
+    font_family: str = ""  # "" = a serif font the app picks
+    font_size: int = 13  # points
+    line_spacing: float = 1.5  # times the font's height
+    paragraph_spacing: float = 0.6  # em between paragraphs
+    paragraph_indent: float = 0.0  # em at the start of each paragraph
+    measure: int = 66  # characters per line, at most
+    margin: int = 28  # pixels on each side of the column, at least
+    justify: bool = False
+    book_styles: bool = True  # the book's headings, italics, bold, quotes
+
+
+# (kind, low, high, what people read)
+_READER_RULES: dict[str, tuple[type, float, float, str]] = {
+    "font_family": (str, 0, 200, 'a font name (or "" for the default serif)'),
+    "font_size": (int, 6, 48, "a whole number of points from 6 to 48"),
+    "line_spacing": (float, 1.0, 3.0, "a number from 1.0 to 3.0 (times the font's height)"),
+    "paragraph_spacing": (float, 0.0, 3.0, "a number of em from 0 to 3"),
+    "paragraph_indent": (float, 0.0, 5.0, "a number of em from 0 to 5"),
+    "measure": (int, 30, 200, "a whole number of characters per line from 30 to 200"),
+    "margin": (int, 0, 400, "a whole number of pixels from 0 to 400"),
+    "justify": (bool, 0, 0, "true or false"),
+    "book_styles": (bool, 0, 0, "true or false"),
+}
+
+
+def _read_raw(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def reader_value_problem(key: str, value: Any) -> str | None:
+    """Why ``value`` cannot be ``[reader] key`` ("it should be …"), or None when it is good."""
+    rule = _READER_RULES.get(key)
+    if rule is None:
+        return "one of " + ", ".join(_READER_RULES)
+    kind, low, high, what = rule
+    if kind is bool:
+        return None if isinstance(value, bool) else what
+    if kind is str:
+        return None if isinstance(value, str) and len(value) <= high else what
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return what
+    if kind is int and not float(value).is_integer():
+        return what
+    return None if low <= value <= high else what
+
+
+def parse_reader_settings(raw: Any, where: str) -> tuple[ReaderSettings, list[str]]:
+    """``raw`` (the [reader] table) checked key by key: the settings, with the default in
+    place of each bad value, and one sentence per problem for people."""
+    defaults = ReaderSettings()
+    if raw is None:
+        return defaults, []
+    if not isinstance(raw, dict):
+        return defaults, [
+            f"The [reader] section in {where} is not a table of settings; "
+            "Margin uses the default look. Fix or delete it."
+        ]
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+    for key, value in raw.items():
+        problem = reader_value_problem(key, value)
+        if problem is None:
+            kind = _READER_RULES[key][0]
+            values[key] = value.strip() if kind is str else kind(value)
+            continue
+        default = getattr(defaults, key, None)
+        fallback = (
+            f"Margin uses the default ({json_value(default)})"
+            if key in _READER_RULES
+            else "Margin ignores it"
+        )
+        problems.append(
+            f"The setting 'reader.{key}' in {where} is not valid: it should be {problem}. "
+            f"{fallback} until you fix or delete that line."
+        )
+    return ReaderSettings(**values), problems
+
+
+def json_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)
+
+
+def load_reader_settings(paths: Paths) -> tuple[ReaderSettings, list[str]]:
+    """The [reader] table of settings.toml. Never raises: a missing file means the defaults,
+    an unreadable one the defaults and a sentence saying why."""
+    path = paths.settings_file
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return ReaderSettings(), []
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return ReaderSettings(), [
+            f"Margin cannot read the reading settings in {path} ({exc}); it uses the default "
+            "look. Fix the file, or delete it to go back to the defaults."
+        ]
+    return parse_reader_settings(raw.get(READER_TABLE), str(path))
+
+
+def save_reader_settings(paths: Paths, reader: ReaderSettings) -> None:
+    """Write the [reader] table and keep everything else in settings.toml as it is."""
+    import tomli_w
+
+    path = paths.settings_file
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raw = {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(
+            "bad_settings",
+            f"The reading settings were not saved: {path} cannot be read ({exc}).",
+            hint="Fix the file, or delete it to go back to the defaults.",
+        ) from None
+    raw[READER_TABLE] = dataclasses.asdict(reader)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(tomli_w.dumps(raw), encoding="utf-8")
     os.replace(tmp, path)
 
 

@@ -1,9 +1,17 @@
-"""The main window. The one place that wires the library, the reader and the chat pane."""
+"""The main window. The one place that wires the library, the reader and the chat pane.
+
+The book is the centre: the window shows either the library (the cover grid) or the reading
+view, where the reader takes the width and the chat pane sits beside it (resizable, and
+hidden with Ctrl+Shift+L). Contents, Find and Highlights share one side panel shown with
+Ctrl+T; F11 is full screen and Ctrl+Shift+F a focus mode with nothing but the page (Esc leaves
+it). All of it is remembered in window.ini.
+"""
 
 from __future__ import annotations
 
 import importlib
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +24,18 @@ from PySide6.QtGui import (
     QDropEvent,
     QKeySequence,
 )
-from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.app import Margin
 from core.books.parse import SUFFIXES
@@ -25,6 +44,7 @@ from core.store.library import BookInfo
 from desktop.import_controller import ImportController
 from desktop.library_panel import LibraryPanel
 from desktop.reader.reader import Reader
+from desktop.reader.typography import TypographyStore
 from desktop.requests import OpenPageRequest
 from desktop.tasks import TaskKeeper, run_blocking
 
@@ -33,6 +53,20 @@ BOOK_FILTER = (
     "Books (*.epub *.pdf *.txt *.text *.md *.markdown *.html *.htm *.xhtml);;All files (*)"
 )
 WELCOME = "Welcome to Margin.md"
+CHAT_SHARE = 0.3  # of the window's width, within the bounds below, when the chat first shows
+CHAT_MIN, CHAT_MAX = 280, 440
+
+
+def default_chat_width(window_width: int) -> int:
+    return max(CHAT_MIN, min(CHAT_MAX, round(window_width * CHAT_SHARE)))
+
+
+def _bool(value: object, default: bool) -> bool:
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool):
+        return value
+    return str(value).lower() in ("1", "true", "yes")
 
 
 class MainWindow(QMainWindow):
@@ -54,18 +88,51 @@ class MainWindow(QMainWindow):
         self.reader = Reader(self.library)
         self.chat: Any = self._make_chat()
         self.importer = ImportController(self.library, self)
+        self.typography = TypographyStore(self.paths, self.reader.settings)
+        self.reader.set_typography(self.typography.for_book(None))
+        self._reading_settings: Any = None
+        self._focus_mode = False
+        self._before_focus: dict[str, bool] = {}
+        # the reading view: the reader takes the width, the chat pane beside it
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(self.library_panel)
         self.splitter.addWidget(self.reader)
         self.splitter.addWidget(self.chat)
-        self.splitter.setCollapsible(0, True)
-        self.splitter.setCollapsible(1, False)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([230, 700, 350])
-        self.setCentralWidget(self.splitter)
+        self.splitter.setCollapsible(0, False)
+        self.splitter.setCollapsible(1, True)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 0)
+        chat_width = default_chat_width(self.width())
+        self.splitter.setSizes([self.width() - chat_width, chat_width])
+        self._chat_width = chat_width
+        # the library view: the cover grid, with a way back to the open book
+        self.library_view = QWidget()
+        self.back_to_book = QToolButton()
+        self.back_to_book.setAccessibleName("Back to the book")
+        self.back_to_book.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.back_to_book.clicked.connect(self.show_reader)
+        self.back_to_book.hide()
+        top = QHBoxLayout()
+        top.setContentsMargins(6, 4, 6, 0)
+        top.addWidget(self.back_to_book)
+        top.addStretch(1)
+        lv = QVBoxLayout(self.library_view)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.setSpacing(0)
+        lv.addLayout(top)
+        lv.addWidget(self.library_panel, 1)
+        self.views = QStackedWidget()
+        self.views.addWidget(self.library_view)
+        self.views.addWidget(self.splitter)
+        self.views.currentChanged.connect(self._view_changed)
+        self.setCentralWidget(self.views)
+        self.reader.side.hide()  # Contents, Find, Highlights: Ctrl+T
+        self._reader_buttons()
         self._wire()
         self._menus()
-        self.statusBar().showMessage("Ready", 2000)
+        if self.typography.problems:  # a bad [reader] value: say so, the default is in use
+            self.statusBar().showMessage(self.typography.problems[0], 20000)
+        else:
+            self.statusBar().showMessage("Ready", 2000)
         self.refresh_library()
         if restore:
             self._restore()
@@ -88,12 +155,14 @@ class MainWindow(QMainWindow):
         lp.requestImport.connect(self.choose_files)
         lp.requestCancelImport.connect(self.importer.cancel)
         self.importer.started.connect(lp.import_started)
+        self.importer.started.connect(self.show_library)  # its progress and errors show there
         self.importer.progressed.connect(lp.import_progress)
         self.importer.finished.connect(lp.import_finished)
         self.importer.failed.connect(lambda text: lp.show_errors([text]))
         self.importer.imported.connect(lambda _result: self.refresh_library())
         self.reader.requestAsk.connect(self.requestAsk)
         self.reader.pageChanged.connect(self._page_changed)
+        self.reader.fontSizeChanged.connect(self._font_size_changed)
         chat = self.chat
         if hasattr(chat, "handle_ask"):
             self.requestAsk.connect(chat.handle_ask)
@@ -115,6 +184,7 @@ class MainWindow(QMainWindow):
             action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         action.triggered.connect(slot)
         menu.addAction(action)
+        self.addAction(action)  # its keys work in focus mode too, with the menu bar hidden
         if name:
             setattr(self, f"action_{name}", action)
         return action
@@ -164,10 +234,21 @@ class MainWindow(QMainWindow):
                 lambda _=False, t=theme: self.set_theme(t),
             )
         view.addSeparator()
-        self._action(view, "Show/hide &library", self.toggle_library, "Ctrl+B", "toggle_library")
+        self._action(view, "&Library / book", self.toggle_library, "Ctrl+B", "toggle_library")
+        self._action(view, "Show/hide &contents panel", self.toggle_side, "Ctrl+T", "toggle_side")
+        self._action(view, "Show/hide c&hat", self.toggle_chat, "Ctrl+Shift+L", "toggle_chat")
+        self._action(view, "&Reading settings…", self.open_reading_settings, None, "reading")
+        view.addSeparator()
+        self._action(view, "&Full screen", self.toggle_full_screen, "F11", "full_screen")
+        self._action(view, "F&ocus mode", self.toggle_focus_mode, "Ctrl+Shift+F", "focus_mode")
+        self.action_leave_focus = QAction("Leave focus mode", self)
+        self.action_leave_focus.setShortcut(QKeySequence("Esc"))
+        self.action_leave_focus.triggered.connect(lambda: self.set_focus_mode(False))
+        self.action_leave_focus.setEnabled(False)  # Esc belongs to the widgets otherwise
+        self.addAction(self.action_leave_focus)
         book = bar.addMenu("&Book")
         self._action(
-            book, "&Find in book…", self.reader.focus_find, QKeySequence.StandardKey.Find, "find"
+            book, "&Find in book…", self.find_in_book, QKeySequence.StandardKey.Find, "find"
         )
         self._action(
             book,
@@ -207,18 +288,29 @@ class MainWindow(QMainWindow):
         geometry = self.settings.value("geometry")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
-        splitter = self.settings.value("splitter")
+        splitter = self.settings.value("reading_splitter")
         if isinstance(splitter, QByteArray):
-            self.splitter.restoreState(splitter)
+            self._sized = self.splitter.restoreState(splitter)
         theme = self.settings.value("theme")
         if isinstance(theme, str):
             self.set_theme(theme)
+        side = self.settings.value("side_splitter")
+        if isinstance(side, QByteArray):
+            self.reader.split.restoreState(side)
+        self.set_side_visible(_bool(self.settings.value("side"), False))
+        self.set_chat_visible(_bool(self.settings.value("chat"), True))
         book_id = self.settings.value("book")
         if book_id:
             try:
                 self.open_book(int(str(book_id)))
             except (MarginError, ValueError, TypeError):
                 pass
+        if self.settings.value("view") == "library" or self.reader.book is None:
+            self.show_library()
+        if _bool(self.settings.value("focus"), False):
+            self.set_focus_mode(True)
+        if _bool(self.settings.value("full_screen"), False):
+            self.set_full_screen(True)
 
     theme = "system"
 
@@ -237,7 +329,13 @@ class MainWindow(QMainWindow):
 
     def save_state(self) -> None:
         self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("splitter", self.splitter.saveState())
+        self.settings.setValue("reading_splitter", self.splitter.saveState())
+        self.settings.setValue("view", "library" if self.library_shown() else "reader")
+        self.settings.setValue("side", self._side_wanted())
+        self.settings.setValue("side_splitter", self.reader.split.saveState())
+        self.settings.setValue("chat", self._chat_wanted())
+        self.settings.setValue("focus", self._focus_mode)
+        self.settings.setValue("full_screen", self.isFullScreen())
         self.settings.setValue("theme", self.theme)
         self.settings.setValue("book", self.reader.book.id if self.reader.book else "")
         self.settings.sync()
@@ -254,6 +352,9 @@ class MainWindow(QMainWindow):
         try:
             book = self.library.get_book(book_id)
             if self.reader.book is None or self.reader.book.id != book_id:
+                self.views.setCurrentWidget(self.splitter)  # laid out at its real size
+                self.reader.typography = self.typography.for_book(book_id)
+                self.reader.font_size = self.reader.typography.font_size
                 self.reader.open_book(book, page)
             elif page is not None:
                 self.reader.go_to_page(page)
@@ -261,6 +362,8 @@ class MainWindow(QMainWindow):
                 self.reader.go_to_page(page, mark=highlight_text)
         except MarginError as exc:
             self.library_panel.show_errors([str(exc)])
+            if self.reader.book is None:
+                self.show_library()
             return None
         self.setWindowTitle(f"{book.title} — Margin")
         if book.outdated:
@@ -270,7 +373,12 @@ class MainWindow(QMainWindow):
                 20000,
             )
         self.library_panel.select(book.id)
+        self.back_to_book.setText(f"← Back to “{book.title}”")
+        self.back_to_book.show()
+        self.show_reader()
         self.bookOpened.emit(book.id)
+        if self._reading_settings is not None:
+            self._load_reading_settings()
         return book
 
     def open_page_request(self, request: OpenPageRequest) -> None:
@@ -318,6 +426,8 @@ class MainWindow(QMainWindow):
             self.reader.close_book()
             self.bookOpened.emit(0)
             self.setWindowTitle("Margin")
+            self.back_to_book.hide()
+            self.show_library()
         self.library.delete_book(book_id)
         self.refresh_library()
 
@@ -358,21 +468,226 @@ class MainWindow(QMainWindow):
         if ok:
             self.reader.go_to_page(page)
 
+    # layout ---------------------------------------------------------------------------------
+
+    def _reader_buttons(self) -> None:
+        """Library, Contents, Reading settings and Chat buttons in the reader's toolbar."""
+        bar = self.reader.toolbar.layout()
+        assert isinstance(bar, QHBoxLayout)
+
+        def button(text: str, name: str, tip: str, slot: Any, checkable: bool = False) -> Any:
+            b = QToolButton()
+            b.setText(text)
+            b.setAccessibleName(name)
+            b.setToolTip(tip)
+            b.setCheckable(checkable)
+            b.setAutoRaise(True)
+            (b.toggled if checkable else b.clicked).connect(slot)
+            return b
+
+        self.library_button = button("Library", "Library", "Your books (Ctrl+B)", self.show_library)
+        self.side_button = button(
+            "Contents",
+            "Show contents, find and highlights",
+            "Contents, Find and Highlights (Ctrl+T)",
+            self.set_side_visible,
+            True,
+        )
+        self.reading_button = button(
+            "Aa", "Reading settings", "Font, spacing, line length", self.open_reading_settings
+        )
+        self.chat_button = button(
+            "Chat",
+            "Show the chat",
+            "Show or hide the chat (Ctrl+Shift+L)",
+            self.set_chat_visible,
+            True,
+        )
+        self.chat_button.setChecked(True)
+        # the View menu's themes colour the whole window: the reader's own page-theme box would
+        # only disagree with them, and the toolbar must fit beside the chat at 1024 px
+        self.reader.theme_box.hide()
+        bar.setSpacing(2)
+        bar.insertWidget(0, self.side_button)
+        bar.insertWidget(0, self.library_button)
+        bar.addWidget(self.reading_button)
+        bar.addWidget(self.chat_button)
+
+    def library_shown(self) -> bool:
+        return self.views.currentWidget() is self.library_view
+
+    def show_library(self) -> None:
+        if self._focus_mode:
+            self.set_focus_mode(False)
+        self.views.setCurrentWidget(self.library_view)
+        self.library_panel.setFocus()
+
+    def show_reader(self) -> None:
+        self.views.setCurrentWidget(self.splitter)
+        if self.reader.view is not None:
+            self.reader.view.setFocus()
+
     def toggle_library(self) -> None:
-        sizes = self.splitter.sizes()
-        if sizes[0] > 0:
-            self._library_width = sizes[0]
-            sizes[1] += sizes[0]
-            sizes[0] = 0
+        """Ctrl+B: the library, or back to the book."""
+        if self.library_shown() and self.reader.book is not None:
+            self.show_reader()
         else:
-            width = getattr(self, "_library_width", 230)
-            sizes[0] = width
-            sizes[1] = max(200, sizes[1] - width)
-        self.splitter.setSizes(sizes)
+            self.show_library()
+
+    def _side_wanted(self) -> bool:
+        return self._before_focus.get("side", self.side_button.isChecked())
+
+    def _chat_wanted(self) -> bool:
+        return self._before_focus.get("chat", self.chat_button.isChecked())
+
+    def set_side_visible(self, visible: bool) -> None:
+        self.reader.side.setVisible(visible)
+        self.side_button.blockSignals(True)
+        self.side_button.setChecked(visible)
+        self.side_button.blockSignals(False)
+
+    def toggle_side(self) -> None:
+        if self._focus_mode:
+            self.set_focus_mode(False)
+        self.show_reader()
+        self.set_side_visible(not self.reader.side.isVisibleTo(self.reader))
+
+    def chat_visible(self) -> bool:
+        return self.chat.isVisibleTo(self.splitter) and self.splitter.sizes()[1] > 0
+
+    def set_chat_visible(self, visible: bool) -> None:
+        sizes = self.splitter.sizes()
+        if not visible and sizes[1] > 0:
+            self._chat_width = sizes[1]
+        self.chat.setVisible(visible)
+        if visible and self.splitter.sizes()[1] == 0:
+            total = sum(self.splitter.sizes()) or self.width()
+            width = self._chat_width or default_chat_width(total)
+            self.splitter.setSizes([max(200, total - width), width])
+        self.chat_button.blockSignals(True)
+        self.chat_button.setChecked(visible)
+        self.chat_button.blockSignals(False)
+
+    def toggle_chat(self) -> None:
+        if self._focus_mode:
+            self.set_focus_mode(False)
+        self.show_reader()
+        self.set_chat_visible(not self.chat_visible())
+
+    def find_in_book(self) -> None:
+        if self._focus_mode:
+            self.set_focus_mode(False)
+        self.show_reader()
+        self.set_side_visible(True)
+        self.reader.focus_find()
+
+    def set_full_screen(self, on: bool) -> None:
+        if on and not self.isFullScreen():
+            self._was_maximized = self.isMaximized()
+            self.showFullScreen()
+        elif not on and self.isFullScreen():
+            if getattr(self, "_was_maximized", False):
+                self.showMaximized()
+            else:
+                self.showNormal()
+
+    def toggle_full_screen(self) -> None:
+        self.set_full_screen(not self.isFullScreen())
+
+    def focus_mode(self) -> bool:
+        return self._focus_mode
+
+    def set_focus_mode(self, on: bool) -> None:
+        """Nothing but the page: no menus, toolbar, side panel, footer, chat or status bar."""
+        if on == self._focus_mode:
+            return
+        if on:
+            self.show_reader()
+            self._before_focus = {
+                "side": self.side_button.isChecked(),
+                "chat": self.chat_button.isChecked(),
+            }
+            for w in (self.menuBar(), self.statusBar(), self.reader.toolbar, self.reader.footer):
+                w.hide()
+            self.reader.side.hide()
+            self.chat.hide()
+        else:
+            before, self._before_focus = self._before_focus, {}
+            for w in (self.menuBar(), self.statusBar(), self.reader.toolbar, self.reader.footer):
+                w.show()
+            self.set_side_visible(before.get("side", False))
+            self.set_chat_visible(before.get("chat", True))
+        self._focus_mode = on
+        self.action_leave_focus.setEnabled(on)
+        if self.reader.view is not None:
+            self.reader.view.setFocus()
+
+    def toggle_focus_mode(self) -> None:
+        self.set_focus_mode(not self._focus_mode)
 
     def focus_chat(self) -> None:
+        """Ctrl+L: the chat's input, showing the chat first when it is hidden."""
+        if self._focus_mode:
+            self.set_focus_mode(False)
+        self.show_reader()
+        if not self.chat_visible():
+            self.set_chat_visible(True)
         if hasattr(self.chat, "focus_input"):
             self.chat.focus_input()
+
+    # typography -------------------------------------------------------------------------------
+
+    def _book_id(self) -> int | None:
+        return self.reader.book.id if self.reader.book is not None else None
+
+    def open_reading_settings(self) -> None:
+        from desktop.reader.reading_settings import ReadingSettings
+
+        if self._reading_settings is None:
+            self._reading_settings = ReadingSettings(self)
+            self._reading_settings.changed.connect(self.apply_typography)
+        self._load_reading_settings()
+        self._reading_settings.show()
+        self._reading_settings.raise_()
+
+    def _load_reading_settings(self) -> None:
+        book_id = self._book_id()
+        self._reading_settings.set_values(
+            self.typography.for_book(book_id),
+            this_book=self.typography.has_override(book_id),
+            has_book=book_id is not None,
+        )
+        problems = self.typography.problems
+        self._reading_settings.note.setText("\n".join(problems))
+        self._reading_settings.note.setVisible(bool(problems))
+
+    def apply_typography(self, typography: Any, this_book_only: bool = False) -> None:
+        """Show the book in ``typography`` now and remember it, for the open book only or as
+        the look of every book."""
+        book_id = self._book_id()
+        try:
+            if this_book_only and book_id is not None:
+                self.typography.save(typography, book_id)
+            else:
+                if book_id is not None:
+                    self.typography.forget_book(book_id)
+                self.typography.save(typography)
+        except MarginError as exc:
+            self.statusBar().showMessage(str(exc), 6000)
+        self.reader.set_typography(typography)
+
+    def _font_size_changed(self, size: int) -> None:
+        """Zoomed with the keys or buttons: the reader has redrawn, remember the size."""
+        book_id = self._book_id()
+        own = self.typography.has_override(book_id) and book_id is not None
+        look = replace(self.typography.for_book(book_id), font_size=size)
+        try:
+            self.typography.save(look, book_id if own else None)
+        except MarginError as exc:
+            self.statusBar().showMessage(str(exc), 6000)
+        self.reader.typography = look
+        if self._reading_settings is not None:
+            self._load_reading_settings()
 
     def export_highlights(self) -> None:
         from core.export import export_highlights
@@ -403,17 +718,26 @@ class MainWindow(QMainWindow):
         self._settings_dialog = dialog
 
     def open_notes(self) -> None:
+        """Notes and highlights, as a fourth tab of the side panel (made on first use)."""
         try:
             module = importlib.import_module("desktop.notes_panel")
         except ImportError:
             return
-        panel = module.NotesPanel(self.library, self)
-        panel.setWindowFlag(Qt.WindowType.Window)
-        panel.set_book(self.reader.book.id if self.reader.book else None)
-        panel.requestOpenPage.connect(self.open_page_request)
-        self.reader.highlightsChanged.connect(lambda _id: panel.refresh())
-        panel.show()
-        self._notes_panel = panel
+        panel = getattr(self, "_notes_panel", None)
+        if panel is None:
+            panel = module.NotesPanel(self.library)
+            panel.setAccessibleName("Notes and highlights")
+            panel.requestOpenPage.connect(self.open_page_request)
+            self.reader.highlightsChanged.connect(lambda _id: panel.refresh())
+            self.bookOpened.connect(lambda book_id: panel.set_book(book_id or None))
+            self.reader.side.addTab(panel, "Notes")
+            self._notes_panel = panel
+        panel.set_book(self._book_id())
+        if self._focus_mode:
+            self.set_focus_mode(False)
+        self.show_reader()
+        self.set_side_visible(True)
+        self.reader.side.setCurrentWidget(panel)
 
     def open_welcome(self) -> None:
         for book in self.library.list_books():
@@ -466,6 +790,20 @@ class MainWindow(QMainWindow):
         await self.tasks.shutdown()
 
     # events ---------------------------------------------------------------------------------
+
+    _sized = False
+
+    def _view_changed(self, _index: int) -> None:
+        if self._sized or self.views.currentWidget() is not self.splitter:
+            return
+        # the first time the reading view shows (and nothing was restored): the chat's
+        # default width follows the window's width
+        self._sized = True
+        self.splitter.setGeometry(self.views.contentsRect())  # hidden pages keep old sizes
+        total = sum(self.splitter.sizes())
+        self._chat_width = default_chat_width(self.width())
+        if self.chat.isVisibleTo(self.splitter):
+            self.splitter.setSizes([total - self._chat_width, self._chat_width])
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls() and any(

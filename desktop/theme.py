@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter, QPalette
@@ -53,12 +54,44 @@ def highlight_colour(name: str) -> QColor:
     return QColor(*HIGHLIGHT_RGBA.get(name, HIGHLIGHT_RGBA["yellow"]))
 
 
-def page_css(theme: Theme, font_size: int) -> str:
-    return (
+def page_css(theme: Theme, font_size: int, typography: Any = None) -> str:
+    """The default style sheet of a book's page. With ``typography`` (a ``ReaderSettings``):
+    its font, spacing and indent, and the book's own styles kept or flattened."""
+    if typography is None:
+        return (
+            f"body {{ color: {theme.text}; background: {theme.background};"
+            f" font-size: {font_size}pt; }}"
+            f" a {{ color: {theme.link}; }} p {{ margin-bottom: 0.7em; line-height: 140%; }}"
+            " h1, h2, h3 { margin-top: 0.6em; }"
+            " blockquote { margin-left: 1.5em; font-style: italic; }"
+            " pre { font-family: monospace; }"
+        )
+    t = typography
+    line = round(t.line_spacing * 100)
+    indent = round(t.paragraph_indent * font_size * 96 / 72)  # Qt takes text-indent in px only
+    css = (
         f"body {{ color: {theme.text}; background: {theme.background}; font-size: {font_size}pt; }}"
-        f" a {{ color: {theme.link}; }} p {{ margin-bottom: 0.7em; line-height: 140%; }}"
-        " h1, h2, h3 { margin-top: 0.6em; } blockquote { margin-left: 1.5em; font-style: italic; }"
+        f" a {{ color: {theme.link}; }}"
+        f" p {{ margin-top: 0; margin-bottom: {t.paragraph_spacing:g}em; line-height: {line}%;"
+        f" text-indent: {indent}px; }}"
+        f" li, td, th {{ line-height: {line}%; }}"
         " pre { font-family: monospace; }"
+    )
+    if t.book_styles:
+        return css + (
+            " h1 { font-size: 1.6em; margin-top: 1.2em; margin-bottom: 0.6em; }"
+            " h2 { font-size: 1.35em; margin-top: 1.0em; margin-bottom: 0.5em; }"
+            " h3 { font-size: 1.15em; margin-top: 0.8em; margin-bottom: 0.4em; }"
+            " h4, h5, h6 { font-size: 1em; margin-top: 0.6em; }"
+            " blockquote { margin-left: 2em; margin-right: 2em; }"
+            " small { font-size: 0.85em; }"
+        )
+    # the book's look flattened: one size, one weight, no slant, no indented quotes
+    return css + (
+        " h1, h2, h3, h4, h5, h6 { font-size: 1em; font-weight: normal; margin-top: 0; }"
+        " i, em, cite, q { font-style: normal; } b, strong { font-weight: normal; }"
+        " small, sub, sup { font-size: 1em; vertical-align: baseline; }"
+        " blockquote { margin-left: 0; margin-right: 0; }"
     )
 
 

@@ -14,6 +14,7 @@ import asyncio
 import locale
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ from core.prompts import load_prompt
 from core.search.find import BookText, FindMatch
 from core.store.library import HIGHLIGHT_COLOURS, BookInfo, Library
 from desktop.reader.selection_bar import ACTIONS, BAR_COLOURS, SelectionBar
+from desktop.reader.typography import Typography
 from desktop.requests import AskRequest
 from desktop.widgets import tool_button
 
@@ -77,6 +79,7 @@ class Reader(QWidget):
     requestAsk = Signal(object)  # AskRequest
     pageChanged = Signal(int, int)  # book id, page
     highlightsChanged = Signal(int)  # book id
+    fontSizeChanged = Signal(int)  # zoomed with the keys or buttons
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -91,6 +94,7 @@ class Reader(QWidget):
             str(library.paths.config / "reader.ini"), QSettings.Format.IniFormat
         )
         self.font_size = _int(self.settings.value("font_size"), 13)
+        self.typography = replace(Typography(), font_size=self.font_size)
         self._pending_selection: tuple[int, str, object] | None = None
         self.history = History()
         self._chapters: list[int] = []  # chapter index of each stored page
@@ -262,7 +266,9 @@ class Reader(QWidget):
         self.split.setSizes([200, 700])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(bar)
+        self.toolbar = QWidget()  # the window hides it in focus mode
+        self.toolbar.setLayout(bar)
+        layout.addWidget(self.toolbar)
         layout.addWidget(self.split, 1)
         self.selection_bar = SelectionBar(self)
         self.selection_bar.actionChosen.connect(self._action)
@@ -374,6 +380,7 @@ class Reader(QWidget):
 
             text_view = TextView(path, book.format)
             text_view.font_size = self.font_size
+            text_view.typography = self.typography
             text_view.set_theme(self.theme)
             text_view.set_source(self._load_page, book.page_count)
             text_view.selectionChanged.connect(self._text_selection_changed)
@@ -755,8 +762,19 @@ class Reader(QWidget):
 
         self.font_size = max(8, min(size, 40))
         self.settings.setValue("font_size", self.font_size)
+        self.typography = replace(self.typography, font_size=self.font_size)
         if isinstance(self.view, TextView):
             self.view.set_font_size(self.font_size)
+        self.fontSizeChanged.emit(self.font_size)
+
+    def set_typography(self, typography: Typography) -> None:
+        """The look of reflowable books (font, spacing, measure), applied live."""
+        from desktop.reader.text_view import TextView
+
+        self.typography = typography
+        self.font_size = max(8, min(typography.font_size, 40))
+        if isinstance(self.view, TextView):
+            self.view.set_typography(typography)
 
     def _remember_zoom(self, scale: float, fit: bool) -> None:
         if self.book is not None:

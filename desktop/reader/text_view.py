@@ -18,7 +18,7 @@ import html as htmllib
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,6 @@ from PySide6.QtCore import QByteArray, QEvent, QPoint, QSize, Qt, QTimer, QUrl, 
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
-    QFont,
     QImage,
     QKeyEvent,
     QMouseEvent,
@@ -39,6 +38,7 @@ from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
 
 from core.books.model import PageContent
 from core.errors import MarginError
+from desktop.reader.typography import Typography, book_font, side_margin
 from desktop.theme import MARK_RGBA, THEMES, Theme, highlight_colour, page_css
 
 log = logging.getLogger("margin.reader")
@@ -82,6 +82,8 @@ class TextView(QTextBrowser):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.theme: Theme = THEMES["light"]
         self.font_size = 13
+        self.typography = Typography()
+        self._side_margin = 28  # left and right margin of the reading column
         self.page: PageContent | None = None  # the page at the top of the screen
         self.page_count = 0
         self._loader: Callable[[int], PageContent] | None = None
@@ -149,6 +151,27 @@ class TextView(QTextBrowser):
         self.font_size = max(8, min(size, 40))
         self._rerender_keep_place()
 
+    def set_typography(self, typography: Typography) -> None:
+        """Font, spacing, measure and justification; the reader keeps its place."""
+        self.typography = typography
+        self.font_size = max(8, min(typography.font_size, 40))
+        self._rerender_keep_place()
+
+    def _apply_column(self) -> bool:
+        """Centre a column of the chosen measure with the root frame's side margins; True
+        when they changed (the document is laid out again)."""
+        doc = self.document()
+        margin = side_margin(self.typography, doc.defaultFont(), self.viewport().width())
+        self._side_margin = margin
+        frame = doc.rootFrame()
+        fmt = frame.frameFormat()
+        if abs(fmt.leftMargin() - margin) < 1 and abs(fmt.rightMargin() - margin) < 1:
+            return False
+        fmt.setLeftMargin(margin)
+        fmt.setRightMargin(margin)
+        frame.setFrameFormat(fmt)
+        return True
+
     def set_spans(self, spans: list[Span]) -> None:
         self._spans = spans
         self._decorate()
@@ -196,12 +219,18 @@ class TextView(QTextBrowser):
         doc = self.document()
         # an image's line must not get the text's 140% line height (a gap under each picture)
         doc.setDefaultStyleSheet(
-            page_css(self.theme, self.font_size) + " p.image { line-height: 100%; }"
+            page_css(self.theme, self.font_size, self.typography)
+            + " p.image { line-height: 100%; text-indent: 0; }"
         )
-        font = QFont(doc.defaultFont())
-        font.setPointSize(self.font_size)
-        doc.setDefaultFont(font)
+        typography = replace(self.typography, font_size=self.font_size)
+        doc.setDefaultFont(book_font(typography, doc.defaultFont()))
+        option = doc.defaultTextOption()
+        option.setAlignment(
+            Qt.AlignmentFlag.AlignJustify if typography.justify else Qt.AlignmentFlag.AlignLeft
+        )
+        doc.setDefaultTextOption(option)
         doc.clear()
+        self._apply_column()
         self.loaded = []
         self.starts = []
         first = max(1, page - 1)
@@ -222,7 +251,7 @@ class TextView(QTextBrowser):
 
     def _fit_images(self, body: str) -> str:
         """Give every image the column's width at most (height follows, keeping the shape)."""
-        column = max(50, self.viewport().width() - 2 * int(self.document().documentMargin()) - 8)
+        column = max(50, self.viewport().width() - 2 * self._side_margin - 8)
 
         def size(match: re.Match[str]) -> str:
             tag = match.group(0)
@@ -371,6 +400,8 @@ class TextView(QTextBrowser):
         self._busy = True  # scrolls caused by the rewrap are not the reader's
         try:
             super().resizeEvent(event)
+            if event.oldSize().width() != event.size().width():
+                self._apply_column()
             if self._images and event.oldSize().width() != event.size().width():
                 self._resize_timer.start()
             # the text has been rewrapped: keep the same words at the top (or the mark centred)

@@ -49,8 +49,10 @@ def test_citation_jump_screenshot_shows_the_mark(tmp_path: Path, books_dir: Path
     x, y = result["mark_screen"]
     width, height = result["screen"]
     assert 0 <= x < width and 0 <= y < height, "the mark is inside the screen"
-    pixel = QImage(str(png)).pixelColor(x, y)
-    # the mark colour (orange over the light page): red high, blue low
-    assert pixel.red() > 200 and pixel.blue() < 170 and pixel.red() - pixel.blue() > 60, (
-        pixel.name()
-    )
+    image = QImage(str(png))
+    # the mark colour (orange over the light page): red high, blue low; a few pixels along the
+    # line, since the point may fall on a letter's ink (that depends on the book font)
+    pixels = [image.pixelColor(x + dx, y) for dx in range(12)]
+    assert any(p.red() > 200 and p.blue() < 170 and p.red() - p.blue() > 60 for p in pixels), [
+        p.name() for p in pixels
+    ]
