@@ -28,9 +28,12 @@ class Secrets:
     """The API key: environment, system keyring, or this session only — never a file."""
 
     def get(self) -> str | None:
+        from core.log import register_secret
         from core.settings import get_api_key
 
-        return get_api_key()
+        key = get_api_key()
+        register_secret(key)
+        return key
 
     def set(self, key: str) -> str:
         from core.settings import set_api_key

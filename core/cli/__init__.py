@@ -11,17 +11,26 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-from core.cli.context import CliContext
+from core.cli.context import CliContext, clean, say
 from core.errors import MarginError
+from core.store.db import explain
 
 log = logging.getLogger("margin.cli")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with usage errors as one line on stderr (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {clean(message)}. See '{self.prog} --help'.\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     from core.cli import chat, library
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="margin",
         description="Margin: read a book and talk about it with an AI that cites its pages. "
         "Run 'margin' with no command to open the window.",
@@ -42,7 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(version_text())
         return 0
     parser = build_parser()
-    args = parser.parse_args(args_list)
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as done:  # --help, or a usage error already printed in one line
+        return done.code if isinstance(done.code, int) else 2
     if args.command is None:
         parser.print_help()
         return 0
@@ -51,14 +63,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args, ctx) or 0)
     except MarginError as exc:
         log.info("command failed: %s (%s)", exc.message, exc.code)
-        print(f"margin: {exc}", file=sys.stderr)
+        say(f"margin: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("margin: stopped.", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
-    except Exception:
+    except Exception as exc:
+        known = explain(exc)
+        if known is not None:
+            log.warning("'margin %s' failed: %s", args.command, known.message, exc_info=exc)
+            say(f"margin: {known}", file=sys.stderr)
+            return 1
         log.exception("unexpected error in 'margin %s'", args.command)
         print(
             f"margin: something went wrong that Margin did not expect. "

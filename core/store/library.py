@@ -214,6 +214,13 @@ class Library:
     def delete_book(self, book_id: int) -> None:
         """Remove a book with its pages, chunks, highlights, notes and conversations."""
         book = self.get_book(book_id)
+        from core.store.conversations import Conversations
+
+        conversation_ids = [
+            c.id
+            for c in m.Conversation.select(m.Conversation.id).where(m.Conversation.book == book_id)
+        ]
+        Conversations(self.db).stop_answers(conversation_ids)  # answers in other processes
         with self.db.atomic():
             self._delete_rows([book_id])
         if book.file_path:

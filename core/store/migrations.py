@@ -20,6 +20,8 @@ def _v1_initial(db: pw.SqliteDatabase) -> None:
     db.execute_sql("ALTER TABLE tool_call DROP COLUMN detail")
     db.execute_sql("ALTER TABLE book DROP COLUMN read_to")
     db.execute_sql("ALTER TABLE run DROP COLUMN error_hint")
+    db.execute_sql("ALTER TABLE run DROP COLUMN pid")
+    db.execute_sql("ALTER TABLE run DROP COLUMN host")
 
 
 def _v2_tool_call_detail(db: pw.SqliteDatabase) -> None:
@@ -63,11 +65,19 @@ def _v4_typed_messages(db: pw.SqliteDatabase) -> None:
         )
 
 
+def _v5_run_owner(db: pw.SqliteDatabase) -> None:
+    # Runs record the process that writes them, so start-up tidying marks "interrupted"
+    # only answers whose process is gone, never another live process's answer.
+    db.execute_sql("ALTER TABLE run ADD COLUMN pid INTEGER")
+    db.execute_sql("ALTER TABLE run ADD COLUMN host TEXT NOT NULL DEFAULT ''")
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
     _v3_read_to,
     _v4_typed_messages,
+    _v5_run_owner,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

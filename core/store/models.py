@@ -161,6 +161,8 @@ class Run(BaseModel):
     error_hint = pw.TextField(default="")  # schema v4: what to do, shown with the error
     started_at = pw.DateTimeField(default=utcnow)
     finished_at = pw.DateTimeField(null=True)
+    pid = pw.IntegerField(null=True)  # schema v5: the process writing the answer
+    host = pw.TextField(default="")  # schema v5: the machine that process runs on
 
 
 class Message(BaseModel):

@@ -75,7 +75,12 @@ def test_errors_are_one_line_and_nonzero(
     code, _, err = run(capsys, "page", "1", "9999")
     assert code == 1 and "there is no page 9999" in err
     code, _, err = run(capsys, "position", "1", "0")
-    assert code == 1
+    assert code == 2 and err.count("\n") == 1 and "out of range" in err
+    for huge in ("99999999999999999999", "9223372036854775808"):
+        code, _, err = run(capsys, "search", "1", "gregor", "--until-page", huge)
+        assert code == 2 and "out of range" in err and "went wrong" not in err
+        code, _, err = run(capsys, "page", "1", huge)
+        assert code == 2 and "out of range" in err
     code, _, err = run(capsys, "delete", "1")
     assert code == 1 and "--yes" in err
     code, out, _ = run(capsys, "delete", "1", "--yes")

@@ -24,6 +24,7 @@ from core.agent.providers.base import (
 )
 from core.agent.types import TurnRequest, TurnResult
 from core.errors import LLMCode, LLMError
+from core.log import register_secret
 
 log = logging.getLogger("margin.provider")
 
@@ -144,6 +145,7 @@ class AnthropicProvider:
         self.bills_tokens = not local
         self.retry_delay = retry_delay
         self._api_key = api_key or ("local" if local else None)
+        register_secret(api_key)  # the log never shows it, whatever its form
         self._timeout = timeout
         self._max_retries = max_retries
         self._idle = stream_idle_s
@@ -224,7 +226,7 @@ class AnthropicProvider:
                         kind = event.type
                         if kind == "text":
                             if event.text:
-                                yield StreamText(event.text)
+                                yield StreamText(wire.valid_text(event.text))
                         elif kind == "citation":
                             c = event.citation
                             ref = wire.citation(
