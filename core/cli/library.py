@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from core.cli.context import CliContext, clean, number, say
-from core.errors import BookError
+from core.errors import BookError, MarginError
 from core.store.library import BookInfo
 
 
@@ -45,7 +45,7 @@ def cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
         path = Path(name)
         try:
             result = import_book(ctx.library, path, progress=_progress_printer(path.name))
-        except BookError as exc:
+        except MarginError as exc:
             failed += 1
             say(f"margin: {exc}", file=sys.stderr)
             results.append({"file": name, "error": exc.message, "code": exc.code})
@@ -69,6 +69,7 @@ def cmd_books(args: argparse.Namespace, ctx: CliContext) -> int:
     if args.json:
         ctx.print_json([_book_json(b) for b in books])
         return 0
+    _mention_unlisted(ctx)
     if not books:
         say("Your library is empty. Add a book with: margin import FILE")
         return 0
@@ -77,6 +78,40 @@ def cmd_books(args: argparse.Namespace, ctx: CliContext) -> int:
         author = f" — {b.author}" if b.author else ""
         say(f"{b.id:>4}  {b.title}{author}  [{b.format}, {b.page_count} pages, {done}]")
     return 0
+
+
+def _mention_unlisted(ctx: CliContext) -> None:
+    unlisted = ctx.app.unlisted_copies()
+    if unlisted:
+        say(
+            f"margin: {len(unlisted)} book {'copy is' if len(unlisted) == 1 else 'copies are'} "
+            f"in {ctx.paths.books} but not in the library (was the database lost?). "
+            "Add them back with: margin recover-library",
+            file=sys.stderr,
+        )
+
+
+def cmd_recover_library(args: argparse.Namespace, ctx: CliContext) -> int:
+    def show(done: int, total: int, path: Path) -> None:
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\rRe-importing {done + 1} of {total}…")
+            sys.stderr.flush()
+
+    recovered = ctx.app.recover_library(progress=show)
+    if sys.stderr.isatty() and recovered:
+        sys.stderr.write("\r" + " " * 40 + "\r")
+    if not recovered:
+        say(f"Every book copy in {ctx.paths.books} is in the library; nothing to recover.")
+        return 0
+    failed = 0
+    for item in recovered:
+        if item.result is not None:
+            book = item.result.book
+            say(f"{book.id}\t{book.title}\t{book.page_count} pages (recovered)")
+        else:
+            failed += 1
+            say(f"margin: {item.path.name}: {item.error} (the copy is kept)", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -248,6 +283,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("books", help="list the books in the library")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_books)
+
+    p = sub.add_parser(
+        "recover-library",
+        help="add back every book copy in the library folder that the database does not list",
+    )
+    p.set_defaults(handler=cmd_recover_library)
 
     p = sub.add_parser("show", help="a book's details and table of contents")
     p.add_argument("book", metavar="BOOK", help="book number or the start of its title")

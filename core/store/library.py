@@ -308,6 +308,12 @@ class Library:
             self._delete_rows(stale)
         return len(stale)
 
+    def set_file_path(self, book_id: int, file_path: str) -> None:
+        """Point a book at its (restored) copy."""
+        m.Book.update(file_path=file_path, updated_at=m.utcnow()).where(
+            m.Book.id == book_id
+        ).execute()
+
     def file_names(self) -> set[str]:
         """Names of the library's own copies that books refer to."""
         return {Path(b.file_path).name for b in m.Book.select(m.Book.file_path) if b.file_path}

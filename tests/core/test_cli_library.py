@@ -116,3 +116,25 @@ def test_real_subprocess_with_data_dir(tmp_path: Path, books_dir: Path) -> None:
         [*cmd, "show", "Nope"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
     )
     assert done.returncode == 1 and "Traceback" not in done.stderr
+
+
+def test_lost_database_says_so_and_recover_library_adds_the_books_back(
+    capsys: pytest.CaptureFixture[str], books_dir: Path
+) -> None:
+    from core.paths import resolve_paths
+
+    code, out, _ = run(capsys, "import", str(books_dir / "metamorphosis.txt"))
+    assert code == 0
+    paths = resolve_paths()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{paths.database}{suffix}").unlink(missing_ok=True)
+    code, out, err = run(capsys, "books")
+    assert code == 0 and "empty" in out
+    assert "1 book copy is in" in err and "margin recover-library" in err
+    code, out, err = run(capsys, "recover-library")
+    assert code == 0, err
+    assert "Metamorphosis" in out and "(recovered)" in out
+    code, out, err = run(capsys, "books")
+    assert "Metamorphosis" in out and "recover-library" not in err
+    code, out, _ = run(capsys, "recover-library")
+    assert code == 0 and "nothing to recover" in out
