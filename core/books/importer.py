@@ -13,6 +13,7 @@ import hashlib
 import logging
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -39,10 +40,28 @@ class ImportResult:
     already_present: bool
 
 
+def _not_a_file(path: Path) -> BookError:
+    return BookError(
+        BookCode.UNSUPPORTED,
+        f"{path.name} is not a regular file (it is a device, a pipe or a socket).",
+        hint="Import a book file saved on disk.",
+    )
+
+
 def file_sha256(path: Path, cancel: CancelToken | None = None) -> str:
+    """The file's SHA-256. Only a regular file is read: it is opened without blocking (a
+    FIFO would wait for a writer) and checked before the first byte is read (a device such
+    as /dev/zero never ends)."""
     digest = hashlib.sha256()
     try:
-        with path.open("rb") as fh:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(path)
+            raise _not_a_file(path)
+        with os.fdopen(fd, "rb") as fh:
             while block := fh.read(1024 * 1024):
                 digest.update(block)
                 if cancel is not None:
@@ -76,6 +95,10 @@ def import_book(
         raise BookError(
             BookCode.NOT_FOUND, f"{path} does not exist.", hint="Check the file name and folder."
         )
+    if path.is_dir():
+        raise BookError(BookCode.UNSUPPORTED, f"{path.name} is a folder, not a book file.")
+    if not path.is_file():
+        raise _not_a_file(path)  # FIFOs, devices, sockets: never read
     progress(0.0, f"Checking {path.name}")
     sha = file_sha256(path, cancel)
     existing = library.book_by_sha256(sha)

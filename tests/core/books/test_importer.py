@@ -252,3 +252,22 @@ def test_delete_book_removes_everything(library: Library, books_dir: Path) -> No
     library.delete_book(book.id)
     assert _counts(library) == (0, 0, 0, 0, 0, 0)
     assert m.Highlight.select().count() == m.Note.select().count() == 0
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "/dev/urandom"])
+def test_special_files_are_refused_without_reading(tmp_path: Path, kind: str) -> None:
+    """A FIFO or a device named *.txt: a clear error at once, never a read that blocks or
+    never ends. A real CLI subprocess, so a hang fails the test instead of hanging it."""
+    from tests.reliability.clirun import run
+
+    target = tmp_path / "book.txt"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to(kind)
+    done = run(tmp_path / "home", "import", str(target), timeout=30)
+    assert done.returncode == 1
+    assert "book.txt is not a regular file" in done.stderr
+    assert done.stderr.count("\n") == 1
+    books = tmp_path / "home" / "books"
+    assert not books.exists() or list(books.iterdir()) == []
