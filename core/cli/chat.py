@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import dataclasses
 import getpass
+import os
 import signal
 import sys
 from typing import Any
@@ -237,12 +238,21 @@ def cmd_key(args: argparse.Namespace, ctx: CliContext) -> int:
         where = set_api_key(key)
         if where == "keyring":
             say("Saved the key in the system keyring.")
-        else:
+            return 0
+        if os.environ.get("ANTHROPIC_API_KEY", "").strip():
             say(
-                "No system keyring is available: the key is kept for this session only.",
+                "No system keyring is available, so the key was not saved; "
+                "Margin uses ANTHROPIC_API_KEY from the environment.",
                 file=sys.stderr,
             )
-        return 0
+            return 0
+        say(
+            "margin: No system keyring is available, so the key was NOT saved (a command "
+            "ends with its session). Set ANTHROPIC_API_KEY in your environment instead, "
+            "or install a keyring service (e.g. gnome-keyring or KWallet).",
+            file=sys.stderr,
+        )
+        return 1
     if args.action == "delete":
         delete_api_key()
         say("Removed the key from the keyring.")
