@@ -104,6 +104,13 @@ def _book(row: m.Book) -> BookInfo:
     )
 
 
+def _page(row: m.Page) -> PageContent:
+    html = row.html
+    if html == "":  # stored as PLAIN_HTML: the text's paragraphs
+        html = m.plain_html(row.text)
+    return PageContent(row.number, row.label, row.text, html, row.chapter)
+
+
 def _highlight(row: m.Highlight) -> HighlightRecord:
     return HighlightRecord(
         id=row.id,
@@ -277,7 +284,10 @@ class Library:
             cursor.executemany(
                 "INSERT INTO page (book_id, number, label, chapter, text, html)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                [(book_id, p.number, p.label, p.chapter, p.text, p.html) for p in parsed.pages],
+                [
+                    (book_id, p.number, p.label, p.chapter, p.text, m.pack_text(p.html, p.text))
+                    for p in parsed.pages
+                ],
             )
             if cancel is not None:
                 cancel.check()
@@ -384,7 +394,7 @@ class Library:
         book = self.get_book(book_id)
         self._check_page(book, number)
         row = m.Page.get((m.Page.book == book_id) & (m.Page.number == number))
-        return PageContent(row.number, row.label, row.text, row.html, row.chapter)
+        return _page(row)
 
     def pages(self, book_id: int, start: int, end: int) -> list[PageContent]:
         """Pages ``start``..``end`` inclusive (1-based), in order."""
@@ -396,7 +406,7 @@ class Library:
             .where((m.Page.book == book_id) & m.Page.number.between(start, end))
             .order_by(m.Page.number)
         )
-        return [PageContent(r.number, r.label, r.text, r.html, r.chapter) for r in rows]
+        return [_page(r) for r in rows]
 
     def page_labels(self, book_id: int) -> list[str]:
         rows = (
