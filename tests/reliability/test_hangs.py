@@ -210,3 +210,21 @@ def test_disk_full_during_an_answer(home: tuple[Path, FakeAnthropic], tmp_path: 
     assert "Logging error" not in stderr and "Traceback" not in stderr
     con = sqlite3.connect(out / "library.sqlite3")
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_ask_ends_at_once_after_its_last_line(home: tuple[Path, FakeAnthropic]) -> None:
+    """Issue 17, item 15: the process ends right after the answer (no interpreter teardown
+    of the SDK), with everything written: the answer saved, the database closed cleanly."""
+    import statistics
+
+    sys.path.insert(0, str(ROOT / "tests" / "bench"))
+    from bench_cli import one_ask
+
+    path, fake = home
+    fake.responder = lambda body: Reply.text("Gregor Samsa is a travelling salesman.")
+    tails = [one_ask(path)[1] for _ in range(3)]
+    assert statistics.median(tails) < 0.3, tails  # it was 0.6 s
+    con = db(path)
+    answers = con.execute("SELECT status FROM message WHERE kind = 'answer'").fetchall()
+    assert answers == [("complete",)] * 3
+    assert con.execute("SELECT count(*) FROM run WHERE status = 'complete'").fetchone()[0] == 3
