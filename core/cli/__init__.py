@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -61,15 +62,21 @@ def _command_of(args: list[str]) -> str:
 def main(argv: Sequence[str] | None = None, *, fast_exit: bool = False) -> int:
     """Run one ``margin`` subcommand; returns the exit status. ``fast_exit`` (the real
     process, never a test calling this) ends an answering command with ``os._exit`` once
-    its output is flushed and its database closed: interpreter teardown after importing the
-    SDK takes longer than the answer's last line."""
+    its output is flushed and its database closed (interpreter teardown after importing the
+    SDK takes longer than the answer's last line), and makes SIGTERM clean up like Ctrl+C."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if fast_exit:  # the real process: SIGTERM cleans up like Ctrl+C (no copy left behind)
+        signal.signal(signal.SIGTERM, _terminated)
     # (Importing the SDK on a thread while this one parses and opens the database was
     # measured slower here: both are CPU-bound under the GIL; see tests/bench/bench_cli.py.)
     code = _run(args_list)
     if fast_exit and _command_of(args_list) in ANSWERING:
         _exit_now(code)
     return code
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _exit_now(code: int) -> NoReturn:

@@ -37,7 +37,9 @@ def _progress_printer(name: str) -> Any:
 
 
 def cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
-    from core.books.importer import import_book
+    from core.books.importer import import_book, recover_incomplete
+
+    recover_incomplete(ctx.library)  # copies left by imports that were killed
 
     failed = 0
     results: list[dict[str, Any]] = []

@@ -11,7 +11,10 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import os
+import signal
 import socket
+import threading
+import time
 from pathlib import Path
 
 # No answer runs longer than this (the per-question deadline is minutes): an older run
@@ -90,3 +93,29 @@ def is_locked(path: Path) -> bool:
     finally:
         os.close(fd)  # closing releases the lock we may just have taken
     return False
+
+
+def exit_with_parent() -> None:
+    """For a worker process (a ``ProcessPoolExecutor`` initializer): end when the process
+    that started it ends, however it ends (a SIGKILL runs no clean-up in the parent, and a
+    worker blocked writing its result to the dead parent would otherwise wait forever).
+    Linux: the kernel sends SIGKILL on the parent's death; elsewhere a thread checks."""
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        if libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0) == 0:
+            if os.getppid() != parent:  # the parent died before prctl took effect
+                os._exit(1)
+            return
+    except (OSError, AttributeError):
+        pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="margin-parent-watch", daemon=True).start()
