@@ -8,6 +8,7 @@ and the agent service. Nothing in ``core`` reaches a module-level database.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,9 +29,12 @@ class Secrets:
     """The API key: environment, system keyring, or this session only — never a file."""
 
     def get(self) -> str | None:
+        from core.log import register_secret
         from core.settings import get_api_key
 
-        return get_api_key()
+        key = get_api_key()
+        register_secret(key)
+        return key
 
     def set(self, key: str) -> str:
         from core.settings import set_api_key
@@ -130,11 +134,32 @@ class Margin:
         return import_book(self.library, path, progress=progress, cancel=cancel)
 
     def tidy_up(self) -> int:
-        """After a crash: remove half-imported books and stray copies, mark interrupted
-        answers. Returns how many things were tidied."""
+        """After a crash: remove half-imported books and temporary copies whose import is
+        gone, mark answers whose process is gone "interrupted". Never touches a finished
+        copy (see ``unlisted_copies``) or what another live process owns. Returns how many
+        things were tidied."""
         from core.books.importer import recover_incomplete
 
         return recover_incomplete(self.library) + self.conversations.recover_interrupted()
+
+    def unlisted_copies(self) -> list[Path]:
+        """Book copies in the books folder that no book in the database names (the database
+        was lost or replaced). Tidying never deletes them; offer ``recover_library``."""
+        from core.books.importer import unlisted_copies
+
+        return unlisted_copies(self.library)
+
+    def recover_library(
+        self,
+        *,
+        progress: Callable[[int, int, Path], None] = lambda done, total, path: None,
+        cancel: CancelToken | None = None,
+    ) -> list[Any]:
+        """Import again every unlisted copy (blocking: run it off the UI thread). Returns
+        ``core.books.importer.RecoveredCopy`` records (a result or an error per copy)."""
+        from core.books.importer import recover_library
+
+        return recover_library(self.library, progress=progress, cancel=cancel)
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import re
+import threading
 
 from core.paths import Paths
 
@@ -12,15 +13,50 @@ LOG_NAME = "margin.log"
 _SECRET = re.compile(r"(sk-ant-[A-Za-z0-9_\-]{8,}|(?i:bearer)\s+[A-Za-z0-9_\-\.]{16,})")
 
 
+_registered: set[str] = set()
+_registered_lock = threading.Lock()
+MIN_SECRET = 6  # shorter values would redact ordinary words
+
+
+def register_secret(value: str | None) -> None:
+    """Never write ``value`` (the configured API key, whatever its form) to the log."""
+    if value and len(value.strip()) >= MIN_SECRET:
+        with _registered_lock:
+            _registered.add(value.strip())
+
+
+def redact(text: str) -> str:
+    """``text`` without registered secrets or anything shaped like an API key."""
+    for secret in sorted(_registered, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, "[redacted]")
+    return _SECRET.sub("[redacted]", text)
+
+
 class RedactSecrets(logging.Filter):
-    """Replaces anything shaped like an API key before a record is written."""
+    """Replaces registered secrets and anything shaped like an API key before a record is
+    written — in the message and in the traceback (exception text can quote a server)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        if _SECRET.search(message):
-            record.msg = _SECRET.sub("[redacted]", message)
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg = cleaned
             record.args = None
+        if record.exc_info and record.exc_info[1] is not None:
+            text = logging.Formatter().formatException(record.exc_info)
+            record.exc_text = redact(text)
+        elif record.exc_text:
+            record.exc_text = redact(record.exc_text)
         return True
+
+
+class QuietFileHandler(logging.handlers.RotatingFileHandler):
+    """A full disk (or a log folder gone) must not print a traceback per record: records
+    that cannot be written are dropped."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        return
 
 
 def setup_logging(paths: Paths, *, level: int = logging.INFO) -> logging.Handler:
@@ -35,7 +71,7 @@ def setup_logging(paths: Paths, *, level: int = logging.INFO) -> logging.Handler
             root.removeHandler(existing)
             existing.close()
     paths.logs.mkdir(parents=True, exist_ok=True)
-    handler = logging.handlers.RotatingFileHandler(
+    handler = QuietFileHandler(
         paths.logs / LOG_NAME, maxBytes=1_000_000, backupCount=5, encoding="utf-8"
     )
     handler.setFormatter(

@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return window_main(args)
     from core.cli import main as cli_main
 
-    return cli_main(args)
+    return cli_main(args, fast_exit=argv is None)  # the real process: quick exit after `ask`
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:

@@ -54,6 +54,7 @@ from core.errors import LLMCode, MarginError
 from core.search import BookSearch
 from core.settings import AgentLimits
 from core.store.conversations import Conversations, RunIds
+from core.store.db import explain as explain_storage
 from core.store.library import BookInfo, Library
 
 log = logging.getLogger("margin.agent")
@@ -367,14 +368,18 @@ class ChatWithBook:
             status = "failed"
             error = ErrorInfo(err.code, err.message, err.hint, getattr(err, "retry_after", None))
             log.info("answer failed: %s (%s)", err.message, err.code)
-        except Exception:
-            log.exception("answer failed unexpectedly")
+        except Exception as exc:
             status = "failed"
-            error = ErrorInfo(
-                LLMCode.UNEXPECTED.value,
-                "Something unexpected went wrong while answering.",
-                "Try again; the details are in the log file.",
-            )
+            if (known := explain_storage(exc)) is not None:  # busy, disk full, damaged
+                log.warning("answer failed: %s", known.message, exc_info=exc)
+                error = ErrorInfo(known.code, known.message, known.hint)
+            else:
+                log.exception("answer failed unexpectedly")
+                error = ErrorInfo(
+                    LLMCode.UNEXPECTED.value,
+                    "Something unexpected went wrong while answering.",
+                    "Try again; the details are in the log file.",
+                )
         await self._close(sink, loop, status, error, emit)
 
     def _book_of(self, conversation_id: int) -> BookInfo:
@@ -424,10 +429,15 @@ class ChatWithBook:
                 log.exception("could not save the outcome of run %d", ids.run_id)
                 if error is None:
                     status = "failed"
-                    error = ErrorInfo(
-                        "storage",
-                        "The answer could not be saved to the library.",
-                        "Check that the disk is not full; the details are in the log file.",
+                    known = explain_storage(exc)
+                    error = (
+                        ErrorInfo(known.code, known.message, known.hint)
+                        if known is not None
+                        else ErrorInfo(
+                            "storage",
+                            "The answer could not be saved to the library.",
+                            "Check that the disk is not full; the details are in the log file.",
+                        )
                     )
                 del exc
             if sink.eventlog is not None:

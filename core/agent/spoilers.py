@@ -67,6 +67,9 @@ MOTIF_ZIPF = 4.5  # ... and not among the most common English words
 PLAIN_ZIPF = 5.8  # less common words may count in pairs: two that the book uses close together
 NEAR = 20  # ... within this many words of each other, and only after the bound
 MAX_PAIR_WORDS = 6  # pairs are looked for among at most this many words of a sentence
+MIN_KNOWN_FOR_PAIRS = 500  # ... and only once the reader has met this many different words:
+# at the very start of a book nearly every ordinary word is "new", so a pair of them says
+# nothing ("Answered after a short wait" on page 1 is no spoiler)
 PHRASE_ZIPF = 6.0  # phrases: two words ("tea party") or "X of Y" ("pack of cards"), each
 MIN_PHRASE_COUNT = 3  # ... less common than "the", that the book has in this many passages
 # Common words the frequency list lacks (it has no contractions' pieces).
@@ -357,6 +360,9 @@ class SpoilerGuard:
             index.stems(w.lower() for w in _WORD.findall(f"{question}\n{selection}")).values()
         )
         self._buffer = ""
+        self._pairs = read_to is not None and (
+            sum(1 for page in index.first_page.values() if page <= read_to) >= MIN_KNOWN_FOR_PAIRS
+        )
 
     @property
     def pending(self) -> str:
@@ -424,7 +430,7 @@ class SpoilerGuard:
             elif _is_plain(stem) and len(plain) < MAX_PAIR_WORDS:
                 plain[stem] = (word, page)
         self._phrase_terms(sentence, spans, stems, found, read_to)
-        if len(plain) >= 2:
+        if len(plain) >= 2 and self._pairs:
             candidates = list(plain.values())
             for i, (a, page_a) in enumerate(candidates):
                 for b, page_b in candidates[i + 1 :]:

@@ -8,22 +8,30 @@ give the copy its final name. A failure or a cancel at any point leaves no rows 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import os
 import shutil
+import stat
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.books.chunking import make_chunks
 from core.books.limits import DEFAULT_LIMITS, Limits
 from core.books.parse import check_file, detect_format, parse_book
-from core.errors import BookCode, BookError
+from core.errors import BookCode, BookError, MarginError
 from core.progress import CancelToken, ProgressCallback, no_progress
+from core.store import owner
+from core.store.db import explain
 from core.store.library import BookInfo, Library
 
 log = logging.getLogger("margin.import")
+TEMP_PREFIX = ".importing-"
+STALE_TEMP_S = 5.0  # a temporary copy is locked within microseconds of being created
 
 
 @dataclass(frozen=True)
@@ -32,10 +40,28 @@ class ImportResult:
     already_present: bool
 
 
+def _not_a_file(path: Path) -> BookError:
+    return BookError(
+        BookCode.UNSUPPORTED,
+        f"{path.name} is not a regular file (it is a device, a pipe or a socket).",
+        hint="Import a book file saved on disk.",
+    )
+
+
 def file_sha256(path: Path, cancel: CancelToken | None = None) -> str:
+    """The file's SHA-256. Only a regular file is read: it is opened without blocking (a
+    FIFO would wait for a writer) and checked before the first byte is read (a device such
+    as /dev/zero never ends)."""
     digest = hashlib.sha256()
     try:
-        with path.open("rb") as fh:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(path)
+            raise _not_a_file(path)
+        with os.fdopen(fd, "rb") as fh:
             while block := fh.read(1024 * 1024):
                 digest.update(block)
                 if cancel is not None:
@@ -70,6 +96,8 @@ def import_book(
     sha = file_sha256(path, cancel)
     existing = library.book_by_sha256(sha)
     if existing is not None:
+        if not existing.file_path or not Path(existing.file_path).is_file():
+            existing = _restore_copy(library, existing, path)
         progress(1.0, "Already in your library")
         return ImportResult(existing, already_present=True)
 
@@ -86,20 +114,21 @@ def import_book(
     books_dir = library.paths.books
     books_dir.mkdir(parents=True, exist_ok=True)
     final = books_dir / f"{sha}{path.suffix.lower()}"
-    fd, tmp_name = tempfile.mkstemp(prefix=".importing-", dir=books_dir)
+    fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=books_dir)
     tmp = Path(tmp_name)
-    committed = False
+    fcntl.flock(fd, fcntl.LOCK_EX)  # held until the end: tidy-up leaves a live import's copy
+    published = False
     try:
-        with os.fdopen(fd, "wb") as out, path.open("rb") as src:
+        with os.fdopen(os.dup(fd), "wb") as out, path.open("rb") as src:
             shutil.copyfileobj(src, out, 1024 * 1024)
             out.flush()
             os.fsync(out.fileno())
         progress(0.86, "Saving to your library")
 
         def publish() -> None:
-            nonlocal committed
+            nonlocal published
             os.replace(tmp, final)
-            committed = True
+            published = True
 
         book_id = library.add_book(
             parsed=parsed,
@@ -113,13 +142,16 @@ def import_book(
             cancel=cancel,
             progress=progress,
         )
-    except BaseException:
-        if committed:
-            raise
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
-        if final.exists() and library.book_by_sha256(sha) is None:
-            final.unlink(missing_ok=True)
+        if published and not _named(library, sha):
+            final.unlink(missing_ok=True)  # renamed, then the COMMIT failed (a full disk)
+        known = explain(exc) if isinstance(exc, Exception) else None
+        if known is not None and known is not exc:
+            raise known from exc
         raise
+    finally:
+        os.close(fd)
     progress(1.0, "Ready")
     log.info(
         "imported %s as book %d (%d pages, %d chunks)",
@@ -131,17 +163,74 @@ def import_book(
     return ImportResult(library.get_book(book_id), already_present=False)
 
 
+def _named(library: Library, sha: str) -> bool:
+    """Whether a book row names the copy of ``sha`` (True when that cannot be told: a copy
+    is never deleted on a guess)."""
+    try:
+        return library.book_by_sha256(sha) is not None
+    except Exception:
+        return True
+
+
+def _restore_copy(library: Library, book: BookInfo, path: Path) -> BookInfo:
+    """The book is in the library but its copy is gone: put the file back."""
+    books_dir = library.paths.books
+    books_dir.mkdir(parents=True, exist_ok=True)
+    final = books_dir / f"{book.sha256}{path.suffix.lower()}"
+    fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=books_dir)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        with os.fdopen(os.dup(fd), "wb") as out, path.open("rb") as src:
+            shutil.copyfileobj(src, out, 1024 * 1024)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp_name, final)
+    except BaseException as exc:
+        Path(tmp_name).unlink(missing_ok=True)
+        known = explain(exc) if isinstance(exc, Exception) else None
+        if known is not None:
+            raise known from exc
+        raise
+    finally:
+        os.close(fd)
+    library.set_file_path(book.id, str(final))
+    log.info("restored the missing copy of book %d from %s", book.id, path.name)
+    return library.get_book(book.id)
+
+
+def stale_temporary(entry: Path, now: float | None = None) -> bool:
+    """Whether ``entry`` is a temporary copy an import that is gone left behind: not locked
+    by a live import, and older than ``STALE_TEMP_S`` (the moment between creating a copy
+    and locking it)."""
+    if not entry.name.startswith(TEMP_PREFIX):
+        return False
+    try:
+        age = (time.time() if now is None else now) - entry.stat().st_mtime
+    except OSError:
+        return False
+    return age > STALE_TEMP_S and not owner.is_locked(entry)
+
+
 def recover_incomplete(library: Library) -> int:
-    """Remove what an interrupted import may have left: books still marked "importing",
-    temporary copies, and copies no book refers to. Returns how many things were removed."""
+    """Remove what an interrupted import left: books still marked "importing" and temporary
+    copies whose import is gone. Never a finished copy, even one no book names (a lost
+    database; see ``unlisted_copies`` and ``recover_library``), and never what a live
+    import in another process owns. Returns how many things were removed."""
     removed = library.remove_unfinished()
     books_dir = library.paths.books
     if books_dir.is_dir():
-        known = library.file_names()
         for entry in books_dir.iterdir():
-            if entry.is_file() and entry.name not in known:
+            if entry.is_file() and stale_temporary(entry):
                 entry.unlink(missing_ok=True)
                 removed += 1
+    unlisted = unlisted_copies(library)
+    if unlisted:
+        log.warning(
+            "%d book copies in %s are not in the library database; "
+            "'margin recover-library' adds them back",
+            len(unlisted),
+            books_dir,
+        )
     return removed
 
 
@@ -173,3 +262,46 @@ def reimport_book(
     progress(1.0, "Ready")
     log.info("read book %d again (%d pages)", book_id, updated.page_count)
     return updated
+
+
+def unlisted_copies(library: Library) -> list[Path]:
+    """Finished copies in the books folder that no book names (the database was lost or
+    replaced), oldest first."""
+    books_dir = library.paths.books
+    if not books_dir.is_dir():
+        return []
+    known = library.file_names()
+    found = [
+        entry
+        for entry in books_dir.iterdir()
+        if not entry.name.startswith(".") and entry.name not in known and entry.is_file()
+    ]
+    return sorted(found, key=lambda p: (p.stat().st_mtime, p.name))
+
+
+@dataclass(frozen=True)
+class RecoveredCopy:
+    path: Path
+    result: ImportResult | None
+    error: MarginError | None
+
+
+def recover_library(
+    library: Library,
+    *,
+    progress: Callable[[int, int, Path], None] = lambda done, total, path: None,
+    cancel: CancelToken | None = None,
+) -> list[RecoveredCopy]:
+    """Import again every copy in the books folder that no book names. A copy that cannot be
+    imported is kept and reported, never deleted."""
+    copies = unlisted_copies(library)
+    recovered: list[RecoveredCopy] = []
+    for i, copy in enumerate(copies):
+        progress(i, len(copies), copy)
+        try:
+            result = import_book(library, copy, cancel=cancel)
+        except MarginError as err:
+            recovered.append(RecoveredCopy(copy, None, err))
+            continue
+        recovered.append(RecoveredCopy(copy, result, None))
+    return recovered

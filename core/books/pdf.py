@@ -229,8 +229,12 @@ _pools: dict[int, tuple[int, ProcessPoolExecutor]] = {}  # slot -> (memory cap, 
 
 
 def _limit_memory(max_bytes: int) -> None:
-    """Worker initializer: cap the worker's address space, so a page whose content stream
+    """Worker initializer: end with the process that started it (a killed import leaves no
+    worker behind), and cap the worker's address space, so a page whose content stream
     unpacks to gigabytes (a deflate bomb) fails in the worker, not the whole computer."""
+    from core.store.owner import exit_with_parent
+
+    exit_with_parent()
     try:
         import resource
 

@@ -9,19 +9,30 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-from core.cli.context import CliContext
+from core.cli.context import CliContext, clean, say
 from core.errors import MarginError
+from core.store.db import explain
 
 log = logging.getLogger("margin.cli")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with usage errors as one line on stderr (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {clean(message)}. See '{self.prog} --help'.\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     from core.cli import chat, library
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="margin",
         description="Margin: read a book and talk about it with an AI that cites its pages. "
         "Run 'margin' with no command to open the window.",
@@ -34,15 +45,61 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+ANSWERING = ("ask", "chat")
+
+
+def _command_of(args: list[str]) -> str:
+    """The subcommand, read before argparse (``--data-dir DIR`` may come first)."""
+    rest = iter(args)
+    for word in rest:
+        if word == "--data-dir":
+            next(rest, None)
+        elif not word.startswith("-"):
+            return word
+    return ""
+
+
+def main(argv: Sequence[str] | None = None, *, fast_exit: bool = False) -> int:
+    """Run one ``margin`` subcommand; returns the exit status. ``fast_exit`` (the real
+    process, never a test calling this) ends an answering command with ``os._exit`` once
+    its output is flushed and its database closed (interpreter teardown after importing the
+    SDK takes longer than the answer's last line), and makes SIGTERM clean up like Ctrl+C."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if fast_exit:  # the real process: SIGTERM cleans up like Ctrl+C (no copy left behind)
+        signal.signal(signal.SIGTERM, _terminated)
+    # (Importing the SDK on a thread while this one parses and opens the database was
+    # measured slower here: both are CPU-bound under the GIL; see tests/bench/bench_cli.py.)
+    code = _run(args_list)
+    if fast_exit and _command_of(args_list) in ANSWERING:
+        _exit_now(code)
+    return code
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _exit_now(code: int) -> NoReturn:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    logging.shutdown()
+    os._exit(code)
+
+
+def _run(args_list: list[str]) -> int:
     if "--version" in args_list[:1]:
         from core.version import version_text
 
         print(version_text())
         return 0
     parser = build_parser()
-    args = parser.parse_args(args_list)
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as done:  # --help, or a usage error already printed in one line
+        return done.code if isinstance(done.code, int) else 2
     if args.command is None:
         parser.print_help()
         return 0
@@ -51,14 +108,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args, ctx) or 0)
     except MarginError as exc:
         log.info("command failed: %s (%s)", exc.message, exc.code)
-        print(f"margin: {exc}", file=sys.stderr)
+        say(f"margin: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("margin: stopped.", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
-    except Exception:
+    except Exception as exc:
+        known = explain(exc)
+        if known is not None:
+            log.warning("'margin %s' failed: %s", args.command, known.message, exc_info=exc)
+            say(f"margin: {known}", file=sys.stderr)
+            return 1
         log.exception("unexpected error in 'margin %s'", args.command)
         print(
             f"margin: something went wrong that Margin did not expect. "

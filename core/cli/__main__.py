@@ -2,4 +2,4 @@ import sys
 
 from core.cli import main
 
-sys.exit(main())
+sys.exit(main(fast_exit=True))

@@ -7,11 +7,12 @@ import argparse
 import asyncio
 import dataclasses
 import getpass
+import os
 import signal
 import sys
 from typing import Any
 
-from core.cli.context import CliContext
+from core.cli.context import CliContext, clean, number, say
 from core.errors import MarginError
 
 
@@ -69,22 +70,24 @@ async def _stream(
             if isinstance(event, SpoilerHidden) and not out_json:
                 item = event.withheld
                 sys.stdout.write(
-                    item.text if reveal else f"[{notice_text(item)} — add --reveal to show it.] "
+                    clean(item.text)
+                    if reveal
+                    else f"[{notice_text(item)} — add --reveal to show it.] "
                 )
                 sys.stdout.flush()
             elif isinstance(event, TextDelta) and not out_json:
-                sys.stdout.write(event.text)
+                sys.stdout.write(clean(event.text))
                 sys.stdout.flush()
             elif isinstance(event, ToolStarted) and verbose:
-                print(f"· {event.description}…", file=sys.stderr)
+                say(f"· {event.description}…", file=sys.stderr)
             elif isinstance(event, ToolFinished) and verbose:
-                print(
+                say(
                     f"  {event.name}: {event.summary} ({event.duration_ms:.0f} ms)", file=sys.stderr
                 )
             elif isinstance(event, Notice):
-                print(f"margin: {event.text}", file=sys.stderr)
+                say(f"margin: {event.text}", file=sys.stderr)
             elif isinstance(event, Citation) and verbose:
-                print(
+                say(
                     f"  cites {pages_label(event.citation.first_page, event.citation.last_page)}",
                     file=sys.stderr,
                 )
@@ -101,12 +104,12 @@ async def _stream(
                         sys.stdout.write("\n")
                     if answer.citations:
                         pages = ", ".join(c.label for c in answer.citations)
-                        print(f"\nSources: {pages}")
+                        say(f"\nSources: {pages}")
                 if isinstance(event, RunCancelled):
-                    print("margin: stopped; the partial answer is saved.", file=sys.stderr)
+                    say("margin: stopped; the partial answer is saved.", file=sys.stderr)
                     code = 130
                 elif isinstance(event, RunFailed):
-                    print(
+                    say(
                         f"margin: {event.error.message} {event.error.hint}".rstrip(),
                         file=sys.stderr,
                     )
@@ -122,6 +125,14 @@ async def _stream(
 def cmd_ask(args: argparse.Namespace, ctx: CliContext) -> int:
     service = _service(ctx)
     book = ctx.library.find_book(args.book)
+    if args.selection_page is not None and args.selection_page > book.page_count:
+        raise MarginError(
+            "bad_page",
+            clean(
+                f'"{book.title}" has pages 1 to {book.page_count}; --selection-page '
+                f"{args.selection_page} is not one of them."
+            ),
+        )
     if args.conversation is not None:
         conversation = service.get_conversation(args.conversation)
         if conversation.book_id != book.id:
@@ -134,7 +145,7 @@ def cmd_ask(args: argparse.Namespace, ctx: CliContext) -> int:
     if not args.json:
         mode = service.mode()
         if mode == "passages":
-            print(
+            say(
                 "(No model connected: showing passages from the book. Set a key with 'margin key set'.)",
                 file=sys.stderr,
             )
@@ -149,7 +160,7 @@ def cmd_chat(args: argparse.Namespace, ctx: CliContext) -> int:
         if args.conversation
         else service.create_conversation(book.id)
     )
-    print(
+    say(
         f'Talking about "{book.title}" (conversation {conversation.id}). Empty line or Ctrl+D to quit.',
         file=sys.stderr,
     )
@@ -157,13 +168,13 @@ def cmd_chat(args: argparse.Namespace, ctx: CliContext) -> int:
         try:
             question = input("you> ").strip()
         except (EOFError, KeyboardInterrupt):
-            print(file=sys.stderr)
+            say(file=sys.stderr)
             return 0
         if not question:
             return 0
         args.selection = None
         asyncio.run(_stream(service, conversation.id, question, args, out_json=False))
-        print()
+        say()
 
 
 def cmd_conversations(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -174,13 +185,13 @@ def cmd_conversations(args: argparse.Namespace, ctx: CliContext) -> int:
         ctx.print_json([dataclasses.asdict(c) for c in items])
         return 0
     if not items:
-        print(
+        say(
             f'No conversations about "{book.title}" yet. Ask with: margin ask {book.id} "your question"'
         )
     for c in items:
         usage, cost = service.conversation_usage(c.id)
         money = f", ~${cost:.4f}" if cost else ""
-        print(
+        say(
             f"{c.id:>4}  {c.title}  ({c.message_count} messages, {usage.total} tokens{money}, {c.updated_at:%Y-%m-%d %H:%M})"
         )
     return 0
@@ -202,15 +213,15 @@ def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
                 if r.selection_text
                 else ""
             )
-            print(f"\n> {r.text}{sel}")
+            say(f"\n> {r.text}{sel}")
         else:
             mark = "" if r.status == "complete" else f"  ({r.status})"
             text = fill_hidden(r.text, r.withheld, reveal=args.reveal)
-            print(f"\n{text}{mark}")
+            say(f"\n{text}{mark}")
             if r.error:
-                print(f"[{r.error.message}]")
+                say(f"[{r.error.message}]")
             if r.citations:
-                print(
+                say(
                     "Sources: "
                     + ", ".join(pages_label(c.first_page, c.last_page) for c in r.citations)
                 )
@@ -219,7 +230,7 @@ def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_rename(args: argparse.Namespace, ctx: CliContext) -> int:
     conv = _service(ctx).rename_conversation(args.conversation, args.title)
-    print(f'Conversation {conv.id} is now "{conv.title}".')
+    say(f'Conversation {conv.id} is now "{conv.title}".')
     return 0
 
 
@@ -227,7 +238,7 @@ def cmd_forget(args: argparse.Namespace, ctx: CliContext) -> int:
     service = _service(ctx)
     conv = service.get_conversation(args.conversation)
     service.delete_conversation(conv.id)
-    print(f'Forgot conversation {conv.id} ("{conv.title}").')
+    say(f'Forgot conversation {conv.id} ("{conv.title}").')
     return 0
 
 
@@ -242,20 +253,29 @@ def cmd_key(args: argparse.Namespace, ctx: CliContext) -> int:
         )
         where = set_api_key(key)
         if where == "keyring":
-            print("Saved the key in the system keyring.")
-        else:
-            print(
-                "No system keyring is available: the key is kept for this session only.",
+            say("Saved the key in the system keyring.")
+            return 0
+        if os.environ.get("ANTHROPIC_API_KEY", "").strip():
+            say(
+                "No system keyring is available, so the key was not saved; "
+                "Margin uses ANTHROPIC_API_KEY from the environment.",
                 file=sys.stderr,
             )
-        return 0
+            return 0
+        say(
+            "margin: No system keyring is available, so the key was NOT saved (a command "
+            "ends with its session). Set ANTHROPIC_API_KEY in your environment instead, "
+            "or install a keyring service (e.g. gnome-keyring or KWallet).",
+            file=sys.stderr,
+        )
+        return 1
     if args.action == "delete":
         delete_api_key()
-        print("Removed the key from the keyring.")
+        say("Removed the key from the keyring.")
         return 0
     key = get_api_key()
     storage = "available" if key_storage_available() else "not available (keys last one session)"
-    print(f"API key: {'set' if key else 'not set'}; system keyring {storage}.")
+    say(f"API key: {'set' if key else 'not set'}; system keyring {storage}.")
     return 0
 
 
@@ -280,10 +300,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("book", metavar="BOOK")
     p.add_argument("question")
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--conversation", type=int, metavar="ID", help="continue this conversation")
+    group.add_argument(
+        "--conversation", type=number, metavar="ID", help="continue this conversation"
+    )
     group.add_argument("--new", action="store_true", help="start a new conversation")
     p.add_argument("--selection", metavar="TEXT", help="a passage the question is about")
-    p.add_argument("--selection-page", type=int, metavar="N")
+    p.add_argument("--selection-page", type=number, metavar="N")
     p.add_argument("--strategy", choices=["tool-use", "always-retrieve", "llm-only"])
     p.add_argument(
         "--spoilers-until",
@@ -302,7 +324,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
     p = sub.add_parser("chat", help="talk about a book interactively")
     p.add_argument("book", metavar="BOOK")
-    p.add_argument("--conversation", type=int, metavar="ID")
+    p.add_argument("--conversation", type=number, metavar="ID")
     p.add_argument("--strategy", choices=["tool-use", "always-retrieve", "llm-only"])
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(handler=cmd_chat)
@@ -313,7 +335,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.set_defaults(handler=cmd_conversations)
 
     p = sub.add_parser("history", help="print a conversation")
-    p.add_argument("conversation", type=int, metavar="CONVERSATION")
+    p.add_argument("conversation", type=number, metavar="CONVERSATION")
     p.add_argument(
         "--reveal", action="store_true", help="show sentences the spoiler check held back"
     )
@@ -321,12 +343,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.set_defaults(handler=cmd_history)
 
     p = sub.add_parser("rename", help="rename a conversation")
-    p.add_argument("conversation", type=int, metavar="CONVERSATION")
+    p.add_argument("conversation", type=number, metavar="CONVERSATION")
     p.add_argument("title")
     p.set_defaults(handler=cmd_rename)
 
     p = sub.add_parser("forget", help="delete a conversation")
-    p.add_argument("conversation", type=int, metavar="CONVERSATION")
+    p.add_argument("conversation", type=number, metavar="CONVERSATION")
     p.set_defaults(handler=cmd_forget)
 
     p = sub.add_parser(

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.cli.context import CliContext
-from core.errors import BookError
+from core.cli.context import CliContext, clean, number, say
+from core.errors import BookError, MarginError
 from core.store.library import BookInfo
 
 
@@ -27,7 +27,7 @@ def _progress_printer(name: str) -> Any:
     def show(fraction: float, message: str) -> None:
         filled = int(fraction * width)
         sys.stderr.write(
-            f"\r{name[:30]:30} [{'#' * filled}{'.' * (width - filled)}] {message[:30]:30}"
+            f"\r{clean(name)[:30]:30} [{'#' * filled}{'.' * (width - filled)}] {message[:30]:30}"
         )
         sys.stderr.flush()
         if fraction >= 1.0:
@@ -37,7 +37,9 @@ def _progress_printer(name: str) -> Any:
 
 
 def cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
-    from core.books.importer import import_book
+    from core.books.importer import import_book, recover_incomplete
+
+    recover_incomplete(ctx.library)  # copies left by imports that were killed
 
     failed = 0
     results: list[dict[str, Any]] = []
@@ -45,9 +47,9 @@ def cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
         path = Path(name)
         try:
             result = import_book(ctx.library, path, progress=_progress_printer(path.name))
-        except BookError as exc:
+        except MarginError as exc:
             failed += 1
-            print(f"margin: {exc}", file=sys.stderr)
+            say(f"margin: {exc}", file=sys.stderr)
             results.append({"file": name, "error": exc.message, "code": exc.code})
             continue
         book = result.book
@@ -56,9 +58,9 @@ def cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
                 {"file": name, "already_present": result.already_present, "book": _book_json(book)}
             )
         elif result.already_present:
-            print(f"{book.id}\t{book.title}\t(already in the library)")
+            say(f"{book.id}\t{book.title}\t(already in the library)")
         else:
-            print(f"{book.id}\t{book.title}\t{book.page_count} pages")
+            say(f"{book.id}\t{book.title}\t{book.page_count} pages")
     if args.json:
         ctx.print_json(results)
     return 1 if failed else 0
@@ -69,14 +71,49 @@ def cmd_books(args: argparse.Namespace, ctx: CliContext) -> int:
     if args.json:
         ctx.print_json([_book_json(b) for b in books])
         return 0
+    _mention_unlisted(ctx)
     if not books:
-        print("Your library is empty. Add a book with: margin import FILE")
+        say("Your library is empty. Add a book with: margin import FILE")
         return 0
     for b in books:
         done = "finished" if b.finished else f"{b.progress:4.0%}"
         author = f" — {b.author}" if b.author else ""
-        print(f"{b.id:>4}  {b.title}{author}  [{b.format}, {b.page_count} pages, {done}]")
+        say(f"{b.id:>4}  {b.title}{author}  [{b.format}, {b.page_count} pages, {done}]")
     return 0
+
+
+def _mention_unlisted(ctx: CliContext) -> None:
+    unlisted = ctx.app.unlisted_copies()
+    if unlisted:
+        say(
+            f"margin: {len(unlisted)} book {'copy is' if len(unlisted) == 1 else 'copies are'} "
+            f"in {ctx.paths.books} but not in the library (was the database lost?). "
+            "Add them back with: margin recover-library",
+            file=sys.stderr,
+        )
+
+
+def cmd_recover_library(args: argparse.Namespace, ctx: CliContext) -> int:
+    def show(done: int, total: int, path: Path) -> None:
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\rRe-importing {done + 1} of {total}…")
+            sys.stderr.flush()
+
+    recovered = ctx.app.recover_library(progress=show)
+    if sys.stderr.isatty() and recovered:
+        sys.stderr.write("\r" + " " * 40 + "\r")
+    if not recovered:
+        say(f"Every book copy in {ctx.paths.books} is in the library; nothing to recover.")
+        return 0
+    failed = 0
+    for item in recovered:
+        if item.result is not None:
+            book = item.result.book
+            say(f"{book.id}\t{book.title}\t{book.page_count} pages (recovered)")
+        else:
+            failed += 1
+            say(f"margin: {item.path.name}: {item.error} (the copy is kept)", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -87,24 +124,24 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
         data["toc"] = [dataclasses.asdict(t) for t in toc]
         ctx.print_json(data)
         return 0
-    print(f"{book.title}")
+    say(f"{book.title}")
     if book.author:
-        print(f"by {book.author}")
-    print(
+        say(f"by {book.author}")
+    say(
         f"Book {book.id} · {book.format.upper()} · {book.page_count} pages · on page {book.page}"
         + f" · read to page {book.read_to}"
         + (" · finished" if book.finished else "")
     )
-    print(f"File: {book.original_path}")
+    say(f"File: {book.original_path}")
     if book.outdated:
-        print(
+        say(
             "Note: an older version of Margin read this book; its contents pages may be "
             f"wrong. Run 'margin reimport {book.id}' to read it again."
         )
     if toc:
-        print("\nContents")
+        say("\nContents")
         for t in toc:
-            print(f"{'  ' * (t.level - 1)}{t.title} {'.' * 3} p. {t.page}")
+            say(f"{'  ' * (t.level - 1)}{t.title} {'.' * 3} p. {t.page}")
     return 0
 
 
@@ -119,11 +156,11 @@ def cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
         ctx.print_json([dataclasses.asdict(h) for h in hits])
         return 0
     if not hits:
-        print(f'No passages in "{book.title}" match "{args.query}".')
+        say(f'No passages in "{book.title}" match "{args.query}".')
         return 0
     for h in hits:
         snippet = " ".join(h.snippet.split())
-        print(f"{h.pages:>12}  {snippet}")
+        say(f"{h.pages:>12}  {snippet}")
     return 0
 
 
@@ -135,12 +172,12 @@ def cmd_page(args: argparse.Namespace, ctx: CliContext) -> int:
             {"book_id": book.id, "number": page.number, "label": page.label, "text": page.text}
         )
         return 0
-    print(
+    say(
         f"— {book.title}, page {page.number}"
         + (f" ({page.label})" if page.label != str(page.number) else "")
         + " —\n"
     )
-    print(page.text)
+    say(page.text)
     return 0
 
 
@@ -168,7 +205,7 @@ def cmd_position(args: argparse.Namespace, ctx: CliContext) -> int:
     if args.number is not None:
         setter = ctx.library.set_read_to if args.only_bound else ctx.library.set_position
         book = setter(book.id, _page_arg(book, args.number))
-    print(_where(book))
+    say(_where(book))
     return 0
 
 
@@ -177,7 +214,7 @@ def cmd_reimport(args: argparse.Namespace, ctx: CliContext) -> int:
 
     book = ctx.library.find_book(args.book)
     updated = reimport_book(ctx.library, book.id, progress=_progress_printer(book.title))
-    print(
+    say(
         f"{updated.id}\t{updated.title}\t{updated.page_count} pages (was {book.page_count}); "
         "notes, highlights and conversations kept"
     )
@@ -192,7 +229,7 @@ def cmd_finished(args: argparse.Namespace, ctx: CliContext) -> int:
         if book.finished
         else "not finished: the assistant stays before your page"
     )
-    print(f"{book.title}: {state}.")
+    say(f"{book.title}: {state}.")
     return 0
 
 
@@ -202,13 +239,13 @@ def cmd_delete(args: argparse.Namespace, ctx: CliContext) -> int:
         if not sys.stdin.isatty():
             raise BookError("not_confirmed", f'Not deleting "{book.title}": add --yes to confirm.')
         answer = input(
-            f'Delete "{book.title}" with its highlights, notes and conversations? [y/N] '
+            clean(f'Delete "{book.title}" with its highlights, notes and conversations? [y/N] ')
         )
         if answer.strip().lower() not in ("y", "yes"):
-            print("Nothing deleted.")
+            say("Nothing deleted.")
             return 0
     ctx.library.delete_book(book.id)
-    print(f'Deleted "{book.title}".')
+    say(f'Deleted "{book.title}".')
     return 0
 
 
@@ -218,16 +255,16 @@ def cmd_highlights(args: argparse.Namespace, ctx: CliContext) -> int:
     book = ctx.library.find_book(args.book)
     highlights = ctx.library.list_highlights(book.id)
     if args.markdown:
-        sys.stdout.write(highlights_to_markdown(book, highlights, ctx.library.list_notes(book.id)))
+        say(highlights_to_markdown(book, highlights, ctx.library.list_notes(book.id)), end="")
         return 0
     if args.json:
         ctx.print_json([dataclasses.asdict(h) for h in highlights])
         return 0
     if not highlights:
-        print(f'No highlights in "{book.title}" yet.')
+        say(f'No highlights in "{book.title}" yet.')
     for h in highlights:
         note = f"  — {h.note}" if h.note else ""
-        print(f"p. {h.page:<5} [{h.colour}] {h.text}{note}")
+        say(f"p. {h.page:<5} [{h.colour}] {h.text}{note}")
     return 0
 
 
@@ -235,18 +272,18 @@ def cmd_notes(args: argparse.Namespace, ctx: CliContext) -> int:
     book = ctx.library.find_book(args.book)
     if args.add:
         note = ctx.library.add_note(book.id, args.add, page=args.page)
-        print(f"Saved note {note.id}.")
+        say(f"Saved note {note.id}.")
         return 0
     notes = ctx.library.list_notes(book.id)
     if args.json:
         ctx.print_json([dataclasses.asdict(n) for n in notes])
         return 0
     if not notes:
-        print(f'No notes for "{book.title}" yet.')
+        say(f'No notes for "{book.title}" yet.')
     for n in notes:
         where = f"p. {n.page}" if n.page else "book"
         who = "assistant" if n.source == "agent" else "you"
-        print(f"{n.id:>4}  {where:<8} ({who}) {n.text}")
+        say(f"{n.id:>4}  {where:<8} ({who}) {n.text}")
     return 0
 
 
@@ -261,6 +298,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_books)
 
+    p = sub.add_parser(
+        "recover-library",
+        help="add back every book copy in the library folder that the database does not list",
+    )
+    p.set_defaults(handler=cmd_recover_library)
+
     p = sub.add_parser("show", help="a book's details and table of contents")
     p.add_argument("book", metavar="BOOK", help="book number or the start of its title")
     p.add_argument("--json", action="store_true")
@@ -269,16 +312,16 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("search", help="search a book's text")
     p.add_argument("book", metavar="BOOK")
     p.add_argument("query")
-    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--limit", type=number, default=10)
     p.add_argument(
-        "--until-page", type=int, default=None, metavar="P", help="only passages up to page P"
+        "--until-page", type=number, default=None, metavar="P", help="only passages up to page P"
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_search)
 
     p = sub.add_parser("page", help="print one page of a book")
     p.add_argument("book", metavar="BOOK")
-    p.add_argument("number", type=int, metavar="N")
+    p.add_argument("number", type=number, metavar="N")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_page)
 
@@ -286,7 +329,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "position", help="show, or set, the page you are on and have read up to (both)"
     )
     p.add_argument("book", metavar="BOOK")
-    p.add_argument("number", type=int, nargs="?", metavar="N")
+    p.add_argument("number", type=number, nargs="?", metavar="N")
     p.set_defaults(handler=cmd_position, only_bound=False)
 
     p = sub.add_parser(
@@ -294,7 +337,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="show, or set, only how far you have read (the assistant's limit; lower or higher)",
     )
     p.add_argument("book", metavar="BOOK")
-    p.add_argument("number", type=int, nargs="?", metavar="N")
+    p.add_argument("number", type=number, nargs="?", metavar="N")
     p.set_defaults(handler=cmd_position, only_bound=True)
 
     p = sub.add_parser(
@@ -322,6 +365,6 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("notes", help="list (or add) notes about a book")
     p.add_argument("book", metavar="BOOK")
     p.add_argument("--add", metavar="TEXT", help="add a note")
-    p.add_argument("--page", type=int, default=None)
+    p.add_argument("--page", type=number, default=None)
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_notes)

@@ -34,6 +34,17 @@ STOPWORDS = frozenset(
 MARK_START = QUOTE_OPEN
 MARK_END = QUOTE_CLOSE
 SNIPPET = f"snippet(chunk_index, 0, '{MARK_START}', '{MARK_END}', '…', 24)"
+# The plans (tests/core/search checks them with EXPLAIN QUERY PLAN): the book's chunk id
+# range from the (book_id, end_page) index, then FTS5 restricted to that rowid range and
+# ranked inside the index (ORDER BY rank: no sorter, snippets only for the rows returned).
+RANGE = "SELECT min(id), max(id) FROM chunk WHERE book_id = ?"
+RANGE_UNTIL = (
+    "SELECT min(id), max(CASE WHEN end_page <= ? THEN id END) FROM chunk WHERE book_id = ?"
+)
+RANKED = (
+    f"SELECT rowid, rank, {SNIPPET} FROM chunk_index "
+    "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
+)
 
 
 @dataclass(frozen=True)
@@ -86,15 +97,9 @@ class BookSearch:
     def chunk_range(self, book_id: int, until_page: int | None = None) -> tuple[int, int] | None:
         """The first and last chunk id of a book (the last within ``until_page``)."""
         if until_page is None:
-            row = self.db.execute_sql(
-                "SELECT min(id), max(id) FROM chunk WHERE book_id = ?", (book_id,)
-            ).fetchone()
+            row = self.db.execute_sql(RANGE, (book_id,)).fetchone()
         else:
-            row = self.db.execute_sql(
-                "SELECT min(id), max(CASE WHEN end_page <= ? THEN id END) FROM chunk "
-                "WHERE book_id = ?",
-                (until_page, book_id),
-            ).fetchone()
+            row = self.db.execute_sql(RANGE_UNTIL, (until_page, book_id)).fetchone()
         if row is None or row[0] is None or row[1] is None:
             return None
         return int(row[0]), int(row[1])
@@ -102,23 +107,14 @@ class BookSearch:
     def _run(
         self, expression: str, rowids: tuple[int, int], book_id: int, limit: int
     ) -> list[SearchHit]:
-        ranked = self.db.execute_sql(
-            "SELECT rowid, bm25(chunk_index) FROM chunk_index "
-            "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? "
-            "ORDER BY bm25(chunk_index) LIMIT ?",
-            (expression, rowids[0], rowids[1], limit),
-        ).fetchall()
+        # ORDER BY rank: FTS5 sorts inside the index, so SQLite needs no sorter and builds
+        # snippets only for the rows it returns (a snippet per match would cost far more).
+        ranked = self.db.execute_sql(RANKED, (expression, rowids[0], rowids[1], limit)).fetchall()
         if not ranked:
             return []
         ids = [int(r[0]) for r in ranked]
         marks = ",".join("?" * len(ids))
-        snippets = dict(
-            self.db.execute_sql(
-                f"SELECT rowid, {SNIPPET} FROM chunk_index "
-                f"WHERE chunk_index MATCH ? AND rowid IN ({marks})",
-                (expression, *ids),
-            ).fetchall()
-        )
+        snippets = {int(r[0]): r[2] for r in ranked}
         rows = {
             int(r[0]): r
             for r in self.db.execute_sql(
@@ -128,7 +124,7 @@ class BookSearch:
             ).fetchall()
         }
         hits = []
-        for chunk_id, score in ranked:
+        for chunk_id, score, _ in ranked:
             row = rows.get(int(chunk_id))
             if row is None:
                 continue

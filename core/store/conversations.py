@@ -10,6 +10,9 @@ few milliseconds (``busy_timeout``).
 from __future__ import annotations
 
 import datetime as dt
+import os
+import signal
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,8 +33,9 @@ from core.agent.types import (
     parts_from_json,
     parts_to_json,
 )
-from core.errors import BookCode, BookError
+from core.errors import BookCode, BookError, StorageError
 from core.store import models as m
+from core.store import owner
 
 DEFAULT_TITLE = "New conversation"
 SHOWN_KINDS = ("question", "answer")
@@ -176,7 +180,10 @@ class Conversations:
         return self.get(conversation_id)
 
     def delete(self, conversation_id: int) -> None:
+        """Delete a conversation; an answer another process is writing in it is stopped
+        first (``stop_answers``)."""
         self.get(conversation_id)
+        self.stop_answers([conversation_id])
         m.Conversation.delete().where(m.Conversation.id == conversation_id).execute()
 
     def touch(self, conversation_id: int, *, title_from_question: str | None = None) -> None:
@@ -201,7 +208,12 @@ class Conversations:
         transaction, before any model call."""
         with self.db.atomic():
             run = m.Run.create(
-                conversation=conversation_id, provider=provider, model=model, strategy=strategy
+                conversation=conversation_id,
+                provider=provider,
+                model=model,
+                strategy=strategy,
+                pid=os.getpid(),
+                host=owner.host(),
             )
             q = m.Message.create(
                 conversation=conversation_id,
@@ -305,21 +317,81 @@ class Conversations:
         return answer_id
 
     def recover_interrupted(self) -> int:
-        """Mark runs and answers a crash left "running" as "interrupted"."""
+        """Mark runs and answers left "running" by a process that is gone (a crash, a kill)
+        as "interrupted"; answers another live process is writing are left alone."""
+        now = m.utcnow()
+        running = m.Run.select(m.Run.id, m.Run.pid, m.Run.host, m.Run.started_at).where(
+            m.Run.status == "running"
+        )
+        stale = [r.id for r in running if owner.run_is_orphaned(r.pid, r.host, r.started_at, now)]
+        if not stale:
+            return 0
         with self.db.atomic():
             runs = (
                 m.Run.update(
                     status="interrupted",
-                    finished_at=m.utcnow(),
+                    finished_at=now,
                     error_code="interrupted",
                     error_message="Margin was closed before this answer finished.",
                     error_hint="Press Retry to ask again.",
                 )
-                .where(m.Run.status == "running")
+                .where(m.Run.id.in_(stale) & (m.Run.status == "running"))
                 .execute()
             )
-            m.Message.update(status="interrupted").where(m.Message.status == "running").execute()
+            m.Message.update(status="interrupted").where(
+                (m.Message.status == "running")
+                & (m.Message.run.in_(stale) | m.Message.run.is_null())
+            ).execute()
         return int(runs)
+
+    def live_answers(self, conversation_ids: list[int] | None = None) -> list[tuple[int, int]]:
+        """(run id, pid) of answers being written right now by another process on this
+        machine, for the given conversations (every conversation when None)."""
+        query = m.Run.select(m.Run.id, m.Run.pid, m.Run.host, m.Run.started_at).where(
+            m.Run.status == "running"
+        )
+        if conversation_ids is not None:
+            query = query.where(m.Run.conversation.in_(conversation_ids))
+        now, me = m.utcnow(), os.getpid()
+        return [
+            (r.id, r.pid)
+            for r in query
+            if r.pid is not None
+            and r.pid != me
+            and not owner.run_is_orphaned(r.pid, r.host, r.started_at, now)
+        ]
+
+    def stop_answers(self, conversation_ids: list[int], *, wait_s: float = 10.0) -> None:
+        """Before deleting conversations: ask the processes answering in them to stop (a
+        ``margin ask``/``chat`` stops on SIGINT and saves what it wrote) and wait until
+        they have. An answer being written in a window cannot be stopped from here: that
+        is a ``StorageError`` saying so. (Answers of this process are the caller's to stop.)"""
+        live = self.live_answers(conversation_ids)
+        if not live:
+            return
+        if not all(owner.is_cli_answer(pid) for _, pid in live):
+            raise StorageError(
+                "answer_running",
+                "An answer is being written in this conversation in the Margin window.",
+                hint="Stop it there (or wait until it has finished), then try again.",
+            )
+        for _, pid in live:
+            try:
+                os.kill(pid, signal.SIGINT)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + wait_s
+        ids = [run_id for run_id, _ in live]
+        while time.monotonic() < deadline:
+            still = m.Run.select().where(m.Run.id.in_(ids) & (m.Run.status == "running")).count()
+            if not still or not any(owner.process_alive(pid) for _, pid in live):
+                return
+            time.sleep(0.05)
+        raise StorageError(
+            "answer_running",
+            "An answer in this conversation did not stop in time.",
+            hint="Try again in a moment.",
+        )
 
     def delete_last_run(self, conversation_id: int) -> None:
         """Remove the newest question with its answer and tool calls (Regenerate)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 from pathlib import Path
 
@@ -15,9 +16,55 @@ PRAGMAS = {
     "journal_mode": "wal",
     "foreign_keys": 1,
     "synchronous": "normal",
-    "busy_timeout": 15000,
+    "busy_timeout": 15_000,  # BUSY_TIMEOUT_S
     "cache_size": -16000,
 }
+
+
+BUSY_TIMEOUT_S = 15  # PRAGMAS["busy_timeout"] in seconds
+_FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+
+
+def explain(exc: BaseException, database: Path | None = None) -> StorageError | None:
+    """A ``StorageError`` for people when ``exc`` (or what caused it) is a database or disk
+    condition they can act on: the library busy, the disk full, the database damaged."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, StorageError):
+            return current
+        text = str(current).lower()
+        if isinstance(current, OSError) and current.errno in _FULL:
+            return disk_full()
+        if isinstance(current, sqlite3.Error | pw.DatabaseError):
+            if "locked" in text or "busy" in text:
+                return StorageError(
+                    "busy",
+                    "The library is busy: another Margin window or command has been writing "
+                    f"to it for more than {BUSY_TIMEOUT_S} seconds.",
+                    hint="Try again when it has finished, or close the other Margin.",
+                )
+            if "disk is full" in text or "database or disk is full" in text:
+                return disk_full()
+            if "malformed" in text or "not a database" in text or "corrupt" in text:
+                return StorageError(
+                    "corrupt",
+                    f"The library database{f' {database}' if database else ''} is damaged "
+                    "and cannot be read.",
+                    hint="Restore library.sqlite3 from a backup, or move it away and run "
+                    "'margin recover-library' to add the books again from their copies.",
+                )
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def disk_full() -> StorageError:
+    return StorageError(
+        "disk_full",
+        "The disk is full: Margin could not save to its library.",
+        hint="Free some space on the disk and try again.",
+    )
 
 
 def open_database(path: Path) -> pw.SqliteDatabase:
@@ -29,6 +76,9 @@ def open_database(path: Path) -> pw.SqliteDatabase:
         db.connect(reuse_if_open=True)
         migrate(db)
     except (OSError, sqlite3.DatabaseError, pw.DatabaseError) as exc:
+        known = explain(exc, path)
+        if known is not None:
+            raise known from exc
         raise StorageError(
             "cannot_open",
             f"Margin cannot open its library database at {path}: {exc}.",

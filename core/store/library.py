@@ -103,6 +103,13 @@ def _book(row: m.Book) -> BookInfo:
     return _record(BookInfo, row)
 
 
+def _page(row: m.Page) -> PageContent:
+    html = row.html
+    if html == "":  # stored as PLAIN_HTML: the text's paragraphs
+        html = m.plain_html(row.text)
+    return PageContent(row.number, row.label, row.text, html, row.chapter)
+
+
 def _highlight(row: m.Highlight) -> HighlightRecord:
     return _record(HighlightRecord, row)
 
@@ -196,6 +203,13 @@ class Library:
     def delete_book(self, book_id: int) -> None:
         """Remove a book with its pages, chunks, highlights, notes and conversations."""
         book = self.get_book(book_id)
+        from core.store.conversations import Conversations
+
+        conversation_ids = [
+            c.id
+            for c in m.Conversation.select(m.Conversation.id).where(m.Conversation.book == book_id)
+        ]
+        Conversations(self.db).stop_answers(conversation_ids)  # answers in other processes
         with self.db.atomic():
             self._delete_rows([book_id])
         if book.file_path:
@@ -268,7 +282,10 @@ class Library:
         cursor.executemany(
             "INSERT INTO page (book_id, number, label, chapter, text, html)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            [(book_id, p.number, p.label, p.chapter, p.text, p.html) for p in parsed.pages],
+            [
+                (book_id, p.number, p.label, p.chapter, p.text, m.pack_text(p.html, p.text))
+                for p in parsed.pages
+            ],
         )
         cursor.executemany(
             "INSERT INTO toc_entry (book_id, ordinal, title, level, page) VALUES (?, ?, ?, ?, ?)",
@@ -312,6 +329,12 @@ class Library:
             stale = [b.id for b in m.Book.select(m.Book.id).where(m.Book.status != "ready")]
             self._delete_rows(stale)
         return len(stale)
+
+    def set_file_path(self, book_id: int, file_path: str) -> None:
+        """Point a book at its (restored) copy."""
+        m.Book.update(file_path=file_path, updated_at=m.utcnow()).where(
+            m.Book.id == book_id
+        ).execute()
 
     def file_names(self) -> set[str]:
         """Names of the library's own copies that books refer to."""
@@ -383,7 +406,7 @@ class Library:
         book = self.get_book(book_id)
         self._check_page(book, number)
         row = m.Page.get((m.Page.book == book_id) & (m.Page.number == number))
-        return PageContent(row.number, row.label, row.text, row.html, row.chapter)
+        return _page(row)
 
     def pages(self, book_id: int, start: int, end: int) -> list[PageContent]:
         """Pages ``start``..``end`` inclusive (1-based), in order."""
@@ -395,7 +418,7 @@ class Library:
             .where((m.Page.book == book_id) & m.Page.number.between(start, end))
             .order_by(m.Page.number)
         )
-        return [PageContent(r.number, r.label, r.text, r.html, r.chapter) for r in rows]
+        return [_page(r) for r in rows]
 
     def page_labels(self, book_id: int) -> list[str]:
         rows = (

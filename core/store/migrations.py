@@ -21,6 +21,8 @@ def _v1_initial(db: pw.SqliteDatabase) -> None:
     db.execute_sql("ALTER TABLE book DROP COLUMN read_to")
     db.execute_sql("ALTER TABLE run DROP COLUMN error_hint")
     db.execute_sql("ALTER TABLE book DROP COLUMN parser_version")
+    db.execute_sql("ALTER TABLE run DROP COLUMN pid")
+    db.execute_sql("ALTER TABLE run DROP COLUMN host")
 
 
 def _v2_tool_call_detail(db: pw.SqliteDatabase) -> None:
@@ -71,12 +73,48 @@ def _v5_parser_version(db: pw.SqliteDatabase) -> None:
     db.execute_sql("ALTER TABLE book ADD COLUMN parser_version INTEGER NOT NULL DEFAULT 1")
 
 
+def _v6_run_owner(db: pw.SqliteDatabase) -> None:
+    # Runs record the process that writes them, so start-up tidying marks "interrupted"
+    # only answers whose process is gone, never another live process's answer.
+    db.execute_sql("ALTER TABLE run ADD COLUMN pid INTEGER")
+    db.execute_sql("ALTER TABLE run ADD COLUMN host TEXT NOT NULL DEFAULT ''")
+
+
+CHUNK_INDEX_V6 = (
+    "CREATE VIRTUAL TABLE chunk_index USING fts5(text, content='chunk', content_rowid='id', "
+    "tokenize='porter unicode61 remove_diacritics 2')"
+)
+
+
+def _v7_single_copy_of_text(db: pw.SqliteDatabase) -> None:
+    # The search index kept its own copy of every chunk's text: from v6 it reads the text
+    # from ``chunk`` (FTS5 external content) and is rebuilt from it. Page HTML, read one page
+    # at a time, is stored compressed. Together: the database is about half its former size.
+    db.execute_sql("DROP TABLE IF EXISTS chunk_index")
+    db.execute_sql(CHUNK_INDEX_V6)
+    db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('rebuild')")
+    rows = db.execute_sql("SELECT id, html, text FROM page WHERE html IS NOT NULL").fetchall()
+    db.execute_sql("ALTER TABLE page RENAME COLUMN html TO html_v5")
+    db.execute_sql("ALTER TABLE page ADD COLUMN html BLOB")
+    db.execute_sql("ALTER TABLE page DROP COLUMN html_v5")
+    cursor = db.cursor()
+    cursor.executemany(
+        "UPDATE page SET html = ? WHERE id = ?",
+        [
+            (m.pack_text(html, text) if isinstance(html, str) else html, pid)
+            for pid, html, text in rows
+        ],
+    )
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
     _v3_read_to,
     _v4_typed_messages,
     _v5_parser_version,
+    _v6_run_owner,
+    _v7_single_copy_of_text,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

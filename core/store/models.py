@@ -9,7 +9,9 @@ The schema itself is created by migrations in ``core.store.migrations``, not by
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
+import zlib
 from typing import Any
 
 import peewee as pw
@@ -28,6 +30,44 @@ class JSONField(pw.TextField):
 
     def python_value(self, value: str | None) -> Any:
         return None if value is None else json.loads(value)
+
+
+PLAIN_HTML = b""  # stored for page HTML that is just the text's paragraphs (see plain_html)
+
+
+def plain_html(text: str) -> str:
+    """The HTML of a page that is nothing but its text's paragraphs."""
+    return "".join(f"<p>{html.escape(p)}</p>" for p in text.split("\n\n"))
+
+
+def pack_text(value: str | None, text: str | None = None) -> bytes | None:
+    """Page HTML as stored (schema v6): compressed, or ``PLAIN_HTML`` when it is exactly
+    ``plain_html(text)`` (plain-text books) so it is not kept twice."""
+    if value is None:
+        return None
+    if text is not None and value and value == plain_html(text):
+        return PLAIN_HTML
+    return zlib.compress(value.encode("utf-8"), 6)
+
+
+def unpack_text(value: bytes | str | None) -> str | None:
+    """Stored HTML back ("" for ``PLAIN_HTML``: the caller rebuilds it from the text); rows
+    written before v6 hold plain text."""
+    if value is None or isinstance(value, str):
+        return value
+    if value == PLAIN_HTML:
+        return ""
+    return zlib.decompress(value).decode("utf-8")
+
+
+class PackedTextField(pw.BlobField):
+    """Text kept zlib-compressed in a BLOB; plain text rows (older schema) read as is."""
+
+    def db_value(self, value: Any) -> Any:
+        return None if value is None else pw.BlobField.db_value(self, pack_text(str(value)))
+
+    def python_value(self, value: Any) -> str | None:
+        return unpack_text(bytes(value) if isinstance(value, memoryview) else value)
 
 
 class BaseModel(pw.Model):
@@ -67,7 +107,7 @@ class Page(BaseModel):
     label = pw.TextField(default="")
     chapter = pw.IntegerField(default=0)
     text = pw.TextField()
-    html = pw.TextField(null=True)
+    html = PackedTextField(null=True)  # schema v6: compressed; read it with Library.page
 
     class Meta:
         indexes = ((("book", "number"), True),)
@@ -96,7 +136,9 @@ class Chunk(BaseModel):
 
 
 class ChunkIndex(FTS5Model):
-    """FTS5 over chunk text; ``rowid`` is the ``Chunk.id``. Kept in sync by the importer."""
+    """FTS5 over chunk text; ``rowid`` is the ``Chunk.id``. Kept in sync by the importer.
+    From schema v6 it is an external-content index (``content='chunk'``): the text is kept
+    once, in ``chunk``, and the index holds only the terms (migration ``_v6``)."""
 
     rowid = RowIDField()
     text = SearchField()
@@ -162,6 +204,8 @@ class Run(BaseModel):
     error_hint = pw.TextField(default="")  # schema v4: what to do, shown with the error
     started_at = pw.DateTimeField(default=utcnow)
     finished_at = pw.DateTimeField(null=True)
+    pid = pw.IntegerField(null=True)  # schema v5: the process writing the answer
+    host = pw.TextField(default="")  # schema v5: the machine that process runs on
 
 
 class Message(BaseModel):

@@ -75,7 +75,12 @@ def test_errors_are_one_line_and_nonzero(
     code, _, err = run(capsys, "page", "1", "9999")
     assert code == 1 and "there is no page 9999" in err
     code, _, err = run(capsys, "position", "1", "0")
-    assert code == 1
+    assert code == 2 and err.count("\n") == 1 and "out of range" in err
+    for huge in ("99999999999999999999", "9223372036854775808"):
+        code, _, err = run(capsys, "search", "1", "gregor", "--until-page", huge)
+        assert code == 2 and "out of range" in err and "went wrong" not in err
+        code, _, err = run(capsys, "page", "1", huge)
+        assert code == 2 and "out of range" in err
     code, _, err = run(capsys, "delete", "1")
     assert code == 1 and "--yes" in err
     code, out, _ = run(capsys, "delete", "1", "--yes")
@@ -142,3 +147,25 @@ def test_reimport_fixes_an_old_import_and_keeps_what_the_reader_made(
     assert len(lib.list_highlights(again.id)) == 1
     lib.close()
     assert "may be wrong" not in run(capsys, "show", "alice")[1]
+
+
+def test_lost_database_says_so_and_recover_library_adds_the_books_back(
+    capsys: pytest.CaptureFixture[str], books_dir: Path
+) -> None:
+    from core.paths import resolve_paths
+
+    code, out, _ = run(capsys, "import", str(books_dir / "metamorphosis.txt"))
+    assert code == 0
+    paths = resolve_paths()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{paths.database}{suffix}").unlink(missing_ok=True)
+    code, out, err = run(capsys, "books")
+    assert code == 0 and "empty" in out
+    assert "1 book copy is in" in err and "margin recover-library" in err
+    code, out, err = run(capsys, "recover-library")
+    assert code == 0, err
+    assert "Metamorphosis" in out and "(recovered)" in out
+    code, out, err = run(capsys, "books")
+    assert "Metamorphosis" in out and "recover-library" not in err
+    code, out, _ = run(capsys, "recover-library")
+    assert code == 0 and "nothing to recover" in out

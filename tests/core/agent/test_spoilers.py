@@ -358,3 +358,11 @@ def test_evaluation_bounds_are_the_ends_of_the_parts(books: tuple[Library, dict[
             if t.title.strip() == starts[book.name] or t.title.startswith(starts[book.name] + ".")
         )
         assert book.read_to == nxt.page - 1, book.name
+
+
+def test_ordinary_words_on_the_first_page_are_no_spoiler(alice: SpoilerIndex) -> None:
+    """A new book is at page 1, where nearly every ordinary word is still "new": only names
+    and distinctive words may count there, not pairs of ordinary words."""
+    guard = SpoilerGuard(alice, read_to=1, question="And now?")
+    assert not guard.check("Answered after a short wait.").hidden
+    assert guard.check("The Mock Turtle sings about turtle soup.").hidden

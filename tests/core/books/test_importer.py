@@ -1,15 +1,18 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
-from core.books.importer import import_book, recover_incomplete
-from core.errors import BookCode, BookError
+from core.app import Margin
+from core.books.importer import import_book, recover_incomplete, unlisted_copies
+from core.errors import BookCode, BookError, StorageError
 from core.paths import resolve_paths
 from core.progress import CancelToken
 from core.store import models as m
+from core.store import owner
 from core.store.library import Library
 
 
@@ -135,18 +138,111 @@ def test_unreadable_file(library: Library, tmp_path: Path) -> None:
     assert err.value.code == BookCode.UNREADABLE
 
 
-def test_recover_incomplete_removes_half_books_and_orphans(
+def _age(path: Path, seconds: float) -> None:
+    past = time.time() - seconds
+    os.utime(path, (past, past))
+
+
+def test_recover_incomplete_removes_half_books_and_stale_copies_only(
     library: Library, books_dir: Path
 ) -> None:
     kept = import_book(library, books_dir / "metamorphosis.txt").book
     stale = m.Book.create(title="half", format="txt", sha256="x" * 64, status="importing")
     m.Page.create(book=stale.id, number=1, text="partial")
-    (library.paths.books / ".importing-abc").write_bytes(b"partial copy")
-    (library.paths.books / "orphan.epub").write_bytes(b"nobody")
-    assert recover_incomplete(library) == 3
+    leftover = library.paths.books / ".importing-abc"
+    leftover.write_bytes(b"partial copy")
+    _age(leftover, 60)
+    fresh = library.paths.books / ".importing-fresh"
+    fresh.write_bytes(b"just created, not locked yet")
+    (library.paths.books / "orphan.epub").write_bytes(b"a finished copy no row names")
+    assert recover_incomplete(library) == 2
     assert [b.id for b in library.list_books()] == [kept.id]
     assert m.Page.select().where(m.Page.book == stale.id).count() == 0
-    assert sorted(p.name for p in library.paths.books.iterdir()) == [Path(kept.file_path).name]
+    assert sorted(p.name for p in library.paths.books.iterdir()) == sorted(
+        [Path(kept.file_path).name, "orphan.epub", ".importing-fresh"]
+    )
+    assert [p.name for p in unlisted_copies(library)] == ["orphan.epub"]
+
+
+def test_tidy_up_keeps_a_live_imports_copy(library: Library) -> None:
+    """Another process importing holds an flock on its temporary copy: never removed."""
+    library.paths.books.mkdir(parents=True, exist_ok=True)
+    live = library.paths.books / ".importing-live"
+    live.write_bytes(b"being written by another process")
+    _age(live, 3600)
+    fd = owner.lock_file(live)  # a separate open file description: conflicts like a process
+    try:
+        assert recover_incomplete(library) == 0
+        assert live.exists()
+    finally:
+        os.close(fd)
+    assert recover_incomplete(library) == 1
+    assert not live.exists()
+
+
+@pytest.mark.parametrize("loss", ["deleted", "empty"])
+def test_lost_database_never_deletes_the_copies(
+    library: Library, books_dir: Path, loss: str
+) -> None:
+    """A database deleted or emptied beside existing copies: tidy-up keeps every copy,
+    recover-library adds them back."""
+    first = import_book(library, books_dir / "metamorphosis.epub").book
+    second = import_book(library, books_dir / "alice_in_wonderland.txt").book
+    copies = sorted(p.name for p in library.paths.books.iterdir())
+    paths = library.paths
+    library.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{paths.database}{suffix}").unlink(missing_ok=True)
+    if loss == "empty":
+        paths.database.write_bytes(b"")
+    app = Margin.open(paths)
+    try:
+        assert app.tidy_up() == 0
+        assert sorted(p.name for p in paths.books.iterdir()) == copies
+        assert sorted(p.name for p in app.unlisted_copies()) == copies
+        recovered = app.recover_library()
+        assert [r.error for r in recovered] == [None, None]
+        titles = sorted(b.title for b in app.library.list_books())
+        assert titles == sorted([first.title, second.title])
+        assert app.unlisted_copies() == []
+        assert sorted(p.name for p in paths.books.iterdir()) == copies
+        assert app.search.search_book(app.library.list_books()[0].id, "the")
+    finally:
+        app.close()
+
+
+def test_reimport_restores_a_missing_copy(library: Library, books_dir: Path) -> None:
+    book = import_book(library, books_dir / "metamorphosis.txt").book
+    Path(book.file_path).unlink()
+    again = import_book(library, books_dir / "metamorphosis.txt")
+    assert again.already_present and again.book.id == book.id
+    assert Path(again.book.file_path).read_bytes() == (books_dir / "metamorphosis.txt").read_bytes()
+
+
+def test_disk_full_at_commit_leaves_no_copy_and_says_so(
+    library: Library, books_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy gets its final name just before COMMIT; when COMMIT fails for a full disk
+    the copy goes too and the error says "disk full"."""
+    import sqlite3
+
+    real = library.add_book
+
+    def full_at_commit(**kw: object) -> int:
+        publish = kw.pop("before_commit")
+
+        def then_fail() -> None:
+            publish()  # type: ignore[operator]
+            raise sqlite3.OperationalError("database or disk is full")
+
+        return real(before_commit=then_fail, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(library, "add_book", full_at_commit)
+    with pytest.raises(StorageError) as err:
+        import_book(library, books_dir / "metamorphosis.txt")
+    assert err.value.code == "disk_full" and "disk is full" in err.value.message
+    assert list(library.paths.books.iterdir()) == []
+    assert _counts(library) == (0, 0, 0, 0, 0, 0)
 
 
 def test_delete_book_removes_everything(library: Library, books_dir: Path) -> None:
@@ -156,3 +252,22 @@ def test_delete_book_removes_everything(library: Library, books_dir: Path) -> No
     library.delete_book(book.id)
     assert _counts(library) == (0, 0, 0, 0, 0, 0)
     assert m.Highlight.select().count() == m.Note.select().count() == 0
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "/dev/urandom"])
+def test_special_files_are_refused_without_reading(tmp_path: Path, kind: str) -> None:
+    """A FIFO or a device named *.txt: a clear error at once, never a read that blocks or
+    never ends. A real CLI subprocess, so a hang fails the test instead of hanging it."""
+    from tests.reliability.clirun import run
+
+    target = tmp_path / "book.txt"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to(kind)
+    done = run(tmp_path / "home", "import", str(target), timeout=30)
+    assert done.returncode == 1
+    assert "book.txt is not a regular file" in done.stderr
+    assert done.stderr.count("\n") == 1
+    books = tmp_path / "home" / "books"
+    assert not books.exists() or list(books.iterdir()) == []

@@ -138,3 +138,27 @@ def test_hyphenated_and_diacritics(alice: tuple[Library, BookInfo], tmp_path: Pa
     cafe = import_book(lib, text).book
     assert search_book(cafe.id, "cafe etait ferme")
     assert search_book(cafe.id, "Café")
+
+
+def plan(db: object, sql: str, params: tuple[object, ...]) -> list[str]:
+    rows = db.execute_sql(f"EXPLAIN QUERY PLAN {sql}", params).fetchall()  # type: ignore[attr-defined]
+    return [str(r[3]) for r in rows]
+
+
+def test_query_plans_stay_inside_the_book(alice: tuple[Library, BookInfo]) -> None:
+    """Issue 17, item 12: a bad plan (ranking every match of the library, a scan of the
+    chunk table, a sorter building a snippet per match) fails here, not only in a benchmark."""
+    from core.search import fts
+
+    library, book = alice
+    ranked = plan(library.db, fts.RANKED, ('"alice"', 1, 10, 5))
+    assert len(ranked) == 1, ranked  # no sorter (USE TEMP B-TREE), no join
+    detail = ranked[0]
+    assert detail.startswith("SCAN chunk_index VIRTUAL TABLE INDEX"), detail
+    index_string = detail.rsplit(":", 1)[1]
+    assert "M" in index_string  # MATCH inside FTS5
+    assert ">" in index_string and "<" in index_string  # the rowid range inside FTS5
+    for sql, params in ((fts.RANGE, (book.id,)), (fts.RANGE_UNTIL, (5, book.id))):
+        steps = plan(library.db, sql, params)
+        assert any("USING" in s and "INDEX" in s and "book_id" in s for s in steps), steps
+        assert not any(s.startswith("SCAN chunk") for s in steps), steps

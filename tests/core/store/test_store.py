@@ -7,6 +7,7 @@ import pytest
 
 from core.errors import BookCode, BookError, StorageError
 from core.paths import resolve_paths
+from core.search import BookSearch
 from core.store.db import open_database
 from core.store.library import Library
 from core.store.migrations import SCHEMA_VERSION, current_version
@@ -155,3 +156,97 @@ def test_find_book_by_prefix_and_id(margin_home: Path) -> None:
     with pytest.raises(BookError):
         lib.find_book("100%_")
     lib.close()
+
+
+# Issue 17, item 13: the text is stored once for search ---------------------------------
+
+
+def _import_fixtures(books_dir: Path) -> tuple[Library, int]:
+    from core.books.importer import import_book
+
+    library = Library.open(resolve_paths())
+    total = 0
+    for name in (
+        "alice_in_wonderland.epub",
+        "alice_in_wonderland.txt",
+        "metamorphosis.epub",
+        "metamorphosis.txt",
+    ):
+        import_book(library, books_dir / name)
+        total += (books_dir / name).stat().st_size
+    return library, total
+
+
+def test_search_index_keeps_no_copy_of_the_text(books_dir: Path) -> None:
+    library, total = _import_fixtures(books_dir)
+    try:
+        db = library.db
+        tables = {r[0] for r in db.execute_sql("SELECT name FROM sqlite_master").fetchall()}
+        assert "chunk_index_content" not in tables  # external content: text lives in chunk
+        db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('integrity-check')")
+        db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.execute_sql("VACUUM")
+        size = library.paths.database.stat().st_size
+        assert size / total < 4.0, size / total  # it was 5.6 with three copies of the text
+        books = library.list_books()
+        hit = BookSearch(db).search_book(books[-1].id, "rabbit watch", limit=3)
+        assert hit and "«" in hit[0].snippet
+        library.delete_book(books[0].id)
+        db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('integrity-check')")
+        from core.books.parse import parse_book
+
+        for book in library.list_books():  # HTML comes back exactly as parsed
+            parsed = parse_book(Path(book.file_path))
+            assert [library.page(book.id, n).html for n in (1, 2, 5)] == [
+                parsed.pages[n - 1].html for n in (1, 2, 5)
+            ]
+    finally:
+        library.close()
+
+
+def test_v6_library_migrates_to_one_copy_of_the_text(books_dir: Path) -> None:
+    """An existing (schema 6) library: its index is rebuilt without the copy, page HTML is
+    compressed, and searching and reading give the same results as before."""
+    library, _ = _import_fixtures(books_dir)
+    db = library.db
+    books = library.list_books()
+    alice = next(b for b in books if b.title.startswith("Alice"))
+    before_search = [
+        (h.chunk_id, h.snippet) for h in BookSearch(db).search_book(alice.id, "Alice garden")
+    ]
+    before_pages = [library.page(b.id, 3) for b in books]
+    path = library.paths.database
+    library.close()
+    # turn the database back into schema 6: an FTS table with its own copy, plain HTML
+    con = sqlite3.connect(path)
+    con.execute("DROP TABLE chunk_index")
+    con.execute(
+        "CREATE VIRTUAL TABLE chunk_index USING fts5(text, "
+        "tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    con.execute("INSERT INTO chunk_index (rowid, text) SELECT id, text FROM chunk")
+    con.create_function("unpack", 2, lambda html, text: _plain(html, text))
+    con.execute("UPDATE page SET html = unpack(html, text) WHERE html IS NOT NULL")
+    con.execute("PRAGMA user_version = 6")
+    con.commit()
+    con.close()
+    library = Library.open(resolve_paths())
+    try:
+        db = library.db
+        assert db.execute_sql("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        tables = {r[0] for r in db.execute_sql("SELECT name FROM sqlite_master").fetchall()}
+        assert "chunk_index_content" not in tables
+        after = [
+            (h.chunk_id, h.snippet) for h in BookSearch(db).search_book(alice.id, "Alice garden")
+        ]
+        assert after == before_search and after
+        assert [library.page(b.id, 3) for b in books] == before_pages
+    finally:
+        library.close()
+
+
+def _plain(html: bytes | str, text: str) -> str:
+    from core.store.models import plain_html, unpack_text
+
+    value = unpack_text(html)
+    return plain_html(text) if value == "" else str(value)

@@ -24,6 +24,7 @@ from core.agent.providers.base import (
 )
 from core.agent.types import TurnRequest, TurnResult
 from core.errors import LLMCode, LLMError
+from core.log import register_secret
 
 log = logging.getLogger("margin.provider")
 
@@ -118,6 +119,27 @@ async def load_sdk() -> Any:
     return _sdk
 
 
+MAX_RETRY_WAIT_S = 5.0  # a server asking to wait longer is reported at once, not waited for
+
+
+def _client_class(sdk: Any) -> Any:
+    """The SDK's client, except that it does not retry when the server asks for a wait longer
+    than ``MAX_RETRY_WAIT_S`` (the SDK would sleep for it, however long): the reader is told
+    "try again in …" at once instead."""
+
+    class Client(sdk.AsyncAnthropic):
+        def _should_retry(self, response: Any) -> bool:
+            try:
+                wait = self._parse_retry_after_header(response.headers)
+            except Exception:
+                wait = None
+            if wait is not None and wait > MAX_RETRY_WAIT_S:
+                return False
+            return bool(super()._should_retry(response))
+
+    return Client
+
+
 class AnthropicProvider:
     """``name`` is "anthropic" for Claude and "local" for a compatible local server.
 
@@ -144,6 +166,7 @@ class AnthropicProvider:
         self.bills_tokens = not local
         self.retry_delay = retry_delay
         self._api_key = api_key or ("local" if local else None)
+        register_secret(api_key)  # the log never shows it, whatever its form
         self._timeout = timeout
         self._max_retries = max_retries
         self._idle = stream_idle_s
@@ -178,7 +201,7 @@ class AnthropicProvider:
             if self.base_url:
                 kwargs["base_url"] = self.base_url
             # building the client loads the TLS certificates (tens of milliseconds): off the loop
-            client = await loop.run_in_executor(_importer, lambda: sdk.AsyncAnthropic(**kwargs))
+            client = await loop.run_in_executor(_importer, lambda: _client_class(sdk)(**kwargs))
             if self._client is None:
                 self._client = client
                 self._client_loop = loop
@@ -224,7 +247,7 @@ class AnthropicProvider:
                         kind = event.type
                         if kind == "text":
                             if event.text:
-                                yield StreamText(event.text)
+                                yield StreamText(wire.valid_text(event.text))
                         elif kind == "citation":
                             c = event.citation
                             ref = wire.citation(

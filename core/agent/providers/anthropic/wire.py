@@ -255,11 +255,27 @@ def usage(u: Any) -> Usage:
     )
 
 
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def valid_text(value: Any) -> Any:
+    """``value`` (a string, or JSON made of lists and dicts) with lone surrogates replaced
+    by U+FFFD: a server's JSON may escape one (``\\ud800``), which no file, database or
+    terminal can store as UTF-8."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {valid_text(k): valid_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [valid_text(v) for v in value]
+    return value
+
+
 def parse_content(blocks: Iterable[dict[str, Any]]) -> AssistantMessage:
     """Content blocks of a finished message (as dicts) → a normalised assistant message."""
     parts: list[AssistantPart] = []
     seen_ids: set[str] = set()
-    for block in blocks:
+    for block in valid_text(list(blocks)):
         kind = block.get("type")
         if kind == "text":
             cites = tuple(
