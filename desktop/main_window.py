@@ -773,7 +773,10 @@ class MainWindow(QMainWindow):
             await run_blocking(recover_incomplete, self.library)
             if hasattr(self.chat, "recover"):
                 await run_blocking(self.chat.recover)
-            if not self.library.list_books() and not self.settings.value("welcomed"):
+            copies = await run_blocking(self.app.unlisted_copies)
+            if copies:
+                await self.offer_recovery(len(copies))
+            elif not self.library.list_books() and not self.settings.value("welcomed"):
                 self.settings.setValue("welcomed", 1)
                 results = await self.importer.import_files([self.welcome_path()])
                 self.refresh_library()
@@ -783,6 +786,32 @@ class MainWindow(QMainWindow):
                 await self.chat.warm_up()
 
         self.tasks.start(go(), key="startup")
+
+    async def offer_recovery(self, count: int) -> None:
+        """The books folder holds copies no book names (the library database was lost or
+        replaced): say so, and add them back when the reader agrees."""
+        books = "1 book" if count == 1 else f"{count} books"
+        answer = QMessageBox.question(
+            self,
+            "Books found",
+            f"Margin found copies of {books} in its books folder that its library does not "
+            "list (the library file was probably lost or replaced).\n\n"
+            "Add them back to your library? Nothing is deleted either way.",
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            self.statusBar().showMessage(
+                "Book copies kept; 'margin recover-library' adds them back any time.", 8000
+            )
+            return
+        self.statusBar().showMessage(f"Adding back {books}…")
+        recovered = await run_blocking(self.app.recover_library)
+        self.refresh_library()
+        failed = [r for r in recovered if r.error is not None]
+        added = len(recovered) - len(failed)
+        text = f"Added back {added} of {len(recovered)} books."
+        if failed:
+            text += " " + "; ".join(f"{r.path.name}: {r.error.message}" for r in failed[:3])
+        self.statusBar().showMessage(text, 15000)
 
     async def shutdown(self) -> None:
         if hasattr(self.chat, "shutdown"):

@@ -566,16 +566,19 @@ class Reader(QWidget):
         if cached is not None:
             return cached
         assert self.book is not None
-        rows = self.library.db.execute_sql(
-            "SELECT number, label, text, html, chapter FROM page"
-            " WHERE book_id = ? AND number BETWEEN ? AND ? ORDER BY number",
-            (self.book.id, number - 4, number + 8),
-        ).fetchall()
+        count = max(1, self.book.page_count)
+        first, last = max(1, number - 4), min(count, number + 8)
+        if not first <= number <= last:
+            return self.library.page(self.book.id, number)  # raises a clear BookError
         if len(self._page_cache) > 200:
             self._page_cache.clear()
-        for n, label, text, html, chapter in rows:
-            self._page_cache[int(n)] = PageContent(
-                int(n), label or str(n), text or "", html, int(chapter or 0)
+        for content in self.library.pages(self.book.id, first, last):
+            self._page_cache[content.number] = PageContent(
+                content.number,
+                content.label or str(content.number),
+                content.text or "",
+                content.html,
+                content.chapter,
             )
         found = self._page_cache.get(number)
         if found is None:

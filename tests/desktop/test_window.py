@@ -472,3 +472,32 @@ def test_shortcuts_and_accessible_names(window: Any) -> None:
         if w.isVisible() and not w.accessibleName() and not w.text()
     ]
     assert unnamed == []
+
+
+def test_a_lost_library_offers_to_add_its_book_copies_back(
+    books_dir: Path, qtbot: Any, real_font: str, margin_home: Path
+) -> None:
+    """The database is gone but the copies are there: the window says so and, with the
+    reader's yes, imports them again (nothing is deleted)."""
+    from core.app import Margin
+    from core.paths import resolve_paths
+
+    first = Margin.open(resolve_paths().ensure())
+    import_book(first.library, books_dir / "metamorphosis.txt")
+    paths = first.paths
+    first.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{paths.database}{suffix}").unlink(missing_ok=True)
+    app = Margin.open(paths)
+    win = MainWindow(app, restore=False)
+    qtbot.addWidget(win)
+    try:
+        win.start_background_work()
+        qtbot.waitUntil(lambda: bool(app.library.list_books()), timeout=20000)
+        assert [b.title for b in app.library.list_books()] == ["Metamorphosis"]
+        qtbot.waitUntil(
+            lambda: "Added back 1 of 1" in win.statusBar().currentMessage(), timeout=5000
+        )
+    finally:
+        close_window(qtbot, win)
+        app.close()
