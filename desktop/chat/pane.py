@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
@@ -46,10 +47,20 @@ from core.agent.types import Question, Selection
 from core.app import Margin
 from core.errors import MarginError
 from desktop.chat import history
-from desktop.chat.render import Colours, answer_html, css, question_html, quick_action_text
+from desktop.chat.render import (
+    WHO_ANSWER,
+    Colours,
+    answer_html,
+    css,
+    markdown,
+    question_html,
+    quick_action_text,
+    settled_length,
+    shown_text,
+)
 from desktop.chat.transcript import Transcript
 from desktop.requests import AskRequest, OpenPageRequest
-from desktop.tasks import TaskKeeper
+from desktop.tasks import TaskKeeper, run_blocking
 from desktop.widgets import tool_button
 
 if TYPE_CHECKING:
@@ -86,6 +97,11 @@ class LiveRun:
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[Any] | None = None
     first_text_at: float | None = None
+    settled: int = 0  # characters of the answer already shown as finished blocks
+    blocks: int = 0  # frames holding them
+
+    def frame_keys(self) -> list[str]:
+        return [f"{self.key}#h"] + [f"{self.key}#{i}" for i in range(self.blocks)] + [self.key]
 
     @property
     def key(self) -> str:
@@ -126,6 +142,12 @@ class ChatPane(QWidget):
         # header: conversations, menu, cost meter
         self.conversations = QComboBox()
         self.conversations.setAccessibleName("Conversations")
+        # titles never widen the pane (a resize would lay the whole transcript out again)
+        self.conversations.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.conversations.setMinimumContentsLength(10)
+        self.conversations.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.conversations.currentIndexChanged.connect(self._conversation_chosen)
         self.new_button = tool_button("New")
         self.new_button.setAccessibleName("New conversation")
@@ -150,7 +172,8 @@ class ChatPane(QWidget):
             header.addWidget(b)
         self.cost = QLabel("")
         self.cost.setAccessibleName("Tokens and cost")
-        self.cost.setWordWrap(True)
+        # one line that never widens the pane: the transcript is never resized by it
+        self.cost.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.cost.setStyleSheet(f"color: {self._colours.muted}; font-size: small;")
         # banner for passages mode
         self.banner = QFrame()
@@ -173,6 +196,7 @@ class ChatPane(QWidget):
         self.status = QLabel("")
         self.status.setAccessibleName("Chat messages")
         self.status.setWordWrap(True)
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         # selection card
         self.card = QFrame()
         self.card.setObjectName("card")
@@ -197,6 +221,10 @@ class ChatPane(QWidget):
         self.input.submitted.connect(self.send)
         self.spoilers = QComboBox()
         self.spoilers.setAccessibleName("Spoilers for this question")
+        self.spoilers.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.spoilers.setMinimumContentsLength(14)
         self.spoilers.addItem("No spoilers past my page", None)
         self.spoilers.addItem("I don't mind spoilers up to…", "page")
         self.spoilers.addItem("I don't mind spoilers: to the end", "end")
@@ -213,6 +241,9 @@ class ChatPane(QWidget):
         self.stop_button.setToolTip("Stop the answer (Esc)")
         self.stop_button.clicked.connect(self.stop)
         self.stop_button.hide()
+        width = max(self.stop_button.sizeHint().width(), self.send_button.sizeHint().width())
+        self.stop_button.setFixedWidth(width)
+        self.send_button.setFixedWidth(width)
         buttons = QHBoxLayout()
         buttons.addWidget(self.spoilers)
         buttons.addWidget(self.spoiler_page)
@@ -273,11 +304,13 @@ class ChatPane(QWidget):
             self._recovered.emit()
 
     async def warm_up(self) -> None:
-        """Import the model SDK in a thread now, so the first question does not wait."""
+        """Import the model SDK and build the client (its TLS set-up takes tens of ms) on a
+        worker thread now, so the first question neither waits nor stalls the window."""
         if self.service.mode() != "passages":
             from core.agent.providers.anthropic import load_sdk
 
             await load_sdk()
+            await run_blocking(self.service.provider)
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:
@@ -318,10 +351,19 @@ class ChatPane(QWidget):
     def _fill_combo(self) -> list[Any]:
         items = self.service.list_conversations(self.book_id) if self.book_id else []
         self.conversations.blockSignals(True)
-        self.conversations.clear()
-        for conv in items:
-            running = " ●" if conv.id in self.live else ""
-            self.conversations.addItem(f"{conv.title}{running}", conv.id)
+        wanted = [(f"{c.title}{' ●' if c.id in self.live else ''}", c.id) for c in items]
+        have = [
+            (self.conversations.itemText(i), self.conversations.itemData(i))
+            for i in range(self.conversations.count())
+        ]
+        if [d for _, d in wanted] == [d for _, d in have]:
+            for i, (title, _) in enumerate(wanted):
+                if have[i][0] != title:
+                    self.conversations.setItemText(i, title)
+        else:
+            self.conversations.clear()
+            for title, conv_id in wanted:
+                self.conversations.addItem(title, conv_id)
         if self.conversation_id is not None:
             index = self.conversations.findData(self.conversation_id)
             if index >= 0:
@@ -559,13 +601,36 @@ class ChatPane(QWidget):
                 if not self.input.toPlainText().strip():
                     self.input.setPlainText(live.question)
         finally:
-            self.live.pop(live.conversation_id, None)
-            if shiboken6.isValid(self) and shiboken6.isValid(self.stop_button):
-                self._running_changed()
-                self._refresh_titles()  # titles come from the first question
-                if live.conversation_id == self.conversation_id:
-                    self._finish_live(live)
-                self.answerRendered.emit(live.conversation_id)
+            await self._close_out(live)
+
+    async def _close_out(self, live: LiveRun) -> None:
+        """The answer ended: show its final state at once, read the stored messages on a
+        database thread, then turn the live frames into them."""
+        loaded: tuple[list[history.Shown], str] | None = None
+        if not (shiboken6.isValid(self) and shiboken6.isValid(self.stop_button)):
+            self.live.pop(live.conversation_id, None)  # the window is gone
+            return
+        if live.conversation_id == self.conversation_id and live.view.run_id is not None:
+            self._paint_live(live)
+            try:
+                loop = asyncio.get_running_loop()
+                loaded = await loop.run_in_executor(
+                    self.app.executor, self._read_conversation, live.conversation_id
+                )
+            except (MarginError, RuntimeError):
+                loaded = None
+        self.live.pop(live.conversation_id, None)
+        if not (shiboken6.isValid(self) and shiboken6.isValid(self.stop_button)):
+            return
+        self._running_changed()
+        self._refresh_titles()  # titles come from the first question
+        if live.conversation_id == self.conversation_id:
+            self._finish_live(live, loaded)
+        self.answerRendered.emit(live.conversation_id)
+
+    def _read_conversation(self, conversation_id: int) -> tuple[list[history.Shown], str]:
+        """On a database thread: the conversation's messages and the cost line."""
+        return history.load(self.service, conversation_id), self._cost_text(conversation_id)
 
     def stop(self) -> None:
         if self.conversation_id is not None and self.conversation_id in self.live:
@@ -574,7 +639,9 @@ class ChatPane(QWidget):
 
     def _running_changed(self) -> None:
         running = self.conversation_id in self.live
+        # Stop takes Send's place: the row keeps its width, so the pane is never resized
         self.stop_button.setVisible(running)
+        self.send_button.setVisible(not running)
         self.send_button.setEnabled(not running and self.book_id is not None)
         if not running and self.status.text() == "Stopping…":
             self.status.setText("")
@@ -695,9 +762,35 @@ class ChatPane(QWidget):
                 question_html(live.question, live.selection_text, live.selection_page),
             )
         self._views[live.key] = live.view
-        self.transcript.replace(live.key, self._render_answer(live.view))
+        if not self.transcript.has(live.key):
+            live.settled = live.blocks = 0
+            self.transcript.add(f"{live.key}#h", WHO_ANSWER)
+        self._paint_live(live)
         self.transcript.scroll_to_end()
         self._follow = True
+
+    def _paint_live(self, live: LiveRun) -> None:
+        """Repaint the live answer: blocks that became final are rendered once into their own
+        frame; only the unfinished tail is replaced on each tick."""
+        view = live.view
+        text = shown_text(view, self.revealed.get(live.key, set()))
+        settled = settled_length(text) if view.status == "running" else live.settled
+        if settled > live.settled:
+            # the tail frame keeps the finished blocks; a new tail frame follows it
+            self.transcript.replace(live.key, markdown(text[live.settled : settled]))
+            self.transcript.rekey(live.key, f"{live.key}#{live.blocks}")
+            live.blocks += 1
+            live.settled = settled
+            self.transcript.add(live.key, "")
+        self.transcript.replace(
+            live.key,
+            answer_html(
+                view,
+                expanded=self.expanded,
+                revealed=self.revealed.get(live.key, set()),
+                body=text[live.settled :],
+            ),
+        )
 
     def _tick(self) -> None:
         if not self._dirty:
@@ -707,28 +800,25 @@ class ChatPane(QWidget):
         if live is None:
             return
         follow = self._follow
-        self.transcript.replace(live.key, self._render_answer(live.view))
+        self._paint_live(live)
         if follow:
             self.transcript.scroll_to_end()
             self._follow = True
         self.answerRendered.emit(live.conversation_id)
 
-    def _finish_live(self, live: LiveRun) -> None:
-        """The answer ended: its frames become the stored messages (one history read)."""
+    def _finish_live(self, live: LiveRun, loaded: tuple[list[history.Shown], str] | None) -> None:
+        """The live frames become the stored messages."""
         follow = self._follow
         run_id = live.view.run_id
-        if run_id is None:  # nothing was stored (the error is in the status line)
+        if run_id is None or loaded is None:  # nothing stored (the error is in the status line)
             self.redraw()
             return
-        try:
-            shown = history.load(self.service, live.conversation_id)
-        except MarginError:
-            self._reload_conversations()
-            return
+        shown, cost_text = loaded
         new = [s for s in shown if s.run_id == run_id]
         previous_last = self._last_answer
         self.transcript.remove(live.question_key)
-        self.transcript.remove(live.key)
+        for key in live.frame_keys():
+            self.transcript.remove(key)
         self._views.pop(live.key, None)
         if not self._shown:
             self.transcript.reset(self._css)
@@ -743,12 +833,13 @@ class ChatPane(QWidget):
                     if prefix + live.key in self.expanded:
                         self.expanded.discard(prefix + live.key)
                         self.expanded.add(prefix + s.key)
+            self._cache.pop(s.key, None)
             self.transcript.add(s.key, self._render(s))
         self._shown = shown
         self._views = {s.key: s.answer for s in shown if s.answer is not None}
         if previous_last and previous_last != self._last_answer:
             self._rerender(previous_last)
-        self._update_cost()
+        self.cost.setText(cost_text)
         if follow:
             self.transcript.scroll_to_end()
 
@@ -758,13 +849,16 @@ class ChatPane(QWidget):
             self.transcript.replace(key, self._render_answer(view))
 
     def _update_cost(self) -> None:
+        self.cost.setText(self._cost_text(self.conversation_id))
+
+    def _cost_text(self, conversation_id: int | None) -> str:
+        """ "This conversation: 12.3k tokens (~$0.04) · This book: …" (any thread)."""
         if self.book_id is None:
-            self.cost.setText("")
-            return
+            return ""
         parts = []
-        if self.conversation_id is not None:
+        if conversation_id is not None:
             try:
-                usage, cost = history.conversation_cost(self.service, self.conversation_id)
+                usage, cost = history.conversation_cost(self.service, conversation_id)
                 parts.append(f"This conversation: {history.tokens_label(usage, cost)}")
             except MarginError:
                 pass
@@ -773,7 +867,7 @@ class ChatPane(QWidget):
         budget = float(getattr(self.service.settings, "budget_per_book_usd", 0.0) or 0.0)
         if budget > 0:
             parts.append(f"budget ${budget:.2f}")
-        self.cost.setText(" · ".join(parts))
+        return " · ".join(parts)
 
     def transcript_text(self) -> str:
         return self.transcript.toPlainText()
@@ -848,7 +942,14 @@ class ChatPane(QWidget):
             key, _, index = arg.partition("/")
             if index.isdigit():
                 self.revealed.setdefault(key, set()).add(int(index))
-                self._rerender(key)
+                live = next((r for r in self.live.values() if r.key == key), None)
+                if live is not None and live.conversation_id == self.conversation_id:
+                    for frame in live.frame_keys()[1:-1]:  # finished blocks: paint afresh
+                        self.transcript.remove(frame)
+                    live.settled = live.blocks = 0
+                    self._paint_live(live)
+                else:
+                    self._rerender(key)
         elif action in ("sources", "trace"):
             self.expanded.symmetric_difference_update({action[0] + arg})
             self._rerender(arg)

@@ -161,20 +161,50 @@ def grounded(view: AnswerState) -> bool:
     )
 
 
+def shown_text(view: AnswerState, revealed: Collection[int] = ()) -> str:
+    """The answer's Markdown with a notice (and a Show anyway link) for each held-back
+    sentence, or the sentence itself once revealed."""
+    if not view.withheld:
+        return view.text
+    return _with_notices(view.text, view.key, view.withheld, revealed)
+
+
+def settled_length(text: str) -> int:
+    """How much of a streaming answer is finished Markdown blocks: up to its last blank line
+    outside a code fence. Those blocks are rendered once; only the rest is repainted."""
+    end = 0
+    fenced = False
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        pos += len(line)
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not stripped and not fenced and pos < len(text):
+            end = pos
+    return end
+
+
+WHO_ANSWER = '<p class="who">Margin</p>'
+
+
 def answer_html(
     view: AnswerState,
     *,
     expanded: Collection[str] = (),
     last: bool = False,
     revealed: Collection[int] = (),
+    body: str | None = None,
 ) -> str:
+    """An answer: its text (or ``body``, the unsettled tail while it streams), its state,
+    error, grounding label, page chips and links."""
     key = view.key
-    text = _with_notices(view.text, key, view.withheld, revealed) if view.withheld else view.text
-    parts = ['<p class="who">Margin</p>']
+    text = shown_text(view, revealed) if body is None else body
+    parts = [WHO_ANSWER] if body is None else []
     if text:
         parts.append(markdown(text))
     if view.status == "running":
-        activity = view.activity or ("Writing…" if view.text else "Thinking…")
+        activity = view.activity or ("Writing…" if view.text.strip() else "Thinking…")
         parts.append(f'<p class="status">{html.escape(activity)}</p>')
     elif view.status == "stopped":
         parts.append('<p class="status">Stopped.</p>')
