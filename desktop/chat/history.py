@@ -41,7 +41,8 @@ def run_facts(conversation_id: int) -> dict[int, RunFacts]:
 
 
 def answer_state(record: MessageRecord, facts: RunFacts | None, question: str) -> AnswerState:
-    status = record.status
+    # a stored "running" answer that no task of this window is writing
+    status = "unfinished" if record.status == "running" else record.status
     return AnswerState(
         key=str(record.id),
         text=record.text,

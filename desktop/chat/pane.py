@@ -60,7 +60,7 @@ from desktop.chat.render import (
 )
 from desktop.chat.transcript import Transcript
 from desktop.requests import AskRequest, OpenPageRequest
-from desktop.tasks import TaskKeeper, run_blocking
+from desktop.tasks import TaskKeeper
 from desktop.widgets import tool_button
 
 if TYPE_CHECKING:
@@ -304,13 +304,14 @@ class ChatPane(QWidget):
             self._recovered.emit()
 
     async def warm_up(self) -> None:
-        """Import the model SDK and build the client (its TLS set-up takes tens of ms) on a
-        worker thread now, so the first question neither waits nor stalls the window."""
+        """Import the model SDK in a thread now, and build the client (its TLS set-up takes
+        tens of ms; the client must be made on the loop's thread) at start-up rather than in
+        the middle of the first answer."""
         if self.service.mode() != "passages":
             from core.agent.providers.anthropic import load_sdk
 
             await load_sdk()
-            await run_blocking(self.service.provider)
+            self.service.provider()
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:

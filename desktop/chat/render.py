@@ -210,6 +210,11 @@ def answer_html(
         parts.append('<p class="status">Stopped.</p>')
     elif view.status == "interrupted":
         parts.append('<p class="status">Interrupted.</p>')
+    elif view.status == "unfinished":
+        parts.append(
+            '<p class="status">Not finished: another Margin window may still be writing it, '
+            f'or Margin closed first. <a href="margin-action:retry/{key}">Retry</a></p>'
+        )
     if view.error is not None and view.status != "running":
         hint = (
             f' <span class="hint">{html.escape(view.error.hint)}</span>' if view.error.hint else ""

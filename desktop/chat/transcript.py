@@ -49,7 +49,7 @@ class Transcript(QTextBrowser):
         if placeholder:
             QTextCursor(doc).insertHtml(placeholder)
 
-    def keys(self) -> list[str]:
+    def frame_keys(self) -> list[str]:
         return list(self._frames)
 
     def has(self, key: str) -> bool:
