@@ -217,17 +217,21 @@ class ChatPane(QWidget):
             "Ask about this book… (Enter sends, Shift+Enter for a new line)"
         )
         self.input.setAccessibleName("Question")
-        self.input.setMaximumHeight(110)
+        self.input.setMaximumHeight(90)
         self.input.submitted.connect(self.send)
         self.spoilers = QComboBox()
         self.spoilers.setAccessibleName("Spoilers for this question")
         self.spoilers.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
-        self.spoilers.setMinimumContentsLength(14)
-        self.spoilers.addItem("No spoilers past my page", None)
-        self.spoilers.addItem("I don't mind spoilers up to…", "page")
-        self.spoilers.addItem("I don't mind spoilers: to the end", "end")
+        self.spoilers.setMinimumContentsLength(18)
+        self.spoilers.addItem("No spoilers", None)
+        self.spoilers.addItem("Spoilers OK up to…", "page")
+        self.spoilers.addItem("Spoilers OK to the end", "end")
+        self.spoilers.setToolTip(
+            "For the next question only: “I don't mind spoilers up to page …” or “to the "
+            "end”. Otherwise answers never name anything past where you have read."
+        )
         self.spoilers.currentIndexChanged.connect(self._spoilers_changed)
         self.spoiler_page = QSpinBox(minimum=1, maximum=100000)
         self.spoiler_page.setPrefix("p. ")

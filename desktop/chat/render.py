@@ -298,7 +298,9 @@ def sources_html(view: AnswerState) -> str:
             rows.append(f"<li>{html.escape(call.name)}: {html.escape(call.summary)}</li>")
     for p in unique_passages(view.passages):
         words = _passage_quote(p)
-        words = words if len(words) <= 220 else words[:219].rsplit(" ", 1)[0] + "…"
+        if len(words) > 160 or not p.quote:  # shown shorter; the link keeps the exact quote
+            cut = words[:160].rsplit(" ", 1)[0]
+            words = cut + "…" if cut != words else words
         href = cite_href(p.book_id, p.first_page, p.last_page, _passage_quote(p))
         rows.append(
             f'<li><a class="chip" href="{href}">&nbsp;{p.label}&nbsp;</a> “{html.escape(words)}”</li>'

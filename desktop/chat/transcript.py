@@ -8,7 +8,14 @@ streaming tick replaces, so a repaint costs the same at 0 or 60 earlier answers.
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QUrl
-from PySide6.QtGui import QResizeEvent, QTextCursor, QTextFrame, QTextFrameFormat
+from PySide6.QtGui import (
+    QResizeEvent,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFrame,
+    QTextFrameFormat,
+)
 from PySide6.QtWidgets import QTextBrowser, QTextEdit
 
 READABLE_WIDTH = 760  # pixels: about 90 characters, a comfortable line
@@ -70,6 +77,13 @@ class Transcript(QTextBrowser):
         cursor = QTextCursor(self.document())
         cursor.setPosition(frame.firstPosition())
         cursor.setPosition(frame.lastPosition(), QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        # the emptied block would keep the last block's format (a list item's bullet)
+        current = cursor.currentList()
+        if current is not None:
+            current.remove(cursor.block())
+        cursor.setBlockFormat(QTextBlockFormat())
+        cursor.setCharFormat(QTextCharFormat())
         cursor.insertHtml(html)
 
     def remove(self, key: str) -> None:

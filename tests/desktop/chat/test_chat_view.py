@@ -105,12 +105,6 @@ def seed_answers(window: Any, conversation_id: int, book_id: int, count: int) ->
         )
 
 
-def shot(widget: Any, name: str) -> None:
-    out = Path("/tmp/shots")
-    if out.is_dir():
-        widget.grab().save(str(out / f"{name}.png"))
-
-
 # -- incremental transcript -------------------------------------------------------------------
 
 
@@ -231,7 +225,6 @@ def test_local_server_page_labels_become_chips_and_sources_list_passages(
     for h in hrefs:
         quote = unquote(h.split('"')[0].split("?q=", 1)[1])
         assert not quote.startswith("…") and not quote.endswith("…")
-    shot(chat, "local_sources")
 
 
 def test_native_citation_chip_marks_the_quote(
@@ -382,7 +375,6 @@ def test_hidden_sentence_notice_reveals_in_place_and_per_question_choice(
     assert "Hidden: this part mentions something from after p. 20 — Show anyway" in text
     key = next(k for k, v in chat._views.items() if v.withheld)
     index = chat._views[key].withheld[0].index
-    shot(chat, "spoiler_notice")
     chat._link(QUrl(f"margin-action:reveal/{key}/{index}"))
     assert LEAK in chat.transcript_text() and "Hidden:" not in chat.transcript_text()
     # the choice near the input holds for one question only
