@@ -506,3 +506,30 @@ def test_dark_palette_keeps_text_legible(window: Any, books_dir: Path, qtbot: An
     assert "color: #e6e6e6" in chat.transcript.document().defaultStyleSheet()
     light = Colours.from_palette(QPalette(QColor("#efefef")))
     assert QColor(light.text).lightness() < QColor(light.question_bg).lightness()
+
+
+def test_settings_offer_search_first_for_local_models_and_a_budget(window: Any, qtbot: Any) -> None:
+    from core.errors import MarginError
+    from core.settings import load_settings
+    from desktop.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog(window.paths, window)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.provider.setCurrentIndex(dialog.provider.findData("anthropic"))
+    assert not dialog.strategy_note.isVisible()
+    dialog.provider.setCurrentIndex(dialog.provider.findData("local"))
+    assert dialog.strategy_note.isVisible()
+    assert "never searches the book" in dialog.strategy_note.text()
+    dialog.use_retrieve.click()
+    assert dialog.strategy.currentData() == "always-retrieve"
+    dialog.budget.setValue(2.5)
+    assert dialog.save()
+    saved = load_settings(window.paths)
+    assert saved.strategy == "always-retrieve" and saved.budget_per_book_usd == 2.5
+    window.paths.settings_file.write_text("budget_per_book_usd = -3\n", encoding="utf-8")
+    with pytest.raises(MarginError, match=r"budget_per_book_usd.*0 or more"):
+        load_settings(window.paths)
+    window.paths.settings_file.write_text('budget_per_book_usd = "lots"\n', encoding="utf-8")
+    with pytest.raises(MarginError, match="an amount in US dollars"):
+        load_settings(window.paths)
