@@ -68,6 +68,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("margin.chat")
 REPAINT_MS = 50
+FIRST_SHOWN = 16  # messages shown at once when a conversation opens (the newest)
+BATCH = 6  # older messages inserted per event-loop turn after that (~10 ms each batch)
 SPOILERS_END = 10**9  # "to the end": past any book's last page (as the CLI's --spoilers-until end)
 ALWAYS_RETRIEVE = "always-retrieve"
 
@@ -137,6 +139,8 @@ class ChatPane(QWidget):
         self._last_answer = ""
         self._dirty = False
         self._follow = True
+        self._older: list[history.Shown] = []  # not yet inserted (oldest first)
+        self._generation = 0
         self._colours = Colours.from_palette(self.palette())
         self._css = css(self._colours)
         # header: conversations, menu, cost meter
@@ -747,14 +751,41 @@ class ChatPane(QWidget):
         answers = [s.key for s in shown if s.answer is not None]
         self._last_answer = answers[-1] if answers and live is None else ""
         self.transcript.reset(self._css)
-        for s in shown:
+        # the newest messages at once; older ones a few per event-loop turn, above them, so
+        # opening a long conversation never freezes the window
+        self._generation += 1
+        self._older = list(shown[:-FIRST_SHOWN]) if len(shown) > FIRST_SHOWN else []
+        for s in shown[len(self._older) :]:
             self.transcript.add(s.key, self._render(s))
+        if self._older:
+            generation = self._generation
+            QTimer.singleShot(0, lambda: self._insert_older(generation))
         if not shown and live is None:
             self.transcript.reset(self._css, self._placeholder())
         if live is not None:
             self._show_live(live)
         self._follow = True
         self.transcript.scroll_to_end()
+
+    def _insert_older(self, generation: int) -> None:
+        if generation != self._generation or not shiboken6.isValid(self):
+            return  # another conversation was opened meanwhile
+        batch = self._older[-BATCH:]
+        del self._older[-BATCH:]
+        bar = self.transcript.verticalScrollBar()
+        follow, value, maximum = self._follow, bar.value(), bar.maximum()
+        for s in reversed(batch):
+            self.transcript.prepend(s.key, self._render(s))
+        if follow:
+            self.transcript.scroll_to_end()
+        else:  # what the reader is looking at stays in place
+            bar.setValue(value + bar.maximum() - maximum)
+        if self._older:
+            QTimer.singleShot(0, lambda: self._insert_older(generation))
+
+    def history_complete(self) -> bool:
+        """Whether every message of the open conversation is in the transcript."""
+        return not self._older
 
     def _show_live(self, live: LiveRun) -> None:
         if live.conversation_id != self.conversation_id:

@@ -57,7 +57,8 @@ class Transcript(QTextBrowser):
             QTextCursor(doc).insertHtml(placeholder)
 
     def frame_keys(self) -> list[str]:
-        return list(self._frames)
+        """The messages' keys in document order."""
+        return sorted(self._frames, key=lambda k: self._frames[k].firstPosition())
 
     def has(self, key: str) -> bool:
         return key in self._frames
@@ -65,6 +66,14 @@ class Transcript(QTextBrowser):
     def add(self, key: str, html: str) -> None:
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
+        frame = cursor.insertFrame(self._format)
+        cursor.insertHtml(html)
+        self._frames[key] = frame
+
+    def prepend(self, key: str, html: str) -> None:
+        """Insert a message before all the others (older history filled in later)."""
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(0)
         frame = cursor.insertFrame(self._format)
         cursor.insertHtml(html)
         self._frames[key] = frame

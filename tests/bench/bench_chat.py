@@ -106,6 +106,9 @@ async def bench(app: object, sizes: list[int], spoiler_safe: bool) -> None:
             started = time.perf_counter()
             chat._reload_conversations(select=conv)
             opened = (time.perf_counter() - started) * 1000
+            while not chat.history_complete():
+                await asyncio.sleep(0.01)
+            filled = (time.perf_counter() - started) * 1000
             stalls: list[float] = []
             latencies: list[float] = []
             rates: list[float] = []
@@ -168,7 +171,8 @@ async def bench(app: object, sizes: list[int], spoiler_safe: bool) -> None:
             print(
                 f"  {size:>3} earlier answers: stalls per run "
                 + ", ".join(f"{x:.1f}" for x in stalls)
-                + f" ms; opening the conversation {opened:.0f} ms"
+                + f" ms; opening the conversation blocks {opened:.0f} ms, all of it shown "
+                f"after {filled:.0f} ms"
             )
             report(
                 f"worst main-thread stall while streaming, {size} earlier answers",

@@ -116,8 +116,14 @@ def test_streaming_repaints_only_the_live_answer_and_reads_history_once(
     conv = chat.service.create_conversation(book_id)
     seed_answers(window, conv.id, book_id, 20)
     chat._reload_conversations(select=conv.id)
+    assert len(chat.transcript.frame_keys()) < 40, "older messages come a few at a time"
+    qtbot.waitUntil(chat.history_complete, timeout=5000)
     before = chat.transcript.frame_keys()
     assert len(before) == 40
+    assert before == [s.key for s in chat._shown], "in order: older ones went above"
+    text = chat.transcript_text()
+    positions = [text.index(f"Earlier question {i}?") for i in range(20)]
+    assert positions == sorted(positions)
     frames = {k: chat.transcript._frames[k] for k in before}
     reads: list[int] = []
     original = chat.service.history
@@ -149,6 +155,7 @@ def test_reader_scrolled_up_is_not_pulled_down(
     conv = chat.service.create_conversation(book_id)
     seed_answers(window, conv.id, book_id, 8)
     chat._reload_conversations(select=conv.id)
+    qtbot.waitUntil(chat.history_complete, timeout=5000)
     fake_anthropic.add(Reply.text("word " * 400, tokens_per_second=150, chunk_chars=10))
     chat.ask("Go on")
     qtbot.waitUntil(lambda: "word word" in chat.transcript_text(), timeout=10000)
