@@ -874,12 +874,16 @@ class ChatPane(QWidget):
         self._shown = shown
         self._views = {s.key: s.answer for s in shown if s.answer is not None}
         if previous_last and previous_last != self._last_answer:
-            self._rerender(previous_last)
+            # only its Regenerate link goes: a later event-loop turn, so the close-out and
+            # this re-render never add up to one long stall
+            QTimer.singleShot(0, lambda: self._rerender(previous_last))
         self.cost.setText(cost_text)
         if follow:
             self.transcript.scroll_to_end()
 
     def _rerender(self, key: str) -> None:
+        if not shiboken6.isValid(self):
+            return
         view = self._views.get(key)
         if view is not None and self.transcript.has(key):
             self.transcript.replace(key, self._render_answer(view))
