@@ -197,6 +197,8 @@ class ChatPane(QWidget):
         self.transcript.setOpenLinks(False)
         self.transcript.anchorClicked.connect(self._link)
         self.transcript.verticalScrollBar().valueChanged.connect(self._scrolled)
+        # Qt lays long documents out in pieces after the fact: keep following as it grows
+        self.transcript.verticalScrollBar().rangeChanged.connect(self._range_changed)
         self.status = QLabel("")
         self.status.setAccessibleName("Chat messages")
         self.status.setWordWrap(True)
@@ -676,6 +678,10 @@ class ChatPane(QWidget):
 
     def _scrolled(self, _value: int) -> None:
         self._follow = self.transcript.at_bottom()
+
+    def _range_changed(self, _low: int, _high: int) -> None:
+        if self._follow:
+            self.transcript.scroll_to_end()
 
     def _render(self, shown: history.Shown) -> str:
         if shown.question is not None:

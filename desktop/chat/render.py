@@ -235,7 +235,14 @@ def answer_html(
     if view.status == "complete" and view.text and not grounded(view):
         parts.append(
             f'<p class="warn">{NOT_CHECKED}: the model answered without looking at the book. '
-            f'<a href="margin-action:ground/{key}">Answer from the book</a></p>'
+            f'<a href="margin-action:ground/{key}">Answer from the book</a>'
+            + (
+                # small local models often never call tools: offer the strategy that searches
+                ' · <a href="margin-action:settings">Always search the book first…</a>'
+                if view.provider == "local"
+                else ""
+            )
+            + "</p>"
         )
     chips = source_refs(view)
     if chips:

@@ -282,6 +282,7 @@ def test_answer_without_the_book_is_labelled_and_can_be_asked_from_the_book(
     chat.ask("Who is the Cat?")
     done(chat, qtbot, "From memory")
     assert "Not checked against the book" in chat.transcript_text()
+    assert "Always search the book first…" in chat.transcript_text()  # local: Settings offer
     key = next(k for k in chat._views)
     chat._link(QUrl(f"margin-action:ground/{key}"))
     done(chat, qtbot, "From the book")
