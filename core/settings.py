@@ -46,6 +46,7 @@ class Settings:
     strategy: str = "tool-use"
     spoiler_safe: bool = True
     limits: AgentLimits = field(default_factory=AgentLimits)
+    budget_per_book_usd: float = 0.0  # 0 = no budget; the chat pane warns before going past it
 
     def effective_provider(self, has_key: bool) -> str:
         """The provider a question will really use."""
@@ -129,13 +130,30 @@ def load_settings(paths: Paths) -> Settings:
     _check(path, "model", isinstance(model, str) and bool(model.strip()), "a model name")
     spoiler = raw.get("spoiler_safe", True)
     _check(path, "spoiler_safe", isinstance(spoiler, bool), "true or false")
+    budget = raw.get("budget_per_book_usd", 0.0)
+    _check(
+        path,
+        "budget_per_book_usd",
+        isinstance(budget, int | float) and not isinstance(budget, bool) and budget >= 0,
+        "an amount in US dollars, 0 or more (0 means no budget)",
+    )
+    known = {
+        "provider",
+        "strategy",
+        "base_url",
+        "model",
+        "spoiler_safe",
+        "limits",
+        "budget_per_book_usd",
+        "reader",
+    }
     for key in raw:
         _check(
             path,
             key,
-            key
-            in {"provider", "strategy", "base_url", "model", "spoiler_safe", "limits", "reader"},
-            "a known setting (provider, base_url, model, strategy, spoiler_safe, limits, reader)",
+            key in known,
+            "a known setting (provider, base_url, model, strategy, spoiler_safe, limits, "
+            "budget_per_book_usd, reader)",
         )
     return Settings(
         provider,
@@ -144,6 +162,7 @@ def load_settings(paths: Paths) -> Settings:
         strategy,
         spoiler,
         _limits(path, raw.get("limits")),
+        float(budget),
     )
 
 

@@ -108,6 +108,25 @@ class SettingsDialog(QDialog):
         for key, label in STRATEGIES:
             self.strategy.addItem(label, key)
         self.strategy.setCurrentIndex(max(0, self.strategy.findData(current.strategy)))
+        self.strategy_note = QLabel(
+            "Small local models often answer without calling any tool, so their answers are "
+            "not checked against the book. If yours never searches the book, choose "
+            "“Search first, then answer”: Margin then finds the passages itself."
+        )
+        self.strategy_note.setWordWrap(True)
+        self.use_retrieve = QPushButton("Use “Search first, then answer”")
+        self.use_retrieve.setAccessibleName("Use search first for a local model")
+        self.use_retrieve.clicked.connect(
+            lambda: self.strategy.setCurrentIndex(self.strategy.findData("always-retrieve"))
+        )
+        self.budget = QDoubleSpinBox(
+            minimum=0, maximum=10000, decimals=2, value=current.budget_per_book_usd, prefix="$"
+        )
+        self.budget.setSpecialValueText("No budget")
+        self.budget.setAccessibleName("Budget per book")
+        self.budget.setToolTip(
+            "Margin asks before a question would take a book's conversations past this cost."
+        )
         self.spoiler = QCheckBox("Never read past my page (spoiler-safe)")
         self.spoiler.setChecked(current.spoiler_safe)
         self.turns = QSpinBox(minimum=1, maximum=50, value=current.limits.max_turns)
@@ -140,6 +159,9 @@ class SettingsDialog(QDialog):
         form.addRow("Server address", self.base_url)
         form.addRow("Model", model_row)
         form.addRow("Strategy", self.strategy)
+        form.addRow("", self.strategy_note)
+        form.addRow("", self.use_retrieve)
+        form.addRow("Budget per book", self.budget)
         form.addRow("", self.spoiler)
         form.addRow("Steps per question", self.turns)
         form.addRow("Tool calls per question", self.tool_calls)
@@ -169,6 +191,8 @@ class SettingsDialog(QDialog):
         self.base_url.setPlaceholderText(
             LOCAL_DEFAULT_URL if kind == "local" else "Claude's API (default)"
         )
+        self.strategy_note.setVisible(kind == "local")
+        self.use_retrieve.setVisible(kind == "local")
 
     def chosen(self) -> Settings:
         limits = dataclasses.replace(
@@ -184,6 +208,7 @@ class SettingsDialog(QDialog):
             strategy=str(self.strategy.currentData()),
             spoiler_safe=self.spoiler.isChecked(),
             limits=limits,
+            budget_per_book_usd=round(self.budget.value(), 2),
         )
 
     def _key(self) -> str | None:

@@ -98,6 +98,7 @@ class AnswerState:
             self.strategy = event.strategy
         elif isinstance(event, TextDelta):
             self.text += event.text
+            self.activity = ""  # the tool line is over once the answer is being written
         elif isinstance(event, ToolStarted):
             self.activity = f"{event.description}…"
         elif isinstance(event, ToolFinished):

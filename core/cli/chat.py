@@ -10,6 +10,7 @@ import getpass
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from core.cli.context import CliContext, clean, number, say
@@ -199,12 +200,21 @@ def cmd_conversations(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
     from core.agent.answer import fill_hidden
+    from core.export import answer_passages, answer_sources
     from core.labels import pages_label
 
     service = _service(ctx)
     records = service.history(args.conversation)
     if args.json:
-        ctx.print_json([dataclasses.asdict(r) for r in records])
+        rows = []
+        for r in records:
+            data = dataclasses.asdict(r)
+            if r.role == "assistant":
+                data["sources"] = answer_sources(r)  # the pages it cited, with quotes
+                data["passages_used"] = answer_passages(r)  # what the tools returned
+                data["text_shown"] = fill_hidden(r.text, r.withheld, reveal=args.reveal)
+            rows.append(data)
+        ctx.print_json(rows)
         return 0
     for r in records:
         if r.role == "user":
@@ -225,6 +235,36 @@ def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
                     "Sources: "
                     + ", ".join(pages_label(c.first_page, c.last_page) for c in r.citations)
                 )
+    return 0
+
+
+def cmd_export_conversation(args: argparse.Namespace, ctx: CliContext) -> int:
+    from core.export import book_conversations_markdown, conversation_markdown
+
+    if (args.conversation is None) == (args.book is None):
+        raise MarginError(
+            "export_what",
+            "Give either a conversation number or --book BOOK (not both).",
+            hint="List a book's conversations with 'margin conversations BOOK'.",
+        )
+    if args.book is not None:
+        text = book_conversations_markdown(ctx.app, ctx.library.find_book(args.book).id)
+    else:
+        text = conversation_markdown(ctx.app, args.conversation)
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    from core.export import write_text_atomic
+
+    try:
+        path = write_text_atomic(args.out, text)
+    except OSError as exc:
+        raise MarginError(
+            "export_failed",
+            f"Margin could not write {args.out} ({exc.strerror or exc}).",
+            hint="Choose a folder you can write to.",
+        ) from None
+    print(f"Saved {path}.", file=sys.stderr)
     return 0
 
 
@@ -341,6 +381,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_history)
+
+    p = sub.add_parser(
+        "export-conversation",
+        help="a conversation (or all of a book's) as Markdown, with the passages it cited",
+    )
+    p.add_argument("conversation", type=int, metavar="ID", nargs="?")
+    p.add_argument("--book", metavar="BOOK", help="every conversation about this book")
+    p.add_argument("--out", type=Path, metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(handler=cmd_export_conversation)
 
     p = sub.add_parser("rename", help="rename a conversation")
     p.add_argument("conversation", type=number, metavar="CONVERSATION")

