@@ -100,6 +100,8 @@ class Margin:
     def mode(self) -> str:
         """ "anthropic", "local" or "passages": what a question asked now would use (without
         building the agent service, so the window can show it at start-up for free)."""
+        if self._agent is not None:
+            return str(self._agent.mode())
         return self.settings.effective_provider(bool(self.secrets.get()))
 
     @property

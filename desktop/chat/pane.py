@@ -300,7 +300,7 @@ class ChatPane(QWidget):
 
     def _update_banner(self) -> None:
         try:
-            mode = self.service.mode()
+            mode = self.app.mode()  # does not build the agent (start-up stays fast)
         except MarginError as exc:
             self.status.setText(str(exc))
             mode = "passages"
@@ -317,7 +317,7 @@ class ChatPane(QWidget):
         """Import the model SDK in a thread now, and build the client (its TLS set-up takes
         tens of ms; the client must be made on the loop's thread) at start-up rather than in
         the middle of the first answer."""
-        if self.service.mode() != "passages":
+        if self.app.mode() != "passages":
             from core.agent.providers.anthropic import load_sdk
 
             await load_sdk()
@@ -666,7 +666,8 @@ class ChatPane(QWidget):
         super().showEvent(event)
 
     async def shutdown(self) -> None:
-        self._timer.stop()
+        if shiboken6.isValid(self._timer):  # the window may already be gone
+            self._timer.stop()
         runs = list(self.live.values())
         for live in runs:
             live.stop.set()
