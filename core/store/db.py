@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 from pathlib import Path
 
@@ -12,16 +13,24 @@ from core.errors import StorageError
 from core.store.migrations import migrate
 from core.store.models import ALL_MODELS
 
+
+def _busy_timeout_s() -> int:
+    """How long a write waits for another process holding the library (15 s;
+    ``MARGIN_BUSY_TIMEOUT_S`` changes it, which the tests of a locked library use)."""
+    try:
+        return max(1, min(int(os.environ.get("MARGIN_BUSY_TIMEOUT_S", "15")), 600))
+    except ValueError:
+        return 15
+
+
+BUSY_TIMEOUT_S = _busy_timeout_s()
 PRAGMAS = {
     "journal_mode": "wal",
     "foreign_keys": 1,
     "synchronous": "normal",
-    "busy_timeout": 15_000,  # BUSY_TIMEOUT_S
+    "busy_timeout": BUSY_TIMEOUT_S * 1000,
     "cache_size": -16000,
 }
-
-
-BUSY_TIMEOUT_S = 15  # PRAGMAS["busy_timeout"] in seconds
 _FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
 
 

@@ -90,25 +90,26 @@ def test_database_locked_before_the_question(home: tuple[Path, FakeAnthropic]) -
     path, fake = home
     fake.add(Reply.text("never asked"))
     locked = threading.Event()
-    holder = hold_lock(path, 22, locked)
+    # the real wait is 15 s; the test shortens it (MARGIN_BUSY_TIMEOUT_S) and holds the lock longer
+    holder = hold_lock(path, 4, locked)
     assert locked.wait(10)
     began = time.monotonic()
-    done = run(path, "ask", "1", "Anyone there?", timeout=45)
+    done = run(path, "ask", "1", "Anyone there?", timeout=45, MARGIN_BUSY_TIMEOUT_S="2")
     elapsed = time.monotonic() - began
     holder.join()
     assert done.returncode == 1
     assert "The library is busy" in done.stderr and "something went wrong" not in done.stderr
-    assert elapsed < 35
+    assert "2 seconds" in done.stderr and elapsed < 4.5
     assert fake.message_requests == []
 
 
 def test_database_locked_after_the_question_was_saved(home: tuple[Path, FakeAnthropic]) -> None:
     path, fake = home
     fake.add(Reply.text("An answer that cannot be saved.", delay_before=1.0))
-    proc = start(path, "ask", "1", "Will it be kept?")
+    proc = start(path, "ask", "1", "Will it be kept?", MARGIN_BUSY_TIMEOUT_S="2")
     wait_for(lambda: len(fake.message_requests) == 1)
     locked = threading.Event()
-    holder = hold_lock(path, 22, locked)
+    holder = hold_lock(path, 4, locked)
     assert locked.wait(10)
     _out, err = proc.communicate(timeout=45)
     holder.join()
