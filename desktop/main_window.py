@@ -428,7 +428,23 @@ class MainWindow(QMainWindow):
             self.setWindowTitle("Margin")
             self.back_to_book.hide()
             self.show_library()
-        self.library.delete_book(book_id)
+        chat = self.chat
+        if hasattr(chat, "answering") and chat.answering(book_id=book_id):
+
+            async def stop_then_delete() -> None:
+                # its answers stop first and save what they wrote; then the book goes
+                await chat.stop_answers(book_id=book_id)
+                self._delete_book(book_id)
+
+            self.tasks.start(stop_then_delete(), key=f"remove:{book_id}")
+            return
+        self._delete_book(book_id)
+
+    def _delete_book(self, book_id: int) -> None:
+        try:
+            self.library.delete_book(book_id)
+        except MarginError:
+            pass  # removed meanwhile (another window, the CLI)
         self.refresh_library()
 
     def reread_current(self) -> None:

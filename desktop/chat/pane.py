@@ -435,11 +435,53 @@ class ChatPane(QWidget):
         )
         if answer != QMessageBox.StandardButton.Yes:
             return
-        live = self.live.get(self.conversation_id)
-        if live is not None:
+        conversation_id = self.conversation_id
+        if not self.answering(conversation_id=conversation_id):
+            self.service.delete_conversation(conversation_id)
+            self._reload_conversations()
+            return
+
+        async def stop_then_delete() -> None:
+            # its answer stops first and saves what it wrote; then nothing is left writing
+            await self.stop_answers(conversation_id=conversation_id)
+            try:
+                self.service.delete_conversation(conversation_id)
+            except MarginError:
+                pass  # deleted meanwhile (another window, the CLI)
+            self._reload_conversations()
+
+        self.tasks.start(stop_then_delete(), key=f"delete:{conversation_id}")
+
+    def _chosen(self, conversation_id: int | None, book_id: int | None) -> list[LiveRun]:
+        chosen = []
+        for live in list(self.live.values()):
+            if conversation_id is not None and live.conversation_id != conversation_id:
+                continue
+            if book_id is not None:
+                try:
+                    owner = self.service.get_conversation(live.conversation_id).book_id
+                except MarginError:
+                    owner = None
+                if owner != book_id:
+                    continue
+            chosen.append(live)
+        return chosen
+
+    def answering(self, *, conversation_id: int | None = None, book_id: int | None = None) -> bool:
+        """Whether an answer is being written (in that conversation, or about that book)."""
+        return bool(self._chosen(conversation_id, book_id))
+
+    async def stop_answers(
+        self, *, conversation_id: int | None = None, book_id: int | None = None
+    ) -> None:
+        """Stop the answers being written (in one conversation, or about one book) and wait
+        until they have saved what they wrote: before that conversation or book goes."""
+        chosen = self._chosen(conversation_id, book_id)
+        for live in chosen:
             live.stop.set()
-        self.service.delete_conversation(self.conversation_id)
-        self._reload_conversations()
+        tasks = [live.task for live in chosen if live.task is not None and not live.task.done()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=5.0)
 
     # asking ---------------------------------------------------------------------------------
 

@@ -318,3 +318,31 @@ def test_chat_run_survives_switching_books(
     window.open_book(alice_id)
     assert chat.conversation_id == conv
     assert "still here" in chat.transcript_text()
+
+
+@pytest.mark.parametrize("what", ["conversation", "book"])
+def test_deleting_during_an_answer_stops_the_answer_first(
+    with_claude: Any, books_dir: Path, fake_anthropic: FakeAnthropic, qtbot: Any, what: str
+) -> None:
+    """Delete (or Remove book) while an answer streams: the answer stops and saves what it
+    wrote first, then the conversation or book goes; nothing fails or hangs."""
+    window = with_claude
+    book_id = open_alice(window, books_dir)
+    chat = window.chat
+    fake_anthropic.add(Reply.text("slowly " * 300, tokens_per_second=50))
+    conversation = chat.ask("Take your time")
+    qtbot.waitUntil(lambda: "slowly" in chat.transcript_text(), timeout=10000)
+    assert chat.answering(conversation_id=conversation)
+    if what == "conversation":
+        chat.delete_conversation()
+    else:
+        window.remove_book(book_id)
+    qtbot.waitUntil(lambda: not chat.live, timeout=10000)
+    if what == "conversation":
+        qtbot.waitUntil(
+            lambda: not m.Conversation.select().where(m.Conversation.id == conversation).exists(),
+            timeout=5000,
+        )
+    else:
+        qtbot.waitUntil(lambda: window.library.list_books() == [], timeout=5000)
+    assert not m.Run.select().where(m.Run.status == "running").exists()
