@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QUrl, Signal
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -134,6 +134,7 @@ class MainWindow(QMainWindow):
         else:
             self.statusBar().showMessage("Ready", 2000)
         self.refresh_library()
+        self._preload_agent()
         if restore:
             self._restore()
 
@@ -313,6 +314,12 @@ class MainWindow(QMainWindow):
             self.set_full_screen(True)
 
     theme = "system"
+
+    def _preload_agent(self) -> None:
+        """Import the agent's modules (about 70 ms) once the window is up and idle, so
+        opening the first book — which shows its conversations — does not pay for it then,
+        and start-up does not either."""
+        QTimer.singleShot(400, lambda: importlib.import_module("core.agent.service"))
 
     def set_theme(self, name: str) -> None:
         """Colour the whole window (every panel, scrollbars, the page): "system" follows the
