@@ -184,6 +184,7 @@ def theme_switch_ms(app: object, home: Path) -> list[float]:
     import qasync
     from PySide6.QtWidgets import QApplication
 
+    from core.app import Margin
     from core.books.importer import import_book
     from core.paths import resolve_paths
     from core.store.library import Library
@@ -196,7 +197,7 @@ def theme_switch_ms(app: object, home: Path) -> list[float]:
     library = Library.open(resolve_paths(home / "window").ensure())
     first = import_book(library, FIXTURES / "books" / "alice_in_wonderland.epub").book
     import_book(library, FIXTURES / "books" / "metamorphosis.txt")
-    window = MainWindow(library, library.paths, restore=False)
+    window = MainWindow(Margin.of(library), restore=False)
     window.resize(1280, 800)
     window.show()
     window.open_book(first.id, 5)
