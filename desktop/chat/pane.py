@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -976,28 +977,20 @@ class ChatPane(QWidget):
         return export_book_conversations(self.app, self.book_id, path)
 
     def _export_conversation_dialog(self) -> None:
-        if self.conversation_id is None:
-            return
-        name, _ = QFileDialog.getSaveFileName(
-            self, "Export conversation", "conversation.md", "Markdown (*.md)"
-        )
-        if name:
-            try:
-                self.status.setText(f"Saved {self.export_conversation(Path(name))}.")
-            except (MarginError, OSError) as exc:
-                self.status.setText(f"The conversation could not be saved: {exc}")
+        if self.conversation_id is not None:
+            self._export_dialog("conversation", "conversation.md", self.export_conversation)
 
     def _export_book_dialog(self) -> None:
-        if self.book_id is None:
-            return
-        name, _ = QFileDialog.getSaveFileName(
-            self, "Export conversations", "conversations.md", "Markdown (*.md)"
-        )
+        if self.book_id is not None:
+            self._export_dialog("conversations", "conversations.md", self.export_book)
+
+    def _export_dialog(self, what: str, default: str, export: Callable[[Path], Path]) -> None:
+        name, _ = QFileDialog.getSaveFileName(self, f"Export {what}", default, "Markdown (*.md)")
         if name:
             try:
-                self.status.setText(f"Saved {self.export_book(Path(name))}.")
+                self.status.setText(f"Saved {export(Path(name))}.")
             except (MarginError, OSError) as exc:
-                self.status.setText(f"The conversations could not be saved: {exc}")
+                self.status.setText(f"The {what} could not be saved: {exc}")
 
     # links --------------------------------------------------------------------------------
 

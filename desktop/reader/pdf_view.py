@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QScrollArea, QWidget
 
 from core.errors import BookCode, BookError
 from desktop.theme import MARK_RGBA, SELECTION_RGBA, highlight_colour
+from desktop.widgets import history_button
 
 GAP = 12
 CACHE_PAGES = 16
@@ -352,13 +353,8 @@ class PdfView(QScrollArea):
         super().keyPressEvent(event)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
-        if event.button() == Qt.MouseButton.BackButton:
-            self.requestBack.emit()
-            return
-        if event.button() == Qt.MouseButton.ForwardButton:
-            self.requestForward.emit()
-            return
-        super().mousePressEvent(event)
+        if not history_button(self, event):
+            super().mousePressEvent(event)
 
     def _scrolled(self, value: int) -> None:
         probe = value + self.viewport().height() / 3

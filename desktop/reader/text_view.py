@@ -40,6 +40,7 @@ from core.books.model import PageContent
 from core.errors import MarginError
 from desktop.reader.typography import Typography, book_font, side_margin
 from desktop.theme import MARK_RGBA, THEMES, Theme, highlight_colour, page_css
+from desktop.widgets import history_button
 
 log = logging.getLogger("margin.reader")
 
@@ -599,13 +600,8 @@ class TextView(QTextBrowser):
             self.setTextCursor(start)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
-        if event.button() == Qt.MouseButton.BackButton:
-            self.requestBack.emit()
-            return
-        if event.button() == Qt.MouseButton.ForwardButton:
-            self.requestForward.emit()
-            return
-        super().mousePressEvent(event)
+        if not history_button(self, event):
+            super().mousePressEvent(event)
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
         fmt = self.cursorForPosition(event.position().toPoint()).charFormat()
