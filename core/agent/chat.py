@@ -43,6 +43,7 @@ from core.agent.spoilers import SpoilerGuard, SpoilerIndexCache
 from core.agent.tools import ToolBox, ToolContext, ToolOutput
 from core.agent.types import (
     AssistantMessage,
+    Message,
     Question,
     Selection,
     TextPart,
@@ -356,7 +357,10 @@ class ChatWithBook:
             stored = await self.db(self.conversations.stored_messages, conversation_id)
             earlier = [s for s in stored if s.run_id != ids.run_id]
             history = self.context.history(earlier, self.limits, bound=bound)
-            shorter = self.context.history(earlier, self.limits, bound=bound, shrink=True)
+
+            def shorter() -> list[Message]:
+                return self.context.history(earlier, self.limits, bound=bound, shrink=True)
+
             await loop.run(
                 self.strategy, history, UserMessage((question,)), shorter_history=shorter
             )

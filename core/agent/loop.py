@@ -179,7 +179,7 @@ class AgentLoop:
         self.state = RunState()
         self.deadline = self.state.started + limits.deadline_s
         self.messages: list[Message] = []
-        self._shorter: list[Message] | None = None
+        self._shorter: Callable[[], list[Message]] | None = None
         self._history_len = 0
 
     @property
@@ -205,10 +205,11 @@ class AgentLoop:
         history: list[Message],
         question: UserMessage,
         *,
-        shorter_history: list[Message] | None = None,
+        shorter_history: Callable[[], list[Message]] | None = None,
     ) -> None:
-        """Answer ``question`` after ``history``; ``shorter_history`` is used once if the
-        server says the conversation is too long before anything was shown."""
+        """Answer ``question`` after ``history``. If the server says the conversation is too
+        long before anything was shown, ``shorter_history`` builds a shorter one (only then),
+        used once."""
         self._shorter = shorter_history
         self._history_len = len(history)
         self.messages = await strategy.prepare(self, [*history, question])
@@ -366,7 +367,7 @@ class AgentLoop:
                         step,
                     )
                 )
-                self.messages = shorter + self.messages[self._history_len :]
+                self.messages = shorter() + self.messages[self._history_len :]
                 request = dataclasses.replace(request, messages=tuple(self.messages))
 
     def _show(self, text: str | None, step: int) -> None:
