@@ -171,9 +171,9 @@ class SpoilerIndex:
     @classmethod
     def build(cls, db: pw.SqliteDatabase, book_id: int) -> SpoilerIndex:
         """Read the book's pages once (a few tens of ms for 3 MB of text; cache the result)."""
-        pages = db.execute_sql(
-            "SELECT number, text FROM page WHERE book_id = ? ORDER BY number", (book_id,)
-        ).fetchall()
+        from core.store.library import page_texts
+
+        pages = page_texts(db, book_id)
         toc = db.execute_sql(
             "SELECT title, page FROM toc_entry WHERE book_id = ?", (book_id,)
         ).fetchall()

@@ -118,8 +118,9 @@ class BookSearch:
         rows = {
             int(r[0]): r
             for r in self.db.execute_sql(
-                "SELECT id, book_id, start_page, end_page, chapter, text FROM chunk "
-                f"WHERE id IN ({marks}) AND book_id = ?",
+                "SELECT c.id, c.book_id, c.start_page, c.end_page, c.chapter, t.text "
+                "FROM chunk c JOIN chunk_text t ON t.id = c.id "
+                f"WHERE c.id IN ({marks}) AND c.book_id = ?",
                 (*ids, book_id),
             ).fetchall()
         }
@@ -180,9 +181,10 @@ class BookSearch:
         if not expression:
             return []
         rows = self.db.execute_sql(
-            "SELECT c.id, c.book_id, c.start_page, c.end_page, c.chapter, c.text, "
+            "SELECT c.id, c.book_id, c.start_page, c.end_page, c.chapter, t.text, "
             f"{SNIPPET}, bm25(chunk_index) "
             "FROM chunk_index JOIN chunk c ON c.id = chunk_index.rowid "
+            "JOIN chunk_text t ON t.id = c.id "
             "JOIN book b ON b.id = c.book_id "
             "WHERE chunk_index MATCH ? AND b.status = 'ready' ORDER BY bm25(chunk_index) LIMIT ?",
             (expression, max(1, min(limit, 100))),

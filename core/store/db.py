@@ -11,7 +11,7 @@ import peewee as pw
 
 from core.errors import StorageError
 from core.store.migrations import migrate
-from core.store.models import ALL_MODELS
+from core.store.models import ALL_MODELS, page_text, unpack_chunk
 
 
 def _busy_timeout_s() -> int:
@@ -82,6 +82,11 @@ def open_database(path: Path) -> pw.SqliteDatabase:
         path.parent.mkdir(parents=True, exist_ok=True)
         db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, check_same_thread=False)
         db.bind(ALL_MODELS, bind_refs=False, bind_backrefs=False)
+        # Page and chunk text are stored compressed (schema v8): SQL reads a page's text with
+        # margin_text(page.text), a chunk's through the view chunk_text (margin_chunk), and
+        # so does the search index. Every connection gets both.
+        db.register_function(page_text, "margin_text", 1, deterministic=True)
+        db.register_function(unpack_chunk, "margin_chunk", 3, deterministic=True)
         db.connect(reuse_if_open=True)
         migrate(db)
     except (OSError, sqlite3.DatabaseError, pw.DatabaseError) as exc:

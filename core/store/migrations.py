@@ -6,7 +6,8 @@ released one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import peewee as pw
 
@@ -23,6 +24,7 @@ def _v1_initial(db: pw.SqliteDatabase) -> None:
     db.execute_sql("ALTER TABLE book DROP COLUMN parser_version")
     db.execute_sql("ALTER TABLE run DROP COLUMN pid")
     db.execute_sql("ALTER TABLE run DROP COLUMN host")
+    db.execute_sql("ALTER TABLE page ADD COLUMN html TEXT")  # dropped in v8
 
 
 def _v2_tool_call_detail(db: pw.SqliteDatabase) -> None:
@@ -107,6 +109,60 @@ def _v7_single_copy_of_text(db: pw.SqliteDatabase) -> None:
     )
 
 
+CHUNK_TEXT_VIEW = (
+    "CREATE VIEW chunk_text (id, text) AS "
+    "SELECT c.id, margin_chunk(c.text, a.text, b.text) FROM chunk c "
+    "LEFT JOIN page a ON a.book_id = c.book_id AND a.number = c.start_page "
+    "LEFT JOIN page b ON b.book_id = c.book_id AND b.number = c.end_page"
+)
+CHUNK_INDEX_V8 = (
+    "CREATE VIRTUAL TABLE chunk_index USING fts5(text, content='chunk_text', "
+    "content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')"
+)
+
+
+def _v8_compressed_text(db: pw.SqliteDatabase) -> None:
+    # Page and chunk text were stored as plain text (most of the file): from v8 a page's
+    # text and HTML are one compressed blob, and a chunk is compressed against the pages it
+    # was cut from (models.pack_page, pack_chunk). SQL reads them with functions that
+    # core.store.db registers on every connection; the search index reads chunk text through
+    # the view chunk_text. The index holds the same terms; only its content source changes.
+    db.execute_sql("DROP TABLE IF EXISTS chunk_index")
+    cursor = db.cursor()
+
+    def batches(sql: str) -> Iterator[list[Any]]:
+        last = 0
+        while True:  # a big library need not be held in memory at once
+            rows = db.execute_sql(sql, (last,)).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield rows
+
+    # chunks first: they are packed against their pages' plain text, which is still there
+    for (book_id,) in db.execute_sql("SELECT id FROM book").fetchall():
+        texts = dict(db.execute_sql("SELECT number, text FROM page WHERE book_id = ?", (book_id,)))
+        rows = db.execute_sql(
+            "SELECT id, text, start_page, end_page FROM chunk WHERE book_id = ?", (book_id,)
+        ).fetchall()
+        cursor.executemany(
+            "UPDATE chunk SET text = ? WHERE id = ?",
+            [
+                (m.pack_chunk(text, texts.get(first, ""), texts.get(last, "")), rid)
+                for rid, text, first, last in rows
+            ],
+        )
+    for rows in batches("SELECT id, text, html FROM page WHERE id > ? ORDER BY id LIMIT 1000"):
+        cursor.executemany(
+            "UPDATE page SET text = ?, html = NULL WHERE id = ?",
+            [(m.pack_page(text, m.unpack_text(html)), rid) for rid, text, html in rows],
+        )
+    db.execute_sql("ALTER TABLE page DROP COLUMN html")
+    db.execute_sql(CHUNK_TEXT_VIEW)
+    db.execute_sql(CHUNK_INDEX_V8)
+    db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('rebuild')")
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -115,6 +171,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v5_parser_version,
     _v6_run_owner,
     _v7_single_copy_of_text,
+    _v8_compressed_text,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -137,4 +194,17 @@ def migrate(db: pw.SqliteDatabase) -> int:
         with db.atomic():
             MIGRATIONS[version - 1](db)
             db.execute_sql(f"PRAGMA user_version = {version}")
+    if 0 < start < 8 <= SCHEMA_VERSION:
+        _reclaim(db)  # compressing the text freed about half the file once
     return start
+
+
+def _reclaim(db: pw.SqliteDatabase) -> None:
+    """Give freed pages back to the disk (VACUUM); skipped, and tried again never, when
+    another process holds the library — the space is then reused by later imports."""
+    import logging
+
+    try:
+        db.execute_sql("VACUUM")
+    except pw.OperationalError as exc:
+        logging.getLogger(__name__).info("VACUUM after the migration skipped: %s", exc)

@@ -814,14 +814,10 @@ class Reader(QWidget):
     # find and contents -------------------------------------------------------------------
 
     def page_texts(self) -> list[tuple[int, str]]:
-        """Every stored page's text, read once per book (read-only SQL)."""
+        """Every stored page's text, read once per book."""
         if self._page_texts is None:
             assert self.book is not None
-            rows = self.library.db.execute_sql(
-                "SELECT number, text FROM page WHERE book_id = ? ORDER BY number",
-                (self.book.id,),
-            ).fetchall()
-            self._page_texts = [(int(n), str(t)) for n, t in rows]
+            self._page_texts = self.library.page_texts(self.book.id)
         return self._page_texts
 
     def run_find(self) -> None:

@@ -11,6 +11,7 @@ from core.search import BookSearch
 from core.store.db import open_database
 from core.store.library import Library
 from core.store.migrations import SCHEMA_VERSION, current_version
+from core.store.models import page_text, unpack_chunk, unpack_page
 
 
 def test_migrates_an_empty_file(tmp_path: Path) -> None:
@@ -187,7 +188,7 @@ def test_search_index_keeps_no_copy_of_the_text(books_dir: Path) -> None:
         db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
         db.execute_sql("VACUUM")
         size = library.paths.database.stat().st_size
-        assert size / total < 4.0, size / total  # it was 5.6 with three copies of the text
+        assert size / total < 2.5, size / total  # 5.6 with three copies of the text; 3.9 in v7
         books = library.list_books()
         hit = BookSearch(db).search_book(books[-1].id, "rabbit watch", limit=3)
         assert hit and "«" in hit[0].snippet
@@ -205,8 +206,9 @@ def test_search_index_keeps_no_copy_of_the_text(books_dir: Path) -> None:
 
 
 def test_v6_library_migrates_to_one_copy_of_the_text(books_dir: Path) -> None:
-    """An existing (schema 6) library: its index is rebuilt without the copy, page HTML is
-    compressed, and searching and reading give the same results as before."""
+    """An existing (schema 6) library: its index is rebuilt without the copy, page text and
+    HTML and chunk text are compressed, the file shrinks, and searching and reading give the
+    same results as before."""
     library, _ = _import_fixtures(books_dir)
     db = library.db
     books = library.list_books()
@@ -217,23 +219,36 @@ def test_v6_library_migrates_to_one_copy_of_the_text(books_dir: Path) -> None:
     before_pages = [library.page(b.id, 3) for b in books]
     path = library.paths.database
     library.close()
-    # turn the database back into schema 6: an FTS table with its own copy, plain HTML
+    # turn the database back into schema 6: plain page text and HTML in their own columns,
+    # plain chunk text, and an FTS table with its own copy of the text
     con = sqlite3.connect(path)
+    con.create_function("margin_text", 1, page_text)
+    con.create_function("margin_chunk", 3, unpack_chunk)
+    con.create_function("page_html", 1, lambda blob: unpack_page(blob)[1])
     con.execute("DROP TABLE chunk_index")
+    con.execute("UPDATE chunk SET text = (SELECT text FROM chunk_text t WHERE t.id = chunk.id)")
+    con.execute("DROP VIEW chunk_text")
+    con.execute("ALTER TABLE page ADD COLUMN html TEXT")
+    con.execute("UPDATE page SET html = page_html(text), text = margin_text(text)")
     con.execute(
         "CREATE VIRTUAL TABLE chunk_index USING fts5(text, "
         "tokenize='porter unicode61 remove_diacritics 2')"
     )
     con.execute("INSERT INTO chunk_index (rowid, text) SELECT id, text FROM chunk")
-    con.create_function("unpack", 2, lambda html, text: _plain(html, text))
-    con.execute("UPDATE page SET html = unpack(html, text) WHERE html IS NOT NULL")
+    assert con.execute("SELECT typeof(text) FROM page LIMIT 1").fetchone()[0] == "text"
     con.execute("PRAGMA user_version = 6")
     con.commit()
+    con.execute("VACUUM")
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     con.close()
+    v6_size = path.stat().st_size
     library = Library.open(resolve_paths())
     try:
         db = library.db
         assert db.execute_sql("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert path.stat().st_size < 0.7 * v6_size, (path.stat().st_size, v6_size)
+        db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('integrity-check')")
         tables = {r[0] for r in db.execute_sql("SELECT name FROM sqlite_master").fetchall()}
         assert "chunk_index_content" not in tables
         after = [
@@ -243,10 +258,3 @@ def test_v6_library_migrates_to_one_copy_of_the_text(books_dir: Path) -> None:
         assert [library.page(b.id, 3) for b in books] == before_pages
     finally:
         library.close()
-
-
-def _plain(html: bytes | str, text: str) -> str:
-    from core.store.models import plain_html, unpack_text
-
-    value = unpack_text(html)
-    return plain_html(text) if value == "" else str(value)

@@ -1,0 +1,188 @@
+"""Library database size against the books' own size, and import time, base vs now.
+
+Book sets: the fixture books (Alice and Metamorphosis, EPUB and text), hold-out books the
+project's tests never tuned on (real prose in other layouts: EPUBs cut into other chapters,
+this machine's licence texts as an EPUB, a Markdown and an HTML book), synthetic
+Gutenberg-shaped EPUBs (their small-vocabulary text packs 4.5x in the zip, so their ratio is
+harsher than a real book's), a real-book PDF made of the fixture PDFs repeated, and all of
+them in one library. Each set is imported into a new library by a fresh process running
+either the code at git ``--base`` (default: the commit before schema v8) or the working tree,
+alternating, ``ROUNDS`` times; the database is checkpointed and vacuumed before it is
+measured. Target (issue 17, item 13): database <= 2.5 x the books' size, import no slower.
+Run: .venv/bin/python tests/bench/bench_dbsize.py [--base REF]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROUNDS = 3
+BASE = "fd5c526"
+
+
+def worker(root: Path, files: list[Path]) -> None:
+    """In a fresh process: import ``files`` with the code at ``root`` and print the figures."""
+    sys.path.insert(0, str(root))
+    from core.books.importer import import_book
+    from core.books.pdf import shutdown_workers
+    from core.paths import resolve_paths
+    from core.store.library import Library
+
+    with tempfile.TemporaryDirectory() as home:
+        lib = Library.open(resolve_paths(home))
+        start = time.perf_counter()
+        for path in files:
+            import_book(lib, path)
+        elapsed = time.perf_counter() - start
+        shutdown_workers()
+        lib.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        lib.db.execute_sql("VACUUM")
+        size = lib.paths.database.stat().st_size
+        lib.close()
+    print(json.dumps({"size": size, "seconds": elapsed}))
+
+
+def book_sets(folder: Path) -> dict[str, list[Path]]:
+    from bench_import import real_book_pdf
+    from common import FIXTURES
+
+    from tests.core.books.epubgen import gutenberg_like_epub, make_epub
+
+    books = FIXTURES / "books"
+    fixture = [
+        books / n
+        for n in (
+            "alice_in_wonderland.epub",
+            "alice_in_wonderland.txt",
+            "metamorphosis.epub",
+            "metamorphosis.txt",
+        )
+    ]
+    synthetic = [
+        gutenberg_like_epub(folder / "holmes.epub", paragraphs_per_part=40),
+        gutenberg_like_epub(folder / "holmes-nav.epub", use_ncx=False, paragraphs_per_part=90),
+    ]
+    # real prose in layouts the fixtures do not have: EPUBs cut into other chapters, the
+    # licence texts of this machine as a book, Markdown and HTML
+    holdout = []
+    for name in ("metamorphosis", "alice_in_wonderland"):
+        paras = [
+            p.strip().replace("\n", " ").replace("&", "&amp;").replace("<", "&lt;")
+            for p in (books / f"{name}.txt").read_text(encoding="utf-8").split("\n\n")
+            if p.strip()
+        ]
+        chapters = [
+            (f"Section {i // 45 + 1}", "".join(f"<p>{p}</p>" for p in paras[i : i + 45]))
+            for i in range(0, len(paras), 45)
+        ]
+        holdout.append(make_epub(folder / f"{name}-recut.epub", chapters, title=name))
+    licences = sorted(Path("/usr/share/common-licenses").glob("*"))
+    chapters = [
+        (f.name, "".join(f"<p>{p.strip()}</p>" for p in f.read_text().split("\n\n") if p))
+        for f in licences
+        if f.is_file() and not f.is_symlink()
+    ]
+    if chapters:
+        holdout.append(make_epub(folder / "licences.epub", chapters, title="Licences"))
+    # Markdown and HTML books from the text of Metamorphosis, in its own parts
+    text = (books / "metamorphosis.txt").read_text(encoding="utf-8")
+    paragraphs = [p.strip().replace("\n", " ") for p in text.split("\n\n") if p.strip()]
+    md = folder / "metamorphosis.md"
+    md.write_text(
+        "\n\n".join(
+            (f"## Part {i // 80 + 1}\n\n" if i % 80 == 0 else "") + p
+            for i, p in enumerate(paragraphs)
+        ),
+        encoding="utf-8",
+    )
+    html = folder / "alice.html"
+    alice = (books / "alice_in_wonderland.txt").read_text(encoding="utf-8")
+    html.write_text(
+        "<html><head><title>Alice</title></head><body>"
+        + "".join(
+            (f"<h2>Part {i // 60 + 1}</h2>" if i % 60 == 0 else "") + f"<p>{p}</p>"
+            for i, p in enumerate(
+                p.strip().replace("\n", " ").replace("<", "&lt;")
+                for p in alice.split("\n\n")
+                if p.strip()
+            )
+        )
+        + "</body></html>",
+        encoding="utf-8",
+    )
+    holdout += [md, html]
+    pdf = [real_book_pdf(folder / "realbook.pdf")]
+    return {
+        "fixture books": fixture,
+        "hold-out EPUB, Markdown, HTML": holdout,
+        "synthetic Gutenberg-shaped EPUBs": synthetic,
+        "real-book PDF (420 pages)": pdf,
+        "all together": fixture + holdout + synthetic + pdf,
+    }
+
+
+def run_worker(root: Path, files: list[Path]) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--worker", str(root), *map(str, files)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def main(base: str) -> None:
+    from common import ROOT, machine, median, report
+
+    print(f"bench_dbsize on {machine()}; base {base} vs working tree, {ROUNDS} rounds")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        old = folder / "base"
+        old.mkdir()
+        archive = subprocess.run(
+            ["git", "archive", base, "core", "prompts"], cwd=ROOT, capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        sets = book_sets(folder)
+        for name, files in sets.items():
+            books = sum(f.stat().st_size for f in files)
+            figures: dict[str, list[dict[str, float]]] = {"base": [], "now": []}
+            for _ in range(ROUNDS):
+                figures["base"].append(run_worker(old, files))
+                figures["now"].append(run_worker(ROOT, files))
+            size = {k: median([r["size"] for r in v]) for k, v in figures.items()}
+            secs = {k: median([r["seconds"] for r in v]) for k, v in figures.items()}
+            print(f"  {name}: {len(files)} files, {books / 1024:.0f} KiB")
+            report(
+                "  database / books, base",
+                f"{size['base'] / books:.2f} x ({size['base'] / 1024:.0f} KiB)",
+                "-",
+                True,
+            )
+            report(
+                "  database / books, now",
+                f"{size['now'] / books:.2f} x ({size['now'] / 1024:.0f} KiB)",
+                "<= 2.5 x",
+                size["now"] <= 2.5 * books,
+            )
+            ratio = secs["now"] / secs["base"]
+            report(
+                "  import time now / base",
+                f"{secs['now'] * 1000:.0f} / {secs['base'] * 1000:.0f} ms = {ratio:.2f}",
+                "<= 1.0 (noise)",
+                ratio <= 1.05,
+            )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--worker":
+        worker(Path(sys.argv[2]), [Path(p) for p in sys.argv[3:]])
+    else:
+        main(sys.argv[sys.argv.index("--base") + 1] if "--base" in sys.argv else BASE)
