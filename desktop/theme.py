@@ -14,11 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter, QPalette
 from PySide6.QtWidgets import (
     QProxyStyle,
     QStyle,
+    QStyleOption,
     QStyleOptionComplex,
     QStyleOptionSlider,
     QWidget,
@@ -241,6 +242,25 @@ class ThemeStyle(QProxyStyle):
         super().__init__("Fusion")
         self.handle = QColor(WINDOW_THEMES["light"].scroll_handle)
         self.handle_hover = QColor(WINDOW_THEMES["light"].scroll_handle_hover)
+
+    def drawPrimitive(
+        self,
+        element: QStyle.PrimitiveElement,
+        option: QStyleOption,
+        painter: QPainter,
+        widget: QWidget | None = None,
+    ) -> None:
+        super().drawPrimitive(element, option, painter, widget)
+        # Fusion outlines a check box in the window colour darkened, which vanishes on a dark
+        # window: draw the box's edge again in the handle colour, which every theme makes
+        # stand out from its panels.
+        if element == QStyle.PrimitiveElement.PE_IndicatorCheckBox:
+            painter.save()
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            painter.setPen(self.handle)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(QRectF(option.rect).adjusted(0.5, 0.5, -0.5, -0.5), 2, 2)
+            painter.restore()
 
     def drawComplexControl(
         self,

@@ -11,7 +11,15 @@ import pytest
 from PySide6.QtCore import QPoint, QSize, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter, QPalette
 from PySide6.QtPdf import QPdfDocument
-from PySide6.QtWidgets import QApplication, QPlainTextEdit, QStyle, QStyleOptionSlider, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QPlainTextEdit,
+    QStyle,
+    QStyleOptionButton,
+    QStyleOptionSlider,
+    QWidget,
+)
 
 from core.books.importer import import_book
 from core.store.library import Library
@@ -147,6 +155,25 @@ def test_scrollbar_handles_stand_out_from_the_page(
         assert contrast(colour, background) >= 2.0, (
             f"{where} handle {colour.name()} on {background.name()} in {name}"
         )
+
+
+@pytest.mark.parametrize("name", ["light", "sepia", "dark"])
+def test_an_empty_check_box_shows_its_edge(qapp: QApplication, qtbot: Any, name: str) -> None:
+    """Fusion outlines a check box in the window colour darkened: on the dark window that edge
+    was all but invisible (the reader's "Finished" box looked like plain text)."""
+    apply_app_theme(qapp, name)
+    box = QCheckBox("Finished")
+    qtbot.addWidget(box)
+    box.show()
+    qtbot.waitExposed(box)
+    option = QStyleOptionButton()
+    box.initStyleOption(option)
+    edge = box.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, box)
+    image = box.grab().toImage()
+    window = QColor(WINDOW_THEMES[name].window)
+    colours = [image.pixelColor(edge.left(), y) for y in range(edge.top() + 3, edge.bottom() - 2)]
+    best = max(contrast(c, window) for c in colours)
+    assert best >= 1.8, f"check box edge on {window.name()} in {name}: {best:.2f}"
 
 
 def test_selection_and_text_colours_are_legible_in_every_theme() -> None:
