@@ -155,6 +155,9 @@ class _Builder:
         self._images = 0
 
     def flush(self) -> None:
+        if not self._text and not self._html:
+            self._kind = "p"  # nothing pending (no text, no image): only the kind resets
+            return
         text = _clean("".join(self._text))
         frag = "".join(self._html).strip()
         if text:
@@ -277,6 +280,21 @@ def _safe_href(href: str) -> str | None:
     return None
 
 
+def _text_only(node: LexborNode, b: _Builder) -> bool:
+    """The common paragraph whose only child is its text, made into a block at once: what
+    walking it and flushing would give (``b`` has nothing pending). False for any other
+    element, which the caller walks."""
+    first = node.child
+    if first is None or first.next is not None or first.tag != "-text":
+        return False
+    value = first.text_content or ""
+    text = _clean(value)
+    if text:
+        b.blocks.append(Block(b._kind, text, html.escape(value, quote=False).strip()))
+    b._kind = "p"
+    return True
+
+
 def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
     child = node.child
     while child is not None:
@@ -290,12 +308,18 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
                 b._html.append(html.escape(value, quote=False))
             else:
                 b.text(value)
+        elif tag == "p":  # the most common element: what the BLOCK_TAGS branch does
+            b.flush()
+            if pre or not _text_only(child, b):
+                _walk(child, b, pre)
+                b.flush()
         elif tag in DROP or tag is None or tag.startswith("-"):
             pass
         elif tag in HEADINGS:
             b.start(tag)
-            _walk(child, b, pre)
-            b.flush()
+            if pre or not _text_only(child, b):
+                _walk(child, b, pre)
+                b.flush()
         elif tag == "hr":
             b.flush()
         elif tag == "br":
@@ -323,8 +347,9 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             b._kind = "p"
         elif tag in ("li", "dt", "dd"):
             b.start("li")
-            _walk(child, b, pre)
-            b.flush()
+            if pre or not _text_only(child, b):
+                _walk(child, b, pre)
+                b.flush()
         elif tag == "blockquote":
             b.flush()
             before = len(b.blocks)
@@ -343,8 +368,9 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
                 b.text(" ")
             else:
                 b.flush()
-                _walk(child, b, pre)
-                b.flush()
+                if pre or not _text_only(child, b):
+                    _walk(child, b, pre)
+                    b.flush()
         elif tag == "a":
             href = _safe_href(child.attributes.get("href") or "")
             if href:
