@@ -155,10 +155,14 @@ class _Builder:
         self._images = 0
 
     def flush(self) -> None:
-        if not self._text and not self._html:
-            self._kind = "p"  # nothing pending (no text, no image): only the kind resets
+        joined = "".join(self._text)
+        if not self._images and (not joined or joined.isspace()):
+            # no text (at most the white space between two blocks) and no image: no block
+            self._text.clear()
+            self._html.clear()
+            self._kind = "p"
             return
-        text = _clean("".join(self._text))
+        text = _clean(joined)
         frag = "".join(self._html).strip()
         if text:
             self.blocks.append(Block(self._kind, text, frag))

@@ -23,6 +23,7 @@ EDGE_CASES = """<html><head><title>  Edge\u00a0cases </title></head><body id="to
 <p>   </p>
 <p>\u00a0</p>
 <p></p>
+<p> <b> </b><br/>\u2003</p>
 <p>Text and <b>bold</b> and <a href="https://example.org/">a link</a>.</p>
 <p><a name="old">Old-style anchor</a></p>
 <ul><li>Item one</li><li id="li2">Item <i>two</i></li><li></li></ul>
@@ -81,6 +82,13 @@ def test_text_only_paragraphs_match_the_full_walk(
     ]
     assert blocks[3].html == "Wanted &amp; escaped &lt;text&gt;"
     assert anchors["para"] == 3 and "missing" not in anchors
+    # paragraphs of white space (even around inline tags) give no block; an image alone does
+    assert [b.kind for b in blocks] == (
+        "h1 h2 p p p p li li li li quote quote p p p pre p table h3 p p p p img".split()
+    )
+    assert blocks[-1] == htmlblocks.Block(
+        "img", "", '<img src="book:/pic.png" alt="only an image">'
+    )
     assert sum(len(b) for _, b, _ in fast) > 1000, "the real books gave their blocks"
 
 
