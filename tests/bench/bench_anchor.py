@@ -22,7 +22,12 @@ Setting up (none of the anchor's code, nor its libraries, ever goes into this re
 
        MARGIN_ANCHOR_SRC=/path/to/interactive-books/python/source \\
        MARGIN_ANCHOR_DEPS=/tmp/anchor-deps \\
-           .venv/bin/python tests/bench/bench_anchor.py [--rounds N] [--quick]
+           .venv/bin/python tests/bench/bench_anchor.py [--rounds N] [--quick] \\
+           [--only TEXT] [--with-import]
+
+   ``--rounds N``: rounds per book (5); ``--quick``: only the smaller books; ``--only
+   TEXT``: only the books whose label holds TEXT (e.g. ``--only Markdown``);
+   ``--with-import``: also our whole import (parse, chunks, store, index), for reference.
 
 The anchor runs in a process of its own (its selectolax is not ours, and its modules stay
 apart from ours); both sides time the parse inside their own process, so the pipe between
@@ -219,24 +224,27 @@ def make_epub16(path: Path) -> Path:
     return make_epub(path, [(f"Chapter {n + 1}", body) for n in range(140)], title="Sixteen")
 
 
-def books(work: Path, quick: bool) -> dict[str, Path]:
+def books(work: Path, quick: bool, only: str) -> dict[str, Path]:
     from bench_import import real_book_pdf
 
-    found = {
-        "EPUB, generated, 16 MiB of XHTML": make_epub16(work / "big16.epub"),
-        "EPUB, alice_in_wonderland.epub": FIXTURES / "books" / "alice_in_wonderland.epub",
-        "TXT, alice_in_wonderland.txt": FIXTURES / "books" / "alice_in_wonderland.txt",
-        "TXT, Alice ×20 (3.2 MiB)": make_text(work / "alice20.txt", 20),
-        "Markdown, Alice": make_markdown(work / "alice.md", 1),
-        "Markdown, Alice ×10": make_markdown(work / "alice10.md", 10),
-        "HTML, Alice": make_html(work / "alice.html", 1),
-        "HTML, Alice ×10": make_html(work / "alice10.html", 10),
-        "PDF, real-book pages, 420 pages": real_book_pdf(work / "real420.pdf", 60),
-        "PDF, real-book pages, 2,002 pages": real_book_pdf(work / "real2002.pdf", 286),
+    alice = FIXTURES / "books" / "alice_in_wonderland"
+    makers: dict[str, Callable[[], Path]] = {
+        "EPUB, generated, 16 MiB of XHTML": lambda: make_epub16(work / "big16.epub"),
+        "EPUB, alice_in_wonderland.epub": lambda: alice.with_suffix(".epub"),
+        "TXT, alice_in_wonderland.txt": lambda: alice.with_suffix(".txt"),
+        "TXT, Alice ×20 (3.2 MiB)": lambda: make_text(work / "alice20.txt", 20),
+        "Markdown, Alice": lambda: make_markdown(work / "alice.md", 1),
+        "Markdown, Alice ×10": lambda: make_markdown(work / "alice10.md", 10),
+        "HTML, Alice": lambda: make_html(work / "alice.html", 1),
+        "HTML, Alice ×10": lambda: make_html(work / "alice10.html", 10),
+        "PDF, real-book pages, 420 pages": lambda: real_book_pdf(work / "real420.pdf", 60),
+        "PDF, real-book pages, 2,002 pages": lambda: real_book_pdf(work / "real2002.pdf", 286),
     }
-    if quick:
-        found = {k: v for k, v in found.items() if "×" not in k and "2,002" not in k}
-    return found
+    return {
+        label: make()
+        for label, make in makers.items()
+        if only.lower() in label.lower() and not (quick and ("×" in label or "2,002" in label))
+    }
 
 
 # --- the run -----------------------------------------------------------------------------------
@@ -295,6 +303,7 @@ def main() -> None:
     rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else ROUNDS
     quick = "--quick" in args
     with_import = "--with-import" in args
+    only = args[args.index("--only") + 1] if "--only" in args else ""
     print(
         f"bench_anchor on {machine()}\n"
         f"ours = core.books.parse.parse_book, anchor = interactive-books BookParser().parse;"
@@ -308,7 +317,7 @@ def main() -> None:
     results: dict[str, dict[str, Row]] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            inputs = books(Path(tmp), quick)
+            inputs = books(Path(tmp), quick, only)
             for busy in (False, True):
                 state = "other core busy" if busy else "other core idle"
                 print(f"{state}:")
