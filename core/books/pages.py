@@ -103,19 +103,32 @@ def paginate_blocks(chapters: Sequence[Chapter], *, target: int = 2000) -> Pagin
     pages: list[PageContent] = []
     first_pages: list[int] = []
     block_pages: list[list[int]] = []
+    whole = target * 3 // 2  # a block up to this long is never cut (see _pieces)
     for index, chapter in enumerate(chapters):
         first_pages.append(len(pages) + 1)
-        groups: list[list[Block]] = [[]]
+        group: list[Block] = []
+        groups: list[list[Block]] = [group]
         where: list[int] = []
         size = 0
         for block in chapter.blocks:
+            length = len(block.text)
+            if length <= whole:  # the common case of the loop below, without the list
+                if size and size + length > target:
+                    group = []
+                    groups.append(group)
+                    size = 0
+                where.append(len(groups) - 1)
+                group.append(block)
+                size += length + 2
+                continue
             for n, piece in enumerate(_pieces(block, target)):
                 if size and size + len(piece.text) > target:
-                    groups.append([])
+                    group = []
+                    groups.append(group)
                     size = 0
                 if n == 0:
                     where.append(len(groups) - 1)
-                groups[-1].append(piece)
+                group.append(piece)
                 size += len(piece.text) + 2
         group_page: list[int] = []
         for group in groups:
@@ -127,8 +140,13 @@ def paginate_blocks(chapters: Sequence[Chapter], *, target: int = 2000) -> Pagin
                 PageContent(
                     number=number,
                     label=str(number),
-                    text="\n\n".join(b.text for b in group if b.text),
-                    html="\n".join(block_html(b) for b in group),
+                    text="\n\n".join([b.text for b in group if b.text]),
+                    html="\n".join(
+                        [
+                            f"<p>{b.html}</p>" if b.kind == "p" and b.html else block_html(b)
+                            for b in group
+                        ]
+                    ),
                     chapter=index,
                 )
             )

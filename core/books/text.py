@@ -18,6 +18,7 @@ _GUTENBERG_END = re.compile(r"^\*\*\* ?END OF (?:THE|THIS) PROJECT GUTENBERG.*$"
 _TITLE_LINE = re.compile(r"^Title:\s*(.+)$", re.M)
 _AUTHOR_LINE = re.compile(r"^Author:\s*(.+)$", re.M)
 _LANGUAGE_LINE = re.compile(r"^Language:\s*(.+)$", re.M)
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 
 def decode_text(data: bytes, path: Path) -> str:
@@ -91,8 +92,9 @@ def check_text_budget(chars: int, path: Path, limits: Limits) -> None:
 def _paragraphs(text: str, limits: Limits, path: Path) -> list[Para]:
     paras: list[Para] = []
     total = 0
-    for raw in re.split(r"\n[ \t]*\n", text):
-        lines = tuple(ln for ln in (ln.strip() for ln in raw.split("\n")) if ln)
+    budget = limits.max_pages * MAX_PAGE_CHARS  # what check_text_budget allows
+    for raw in _BLANK_LINE.split(text):
+        lines = tuple(filter(None, map(str.strip, raw.split("\n"))))
         if not lines:
             continue
         para = Para(lines)
@@ -102,7 +104,8 @@ def _paragraphs(text: str, limits: Limits, path: Path) -> list[Para]:
                 path, f"one paragraph is longer than {limits.max_paragraph_chars:,} characters"
             )
         total += size
-        check_text_budget(total, path, limits)
+        if total > budget:
+            check_text_budget(total, path, limits)
         paras.append(para)
     return paras
 
@@ -148,7 +151,8 @@ def parse_text(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> P
             continue
         heading = headings.get(i)
         if heading is None:
-            current.append(Block("p", para.text, htmllib.escape(para.text, quote=False)))
+            joined = para.text
+            current.append(Block("p", joined, htmllib.escape(joined, quote=False)))
             continue
         skip = heading.span - 1
         block = Block("h2", heading.title, htmllib.escape(heading.title, quote=False))

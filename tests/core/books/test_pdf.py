@@ -135,3 +135,31 @@ def test_clean_page_text_paragraphs_and_controls() -> None:
     text = clean_page_text(raw)
     assert "\r" not in text and "\x02" not in text
     assert "Short end.\n\nNext para" in text
+
+
+def test_a_worker_opens_a_document_once_for_all_its_pieces(tmp_path: Path, pdf_dir: Path) -> None:
+    """Run here in-process: the pieces of one book reuse the open document (opening a long
+    PDF costs more than a few pages of text); another file, or the same file changed, is
+    opened anew; closing forgets it."""
+    import shutil
+
+    path = tmp_path / "book.pdf"
+    shutil.copy(pdf_dir / "pdflatex-4-pages.pdf", path)
+    pdf._worker_close()
+    try:
+        first = pdf._worker_extract(str(path), 0, 2)
+        doc = pdf._worker_doc
+        assert doc is not None
+        second = pdf._worker_extract(str(path), 2, 4)
+        assert pdf._worker_doc is doc, "the second piece used the open document"
+        assert len(first) == len(second) == 2 and all(first + second)
+        other = pdf._worker_extract(str(pdf_dir / "multicolumn.pdf"), 0, 1)
+        assert pdf._worker_doc is not doc and "Two-Column Document" in other[0]
+        pdf._worker_extract(str(path), 0, 1)
+        reopened = pdf._worker_doc
+        path.write_bytes((pdf_dir / "multicolumn.pdf").read_bytes())  # replaced in place
+        assert pdf._worker_extract(str(path), 0, 1) == other
+        assert pdf._worker_doc is not reopened
+    finally:
+        pdf._worker_close()
+    assert pdf._worker_doc is None
