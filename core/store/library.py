@@ -289,13 +289,7 @@ class Library:
         # Text is stored compressed; zlib lets go of the GIL, so the chunks are packed on a
         # second thread while this one packs the pages (about a third of an import's time).
         with ThreadPoolExecutor(1, thread_name_prefix="pack") as pool:
-            texts = {p.number: p.text for p in parsed.pages}
-            packed_chunks = pool.submit(
-                lambda: [
-                    m.pack_chunk(c.text, texts.get(c.start_page, ""), texts.get(c.end_page, ""))
-                    for c in chunks
-                ]
-            )
+            packed_chunks = pool.submit(self._pack_chunks, parsed, chunks)
             pages = [
                 (book_id, p.number, p.label, p.chapter, m.pack_page(p.text, p.html))
                 for p in parsed.pages
@@ -329,6 +323,16 @@ class Library:
             "INSERT INTO chunk_index (rowid, text) VALUES (?, ?)",
             [(cid, c.text) for cid, c in zip(ids, chunks, strict=True)],
         )
+
+    @staticmethod
+    def _pack_chunks(parsed: ParsedBook, chunks: Sequence[BookChunk]) -> list[bytes]:
+        texts = {p.number: p.text.encode("utf-8") for p in parsed.pages}
+        return [
+            m.pack_chunk(
+                c.text, m.chunk_pages(texts.get(c.start_page, b""), texts.get(c.end_page, b""))
+            )
+            for c in chunks
+        ]
 
     def replace_content(
         self, book_id: int, *, parsed: ParsedBook, chunks: Sequence[BookChunk]

@@ -148,7 +148,7 @@ def _v8_compressed_text(db: pw.SqliteDatabase) -> None:
         cursor.executemany(
             "UPDATE chunk SET text = ? WHERE id = ?",
             [
-                (m.pack_chunk(text, texts.get(first, ""), texts.get(last, "")), rid)
+                (m.pack_chunk(text, m.chunk_pages(texts.get(first, ""), texts.get(last, ""))), rid)
                 for rid, text, first, last in rows
             ],
         )

@@ -60,21 +60,36 @@ def unpack_text(value: bytes | str | None) -> str | None:
     return zlib.decompress(value).decode("utf-8")
 
 
-# A chunk (schema v8) is stored as b"C" and its text compressed against the text of its first
-# and last page (zlib's preset dictionary): a chunk is cut from those pages, so what is stored
-# is little more than "copy these runs from the pages". Read it through the view
-# ``chunk_text``, which hands ``margin_chunk`` the pages it needs.
+# A chunk (schema v8) is stored as b"C", where in its pages' text its preset dictionary
+# starts and how long it is, and its text compressed against that dictionary (zlib's zdict):
+# a chunk is cut from its first and last page, so the dictionary is the stretch of those pages
+# it was cut from, and what is stored is little more than "copy this run". Read a chunk
+# through the view ``chunk_text``, which hands ``margin_chunk`` its pages.
 CHUNK_BLOB = b"C"
+_PROBE = 24  # bytes of the chunk's start looked up in its pages
+_WINDOW = 32768  # zlib looks back 32 KiB at most
 
 
-def _chunk_dictionary(first_page: str, last_page: str) -> bytes:
-    pages = first_page if first_page == last_page else first_page + "\n\n" + last_page
-    return pages.encode("utf-8")[-32768:]  # zlib looks back 32 KiB at most
+def chunk_pages(first_page: str | bytes, last_page: str | bytes) -> bytes:
+    """The text a chunk is packed against: its first page, and its last when that differs."""
+    first = first_page.encode("utf-8") if isinstance(first_page, str) else first_page
+    last = last_page.encode("utf-8") if isinstance(last_page, str) else last_page
+    return first if first == last else first + b"\n\n" + last
 
 
-def pack_chunk(text: str, first_page: str, last_page: str) -> bytes:
-    packer = zlib.compressobj(1, zdict=_chunk_dictionary(first_page, last_page))
-    return CHUNK_BLOB + packer.compress(text.encode("utf-8")) + packer.flush()
+def pack_chunk(text: str, pages: bytes) -> bytes:
+    """``pages`` is ``chunk_pages(first, last)`` of the chunk's first and last page."""
+    body = text.encode("utf-8")
+    at = pages.find(body[:_PROBE]) if body else -1
+    if at >= 0:  # the usual case: the stretch the chunk was cut from, with some slack
+        start, size = at, min(len(body) + 512, _WINDOW)
+    else:
+        start = max(0, len(pages) - _WINDOW)
+        size = len(pages) - start
+    window = pages[start : start + size]
+    packer = zlib.compressobj(1, zdict=window) if window else zlib.compressobj(1)
+    head = CHUNK_BLOB + start.to_bytes(4, "little") + len(window).to_bytes(4, "little")
+    return head + packer.compress(body) + packer.flush()
 
 
 def unpack_chunk(value: bytes | str | None, first_page: Any, last_page: Any) -> str:
@@ -85,11 +100,15 @@ def unpack_chunk(value: bytes | str | None, first_page: Any, last_page: Any) -> 
     if isinstance(value, str):  # a row not yet migrated to v8
         return value
     value = bytes(value)
-    if not value.startswith(CHUNK_BLOB):
+    if not value.startswith(CHUNK_BLOB) or len(value) < 9:
         raise ValueError("not a stored chunk")
-    first, last = unpack_page(first_page)[0], unpack_page(last_page)[0]
-    unpacker = zlib.decompressobj(zdict=_chunk_dictionary(first, last))
-    return (unpacker.decompress(value[1:]) + unpacker.flush()).decode("utf-8")
+    start, size = int.from_bytes(value[1:5], "little"), int.from_bytes(value[5:9], "little")
+    pages = chunk_pages(unpack_page(first_page)[0], unpack_page(last_page)[0])
+    window = pages[start : start + size]
+    if len(window) != size:
+        raise ValueError("a stored chunk does not match its pages")
+    unpacker = zlib.decompressobj(zdict=window) if window else zlib.decompressobj()
+    return (unpacker.decompress(value[9:]) + unpacker.flush()).decode("utf-8")
 
 
 # A page (schema v8) is one blob: b"P", what its HTML is (none, the text's paragraphs, or
