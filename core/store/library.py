@@ -286,43 +286,47 @@ class Library:
         """Pages, contents, chunks and the search index of one book (inside a transaction):
         the one place that writes the index."""
         cursor = self.db.cursor()
-        # Text is stored compressed; zlib lets go of the GIL, so the chunks are packed on a
-        # second thread while this one packs the pages (about a third of an import's time).
+        # Two things take most of the time, and both let go of the GIL: SQLite indexing the
+        # plain text, and zlib packing pages and chunks for storage. So the packing runs on
+        # a second thread while this one fills the index. The chunks' ids are chosen here:
+        # inside this write transaction they are the next ones, contiguous and in order.
         with ThreadPoolExecutor(1, thread_name_prefix="pack") as pool:
-            packed_chunks = pool.submit(self._pack_chunks, parsed, chunks)
-            pages = [
-                (book_id, p.number, p.label, p.chapter, m.pack_page(p.text, p.html))
-                for p in parsed.pages
-            ]
-            chunk_texts = packed_chunks.result()
+            packed = pool.submit(self._pack, book_id, parsed, chunks)
+            row = cursor.execute("SELECT coalesce(max(id), 0) FROM chunk").fetchone()
+            first_id = int(row[0]) + 1
+            cursor.executemany(
+                "INSERT INTO chunk_index (rowid, text) VALUES (?, ?)",
+                [(first_id + i, c.text) for i, c in enumerate(chunks)],
+            )
+            cursor.executemany(
+                "INSERT INTO toc_entry (book_id, ordinal, title, level, page)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(book_id, i, t.title, t.level, t.page) for i, t in enumerate(parsed.toc)],
+            )
+            pages, chunk_texts = packed.result()
         cursor.executemany(
             "INSERT INTO page (book_id, number, label, chapter, text) VALUES (?, ?, ?, ?, ?)",
             pages,
         )
         cursor.executemany(
-            "INSERT INTO toc_entry (book_id, ordinal, title, level, page) VALUES (?, ?, ?, ?, ?)",
-            [(book_id, i, t.title, t.level, t.page) for i, t in enumerate(parsed.toc)],
-        )
-        cursor.executemany(
-            "INSERT INTO chunk (book_id, ordinal, chapter, start_page, end_page, text)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO chunk (id, book_id, ordinal, chapter, start_page, end_page, text)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
-                (book_id, c.ordinal, c.chapter, c.start_page, c.end_page, packed)
-                for c, packed in zip(chunks, chunk_texts, strict=True)
+                (first_id + i, book_id, c.ordinal, c.chapter, c.start_page, c.end_page, blob)
+                for i, (c, blob) in enumerate(zip(chunks, chunk_texts, strict=True))
             ],
         )
-        # The index gets the plain text from here (the chunk table holds it packed); a
-        # book's chunk ids are contiguous and in ordinal order (one transaction).
-        ids = [
-            r[0]
-            for r in cursor.execute(
-                "SELECT id FROM chunk WHERE book_id = ? ORDER BY ordinal", (book_id,)
-            ).fetchall()
+
+    @staticmethod
+    def _pack(
+        book_id: int, parsed: ParsedBook, chunks: Sequence[BookChunk]
+    ) -> tuple[list[tuple[int, int, str, int, bytes]], list[bytes]]:
+        """The page rows and chunk blobs of a book, packed for storage."""
+        pages = [
+            (book_id, p.number, p.label, p.chapter, m.pack_page(p.text, p.html))
+            for p in parsed.pages
         ]
-        cursor.executemany(
-            "INSERT INTO chunk_index (rowid, text) VALUES (?, ?)",
-            [(cid, c.text) for cid, c in zip(ids, chunks, strict=True)],
-        )
+        return pages, Library._pack_chunks(parsed, chunks)
 
     @staticmethod
     def _pack_chunks(parsed: ParsedBook, chunks: Sequence[BookChunk]) -> list[bytes]:
