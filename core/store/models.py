@@ -153,8 +153,16 @@ def unpack_page(value: bytes | str | None) -> tuple[str, str | None]:
 
 def page_text(value: bytes | str | None) -> str:
     """A stored page's text. Registered on every connection as the SQL function
-    ``margin_text`` for SQL that reads page text."""
-    return unpack_page(value)[0]
+    ``margin_text`` for SQL that reads page text. Only the text is inflated, not the HTML
+    stored after it."""
+    if isinstance(value, memoryview):
+        value = bytes(value)
+    if not isinstance(value, bytes) or not value.startswith(PAGE_BLOB):
+        return unpack_page(value)[0]
+    size = int.from_bytes(value[2:6], "little")
+    if size == 0:  # (a max_length of 0 would mean "no limit")
+        return ""
+    return zlib.decompressobj().decompress(value[6:], size).decode("utf-8")
 
 
 class BaseModel(pw.Model):

@@ -28,7 +28,7 @@ TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_siz
 @settings(max_examples=150, deadline=None)
 def test_a_page_comes_back_exactly(text: str, html: str | None) -> None:
     back_text, back_html = unpack_page(pack_page(text, html))
-    assert back_text == text
+    assert back_text == text == page_text(pack_page(text, html))
     if html is None:
         assert back_html is None
     elif html in ("", plain_html(text)):
