@@ -39,10 +39,13 @@ segments returned put together are exactly the text fed in.
 
 from __future__ import annotations
 
+import json
+import logging
 import math
 import re
 import sqlite3
 import threading
+import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -50,6 +53,8 @@ from dataclasses import dataclass, field
 import peewee as pw
 
 from core.agent.spoiler_words import BANDS
+
+log = logging.getLogger(__name__)
 
 # A word as the FTS5 unicode61 tokenizer sees it: a run of letters and digits.
 _WORD = re.compile(r"[^\W_]+")
@@ -152,6 +157,126 @@ class Segment:
     terms: tuple[SpoilerTerm, ...] = ()
 
 
+# The word statistics of a book are stored in the library (table ``spoiler_stats``, schema
+# 9) the first time an index is built, so a new process does not read the whole book again.
+# Bump STATS_VERSION when what is counted changes (tokenizing, stemming, contents pages); the
+# thresholds that pick distinctive words apply when the index is built, so they may change
+# freely.
+STATS_VERSION = 1
+
+
+@dataclass(frozen=True)
+class BookStats:
+    page_count: int
+    first_page: dict[str, int]  # stem -> first page that uses it
+    count: dict[str, int]  # stem -> uses in the book
+    capital: dict[str, int]  # stem -> uses written with a capital
+    contents_pages: frozenset[int]
+
+
+def _book_stats(db: pw.SqliteDatabase, book_id: int) -> BookStats:
+    """Read the whole book once and count its words."""
+    from core.store.library import page_texts
+
+    pages = page_texts(db, book_id)
+    toc = db.execute_sql(
+        "SELECT title, page FROM toc_entry WHERE book_id = ?", (book_id,)
+    ).fetchall()
+    heading_page: dict[str, set[int]] = {}
+    for title, page in toc:
+        heading_page.setdefault(_norm_line(title), set()).add(int(page))
+
+    # A table of contents is front matter: look for one only in the first pages.
+    front = max(10, len(pages) // 20) if heading_page else 0
+    first_word_page: dict[str, int] = {}
+    seen: set[str] = set()
+    surface: Counter[str] = Counter()
+    contents_pages: set[int] = set()
+    for number, text in pages:
+        if number <= front:
+            stripped = _strip_contents(text, int(number), heading_page)
+            if stripped is not text:
+                contents_pages.add(int(number))
+            text = stripped
+        words = _WORD.findall(text)
+        surface.update(words)
+        new = set(words) - seen
+        if new:
+            seen |= new
+            for form in new:
+                first_word_page.setdefault(form.lower(), int(number))
+
+    stems = _STEMMER.stems(first_word_page)
+    first_page: dict[str, int] = {}
+    count: Counter[str] = Counter()
+    capital: Counter[str] = Counter()
+    for word, page in first_word_page.items():
+        stem = stems[word]
+        if page < first_page.get(stem, page + 1):
+            first_page[stem] = page
+    for form, n in surface.items():
+        stem = stems[form.lower()]
+        count[stem] += n
+        if form[0].isupper():
+            capital[stem] += n
+    return BookStats(
+        int(pages[-1][0]) if pages else 0,
+        first_page,
+        dict(count),
+        dict(capital),
+        frozenset(contents_pages),
+    )
+
+
+def _load_stats(db: pw.SqliteDatabase, book_id: int) -> BookStats | None:
+    try:
+        row = db.execute_sql(
+            "SELECT version, data FROM spoiler_stats WHERE book_id = ?", (book_id,)
+        ).fetchone()
+    except (sqlite3.Error, pw.DatabaseError) as exc:  # a library from before schema 9
+        log.info("stored word statistics unreadable: %s", exc)
+        return None
+    if row is None or row[0] != STATS_VERSION:
+        return None
+    try:
+        data = json.loads(zlib.decompress(bytes(row[1])))
+        stems = data["stems"]
+        return BookStats(
+            int(data["pages"]),
+            {s: int(first) for s, first, _, _ in stems},
+            {s: int(n) for s, _, n, _ in stems},
+            {s: int(caps) for s, _, _, caps in stems if caps},
+            frozenset(int(p) for p in data["contents"]),
+        )
+    except (ValueError, KeyError, TypeError, zlib.error) as exc:  # damaged: count again
+        log.warning("stored word statistics of book %s unusable: %s", book_id, exc)
+        return None
+
+
+def _store_stats(db: pw.SqliteDatabase, book_id: int, stats: BookStats) -> None:
+    """Keep the statistics for next time; only speed is lost when the library cannot take
+    them now (busy, read-only, full)."""
+    data = {
+        "pages": stats.page_count,
+        "contents": sorted(stats.contents_pages),
+        "stems": [
+            [stem, first, stats.count.get(stem, 0), stats.capital.get(stem, 0)]
+            for stem, first in stats.first_page.items()
+        ],
+    }
+    blob = zlib.compress(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode(), 6)
+    try:
+        with db.atomic():
+            if db.execute_sql("SELECT 1 FROM book WHERE id = ?", (book_id,)).fetchone():
+                db.execute_sql(
+                    "INSERT OR REPLACE INTO spoiler_stats (book_id, version, data) "
+                    "VALUES (?, ?, ?)",
+                    (book_id, STATS_VERSION, blob),
+                )
+    except (sqlite3.Error, pw.DatabaseError) as exc:
+        log.info("word statistics of book %s not stored: %s", book_id, exc)
+
+
 @dataclass(frozen=True)
 class SpoilerIndex:
     """Per book: where each word stem first appears and whether it is distinctive. Immutable,
@@ -170,68 +295,32 @@ class SpoilerIndex:
 
     @classmethod
     def build(cls, db: pw.SqliteDatabase, book_id: int) -> SpoilerIndex:
-        """Read the book's pages once (a few tens of ms for 3 MB of text; cache the result)."""
-        from core.store.library import page_texts
-
-        pages = page_texts(db, book_id)
-        toc = db.execute_sql(
-            "SELECT title, page FROM toc_entry WHERE book_id = ?", (book_id,)
-        ).fetchall()
-        heading_page: dict[str, set[int]] = {}
-        for title, page in toc:
-            heading_page.setdefault(_norm_line(title), set()).add(int(page))
-
-        # A table of contents is front matter: look for one only in the first pages.
-        front = max(10, len(pages) // 20) if heading_page else 0
-        first_word_page: dict[str, int] = {}
-        seen: set[str] = set()
-        surface: Counter[str] = Counter()
-        contents_pages: set[int] = set()
-        for number, text in pages:
-            if number <= front:
-                stripped = _strip_contents(text, int(number), heading_page)
-                if stripped is not text:
-                    contents_pages.add(int(number))
-                text = stripped
-            words = _WORD.findall(text)
-            surface.update(words)
-            new = set(words) - seen
-            if new:
-                seen |= new
-                for form in new:
-                    first_word_page.setdefault(form.lower(), int(number))
-
-        stems = _STEMMER.stems(first_word_page)
-        first_page: dict[str, int] = {}
-        count: Counter[str] = Counter()
-        capital: Counter[str] = Counter()
-        for word, page in first_word_page.items():
-            stem = stems[word]
-            if page < first_page.get(stem, page + 1):
-                first_page[stem] = page
-        for form, n in surface.items():
-            stem = stems[form.lower()]
-            count[stem] += n
-            if form[0].isupper():
-                capital[stem] += n
-        total = max(1, sum(count.values()))
+        """The book's word statistics, stored in the library the first time (reading the
+        whole book: about 0.2 s for 3 MB of text) and read back from there afterwards, in
+        every process. Cache the result (``SpoilerIndexCache``)."""
+        stats = _load_stats(db, book_id)
+        if stats is None:
+            stats = _book_stats(db, book_id)
+            _store_stats(db, book_id, stats)
+        total = max(1, sum(stats.count.values()))
         distinctive = frozenset(
-            stem for stem, n in count.items() if _is_distinctive(stem, n, capital[stem], total)
+            stem
+            for stem, n in stats.count.items()
+            if _is_distinctive(stem, n, stats.capital.get(stem, 0), total)
         )
-        page_count = int(pages[-1][0]) if pages else 0
         lo, hi = db.execute_sql(
             "SELECT min(id), max(id) FROM chunk WHERE book_id = ?", (book_id,)
         ).fetchone()
         chunk_ids = (int(lo), int(hi)) if lo is not None else (0, -1)
         return cls(
             book_id,
-            page_count,
-            first_page,
-            dict(count),
+            stats.page_count,
+            stats.first_page,
+            stats.count,
             distinctive,
             db,
             chunk_ids,
-            frozenset(contents_pages),
+            stats.contents_pages,
         )
 
     def phrase(self, words: str) -> tuple[int, int]:

@@ -350,6 +350,7 @@ class Library:
             m.ChunkIndex.delete().where(m.ChunkIndex.rowid.in_(chunk_ids)).execute()
             for model in (m.Chunk, m.Page, m.TocEntry):
                 model.delete().where(model.book == book_id).execute()
+            self.db.execute_sql("DELETE FROM spoiler_stats WHERE book_id = ?", (book_id,))
             self._insert_content(book_id, parsed, chunks)
             m.Book.update(
                 page_count=count,

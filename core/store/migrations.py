@@ -163,6 +163,15 @@ def _v8_compressed_text(db: pw.SqliteDatabase) -> None:
     db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('rebuild')")
 
 
+def _v9_spoiler_stats(db: pw.SqliteDatabase) -> None:
+    # The spoiler check's word statistics of a book (core.agent.spoilers), counted once and
+    # kept: building them reads the whole book. Gone with the book or its re-read content.
+    db.execute_sql(
+        "CREATE TABLE spoiler_stats (book_id INTEGER PRIMARY KEY "
+        "REFERENCES book (id) ON DELETE CASCADE, version INTEGER NOT NULL, data BLOB NOT NULL)"
+    )
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -172,6 +181,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v6_run_owner,
     _v7_single_copy_of_text,
     _v8_compressed_text,
+    _v9_spoiler_stats,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given
@@ -366,3 +367,46 @@ def test_ordinary_words_on_the_first_page_are_no_spoiler(alice: SpoilerIndex) ->
     guard = SpoilerGuard(alice, read_to=1, question="And now?")
     assert not guard.check("Answered after a short wait.").hidden
     assert guard.check("The Mock Turtle sings about turtle soup.").hidden
+
+
+def test_word_statistics_are_counted_once_and_kept(tmp_path: Path) -> None:
+    """The first index of a book counts its words and stores them; later ones, in any
+    process, read them back and agree exactly; re-reading the book drops them."""
+    import core.agent.spoilers as spoilers
+
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    try:
+        book = import_book(lib, BOOKS / "metamorphosis.txt").book
+        stored = "SELECT version, length(data) FROM spoiler_stats WHERE book_id = ?"
+        assert lib.db.execute_sql(stored, (book.id,)).fetchone() is None
+        first = SpoilerIndex.build(lib.db, book.id)
+        version, size = lib.db.execute_sql(stored, (book.id,)).fetchone()
+        assert version == spoilers.STATS_VERSION and 0 < size < book.file_size / 2
+        counted = spoilers._book_stats
+        spoilers._book_stats = None  # type: ignore[assignment]  # must not be needed now
+        try:
+            again = SpoilerIndex.build(lib.db, book.id)
+        finally:
+            spoilers._book_stats = counted
+        assert (again.first_page, again.count, again.distinctive, again.contents_pages) == (
+            first.first_page,
+            first.count,
+            first.distinctive,
+            first.contents_pages,
+        )
+        sentence = "Grete plays the violin for the gentlemen."
+        assert SpoilerGuard(again, read_to=5, question="").check(sentence).hidden
+        # damaged or from an older counting: counted again, and stored right
+        lib.db.execute_sql("UPDATE spoiler_stats SET data = x'00ff'")
+        assert SpoilerIndex.build(lib.db, book.id).count == first.count
+        lib.db.execute_sql("UPDATE spoiler_stats SET version = version + 1")
+        assert SpoilerIndex.build(lib.db, book.id).count == first.count
+        assert lib.db.execute_sql(stored, (book.id,)).fetchone()[0] == spoilers.STATS_VERSION
+        from core.books.importer import reimport_book
+
+        reimport_book(lib, book.id)
+        assert lib.db.execute_sql(stored, (book.id,)).fetchone() is None
+        lib.delete_book(book.id)
+        assert lib.db.execute_sql("SELECT count(*) FROM spoiler_stats").fetchone()[0] == 0
+    finally:
+        lib.close()

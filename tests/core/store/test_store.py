@@ -226,6 +226,7 @@ def test_v6_library_migrates_to_one_copy_of_the_text(books_dir: Path) -> None:
     con.create_function("margin_chunk", 3, unpack_chunk)
     con.create_function("page_html", 1, lambda blob: unpack_page(blob)[1])
     con.execute("DROP TABLE chunk_index")
+    con.execute("DROP TABLE spoiler_stats")  # schema 9
     con.execute("UPDATE chunk SET text = (SELECT text FROM chunk_text t WHERE t.id = chunk.id)")
     con.execute("DROP VIEW chunk_text")
     con.execute("ALTER TABLE page ADD COLUMN html TEXT")
