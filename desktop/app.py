@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 _T0 = time.perf_counter()
 log = logging.getLogger("margin.app")
@@ -126,7 +127,6 @@ def window_main(argv: Sequence[str] | None = None) -> int:
 async def run_window(app: object, args: argparse.Namespace, paths: object) -> int:
     from PySide6.QtWidgets import QApplication
 
-    from core.app import Margin
     from core.paths import Paths
     from desktop.main_window import MainWindow
 
@@ -138,7 +138,7 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
         ThreadPoolExecutor(max_workers=4, thread_name_prefix="margin-io")
     )
     try:
-        margin = Margin.open(paths)
+        margin = await open_library(paths, quiet=bool(args.screenshot or args.exit_after_shown))
     except Exception as exc:
         from core.errors import MarginError
 
@@ -187,6 +187,49 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
     await window.shutdown()
     margin.close()
     return code or result
+
+
+UPDATING = (
+    "Margin is updating your library for this version. This happens once and can take a "
+    "minute for a large library; your books, notes and conversations are kept."
+)
+
+
+async def open_library(paths: object, *, quiet: bool = False, notice_after: float = 0.5) -> Any:
+    """Open the library on a worker thread. Opening is quick, but the first start of a new
+    version may migrate a large library (seconds): the event loop keeps running, and after
+    ``notice_after`` seconds a small window says what is happening."""
+    from core.app import Margin
+
+    def open_here() -> Margin:
+        margin = Margin.open(paths)  # type: ignore[arg-type]
+        margin.db.close()  # this thread's connection: the window's threads open their own
+        return margin
+
+    task = asyncio.get_running_loop().run_in_executor(None, open_here)
+    finished, _ = await asyncio.wait({task}, timeout=notice_after)
+    notice = None
+    if not finished and not quiet:
+        from PySide6.QtCore import Qt
+        from PySide6.QtWidgets import QLabel, QProgressDialog
+
+        notice = QProgressDialog("", "", 0, 0)
+        label = QLabel(UPDATING)
+        label.setWordWrap(True)
+        notice.setLabel(label)
+        notice.setCancelButton(None)  # the migration is one transaction a step: let it finish
+        notice.setFixedWidth(460)
+        notice.setWindowTitle("Margin")
+        notice.setWindowModality(Qt.WindowModality.ApplicationModal)
+        notice.setMinimumDuration(0)
+        notice.show()
+        log.info("updating the library's database")
+    try:
+        return await task
+    finally:
+        if notice is not None:
+            notice.close()
+            notice.deleteLater()
 
 
 async def open_and_capture(window: object, args: argparse.Namespace) -> int:
