@@ -18,10 +18,13 @@ few top hits only.
 from __future__ import annotations
 
 import re
+import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
 import peewee as pw
 
+from core.errors import MarginError, StorageError
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
 
 _PHRASE = re.compile(r'"([^"]*)"')
@@ -109,21 +112,26 @@ class BookSearch:
     ) -> list[SearchHit]:
         # ORDER BY rank: FTS5 sorts inside the index, so SQLite needs no sorter and builds
         # snippets only for the rows it returns (a snippet per match would cost far more).
-        ranked = self.db.execute_sql(RANKED, (expression, rowids[0], rowids[1], limit)).fetchall()
-        if not ranked:
-            return []
-        ids = [int(r[0]) for r in ranked]
-        marks = ",".join("?" * len(ids))
-        snippets = {int(r[0]): r[2] for r in ranked}
-        rows = {
-            int(r[0]): r
-            for r in self.db.execute_sql(
-                "SELECT c.id, c.book_id, c.start_page, c.end_page, c.chapter, t.text "
-                "FROM chunk c JOIN chunk_text t ON t.id = c.id "
-                f"WHERE c.id IN ({marks}) AND c.book_id = ?",
-                (*ids, book_id),
+        try:
+            ranked = self.db.execute_sql(
+                RANKED, (expression, rowids[0], rowids[1], limit)
             ).fetchall()
-        }
+            if not ranked:
+                return []
+            ids = [int(r[0]) for r in ranked]
+            marks = ",".join("?" * len(ids))
+            snippets = {int(r[0]): r[2] for r in ranked}
+            rows = {
+                int(r[0]): r
+                for r in self.db.execute_sql(
+                    "SELECT c.id, c.book_id, c.start_page, c.end_page, c.chapter, t.text "
+                    "FROM chunk c JOIN chunk_text t ON t.id = c.id "
+                    f"WHERE c.id IN ({marks}) AND c.book_id = ?",
+                    (*ids, book_id),
+                ).fetchall()
+            }
+        except (sqlite3.OperationalError, pw.OperationalError) as exc:
+            raise _failed(exc, f"book {book_id}") from exc
         hits = []
         for chunk_id, score, _ in ranked:
             row = rows.get(int(chunk_id))
@@ -180,7 +188,14 @@ class BookSearch:
         expression = sanitize_query(query, any_term=True)
         if not expression:
             return []
-        rows = self.db.execute_sql(
+        try:
+            rows = self._library_rows(expression, limit)
+        except (sqlite3.OperationalError, pw.OperationalError) as exc:
+            raise _failed(exc, "a book") from exc
+        return [SearchHit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], -float(r[7])) for r in rows]
+
+    def _library_rows(self, expression: str, limit: int) -> list[Any]:
+        return self.db.execute_sql(
             "SELECT c.id, c.book_id, c.start_page, c.end_page, c.chapter, t.text, "
             f"{SNIPPET}, bm25(chunk_index) "
             "FROM chunk_index JOIN chunk c ON c.id = chunk_index.rowid "
@@ -189,4 +204,21 @@ class BookSearch:
             "WHERE chunk_index MATCH ? AND b.status = 'ready' ORDER BY bm25(chunk_index) LIMIT ?",
             (expression, max(1, min(limit, 100))),
         ).fetchall()
-        return [SearchHit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], -float(r[7])) for r in rows]
+
+
+def _failed(exc: Exception, what: str) -> MarginError:
+    """Why a search query failed, for people. Its expression is always valid FTS5 (see
+    ``sanitize_query``), so past a busy or full database the cause is damaged stored text
+    or index, which reading the book again rebuilds."""
+    from core.store.db import explain
+
+    known = explain(exc)
+    if known is not None:
+        return known
+    return StorageError(
+        "corrupt",
+        f"The library database is damaged: the search index or stored text of {what} "
+        "cannot be read.",
+        hint="Read the book again from its copy with 'margin reimport BOOK' (or Book › "
+        "Re-read this book); notes, highlights and conversations are kept.",
+    )

@@ -56,6 +56,15 @@ def explain(exc: BaseException, database: Path | None = None) -> StorageError | 
                 )
             if "disk is full" in text or "database or disk is full" in text:
                 return disk_full()
+            if "user-defined function raised exception" in text:
+                # the only functions are the unpackers of stored text (margin_text,
+                # margin_chunk): what they were given does not unpack
+                return StorageError(
+                    "corrupt",
+                    "The library database is damaged: some of a book's stored text cannot be read.",
+                    hint="Read the book again from its copy with 'margin reimport BOOK' (or "
+                    "Book › Re-read this book); notes, highlights and conversations are kept.",
+                )
             if "malformed" in text or "not a database" in text or "corrupt" in text:
                 return StorageError(
                     "corrupt",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import logging
+import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,6 +25,8 @@ from core.paths import Paths
 from core.progress import CancelToken
 from core.store import models as m
 from core.store.db import open_database
+
+log = logging.getLogger(__name__)
 
 PARSER_VERSION = 2  # 2: contents anchors resolved to their pages (schema v5)
 
@@ -104,8 +108,21 @@ def _book(row: m.Book) -> BookInfo:
     return _record(BookInfo, row)
 
 
+def damaged_text(book_id: int, where: str) -> StorageError:
+    """Stored text that no longer unpacks: the database file was damaged there."""
+    return StorageError(
+        "corrupt",
+        f"The library database is damaged: {where} of book {book_id} cannot be read.",
+        hint=f"Read the book again from its copy: 'margin reimport {book_id}' (or Book › "
+        "Re-read this book); notes, highlights and conversations are kept.",
+    )
+
+
 def _page(row: m.Page) -> PageContent:
-    text, html = m.unpack_page(row.text)
+    try:
+        text, html = m.unpack_page(row.text)
+    except (ValueError, zlib.error) as exc:  # UnicodeDecodeError is a ValueError
+        raise damaged_text(row.book_id, f"page {row.number}") from exc
     return PageContent(row.number, row.label, text, html, row.chapter)
 
 
@@ -114,7 +131,10 @@ def page_texts(db: pw.SqliteDatabase, book_id: int) -> list[tuple[int, str]]:
     rows = db.execute_sql(
         "SELECT number, text FROM page WHERE book_id = ? ORDER BY number", (book_id,)
     ).fetchall()
-    return [(int(n), m.page_text(t)) for n, t in rows]
+    try:
+        return [(int(n), m.page_text(t)) for n, t in rows]
+    except (ValueError, zlib.error) as exc:
+        raise damaged_text(book_id, "a page") from exc
 
 
 def _highlight(row: m.Highlight) -> HighlightRecord:
@@ -229,9 +249,28 @@ class Library:
         transaction): FTS5 rows have no foreign key to cascade."""
         if not book_ids:
             return
-        chunk_ids = m.Chunk.select(m.Chunk.id).where(m.Chunk.book.in_(book_ids))
-        m.ChunkIndex.delete().where(m.ChunkIndex.rowid.in_(chunk_ids)).execute()
+        rebuild = not self._unindex(book_ids)
         m.Book.delete().where(m.Book.id.in_(book_ids)).execute()
+        if rebuild:
+            self._rebuild_index()
+
+    def _unindex(self, book_ids: list[int]) -> bool:
+        """Take books' chunks out of the search index (inside a transaction). An external-
+        content index needs each chunk's text to do so: when some of it is damaged, returns
+        False, and the caller rebuilds the index once those chunks are gone."""
+        chunk_ids = m.Chunk.select(m.Chunk.id).where(m.Chunk.book.in_(book_ids))
+        try:
+            with self.db.atomic():  # a savepoint: a failure leaves the index as it was
+                m.ChunkIndex.delete().where(m.ChunkIndex.rowid.in_(chunk_ids)).execute()
+        except pw.OperationalError as exc:
+            if "user-defined function" not in str(exc):
+                raise
+            log.warning("damaged chunk text in books %s: the index is rebuilt", book_ids)
+            return False
+        return True
+
+    def _rebuild_index(self) -> None:
+        self.db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('rebuild')")
 
     def add_book(
         self,
@@ -346,11 +385,12 @@ class Library:
         book = self.get_book(book_id)
         count = len(parsed.pages)
         with self.db.atomic():
-            chunk_ids = m.Chunk.select(m.Chunk.id).where(m.Chunk.book == book_id)
-            m.ChunkIndex.delete().where(m.ChunkIndex.rowid.in_(chunk_ids)).execute()
+            rebuild = not self._unindex([book_id])
             for model in (m.Chunk, m.Page, m.TocEntry):
                 model.delete().where(model.book == book_id).execute()
             self.db.execute_sql("DELETE FROM spoiler_stats WHERE book_id = ?", (book_id,))
+            if rebuild:  # the damaged chunks are gone: index what is left, then the new ones
+                self._rebuild_index()
             self._insert_content(book_id, parsed, chunks)
             m.Book.update(
                 page_count=count,

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from core.books.chunking import make_chunks
 from core.books.parse import parse_book
+from core.store.library import Library
 from core.store.models import (
     chunk_pages,
     pack_chunk,
@@ -83,3 +84,47 @@ def test_real_books_chunks_cost_little_beside_their_pages(books_dir: Path) -> No
         first = pack_page(texts[chunk.start_page], None)
         last = pack_page(texts[chunk.end_page], None)
         assert unpack_chunk(blob, first, last) == chunk.text
+
+
+def _damage(library: Library, table: str, where: str) -> None:
+    rows = library.db.execute_sql(f"SELECT id, text FROM {table} WHERE {where}").fetchall()
+    assert rows
+    for rid, blob in rows:
+        flipped = bytearray(blob)
+        for i in range(12, min(len(flipped), 40)):
+            flipped[i] ^= 0x5A
+        library.db.execute_sql(f"UPDATE {table} SET text = ? WHERE id = ?", (bytes(flipped), rid))
+
+
+def test_damaged_stored_text_is_reported_and_re_reading_repairs_it(books_dir: Path) -> None:
+    """A damaged database page inside stored text: reading and searching say so, with the
+    way out (re-read the book), and re-reading or deleting the book works despite it."""
+    from core.books.importer import import_book, reimport_book
+    from core.errors import StorageError
+    from core.paths import resolve_paths
+    from core.search import BookSearch
+
+    library = Library.open(resolve_paths())
+    try:
+        book = import_book(library, books_dir / "metamorphosis.txt").book
+        other = import_book(library, books_dir / "alice_in_wonderland.txt").book
+        _damage(library, "page", f"book_id = {book.id} AND number = 5")
+        _damage(library, "chunk", f"book_id = {book.id}")
+        with pytest.raises(StorageError, match="damaged: page 5 of book") as err:
+            library.page(book.id, 5)
+        assert f"margin reimport {book.id}" in (err.value.hint or "")
+        with pytest.raises(StorageError, match="damaged"):
+            library.page_texts(book.id)
+        with pytest.raises(StorageError, match="search index or stored text"):
+            BookSearch(library.db).search_book(book.id, "Samsa")
+        reimport_book(library, book.id)  # rebuilt from the copy
+        assert "Samsa" in BookSearch(library.db).search_book(book.id, "Samsa")[0].text
+        assert library.page(book.id, 5).text
+        assert BookSearch(library.db).search_book(other.id, "Cheshire")  # the others still
+        library.db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('integrity-check')")
+        _damage(library, "chunk", f"book_id = {other.id}")
+        library.delete_book(other.id)
+        library.db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('integrity-check')")
+        assert [b.id for b in library.list_books()] == [book.id]
+    finally:
+        library.close()
