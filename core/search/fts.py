@@ -24,7 +24,7 @@ from typing import Any
 
 import peewee as pw
 
-from core.errors import MarginError, StorageError
+from core.errors import MarginError
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
 
 _PHRASE = re.compile(r'"([^"]*)"')
@@ -131,7 +131,7 @@ class BookSearch:
                 ).fetchall()
             }
         except (sqlite3.OperationalError, pw.OperationalError) as exc:
-            raise _failed(exc, f"book {book_id}") from exc
+            raise _failed(exc, book_id) from exc
         hits = []
         for chunk_id, score, _ in ranked:
             row = rows.get(int(chunk_id))
@@ -191,7 +191,7 @@ class BookSearch:
         try:
             rows = self._library_rows(expression, limit)
         except (sqlite3.OperationalError, pw.OperationalError) as exc:
-            raise _failed(exc, "a book") from exc
+            raise _failed(exc, None) from exc
         return [SearchHit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], -float(r[7])) for r in rows]
 
     def _library_rows(self, expression: str, limit: int) -> list[Any]:
@@ -206,19 +206,14 @@ class BookSearch:
         ).fetchall()
 
 
-def _failed(exc: Exception, what: str) -> MarginError:
+def _failed(exc: Exception, book_id: int | None) -> MarginError:
     """Why a search query failed, for people. Its expression is always valid FTS5 (see
     ``sanitize_query``), so past a busy or full database the cause is damaged stored text
     or index, which reading the book again rebuilds."""
-    from core.store.db import explain
+    from core.store.db import damaged_text, explain
 
     known = explain(exc)
     if known is not None:
         return known
-    return StorageError(
-        "corrupt",
-        f"The library database is damaged: the search index or stored text of {what} "
-        "cannot be read.",
-        hint="Read the book again from its copy with 'margin reimport BOOK' (or Book › "
-        "Re-read this book); notes, highlights and conversations are kept.",
-    )
+    book = f"book {book_id}" if book_id is not None else "a book"
+    return damaged_text(f"the search index or stored text of {book}", book_id)

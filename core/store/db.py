@@ -59,12 +59,7 @@ def explain(exc: BaseException, database: Path | None = None) -> StorageError | 
             if "user-defined function raised exception" in text:
                 # the only functions are the unpackers of stored text (margin_text,
                 # margin_chunk): what they were given does not unpack
-                return StorageError(
-                    "corrupt",
-                    "The library database is damaged: some of a book's stored text cannot be read.",
-                    hint="Read the book again from its copy with 'margin reimport BOOK' (or "
-                    "Book › Re-read this book); notes, highlights and conversations are kept.",
-                )
+                return damaged_text("some of a book's stored text")
             if "malformed" in text or "not a database" in text or "corrupt" in text:
                 return StorageError(
                     "corrupt",
@@ -75,6 +70,18 @@ def explain(exc: BaseException, database: Path | None = None) -> StorageError | 
                 )
         current = current.__cause__ or current.__context__
     return None
+
+
+def damaged_text(what: str, book_id: int | None = None) -> StorageError:
+    """Stored book text (or its search index) that no longer reads: the file was damaged
+    there. Reading the book again from its copy rebuilds it."""
+    book = str(book_id) if book_id is not None else "BOOK"
+    return StorageError(
+        "corrupt",
+        f"The library database is damaged: {what} cannot be read.",
+        hint=f"Read the book again from its copy with 'margin reimport {book}' (or Book › "
+        "Re-read this book); notes, highlights and conversations are kept.",
+    )
 
 
 def disk_full() -> StorageError:

@@ -24,7 +24,7 @@ from core.errors import BookCode, BookError, StorageError
 from core.paths import Paths
 from core.progress import CancelToken
 from core.store import models as m
-from core.store.db import open_database
+from core.store.db import damaged_text, open_database
 
 log = logging.getLogger(__name__)
 
@@ -108,21 +108,11 @@ def _book(row: m.Book) -> BookInfo:
     return _record(BookInfo, row)
 
 
-def damaged_text(book_id: int, where: str) -> StorageError:
-    """Stored text that no longer unpacks: the database file was damaged there."""
-    return StorageError(
-        "corrupt",
-        f"The library database is damaged: {where} of book {book_id} cannot be read.",
-        hint=f"Read the book again from its copy: 'margin reimport {book_id}' (or Book › "
-        "Re-read this book); notes, highlights and conversations are kept.",
-    )
-
-
 def _page(row: m.Page) -> PageContent:
     try:
         text, html = m.unpack_page(row.text)
     except (ValueError, zlib.error) as exc:  # UnicodeDecodeError is a ValueError
-        raise damaged_text(row.book_id, f"page {row.number}") from exc
+        raise damaged_text(f"page {row.number} of book {row.book_id}", row.book_id) from exc
     return PageContent(row.number, row.label, text, html, row.chapter)
 
 
@@ -134,7 +124,7 @@ def page_texts(db: pw.SqliteDatabase, book_id: int) -> list[tuple[int, str]]:
     try:
         return [(int(n), m.page_text(t)) for n, t in rows]
     except (ValueError, zlib.error) as exc:
-        raise damaged_text(book_id, "a page") from exc
+        raise damaged_text(f"a page of book {book_id}", book_id) from exc
 
 
 def _highlight(row: m.Highlight) -> HighlightRecord:
