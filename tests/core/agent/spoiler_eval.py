@@ -6,6 +6,8 @@ tests/bench/bench_spoilers.py (which prints the figures).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,3 +105,186 @@ def evaluate(db: pw.SqliteDatabase, book_ids: dict[str, int], part: str = "") ->
                 result.false_alarms += 1
                 result.alarms.append((f"{book.name}: {sentence}", terms))
     return result
+
+
+# --- issue 23: the evaluation by kind (spoiler_data/cases.txt) -------------------------------
+
+EXTRA_BOOKS = (
+    EvalBook(
+        "carol",
+        "a_christmas_carol.epub",
+        12,  # inside Stave I (pp. 6-25); Fezziwig first appears on p. 36
+        "What has happened to Scrooge so far?",
+    ),
+    EvalBook(
+        "holmes",
+        "the_adventures_of_sherlock_holmes.epub",
+        60,  # the end of "The Redheaded League"; "A Case of Identity" starts on p. 60
+        "What has Holmes solved so far?",
+    ),
+)
+
+
+def _confuse(table: dict[str, str]) -> Callable[[str], str]:
+    return lambda w: "".join(table.get(c, c) for c in w)
+
+
+_CYRILLIC = {"a": "а", "e": "е", "o": "о", "p": "р", "c": "с", "x": "х", "y": "у", "i": "і"}
+_CYRILLIC |= {"A": "А", "B": "В", "C": "С", "E": "Е", "H": "Н", "K": "К", "M": "М", "O": "О"}
+_CYRILLIC |= {"P": "Р", "T": "Т", "X": "Х"}
+_GREEK = {"o": "ο", "i": "ι", "v": "ν", "u": "υ", "A": "Α", "B": "Β", "E": "Ε", "H": "Η"}
+_GREEK |= {"I": "Ι", "K": "Κ", "M": "Μ", "N": "Ν", "O": "Ο", "P": "Ρ", "T": "Τ", "Z": "Ζ"}
+
+
+def _fullwidth(w: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in w)
+
+
+def _math_bold(w: str) -> str:
+    out = []
+    for c in w:
+        if "A" <= c <= "Z":
+            out.append(chr(0x1D400 + ord(c) - ord("A")))
+        elif "a" <= c <= "z":
+            out.append(chr(0x1D41A + ord(c) - ord("a")))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _mid(w: str) -> int:
+    return max(1, len(w) // 2)
+
+
+def _accent(w: str) -> str:
+    # a combining acute accent (NFD) after the first vowel past the first letter
+    for i, c in enumerate(w):
+        if i and c in "aeiou":
+            return w[: i + 1] + "\u0301" + w[i + 1 :]
+    return w[:1] + "\u0301" + w[1:]
+
+
+# name -> (kind, trick)
+TRICKS: dict[str, tuple[str, Callable[[str], str]]] = {
+    "bold half": ("markup", lambda w: f"**{w[: _mid(w)]}**{w[_mid(w) :]}"),
+    "italic letter": ("markup", lambda w: f"{w[:1]}*{w[1:2]}*{w[2:]}"),
+    "code half": ("markup", lambda w: f"`{w[: _mid(w)]}`{w[_mid(w) :]}"),
+    "entity": ("markup", lambda w: f"{w[:2]}&#{ord(w[2])};{w[3:]}"),
+    "hex entity": ("markup", lambda w: f"{w[:1]}&#x{ord(w[1]):x};{w[2:]}"),
+    "zero-width space": ("markup", lambda w: f"{w[: _mid(w)]}\u200b{w[_mid(w) :]}"),
+    "zero-width joiner": ("markup", lambda w: f"{w[: _mid(w)]}\u200d{w[_mid(w) :]}"),
+    "soft hyphen": ("markup", lambda w: f"{w[: _mid(w)]}\u00ad{w[_mid(w) :]}"),
+    "combining accent (NFD)": ("markup", _accent),
+    "right-to-left override": ("markup", lambda w: f"\u202e{w[::-1]}\u202c"),
+    "Cyrillic letters": ("look-alike", _confuse(_CYRILLIC)),
+    "Greek letters": ("look-alike", _confuse(_GREEK)),
+    "fullwidth": ("look-alike", _fullwidth),
+    "math bold": ("look-alike", _math_bold),
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    book: str
+    kind: str
+    leak: bool
+    text: str
+    question: str | None = None
+    trick: str = ""
+
+
+def cases(books: Iterable[str] | None = None) -> list[Case]:
+    """Every case of ``cases.txt`` (tricks expanded), for the given books (default: all)."""
+    wanted = set(books) if books is not None else None
+    out: list[Case] = []
+    for line in (DATA / "cases.txt").read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = [f.strip() for f in line.split(" | ")]
+        book, kind, label, text = fields[:4]
+        question = fields[4] if len(fields) > 4 else None
+        if wanted is not None and book not in wanted:
+            continue
+        leak = label == "leak"
+        if kind != "trick":
+            out.append(Case(book, kind, leak, text, question))
+            continue
+        for name, (trick_kind, trick) in TRICKS.items():
+            shown = re.sub(r"\{([^}]*)\}", lambda m: trick(m.group(1)), text)
+            out.append(Case(book, trick_kind, leak, shown, question, name))
+    return out
+
+
+@dataclass
+class KindResult:
+    leaks: int = 0
+    caught: int = 0
+    honest: int = 0
+    false_alarms: int = 0
+    missed: list[str] = field(default_factory=list)
+    alarms: list[str] = field(default_factory=list)
+
+    @property
+    def recall(self) -> float:
+        return self.caught / self.leaks if self.leaks else 1.0
+
+    @property
+    def false_alarm_rate(self) -> float:
+        return self.false_alarms / self.honest if self.honest else 0.0
+
+
+def held(guard: SpoilerGuard, sentence: str) -> bool:
+    segments = guard.feed(sentence) + guard.flush()
+    return any(s.hidden for s in segments)
+
+
+def evaluate_kinds(
+    db: pw.SqliteDatabase,
+    book_ids: dict[str, int],
+    make_guard: Callable[[SpoilerIndex, EvalBook, str], SpoilerGuard] | None = None,
+) -> dict[str, KindResult]:
+    """The set by kind: "original" (the four files of issue 16), and the kinds of
+    ``cases.txt``; books missing from ``book_ids`` are left out."""
+    make = make_guard or (
+        lambda index, book, question: SpoilerGuard(index, read_to=book.read_to, question=question)
+    )
+    results: dict[str, KindResult] = {}
+    all_books = {b.name: b for b in (*BOOKS, *EXTRA_BOOKS)}
+    indexes = {name: SpoilerIndex.build(db, bid) for name, bid in book_ids.items()}
+
+    def one(kind: str, book: EvalBook, leak: bool, text: str, question: str) -> None:
+        r = results.setdefault(kind, KindResult())
+        hit = held(make(indexes[book.name], book, question), text)
+        if leak:
+            r.leaks += 1
+            r.caught += hit
+            if not hit:
+                r.missed.append(f"{book.name}: {text}")
+        else:
+            r.honest += 1
+            r.false_alarms += hit
+            if hit:
+                r.alarms.append(f"{book.name}: {text}")
+
+    for book in BOOKS:
+        if book.name not in book_ids:
+            continue
+        for part in ("", "_heldout"):
+            for s in sentences(f"{book.name}{part}_leaks"):
+                one("original", book, True, s, book.question)
+            for s in sentences(f"{book.name}{part}_honest"):
+                one("original", book, False, s, book.question)
+    for case in cases(book_ids):
+        book = all_books[case.book]
+        one(case.kind, book, case.leak, case.text, case.question or book.question)
+    return results
+
+
+def total(results: dict[str, KindResult]) -> KindResult:
+    out = KindResult()
+    for r in results.values():
+        out.leaks += r.leaks
+        out.caught += r.caught
+        out.honest += r.honest
+        out.false_alarms += r.false_alarms
+    return out
