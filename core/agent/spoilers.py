@@ -39,12 +39,14 @@ segments returned put together are exactly the text fed in.
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 import math
 import re
 import sqlite3
 import threading
+import unicodedata
 import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
@@ -52,6 +54,7 @@ from dataclasses import dataclass, field
 
 import peewee as pw
 
+from core.agent.context import label_pages
 from core.agent.spoiler_words import BANDS
 
 log = logging.getLogger(__name__)
@@ -59,6 +62,7 @@ log = logging.getLogger(__name__)
 # A word as the FTS5 unicode61 tokenizer sees it: a run of letters and digits.
 _WORD = re.compile(r"[^\W_]+")
 _SPACES = re.compile(r"\s+")
+_GAP = re.compile(r"\s+|-|\s*[-‐–]\s*")  # what may stand between the words of a phrase
 
 # Thresholds (see the module docstring and tests/core/agent/spoiler_eval.py).
 RARE_ZIPF = 3.0  # below this general frequency a word is rare (not in spoiler_words at all)
@@ -92,6 +96,41 @@ def _general_zipf() -> dict[str, float]:
 
 
 GENERAL_ZIPF = _general_zipf()
+
+
+# --- what the reader will see ---------------------------------------------------------------
+# The check reads the sentence as the chat pane shows it, not its Markdown source: a name
+# split by emphasis ("**Windi**bank"), an entity ("Windi&#98;ank"), an invisible character, a
+# combining accent, a look-alike letter from another script or a right-to-left override all
+# show the reader the same name.
+
+# Latin look-alikes of Cyrillic and Greek letters (Unicode's confusables, the letters that
+# matter in names); NFKC already folds fullwidth and mathematical letters.
+_CONFUSABLES = str.maketrans(
+    "АВСЕНІЈКМОРЅТХУаеорсхуіјѕԁһӏԛԝ"  # Cyrillic
+    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχϲ",  # Greek
+    "ABCEHIJKMOPSTXYaeopcxyijsdhlqw"
+    "ABEZHIKMNOPTYXaikvoptuxc",
+)
+_RTL_OVERRIDE = re.compile("\u202e([^\u202a-\u202e]*)(?:\u202c|$)")
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MD_MARKS = re.compile(r"[*_`~]+|^\s{0,3}(?:#{1,6}|>+|[-+*]|\d+[.)])\s+", re.M)
+_HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+
+
+def visible_text(text: str) -> str:
+    """``text`` as the reader sees it, reduced to plain letters: Markdown marks and links
+    rendered to their text, entities decoded, then NFKC, format characters (zero-width
+    spaces and joiners, soft hyphens, direction marks) and combining accents dropped, a
+    right-to-left override read in the order it is shown, look-alike letters folded to Latin."""
+    text = _MD_LINK.sub(r"\1", text)
+    text = _HTML_TAG.sub("", text)
+    text = _MD_MARKS.sub("", text)
+    text = html.unescape(text)
+    text = _RTL_OVERRIDE.sub(lambda m: m.group(1)[::-1], text)
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if unicodedata.category(c) not in ("Mn", "Me", "Cf"))
+    return unicodedata.normalize("NFC", text).translate(_CONFUSABLES)
 
 
 class _Stemmer:
@@ -162,7 +201,7 @@ class Segment:
 # Bump STATS_VERSION when what is counted changes (tokenizing, stemming, contents pages); the
 # thresholds that pick distinctive words apply when the index is built, so they may change
 # freely.
-STATS_VERSION = 1
+STATS_VERSION = 2  # 2: front-matter pages (lists of illustrations, title pages) left out
 
 
 @dataclass(frozen=True)
@@ -192,7 +231,11 @@ def _book_stats(db: pw.SqliteDatabase, book_id: int) -> BookStats:
     seen: set[str] = set()
     surface: Counter[str] = Counter()
     contents_pages: set[int] = set()
+    front_lists = max(10, len(pages) // 20)
     for number, text in pages:
+        if _is_front_matter(text, int(number) <= front_lists):
+            contents_pages.add(int(number))
+            continue  # a list of illustrations, a title page, an index: names, not story
         if number <= front:
             stripped = _strip_contents(text, int(number), heading_page)
             if stripped is not text:
@@ -290,6 +333,7 @@ class SpoilerIndex:
     db: pw.SqliteDatabase | None = field(default=None, repr=False)
     chunk_ids: tuple[int, int] = (0, -1)  # the book's chunk ids (FTS rowids), first and last
     contents_pages: frozenset[int] = frozenset()  # front pages that list chapter titles
+    known: frozenset[str] = frozenset()  # stems of the book's title and author: always known
     _near: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
     _phrases: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -312,6 +356,9 @@ class SpoilerIndex:
             "SELECT min(id), max(id) FROM chunk WHERE book_id = ?", (book_id,)
         ).fetchone()
         chunk_ids = (int(lo), int(hi)) if lo is not None else (0, -1)
+        row = db.execute_sql("SELECT title, author FROM book WHERE id = ?", (book_id,)).fetchone()
+        cover = " ".join(str(v or "") for v in row or ())
+        known = frozenset(_STEMMER.stems(w.lower() for w in _WORD.findall(visible_text(cover))).values())
         return cls(
             book_id,
             stats.page_count,
@@ -321,6 +368,7 @@ class SpoilerIndex:
             db,
             chunk_ids,
             stats.contents_pages,
+            known,
         )
 
     def phrase(self, words: str) -> tuple[int, int]:
@@ -374,6 +422,29 @@ def _strip_contents(text: str, number: int, heading_page: dict[str, set[int]]) -
         if not (pages := heading_page.get(_norm_line(line))) or number in pages
     ]
     return "\n".join(kept) if len(kept) != len(lines) else text
+
+
+_FRONT_HEADINGS = re.compile(
+    r"(?:list of (?:illustrations|plates|figures|maps)|illustrations|table of contents|"
+    r"contents|index|dramatis person\w*|characters|persons of the (?:play|story))\W*",
+    re.I,
+)
+_SENTENCE_END = tuple(".!?\"”’'»")
+
+
+def _is_front_matter(text: str, near_start: bool) -> bool:
+    """Whether a page is front (or back) matter that names what is to come without telling
+    it: a page headed "List of Illustrations", "Contents", "Index" (anywhere in the book),
+    or, near the start, a page that is a list: short lines that are not sentences."""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    if not lines:
+        return False
+    if _FRONT_HEADINGS.fullmatch(lines[0]) and len(lines) >= 3:
+        return True
+    if not near_start or len(lines) < 4:
+        return False
+    listed = sum(1 for line in lines if len(line.split()) <= 8 and not line.endswith(_SENTENCE_END))
+    return listed >= 0.75 * len(lines)
 
 
 def _is_distinctive(stem: str, n: int, capitalised: int, total: int) -> bool:
@@ -438,6 +509,7 @@ class SpoilerGuard:
             raise ValueError(f"read_to must be a page number (0 or more), not {read_to}.")
         self.index = index
         self.read_to = read_to
+        question, selection = visible_text(question), visible_text(selection)
         asked = [w.lower() for w in _WORD.findall(f"{question}\n{selection}")]
         asked_stems = index.stems(asked)
         self._known_pairs = {
@@ -447,7 +519,7 @@ class SpoilerGuard:
         }
         self._known = set(
             index.stems(w.lower() for w in _WORD.findall(f"{question}\n{selection}")).values()
-        )
+        ) | set(index.known)
         self._buffer = ""
         self._pairs = read_to is not None and (
             sum(1 for page in index.first_page.values() if page <= read_to) >= MIN_KNOWN_FOR_PAIRS
@@ -480,7 +552,9 @@ class SpoilerGuard:
         stream never stalls behind one endless "sentence"."""
         if len(self._buffer) <= limit:
             return []
-        cut = self._buffer.rfind(" ", 0, limit) + 1 or limit
+        cut = _last_space(self._buffer, limit)
+        if cut <= 0:  # no space yet: never cut a word (a name) in two, wait for one
+            return []
         piece, self._buffer = self._buffer[:cut], self._buffer[cut:]
         return [self.check(piece)]
 
@@ -500,9 +574,15 @@ class SpoilerGuard:
         if self.read_to is None or self.read_to >= index.page_count:
             return ()
         read_to = self.read_to
+        labels = tuple(
+            SpoilerTerm(f"p. {last}" if first == last else f"pp. {first}–{last}", last)
+            for first, last in label_pages(sentence)
+            if read_to < last
+        )
+        sentence = visible_text(sentence)
         spans = [(m.start(), m.end()) for m in _WORD.finditer(sentence)]
         if not spans:
-            return ()
+            return labels
         words = [sentence[a:b] for a, b in spans]
         stems = index.stems(w.lower() for w in words)
         found: dict[str, SpoilerTerm] = {}
@@ -526,7 +606,7 @@ class SpoilerGuard:
                     if index.near(a.lower(), b.lower()):
                         found.setdefault(stems[a.lower()], SpoilerTerm(a, page_a))
                         found.setdefault(stems[b.lower()], SpoilerTerm(b, page_b))
-        return tuple(found.values())
+        return labels + tuple(found.values())
 
     def _phrase_terms(
         self,
@@ -550,6 +630,8 @@ class SpoilerGuard:
                     break
                 if j == i + 2 and words[i + 1].lower() != "of":
                     break
+                if any(_GAP.fullmatch(sentence[spans[k][1] : spans[k + 1][0]]) is None for k in range(i, j)):
+                    break  # the model's punctuation between the words: not a phrase of the book
                 b = keys[j]
                 if not _phrase_word(b) or b in found or (a, b) in self._known_pairs:
                     continue
@@ -557,6 +639,18 @@ class SpoilerGuard:
                 if passages >= MIN_PHRASE_COUNT and page > read_to:
                     text = sentence[spans[i][0] : spans[j][1]]
                     found[a + " " + b] = SpoilerTerm(text, page)
+
+
+def _last_space(text: str, limit: int) -> int:
+    """The offset just after the last whitespace before ``limit`` (or the first after it);
+    0 when the text has none."""
+    for k in range(min(limit, len(text)) - 1, -1, -1):
+        if text[k].isspace():
+            return k + 1
+    for k in range(limit, len(text)):
+        if text[k].isspace():
+            return k + 1
+    return 0
 
 
 # --- sentence boundaries --------------------------------------------------------------------
