@@ -81,6 +81,13 @@ MIN_KNOWN_FOR_PAIRS = 500  # ... and only once the reader has met this many diff
 # nothing ("Answered after a short wait" on page 1 is no spoiler)
 PHRASE_ZIPF = 6.0  # phrases: two words ("tea party") or "X of Y" ("pack of cards"), each
 MIN_PHRASE_COUNT = 3  # ... less common than "the", that the book has in this many passages
+# The semantic layer: a sentence about the story must be supported by what the reader has read.
+SUPPORT_PASSAGES = 4  # the passages within the bound that best match a sentence
+FUNCTION_ZIPF = 6.0  # words this common say nothing about the story ("the", "was", "he")
+MIN_STORY_WORDS = 3  # a sentence with fewer content words is not checked for support
+SUPPORT_SHARE = 0.0  # ... else this share of its content (weighted by rarity) must be supported
+LATER_WORD_ZIPF = 3.5  # a content word less common than this, first used after the bound
+_STORY_PRONOUNS = frozenset("he she they his her him them their hers".split())
 # Common words the frequency list lacks (it has no contractions' pieces).
 _EXTRA_COMMON = frozenset(
     "cannot don isn wasn didn doesn couldn wouldn shouldn aren weren hasn haven hadn won okay".split()
@@ -194,6 +201,7 @@ class Segment:
     text: str
     hidden: bool
     terms: tuple[SpoilerTerm, ...] = ()
+    kind: str = "later"  # why it is hidden: "later" (names what comes later) or "unsupported"
 
 
 # The word statistics of a book are stored in the library (table ``spoiler_stats``, schema
@@ -412,6 +420,23 @@ class SpoilerIndex:
     def stems(self, words: Iterable[str]) -> dict[str, str]:
         return _STEMMER.stems(words)
 
+    def read_passages(self, words: Iterable[str], read_to: int, limit: int = SUPPORT_PASSAGES) -> list[str]:
+        """The passages within ``read_to`` that best match ``words`` (BM25, one FTS5 query):
+        where a sentence about the story would find its support."""
+        lo, hi = self.chunk_ids
+        terms = sorted({w for w in words if w.isalnum()})
+        if self.db is None or lo > hi or not terms:
+            return []
+        query = " OR ".join(f'"{w}"' for w in terms)
+        rows = self.db.execute_sql(
+            "SELECT t.text FROM chunk_index JOIN chunk c ON c.id = chunk_index.rowid "
+            "JOIN chunk_text t ON t.id = chunk_index.rowid "
+            "WHERE chunk_index MATCH ? AND chunk_index.rowid BETWEEN ? AND ? AND c.end_page <= ? "
+            "ORDER BY bm25(chunk_index) LIMIT ?",
+            (query, lo, hi, read_to, limit),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
 
 def _strip_contents(text: str, number: int, heading_page: dict[str, set[int]]) -> str:
     """The page without lines that are chapter titles of other pages (a table of contents)."""
@@ -501,7 +526,13 @@ class SpoilerGuard:
     """Checks one answer as it streams. Not thread-safe: one guard per answer."""
 
     def __init__(
-        self, index: SpoilerIndex, *, read_to: int | None, question: str, selection: str = ""
+        self,
+        index: SpoilerIndex,
+        *,
+        read_to: int | None,
+        question: str,
+        selection: str = "",
+        semantic: bool = True,
     ) -> None:
         """``read_to`` is the last page read (``Book.spoiler_bound``); ``None`` (the reader
         lifted the bound or finished the book) lets everything through."""
@@ -520,6 +551,8 @@ class SpoilerGuard:
         self._known = set(
             index.stems(w.lower() for w in _WORD.findall(f"{question}\n{selection}")).values()
         ) | set(index.known)
+        self._support: set[str] = set(self._known)
+        self.semantic = semantic
         self._buffer = ""
         self._pairs = read_to is not None and (
             sum(1 for page in index.first_page.values() if page <= read_to) >= MIN_KNOWN_FOR_PAIRS
@@ -563,10 +596,66 @@ class SpoilerGuard:
         rest, self._buffer = self._buffer, ""
         return [self.check(rest)] if rest else []
 
+    def add_support(self, text: str) -> None:
+        """Text the answer may draw on (a passage the tools returned within the bound)."""
+        words = _WORD.findall(visible_text(text))
+        self._support.update(self.index.stems(w.lower() for w in words).values())
+
     def check(self, sentence: str) -> Segment:
-        """One sentence, checked on its own."""
+        """One sentence, checked on its own: first for what comes later, then for support."""
         terms = self.spoiler_terms(sentence)
-        return Segment(sentence, bool(terms), terms)
+        if terms:
+            return Segment(sentence, True, terms)
+        if self.semantic and not self.supported(sentence):
+            return Segment(sentence, True, (), "unsupported")
+        return Segment(sentence, False)
+
+    def supported(self, sentence: str) -> bool:
+        """Whether a sentence that tells something about the story (it names something of
+        this book, or tells what someone does) is supported by what the reader has read: the
+        passages within the bound that best match it, the passages the answer used, the
+        question and the selection. Lexical: the share of its content words (the rarer, the
+        heavier) found there."""
+        index = self.index
+        if self.read_to is None or self.read_to >= index.page_count:
+            return True
+        words = [w.lower() for w in _WORD.findall(visible_text(sentence))]
+        if not words:
+            return True
+        stems = index.stems(words)
+        content = {
+            stems[w]: w
+            for w in words
+            if len(w) >= MIN_LENGTH and not w.isdigit() and w not in _EXTRA_COMMON
+            and GENERAL_ZIPF.get(stems[w], 0.0) < FUNCTION_ZIPF
+        }
+        if len(content) < MIN_STORY_WORDS:
+            return True
+        story = any(w in _STORY_PRONOUNS for w in words) or any(
+            s in index.distinctive and index.first_page.get(s) is not None for s in content
+        )
+        if not story:
+            return True
+        support = set(self._support)
+        for text in index.read_passages(content.values(), self.read_to):
+            support.update(index.stems(w.lower() for w in _WORD.findall(text)).values())
+
+        def weight(stem: str) -> float:
+            return max(0.5, 6.5 - GENERAL_ZIPF.get(stem, 0.0))
+
+        read_to = self.read_to
+        later = [
+            s
+            for s in content
+            if s not in support
+            and (index.first_page.get(s) or 0) > read_to
+            and GENERAL_ZIPF.get(s, 0.0) < LATER_WORD_ZIPF
+        ]
+        if later:
+            return False  # a word the reader has not met in this book yet, nor in its support
+        total = sum(weight(s) for s in content)
+        found = sum(weight(s) for s in content if s in support)
+        return found >= SUPPORT_SHARE * total
 
     def spoiler_terms(self, sentence: str) -> tuple[SpoilerTerm, ...]:
         """The words of ``sentence`` the reader cannot know yet, in order, each once."""

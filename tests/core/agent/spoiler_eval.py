@@ -113,7 +113,7 @@ EXTRA_BOOKS = (
     EvalBook(
         "carol",
         "a_christmas_carol.epub",
-        12,  # inside Stave I (pp. 6-25); Fezziwig first appears on p. 36
+        25,  # the end of Stave I (pp. 6-25); Fezziwig first appears on p. 36
         "What has happened to Scrooge so far?",
     ),
     EvalBook(
