@@ -38,7 +38,12 @@ def marker(index: int) -> str:
     return f"⟪hidden:{index}⟫"
 
 
+UNSUPPORTED_NOTICE = "This part is not from the pages you have read"
+
+
 def notice_text(item: Withheld) -> str:
+    if item.reason == "unsupported":
+        return UNSUPPORTED_NOTICE
     return f"Hidden: this part mentions something from after p. {item.read_to}"
 
 

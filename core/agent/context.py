@@ -48,7 +48,14 @@ WITHHELD_ANSWER = (
 WITHHELD_PASSAGE = "(Withheld: this passage is beyond where the reader has now read.)"
 _PAGE_LABEL = re.compile(r"\[(?:p|pp)\.\s*(\d+)(?:\s*[–-]\s*(\d+))?\]")
 
-__all__ = ["BookContext", "ContextStrategy", "Selection", "estimate_tokens", "label_pages"]
+__all__ = [
+    "BookContext",
+    "ContextStrategy",
+    "Selection",
+    "citable",
+    "estimate_tokens",
+    "label_pages",
+]
 
 
 def label_pages(text: str) -> list[tuple[int, int]]:
@@ -58,6 +65,15 @@ def label_pages(text: str) -> list[tuple[int, int]]:
         first = int(match.group(1))
         out.append((first, int(match.group(2) or first)))
     return out
+
+
+def citable(first: int, last: int, page_count: int, bound: int | None) -> bool:
+    """Whether a page range may become a citation (a chip): inside the book and, with the
+    spoiler bound on, not past the last page read. A range that is not is refused whole,
+    never clamped."""
+    if first < 1 or last < first or last > page_count:
+        return False
+    return bound is None or last <= bound
 
 
 def estimate_tokens(messages: Iterable[Message]) -> int:

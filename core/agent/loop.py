@@ -18,7 +18,7 @@ from enum import Enum
 from typing import Any, Protocol
 
 from core.agent.answer import for_model, marker
-from core.agent.context import label_pages
+from core.agent.context import citable, label_pages
 from core.agent.events import (
     AgentEvent,
     Citation,
@@ -393,6 +393,7 @@ class AgentLoop:
                 segment.text,
                 tuple((t.term, t.first_page) for t in segment.terms),
                 self.guard.read_to or 0,
+                segment.kind,
             )
             self.state.withheld.append(item)
             self.state.texts.append(marker(item.index))
@@ -404,6 +405,8 @@ class AgentLoop:
             self._show(None, self.state.step)
 
     def _cite(self, ref: CitationRef, step: int) -> None:
+        if not citable(ref.first_page, ref.last_page, self.ctx.book.page_count, self.ctx.bound):
+            return  # past the bound or the book: refused whole, never clamped
         if ref not in self.state.citations:
             self.state.citations.append(ref)
             self.sink.emit(Citation(ref, step))
@@ -414,16 +417,14 @@ class AgentLoop:
         book = self.ctx.book
         seen = {(c.first_page, c.last_page) for c in self.state.citations}
         for first, last in label_pages(self.state.answer):
-            if last < first or (first, last) in seen or not 1 <= first <= book.page_count:
-                continue
+            if (first, last) in seen or not citable(first, last, book.page_count, self.ctx.bound):
+                continue  # past the bound or the book: refused whole, never clamped
             seen.add((first, last))
             source = next(
                 (p for p in self.state.passages if p.first_page <= first <= p.last_page), None
             )
             quote = source.quote or " ".join(source.text.split())[:300] if source else ""
-            self._cite(
-                CitationRef(book.id, first, min(last, book.page_count), quote), self.state.step
-            )
+            self._cite(CitationRef(book.id, first, last, quote), self.state.step)
 
     # tools -----------------------------------------------------------------------------
 

@@ -116,8 +116,7 @@ GENERAL_ZIPF = _general_zipf()
 _CONFUSABLES = str.maketrans(
     "АВСЕНІЈКМОРЅТХУаеорсхуіјѕԁһӏԛԝ"  # Cyrillic
     "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχϲ",  # Greek
-    "ABCEHIJKMOPSTXYaeopcxyijsdhlqw"
-    "ABEZHIKMNOPTYXaikvoptuxc",
+    "ABCEHIJKMOPSTXYaeopcxyijsdhlqwABEZHIKMNOPTYXaikvoptuxc",
 )
 _RTL_OVERRIDE = re.compile("\u202e([^\u202a-\u202e]*)(?:\u202c|$)")
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -366,7 +365,9 @@ class SpoilerIndex:
         chunk_ids = (int(lo), int(hi)) if lo is not None else (0, -1)
         row = db.execute_sql("SELECT title, author FROM book WHERE id = ?", (book_id,)).fetchone()
         cover = " ".join(str(v or "") for v in row or ())
-        known = frozenset(_STEMMER.stems(w.lower() for w in _WORD.findall(visible_text(cover))).values())
+        known = frozenset(
+            _STEMMER.stems(w.lower() for w in _WORD.findall(visible_text(cover))).values()
+        )
         return cls(
             book_id,
             stats.page_count,
@@ -420,7 +421,9 @@ class SpoilerIndex:
     def stems(self, words: Iterable[str]) -> dict[str, str]:
         return _STEMMER.stems(words)
 
-    def read_passages(self, words: Iterable[str], read_to: int, limit: int = SUPPORT_PASSAGES) -> list[str]:
+    def read_passages(
+        self, words: Iterable[str], read_to: int, limit: int = SUPPORT_PASSAGES
+    ) -> list[str]:
         """The passages within ``read_to`` that best match ``words`` (BM25, one FTS5 query):
         where a sentence about the story would find its support."""
         lo, hi = self.chunk_ids
@@ -626,7 +629,9 @@ class SpoilerGuard:
         content = {
             stems[w]: w
             for w in words
-            if len(w) >= MIN_LENGTH and not w.isdigit() and w not in _EXTRA_COMMON
+            if len(w) >= MIN_LENGTH
+            and not w.isdigit()
+            and w not in _EXTRA_COMMON
             and GENERAL_ZIPF.get(stems[w], 0.0) < FUNCTION_ZIPF
         }
         if len(content) < MIN_STORY_WORDS:
@@ -719,7 +724,10 @@ class SpoilerGuard:
                     break
                 if j == i + 2 and words[i + 1].lower() != "of":
                     break
-                if any(_GAP.fullmatch(sentence[spans[k][1] : spans[k + 1][0]]) is None for k in range(i, j)):
+                if any(
+                    _GAP.fullmatch(sentence[spans[k][1] : spans[k + 1][0]]) is None
+                    for k in range(i, j)
+                ):
                     break  # the model's punctuation between the words: not a phrase of the book
                 b = keys[j]
                 if not _phrase_word(b) or b in found or (a, b) in self._known_pairs:

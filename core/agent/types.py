@@ -158,6 +158,7 @@ class Withheld:
     text: str
     terms: tuple[tuple[str, int], ...]  # (word as written, first page in the book)
     read_to: int
+    reason: str = "later"  # "later": names what comes later; "unsupported": not from the pages read
 
     @property
     def first_page(self) -> int:
@@ -334,13 +335,14 @@ def part_to_json(part: Any) -> dict[str, Any]:
             return out
         case ToolCall(call_id, name, arguments):
             return {"kind": "tool_call", "id": call_id, "name": name, "arguments": dict(arguments)}
-        case Withheld(index, text, terms, read_to):
+        case Withheld(index, text, terms, read_to, reason):
             return {
                 "kind": "withheld",
                 "index": index,
                 "text": text,
                 "terms": [list(t) for t in terms],
                 "read_to": read_to,
+                "reason": reason,
             }
     raise TypeError(f"not a message part: {part!r}")
 
@@ -396,6 +398,7 @@ def part_from_json(raw: Mapping[str, Any]) -> Any:
             str(raw.get("text", "")),
             tuple((str(t[0]), int(t[1])) for t in raw.get("terms", []) if len(t) == 2),
             int(raw.get("read_to", 0)),
+            str(raw.get("reason", "later")),
         )
     raise ValueError(f"unknown stored message part: {kind!r}")
 

@@ -9,14 +9,15 @@ legible. Every function here is pure: the pane caches what they return per messa
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import quote
 
 from markdown_it import MarkdownIt
 from PySide6.QtGui import QColor, QPalette
 
-from core.agent.answer import AnswerState, fill_hidden
+from core.agent.answer import AnswerState, fill_hidden, notice_text
 from core.agent.pricing import estimate_cost
 from core.agent.types import CitationRef, Passage, Withheld
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
@@ -143,10 +144,7 @@ def question_html(text: str, selection_text: str | None, selection_page: int | N
 def _with_notices(text: str, key: str, withheld: list[Withheld], revealed: Collection[int]) -> str:
     def notice(item: Withheld) -> str:
         href = f"margin-action:reveal/{key}/{item.index}"
-        return (
-            f"*Hidden: this part mentions something from after p. {item.read_to}* — "
-            f"[Show anyway]({href}) "
-        )
+        return f"*{notice_text(item)}* — [Show anyway]({href}) "
 
     return fill_hidden(text, withheld, reveal=set(revealed), notice=notice)
 
@@ -161,12 +159,28 @@ def grounded(view: AnswerState) -> bool:
     )
 
 
+# The app's own link schemes: only links the app made itself may use them. A model that
+# writes one ("[Open](margin-action:settings)", "<margin-cite:1/300-300>") gets plain text.
+_APP_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?\s*margin-[\w-]*:[^)]*\)", re.I)
+_APP_AUTOLINK = re.compile(r"<(\s*margin-[\w-]*:[^>]*)>", re.I)
+_APP_REFERENCE = re.compile(r"^(\s{0,3})\[([^\]]+)\]:(\s*<?\s*margin-)", re.I | re.M)
+
+
+def plain_app_links(text: str) -> str:
+    """The model's text with any link in the app's schemes turned into plain text."""
+    text = _APP_LINK.sub(lambda m: m.group(1), text)
+    text = _APP_AUTOLINK.sub(lambda m: "\\<" + m.group(1) + "\\>", text)
+    return _APP_REFERENCE.sub(lambda m: f"{m.group(1)}\\[{m.group(2)}\\]:{m.group(3)}", text)
+
+
 def shown_text(view: AnswerState, revealed: Collection[int] = ()) -> str:
     """The answer's Markdown with a notice (and a Show anyway link) for each held-back
-    sentence, or the sentence itself once revealed."""
+    sentence, or the sentence itself once revealed. Links the model wrote in the app's own
+    schemes are plain text: only the notices' links are live."""
     if not view.withheld:
-        return view.text
-    return _with_notices(view.text, view.key, view.withheld, revealed)
+        return plain_app_links(view.text)
+    safe = [replace(w, text=plain_app_links(w.text)) for w in view.withheld]
+    return _with_notices(plain_app_links(view.text), view.key, safe, revealed)
 
 
 def settled_length(text: str) -> int:

@@ -210,7 +210,7 @@ def cases(books: Iterable[str] | None = None) -> list[Case]:
             out.append(Case(book, kind, leak, text, question))
             continue
         for name, (trick_kind, trick) in TRICKS.items():
-            shown = re.sub(r"\{([^}]*)\}", lambda m: trick(m.group(1)), text)
+            shown = re.sub(r"\{([^}]*)\}", lambda m, t=trick: t(m.group(1)), text)
             out.append(Case(book, trick_kind, leak, shown, question, name))
     return out
 
