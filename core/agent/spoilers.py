@@ -84,9 +84,10 @@ MIN_PHRASE_COUNT = 3  # ... less common than "the", that the book has in this ma
 # The semantic layer: a sentence about the story must be supported by what the reader has read.
 SUPPORT_PASSAGES = 4  # the passages within the bound that best match a sentence
 FUNCTION_ZIPF = 6.0  # words this common say nothing about the story ("the", "was", "he")
-MIN_STORY_WORDS = 3  # a sentence with fewer content words is not checked for support
-SUPPORT_SHARE = 0.0  # ... else this share of its content (weighted by rarity) must be supported
-LATER_WORD_ZIPF = 3.5  # a content word less common than this, first used after the bound
+MIN_STORY_WORDS = 4  # a sentence with fewer content words is not checked for support
+LATER_MATCH = 0.4  # a later passage has at least this share of the sentence (by rarity) ...
+STORY_GATE = True
+SUPPORT_MARGIN = 0.2  # ... and this much more than any passage the reader has read
 _STORY_PRONOUNS = frozenset("he she they his her him them their hers".split())
 # Common words the frequency list lacks (it has no contractions' pieces).
 _EXTRA_COMMON = frozenset(
@@ -343,6 +344,9 @@ class SpoilerIndex:
     known: frozenset[str] = frozenset()  # stems of the book's title and author: always known
     _near: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
     _phrases: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
+    _passage_stems: dict[int, frozenset[str]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def build(cls, db: pw.SqliteDatabase, book_id: int) -> SpoilerIndex:
@@ -421,24 +425,33 @@ class SpoilerIndex:
     def stems(self, words: Iterable[str]) -> dict[str, str]:
         return _STEMMER.stems(words)
 
-    def read_passages(
-        self, words: Iterable[str], read_to: int, limit: int = SUPPORT_PASSAGES
-    ) -> list[str]:
-        """The passages within ``read_to`` that best match ``words`` (BM25, one FTS5 query):
-        where a sentence about the story would find its support."""
+    def passages(
+        self, words: Iterable[str], read_to: int, *, later: bool, limit: int | None = None
+    ) -> list[frozenset[str]]:
+        """The word stems of the passages that best match ``words`` (BM25, one FTS5 query),
+        within ``read_to`` or (``later``) after it. Each passage's stems are remembered."""
         lo, hi = self.chunk_ids
         terms = sorted({w for w in words if w.isalnum()})
         if self.db is None or lo > hi or not terms:
             return []
         query = " OR ".join(f'"{w}"' for w in terms)
+        where = "c.start_page > ?" if later else "c.end_page <= ?"
         rows = self.db.execute_sql(
-            "SELECT t.text FROM chunk_index JOIN chunk c ON c.id = chunk_index.rowid "
-            "JOIN chunk_text t ON t.id = chunk_index.rowid "
-            "WHERE chunk_index MATCH ? AND chunk_index.rowid BETWEEN ? AND ? AND c.end_page <= ? "
+            "SELECT chunk_index.rowid FROM chunk_index JOIN chunk c ON c.id = chunk_index.rowid "
+            f"WHERE chunk_index MATCH ? AND chunk_index.rowid BETWEEN ? AND ? AND {where} "
             "ORDER BY bm25(chunk_index) LIMIT ?",
-            (query, lo, hi, read_to, limit),
+            (query, lo, hi, read_to, limit or SUPPORT_PASSAGES),
         ).fetchall()
-        return [str(r[0]) for r in rows]
+        ids = [int(r[0]) for r in rows]
+        missing = [i for i in ids if i not in self._passage_stems]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            for cid, text in self.db.execute_sql(
+                f"SELECT id, text FROM chunk_text WHERE id IN ({marks})", missing
+            ).fetchall():
+                words_ = {w.lower() for w in _WORD.findall(str(text))}
+                self._passage_stems[int(cid)] = frozenset(_STEMMER.stems(words_).values())
+        return [self._passage_stems.get(i, frozenset()) for i in ids]
 
 
 def _strip_contents(text: str, number: int, heading_page: dict[str, set[int]]) -> str:
@@ -639,28 +652,27 @@ class SpoilerGuard:
         story = any(w in _STORY_PRONOUNS for w in words) or any(
             s in index.distinctive and index.first_page.get(s) is not None for s in content
         )
-        if not story:
+        if not story and STORY_GATE:
             return True
-        support = set(self._support)
-        for text in index.read_passages(content.values(), self.read_to):
-            support.update(index.stems(w.lower() for w in _WORD.findall(text)).values())
+        support = self._support
 
         def weight(stem: str) -> float:
             return max(0.5, 6.5 - GENERAL_ZIPF.get(stem, 0.0))
 
-        read_to = self.read_to
-        later = [
-            s
-            for s in content
-            if s not in support
-            and (index.first_page.get(s) or 0) > read_to
-            and GENERAL_ZIPF.get(s, 0.0) < LATER_WORD_ZIPF
-        ]
-        if later:
-            return False  # a word the reader has not met in this book yet, nor in its support
         total = sum(weight(s) for s in content)
-        found = sum(weight(s) for s in content if s in support)
-        return found >= SUPPORT_SHARE * total
+
+        def best(passages: list[frozenset[str]]) -> float:
+            if not passages:
+                return 0.0
+            return (
+                max(sum(weight(s) for s in content if s in p or s in support) for p in passages)
+                / total
+            )
+
+        words_ = list(content.values())
+        read = best(index.passages(words_, self.read_to, later=False))
+        later = best(index.passages(words_, self.read_to, later=True))
+        return not (later >= LATER_MATCH and later - read >= SUPPORT_MARGIN)
 
     def spoiler_terms(self, sentence: str) -> tuple[SpoilerTerm, ...]:
         """The words of ``sentence`` the reader cannot know yet, in order, each once."""
