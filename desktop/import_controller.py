@@ -74,6 +74,15 @@ class ImportController(QObject):
                     continue
                 results.append(result)
                 self.imported.emit(result)
+                if (
+                    not result.already_present
+                ):  # the spoiler check's counts, now, not at the first question
+                    from core.agent.spoilers import prepare_book
+
+                    try:
+                        await run_blocking(prepare_book, self.library.db, result.book.id)
+                    except Exception:
+                        log.warning("spoiler check counts for %s not prepared", path, exc_info=True)
         finally:
             self.busy = False
             self.token = None

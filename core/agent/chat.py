@@ -297,11 +297,18 @@ class ChatWithBook:
             if bound is not None and spoilers_until is not None:
                 bound = None if spoilers_until >= book.page_count else max(bound, spoilers_until)
             guard = None
-            if bound is not None and self.spoiler_cache is not None:
+            # Passages mode writes nothing of a model's: its framing is the app's own words
+            # and its quotes come from pages within the bound, so there is nothing to check.
+            checked = self.provider.name != "passages"
+            if bound is not None and self.spoiler_cache is not None and checked:
                 index = await self.db(self.spoiler_cache.get, self.library.db, book.id)
-                selection = question.selection.text if question.selection else ""
+                sel = question.selection
                 guard = SpoilerGuard(
-                    index, read_to=bound, question=question.text, selection=selection
+                    index,
+                    read_to=bound,
+                    question=question.text,
+                    selection=sel.text if sel else "",
+                    selection_page=sel.page if sel else None,
                 )
             ids = await self.db(
                 functools.partial(

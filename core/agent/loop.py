@@ -512,6 +512,10 @@ class AgentLoop:
                 if record is not None and output is not None:
                     state.records.append(record)
                     state.passages.extend(output.passages)
+                    if self.guard is not None:  # what the answer may draw on: its support
+                        for p in output.passages:
+                            if self.ctx.bound is None or p.last_page <= self.ctx.bound:
+                                self.guard.add_support(p.text)
                     await self.sink.tool_call(record, output)
         state.pending_calls = ()
         return [o if o is not None else error_output("No result.") for o in outputs]

@@ -328,6 +328,21 @@ def _store_stats(db: pw.SqliteDatabase, book_id: int, stats: BookStats) -> None:
         log.info("word statistics of book %s not stored: %s", book_id, exc)
 
 
+def prepare_book(db: pw.SqliteDatabase, book_id: int) -> bool:
+    """Count and store a book's word statistics now (right after import, off the UI thread),
+    so its first question does not wait for them. True when they were counted."""
+    try:
+        row = db.execute_sql(
+            "SELECT version FROM spoiler_stats WHERE book_id = ?", (book_id,)
+        ).fetchone()
+    except (sqlite3.Error, pw.DatabaseError):
+        row = None
+    if row is not None and row[0] == STATS_VERSION:
+        return False
+    _store_stats(db, book_id, _book_stats(db, book_id))
+    return True
+
+
 @dataclass(frozen=True)
 class SpoilerIndex:
     """Per book: where each word stem first appears and whether it is distinctive. Immutable,
@@ -548,6 +563,7 @@ class SpoilerGuard:
         read_to: int | None,
         question: str,
         selection: str = "",
+        selection_page: int | None = None,
         semantic: bool = True,
     ) -> None:
         """``read_to`` is the last page read (``Book.spoiler_bound``); ``None`` (the reader
@@ -568,6 +584,8 @@ class SpoilerGuard:
             index.stems(w.lower() for w in _WORD.findall(f"{question}\n{selection}")).values()
         ) | set(index.known)
         self._support: set[str] = set(self._known)
+        # the page of a selection the reader supplied counts as read for this answer's labels
+        self._selection_page = selection_page
         self.semantic = semantic
         self._buffer = ""
         self._pairs = read_to is not None and (
@@ -683,7 +701,7 @@ class SpoilerGuard:
         labels = tuple(
             SpoilerTerm(f"p. {last}" if first == last else f"pp. {first}–{last}", last)
             for first, last in label_pages(sentence)
-            if read_to < last
+            if read_to < last and not first == last == self._selection_page
         )
         sentence = visible_text(sentence)
         spans = [(m.start(), m.end()) for m in _WORD.finditer(sentence)]

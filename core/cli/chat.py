@@ -99,6 +99,7 @@ async def _stream(
                     data["answer_shown"] = fill_hidden(
                         result.answer, result.withheld, reveal=reveal
                     )
+                    data["withheld"] = withheld_json(result.withheld, reveal=reveal)
                     CliContext.print_json(data)
                 else:
                     if answer.text and not answer.text.endswith("\n"):
@@ -198,6 +199,14 @@ def cmd_conversations(args: argparse.Namespace, ctx: CliContext) -> int:
     return 0
 
 
+def withheld_json(items: Any, *, reveal: bool) -> list[dict[str, Any]]:
+    """Held-back sentences for JSON output: without ``--reveal`` only that they are there
+    (where, why, against which page), never their text or the words that gave them away."""
+    if reveal:
+        return [dataclasses.asdict(w) for w in items]
+    return [{"index": w.index, "read_to": w.read_to, "reason": w.reason} for w in items]
+
+
 def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
     from core.agent.answer import fill_hidden
     from core.export import answer_passages, answer_sources
@@ -213,6 +222,8 @@ def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
                 data["sources"] = answer_sources(r)  # the pages it cited, with quotes
                 data["passages_used"] = answer_passages(r)  # what the tools returned
                 data["text_shown"] = fill_hidden(r.text, r.withheld, reveal=args.reveal)
+            if "withheld" in data:
+                data["withheld"] = withheld_json(r.withheld, reveal=args.reveal)
             rows.append(data)
         ctx.print_json(rows)
         return 0

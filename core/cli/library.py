@@ -53,6 +53,10 @@ def cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
             results.append({"file": name, "error": exc.message, "code": exc.code})
             continue
         book = result.book
+        if not result.already_present:  # the spoiler check's counts, now, not at the first question
+            from core.agent.spoilers import prepare_book
+
+            prepare_book(ctx.library.db, book.id)
         if args.json:
             results.append(
                 {"file": name, "already_present": result.already_present, "book": _book_json(book)}
