@@ -84,8 +84,8 @@ MIN_PHRASE_COUNT = 3  # ... less common than "the", that the book has in this ma
 # The semantic layer: a sentence about the story must be supported by what the reader has read.
 SUPPORT_PASSAGES = 4  # the passages within the bound that best match a sentence
 FUNCTION_ZIPF = 6.0  # words this common say nothing about the story ("the", "was", "he")
-MIN_STORY_WORDS = 4  # a sentence with fewer content words is not checked for support
-LATER_MATCH = 0.4  # a later passage has at least this share of the sentence (by rarity) ...
+MIN_STORY_WORDS = 5  # a sentence with fewer content words is not checked for support
+LATER_MATCH = 0.5  # a later passage has at least this share of the sentence (by rarity) ...
 STORY_GATE = True
 SUPPORT_MARGIN = 0.2  # ... and this much more than any passage the reader has read
 _STORY_PRONOUNS = frozenset("he she they his her him them their hers".split())
