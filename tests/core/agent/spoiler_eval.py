@@ -183,6 +183,11 @@ TRICKS: dict[str, tuple[str, Callable[[str], str]]] = {
 }
 
 
+def _apply(trick: Callable[[str], str], text: str) -> str:
+    """``text`` with the trick applied to each word in braces."""
+    return re.sub(r"\{([^}]*)\}", lambda m: trick(m.group(1)), text)
+
+
 @dataclass(frozen=True)
 class Case:
     book: str
@@ -210,7 +215,7 @@ def cases(books: Iterable[str] | None = None) -> list[Case]:
             out.append(Case(book, kind, leak, text, question))
             continue
         for name, (trick_kind, trick) in TRICKS.items():
-            shown = re.sub(r"\{([^}]*)\}", lambda m, t=trick: t(m.group(1)), text)
+            shown = _apply(trick, text)
             out.append(Case(book, trick_kind, leak, shown, question, name))
     return out
 

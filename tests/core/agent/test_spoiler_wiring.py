@@ -132,7 +132,7 @@ def test_streaming_holds_back_at_most_the_sentence_being_written(
     assert seen[-1][0] - seen[0][0] > 0.3, "sentences were shown while the answer streamed"
 
 
-def test_passages_mode_runs_the_check_and_passes_its_quotes(
+def test_passages_mode_quotes_stay_within_the_bound(
     library: Library, read_to_20: BookInfo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)

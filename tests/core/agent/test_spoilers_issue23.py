@@ -40,7 +40,7 @@ from core.settings import AgentLimits, Settings
 from core.store.library import BookInfo, Library
 from tests.conftest import BOOKS
 from tests.core.agent.conftest import fast_factory
-from tests.core.agent.spoiler_eval import TRICKS
+from tests.core.agent.spoiler_eval import TRICKS, evaluate_kinds, total
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
 
 ALICE_READ_TO = 21  # the end of chapter III
@@ -434,3 +434,24 @@ def test_a_phrase_is_never_matched_across_the_models_punctuation(tmp_path: Path)
     assert guard.spoiler_terms("The answer: Holmes admires her for her wit.") == ()
     assert guard.spoiler_terms("In short. Holmes admires her.") == ()
     lib.close()
+
+
+# --- the evaluation set by kind (fixture books) ---------------------------------------------
+
+
+def test_evaluation_by_kind(books: tuple[Library, dict[str, int]]) -> None:
+    """Regression guard at the figures measured on the fixture books when issue 23 was done
+    (before it: original 78 % / 1.8 %, plain 54 %, markup 54 %, look-alike 50 %). The aims
+    (95 % caught, 2 % false alarms in every kind) are met by the trick kinds only."""
+    lib, ids = books
+    kinds = evaluate_kinds(lib.db, ids)
+    assert kinds["markup"].leaks >= 100 and kinds["look-alike"].leaks >= 40
+    everything = total(kinds)
+    assert everything.leaks >= 150 and everything.honest >= 150
+    details = "\n".join(m for r in kinds.values() for m in r.missed + r.alarms)
+    for kind in ("markup", "look-alike"):
+        assert kinds[kind].recall == 1.0 and kinds[kind].false_alarms == 0, details
+    assert kinds["original"].recall >= 0.82, details
+    assert kinds["original"].false_alarm_rate <= 0.025, details
+    assert kinds["plain"].recall >= 0.6, details
+    assert everything.false_alarm_rate <= 0.02, details
