@@ -47,6 +47,7 @@ class Settings:
     spoiler_safe: bool = True
     limits: AgentLimits = field(default_factory=AgentLimits)
     budget_per_book_usd: float = 0.0  # 0 = no budget; the chat pane warns before going past it
+    spoiler_verify: bool = True  # with a model, a short call verifies doubtful sentences
 
     def effective_provider(self, has_key: bool) -> str:
         """The provider a question will really use."""
@@ -130,6 +131,8 @@ def load_settings(paths: Paths) -> Settings:
     _check(path, "model", isinstance(model, str) and bool(model.strip()), "a model name")
     spoiler = raw.get("spoiler_safe", True)
     _check(path, "spoiler_safe", isinstance(spoiler, bool), "true or false")
+    verify = raw.get("spoiler_verify", True)
+    _check(path, "spoiler_verify", isinstance(verify, bool), "true or false")
     budget = raw.get("budget_per_book_usd", 0.0)
     _check(
         path,
@@ -143,6 +146,7 @@ def load_settings(paths: Paths) -> Settings:
         "base_url",
         "model",
         "spoiler_safe",
+        "spoiler_verify",
         "limits",
         "budget_per_book_usd",
         "reader",
@@ -152,8 +156,8 @@ def load_settings(paths: Paths) -> Settings:
             path,
             key,
             key in known,
-            "a known setting (provider, base_url, model, strategy, spoiler_safe, limits, "
-            "budget_per_book_usd, reader)",
+            "a known setting (provider, base_url, model, strategy, spoiler_safe, "
+            "spoiler_verify, limits, budget_per_book_usd, reader)",
         )
     return Settings(
         provider,
@@ -163,6 +167,7 @@ def load_settings(paths: Paths) -> Settings:
         spoiler,
         _limits(path, raw.get("limits")),
         float(budget),
+        verify,
     )
 
 

@@ -39,6 +39,7 @@ from core.agent.events import (
 from core.agent.loop import AgentLoop, RunState, Strategy, summarise_request
 from core.agent.pricing import estimate_cost
 from core.agent.providers.base import ChatProvider
+from core.agent.spoiler_verify import SupportVerifier
 from core.agent.spoilers import SpoilerGuard, SpoilerIndexCache
 from core.agent.tools import ToolBox, ToolContext, ToolOutput
 from core.agent.types import (
@@ -194,8 +195,10 @@ class ChatWithBook:
         spoiler_safe: bool = True,
         executor: Executor | None = None,
         spoiler_cache: SpoilerIndexCache | None = None,
+        spoiler_verify: bool = True,
     ) -> None:
         self.spoiler_cache = spoiler_cache
+        self.spoiler_verify = spoiler_verify  # a model call verifies doubtful sentences
         self.provider = provider
         self.tools = tools
         self.strategy = strategy
@@ -297,6 +300,7 @@ class ChatWithBook:
             if bound is not None and spoilers_until is not None:
                 bound = None if spoilers_until >= book.page_count else max(bound, spoilers_until)
             guard = None
+            verifier = None
             # Passages mode writes nothing of a model's: its framing is the app's own words
             # and its quotes come from pages within the bound, so there is nothing to check.
             checked = self.provider.name != "passages"
@@ -310,6 +314,8 @@ class ChatWithBook:
                     selection=sel.text if sel else "",
                     selection_page=sel.page if sel else None,
                 )
+                if self.spoiler_verify:
+                    verifier = SupportVerifier(self.provider, guard, question.text)
             ids = await self.db(
                 functools.partial(
                     self.conversations.start_run,
@@ -349,6 +355,7 @@ class ChatWithBook:
                     citations=self.provider.supports_citations,
                 ),
                 guard=guard,
+                verifier=verifier,
             )
             sink.state = loop.state
             emit(
@@ -407,7 +414,7 @@ class ChatWithBook:
         """The one place a run ends: persist the outcome, log it, emit the terminal event."""
         state = loop.state if loop is not None else RunState()
         if loop is not None:
-            loop.flush_text()
+            await loop.flush_text()
         if status == "stopped":
             state.stop_reason = "stopped"
         answer_id: int | None = None

@@ -37,7 +37,8 @@ from core.agent.providers.base import (
     StreamRetry,
     StreamText,
 )
-from core.agent.spoilers import SpoilerGuard
+from core.agent.spoiler_verify import SupportVerifier
+from core.agent.spoilers import Segment, SpoilerGuard
 from core.agent.tools import ToolBox, ToolContext, ToolOutput, error_output
 from core.agent.types import (
     AssistantMessage,
@@ -167,9 +168,11 @@ class AgentLoop:
         model: str,
         system: str,
         guard: SpoilerGuard | None = None,
+        verifier: SupportVerifier | None = None,
     ) -> None:
         self.provider = provider
         self.guard = guard
+        self.verifier = verifier  # a model's check of doubtful sentences (spoiler_verify)
         self.tools = tools
         self.ctx = ctx
         self.limits = limits
@@ -315,14 +318,14 @@ class AgentLoop:
                         if isinstance(event, StreamText):
                             if visible:
                                 shown = True
-                                self._show(event.text, step)
+                                await self._show(event.text, step)
                         elif isinstance(event, StreamCitation):
                             self._cite(event.citation, step)
                         elif isinstance(event, StreamRetry):
                             self.sink.emit(Notice(event.notice, step))
                         else:
                             if visible:
-                                self._show(None, step)  # the end of the turn: the rest
+                                await self._show(None, step)  # the end of the turn: the rest
                             self.state.usage = self.state.usage + event.usage
                             self.sink.emit(UsageReport(event.usage, step))
                             self.sink.invocation(
@@ -370,7 +373,7 @@ class AgentLoop:
                 self.messages = shorter() + self.messages[self._history_len :]
                 request = dataclasses.replace(request, messages=tuple(self.messages))
 
-    def _show(self, text: str | None, step: int) -> None:
+    async def _show(self, text: str | None, step: int, *, verify: bool = True) -> None:
         """Streamed text on its way to the reader. With the spoiler check, whole sentences go
         out once checked (only the sentence being written waits); a sentence that names
         something from after the bound is held back and a marker stands in its place.
@@ -384,6 +387,8 @@ class AgentLoop:
             self.guard.feed(text) + self.guard.release() if text is not None else self.guard.flush()
         )
         for segment in segments:
+            if segment.doubtful and verify and self.verifier is not None:
+                segment = await self._verify(segment, step)
             if not segment.hidden:
                 self.state.texts.append(segment.text)
                 self.sink.emit(TextDelta(segment.text, step))
@@ -399,10 +404,24 @@ class AgentLoop:
             self.state.texts.append(marker(item.index))
             self.sink.emit(SpoilerHidden(item, step))
 
-    def flush_text(self) -> None:
-        """A run that ends early (Stop, a failure) still shows what was held back, checked."""
+    async def _verify(self, segment: Segment, step: int) -> Segment:
+        """A doubtful sentence, verified by the model (``core.agent.spoiler_verify``); the
+        call's tokens count in the answer's usage and it is logged like any model call."""
+        assert self.verifier is not None
+        check = await self.verifier(segment.text)
+        if check.result is not None and check.request is not None:
+            self.state.usage = self.state.usage + check.result.usage
+            self.sink.emit(UsageReport(check.result.usage, step))
+            self.sink.invocation(step, check.request, check.result, "", check.ms)
+        if check.supported:
+            return segment
+        return dataclasses.replace(segment, hidden=True, kind="unsupported")
+
+    async def flush_text(self) -> None:
+        """A run that ends early (Stop, a failure) still shows what was held back, checked
+        (lexically: no model call after a Stop)."""
         if self.guard is not None and self.guard.pending:
-            self._show(None, self.state.step)
+            await self._show(None, self.state.step, verify=False)
 
     def _cite(self, ref: CitationRef, step: int) -> None:
         if not citable(ref.first_page, ref.last_page, self.ctx.book.page_count, self.ctx.bound):

@@ -162,6 +162,7 @@ class AgentService:
             spoiler_safe=self._settings.spoiler_safe,
             executor=self.executor,
             spoiler_cache=self.spoilers,
+            spoiler_verify=self._settings.spoiler_verify,
         )
 
     def ask(

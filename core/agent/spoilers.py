@@ -106,6 +106,8 @@ MIN_STORY_WORDS = 5  # a sentence with fewer content words is not checked for su
 LATER_MATCH = 0.5  # a later passage has at least this share of the sentence (by rarity) ...
 STORY_GATE = True
 SUPPORT_MARGIN = 0.2  # ... and this much more than any passage the reader has read
+DOUBT_MATCH = 0.3  # a sentence short of that but this close is doubtful: a model may verify it
+DOUBT_MARGIN = 0.05
 _STORY_PRONOUNS = frozenset("he she they his her him them their hers".split())
 # Common words the frequency list lacks (it has no contractions' pieces).
 _EXTRA_COMMON = frozenset(
@@ -220,6 +222,7 @@ class Segment:
     hidden: bool
     terms: tuple[SpoilerTerm, ...] = ()
     kind: str = "later"  # why it is hidden: "later" (names what comes later) or "unsupported"
+    doubtful: bool = False  # shown by the lexical test, but a model may want to verify it
 
 
 # The word statistics of a book are stored in the library (table ``spoiler_stats``, schema
@@ -458,11 +461,11 @@ class SpoilerIndex:
     def stems(self, words: Iterable[str]) -> dict[str, str]:
         return _STEMMER.stems(words)
 
-    def passages(
+    def passage_ids(
         self, words: Iterable[str], read_to: int, *, later: bool, limit: int | None = None
-    ) -> list[frozenset[str]]:
-        """The word stems of the passages that best match ``words`` (BM25, one FTS5 query),
-        within ``read_to`` or (``later``) after it. Each passage's stems are remembered."""
+    ) -> list[int]:
+        """The chunk ids of the passages that best match ``words`` (BM25, one FTS5 query),
+        within ``read_to`` or (``later``) after it."""
         lo, hi = self.chunk_ids
         terms = sorted({w for w in words if w.isalnum()})
         if self.db is None or lo > hi or not terms:
@@ -475,7 +478,16 @@ class SpoilerIndex:
             "ORDER BY bm25(chunk_index) LIMIT ?",
             (query, lo, hi, read_to, limit or SUPPORT_PASSAGES),
         ).fetchall()
-        ids = [int(r[0]) for r in rows]
+        return [int(r[0]) for r in rows]
+
+    def passages(
+        self, words: Iterable[str], read_to: int, *, later: bool, limit: int | None = None
+    ) -> list[frozenset[str]]:
+        """The word stems of the passages that best match ``words`` (``passage_ids``), each
+        remembered."""
+        ids = self.passage_ids(words, read_to, later=later, limit=limit)
+        if self.db is None:
+            return []
         missing = [i for i in ids if i not in self._passage_stems]
         if missing:
             marks = ",".join("?" * len(missing))
@@ -658,24 +670,51 @@ class SpoilerGuard:
         terms = self.spoiler_terms(sentence)
         if terms:
             return Segment(sentence, True, terms)
-        if self.semantic and not self.supported(sentence):
+        if not self.semantic:
+            return Segment(sentence, False)
+        scores = self._support_scores(sentence)
+        if scores is None:
+            return Segment(sentence, False)
+        read, later = scores
+        if later >= LATER_MATCH and later - read >= SUPPORT_MARGIN:
             return Segment(sentence, True, (), "unsupported")
-        return Segment(sentence, False)
+        doubtful = later >= DOUBT_MATCH and later - read >= DOUBT_MARGIN
+        return Segment(sentence, False, doubtful=doubtful)
+
+    def support_passages(self, sentence: str, limit: int = 3) -> list[str]:
+        """The text of the passages within the bound that best match ``sentence``: what a
+        verification call is shown."""
+        index = self.index
+        if self.read_to is None or index.db is None:
+            return []
+        content = self._content(sentence)
+        if not content:
+            return []
+        words = [content[s] for s in sorted(content, key=lambda s: GENERAL_ZIPF.get(s, 0.0))]
+        ids = index.passage_ids(words[:SEARCH_WORDS], self.read_to, later=False, limit=limit)
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = dict(
+            index.db.execute_sql(
+                f"SELECT id, text FROM chunk_text WHERE id IN ({marks})", ids
+            ).fetchall()
+        )
+        return [str(rows[i]) for i in ids if i in rows]
 
     def supported(self, sentence: str) -> bool:
-        """Whether a sentence that tells something about the story (it names something of
-        this book, or tells what someone does) is supported by what the reader has read: the
-        passages within the bound that best match it, the passages the answer used, the
-        question and the selection. Lexical: the share of its content words (the rarer, the
-        heavier) found there."""
-        index = self.index
-        if self.read_to is None or self.read_to >= index.page_count:
+        """Whether the sentence is supported by the pages read (see ``_support_scores``)."""
+        scores = self._support_scores(sentence)
+        if scores is None:
             return True
+        read, later = scores
+        return not (later >= LATER_MATCH and later - read >= SUPPORT_MARGIN)
+
+    def _content(self, sentence: str) -> dict[str, str]:
+        """Stem → word of the sentence's content words (no function words)."""
         words = [w.lower() for w in _WORD.findall(visible_text(sentence))]
-        if not words:
-            return True
-        stems = index.stems(words)
-        content = {
+        stems = self.index.stems(words)
+        return {
             stems[w]: w
             for w in words
             if len(w) >= MIN_LENGTH
@@ -683,13 +722,26 @@ class SpoilerGuard:
             and w not in _EXTRA_COMMON
             and GENERAL_ZIPF.get(stems[w], 0.0) < FUNCTION_ZIPF
         }
+
+    def _support_scores(self, sentence: str) -> tuple[float, float] | None:
+        """How well what the reader has read supports a sentence that tells something about
+        the story (it names something of this book, or tells what someone does), against how
+        well the later pages do: the share of its content words (the rarer, the heavier)
+        found in the best-matching passage within the bound, and after it. The passages the
+        answer used, the question and the selection count on both sides. ``None``: not a
+        sentence to check (no bound, too few content words, not about the story)."""
+        index = self.index
+        if self.read_to is None or self.read_to >= index.page_count:
+            return None
+        words = [w.lower() for w in _WORD.findall(visible_text(sentence))]
+        content = self._content(sentence)
         if len(content) < MIN_STORY_WORDS:
-            return True
+            return None
         story = any(w in _STORY_PRONOUNS for w in words) or any(
             s in index.distinctive and index.first_page.get(s) is not None for s in content
         )
         if not story and STORY_GATE:
-            return True
+            return None
         support = self._support
 
         def weight(stem: str) -> float:
@@ -711,7 +763,7 @@ class SpoilerGuard:
         words_ = words_[:SEARCH_WORDS]
         read = best(index.passages(words_, self.read_to, later=False))
         later = best(index.passages(words_, self.read_to, later=True))
-        return not (later >= LATER_MATCH and later - read >= SUPPORT_MARGIN)
+        return read, later
 
     def spoiler_terms(self, sentence: str) -> tuple[SpoilerTerm, ...]:
         """The words of ``sentence`` the reader cannot know yet, in order, each once."""

@@ -455,3 +455,80 @@ def test_evaluation_by_kind(books: tuple[Library, dict[str, int]]) -> None:
     assert kinds["original"].false_alarm_rate <= 0.025, details
     assert kinds["plain"].recall >= 0.6, details
     assert everything.false_alarm_rate <= 0.02, details
+
+
+# --- case 5 with a model: a short verification call for doubtful sentences -----------------
+
+DOUBTFUL = "Gregor dies quietly that night, and his head sinks to the floor."
+
+
+def test_doubtful_sentence_is_in_between(metamorphosis: SpoilerIndex) -> None:
+    segment = SpoilerGuard(metamorphosis, read_to=META_READ_TO, question="").check(DOUBTFUL)
+    assert segment.doubtful and not segment.hidden
+
+
+@pytest.mark.parametrize("verify", [True, False])
+def test_a_model_verifies_doubtful_sentences(
+    library: Library,
+    books_dir: Path,
+    fake_anthropic: FakeAnthropic,
+    monkeypatch: pytest.MonkeyPatch,
+    verify: bool,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    book = import_book(library, books_dir / "metamorphosis.epub").book
+    library.set_position(book.id, META_READ_TO)
+    settings = Settings(
+        provider="anthropic",
+        base_url=fake_anthropic.url,
+        model="claude-test",
+        limits=AgentLimits(),
+        spoiler_verify=verify,
+    )
+    service = AgentService(
+        library, library.paths, settings, provider_factory=fast_factory, retry_delay=0.01
+    )
+    conv = service.create_conversation(book.id)
+    fake_anthropic.add(Reply.text(f"Gregor wakes up changed. {DOUBTFUL}"))
+    if verify:
+        fake_anthropic.add(Reply.text("UNSUPPORTED"))
+    events = collect(service.ask(conv.id, "What happens to Gregor?"))
+    assert isinstance(events[-1], RunFinished)
+    shown = "".join(e.text for e in events if isinstance(e, TextDelta))
+    hidden = [e.withheld for e in events if isinstance(e, SpoilerHidden)]
+    requests = fake_anthropic.message_requests
+    if not verify:
+        assert len(requests) == 1 and DOUBTFUL in shown and not hidden
+        return
+    assert len(requests) == 2
+    sent = json.dumps(requests[1].body)
+    assert "his head sinks" in sent and "UNSUPPORTED" in sent
+    assert DOUBTFUL not in shown and "Gregor wakes up changed." in shown
+    assert [w.reason for w in hidden] == ["unsupported"]
+    # its cost counts in the answer's usage (the cost meter) and it is in the event log
+    state = AnswerState()
+    for e in events:
+        state.apply(e)
+    assert state.usage is not None and events[-1].result.usage == state.usage
+    log = (library.paths.event_logs / f"conversation-{conv.id}.jsonl").read_text()
+    assert log.count('"LLM_INVOCATION"') == 2
+
+
+def test_a_failed_verification_keeps_the_sentence(
+    library: Library,
+    books_dir: Path,
+    fake_anthropic: FakeAnthropic,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    book = import_book(library, books_dir / "metamorphosis.epub").book
+    library.set_position(book.id, META_READ_TO)
+    service = service_for(library, fake_anthropic, "anthropic")
+    conv = service.create_conversation(book.id)
+    fake_anthropic.add(
+        Reply.text(f"Gregor wakes up changed. {DOUBTFUL}"),
+        Reply.error(400, "invalid_request_error", "No."),
+    )
+    events = collect(service.ask(conv.id, "What happens to Gregor?"))
+    assert isinstance(events[-1], RunFinished)
+    assert DOUBTFUL in "".join(e.text for e in events if isinstance(e, TextDelta))
