@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 TIMEOUT = 15.0  # seconds for one verification
 MAX_TOKENS = 8
 PASSAGE_CHARS = 1500  # of each passage sent
+SYSTEM = (
+    "You check answers about a book against the pages the reader has read. Reply with one word."
+)
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ class SupportVerifier:
         )
         return TurnRequest(
             model=self.provider.model,
-            system="",
+            system=SYSTEM,
             messages=(UserMessage((Question(prompt),)),),
             max_tokens=MAX_TOKENS,
             tool_choice="none",
@@ -80,6 +83,6 @@ class SupportVerifier:
             log.info("support check failed (%s); the sentence is shown", exc)
             return SupportCheck(True, request, result, (time.perf_counter() - started) * 1000)
         reply = "".join(text) or (result.message.text if result is not None else "")
-        verdict = reply.strip().upper()
-        supported = not verdict.startswith("UNSUPPORTED")
+        verdict = " ".join(reply.upper().split())
+        supported = "UNSUPPORTED" not in verdict and "NOT SUPPORTED" not in verdict
         return SupportCheck(supported, request, result, (time.perf_counter() - started) * 1000)
