@@ -27,9 +27,6 @@ log = logging.getLogger(__name__)
 TIMEOUT = 15.0  # seconds for one verification
 MAX_TOKENS = 8
 PASSAGE_CHARS = 1500  # of each passage sent
-SYSTEM = (
-    "You check answers about a book against the pages the reader has read. Reply with one word."
-)
 
 
 @dataclass(frozen=True)
@@ -60,7 +57,7 @@ class SupportVerifier:
         )
         return TurnRequest(
             model=self.provider.model,
-            system=SYSTEM,
+            system=load_prompt("spoiler_verify_system"),
             messages=(UserMessage((Question(prompt),)),),
             max_tokens=MAX_TOKENS,
             tool_choice="none",
