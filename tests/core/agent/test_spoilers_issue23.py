@@ -532,3 +532,16 @@ def test_a_failed_verification_keeps_the_sentence(
     events = collect(service.ask(conv.id, "What happens to Gregor?"))
     assert isinstance(events[-1], RunFinished)
     assert DOUBTFUL in "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+def test_spoiler_verify_setting(margin_home: Path) -> None:
+    from core.errors import SettingsError
+    from core.settings import load_settings, save_settings
+
+    paths = resolve_paths().ensure()
+    save_settings(paths, Settings(spoiler_verify=False))
+    assert load_settings(paths).spoiler_verify is False
+    paths.settings_file.write_text('spoiler_verify = "sometimes"')
+    with pytest.raises(SettingsError) as err:
+        load_settings(paths)
+    assert "spoiler_verify" in err.value.message and "true or false" in err.value.message
