@@ -80,6 +80,14 @@ class SupportVerifier:
             log.info("support check failed (%s); the sentence is shown", exc)
             return SupportCheck(True, request, result, (time.perf_counter() - started) * 1000)
         reply = "".join(text) or (result.message.text if result is not None else "")
-        verdict = " ".join(reply.upper().split())
-        supported = "UNSUPPORTED" not in verdict and "NOT SUPPORTED" not in verdict
+        supported = not unsupported_verdict(reply)
         return SupportCheck(supported, request, result, (time.perf_counter() - started) * 1000)
+
+
+def unsupported_verdict(reply: str) -> bool:
+    """Whether a reply says UNSUPPORTED: its first word ("UNSUPPORTED", "**Unsupported.**",
+    "Not supported"). Anything else, an echo of the question included, keeps the sentence."""
+    words = [w.strip(".,:;!*_\"'`()[]") for w in reply.upper().split()[:2]]
+    if not words:
+        return False
+    return words[0] == "UNSUPPORTED" or words[:2] == ["NOT", "SUPPORTED"]

@@ -545,3 +545,20 @@ def test_spoiler_verify_setting(margin_home: Path) -> None:
     with pytest.raises(SettingsError) as err:
         load_settings(paths)
     assert "spoiler_verify" in err.value.message and "true or false" in err.value.message
+
+
+@pytest.mark.parametrize(
+    ("reply", "unsupported"),
+    [
+        ("UNSUPPORTED", True),
+        ("**Unsupported.**", True),
+        ("Not supported: the passages do not say so.", True),
+        ("SUPPORTED", False),
+        ("Reply with one word: SUPPORTED or UNSUPPORTED.", False),  # a small model's echo
+        ("", False),
+    ],
+)
+def test_verdicts(reply: str, unsupported: bool) -> None:
+    from core.agent.spoiler_verify import unsupported_verdict
+
+    assert unsupported_verdict(reply) is unsupported
