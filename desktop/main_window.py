@@ -274,6 +274,7 @@ class MainWindow(QMainWindow):
             book, "Mark &finished", lambda: self.reader.finished_box.toggle(), None, "finished"
         )
         self._action(book, "Re-&read this book", self.reread_current, None, "reread")
+        self._action(book, "Repair search &index", self._repair_index, None, "repair_index")
         self._action(book, "&Remove from library…", self.remove_current, None, "remove")
         help_menu = bar.addMenu("&Help")
         self._action(help_menu, "&Welcome guide", self.open_welcome)
@@ -486,6 +487,11 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"“{updated.title}” was read again.", 5000)
 
         self.tasks.start(go(), key="reread")
+
+    def _repair_index(self) -> None:
+        from desktop.repair import repair_search_index
+
+        repair_search_index(self)
 
     def remove_current(self) -> None:
         if self.reader.book is not None:

@@ -30,7 +30,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from core.cli import chat, library
+    from core.cli import chat, library, repair
 
     parser = Parser(
         prog="margin",
@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     library.register(sub)
     chat.register(sub)
+    repair.register(sub)
     return parser
 
 

@@ -60,7 +60,8 @@ def explain(exc: BaseException, database: Path | None = None) -> StorageError | 
                 # the only functions are the unpackers of stored text (margin_text,
                 # margin_chunk): what they were given does not unpack
                 return damaged_text("some of a book's stored text")
-            if "malformed" in text or "not a database" in text or "corrupt" in text:
+            if "not a database" in text or "file is encrypted" in text:
+                # nothing in it can be read: only then is starting afresh the advice
                 return StorageError(
                     "corrupt",
                     f"The library database{f' {database}' if database else ''} is damaged "
@@ -68,19 +69,35 @@ def explain(exc: BaseException, database: Path | None = None) -> StorageError | 
                     hint="Restore library.sqlite3 from a backup, or move it away and run "
                     "'margin recover-library' to add the books again from their copies.",
                 )
+            if "malformed" in text or "corrupt" in text:
+                # usually the search index (derived data): repair rebuilds it in place;
+                # never advise anything that discards notes while the file still opens
+                return StorageError(
+                    "corrupt",
+                    f"Part of the library database{f' {database}' if database else ''} is "
+                    "damaged (most often the search index).",
+                    hint=REPAIR_HINT,
+                )
         current = current.__cause__ or current.__context__
     return None
 
 
+REPAIR_HINT = (
+    "Repair it with 'margin repair --all' (or Book › Repair search index): the index and "
+    "damaged book text are rebuilt from the books' copies, and notes, highlights and "
+    "conversations are kept. If that does not help, restore library.sqlite3 from a backup."
+)
+
+
 def damaged_text(what: str, book_id: int | None = None) -> StorageError:
     """Stored book text (or its search index) that no longer reads: the file was damaged
-    there. Reading the book again from its copy rebuilds it."""
-    book = str(book_id) if book_id is not None else "BOOK"
+    there. Repairing rebuilds both from the book's copy."""
+    book = str(book_id) if book_id is not None else "--all"
     return StorageError(
         "corrupt",
         f"The library database is damaged: {what} cannot be read.",
-        hint=f"Read the book again from its copy with 'margin reimport {book}' (or Book › "
-        "Re-read this book); notes, highlights and conversations are kept.",
+        hint=f"Repair it with 'margin repair {book}' (or Book › Repair search index); "
+        "notes, highlights and conversations are kept.",
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
+import sqlite3
 import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -242,7 +243,7 @@ class Library:
         rebuild = not self._unindex(book_ids)
         m.Book.delete().where(m.Book.id.in_(book_ids)).execute()
         if rebuild:
-            self._rebuild_index()
+            self.repair_index()
 
     def _unindex(self, book_ids: list[int]) -> bool:
         """Take books' chunks out of the search index (inside a transaction). An external-
@@ -252,15 +253,73 @@ class Library:
         try:
             with self.db.atomic():  # a savepoint: a failure leaves the index as it was
                 m.ChunkIndex.delete().where(m.ChunkIndex.rowid.in_(chunk_ids)).execute()
-        except pw.OperationalError as exc:
-            if "user-defined function" not in str(exc):
+        except (pw.DatabaseError, sqlite3.DatabaseError) as exc:
+            text = str(exc)
+            if not any(s in text for s in ("user-defined function", "malformed", "corrupt")):
                 raise
-            log.warning("damaged chunk text in books %s: the index is rebuilt", book_ids)
+            log.warning("damaged chunk text or index (books %s): the index is rebuilt", book_ids)
             return False
         return True
 
     def _rebuild_index(self) -> None:
         self.db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('rebuild')")
+
+    # Repair ---------------------------------------------------------------------------
+
+    def index_damaged(self) -> bool:
+        """Whether the search index disagrees with the books' text or cannot be read (FTS5's
+        own integrity check against its content)."""
+        try:
+            self.db.execute_sql(
+                "INSERT INTO chunk_index(chunk_index, rank) VALUES('integrity-check', 1)"
+            )
+        except (pw.DatabaseError, sqlite3.DatabaseError) as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise
+            log.warning("the search index is damaged", exc_info=True)
+            return True
+        return False
+
+    def repair_index(self) -> bool:
+        """Build the search index again from the books' stored text (it is derived data:
+        nothing else is touched). When rebuilding fails (the index's own tables damaged),
+        the index is created afresh with the same definition and filled. Returns False when
+        it had to stay empty because some stored text is damaged too (``damaged_text``)."""
+        try:
+            with self.db.atomic():
+                self._rebuild_index()
+            return True
+        except (pw.DatabaseError, sqlite3.DatabaseError):
+            log.warning("rebuilding the search index failed; creating it afresh", exc_info=True)
+        row = self.db.execute_sql(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'chunk_index'"
+        ).fetchone()
+        with self.db.atomic():
+            self.db.execute_sql("DROP TABLE IF EXISTS chunk_index")
+            self.db.execute_sql(row[0])
+        try:
+            with self.db.atomic():
+                self._rebuild_index()
+        except (pw.DatabaseError, sqlite3.DatabaseError):
+            log.warning("the search index stays empty: stored text is damaged", exc_info=True)
+            return False
+        return True
+
+    def damaged_text(self, book_id: int) -> bool:
+        """Whether some of a book's stored pages or search passages no longer unpack."""
+        rows = self.db.execute_sql("SELECT text FROM page WHERE book_id = ?", (book_id,))
+        try:
+            for (packed,) in rows:
+                m.unpack_page(packed)
+            self.db.execute_sql(
+                "SELECT count(length(t.text)) FROM chunk c JOIN chunk_text t ON t.id = c.id "
+                "WHERE c.book_id = ?",
+                (book_id,),
+            ).fetchone()
+        except (ValueError, zlib.error, pw.DatabaseError, sqlite3.DatabaseError):
+            log.warning("book %d has damaged stored text", book_id, exc_info=True)
+            return True
+        return False
 
     def add_book(
         self,
@@ -380,7 +439,7 @@ class Library:
                 model.delete().where(model.book == book_id).execute()
             self.db.execute_sql("DELETE FROM spoiler_stats WHERE book_id = ?", (book_id,))
             if rebuild:  # the damaged chunks are gone: index what is left, then the new ones
-                self._rebuild_index()
+                self.repair_index()
             self._insert_content(book_id, parsed, chunks)
             m.Book.update(
                 page_count=count,

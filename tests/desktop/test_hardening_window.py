@@ -1,0 +1,48 @@
+"""The window's side of issue 27: Book › Repair search index, and friends."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.books.importer import import_book
+from core.store.library import Library
+from desktop.main_window import MainWindow
+from tests.desktop.conftest import close_window
+from tests.reliability.test_hardening_repair import _scramble_index_blocks
+
+
+def in_thread(fn: Any) -> Any:
+    """Run ``fn`` on a fresh thread (its own database connection: the UI thread's may hold
+    a read snapshot from before the test changed the file)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(fn).result()
+
+
+@pytest.fixture
+def window(app: Any, qtbot: Any) -> Any:
+    win = MainWindow(app, restore=False)
+    qtbot.addWidget(win)
+    win.reader.setProperty("headless", True)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    close_window(qtbot, win)
+
+
+def test_repair_search_index_from_the_book_menu(
+    window: Any, library: Library, books_dir: Path, qtbot: Any
+) -> None:
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    library.add_note(book.id, "kept through the repair")
+    _scramble_index_blocks()
+    assert in_thread(library.index_damaged)
+    assert window.action_repair_index.text().replace("&", "") == "Repair search index"
+    window.action_repair_index.trigger()
+    qtbot.waitUntil(lambda: "rebuilt" in window.statusBar().currentMessage(), timeout=20000)
+    assert not in_thread(library.index_damaged)
+    assert window.app.search.search_book(book.id, "rabbit")
+    assert [n.text for n in library.list_notes(book.id)] == ["kept through the repair"]
