@@ -730,7 +730,7 @@ class MainWindow(QMainWindow):
             self._load_reading_settings()
 
     def export_highlights(self) -> None:
-        from core.export import export_highlights
+        from core.export import export_file_name, export_highlights
 
         book = self.reader.book
         if book is None:
@@ -739,7 +739,7 @@ class MainWindow(QMainWindow):
         name, _ = QFileDialog.getSaveFileName(
             self,
             "Export highlights",
-            str(Path.home() / f"{book.title} — highlights.md"),
+            str(Path.home() / export_file_name(book.title, "highlights")),
             "Markdown (*.md)",
         )
         if name:
