@@ -105,8 +105,13 @@ def _record[R](cls: type[R], row: Any) -> R:
     return cls(**{name: getattr(row, name) for name in names})
 
 
-def _book(row: m.Book) -> BookInfo:
-    return _record(BookInfo, row)
+def _book(row: m.Book, data: Path) -> BookInfo:
+    """The record of a book row; its copy's path, stored relative to the data folder (so a
+    moved folder keeps working), made absolute under ``data``."""
+    info = _record(BookInfo, row)
+    if info.file_path and not Path(info.file_path).is_absolute():
+        return dataclasses.replace(info, file_path=str(data / info.file_path))
+    return info
 
 
 def _page(row: m.Page) -> PageContent:
@@ -168,7 +173,7 @@ class Library:
             .where(m.Book.status == "ready")
             .order_by(pw.fn.COALESCE(m.Book.opened_at, m.Book.added_at).desc(), m.Book.id.desc())
         )
-        return [_book(b) for b in query]
+        return [_book(b, self.paths.data) for b in query]
 
     def get_book(self, book_id: int) -> BookInfo:
         row = m.Book.get_or_none((m.Book.id == book_id) & (m.Book.status == "ready"))
@@ -178,7 +183,7 @@ class Library:
                 f"There is no book number {book_id} in the library.",
                 hint="List your books with 'margin books'.",
             )
-        return _book(row)
+        return _book(row, self.paths.data)
 
     def find_book(self, ref: str | int) -> BookInfo:
         """A book by id or by an unambiguous, case-insensitive title prefix."""
@@ -198,7 +203,7 @@ class Library:
         )
         exact = [r for r in rows if r.title.lower() == text.lower()]
         if len(exact) == 1:
-            return _book(exact[0])
+            return _book(exact[0], self.paths.data)
         if not rows:
             raise BookError(
                 BookCode.NOT_FOUND,
@@ -212,11 +217,11 @@ class Library:
                 f'"{text}" matches {len(rows)} books ({names}).',
                 hint="Use the book's number or more of its title.",
             )
-        return _book(rows[0])
+        return _book(rows[0], self.paths.data)
 
     def book_by_sha256(self, sha256: str) -> BookInfo | None:
         row = m.Book.get_or_none((m.Book.sha256 == sha256) & (m.Book.status == "ready"))
-        return None if row is None else _book(row)
+        return None if row is None else _book(row, self.paths.data)
 
     def delete_book(self, book_id: int) -> None:
         """Remove a book with its pages, chunks, highlights, notes and conversations."""
@@ -347,7 +352,7 @@ class Library:
                 format=parsed.format.value,
                 sha256=sha256,
                 original_path=original_path,
-                file_path=file_path,
+                file_path=self._stored_path(file_path),
                 file_size=file_size,
                 page_count=len(parsed.pages),
                 page=1,
@@ -457,9 +462,17 @@ class Library:
             self._delete_rows(stale)
         return len(stale)
 
+    def _stored_path(self, file_path: str) -> str:
+        """A copy's path as stored: relative to the data folder when it is inside it (moving
+        the folder keeps the library whole, and an old folder left behind is never read)."""
+        path = Path(file_path)
+        if path.is_absolute() and path.is_relative_to(self.paths.data):
+            return path.relative_to(self.paths.data).as_posix()
+        return file_path
+
     def set_file_path(self, book_id: int, file_path: str) -> None:
         """Point a book at its (restored) copy."""
-        m.Book.update(file_path=file_path, updated_at=m.utcnow()).where(
+        m.Book.update(file_path=self._stored_path(file_path), updated_at=m.utcnow()).where(
             m.Book.id == book_id
         ).execute()
 
