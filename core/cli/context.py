@@ -53,6 +53,15 @@ def number(text: str) -> int:
     return value
 
 
+def _say_waiting() -> None:
+    say(
+        "margin: another Margin is updating the library for this version; "
+        "waiting for it to finish…",
+        file=sys.stderr,
+    )
+    sys.stderr.flush()
+
+
 @dataclass
 class CliContext:
     paths: Paths
@@ -71,7 +80,7 @@ class CliContext:
     @property
     def app(self) -> Margin:
         if self._app is None:
-            self._app = Margin.open(self.paths)
+            self._app = Margin.open(self.paths, on_wait=_say_waiting)
         return self._app
 
     @property

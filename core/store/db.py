@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import errno
+import fcntl
+import logging
 import os
 import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import peewee as pw
 
 from core.errors import StorageError
-from core.store.migrations import migrate
+from core.store.migrations import SCHEMA_VERSION, current_version, migrate
 from core.store.models import ALL_MODELS, page_text, unpack_chunk
 
 
@@ -25,10 +29,10 @@ def _busy_timeout_s() -> int:
 
 BUSY_TIMEOUT_S = _busy_timeout_s()
 PRAGMAS = {
+    "busy_timeout": BUSY_TIMEOUT_S * 1000,  # first: the pragmas after it may wait too
     "journal_mode": "wal",
     "foreign_keys": 1,
     "synchronous": "normal",
-    "busy_timeout": BUSY_TIMEOUT_S * 1000,
     "cache_size": -16000,
 }
 _FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
@@ -109,8 +113,38 @@ def disk_full() -> StorageError:
     )
 
 
-def open_database(path: Path) -> pw.SqliteDatabase:
-    """Open (creating and migrating if needed) the database at ``path`` and bind the models."""
+log = logging.getLogger(__name__)
+
+
+@contextmanager
+def update_lock(path: Path, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """Held while one process updates the library's schema: another Margin (a second
+    window, a command) waits here, saying so through ``on_wait``, instead of running into
+    the update's long transactions and failing as "busy". A folder where the lock cannot
+    be made (read-only) gets no lock: nothing can be updated there anyway."""
+    lock = path.with_name(path.name + ".update-lock")
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("another process is updating the library; waiting for it")
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def open_database(path: Path, *, on_wait: Callable[[], None] | None = None) -> pw.SqliteDatabase:
+    """Open (creating and migrating if needed) the database at ``path`` and bind the models.
+    While another process updates the schema, this waits for it (``on_wait`` is called
+    once, when the wait begins)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, check_same_thread=False)
@@ -121,7 +155,9 @@ def open_database(path: Path) -> pw.SqliteDatabase:
         db.register_function(page_text, "margin_text", 1, deterministic=True)
         db.register_function(unpack_chunk, "margin_chunk", 3, deterministic=True)
         db.connect(reuse_if_open=True)
-        migrate(db)
+        if current_version(db) != SCHEMA_VERSION:
+            with update_lock(path, on_wait):
+                migrate(db)  # reads the version again: the other process may have done it
     except (OSError, sqlite3.DatabaseError, pw.DatabaseError) as exc:
         known = explain(exc, path)
         if known is not None:

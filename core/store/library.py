@@ -149,7 +149,9 @@ class Library:
         self.db = db
 
     @classmethod
-    def open(cls, paths: Paths) -> Library:
+    def open(cls, paths: Paths, *, on_wait: Callable[[], None] | None = None) -> Library:
+        """Open the library in ``paths``; ``on_wait`` is called when another process is
+        updating it for this version and opening waits for that."""
         try:
             paths.ensure()
         except OSError as exc:
@@ -158,7 +160,7 @@ class Library:
                 f"Margin cannot create its data folder {paths.data}: {exc.strerror or exc}.",
                 hint="Choose another folder with --data-dir or MARGIN_HOME.",
             ) from exc
-        return cls(paths, open_database(paths.database))
+        return cls(paths, open_database(paths.database, on_wait=on_wait))
 
     def close(self) -> None:
         if not self.db.is_closed():

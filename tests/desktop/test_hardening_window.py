@@ -46,3 +46,30 @@ def test_repair_search_index_from_the_book_menu(
     assert not in_thread(library.index_damaged)
     assert window.app.search.search_book(book.id, "rabbit")
     assert [n.text for n in library.list_notes(book.id)] == ["kept through the repair"]
+
+
+def test_the_window_waits_for_another_process_updating_the_library(
+    tmp_path: Path, books_dir: Path, qtbot: Any
+) -> None:
+    import asyncio
+
+    from core.paths import resolve_paths
+    from core.store.migrations import SCHEMA_VERSION
+    from desktop.app import open_library
+    from tests.reliability.test_hardening_update import (
+        library_of_the_previous_version,
+        slow_update,
+    )
+
+    home = tmp_path / "home"
+    library_of_the_previous_version(home, books_dir)
+    with slow_update(home):
+        task = asyncio.ensure_future(open_library(resolve_paths(home), notice_after=0))
+        qtbot.waitUntil(task.done, timeout=30000)
+        margin = task.result()
+    try:
+        version = margin.db.execute_sql("PRAGMA user_version").fetchone()[0]
+        assert version == SCHEMA_VERSION
+        assert margin.library.list_books()
+    finally:
+        margin.close()
