@@ -252,6 +252,7 @@ def _worker_pool(slot: int, max_bytes: int) -> ProcessPoolExecutor:
     if current is not None and current[0] == max_bytes:
         return current[1]
     if current is not None:
+        _started.discard(id(current[1]))
         current[1].shutdown(wait=False, cancel_futures=True)
     ctx = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(
@@ -265,6 +266,36 @@ def _ready() -> bool:
     return True
 
 
+_started: set[int] = set()  # ids of pools whose worker process has answered once
+WORKER_START_S = 60.0
+
+
+def _worker_failed(detail: object) -> BookError:
+    return BookError(
+        "worker_failed",
+        f"Margin could not start the helper process that reads PDF text ({detail}).",
+        hint="Close some programs and try again; if it keeps happening, reinstall Margin.",
+    )
+
+
+def _started_pool(slot: int, max_bytes: int) -> ProcessPoolExecutor:
+    """The pool of ``slot`` with its worker known to run: a worker that cannot start (no
+    processes left, a broken installation) is reported as that, not as a memory problem
+    or a damaged book."""
+    pool = _worker_pool(slot, max_bytes)
+    if id(pool) in _started:
+        return pool
+    try:
+        pool.submit(_ready).result(timeout=WORKER_START_S)
+    except (OSError, BrokenProcessPool, RuntimeError, TimeoutError) as exc:
+        if _pools.get(slot, (0, None))[1] is pool:
+            del _pools[slot]
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise _worker_failed(exc.strerror if isinstance(exc, OSError) else exc) from exc
+    _started.add(id(pool))
+    return pool
+
+
 def warm_workers(limits: Limits = DEFAULT_LIMITS) -> None:
     """Start the PDF workers ahead of time (a cold start costs a few hundred ms), e.g. when
     the window has shown. Does not wait for them."""
@@ -275,7 +306,9 @@ def warm_workers(limits: Limits = DEFAULT_LIMITS) -> None:
 
 def shutdown_workers() -> None:
     for slot in list(_pools):
-        _pools.pop(slot)[1].shutdown(wait=False, cancel_futures=True)
+        pool = _pools.pop(slot)[1]
+        _started.discard(id(pool))
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _usable_cores() -> int:
@@ -308,7 +341,7 @@ def _extract_all(
     (True) or off (False).
     """
     name = str(path)
-    workers = [_worker_pool(0, limits.max_pdf_worker_bytes)]
+    workers = [_started_pool(0, limits.max_pdf_worker_bytes)]
     pieces = [(0, min(count, FIRST_PIECE)), *_ranges(min(count, FIRST_PIECE), count, PIECE)]
     queue = deque(enumerate(pieces))
     waiting: list[deque[tuple[int, Future[list[str]]]]] = [deque()]
@@ -324,7 +357,11 @@ def _extract_all(
         if use_worker is None:
             use_worker = count >= PARALLEL_FROM_PAGES and _usable_cores() >= 2
         if use_worker and len(pieces) > 2:
-            workers.append(_worker_pool(1, limits.max_pdf_worker_bytes))
+            try:
+                workers.append(_started_pool(1, limits.max_pdf_worker_bytes))
+            except BookError:
+                use_worker = False  # the first worker reads it alone
+        if use_worker and len(workers) == 2:
             waiting.append(deque())
             feed(1)
         done = 0
