@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from core.app import Margin
 from core.books.parse import SUFFIXES
 from core.errors import MarginError
+from core.labels import display_title
 from core.store.library import BookInfo
 from desktop.import_controller import ImportController
 from desktop.library_panel import LibraryPanel
@@ -384,7 +385,7 @@ class MainWindow(QMainWindow):
             if self.reader.book is None:
                 self.show_library()
             return None
-        self.setWindowTitle(f"{book.title} — Margin")
+        self.setWindowTitle(f"{display_title(book.title)} — Margin")
         if book.outdated:
             self.statusBar().showMessage(
                 "An older version of Margin read this book: its contents pages may be wrong. "

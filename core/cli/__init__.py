@@ -47,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 ANSWERING = ("ask", "chat")
+CLI_NOT_FOUND = (
+    "List your books with 'margin books' and a book's conversations with "
+    "'margin conversations BOOK'."
+)
 
 
 def _command_of(args: list[str]) -> str:
@@ -109,6 +113,8 @@ def _run(args_list: list[str]) -> int:
         return int(args.handler(args, ctx) or 0)
     except MarginError as exc:
         log.info("command failed: %s (%s)", exc.message, exc.code)
+        if exc.code == "not_found" and not exc.hint:  # core's words fit a window too
+            exc.hint = CLI_NOT_FOUND
         say(f"margin: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -182,8 +182,8 @@ class Library:
         if row is None:
             raise BookError(
                 BookCode.NOT_FOUND,
-                f"There is no book number {book_id} in the library.",
-                hint="List your books with 'margin books'.",
+                f"There is no book number {book_id} in the library: it may have been "
+                "removed in another Margin window or with the margin command.",
             )
         return _book(row, self.paths.data)
 

@@ -73,3 +73,39 @@ def test_the_window_waits_for_another_process_updating_the_library(
         assert margin.library.list_books()
     finally:
         margin.close()
+
+
+def test_a_right_to_left_override_in_a_title_does_not_flip_the_window_title(
+    window: Any, library: Library, books_dir: Path, qtbot: Any
+) -> None:
+    book = import_book(library, books_dir / "metamorphosis.txt").book
+    library.db.execute_sql(
+        "UPDATE book SET title = ? WHERE id = ?", ("\u202eevil\u202c\n Title\x1b[2J", book.id)
+    )
+    window.refresh_library()
+    window.open_book(book.id)
+    title = window.windowTitle()
+    assert title == "evil Title[2J — Margin", repr(title)
+
+
+def test_a_book_removed_elsewhere_is_explained_in_window_words(
+    tmp_path: Path, library: Library, books_dir: Path
+) -> None:
+    from core.errors import MarginError
+    from core.store.conversations import Conversations
+    from tests.reliability.clirun import run
+
+    book = import_book(library, books_dir / "metamorphosis.txt").book
+    conversation = Conversations(library.db).create(book.id, "About Gregor")
+    done = run(library.paths.data, "delete", str(book.id), "--yes")  # the CLI, elsewhere
+    assert done.returncode == 0, done.stderr
+    for lookup in (
+        lambda: library.get_book(book.id),
+        lambda: Conversations(library.db).get(conversation.id),
+    ):
+        with pytest.raises(MarginError) as err:
+            in_thread(lookup)
+        text = str(err.value)
+        assert "another Margin window" in text and "'margin" not in text, text
+    cli = run(library.paths.data, "show", str(book.id))
+    assert "margin books" in cli.stderr, "the command line still says what to type"
