@@ -35,3 +35,21 @@ def repair_search_index(window: Any) -> None:
             QMessageBox.information(window, TITLE, report.summary())
 
     window.tasks.start(go(), key="repair_index")
+
+
+READ_ONLY = (
+    "This library's folder is read-only, so Margin has opened it for reading: your books, "
+    "notes and conversations are all here, but nothing new can be saved (no imports, notes, "
+    "highlights, reading positions or questions). Make the folder writable, or start Margin "
+    "with another folder (--data-dir), to change anything."
+)
+
+
+def show_read_only_notice(window: Any) -> QMessageBox:
+    """Say once, in the window, that the library opened for reading only (not modal: the
+    reader can read on)."""
+    box = QMessageBox(QMessageBox.Icon.Information, "Read-only library", READ_ONLY, parent=window)
+    box.setObjectName("read_only_notice")
+    box.open()
+    window.statusBar().showMessage("Read-only library: nothing can be saved.")
+    return box

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import re
 import sys
 from dataclasses import dataclass, field
@@ -74,7 +75,9 @@ class CliContext:
             paths.ensure()
             setup_logging(paths)
         except OSError:
-            pass  # opening the library below reports an unusable folder in words
+            # opening the library below reports an unusable folder in words (or opens a
+            # read-only one for reading); the log has nowhere to go, and never the terminal
+            logging.getLogger().addHandler(logging.NullHandler())
         return cls(paths)
 
     @property

@@ -60,6 +60,8 @@ def explain(exc: BaseException, database: Path | None = None) -> StorageError | 
                 )
             if "disk is full" in text or "database or disk is full" in text:
                 return disk_full()
+            if "readonly" in text or "read-only" in text:
+                return read_only()
             if "user-defined function raised exception" in text:
                 # the only functions are the unpackers of stored text (margin_text,
                 # margin_chunk): what they were given does not unpack
@@ -103,6 +105,59 @@ def damaged_text(what: str, book_id: int | None = None) -> StorageError:
         hint=f"Repair it with 'margin repair {book}' (or Book › Repair search index); "
         "notes, highlights and conversations are kept.",
     )
+
+
+def read_only() -> StorageError:
+    return StorageError(
+        "read_only",
+        "The library folder is read-only: Margin can show your books, notes and "
+        "conversations, but cannot save anything there.",
+        hint="Make the folder writable (or choose another with --data-dir) to import books, "
+        "take notes or ask questions.",
+    )
+
+
+def _folder_read_only(path: Path) -> bool:
+    """An existing library in a folder this process cannot write (a read-only mount, a
+    backup, another user's folder)."""
+    return path.is_file() and not (os.access(path.parent, os.W_OK) and os.access(path, os.W_OK))
+
+
+def _open_read_only(path: Path) -> pw.SqliteDatabase:
+    """Open an existing library for reading only. A WAL database in a folder where SQLite
+    cannot make its shared-memory file opens only as "immutable" (nothing can change it
+    there anyway)."""
+    from urllib.parse import quote
+
+    pragmas = {k: v for k, v in PRAGMAS.items() if k in ("busy_timeout", "cache_size")}
+    last: Exception | None = None
+    for flags in ("mode=ro", "immutable=1"):
+        db = pw.SqliteDatabase(
+            f"file:{quote(str(path))}?{flags}", uri=True, pragmas=pragmas, check_same_thread=False
+        )
+        db.bind(ALL_MODELS, bind_refs=False, bind_backrefs=False)
+        db.register_function(page_text, "margin_text", 1, deterministic=True)
+        db.register_function(unpack_chunk, "margin_chunk", 3, deterministic=True)
+        try:
+            db.connect(reuse_if_open=True)
+            version = current_version(db)
+        except (sqlite3.DatabaseError, pw.DatabaseError) as exc:
+            last = exc
+            db.close()
+            continue
+        if version != SCHEMA_VERSION:
+            db.close()
+            raise StorageError(
+                "read_only",
+                f"The library folder {path.parent} is read-only, and this version of Margin "
+                "needs to update the library before it can open it.",
+                hint="Open it once where the folder is writable, or make it writable.",
+            )
+        db.margin_read_only = True  # type: ignore[attr-defined]
+        log.warning("the library %s is read-only: opened for reading only", path)
+        return db
+    assert last is not None
+    raise last
 
 
 def disk_full() -> StorageError:
@@ -159,6 +214,11 @@ def open_database(path: Path, *, on_wait: Callable[[], None] | None = None) -> p
             with update_lock(path, on_wait):
                 migrate(db)  # reads the version again: the other process may have done it
     except (OSError, sqlite3.DatabaseError, pw.DatabaseError) as exc:
+        if _folder_read_only(path):
+            try:
+                return _open_read_only(path)
+            except (sqlite3.DatabaseError, pw.DatabaseError):
+                log.warning("opening %s for reading failed too", path, exc_info=True)
         known = explain(exc, path)
         if known is not None:
             raise known from exc

@@ -162,6 +162,11 @@ class Library:
             ) from exc
         return cls(paths, open_database(paths.database, on_wait=on_wait))
 
+    @property
+    def read_only(self) -> bool:
+        """Opened for reading only: the library's folder cannot be written."""
+        return bool(getattr(self.db, "margin_read_only", False))
+
     def close(self) -> None:
         if not self.db.is_closed():
             self.db.close()
