@@ -167,18 +167,16 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
             done.set_result(0)
 
     window.closed.connect(on_closed)
+    if os.environ.get("MARGIN_STARTUP_TIMING"):
+        from desktop.startup_timing import watch_first_paint
+
+        watch_first_paint(window, _T0)
     window.show()
     QApplication.processEvents()
     if margin.library.read_only and not (args.screenshot or args.exit_after_shown):
         from desktop.repair import show_read_only_notice
 
         show_read_only_notice(window)
-    if os.environ.get("MARGIN_STARTUP_TIMING"):
-        print(
-            f"margin: window shown after {(time.perf_counter() - _T0) * 1000:.0f} ms",
-            file=sys.stderr,
-            flush=True,
-        )
     code = 0
     if args.exit_after_shown and not args.open:
         window.close()

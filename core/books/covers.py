@@ -14,12 +14,15 @@ import hashlib
 import posixpath
 import re
 from pathlib import Path
-from xml.etree import ElementTree as ET
+from typing import TYPE_CHECKING
 
-from core.books.epub import EpubArchive, _find_opf, _local, _xml
-from core.books.htmlblocks import resolve_relative
 from core.books.limits import DEFAULT_LIMITS, Limits
 from core.errors import BookError
+
+if TYPE_CHECKING:  # the EPUB reader loads when a cover is made, not with the library view
+    from xml.etree.ElementTree import Element
+
+    from core.books.epub import EpubArchive
 
 MAX_COVER_BYTES = 8 * 1024 * 1024
 MAX_COVER_PIXELS = 25_000_000  # a cover bigger than this (e.g. 5000 x 5000) is not drawn
@@ -75,13 +78,16 @@ def _is_image(name: str, media_type: str) -> bool:
 
 def _cover_candidates(arc: EpubArchive) -> list[str]:
     """Archive names that may hold the cover image, best first."""
+    from core.books.epub import _find_opf, _local, _xml
+    from core.books.htmlblocks import resolve_relative
+
     opf_path = _find_opf(arc)
     opf = _xml(arc.read(opf_path), arc.path, "package file")
     base = posixpath.dirname(opf_path)
     manifest: dict[str, tuple[str, str, str]] = {}
     by_name: dict[str, str] = {}
-    metadata: ET.Element | None = None
-    guide: ET.Element | None = None
+    metadata: Element | None = None
+    guide: Element | None = None
     for child in opf:
         tag = _local(child.tag)
         if tag == "metadata":
@@ -149,6 +155,8 @@ def epub_cover_bytes(
 ) -> bytes | None:
     """The bytes of the EPUB's cover image, or None when it has none (or only an unsafe,
     missing or oversized one, or one that is not really a raster image, whatever its label). Raises ``BookError`` only when the file is not a usable EPUB."""
+    from core.books.epub import EpubArchive
+
     arc = EpubArchive(path, limits)
     try:
         try:
