@@ -25,6 +25,7 @@ from core.books.chunking import make_chunks
 from core.books.limits import DEFAULT_LIMITS, Limits
 from core.books.parse import check_file, detect_format, parse_book
 from core.errors import BookCode, BookError, MarginError
+from core.memory import give_back_memory
 from core.progress import CancelToken, ProgressCallback, no_progress
 from core.store import owner
 from core.store.db import explain
@@ -161,6 +162,8 @@ def import_book(
         len(parsed.pages),
         len(chunks),
     )
+    del parsed, chunks
+    give_back_memory()  # the parsed book is freed: hand its pages back to the system
     return ImportResult(library.get_book(book_id), already_present=False)
 
 
@@ -262,6 +265,8 @@ def reimport_book(
     updated = library.replace_content(book_id, parsed=parsed, chunks=chunks)
     progress(1.0, "Ready")
     log.info("read book %d again (%d pages)", book_id, updated.page_count)
+    del parsed, chunks
+    give_back_memory()
     return updated
 
 
