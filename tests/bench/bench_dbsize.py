@@ -24,6 +24,7 @@ from pathlib import Path
 
 ROUNDS = 3
 BASE = "fd5c526"
+# Issue 27, item 11 compares against main before it: --base 2ccdf7b
 
 
 def worker(root: Path, files: list[Path]) -> None:
@@ -125,7 +126,11 @@ def book_sets(folder: Path) -> dict[str, list[Path]]:
     )
     holdout += [md, html]
     pdf = [real_book_pdf(folder / "realbook.pdf")]
+    from bench_import import sixteen_mib_epub
+
+    big = [sixteen_mib_epub(folder)]
     return {
+        "16 MiB-of-XHTML EPUB (issue 27)": big,
         "fixture books": fixture,
         "hold-out EPUB, Markdown, HTML": holdout,
         "synthetic Gutenberg-shaped EPUBs": synthetic,
