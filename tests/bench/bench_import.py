@@ -87,6 +87,47 @@ print(json.dumps({"before": before, "after_epub": after_epub, "children": childr
 """
 
 
+WINDOW_MEMORY = """
+import asyncio, json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from pathlib import Path
+import qasync
+from PySide6.QtWidgets import QApplication
+
+def rss():
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+
+def children():
+    return sum(len((t / "children").read_text().split()) for t in Path(f"/proc/{os.getpid()}/task").iterdir())
+
+async def main():
+    from core.app import Margin
+    from core.paths import resolve_paths
+    from desktop.main_window import MainWindow
+    app = Margin.open(resolve_paths(sys.argv[2]))
+    window = MainWindow(app, restore=False)
+    window.resize(1280, 860)
+    window.show()
+    out = {}
+    for key, book in (("epub", sys.argv[3]), ("pdf", sys.argv[4])):
+        count = len(app.library.list_books())
+        window.import_files([Path(book)])
+        while window.importer.busy or len(app.library.list_books()) == count:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(10)
+        out[key] = rss()
+    out["children"] = children()
+    print(json.dumps(out), flush=True)
+    os._exit(0)
+
+qapp = QApplication(["bench"])
+asyncio.run(main(), loop_factory=lambda: qasync.QEventLoop(qapp))
+"""
+
+
 def sixteen_mib_epub(work: Path) -> Path:
     """The 16 MiB-of-XHTML EPUB (Alice's text, 140 chapters) of issues 24 and 27."""
     text = " ".join((FIXTURES / "books" / "alice_in_wonderland.txt").read_text().split())
@@ -112,6 +153,31 @@ def memory(ref: str) -> None:
         pdf = make_text_pdf(
             work / "book117.pdf", book_pages(117, FIXTURES / "books" / "alice_in_wonderland.txt")
         )
+        archive = subprocess.run(
+            ["git", "archive", ref, "desktop", "resources"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        window: dict[str, list[dict[str, float]]] = {"base": [], "now": []}
+        for i in range(max(1, RUNS // 2)):
+            for name, root in (("base", old), ("now", ROOT)):
+                out = subprocess.run(
+                    [sys.executable, "-c", WINDOW_MEMORY, str(root), str(work / f"w{name}{i}"),
+                     str(epub), str(pdf)],
+                    capture_output=True, text=True, check=True, cwd=root,
+                )  # fmt: skip
+                window[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
+        for key, label in (
+            ("epub", "window: RSS 10 s after importing the 16 MiB EPUB"),
+            ("pdf", "window: RSS 10 s after then importing a 117-page PDF"),
+            ("children", "window: child processes 10 s after the PDF import"),
+        ):
+            base = median([r[key] for r in window["base"]])
+            now = median([r[key] for r in window["now"]])
+            ok = now == 0 if key == "children" else now <= 150
+            report(label, f"{base:.0f} -> {now:.0f}", "0" if key == "children" else "<= 150 MB", ok)
         figures: dict[str, list[dict[str, float]]] = {"base": [], "now": []}
         for i in range(RUNS):
             for name, root in (("base", old), ("now", ROOT)):
