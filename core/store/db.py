@@ -30,10 +30,6 @@ def _busy_timeout_s() -> int:
 BUSY_TIMEOUT_S = _busy_timeout_s()
 PRAGMAS = {
     "busy_timeout": BUSY_TIMEOUT_S * 1000,  # first: the pragmas after it may wait too
-    # A new library's pages are 8 KiB (before WAL mode fixes the size): a stored book page
-    # is a blob of about 1 KiB, and 4 KiB pages held three with a quarter left empty (the
-    # file is 7 % smaller for a text-dense EPUB). Existing libraries keep their size.
-    "page_size": 8192,
     "journal_mode": "wal",
     "foreign_keys": 1,
     "synchronous": "normal",
