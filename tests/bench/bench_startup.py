@@ -80,6 +80,7 @@ def main(base: str, rounds: int) -> None:
             check=True,
         ).stdout
         subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+
         def library(name: str, code: Path, book: bool) -> str:
             """A data folder of its own for each code base (the base cannot open a library
             the working tree has updated)."""
@@ -95,10 +96,14 @@ def main(base: str, rounds: int) -> None:
         variants = {
             "bare PySide6 window": (lambda home: [sys.executable, "-c", BARE], ROOT, [""]),
             "base, empty library": (
-                lambda home: [*window, home], old, [library("base-empty", old, False)]
+                lambda home: [*window, home],
+                old,
+                [library("base-empty", old, False)],
             ),
             "now, empty library": (
-                lambda home: [*window, home], ROOT, [library("now-empty", ROOT, False)]
+                lambda home: [*window, home],
+                ROOT,
+                [library("now-empty", ROOT, False)],
             ),
             "base, one book": (lambda home: [*window, home], old, [library("base-one", old, True)]),
             "now, one book": (lambda home: [*window, home], ROOT, [library("now-one", ROOT, True)]),
