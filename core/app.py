@@ -64,9 +64,10 @@ class Margin:
     _agent: Any = field(default=None, repr=False)
 
     @classmethod
-    def open(cls, paths: Paths) -> Margin:
-        """Open (creating if needed) the library in ``paths``."""
-        return cls.of(Library.open(paths))
+    def open(cls, paths: Paths, *, on_wait: Callable[[], None] | None = None) -> Margin:
+        """Open (creating if needed) the library in ``paths`` (``on_wait``: see
+        ``Library.open``)."""
+        return cls.of(Library.open(paths, on_wait=on_wait))
 
     @classmethod
     def of(cls, library: Library) -> Margin:

@@ -1,34 +1,140 @@
 """Highlights, notes and conversations of a book as Markdown, for the reader to keep
-elsewhere."""
+elsewhere.
+
+Book text, titles and notes are untrusted: in the file they are plain text (Markdown
+punctuation escaped, quotes as escaped blockquotes), and an answer keeps its Markdown but
+loses raw HTML, links other than http(s)/mailto and unclosed code fences, so no Markdown
+viewer runs a script, loads a picture from the network or swallows the rest of the file.
+Files are written through a fresh temporary file in the target folder (``write_text_atomic``).
+"""
 
 from __future__ import annotations
 
+import errno
+import os
+import re
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.errors import MarginError
 from core.labels import pages_label
 from core.store.conversations import ConversationInfo, MessageRecord
 from core.store.library import BookInfo, HighlightRecord, Library, NoteRecord
 
+# Markdown-safe text ---------------------------------------------------------------------------
+
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
+_LINE_START = re.compile(r"^(\s*)([#>+=-]|\d+[.)])", re.M)
+
+
+def plain(text: str) -> str:
+    """Untrusted text (book, title, note, question) as Markdown that shows exactly that text:
+    no markup, no HTML, no links, no terminal or direction controls."""
+    text = _CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = _SPECIAL.sub(r"\\\1", text).replace("&", "&amp;")
+    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
+
+
+def one_line(text: str) -> str:
+    """``plain`` on one line (headings, list items)."""
+    return plain(" ".join(text.split()))
+
 
 def _quote(text: str) -> str:
-    return "\n".join("> " + line if line.strip() else ">" for line in text.strip().splitlines())
+    """A quote from the book as an escaped blockquote."""
+    return "\n".join(
+        "> " + plain(line) if line.strip() else ">" for line in text.strip().splitlines()
+    )
+
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_CLOSE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*$")
+_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1", re.S)
+_LINK = re.compile(r"(!?)\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+[^)]*)?\)")
+_REF_DEF = re.compile(r"^(\s{0,3})\[([^\]]+)\]:", re.M)
+_SAFE_SCHEMES = ("http://", "https://", "mailto:")
+
+
+def _safe_link(m: re.Match[str]) -> str:
+    image, label, url = m.group(1), m.group(2), m.group(3)
+    if image:  # a picture would be fetched from the network when the file is viewed
+        return f"{label} ({url})" if url.lower().startswith(_SAFE_SCHEMES) else label
+    if url.lower().startswith(_SAFE_SCHEMES):
+        return m.group(0)
+    return label
+
+
+def _safe_prose(text: str) -> str:
+    """Answer Markdown outside code: no raw HTML, no unsafe links, no reference links."""
+    out: list[str] = []
+    last = 0
+    for span in _CODE_SPAN.finditer(text):
+        out.append(_clean_prose(text[last : span.start()]))
+        out.append(span.group(0))
+        last = span.end()
+    out.append(_clean_prose(text[last:]))
+    return "".join(out)
+
+
+def _clean_prose(text: str) -> str:
+    text = _LINK.sub(_safe_link, text)
+    text = _REF_DEF.sub(lambda m: m.group(1) + "\\[" + m.group(2) + "]:", text)
+    return text.replace("<", "&lt;")
+
+
+def safe_answer(text: str) -> str:
+    """An answer's Markdown, safe to keep in a file: formatting stays; raw HTML, links other
+    than http(s) and mailto, and pictures go; an unclosed code fence is closed."""
+    text = _CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    out: list[str] = []
+    prose: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        if not fence:
+            match = _FENCE.match(line)
+            if match is None:
+                prose.append(line)
+                continue
+            if prose:
+                out.append(_safe_prose("\n".join(prose)))
+            prose = []
+            fence = match.group(1)
+        elif (close := _CLOSE.match(line)) and (
+            close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence)
+        ):
+            fence = ""
+        out.append(line)
+    if prose:
+        out.append(_safe_prose("\n".join(prose)))
+    if fence:
+        out.append(fence)
+    return "\n".join(out)
+
+
+def export_file_name(title: str, what: str) -> str:
+    """A file name for an export of ``what`` about the book ``title``: never a path (no
+    "/", "\\", ".." or leading dot), no control characters, not too long."""
+    name = _CONTROLS.sub("", " ".join(title.split()))
+    name = re.sub(r'[/\\:*?"<>|\x00]', "-", name).strip(" .-") or "Book"
+    return f"{name[:100].rstrip(' .')} — {what}.md"
 
 
 def highlights_to_markdown(
     book: BookInfo, highlights: Sequence[HighlightRecord], notes: Sequence[NoteRecord] = ()
 ) -> str:
     """Highlights in page order (with their notes), then the reader's and Margin's notes."""
-    lines = [f"# {book.title}", ""]
+    lines = [f"# {one_line(book.title)}", ""]
     if book.author:
-        lines += [f"*{book.author}*", ""]
+        lines += [f"*{one_line(book.author)}*", ""]
     if highlights:
         lines += ["## Highlights", ""]
         for h in sorted(highlights, key=lambda h: (h.page, h.id)):
-            lines += [f"**p. {h.page}** ({h.colour})", "", _quote(h.text), ""]
+            lines += [f"**p. {h.page}** ({one_line(h.colour)})", "", _quote(h.text), ""]
             if h.note.strip():
-                lines += [f"Note: {h.note.strip()}", ""]
+                lines += [f"Note: {plain(h.note.strip())}", ""]
     reader = [n for n in notes if n.source != "agent"]
     agent = [n for n in notes if n.source == "agent"]
     for heading, group in (("## Notes", reader), ("## Notes saved by Margin's assistant", agent)):
@@ -36,7 +142,7 @@ def highlights_to_markdown(
             lines += [heading, ""]
             for n in group:
                 where = f"**p. {n.page}** " if n.page else ""
-                lines += [f"- {where}{n.text.strip()}"]
+                lines += [f"- {where}{one_line(n.text)}"]
             lines.append("")
     if not highlights and not notes:
         lines += ["No highlights or notes yet.", ""]
@@ -48,10 +154,7 @@ def export_highlights(library: Library, book_id: int, path: Path) -> Path:
     text = highlights_to_markdown(
         book, library.list_highlights(book_id), library.list_notes(book_id)
     )
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_text_atomic(path, text)
 
 
 # conversations ------------------------------------------------------------------------------
@@ -116,27 +219,27 @@ def conversation_to_markdown(
     answer cited with their page labels."""
     from core.agent.answer import fill_hidden
 
-    lines = [f"## {conversation.title}", ""]
-    lines += [f"*About {book.title} · {conversation.created_at:%Y-%m-%d}*", ""]
+    lines = [f"## {one_line(conversation.title)}", ""]
+    lines += [f"*About {one_line(book.title)} · {conversation.created_at:%Y-%m-%d}*", ""]
     for r in records:
         if r.role == "user":
-            lines += [f"**Question:** {r.text.strip()}", ""]
+            lines += [f"**Question:** {plain(r.text.strip())}", ""]
             if r.selection_text and r.selection_text.strip()[:40] not in r.text:
                 lines += [_quote(r.selection_text) + f" (p. {r.selection_page})", ""]
             continue
         text = fill_hidden(r.text, r.withheld).strip()
         lines += ["**Answer:**", ""]
         if text:
-            lines += [text, ""]
+            lines += [safe_answer(text), ""]
         if r.status not in ("complete", "running"):
-            why = f" {r.error.message}" if r.error is not None else ""
+            why = f" {plain(r.error.message)}" if r.error is not None else ""
             lines += [f"*({r.status}.{why})*", ""]
         sources = answer_sources(r)
         if sources:
             lines += ["Sources:", ""]
             for s in sources:
-                quote = f": “{' '.join(s['quote'].split())}”" if s["quote"] else ""
-                lines.append(f"- {s['pages']}{quote}")
+                quote = f": “{one_line(s['quote'])}”" if s["quote"] else ""
+                lines.append(f"- {one_line(s['pages'])}{quote}")
             lines.append("")
     if not records:
         lines += ["No questions yet.", ""]
@@ -144,23 +247,59 @@ def conversation_to_markdown(
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    """Write ``text`` to ``path`` whole or not at all: through a new temporary file in the
+    same folder (created exclusively, so a planted symlink or a file of the reader's own is
+    never followed or reused), renamed over ``path`` (a symlink there is replaced, not
+    followed). On any failure (a full disk) the temporary file is removed."""
+    path = Path(path)
+    folder = path.parent
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
+    except OSError as exc:
+        raise _write_failed(path, exc) from exc
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(text.encode("utf-8"))
+            out.flush()
+            os.fsync(out.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _write_failed(path, exc) from exc
+        raise
     return path
+
+
+def _write_failed(path: Path, exc: OSError) -> MarginError:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return MarginError(
+            "disk_full",
+            f"The disk is full: Margin could not save {path.name}.",
+            hint="Free some space on the disk and try again; nothing was written.",
+        )
+    return MarginError(
+        "export_failed",
+        f"Margin could not write {path} ({exc.strerror or exc}).",
+        hint="Choose a folder you can write to.",
+    )
 
 
 def conversation_markdown(app: Any, conversation_id: int) -> str:
     conversation = app.conversations.get(conversation_id)
     book = app.library.get_book(conversation.book_id)
     body = conversation_to_markdown(book, conversation, app.conversations.history(conversation_id))
-    return f"# {book.title}\n\n{body.rstrip()}\n"
+    return f"# {one_line(book.title)}\n\n{body.rstrip()}\n"
 
 
 def book_conversations_markdown(app: Any, book_id: int) -> str:
     book = app.library.get_book(book_id)
     conversations = sorted(app.conversations.list_for_book(book_id), key=lambda c: c.id)
-    parts = [f"# {book.title} — conversations", ""]
+    parts = [f"# {one_line(book.title)} — conversations", ""]
     if not conversations:
         parts += ["No conversations about this book yet.", ""]
     for c in conversations:

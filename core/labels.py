@@ -9,3 +9,14 @@ QUOTE_CLOSE = "»"
 def pages_label(first: int, last: int) -> str:
     """ "p. 3" or "pp. 3–5"."""
     return f"p. {first}" if first == last else f"pp. {first}–{last}"
+
+
+_INVISIBLE_CONTROLS = dict.fromkeys(
+    [*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+)
+
+
+def display_title(title: str) -> str:
+    """A book's title for a window title or a one-line label: one line, without control
+    characters or the direction overrides (U+202E) that would flip the text after it."""
+    return " ".join(title.translate(_INVISIBLE_CONTROLS).split()) or "Untitled"

@@ -88,15 +88,15 @@ def window_main(argv: Sequence[str] | None = None) -> int:
     from core.paths import resolve_paths
 
     paths = resolve_paths(args.data_dir)
+    unusable = ""  # shown in a dialog once Qt runs (a desktop launcher shows no stderr)
     try:
         paths.ensure()
         setup_logging(paths)
     except OSError as exc:
-        print(
-            f"margin: cannot use the data folder {paths.data}: {exc.strerror or exc}",
-            file=sys.stderr,
-        )
-        return 1
+        logging.getLogger().addHandler(logging.NullHandler())
+        if not paths.database.is_file():  # an existing library opens for reading only
+            unusable = f"Margin cannot use its data folder {paths.data}: {exc.strerror or exc}."
+            print(f"margin: {unusable}", file=sys.stderr)
     from desktop import excepthook
 
     excepthook.install()
@@ -117,6 +117,11 @@ def window_main(argv: Sequence[str] | None = None) -> int:
     if icon.exists():
         app.setWindowIcon(QIcon(str(icon)))
     app.setQuitOnLastWindowClosed(False)
+    if unusable:
+        from PySide6.QtWidgets import QMessageBox
+
+        QMessageBox.critical(None, "Margin cannot start", unusable)
+        return 1
     with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
         try:
             return runner.run(run_window(app, args, paths))
@@ -162,14 +167,16 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
             done.set_result(0)
 
     window.closed.connect(on_closed)
+    if os.environ.get("MARGIN_STARTUP_TIMING"):
+        from desktop.startup_timing import watch_first_paint
+
+        watch_first_paint(window, _T0)
     window.show()
     QApplication.processEvents()
-    if os.environ.get("MARGIN_STARTUP_TIMING"):
-        print(
-            f"margin: window shown after {(time.perf_counter() - _T0) * 1000:.0f} ms",
-            file=sys.stderr,
-            flush=True,
-        )
+    if margin.library.read_only and not (args.screenshot or args.exit_after_shown):
+        from desktop.repair import show_read_only_notice
+
+        show_read_only_notice(window)
     code = 0
     if args.exit_after_shown and not args.open:
         window.close()

@@ -33,12 +33,19 @@ from PySide6.QtGui import (
     QPixmap,
 )
 
-from core.books.covers import cover_colour, cover_file, epub_cover_bytes
+from core.books.covers import (
+    MAX_COVER_PIXELS,
+    cover_colour,
+    cover_file,
+    epub_cover_bytes,
+    image_kind,
+)
 
 log = logging.getLogger("margin.covers")
 
 COVER_SIZE = QSize(180, 270)  # cached on disk and kept in memory (2:3, like most covers)
-MAX_PIXELS = 40_000_000  # a cover image that decodes larger than this is refused
+MAX_PIXELS = MAX_COVER_PIXELS  # a cover image that decodes larger than this is refused
+RENDER_PIXELS = 4 * COVER_SIZE.width() * COVER_SIZE.height()  # most any cover is drawn at
 MEMORY_BYTES = 96 * 1024 * 1024  # pixmaps kept at the size shown, as many as fit in this
 
 
@@ -140,27 +147,41 @@ def fit_cover(image: QImage, size: QSize = COVER_SIZE) -> QImage:
     return out
 
 
+def render_size(width: float, height: float, size: QSize = COVER_SIZE) -> QSize:
+    """The size to draw a ``width`` x ``height`` picture at for a cover of ``size``: large
+    enough to cover it, but never more than ``RENDER_PIXELS`` (a 1 x 14400 pt page would
+    otherwise be drawn 180 x 2,592,000 px, 1.9 GB), nor longer than four covers."""
+    scale = max(size.width() / width, size.height() / height)
+    longest = 4 * max(size.width(), size.height())
+    scale = min(scale, (RENDER_PIXELS / (width * height)) ** 0.5, longest / max(width, height))
+    return QSize(max(1, int(width * scale)), max(1, int(height * scale)))
+
+
 def decode_image(data: bytes, size: QSize = COVER_SIZE) -> QImage | None:
-    """Decode image bytes, refusing pictures that would take too much memory; JPEGs are
-    decoded straight at a small size."""
+    """Decode a raster image (its format sniffed from its bytes: never SVG, which can pull
+    in local files), refusing pictures that would take too much memory and decoding at no
+    more than ``RENDER_PIXELS``."""
+    kind = image_kind(data)
+    if kind is None:
+        return None
     buffer = QBuffer()
     buffer.setData(QByteArray(data))
     buffer.open(QBuffer.OpenModeFlag.ReadOnly)
-    reader = QImageReader(buffer)
+    reader = QImageReader(buffer, kind.encode())
+    reader.setDecideFormatFromContent(False)
     full = reader.size()
     if not full.isValid() or full.width() * full.height() > MAX_PIXELS:
         return None
-    scale = max(size.width() / full.width(), size.height() / full.height())
-    if scale < 0.5:
-        reader.setScaledSize(
-            QSize(round(full.width() * scale) + 1, round(full.height() * scale) + 1)
-        )
+    scaled = render_size(full.width(), full.height(), size)
+    if scaled.width() * scaled.height() < full.width() * full.height() * 0.25:
+        reader.setScaledSize(scaled)
     image = reader.read()
     return None if image.isNull() else image
 
 
 def pdf_first_page(path: Path, size: QSize = COVER_SIZE) -> QImage | None:
-    """The first page of a PDF, rendered small on white (QtPdf guards its engine itself)."""
+    """The first page of a PDF, rendered small on white (QtPdf guards its engine itself),
+    never larger than ``RENDER_PIXELS`` whatever the page's shape."""
     from PySide6.QtPdf import QPdfDocument
 
     doc = QPdfDocument()
@@ -170,9 +191,7 @@ def pdf_first_page(path: Path, size: QSize = COVER_SIZE) -> QImage | None:
         points = doc.pagePointSize(0)
         if points.width() <= 0 or points.height() <= 0:
             return None
-        scale = max(size.width() / points.width(), size.height() / points.height())
-        render = QSize(round(points.width() * scale), round(points.height() * scale))
-        page = doc.render(0, render)
+        page = doc.render(0, render_size(points.width(), points.height(), size))
         if page.isNull():
             return None
         out = QImage(page.size(), QImage.Format.Format_RGB32)

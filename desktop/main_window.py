@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from core.app import Margin
 from core.books.parse import SUFFIXES
 from core.errors import MarginError
+from core.labels import display_title
 from core.store.library import BookInfo
 from desktop.import_controller import ImportController
 from desktop.library_panel import LibraryPanel
@@ -274,6 +275,7 @@ class MainWindow(QMainWindow):
             book, "Mark &finished", lambda: self.reader.finished_box.toggle(), None, "finished"
         )
         self._action(book, "Re-&read this book", self.reread_current, None, "reread")
+        self._action(book, "Repair search &index", self._repair_index, None, "repair_index")
         self._action(book, "&Remove from library…", self.remove_current, None, "remove")
         help_menu = bar.addMenu("&Help")
         self._action(help_menu, "&Welcome guide", self.open_welcome)
@@ -383,7 +385,7 @@ class MainWindow(QMainWindow):
             if self.reader.book is None:
                 self.show_library()
             return None
-        self.setWindowTitle(f"{book.title} — Margin")
+        self.setWindowTitle(f"{display_title(book.title)} — Margin")
         if book.outdated:
             self.statusBar().showMessage(
                 "An older version of Margin read this book: its contents pages may be wrong. "
@@ -486,6 +488,11 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"“{updated.title}” was read again.", 5000)
 
         self.tasks.start(go(), key="reread")
+
+    def _repair_index(self) -> None:
+        from desktop.repair import repair_search_index
+
+        repair_search_index(self)
 
     def remove_current(self) -> None:
         if self.reader.book is not None:
@@ -724,7 +731,7 @@ class MainWindow(QMainWindow):
             self._load_reading_settings()
 
     def export_highlights(self) -> None:
-        from core.export import export_highlights
+        from core.export import export_file_name, export_highlights
 
         book = self.reader.book
         if book is None:
@@ -733,7 +740,7 @@ class MainWindow(QMainWindow):
         name, _ = QFileDialog.getSaveFileName(
             self,
             "Export highlights",
-            str(Path.home() / f"{book.title} — highlights.md"),
+            str(Path.home() / export_file_name(book.title, "highlights")),
             "Markdown (*.md)",
         )
         if name:

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import MarginError
-from core.export import export_highlights, highlights_to_markdown
+from core.export import export_file_name, export_highlights, highlights_to_markdown
 from core.store.library import Library
 from desktop.requests import OpenPageRequest
 
@@ -161,7 +161,7 @@ class NotesPanel(QWidget):
         name, _ = QFileDialog.getSaveFileName(
             self,
             "Export notes and highlights",
-            str(Path.home() / f"{book.title} — notes.md"),
+            str(Path.home() / export_file_name(book.title, "notes")),
             "Markdown (*.md)",
         )
         if name:

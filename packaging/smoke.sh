@@ -22,10 +22,14 @@ run() {
 
 mkdir -p "$tmp/home"
 LANG=C.UTF-8 "$APP" --version
+# start-up as a user waits for it: from launching the process to the window's first paint
+# (the app prints the wall-clock time of that paint; its own timer starts too late)
 t0=$(date +%s%N)
 run offscreen "$APP" --exit-after-shown 2> "$tmp/shown.log"
 t1=$(date +%s%N)
-echo "launch to window: $(grep -o 'shown after [0-9]* ms' "$tmp/shown.log" || true); process wall time $(( (t1 - t0) / 1000000 )) ms"
+painted=$(grep -o 'first paint at [0-9]* ns' "$tmp/shown.log" | grep -o '[0-9]*' || true)
+if [ -z "$painted" ]; then echo "the window was never painted"; cat "$tmp/shown.log"; exit 1; fi
+echo "launch to first painted window: $(( (painted - t0) / 1000000 )) ms; process wall time $(( (t1 - t0) / 1000000 )) ms"
 run offscreen "$APP" --open "$BOOK" --page 2 --screenshot "$tmp/offscreen.png"
 test "$(stat -c %s "$tmp/offscreen.png")" -gt 10000
 test -d "$tmp/data/Margin" || { echo "the bundle did not use the user data folder"; exit 1; }

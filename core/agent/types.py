@@ -214,12 +214,26 @@ class StopReason(StrEnum):
     CONTEXT_WINDOW = "model_context_window_exceeded"
 
 
+MAX_TOKENS = 10**12  # more than any model's context; far inside SQLite's 64-bit integers
+
+
 @dataclass(frozen=True)
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        # Counts come from a server: one that reports 2**66 or -5 tokens must neither lose
+        # the answer (SQLite holds 64-bit integers) nor make the cost negative.
+        for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+            value = getattr(self, name)
+            try:
+                count = int(value)
+            except (TypeError, ValueError, OverflowError):
+                count = 0
+            object.__setattr__(self, name, max(0, min(count, MAX_TOKENS)))
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(

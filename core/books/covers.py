@@ -14,14 +14,18 @@ import hashlib
 import posixpath
 import re
 from pathlib import Path
-from xml.etree import ElementTree as ET
+from typing import TYPE_CHECKING
 
-from core.books.epub import EpubArchive, _find_opf, _local, _xml
-from core.books.htmlblocks import resolve_relative
 from core.books.limits import DEFAULT_LIMITS, Limits
 from core.errors import BookError
 
+if TYPE_CHECKING:  # the EPUB reader loads when a cover is made, not with the library view
+    from xml.etree.ElementTree import Element
+
+    from core.books.epub import EpubArchive
+
 MAX_COVER_BYTES = 8 * 1024 * 1024
+MAX_COVER_PIXELS = 25_000_000  # a cover bigger than this (e.g. 5000 x 5000) is not drawn
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _IMG_SRC = re.compile(rb"""<(?:img|image)\b[^>]*?(?:src|href)\s*=\s*["']([^"']+)["']""", re.I)
@@ -45,6 +49,27 @@ def cover_colour(title: str) -> tuple[int, int, int]:
     return round(r * 255), round(g * 255), round(b * 255)
 
 
+_MAGIC = (
+    (b"\xff\xd8\xff", "jpeg"),
+    (b"\x89PNG\r\n\x1a\n", "png"),
+    (b"GIF87a", "gif"),
+    (b"GIF89a", "gif"),
+    (b"BM", "bmp"),
+)
+
+
+def image_kind(data: bytes) -> str | None:
+    """The raster format the bytes really hold ("jpeg", "png", "gif", "webp", "bmp"), read
+    from their first bytes, never from a name or a media type; None for anything else (SVG,
+    HTML, damaged data), which is never drawn: an SVG can pull in other files."""
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
+    for magic, kind in _MAGIC:
+        if data.startswith(magic):
+            return kind
+    return None
+
+
 def _is_image(name: str, media_type: str) -> bool:
     if media_type:
         return media_type.startswith("image/") and media_type != "image/svg+xml"
@@ -53,13 +78,16 @@ def _is_image(name: str, media_type: str) -> bool:
 
 def _cover_candidates(arc: EpubArchive) -> list[str]:
     """Archive names that may hold the cover image, best first."""
+    from core.books.epub import _find_opf, _local, _xml
+    from core.books.htmlblocks import resolve_relative
+
     opf_path = _find_opf(arc)
     opf = _xml(arc.read(opf_path), arc.path, "package file")
     base = posixpath.dirname(opf_path)
     manifest: dict[str, tuple[str, str, str]] = {}
     by_name: dict[str, str] = {}
-    metadata: ET.Element | None = None
-    guide: ET.Element | None = None
+    metadata: Element | None = None
+    guide: Element | None = None
     for child in opf:
         tag = _local(child.tag)
         if tag == "metadata":
@@ -126,7 +154,9 @@ def epub_cover_bytes(
     path: Path, *, limits: Limits = DEFAULT_LIMITS, max_bytes: int = MAX_COVER_BYTES
 ) -> bytes | None:
     """The bytes of the EPUB's cover image, or None when it has none (or only an unsafe,
-    missing or oversized one). Raises ``BookError`` only when the file is not a usable EPUB."""
+    missing or oversized one, or one that is not really a raster image, whatever its label). Raises ``BookError`` only when the file is not a usable EPUB."""
+    from core.books.epub import EpubArchive
+
     arc = EpubArchive(path, limits)
     try:
         try:
@@ -138,9 +168,11 @@ def epub_cover_bytes(
             if info is None or info.file_size > max_bytes or info.file_size == 0:
                 continue
             try:
-                return arc.read(name)
+                data = arc.read(name)
             except BookError:
                 continue
+            if image_kind(data) is not None:
+                return data
         return None
     finally:
         arc.close()

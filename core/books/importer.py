@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -24,6 +25,7 @@ from core.books.chunking import make_chunks
 from core.books.limits import DEFAULT_LIMITS, Limits
 from core.books.parse import check_file, detect_format, parse_book
 from core.errors import BookCode, BookError, MarginError
+from core.memory import give_back_memory
 from core.progress import CancelToken, ProgressCallback, no_progress
 from core.store import owner
 from core.store.db import explain
@@ -160,6 +162,8 @@ def import_book(
         len(parsed.pages),
         len(chunks),
     )
+    del parsed, chunks
+    give_back_memory()  # the parsed book is freed: hand its pages back to the system
     return ImportResult(library.get_book(book_id), already_present=False)
 
 
@@ -261,6 +265,8 @@ def reimport_book(
     updated = library.replace_content(book_id, parsed=parsed, chunks=chunks)
     progress(1.0, "Ready")
     log.info("read book %d again (%d pages)", book_id, updated.page_count)
+    del parsed, chunks
+    give_back_memory()
     return updated
 
 
@@ -271,12 +277,50 @@ def unlisted_copies(library: Library) -> list[Path]:
     if not books_dir.is_dir():
         return []
     known = library.file_names()
+    skipped = _not_books(books_dir)
     found = [
         entry
         for entry in books_dir.iterdir()
-        if not entry.name.startswith(".") and entry.name not in known and entry.is_file()
+        if not entry.name.startswith(".")
+        and entry.name not in known
+        and not entry.is_symlink()  # a link planted there never brings in another file
+        and entry.is_file()
+        and _identity(entry) not in skipped
     ]
     return sorted(found, key=lambda p: (p.stat().st_mtime, p.name))
+
+
+NOT_BOOKS = ".not-books.json"  # copies recovery could not read: not offered again unchanged
+
+
+def _identity(entry: Path) -> tuple[str, int, int]:
+    try:
+        stat = entry.stat(follow_symlinks=False)
+    except OSError:
+        return (entry.name, -1, -1)
+    return (entry.name, stat.st_size, stat.st_mtime_ns)
+
+
+def _not_books(books_dir: Path) -> set[tuple[str, int, int]]:
+    try:
+        data = json.loads((books_dir / NOT_BOOKS).read_text(encoding="utf-8"))
+        return {(str(n), int(s), int(t)) for n, s, t in data}
+    except (OSError, ValueError, TypeError):
+        return set()
+
+
+def _remember_not_books(books_dir: Path, failed: list[Path]) -> None:
+    """Remember copies that could not be imported (by name, size and time), so recovery and
+    the "not in the library" notices do not report them again until they change."""
+    known = {i for i in _not_books(books_dir) if (books_dir / i[0]).exists()}
+    known |= {_identity(p) for p in failed}
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".not-books.", dir=books_dir)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(sorted(known), out)
+        os.replace(tmp, books_dir / NOT_BOOKS)
+    except OSError:
+        log.warning("could not remember the copies that are not books", exc_info=True)
 
 
 @dataclass(frozen=True)
@@ -304,4 +348,7 @@ def recover_library(
             recovered.append(RecoveredCopy(copy, None, err))
             continue
         recovered.append(RecoveredCopy(copy, result, None))
+    failed = [r.path for r in recovered if r.error is not None and r.error.code != "cancelled"]
+    if failed:
+        _remember_not_books(library.paths.books, failed)
     return recovered

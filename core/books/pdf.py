@@ -8,10 +8,12 @@ computer's memory. Long PDFs are shared by two workers when a second core is fre
 from __future__ import annotations
 
 import ctypes
+import logging
 import multiprocessing
 import os
 import re
 import statistics
+import threading
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as futures_wait
@@ -24,6 +26,7 @@ from core.books.titles import clean_title
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
 
+log = logging.getLogger(__name__)
 PARALLEL_FROM_PAGES = 60
 """From this many pages a second worker may share the reading."""
 FIRST_PIECE = 16
@@ -252,6 +255,7 @@ def _worker_pool(slot: int, max_bytes: int) -> ProcessPoolExecutor:
     if current is not None and current[0] == max_bytes:
         return current[1]
     if current is not None:
+        _started.discard(id(current[1]))
         current[1].shutdown(wait=False, cancel_futures=True)
     ctx = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(
@@ -265,6 +269,36 @@ def _ready() -> bool:
     return True
 
 
+_started: set[int] = set()  # ids of pools whose worker process has answered once
+WORKER_START_S = 60.0
+
+
+def _worker_failed(detail: object) -> BookError:
+    return BookError(
+        "worker_failed",
+        f"Margin could not start the helper process that reads PDF text ({detail}).",
+        hint="Close some programs and try again; if it keeps happening, reinstall Margin.",
+    )
+
+
+def _started_pool(slot: int, max_bytes: int) -> ProcessPoolExecutor:
+    """The pool of ``slot`` with its worker known to run: a worker that cannot start (no
+    processes left, a broken installation) is reported as that, not as a memory problem
+    or a damaged book."""
+    pool = _worker_pool(slot, max_bytes)
+    if id(pool) in _started:
+        return pool
+    try:
+        pool.submit(_ready).result(timeout=WORKER_START_S)
+    except (OSError, BrokenProcessPool, RuntimeError, TimeoutError) as exc:
+        if _pools.get(slot, (0, None))[1] is pool:
+            del _pools[slot]
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise _worker_failed(exc.strerror if isinstance(exc, OSError) else exc) from exc
+    _started.add(id(pool))
+    return pool
+
+
 def warm_workers(limits: Limits = DEFAULT_LIMITS) -> None:
     """Start the PDF workers ahead of time (a cold start costs a few hundred ms), e.g. when
     the window has shown. Does not wait for them."""
@@ -273,9 +307,70 @@ def warm_workers(limits: Limits = DEFAULT_LIMITS) -> None:
         _worker_pool(slot, limits.max_pdf_worker_bytes).submit(_ready)
 
 
-def shutdown_workers() -> None:
+def shutdown_workers(*, wait: bool = False) -> None:
     for slot in list(_pools):
-        _pools.pop(slot)[1].shutdown(wait=False, cancel_futures=True)
+        pool = _pools.pop(slot)[1]
+        _started.discard(id(pool))
+        pool.shutdown(wait=wait, cancel_futures=True)
+
+
+# Idle workers (each ~40 MB) and multiprocessing's resource tracker end a few seconds after
+# the last PDF was read; the next PDF starts them again (~0.1-0.3 s).
+IDLE_S = 5.0
+_idle_lock = threading.Lock()
+_idle_timer: threading.Timer | None = None
+_reading = 0  # PDFs being read now
+
+
+def _busy() -> None:
+    global _reading, _idle_timer
+    with _idle_lock:
+        _reading += 1
+        if _idle_timer is not None:
+            _idle_timer.cancel()
+            _idle_timer = None
+
+
+def _idle() -> None:
+    global _reading, _idle_timer
+    with _idle_lock:
+        _reading -= 1
+        if _reading == 0 and _pools:
+            _idle_timer = threading.Timer(IDLE_S, _stop_idle_workers)
+            _idle_timer.daemon = True
+            _idle_timer.name = "margin-pdf-idle"
+            _idle_timer.start()
+
+
+def _stop_idle_workers() -> None:
+    global _idle_timer
+    with _idle_lock:
+        if _reading or _idle_timer is None:
+            return  # a PDF started meanwhile
+        _idle_timer = None
+        shutdown_workers(wait=True)
+        stop_resource_tracker()
+    from core.memory import give_back_memory
+
+    give_back_memory()
+    log.info("PDF workers stopped after %.0f s idle", IDLE_S)
+
+
+def stop_resource_tracker() -> None:
+    """End multiprocessing's resource-tracker process once no worker is left (it starts
+    with the first worker pool and would otherwise stay for the whole session)."""
+    if _pools:
+        return
+    import gc
+    from multiprocessing import resource_tracker
+
+    gc.collect()  # the pools' queues unregister their semaphores when collected
+    stop = getattr(resource_tracker._resource_tracker, "_stop", None)
+    if stop is not None:
+        try:
+            stop()
+        except Exception:
+            log.debug("the resource tracker did not stop", exc_info=True)
 
 
 def _usable_cores() -> int:
@@ -307,8 +402,23 @@ def _extract_all(
     in tests/bench/bench_import.py --compare). ``use_worker`` forces the second worker on
     (True) or off (False).
     """
+    _busy()
+    try:
+        return _read_pages(path, count, progress, cancel, limits, use_worker)
+    finally:
+        _idle()
+
+
+def _read_pages(
+    path: Path,
+    count: int,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+    limits: Limits,
+    use_worker: bool | None,
+) -> list[str]:
     name = str(path)
-    workers = [_worker_pool(0, limits.max_pdf_worker_bytes)]
+    workers = [_started_pool(0, limits.max_pdf_worker_bytes)]
     pieces = [(0, min(count, FIRST_PIECE)), *_ranges(min(count, FIRST_PIECE), count, PIECE)]
     queue = deque(enumerate(pieces))
     waiting: list[deque[tuple[int, Future[list[str]]]]] = [deque()]
@@ -324,7 +434,11 @@ def _extract_all(
         if use_worker is None:
             use_worker = count >= PARALLEL_FROM_PAGES and _usable_cores() >= 2
         if use_worker and len(pieces) > 2:
-            workers.append(_worker_pool(1, limits.max_pdf_worker_bytes))
+            try:
+                workers.append(_started_pool(1, limits.max_pdf_worker_bytes))
+            except BookError:
+                use_worker = False  # the first worker reads it alone
+        if use_worker and len(workers) == 2:
             waiting.append(deque())
             feed(1)
         done = 0

@@ -30,7 +30,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from core.cli import chat, library
+    from core.cli import chat, library, repair
 
     parser = Parser(
         prog="margin",
@@ -42,10 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     library.register(sub)
     chat.register(sub)
+    repair.register(sub)
     return parser
 
 
 ANSWERING = ("ask", "chat")
+CLI_NOT_FOUND = (
+    "List your books with 'margin books' and a book's conversations with "
+    "'margin conversations BOOK'."
+)
 
 
 def _command_of(args: list[str]) -> str:
@@ -108,6 +113,8 @@ def _run(args_list: list[str]) -> int:
         return int(args.handler(args, ctx) or 0)
     except MarginError as exc:
         log.info("command failed: %s (%s)", exc.message, exc.code)
+        if exc.code == "not_found" and not exc.hint:  # core's words fit a window too
+            exc.hint = CLI_NOT_FOUND
         say(f"margin: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

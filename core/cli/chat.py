@@ -263,19 +263,12 @@ def cmd_export_conversation(args: argparse.Namespace, ctx: CliContext) -> int:
     else:
         text = conversation_markdown(ctx.app, args.conversation)
     if args.out is None:
-        sys.stdout.write(text)
+        say(text, end="")  # the same sanitiser as every other command's output
         return 0
     from core.export import write_text_atomic
 
-    try:
-        path = write_text_atomic(args.out, text)
-    except OSError as exc:
-        raise MarginError(
-            "export_failed",
-            f"Margin could not write {args.out} ({exc.strerror or exc}).",
-            hint="Choose a folder you can write to.",
-        ) from None
-    print(f"Saved {path}.", file=sys.stderr)
+    path = write_text_atomic(args.out, text)  # a MarginError in words when it cannot
+    say(f"Saved {path}.", file=sys.stderr)
     return 0
 
 

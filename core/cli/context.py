@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import re
 import sys
 from dataclasses import dataclass, field
@@ -53,6 +54,15 @@ def number(text: str) -> int:
     return value
 
 
+def _say_waiting() -> None:
+    say(
+        "margin: another Margin is updating the library for this version; "
+        "waiting for it to finish…",
+        file=sys.stderr,
+    )
+    sys.stderr.flush()
+
+
 @dataclass
 class CliContext:
     paths: Paths
@@ -65,13 +75,15 @@ class CliContext:
             paths.ensure()
             setup_logging(paths)
         except OSError:
-            pass  # opening the library below reports an unusable folder in words
+            # opening the library below reports an unusable folder in words (or opens a
+            # read-only one for reading); the log has nowhere to go, and never the terminal
+            logging.getLogger().addHandler(logging.NullHandler())
         return cls(paths)
 
     @property
     def app(self) -> Margin:
         if self._app is None:
-            self._app = Margin.open(self.paths)
+            self._app = Margin.open(self.paths, on_wait=_say_waiting)
         return self._app
 
     @property

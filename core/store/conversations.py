@@ -156,8 +156,9 @@ class Conversations:
         if row is None:
             raise BookError(
                 BookCode.NOT_FOUND,
-                f"There is no conversation number {conversation_id}.",
-                hint="List a book's conversations with 'margin conversations BOOK'.",
+                f"There is no conversation number {conversation_id}: it may have been "
+                "deleted, or its book removed, in another Margin window or with the margin "
+                "command.",
             )
         return self._info(row)
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import errno
+import fcntl
+import logging
 import os
 import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import peewee as pw
 
 from core.errors import StorageError
-from core.store.migrations import migrate
+from core.store.migrations import SCHEMA_VERSION, current_version, migrate
 from core.store.models import ALL_MODELS, page_text, unpack_chunk
 
 
@@ -25,10 +29,10 @@ def _busy_timeout_s() -> int:
 
 BUSY_TIMEOUT_S = _busy_timeout_s()
 PRAGMAS = {
+    "busy_timeout": BUSY_TIMEOUT_S * 1000,  # first: the pragmas after it may wait too
     "journal_mode": "wal",
     "foreign_keys": 1,
     "synchronous": "normal",
-    "busy_timeout": BUSY_TIMEOUT_S * 1000,
     "cache_size": -16000,
 }
 _FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
@@ -56,11 +60,14 @@ def explain(exc: BaseException, database: Path | None = None) -> StorageError | 
                 )
             if "disk is full" in text or "database or disk is full" in text:
                 return disk_full()
+            if "readonly" in text or "read-only" in text:
+                return read_only()
             if "user-defined function raised exception" in text:
                 # the only functions are the unpackers of stored text (margin_text,
                 # margin_chunk): what they were given does not unpack
                 return damaged_text("some of a book's stored text")
-            if "malformed" in text or "not a database" in text or "corrupt" in text:
+            if "not a database" in text or "file is encrypted" in text:
+                # nothing in it can be read: only then is starting afresh the advice
                 return StorageError(
                     "corrupt",
                     f"The library database{f' {database}' if database else ''} is damaged "
@@ -68,20 +75,89 @@ def explain(exc: BaseException, database: Path | None = None) -> StorageError | 
                     hint="Restore library.sqlite3 from a backup, or move it away and run "
                     "'margin recover-library' to add the books again from their copies.",
                 )
+            if "malformed" in text or "corrupt" in text:
+                # usually the search index (derived data): repair rebuilds it in place;
+                # never advise anything that discards notes while the file still opens
+                return StorageError(
+                    "corrupt",
+                    f"Part of the library database{f' {database}' if database else ''} is "
+                    "damaged (most often the search index).",
+                    hint=REPAIR_HINT,
+                )
         current = current.__cause__ or current.__context__
     return None
 
 
+REPAIR_HINT = (
+    "Repair it with 'margin repair --all' (or Book › Repair search index): the index and "
+    "damaged book text are rebuilt from the books' copies, and notes, highlights and "
+    "conversations are kept. If that does not help, restore library.sqlite3 from a backup."
+)
+
+
 def damaged_text(what: str, book_id: int | None = None) -> StorageError:
     """Stored book text (or its search index) that no longer reads: the file was damaged
-    there. Reading the book again from its copy rebuilds it."""
-    book = str(book_id) if book_id is not None else "BOOK"
+    there. Repairing rebuilds both from the book's copy."""
+    book = str(book_id) if book_id is not None else "--all"
     return StorageError(
         "corrupt",
         f"The library database is damaged: {what} cannot be read.",
-        hint=f"Read the book again from its copy with 'margin reimport {book}' (or Book › "
-        "Re-read this book); notes, highlights and conversations are kept.",
+        hint=f"Repair it with 'margin repair {book}' (or Book › Repair search index); "
+        "notes, highlights and conversations are kept.",
     )
+
+
+def read_only() -> StorageError:
+    return StorageError(
+        "read_only",
+        "The library folder is read-only: Margin can show your books, notes and "
+        "conversations, but cannot save anything there.",
+        hint="Make the folder writable (or choose another with --data-dir) to import books, "
+        "take notes or ask questions.",
+    )
+
+
+def _folder_read_only(path: Path) -> bool:
+    """An existing library in a folder this process cannot write (a read-only mount, a
+    backup, another user's folder)."""
+    return path.is_file() and not (os.access(path.parent, os.W_OK) and os.access(path, os.W_OK))
+
+
+def _open_read_only(path: Path) -> pw.SqliteDatabase:
+    """Open an existing library for reading only. A WAL database in a folder where SQLite
+    cannot make its shared-memory file opens only as "immutable" (nothing can change it
+    there anyway)."""
+    from urllib.parse import quote
+
+    pragmas = {k: v for k, v in PRAGMAS.items() if k in ("busy_timeout", "cache_size")}
+    last: Exception | None = None
+    for flags in ("mode=ro", "immutable=1"):
+        db = pw.SqliteDatabase(
+            f"file:{quote(str(path))}?{flags}", uri=True, pragmas=pragmas, check_same_thread=False
+        )
+        db.bind(ALL_MODELS, bind_refs=False, bind_backrefs=False)
+        db.register_function(page_text, "margin_text", 1, deterministic=True)
+        db.register_function(unpack_chunk, "margin_chunk", 3, deterministic=True)
+        try:
+            db.connect(reuse_if_open=True)
+            version = current_version(db)
+        except (sqlite3.DatabaseError, pw.DatabaseError) as exc:
+            last = exc
+            db.close()
+            continue
+        if version != SCHEMA_VERSION:
+            db.close()
+            raise StorageError(
+                "read_only",
+                f"The library folder {path.parent} is read-only, and this version of Margin "
+                "needs to update the library before it can open it.",
+                hint="Open it once where the folder is writable, or make it writable.",
+            )
+        db.margin_read_only = True  # type: ignore[attr-defined]
+        log.warning("the library %s is read-only: opened for reading only", path)
+        return db
+    assert last is not None
+    raise last
 
 
 def disk_full() -> StorageError:
@@ -92,8 +168,38 @@ def disk_full() -> StorageError:
     )
 
 
-def open_database(path: Path) -> pw.SqliteDatabase:
-    """Open (creating and migrating if needed) the database at ``path`` and bind the models."""
+log = logging.getLogger(__name__)
+
+
+@contextmanager
+def update_lock(path: Path, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """Held while one process updates the library's schema: another Margin (a second
+    window, a command) waits here, saying so through ``on_wait``, instead of running into
+    the update's long transactions and failing as "busy". A folder where the lock cannot
+    be made (read-only) gets no lock: nothing can be updated there anyway."""
+    lock = path.with_name(path.name + ".update-lock")
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("another process is updating the library; waiting for it")
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def open_database(path: Path, *, on_wait: Callable[[], None] | None = None) -> pw.SqliteDatabase:
+    """Open (creating and migrating if needed) the database at ``path`` and bind the models.
+    While another process updates the schema, this waits for it (``on_wait`` is called
+    once, when the wait begins)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, check_same_thread=False)
@@ -104,8 +210,15 @@ def open_database(path: Path) -> pw.SqliteDatabase:
         db.register_function(page_text, "margin_text", 1, deterministic=True)
         db.register_function(unpack_chunk, "margin_chunk", 3, deterministic=True)
         db.connect(reuse_if_open=True)
-        migrate(db)
+        if current_version(db) != SCHEMA_VERSION:
+            with update_lock(path, on_wait):
+                migrate(db)  # reads the version again: the other process may have done it
     except (OSError, sqlite3.DatabaseError, pw.DatabaseError) as exc:
+        if _folder_read_only(path):
+            try:
+                return _open_read_only(path)
+            except (sqlite3.DatabaseError, pw.DatabaseError):
+                log.warning("opening %s for reading failed too", path, exc_info=True)
         known = explain(exc, path)
         if known is not None:
             raise known from exc

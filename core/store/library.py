@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
+import sqlite3
 import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -104,8 +105,13 @@ def _record[R](cls: type[R], row: Any) -> R:
     return cls(**{name: getattr(row, name) for name in names})
 
 
-def _book(row: m.Book) -> BookInfo:
-    return _record(BookInfo, row)
+def _book(row: m.Book, data: Path) -> BookInfo:
+    """The record of a book row; its copy's path, stored relative to the data folder (so a
+    moved folder keeps working), made absolute under ``data``."""
+    info = _record(BookInfo, row)
+    if info.file_path and not Path(info.file_path).is_absolute():
+        return dataclasses.replace(info, file_path=str(data / info.file_path))
+    return info
 
 
 def _page(row: m.Page) -> PageContent:
@@ -143,7 +149,9 @@ class Library:
         self.db = db
 
     @classmethod
-    def open(cls, paths: Paths) -> Library:
+    def open(cls, paths: Paths, *, on_wait: Callable[[], None] | None = None) -> Library:
+        """Open the library in ``paths``; ``on_wait`` is called when another process is
+        updating it for this version and opening waits for that."""
         try:
             paths.ensure()
         except OSError as exc:
@@ -152,7 +160,12 @@ class Library:
                 f"Margin cannot create its data folder {paths.data}: {exc.strerror or exc}.",
                 hint="Choose another folder with --data-dir or MARGIN_HOME.",
             ) from exc
-        return cls(paths, open_database(paths.database))
+        return cls(paths, open_database(paths.database, on_wait=on_wait))
+
+    @property
+    def read_only(self) -> bool:
+        """Opened for reading only: the library's folder cannot be written."""
+        return bool(getattr(self.db, "margin_read_only", False))
 
     def close(self) -> None:
         if not self.db.is_closed():
@@ -167,17 +180,17 @@ class Library:
             .where(m.Book.status == "ready")
             .order_by(pw.fn.COALESCE(m.Book.opened_at, m.Book.added_at).desc(), m.Book.id.desc())
         )
-        return [_book(b) for b in query]
+        return [_book(b, self.paths.data) for b in query]
 
     def get_book(self, book_id: int) -> BookInfo:
         row = m.Book.get_or_none((m.Book.id == book_id) & (m.Book.status == "ready"))
         if row is None:
             raise BookError(
                 BookCode.NOT_FOUND,
-                f"There is no book number {book_id} in the library.",
-                hint="List your books with 'margin books'.",
+                f"There is no book number {book_id} in the library: it may have been "
+                "removed in another Margin window or with the margin command.",
             )
-        return _book(row)
+        return _book(row, self.paths.data)
 
     def find_book(self, ref: str | int) -> BookInfo:
         """A book by id or by an unambiguous, case-insensitive title prefix."""
@@ -197,7 +210,7 @@ class Library:
         )
         exact = [r for r in rows if r.title.lower() == text.lower()]
         if len(exact) == 1:
-            return _book(exact[0])
+            return _book(exact[0], self.paths.data)
         if not rows:
             raise BookError(
                 BookCode.NOT_FOUND,
@@ -211,11 +224,11 @@ class Library:
                 f'"{text}" matches {len(rows)} books ({names}).',
                 hint="Use the book's number or more of its title.",
             )
-        return _book(rows[0])
+        return _book(rows[0], self.paths.data)
 
     def book_by_sha256(self, sha256: str) -> BookInfo | None:
         row = m.Book.get_or_none((m.Book.sha256 == sha256) & (m.Book.status == "ready"))
-        return None if row is None else _book(row)
+        return None if row is None else _book(row, self.paths.data)
 
     def delete_book(self, book_id: int) -> None:
         """Remove a book with its pages, chunks, highlights, notes and conversations."""
@@ -242,7 +255,7 @@ class Library:
         rebuild = not self._unindex(book_ids)
         m.Book.delete().where(m.Book.id.in_(book_ids)).execute()
         if rebuild:
-            self._rebuild_index()
+            self.repair_index()
 
     def _unindex(self, book_ids: list[int]) -> bool:
         """Take books' chunks out of the search index (inside a transaction). An external-
@@ -252,15 +265,73 @@ class Library:
         try:
             with self.db.atomic():  # a savepoint: a failure leaves the index as it was
                 m.ChunkIndex.delete().where(m.ChunkIndex.rowid.in_(chunk_ids)).execute()
-        except pw.OperationalError as exc:
-            if "user-defined function" not in str(exc):
+        except (pw.DatabaseError, sqlite3.DatabaseError) as exc:
+            text = str(exc)
+            if not any(s in text for s in ("user-defined function", "malformed", "corrupt")):
                 raise
-            log.warning("damaged chunk text in books %s: the index is rebuilt", book_ids)
+            log.warning("damaged chunk text or index (books %s): the index is rebuilt", book_ids)
             return False
         return True
 
     def _rebuild_index(self) -> None:
         self.db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('rebuild')")
+
+    # Repair ---------------------------------------------------------------------------
+
+    def index_damaged(self) -> bool:
+        """Whether the search index disagrees with the books' text or cannot be read (FTS5's
+        own integrity check against its content)."""
+        try:
+            self.db.execute_sql(
+                "INSERT INTO chunk_index(chunk_index, rank) VALUES('integrity-check', 1)"
+            )
+        except (pw.DatabaseError, sqlite3.DatabaseError) as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise
+            log.warning("the search index is damaged", exc_info=True)
+            return True
+        return False
+
+    def repair_index(self) -> bool:
+        """Build the search index again from the books' stored text (it is derived data:
+        nothing else is touched). When rebuilding fails (the index's own tables damaged),
+        the index is created afresh with the same definition and filled. Returns False when
+        it had to stay empty because some stored text is damaged too (``damaged_text``)."""
+        try:
+            with self.db.atomic():
+                self._rebuild_index()
+            return True
+        except (pw.DatabaseError, sqlite3.DatabaseError):
+            log.warning("rebuilding the search index failed; creating it afresh", exc_info=True)
+        row = self.db.execute_sql(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'chunk_index'"
+        ).fetchone()
+        with self.db.atomic():
+            self.db.execute_sql("DROP TABLE IF EXISTS chunk_index")
+            self.db.execute_sql(row[0])
+        try:
+            with self.db.atomic():
+                self._rebuild_index()
+        except (pw.DatabaseError, sqlite3.DatabaseError):
+            log.warning("the search index stays empty: stored text is damaged", exc_info=True)
+            return False
+        return True
+
+    def damaged_text(self, book_id: int) -> bool:
+        """Whether some of a book's stored pages or search passages no longer unpack."""
+        rows = self.db.execute_sql("SELECT text FROM page WHERE book_id = ?", (book_id,))
+        try:
+            for (packed,) in rows:
+                m.unpack_page(packed)
+            self.db.execute_sql(
+                "SELECT count(length(t.text)) FROM chunk c JOIN chunk_text t ON t.id = c.id "
+                "WHERE c.book_id = ?",
+                (book_id,),
+            ).fetchone()
+        except (ValueError, zlib.error, pw.DatabaseError, sqlite3.DatabaseError):
+            log.warning("book %d has damaged stored text", book_id, exc_info=True)
+            return True
+        return False
 
     def add_book(
         self,
@@ -288,7 +359,7 @@ class Library:
                 format=parsed.format.value,
                 sha256=sha256,
                 original_path=original_path,
-                file_path=file_path,
+                file_path=self._stored_path(file_path),
                 file_size=file_size,
                 page_count=len(parsed.pages),
                 page=1,
@@ -380,7 +451,7 @@ class Library:
                 model.delete().where(model.book == book_id).execute()
             self.db.execute_sql("DELETE FROM spoiler_stats WHERE book_id = ?", (book_id,))
             if rebuild:  # the damaged chunks are gone: index what is left, then the new ones
-                self._rebuild_index()
+                self.repair_index()
             self._insert_content(book_id, parsed, chunks)
             m.Book.update(
                 page_count=count,
@@ -398,9 +469,17 @@ class Library:
             self._delete_rows(stale)
         return len(stale)
 
+    def _stored_path(self, file_path: str) -> str:
+        """A copy's path as stored: relative to the data folder when it is inside it (moving
+        the folder keeps the library whole, and an old folder left behind is never read)."""
+        path = Path(file_path)
+        if path.is_absolute() and path.is_relative_to(self.paths.data):
+            return path.relative_to(self.paths.data).as_posix()
+        return file_path
+
     def set_file_path(self, book_id: int, file_path: str) -> None:
         """Point a book at its (restored) copy."""
-        m.Book.update(file_path=file_path, updated_at=m.utcnow()).where(
+        m.Book.update(file_path=self._stored_path(file_path), updated_at=m.utcnow()).where(
             m.Book.id == book_id
         ).execute()
 

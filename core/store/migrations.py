@@ -7,6 +7,7 @@ released one.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import PurePosixPath
 from typing import Any
 
 import peewee as pw
@@ -172,6 +173,20 @@ def _v9_spoiler_stats(db: pw.SqliteDatabase) -> None:
     )
 
 
+def _relative_copies(db: pw.SqliteDatabase) -> None:
+    # Book copies were stored by absolute path: a moved data folder (new machine, new user
+    # name, a synced folder) lost them, or silently read an old folder left behind. From now
+    # on a copy in the library's books folder is stored as "books/<sha256><suffix>",
+    # relative to the data folder, wherever that folder was when it was written.
+    rows = db.execute_sql("SELECT id, sha256, file_path FROM book WHERE file_path != ''")
+    updates = []
+    for book_id, sha256, file_path in rows.fetchall():
+        path = PurePosixPath(file_path)
+        if path.is_absolute() and path.parent.name == "books" and path.stem == sha256:
+            updates.append((f"books/{path.name}", book_id))
+    db.cursor().executemany("UPDATE book SET file_path = ? WHERE id = ?", updates)
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -182,6 +197,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v7_single_copy_of_text,
     _v8_compressed_text,
     _v9_spoiler_stats,
+    _relative_copies,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -283,7 +283,10 @@ class ChatPane(QWidget):
         self._timer.setInterval(REPAINT_MS)
         self._timer.timeout.connect(self._tick)
         self._timer.start()
-        self._update_banner()
+        # the key's look-up (the system keyring: ~140 ms) waits until the pane is painted
+        from desktop.startup_timing import after_first_paint
+
+        after_first_paint(self, self._update_banner)
         self.set_book(None)
 
     # service ---------------------------------------------------------------------------

@@ -12,9 +12,9 @@ import html
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, replace
+from typing import Any
 from urllib.parse import quote
 
-from markdown_it import MarkdownIt
 from PySide6.QtGui import QColor, QPalette
 
 from core.agent.answer import AnswerState, fill_hidden, notice_text
@@ -22,9 +22,7 @@ from core.agent.pricing import estimate_cost
 from core.agent.types import CitationRef, Passage, Withheld
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
 
-_md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
-    "table"
-)
+_md: Any = None  # markdown_it loads with the first answer, not before the window shows
 
 NOT_CHECKED = "Not checked against the book"
 QUICK_LABELS = {
@@ -102,7 +100,14 @@ code {{ background-color: {c.code_bg}; font-family: monospace; }}
 
 
 def markdown(text: str) -> str:
-    return _md.render(text)
+    global _md
+    if _md is None:
+        from markdown_it import MarkdownIt
+
+        _md = MarkdownIt(
+            "commonmark", {"html": False, "linkify": False, "typographer": False}
+        ).enable("table")
+    return str(_md.render(text))
 
 
 def short_quote(text: str, limit: int = 60) -> str:

@@ -772,10 +772,12 @@ class Reader(QWidget):
 
     def set_typography(self, typography: Typography) -> None:
         """The look of reflowable books (font, spacing, measure), applied live."""
-        from desktop.reader.text_view import TextView
-
         self.typography = typography
         self.font_size = max(8, min(typography.font_size, 40))
+        if self.view is None:
+            return  # no book yet: the views load with the first one, after the first paint
+        from desktop.reader.text_view import TextView
+
         if isinstance(self.view, TextView):
             self.view.set_typography(typography)
 
@@ -790,11 +792,13 @@ class Reader(QWidget):
             self.view.fit()
 
     def set_theme(self, name: str) -> None:
-        from desktop.reader.text_view import TextView
-
         self.theme = name
         if self.theme_box.currentText() != name:
             self.theme_box.setCurrentText(name)
+        if self.view is None:
+            return  # no book yet: the views (and QtPdf) load with the first one
+        from desktop.reader.text_view import TextView
+
         if isinstance(self.view, TextView):
             self.view.set_theme(name)
         else:

@@ -10,6 +10,7 @@ either the code at git ``--base`` (default: the commit before schema v8) or the 
 alternating, ``ROUNDS`` times; the database is checkpointed and vacuumed before it is
 measured. Target (issue 17, item 13): database <= 2.5 x the books' size, import no slower.
 Run: .venv/bin/python tests/bench/bench_dbsize.py [--base REF]
+     (BENCH_DBSIZE_SETS=27: only the fixture books and the 16 MiB EPUB)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 
 ROUNDS = 3
 BASE = "fd5c526"
+# Issue 27, item 11 compares against main before it: --base 2ccdf7b
 
 
 def worker(root: Path, files: list[Path]) -> None:
@@ -125,7 +127,13 @@ def book_sets(folder: Path) -> dict[str, list[Path]]:
     )
     holdout += [md, html]
     pdf = [real_book_pdf(folder / "realbook.pdf")]
+    from bench_import import sixteen_mib_epub
+
+    big = [sixteen_mib_epub(folder)]
+    if os.environ.get("BENCH_DBSIZE_SETS") == "27":  # issue 27: the fixtures and the big EPUB
+        return {"16 MiB-of-XHTML EPUB (issue 27)": big, "fixture books": fixture}
     return {
+        "16 MiB-of-XHTML EPUB (issue 27)": big,
         "fixture books": fixture,
         "hold-out EPUB, Markdown, HTML": holdout,
         "synthetic Gutenberg-shaped EPUBs": synthetic,

@@ -2,6 +2,9 @@
 
 Targets (issue 2): ≥ 250 PDF pages/s; a 1 MB-of-text EPUB in < 0.5 s.
 Run: .venv/bin/python tests/bench/bench_import.py
+     .venv/bin/python tests/bench/bench_import.py --memory [REF]   (issue 27, item 9: RSS
+     after importing a 16 MiB EPUB, and worker processes left 10 s after a PDF import, code at
+     git REF vs now, interleaved, each import in a fresh process)
      .venv/bin/python tests/bench/bench_import.py --compare REF   (parsers at git REF vs now,
      interleaved in one run: PDF with the second core idle and busy, EPUB HTML clean-up)
 """
@@ -58,7 +61,149 @@ def real_book_pdf(path: Path, repeats: int = 60) -> Path:
     return path
 
 
+MEMORY_WORKER = """
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from core.books.importer import import_book
+from core.paths import resolve_paths
+from core.store.library import Library
+
+def rss():
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+
+def children():
+    return sum(len((t / "children").read_text().split()) for t in Path(f"/proc/{os.getpid()}/task").iterdir())
+
+lib = Library.open(resolve_paths(sys.argv[2]))
+before = rss()
+import_book(lib, Path(sys.argv[3]))
+after_epub = rss()
+import_book(lib, Path(sys.argv[4]))
+time.sleep(10)
+print(json.dumps({"before": before, "after_epub": after_epub, "children": children(), "after_pdf": rss()}))
+"""
+
+
+WINDOW_MEMORY = """
+import asyncio, json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from pathlib import Path
+import qasync
+from PySide6.QtWidgets import QApplication
+
+def rss():
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+
+def children():
+    return sum(len((t / "children").read_text().split()) for t in Path(f"/proc/{os.getpid()}/task").iterdir())
+
+async def main():
+    from core.app import Margin
+    from core.paths import resolve_paths
+    from desktop.main_window import MainWindow
+    app = Margin.open(resolve_paths(sys.argv[2]))
+    window = MainWindow(app, restore=False)
+    window.resize(1280, 860)
+    window.show()
+    out = {}
+    for key, book in (("epub", sys.argv[3]), ("pdf", sys.argv[4])):
+        count = len(app.library.list_books())
+        window.import_files([Path(book)])
+        while window.importer.busy or len(app.library.list_books()) == count:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(10)
+        out[key] = rss()
+    out["children"] = children()
+    print(json.dumps(out), flush=True)
+    os._exit(0)
+
+qapp = QApplication(["bench"])
+asyncio.run(main(), loop_factory=lambda: qasync.QEventLoop(qapp))
+"""
+
+
+def sixteen_mib_epub(work: Path) -> Path:
+    """The 16 MiB-of-XHTML EPUB (Alice's text, 140 chapters) of issues 24 and 27."""
+    text = " ".join((FIXTURES / "books" / "alice_in_wonderland.txt").read_text().split())
+    body = "".join(f"<p>{text[i : i + 900]}</p>\n  " for i in range(0, 120_000, 900))
+    return make_epub(
+        work / "big16.epub", [(f"Chapter {n + 1}", body) for n in range(140)], title="Sixteen"
+    )
+
+
+def memory(ref: str) -> None:
+    import json
+
+    print(f"bench_import --memory on {machine()}; {ref} vs now, median of {RUNS} runs each")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        old = work / "base"
+        old.mkdir()
+        archive = subprocess.run(
+            ["git", "archive", ref, "core", "prompts"], cwd=ROOT, capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        epub = sixteen_mib_epub(work)
+        pdf = make_text_pdf(
+            work / "book117.pdf", book_pages(117, FIXTURES / "books" / "alice_in_wonderland.txt")
+        )
+        archive = subprocess.run(
+            ["git", "archive", ref, "desktop", "resources"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        window: dict[str, list[dict[str, float]]] = {"base": [], "now": []}
+        for i in range(max(1, RUNS // 2)):
+            for name, root in (("base", old), ("now", ROOT)):
+                out = subprocess.run(
+                    [sys.executable, "-c", WINDOW_MEMORY, str(root), str(work / f"w{name}{i}"),
+                     str(epub), str(pdf)],
+                    capture_output=True, text=True, check=True, cwd=root,
+                )  # fmt: skip
+                window[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
+        for key, label in (
+            ("epub", "window: RSS 10 s after importing the 16 MiB EPUB"),
+            ("pdf", "window: RSS 10 s after then importing a 117-page PDF"),
+            ("children", "window: child processes 10 s after the PDF import"),
+        ):
+            base = median([r[key] for r in window["base"]])
+            now = median([r[key] for r in window["now"]])
+            ok = now == 0 if key == "children" else now <= 150
+            report(label, f"{base:.0f} -> {now:.0f}", "0" if key == "children" else "<= 150 MB", ok)
+        figures: dict[str, list[dict[str, float]]] = {"base": [], "now": []}
+        for i in range(RUNS):
+            for name, root in (("base", old), ("now", ROOT)):
+                out = subprocess.run(
+                    [sys.executable, "-c", MEMORY_WORKER, str(root), str(work / f"{name}{i}"),
+                     str(epub), str(pdf)],
+                    capture_output=True, text=True, check=True,
+                )  # fmt: skip
+                figures[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
+        for key, label in (
+            ("after_epub", "RSS after importing a 16 MiB EPUB (MB)"),
+            ("after_pdf", "RSS 10 s after a 117-page PDF (MB)"),
+            ("children", "child processes 10 s after a PDF import"),
+        ):
+            base = median([r[key] for r in figures["base"]])
+            now = median([r[key] for r in figures["now"]])
+            target = "0" if key == "children" else "<= 150 MB"
+            ok = now == 0 if key == "children" else now <= 150
+            report(label, f"{base:.0f} -> {now:.0f}", target, ok)
+
+
 def main() -> None:
+    if "--memory" in sys.argv:
+        at = sys.argv.index("--memory")
+        memory(sys.argv[at + 1] if len(sys.argv) > at + 1 else "2ccdf7b")
+        return
     if "--compare" in sys.argv:
         compare(sys.argv[sys.argv.index("--compare") + 1])
         return

@@ -112,7 +112,7 @@ def test_damaged_stored_text_is_reported_and_re_reading_repairs_it(books_dir: Pa
         _damage(library, "chunk", f"book_id = {book.id}")
         with pytest.raises(StorageError, match="damaged: page 5 of book") as err:
             library.page(book.id, 5)
-        assert f"margin reimport {book.id}" in (err.value.hint or "")
+        assert f"margin repair {book.id}" in (err.value.hint or "")
         with pytest.raises(StorageError, match="damaged"):
             library.page_texts(book.id)
         with pytest.raises(StorageError, match="search index or stored text"):
