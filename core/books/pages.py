@@ -11,34 +11,100 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.books.model import Block, Chapter, PageContent
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])[\"'”’)\]]*\s+")
+_CLAUSE_END = re.compile(r"(?<=[;:—])\s+")
+_NOTE_MARK = re.compile(r"\[(\d{1,4}|[*†‡§¶])\]")
+_ANCHOR_NAME = re.compile(r'<a name="([^"]*)"></a>')
+_NOTE_HREF = re.compile(r'href="margin:([^"]*)"')
+HEADING_KINDS = frozenset(["h1", "h2", "h3", "h4", "h5", "h6"])
+SMALL_TAIL = 200
+"""A chapter's last block up to this long stays on the page before rather than making a page
+of its own ("THE END", a date line, a signature)."""
+
+
+def _best_cut(window: str, limit: int, ideal: int, pattern: re.Pattern[str]) -> int:
+    """The end of the boundary in ``window`` nearest ``ideal`` (within a third of ``limit`` and
+    ``limit``), or -1."""
+    best = -1
+    low = limit // 3
+    for match in pattern.finditer(window, low):
+        end = match.end()
+        if end > limit:
+            break
+        if best < 0 or abs(end - ideal) < abs(best - ideal):
+            best = end
+    return best
 
 
 def split_long_text(text: str, limit: int) -> list[str]:
-    """Cut ``text`` into pieces of at most ``limit`` characters, preferring sentence ends,
-    then spaces; a piece is cut mid-word only when a single word is longer than ``limit``."""
+    """Cut ``text`` into pieces of at most ``limit`` characters, of about equal length (so no
+    piece is a remainder of a few words), preferring line ends in verse, then sentence ends,
+    then clause ends, then spaces; a piece is cut mid-word only when a single word is longer
+    than ``limit``."""
     if len(text) <= limit:
         return [text]
     pieces: list[str] = []
     rest = text
     while len(rest) > limit:
+        count = -(-len(rest) // limit)
+        ideal = -(-len(rest) // count)
         window = rest[: limit + 1]
         cut = -1
-        for match in _SENTENCE_END.finditer(window):
-            if match.end() <= limit and match.start() >= limit // 3:
-                cut = match.end()
+        if "\n" in window:
+            cut = _best_cut(window, limit, ideal, _LINE_END)
         if cut <= 0:
-            space = window.rfind(" ", limit // 3)
+            cut = _best_cut(window, limit, ideal, _SENTENCE_END)
+        if cut <= 0:
+            cut = _best_cut(window, limit, ideal, _CLAUSE_END)
+        if cut <= 0:
+            space = window.rfind(" ", limit // 3, ideal + 1)
+            if space < 0:
+                space = window.rfind(" ", limit // 3)
             cut = space + 1 if space > 0 else limit
         pieces.append(rest[:cut].rstrip())
         rest = rest[cut:].lstrip()
     if rest:
         pieces.append(rest)
     return [p for p in pieces if p]
+
+
+_LINE_END = re.compile(r"(?<=[.!?…;:,—])[\"'”’)\]]*\n|\n")
+
+
+def piece_html(text: str) -> str:
+    """Display HTML for part of a cut block: its text, with note markers as superscripts
+    and verse lines as lines (the block's own formatting is not split with it)."""
+    frag = html.escape(text, quote=False)
+    if "[" in frag:
+        frag = _NOTE_MARK.sub(r"<sup>\1</sup>", frag)
+    return frag.replace("\n", "<br>")
+
+
+def resolve_note_links(pages: list[PageContent]) -> list[PageContent]:
+    """Turn the note links the parser left (``href="margin:DOC#ID"``) into links to the page
+    where their target landed (``href="page:N"``); a link whose target is not in the book
+    is left without a destination (``page:0``)."""
+    if not any(p.html and "margin:" in p.html for p in pages):
+        return pages
+    where: dict[str, int] = {}
+    for page in pages:
+        if page.html and "<a name=" in page.html:
+            for name in _ANCHOR_NAME.findall(page.html):
+                where.setdefault(name, page.number)
+
+    def link(match: re.Match[str]) -> str:
+        return f'href="page:{where.get(match.group(1), 0)}"'
+
+    return [
+        replace(page, html=_NOTE_HREF.sub(link, page.html))
+        if page.html and "margin:" in page.html
+        else page
+        for page in pages
+    ]
 
 
 def block_html(block: Block) -> str:
@@ -63,8 +129,7 @@ def _pieces(block: Block, target: int) -> list[Block]:
     if len(block.text) <= target * 3 // 2:
         return [block]
     return [
-        Block(block.kind, part, html.escape(part, quote=False))
-        for part in split_long_text(block.text, target)
+        Block(block.kind, part, piece_html(part)) for part in split_long_text(block.text, target)
     ]
 
 
@@ -98,6 +163,19 @@ class Pagination:
         return self.first_pages[chapter]
 
 
+def _next_page(groups: list[list[Block]], where: list[int]) -> tuple[list[Block], int]:
+    """Start the next page (the new group and its size); headings at the end of the page
+    before come along, so a heading stays with the text that follows it."""
+    group = groups[-1]
+    moved: list[Block] = []
+    while group and group[-1].kind in HEADING_KINDS:
+        moved.insert(0, group.pop())
+    groups.append(moved)
+    for k in range(len(moved)):
+        where[-1 - k] = len(groups) - 1
+    return moved, sum(len(b.text) + 2 for b in moved)
+
+
 def paginate_blocks(chapters: Sequence[Chapter], *, target: int = 2000) -> Pagination:
     """``paginate`` that also records the page of every block."""
     pages: list[PageContent] = []
@@ -110,22 +188,20 @@ def paginate_blocks(chapters: Sequence[Chapter], *, target: int = 2000) -> Pagin
         groups: list[list[Block]] = [group]
         where: list[int] = []
         size = 0
-        for block in chapter.blocks:
+        last = len(chapter.blocks) - 1
+
+        for i, block in enumerate(chapter.blocks):
             length = len(block.text)
             if length <= whole:  # the common case of the loop below, without the list
-                if size and size + length > target:
-                    group = []
-                    groups.append(group)
-                    size = 0
+                if size and size + length > target and not (i == last and length <= SMALL_TAIL):
+                    group, size = _next_page(groups, where)
                 where.append(len(groups) - 1)
                 group.append(block)
                 size += length + 2
                 continue
             for n, piece in enumerate(_pieces(block, target)):
                 if size and size + len(piece.text) > target:
-                    group = []
-                    groups.append(group)
-                    size = 0
+                    group, size = _next_page(groups, where)
                 if n == 0:
                     where.append(len(groups) - 1)
                 group.append(piece)
@@ -155,4 +231,4 @@ def paginate_blocks(chapters: Sequence[Chapter], *, target: int = 2000) -> Pagin
         last = max(len(pages), 1)
         first_pages = [min(p, last) for p in first_pages]
         block_pages = [[min(p, last) for p in row] for row in block_pages]
-    return Pagination(pages, first_pages, block_pages)
+    return Pagination(resolve_note_links(pages), first_pages, block_pages)
