@@ -296,7 +296,9 @@ def _cell(node: LexborNode, b: _Builder) -> tuple[str, str]:
     sub.flush()
     for ident in sub.anchors:
         b.anchors.setdefault(ident, len(b.blocks))
-    text = " ".join(blk.text.replace("\n", " ") for blk in sub.blocks if blk.text)
+    texts = [blk.text for blk in sub.blocks if blk.text]
+    # verse in a cell (a play's speech) keeps its lines; other paragraphs run on
+    text = "\n".join(texts) if any("\n" in t for t in texts) else " ".join(texts)
     frag = "<br>".join(
         html.escape(blk.text, quote=False) if blk.kind == "table" else blk.html
         for blk in sub.blocks

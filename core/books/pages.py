@@ -55,9 +55,11 @@ def split_long_text(text: str, limit: int) -> list[str]:
         window = rest[: limit + 1]
         cut = -1
         if "\n" in window:
-            cut = _best_cut(window, limit, ideal, _LINE_END)
+            cut = _best_cut(window, limit, ideal, _VERSE_SENTENCE_END)
         if cut <= 0:
             cut = _best_cut(window, limit, ideal, _SENTENCE_END)
+        if cut <= 0 and "\n" in window:
+            cut = _best_cut(window, limit, ideal, _LINE_END)
         if cut <= 0:
             cut = _best_cut(window, limit, ideal, _CLAUSE_END)
         if cut <= 0:
@@ -72,7 +74,8 @@ def split_long_text(text: str, limit: int) -> list[str]:
     return [p for p in pieces if p]
 
 
-_LINE_END = re.compile(r"(?<=[.!?…;:,—])[\"'”’)\]]*\n|\n")
+_VERSE_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\n")
+_LINE_END = re.compile(r"\n")
 
 
 def piece_html(text: str) -> str:
@@ -82,6 +85,78 @@ def piece_html(text: str) -> str:
     if "[" in frag:
         frag = _NOTE_MARK.sub(r"<sup>\1</sup>", frag)
     return frag.replace("\n", "<br>")
+
+
+_TAG = re.compile(r"(<[^>]*>)")
+_VOID = frozenset(["br", "img", "hr", "wbr"])
+
+
+def split_html(frag: str, text: str, parts: list[str]) -> list[str] | None:
+    """Cut a block's display HTML where its text was cut into ``parts``, keeping its
+    formatting and links: each piece closes the inline elements open at its end and the next
+    reopens them. The cut is found by counting letters and digits, which the text and the
+    HTML share (a note marker "[5]" is "5" in a link, a stage direction's brackets are not
+    letters). None when they do not line up (an inline illustration's alt text is only in
+    the text), and the caller falls back to the plain text."""
+    if "[Illustration:" in text:
+        return None
+    targets: list[int] = []
+    count = 0
+    position = 0
+    for part in parts[:-1]:
+        start = text.find(part, position)
+        if start < 0:
+            return None
+        end = start + len(part)
+        count += sum(1 for ch in text[position:end] if ch.isalnum())
+        position = end
+        targets.append(count)
+    pieces: list[str] = []
+    current: list[str] = []
+    open_tags: list[tuple[str, str]] = []  # (name, opening tag)
+    seen = 0
+    for token in _TAG.split(frag):
+        if not token:
+            continue
+        if token[0] == "<":
+            name = token[1:].split(None, 1)[0].rstrip(">/").lower() if len(token) > 2 else ""
+            if token.startswith("</"):
+                name = token[2:-1].strip().lower()
+                for k in range(len(open_tags) - 1, -1, -1):
+                    if open_tags[k][0] == name:
+                        del open_tags[k]
+                        break
+            elif name and name not in _VOID and not token.endswith("/>"):
+                open_tags.append((name, token))
+            current.append(token)
+            continue
+        value = html.unescape(token)
+        start = 0
+        while targets:
+            # the cut goes after the piece's last letter and the punctuation that follows it
+            need = targets[0] - seen
+            i = start
+            found = 0
+            while found < need and i < len(value):
+                if value[i].isalnum():
+                    found += 1
+                i += 1
+            if found < need:
+                break
+            while i < len(value) and not value[i].isalnum() and not value[i].isspace():
+                i += 1
+            seen = targets.pop(0)
+            current.append(html.escape(value[start:i], quote=False))
+            current.extend(f"</{name}>" for name, _ in reversed(open_tags))
+            pieces.append("".join(current).strip())
+            current = [tag for _, tag in open_tags]
+            start = i
+        seen += sum(1 for ch in value[start:] if ch.isalnum())
+        current.append(html.escape(value[start:], quote=False))
+    if targets:
+        return None
+    pieces.append("".join(current).strip())
+    return pieces if len(pieces) == len(parts) else None
 
 
 def resolve_note_links(pages: list[PageContent]) -> list[PageContent]:
