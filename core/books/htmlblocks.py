@@ -181,7 +181,10 @@ class _Builder:
         self.anchors: dict[str, int] = {}
         self.doc = doc
         self.ref_labels: dict[str, str] = {} if ref_labels is None else ref_labels
-        self.notes = any(word in markup for word in ("noteref", "endnote", "footnote", "backlink"))
+        self.notes = any(
+            word in markup for word in ("noteref", "endnote", "footnote", "backlink")
+        ) or any(key.startswith(f"{doc}#") for key in self.ref_labels)
+        self.sup_links = "<sup" in markup
         self.stage = "stage-direction" in markup
         self.in_notes = 0
         self.ol_number = 1
@@ -291,7 +294,8 @@ class _Builder:
 
 def _cell(node: LexborNode, b: _Builder) -> tuple[str, str]:
     sub = _Builder(b.resolve_image, b.wanted, b.doc, b.ref_labels)
-    sub.notes, sub.stage, sub.table_depth = b.notes, b.stage, b.table_depth + 1
+    sub.notes, sub.stage, sub.sup_links = b.notes, b.stage, b.sup_links
+    sub.table_depth = b.table_depth + 1
     _walk(node, sub, False)
     sub.flush()
     for ident in sub.anchors:
@@ -629,7 +633,7 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             child = child.child
             continue
         elif tag in INLINE_KEEP:
-            if tag == "sup" and b.notes and _sup_note(child, b):
+            if tag == "sup" and b.sup_links and _sup_note(child, b):
                 child = nxt
                 continue
             b.raw(f"<{tag}>")

@@ -21,6 +21,7 @@ _NOTE_MARK = re.compile(r"\[(\d{1,4}|[*†‡§¶])\]")
 _ANCHOR_NAME = re.compile(r'<a name="([^"]*)"></a>')
 _NOTE_HREF = re.compile(r'href="margin:([^"]*)"')
 HEADING_KINDS = frozenset(["h1", "h2", "h3", "h4", "h5", "h6"])
+SUBTITLE_CHARS = 120
 SMALL_TAIL = 200
 """A chapter's last block up to this long stays on the page before rather than making a page
 of its own ("THE END", a date line, a signature)."""
@@ -203,9 +204,11 @@ def block_html(block: Block) -> str:
 def _pieces(block: Block, target: int) -> list[Block]:
     if len(block.text) <= target * 3 // 2:
         return [block]
-    return [
-        Block(block.kind, part, piece_html(part)) for part in split_long_text(block.text, target)
-    ]
+    parts = split_long_text(block.text, target)
+    frags = split_html(block.html, block.text, parts) if block.html else None
+    if frags is None:
+        frags = [piece_html(part) for part in parts]
+    return [Block(block.kind, part, frag) for part, frag in zip(parts, frags, strict=True)]
 
 
 def paginate(
@@ -242,9 +245,18 @@ def _next_page(groups: list[list[Block]], where: list[int]) -> tuple[list[Block]
     """Start the next page (the new group and its size); headings at the end of the page
     before come along, so a heading stays with the text that follows it."""
     group = groups[-1]
-    moved: list[Block] = []
-    while group and group[-1].kind in HEADING_KINDS:
-        moved.insert(0, group.pop())
+    keep = len(group)
+    while keep and (
+        group[keep - 1].kind in HEADING_KINDS
+        or (  # a subtitle: a short line right after a heading ("XXVI" / "Knights and Squires")
+            keep >= 2
+            and group[keep - 2].kind in HEADING_KINDS
+            and len(group[keep - 1].text) <= SUBTITLE_CHARS
+        )
+    ):
+        keep -= 1
+    moved = group[keep:]
+    del group[keep:]
     groups.append(moved)
     for k in range(len(moved)):
         where[-1 - k] = len(groups) - 1

@@ -22,6 +22,7 @@ Margin's parser.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import statistics
@@ -119,7 +120,9 @@ def read_source(path: Path) -> Source:
             for section in body.css("section"):
                 if "endnotes" not in _types(section).split():
                     continue
-                for number, li in enumerate(section.css("ol > li"), 1):
+                top = section.css_first("ol")
+                items = [c for c in top.iter() if c.tag == "li"] if top is not None else []
+                for number, li in enumerate(items, 1):
                     first = clean(li.text().replace("⟦", "").replace("⟧", "").replace("↩", ""))[:20]
                     src.endnotes.append((str(number), first))
             for verse in body.css("*"):
@@ -131,7 +134,7 @@ def read_source(path: Path) -> Source:
                         for part in re.split(r"<br\s*/?>", p.html or "")
                     ]
                     lines = [line for line in lines if line]
-                    src.verse_pairs.extend(zip(lines, lines[1:], strict=False))
+                    src.verse_pairs.extend(itertools.pairwise(lines))
             images = body.css("img")
             for img in images:
                 alt = clean(img.attributes.get("alt") or "")
@@ -207,7 +210,7 @@ def measure(path: Path, runs: int) -> Result:
                 lost += 1
         elif " ".join(w) not in joined:
             lost += 1
-    flat = text.replace("\n", " ")
+    flat = clean(text)
     glued = apart = 0
     for before, label in src.noterefs:
         if f"{before}[{label}]" in flat:
@@ -217,7 +220,13 @@ def measure(path: Path, runs: int) -> Result:
     numbered = sum(1 for n, first in src.endnotes if f"[{n}] {first}" in flat)
     refs_linked = len(re.findall(r'<sup><a href="page:[1-9]\d*">', html))
     backs_linked = len(re.findall(r'<a href="page:[1-9]\d*">↩</a>', html))
-    verse_kept = sum(1 for a, b in src.verse_pairs if f"{a[-20:]}\n{b[:20]}" in text)
+    # a stage direction inside a line is marked "(…)" in the text, not in the source
+    unmarked = text.replace("(", "").replace(")", "")
+    verse_kept = sum(
+        1
+        for a, b in src.verse_pairs
+        if f"{a[-20:]}\n{b[:20]}".replace("(", "").replace(")", "") in unmarked
+    )
     alts_kept = sum(1 for alt in src.alts if f"[Illustration: {alt}]" in flat)
     image_kept = sum(1 for alt in src.image_only_docs if alt and f"[Illustration: {alt}]" in flat)
     # pages under 30 characters that are not their chapter's only page
@@ -228,7 +237,7 @@ def measure(path: Path, runs: int) -> Result:
     # cuts inside a paragraph: the page's last paragraph goes on as the next page's first
     source_text = clean(" ¶ ".join(src.blocks))
     cuts = mid = unavoidable = 0
-    for a, b in zip(pages, pages[1:], strict=False):
+    for a, b in itertools.pairwise(pages):
         if a.chapter != b.chapter or not a.text or not b.text:
             continue
         last = a.text.rsplit("\n\n", 1)[-1]
