@@ -8,12 +8,13 @@ from __future__ import annotations
 import re
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from core.books.htmlblocks import html_document, html_to_blocks
-from core.books.importer import import_book
+from core.books.importer import import_book, reimport_book
 from core.books.model import Block, Chapter
 from core.books.pages import paginate_blocks, split_long_text
 from core.books.parse import parse_book
@@ -87,7 +88,7 @@ def _se_epub(
 
 
 @pytest.fixture
-def library() -> Library:
+def library() -> Iterator[Library]:
     lib = Library.open(resolve_paths())
     yield lib
     lib.close()
@@ -262,3 +263,15 @@ def test_long_paragraph_keeps_formatting_and_note_links_across_pages() -> None:
     assert len(pages) > 1
     assert all(p.html and p.html.count("<i>") == p.html.count("</i>") > 0 for p in pages)
     assert '<sup><a href="page:0">4</a></sup>' in (pages[-1].html or "")
+
+
+def test_reimport_gives_an_older_import_the_new_text(library: Library, tmp_path: Path) -> None:
+    path = _se_epub(tmp_path / "smith.epub", [("Introduction", INTRO), ("Endnotes", NOTES)])
+    book = import_book(library, path).book
+    # as an older Margin left it: an older parser version, the number glued to the word
+    library.db.execute_sql("UPDATE book SET parser_version = 2 WHERE id = ?", (book.id,))
+    assert library.get_book(book.id).outdated
+    reimport_book(library, book.id)
+    again = library.get_book(book.id)
+    assert not again.outdated
+    assert "March,[1] 1776" in _all_text(library, again.id, again.page_count)
