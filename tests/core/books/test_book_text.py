@@ -275,3 +275,24 @@ def test_reimport_gives_an_older_import_the_new_text(library: Library, tmp_path:
     again = library.get_book(book.id)
     assert not again.outdated
     assert "March,[1] 1776" in _all_text(library, again.id, again.page_count)
+
+
+def test_a_passage_with_note_references_comes_with_its_notes(
+    library: Library, tmp_path: Path
+) -> None:
+    path = _se_epub(tmp_path / "smith.epub", [("Introduction", INTRO), ("Endnotes", NOTES)])
+    book = import_book(library, path).book
+    hits = BookSearch(library.db).search_book(book.id, "March quarto")
+    notes_page = next(
+        p.number
+        for p in library.pages(book.id, 1, book.page_count)
+        if p.text.startswith("Endnotes")
+    )
+    assert hits[0].text.endswith(
+        "Notes to this passage:\n"
+        f"[1] John Rae, Life of Adam Smith, 1895, p. 284. (page {notes_page})\n"
+        f"[2] John Rae, Life of Adam Smith, 1895, p. 285. (page {notes_page})"
+    )
+    # the notes' own passage is not given its notes again
+    notes_hit = BookSearch(library.db).search_book(book.id, "Rae")
+    assert all(h.text.count("Notes to this passage") <= 1 for h in notes_hit)
