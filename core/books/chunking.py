@@ -17,7 +17,7 @@ from core.books.pages import split_long_text
 NOTE_START = re.compile(r"^\[(\d{1,4}|[*†‡§¶])\] ", re.M)
 NOTE_REF = re.compile(r"(?<=\S)\[(\d{1,4}|[*†‡§¶])\]")
 NOTE_LINK = re.compile(r'<sup><a href="page:(\d+)">([^<]{1,8})</a></sup>')
-NOTE_CHARS = 600
+NOTE_CHARS = 300
 NOTES_HEADING = "Notes to this passage:"
 """A passage that holds note references ends with the text of those notes, under this line,
 so that search, the passages given to the model and "what does note 5 say?" have them."""
@@ -103,11 +103,14 @@ def make_chunks(
     start_page = end_page = 0
     chapter = -1
 
+    carried = 0
+
     def emit() -> None:
-        nonlocal parts, size
+        nonlocal parts, size, carried
         if parts:
             text = "\n\n".join(parts)
-            attached = notes.for_chunk(text, start_page, end_page)
+            # the words carried over from the chunk before brought their notes there
+            attached = notes.for_chunk(text[carried:], start_page, end_page)
             if attached:
                 text += "\n\n" + NOTES_HEADING + "\n" + "\n".join(attached)
             chunks.append(
@@ -121,6 +124,7 @@ def make_chunks(
             )
         parts = []
         size = 0
+        carried = 0
 
     for unit_chapter, page, text in _units(pages, target):
         if unit_chapter != chapter:
@@ -133,6 +137,7 @@ def make_chunks(
             if carry:
                 parts = [carry]
                 size = len(carry)
+                carried = len(carry)
                 start_page = end_page  # the carried words are on the previous chunk's last page
         if not parts:
             start_page = page

@@ -175,12 +175,13 @@ def resolve_note_links(pages: list[PageContent]) -> list[PageContent]:
     def link(match: re.Match[str]) -> str:
         return f'href="page:{where.get(match.group(1), 0)}"'
 
-    return [
-        replace(page, html=_NOTE_HREF.sub(link, page.html))
-        if page.html and "margin:" in page.html
-        else page
-        for page in pages
-    ]
+    def resolved(page: PageContent) -> PageContent:
+        if not page.html or ("margin:" not in page.html and "<a name=" not in page.html):
+            return page
+        # the anchors were only there to find the pages: the links now name them
+        return replace(page, html=_ANCHOR_NAME.sub("", _NOTE_HREF.sub(link, page.html)))
+
+    return [resolved(page) for page in pages]
 
 
 def block_html(block: Block) -> str:

@@ -47,6 +47,7 @@ SENTENCE_END = re.compile(r"[.!?…:;][\"'”’)\]]*$")
 SENTENCE_IN = re.compile(r"[.!?…][\"'”’)\]]*\s")
 VERSE_TYPES = ("z3998:verse", "z3998:poem", "z3998:song", "z3998:hymn", "z3998:lyrics")
 NOTEREF = re.compile(r"<a\b[^>]*epub:type=\"noteref\"[^>]*>([^<]*)</a>")
+IMG_ALT = re.compile(r'<img\b[^>]*?\balt="([^"]+)"[^>]*>')
 BLOCK_SELECTOR = "p, h1, h2, h3, h4, h5, h6, li, td, th, blockquote, figcaption, header"
 
 
@@ -102,9 +103,12 @@ def read_source(path: Path) -> Source:
             markup = z.read(doc).decode()
             # each note reference marked where it stands, to find the text before it
             marked = NOTEREF.sub(lambda m: f"⟦{m.group(1)}⟧", markup)
+            # an image stands in the text as its alt text (what Margin is asked to keep)
+            marked = IMG_ALT.sub(lambda m: f" [Illustration: {m.group(1)}] ", marked)
             tree = LexborHTMLParser(marked)
             body = tree.body
-            if body is None:
+            original = LexborHTMLParser(markup).body
+            if body is None or original is None:
                 continue
             for node in body.css(BLOCK_SELECTOR):
                 if len(node.css(BLOCK_SELECTOR)) > 1:
@@ -135,12 +139,12 @@ def read_source(path: Path) -> Source:
                     ]
                     lines = [line for line in lines if line]
                     src.verse_pairs.extend(itertools.pairwise(lines))
-            images = body.css("img")
+            images = original.css("img")
             for img in images:
                 alt = clean(img.attributes.get("alt") or "")
                 if alt:
                     src.alts.append(alt)
-            if images and not clean(body.text()):
+            if images and not clean(original.text()):
                 src.image_only_docs.append(clean(images[0].attributes.get("alt") or ""))
     # a verse element inside another (a poem holding a song) gives its pairs once
     src.verse_pairs = list(dict.fromkeys(src.verse_pairs))
