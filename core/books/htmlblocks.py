@@ -181,9 +181,11 @@ class _Builder:
         self.anchors: dict[str, int] = {}
         self.doc = doc
         self.ref_labels: dict[str, str] = {} if ref_labels is None else ref_labels
-        self.notes = any(
-            word in markup for word in ("noteref", "endnote", "footnote", "backlink")
-        ) or any(key.startswith(f"{doc}#") for key in self.ref_labels)
+        # what the document may hold, so the walk looks at attributes only when it must
+        self.notes = bool(markup) and (
+            any(word in markup for word in ("noteref", "endnote", "footnote", "backlink"))
+            or any(key.startswith(f"{doc}#") for key in self.ref_labels)
+        )
         self.sup_links = "<sup" in markup
         self.stage = "stage-direction" in markup
         self.in_notes = 0

@@ -9,6 +9,7 @@ the search results and the agent's citations all mean the same thing by "page 42
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -89,6 +90,7 @@ def piece_html(text: str) -> str:
 
 
 _TAG = re.compile(r"(<[^>]*>)")
+_ALNUM = re.compile(r"[^\W_]")  # what str.isalnum() accepts
 _VOID = frozenset(["br", "img", "hr", "wbr"])
 
 
@@ -109,7 +111,7 @@ def split_html(frag: str, text: str, parts: list[str]) -> list[str] | None:
         if start < 0:
             return None
         end = start + len(part)
-        count += sum(1 for ch in text[position:end] if ch.isalnum())
+        count += len(_ALNUM.findall(text, position, end))
         position = end
         targets.append(count)
     pieces: list[str] = []
@@ -131,19 +133,22 @@ def split_html(frag: str, text: str, parts: list[str]) -> list[str] | None:
                 open_tags.append((name, token))
             current.append(token)
             continue
-        value = html.unescape(token)
+        value = html.unescape(token) if "&" in token else token
+        letters = len(_ALNUM.findall(value))
+        if not targets or seen + letters < targets[0]:
+            seen += letters
+            current.append(token if value is token else html.escape(value, quote=False))
+            continue
         start = 0
         while targets:
             # the cut goes after the piece's last letter and the punctuation that follows it
             need = targets[0] - seen
             i = start
-            found = 0
-            while found < need and i < len(value):
-                if value[i].isalnum():
-                    found += 1
-                i += 1
-            if found < need:
-                break
+            if need > 0:
+                last = next(itertools.islice(_ALNUM.finditer(value, start), need - 1, None), None)
+                if last is None:
+                    break
+                i = last.end()
             while i < len(value) and not value[i].isalnum() and not value[i].isspace():
                 i += 1
             seen = targets.pop(0)
@@ -152,7 +157,7 @@ def split_html(frag: str, text: str, parts: list[str]) -> list[str] | None:
             pieces.append("".join(current).strip())
             current = [tag for _, tag in open_tags]
             start = i
-        seen += sum(1 for ch in value[start:] if ch.isalnum())
+        seen += len(_ALNUM.findall(value, start))
         current.append(html.escape(value[start:], quote=False))
     if targets:
         return None
