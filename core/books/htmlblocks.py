@@ -148,6 +148,7 @@ NOTE_LINK = "margin:"
 """Links between a note reference and its note are stored as ``href="margin:DOC#ID"`` with
 an anchor ``<a name="DOC#ID">`` where each lands; pagination turns them into page links."""
 NOTE_SECTIONS = ("endnotes", "footnotes", "rearnotes")
+NOTE_WORDS = ("noteref", "endnote", "footnote", "backlink")
 NOTE_ITEMS = ("endnote", "footnote", "rearnote")
 STAGE_TAGS = frozenset(["i", "em", "span", "p", "td", "div", "b", "small"])
 NOTE_TAGS = frozenset(["section", "aside", "div", "ol", "li", "body", "article"])
@@ -182,12 +183,13 @@ class _Builder:
         self.doc = doc
         self.ref_labels: dict[str, str] = {} if ref_labels is None else ref_labels
         # what the document may hold, so the walk looks at attributes only when it must
-        self.notes = bool(markup) and (
-            any(word in markup for word in ("noteref", "endnote", "footnote", "backlink"))
-            or any(key.startswith(f"{doc}#") for key in self.ref_labels)
+        # (each test reads the whole document: only what may matter is looked for)
+        typed = "epub:type" in markup or 'role="doc-' in markup
+        self.notes = (typed and any(word in markup for word in NOTE_WORDS)) or (
+            bool(markup) and any(key.startswith(f"{doc}#") for key in self.ref_labels)
         )
         self.sup_links = "<sup" in markup
-        self.stage = "stage-direction" in markup
+        self.stage = typed and "stage-direction" in markup
         self.in_notes = 0
         self.ol_number = 1
         self.table_depth = 0
@@ -414,10 +416,12 @@ def _note_link(node: LexborNode, b: _Builder) -> bool:
             kind = "back"
         elif (
             "#" in href
-            and node.parent is not None
-            and node.parent.tag == "sup"
             and 0 < len(label) <= 4
             and " " not in label
+            and (
+                (node.parent is not None and node.parent.tag == "sup")
+                or (node.child is not None and node.child.tag == "sup" and node.child.next is None)
+            )
         ):
             kind = "ref"
         else:
@@ -551,6 +555,11 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
                 stack.append((nxt, pre, _NOTE, None))
                 child = child.child
                 continue
+        elif tag == "li" and b.ref_labels and f"{b.doc}#{child.id}" in b.ref_labels:
+            _note_start(child, b)  # a list item a reference points at, in any document
+            stack.append((nxt, pre, _NOTE, None))
+            child = child.child
+            continue
         if tag == "p":  # the most common element: what the BLOCK_TAGS branch does
             b.flush()
             if stage or pre or not _text_only(child, b):
@@ -623,7 +632,7 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             child = child.child
             continue
         elif tag == "a":
-            if b.notes and _note_link(child, b):
+            if (b.notes or b.sup_links) and _note_link(child, b):
                 child = nxt
                 continue
             href = _safe_href(child.attributes.get("href") or "")

@@ -91,6 +91,14 @@ def piece_html(text: str) -> str:
 
 _TAG = re.compile(r"(<[^>]*>)")
 _ALNUM = re.compile(r"[^\W_]")  # what str.isalnum() accepts
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
+def _letters(text: str) -> int:
+    """How many letters and digits (``str.isalnum``) ``text`` holds."""
+    return len(_NOT_ALNUM.sub("", text))
+
+
 _VOID = frozenset(["br", "img", "hr", "wbr"])
 
 
@@ -111,7 +119,7 @@ def split_html(frag: str, text: str, parts: list[str]) -> list[str] | None:
         if start < 0:
             return None
         end = start + len(part)
-        count += len(_ALNUM.findall(text, position, end))
+        count += _letters(text[position:end])
         position = end
         targets.append(count)
     pieces: list[str] = []
@@ -134,7 +142,7 @@ def split_html(frag: str, text: str, parts: list[str]) -> list[str] | None:
             current.append(token)
             continue
         value = html.unescape(token) if "&" in token else token
-        letters = len(_ALNUM.findall(value))
+        letters = _letters(value)
         if not targets or seen + letters < targets[0]:
             seen += letters
             current.append(token if value is token else html.escape(value, quote=False))
@@ -157,7 +165,7 @@ def split_html(frag: str, text: str, parts: list[str]) -> list[str] | None:
             pieces.append("".join(current).strip())
             current = [tag for _, tag in open_tags]
             start = i
-        seen += len(_ALNUM.findall(value, start))
+        seen += _letters(value[start:])
         current.append(html.escape(value[start:], quote=False))
     if targets:
         return None

@@ -296,3 +296,11 @@ def test_a_passage_with_note_references_comes_with_its_notes(
     # the notes' own passage is not given its notes again
     notes_hit = BookSearch(library.db).search_book(book.id, "Rae")
     assert all(h.text.count("Notes to this passage") <= 1 for h in notes_hit)
+
+
+def test_footnote_link_around_a_superscript_and_its_note_in_the_same_document() -> None:
+    _, blocks = html_to_blocks(
+        '<p>The word<a href="#fn2"><sup>2</sup></a> stands.</p>'
+        '<ol><li id="fn1"><p>One.</p></li><li id="fn2"><p>The note.</p></li></ol>'
+    )
+    assert [b.text for b in blocks] == ["The word[2] stands.", "One.", "[2] The note."]
