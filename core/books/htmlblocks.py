@@ -148,7 +148,11 @@ NOTE_LINK = "margin:"
 """Links between a note reference and its note are stored as ``href="margin:DOC#ID"`` with
 an anchor ``<a name="DOC#ID">`` where each lands; pagination turns them into page links."""
 NOTE_SECTIONS = ("endnotes", "footnotes", "rearnotes")
-NOTE_WORDS = ("noteref", "endnote", "footnote", "backlink")
+NOTE_SELECTOR = ", ".join(
+    [f"[epub\\:type*={word}]" for word in ("noteref", "endnote", "footnote", "backlink")]
+    + ["[role^=doc-]"]
+)
+STAGE_SELECTOR = "[epub\\:type*=stage-direction]"
 NOTE_ITEMS = ("endnote", "footnote", "rearnote")
 STAGE_TAGS = frozenset(["i", "em", "span", "p", "td", "div", "b", "small"])
 NOTE_TAGS = frozenset(["section", "aside", "div", "ol", "li", "body", "article"])
@@ -174,7 +178,6 @@ class _Builder:
         wanted: frozenset[str] | None = None,
         doc: str = "",
         ref_labels: dict[str, str] | None = None,
-        markup: str = "",
     ) -> None:
         self.blocks: list[Block] = []
         self.resolve_image = resolve_image
@@ -182,15 +185,13 @@ class _Builder:
         self.anchors: dict[str, int] = {}
         self.doc = doc
         self.ref_labels: dict[str, str] = {} if ref_labels is None else ref_labels
-        # what the document may hold, so the walk looks at attributes only when it must
-        # (each test reads the whole document: only what may matter is looked for)
-        typed = "epub:type" in markup or 'role="doc-' in markup
-        self.notes = (typed and any(word in markup for word in NOTE_WORDS)) or (
-            bool(markup) and any(key.startswith(f"{doc}#") for key in self.ref_labels)
-        )
-        self.sup_links = "<sup" in markup
-        self.stage = typed and "stage-direction" in markup
+        # what the document holds (html_document asks its tree), so the walk looks at
+        # attributes only when it must
+        self.notes = False
+        self.stage = False
+        self.sup_links = False
         self.in_notes = 0
+        self._docs: dict[str, str] = {}  # link path → document (see target)
         self.ol_number = 1
         self.table_depth = 0
         self._text: list[str] = []
@@ -284,11 +285,19 @@ class _Builder:
 
     def target(self, href: str) -> str:
         """``DOC#ID`` of a link inside the book ("" for anything else)."""
-        parts = urlsplit(href)
-        if parts.scheme or parts.netloc or not parts.fragment:
+        path, hash_, fragment = href.partition("#")
+        if not hash_ or not fragment:
             return ""
-        doc = resolve_relative(posixpath.dirname(self.doc), parts.path) if parts.path else self.doc
-        return f"{doc}#{unquote(parts.fragment)}" if doc is not None else ""
+        doc = self._docs.get(path, "") if path in self._docs else None
+        if doc is None:
+            parts = urlsplit(path)
+            doc = ""
+            if not parts.scheme and not parts.netloc:
+                doc = (
+                    resolve_relative(posixpath.dirname(self.doc), path) if path else self.doc
+                ) or ""
+            self._docs[path] = doc
+        return f"{doc}#{unquote(fragment)}" if doc or not path else ""
 
     def anchor(self, ident: str | None) -> str:
         if not ident:
@@ -705,8 +714,13 @@ def html_document(
     title_node = tree.css_first("title")
     title = _clean(title_node.text()) if title_node is not None else ""
     root = tree.body or tree.root
-    b = _Builder(resolve_image, anchors, doc, ref_labels, markup)
+    b = _Builder(resolve_image, anchors, doc, ref_labels)
     if root is not None:
+        b.notes = tree.css_first(NOTE_SELECTOR) is not None or any(
+            key.startswith(f"{doc}#") for key in b.ref_labels
+        )
+        b.stage = tree.css_first(STAGE_SELECTOR) is not None
+        b.sup_links = tree.css_first("sup") is not None
         if b.wanted is not None and root.tag == "body":
             b.mark(root, True)
         if b.notes and root.tag == "body" and any(w in _types(root) for w in NOTE_SECTIONS):
