@@ -215,6 +215,9 @@ class _Builder:
             self._markers.clear()
 
     def flush(self) -> None:
+        if not self._text and not self._html and not self._images and not self._backlink:
+            self._kind = "p"  # nothing pending (the common case between two paragraphs)
+            return
         joined = "".join(self._text)
         if not self._images and (not joined or joined.isspace()):
             # no text (at most the white space between two blocks) and no image: no block
@@ -529,7 +532,7 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             if pre:
                 b._text.append(value)
                 b._html.append(html.escape(value, quote=False))
-            else:
+            elif b._text or not value.isspace():  # white space before a block's text is none
                 b.text(value)
             child = nxt
             continue
