@@ -4,6 +4,11 @@ Used by the EPUB and single-file HTML parsers. The display fragment keeps only i
 formatting, links and images that live inside the book (``book:/path``). Scripts, styles,
 frames, forms and any remote resource are dropped here, so the reader view never has anything
 to fetch or run.
+
+The plain text is the book's text as search and the model read it: a note reference is
+``[5]`` apart from its word, a note starts with its number, verse keeps its lines ("\n"), an
+image is ``[Illustration: alt]``, a stage direction is in brackets and a block quote starts
+with "> " (ARCHITECTURE.md, "What a page's text holds"). The walk is iterative.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Stable virtual pages for reflowable books.
 
 A page is about ``target`` characters of text, cut on block (paragraph) boundaries; every
-chapter starts a new page; a block longer than a page is cut on sentence, then word
-boundaries. The function is pure, so the same book always gives the same pages: the reader,
+chapter starts a new page; a heading stays with the text after it and a chapter's short last
+block with the page before; a block longer than a page is cut into even pieces at sentence
+ends (verse: line ends), then clause ends, then spaces, keeping its formatting and links. The function is pure, so the same book always gives the same pages: the reader,
 the search results and the agent's citations all mean the same thing by "page 42".
 """
 
