@@ -8,10 +8,66 @@ page, which is what search results and citations show.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from core.books.model import ChunkContent, PageContent
 from core.books.pages import split_long_text
+
+NOTE_START = re.compile(r"^\[(\d{1,4}|[*†‡§¶])\] ", re.M)
+NOTE_REF = re.compile(r"(?<=\S)\[(\d{1,4}|[*†‡§¶])\]")
+NOTE_LINK = re.compile(r'<sup><a href="page:(\d+)">([^<]{1,8})</a></sup>')
+NOTE_CHARS = 300
+NOTES_HEADING = "Notes to this passage:"
+"""A passage that holds note references ends with the text of those notes, under this line,
+so that search, the passages given to the model and "what does note 5 say?" have them."""
+
+
+class _Notes:
+    """The book's notes (paragraphs that start with their number, "[5] …") and the links
+    from each page's references to the page of their note."""
+
+    def __init__(self, pages: Sequence[PageContent]) -> None:
+        self.by_page: dict[tuple[int, str], str] = {}
+        self.by_label: dict[str, list[str]] = {}
+        self.links: dict[int, dict[str, int]] = {}
+        for page in pages:
+            if "[" not in page.text:
+                continue
+            if page.text[0] == "[" or "\n[" in page.text:
+                self._collect(page)
+            if page.html and "page:" in page.html:
+                for target, label in NOTE_LINK.findall(page.html):
+                    self.links.setdefault(page.number, {}).setdefault(label, int(target))
+
+    def _collect(self, page: PageContent) -> None:
+        for match in NOTE_START.finditer(page.text):
+            end = page.text.find("\n\n", match.end())
+            text = page.text[match.start() : end if end >= 0 else len(page.text)]
+            if len(text) > NOTE_CHARS:
+                text = text[:NOTE_CHARS].rsplit(" ", 1)[0] + " …"
+            label = match.group(1)
+            self.by_page[(page.number, label)] = f"{text} (page {page.number})"
+            self.by_label.setdefault(label, []).append(self.by_page[(page.number, label)])
+
+    def for_chunk(self, text: str, start: int, end: int) -> list[str]:
+        if not self.by_label or "[" not in text or NOTE_START.search(text):
+            return []  # no notes, no references, or the notes themselves
+        found: list[str] = []
+        for label in dict.fromkeys(NOTE_REF.findall(text)):
+            note = None
+            for page in range(start, end + 1):
+                target = self.links.get(page, {}).get(label)
+                if target is not None:
+                    note = self.by_page.get((target, label)) or self.by_page.get(
+                        (target + 1, label)
+                    )
+                    break
+            if note is None and len(self.by_label.get(label, ())) == 1:
+                note = self.by_label[label][0]
+            if note is not None:
+                found.append(note)
+        return found
 
 
 def _units(pages: Sequence[PageContent], target: int) -> list[tuple[int, int, str]]:
@@ -41,25 +97,34 @@ def make_chunks(
     pages: Sequence[PageContent], *, target: int = 1200, overlap: int = 150
 ) -> list[ChunkContent]:
     chunks: list[ChunkContent] = []
+    notes = _Notes(pages)
     parts: list[str] = []
     size = 0
     start_page = end_page = 0
     chapter = -1
 
+    carried = 0
+
     def emit() -> None:
-        nonlocal parts, size
+        nonlocal parts, size, carried
         if parts:
+            text = "\n\n".join(parts)
+            # the words carried over from the chunk before brought their notes there
+            attached = notes.for_chunk(text[carried:], start_page, end_page)
+            if attached:
+                text += "\n\n" + NOTES_HEADING + "\n" + "\n".join(attached)
             chunks.append(
                 ChunkContent(
                     ordinal=len(chunks),
                     start_page=start_page,
                     end_page=end_page,
                     chapter=chapter,
-                    text="\n\n".join(parts),
+                    text=text,
                 )
             )
         parts = []
         size = 0
+        carried = 0
 
     for unit_chapter, page, text in _units(pages, target):
         if unit_chapter != chapter:
@@ -72,6 +137,7 @@ def make_chunks(
             if carry:
                 parts = [carry]
                 size = len(carry)
+                carried = len(carry)
                 start_page = end_page  # the carried words are on the previous chunk's last page
         if not parts:
             start_page = page

@@ -268,6 +268,18 @@ def _is_heading(block: Block) -> bool:
     return block.kind[0] == "h" and block.kind[1:].isdigit()
 
 
+def _has_content(block: Block) -> bool:
+    """Text, or an image (an illustration or a frontispiece is part of the book)."""
+    return bool(block.text) or block.kind == "img"
+
+
+def _is_cover(doc: str, blocks: list[Block]) -> bool:
+    """An image-only document that is the book's cover (by its name or its image's)."""
+    if any(b.text and b.kind != "img" for b in blocks):
+        return False
+    return "cover" in doc.lower() or all("cover" in b.html.lower() for b in blocks)
+
+
 def _is_boilerplate(title: str, block: Block | None) -> bool:
     """A contents "title" that is really a paragraph: far longer than any heading, and the
     element it points at is not a heading."""
@@ -371,6 +383,7 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
     chapter_of_doc: dict[str, int] = {}
     chapter_at: dict[tuple[str, str], tuple[int, int]] = {}  # (chapter, block in it)
     dropped: set[int] = set()  # contents entries that are boilerplate, not headings
+    ref_labels: dict[str, str] = {}  # note references seen so far: target → label
     total = max(len(spine), 1)
     for i, doc in enumerate(spine):
         if cancel is not None:
@@ -385,7 +398,11 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
             return f"book:/{target}" if target and arc.has(target) else None
 
         title, blocks, anchors = html_document(
-            arc.read(doc), resolve_image, frozenset(wanted.get(doc, ()))
+            arc.read(doc),
+            resolve_image,
+            frozenset(wanted.get(doc, ())),
+            doc=doc,
+            ref_labels=ref_labels,
         )
         for block in blocks:
             if len(block.text) > arc.limits.max_paragraph_chars:
@@ -393,8 +410,10 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
                     path,
                     f"one paragraph is longer than {arc.limits.max_paragraph_chars:,} characters",
                 )
-        if not any(b.text for b in blocks):
-            continue  # image-only cover pages and empty documents add nothing to read
+        if not any(_has_content(b) for b in blocks):
+            continue  # empty documents add nothing to read (an image-only one is a page)
+        if _is_cover(doc, blocks) and doc not in entries_of_doc:
+            continue  # the cover is the book's picture in the library, not a page to read
         # Contents entries that point inside this document start chapters of their own, so
         # each entry's page is the page its heading is on. A long entry pointing at a
         # paragraph (Gutenberg's boilerplate first entry) is not a heading: it is dropped.
@@ -421,10 +440,10 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
             pending.extend((fragment, len(carried)) for fragment in starts.get(cut, []))
             part = carried + part
             last_part = n + 1 == len(segments)
-            if not last_part and all(_is_heading(b) or not b.text for b in part):
+            if not last_part and all(_is_heading(b) or not _has_content(b) for b in part):
                 carried = part
                 continue
-            if not any(b.text for b in part):
+            if not any(_has_content(b) for b in part):
                 carried = part  # only at the end of the document: joins the chapter before
                 break
             carried = []

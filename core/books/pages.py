@@ -1,44 +1,201 @@
 """Stable virtual pages for reflowable books.
 
 A page is about ``target`` characters of text, cut on block (paragraph) boundaries; every
-chapter starts a new page; a block longer than a page is cut on sentence, then word
-boundaries. The function is pure, so the same book always gives the same pages: the reader,
+chapter starts a new page; a heading stays with the text after it and a chapter's short last
+block with the page before; a block longer than a page is cut into even pieces at sentence
+ends (verse: line ends), then clause ends, then spaces, keeping its formatting and links. The function is pure, so the same book always gives the same pages: the reader,
 the search results and the agent's citations all mean the same thing by "page 42".
 """
 
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.books.model import Block, Chapter, PageContent
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])[\"'”’)\]]*\s+")
+_CLAUSE_END = re.compile(r"(?<=[;:—])\s+")
+_NOTE_MARK = re.compile(r"\[(\d{1,4}|[*†‡§¶])\]")
+_ANCHOR_NAME = re.compile(r'<a name="([^"]*)"></a>')
+_NOTE_HREF = re.compile(r'href="margin:([^"]*)"')
+HEADING_KINDS = frozenset(["h1", "h2", "h3", "h4", "h5", "h6"])
+SUBTITLE_CHARS = 120
+SMALL_TAIL = 200
+"""A chapter's last block up to this long stays on the page before rather than making a page
+of its own ("THE END", a date line, a signature)."""
+
+
+def _best_cut(window: str, limit: int, ideal: int, pattern: re.Pattern[str]) -> int:
+    """The end of the boundary in ``window`` nearest ``ideal`` (within a third of ``limit`` and
+    ``limit``), or -1."""
+    best = -1
+    low = limit // 3
+    for match in pattern.finditer(window, low):
+        end = match.end()
+        if end > limit:
+            break
+        if best < 0 or abs(end - ideal) < abs(best - ideal):
+            best = end
+    return best
 
 
 def split_long_text(text: str, limit: int) -> list[str]:
-    """Cut ``text`` into pieces of at most ``limit`` characters, preferring sentence ends,
-    then spaces; a piece is cut mid-word only when a single word is longer than ``limit``."""
+    """Cut ``text`` into pieces of at most ``limit`` characters, of about equal length (so no
+    piece is a remainder of a few words), preferring line ends in verse, then sentence ends,
+    then clause ends, then spaces; a piece is cut mid-word only when a single word is longer
+    than ``limit``."""
     if len(text) <= limit:
         return [text]
     pieces: list[str] = []
     rest = text
     while len(rest) > limit:
+        count = -(-len(rest) // limit)
+        ideal = -(-len(rest) // count)
         window = rest[: limit + 1]
         cut = -1
-        for match in _SENTENCE_END.finditer(window):
-            if match.end() <= limit and match.start() >= limit // 3:
-                cut = match.end()
+        if "\n" in window:
+            cut = _best_cut(window, limit, ideal, _VERSE_SENTENCE_END)
         if cut <= 0:
-            space = window.rfind(" ", limit // 3)
+            cut = _best_cut(window, limit, ideal, _SENTENCE_END)
+        if cut <= 0 and "\n" in window:
+            cut = _best_cut(window, limit, ideal, _LINE_END)
+        if cut <= 0:
+            cut = _best_cut(window, limit, ideal, _CLAUSE_END)
+        if cut <= 0:
+            space = window.rfind(" ", limit // 3, ideal + 1)
+            if space < 0:
+                space = window.rfind(" ", limit // 3)
             cut = space + 1 if space > 0 else limit
         pieces.append(rest[:cut].rstrip())
         rest = rest[cut:].lstrip()
     if rest:
         pieces.append(rest)
     return [p for p in pieces if p]
+
+
+_VERSE_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\n")
+_LINE_END = re.compile(r"\n")
+
+
+def piece_html(text: str) -> str:
+    """Display HTML for part of a cut block: its text, with note markers as superscripts
+    and verse lines as lines (the block's own formatting is not split with it)."""
+    frag = html.escape(text, quote=False)
+    if "[" in frag:
+        frag = _NOTE_MARK.sub(r"<sup>\1</sup>", frag)
+    return frag.replace("\n", "<br>")
+
+
+_TAG = re.compile(r"(<[^>]*>)")
+_ALNUM = re.compile(r"[^\W_]")  # what str.isalnum() accepts
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
+def _letters(text: str) -> int:
+    """How many letters and digits (``str.isalnum``) ``text`` holds."""
+    return len(_NOT_ALNUM.sub("", text))
+
+
+_VOID = frozenset(["br", "img", "hr", "wbr"])
+
+
+def split_html(frag: str, text: str, parts: list[str]) -> list[str] | None:
+    """Cut a block's display HTML where its text was cut into ``parts``, keeping its
+    formatting and links: each piece closes the inline elements open at its end and the next
+    reopens them. The cut is found by counting letters and digits, which the text and the
+    HTML share (a note marker "[5]" is "5" in a link, a stage direction's brackets are not
+    letters). None when they do not line up (an inline illustration's alt text is only in
+    the text), and the caller falls back to the plain text."""
+    if "[Illustration:" in text:
+        return None
+    targets: list[int] = []
+    count = 0
+    position = 0
+    for part in parts[:-1]:
+        start = text.find(part, position)
+        if start < 0:
+            return None
+        end = start + len(part)
+        count += _letters(text[position:end])
+        position = end
+        targets.append(count)
+    pieces: list[str] = []
+    current: list[str] = []
+    open_tags: list[tuple[str, str]] = []  # (name, opening tag)
+    seen = 0
+    for token in _TAG.split(frag):
+        if not token:
+            continue
+        if token[0] == "<":
+            name = token[1:].split(None, 1)[0].rstrip(">/").lower() if len(token) > 2 else ""
+            if token.startswith("</"):
+                name = token[2:-1].strip().lower()
+                for k in range(len(open_tags) - 1, -1, -1):
+                    if open_tags[k][0] == name:
+                        del open_tags[k]
+                        break
+            elif name and name not in _VOID and not token.endswith("/>"):
+                open_tags.append((name, token))
+            current.append(token)
+            continue
+        value = html.unescape(token) if "&" in token else token
+        letters = _letters(value)
+        if not targets or seen + letters < targets[0]:
+            seen += letters
+            current.append(token if value is token else html.escape(value, quote=False))
+            continue
+        start = 0
+        while targets:
+            # the cut goes after the piece's last letter and the punctuation that follows it
+            need = targets[0] - seen
+            i = start
+            if need > 0:
+                last = next(itertools.islice(_ALNUM.finditer(value, start), need - 1, None), None)
+                if last is None:
+                    break
+                i = last.end()
+            while i < len(value) and not value[i].isalnum() and not value[i].isspace():
+                i += 1
+            seen = targets.pop(0)
+            current.append(html.escape(value[start:i], quote=False))
+            current.extend(f"</{name}>" for name, _ in reversed(open_tags))
+            pieces.append("".join(current).strip())
+            current = [tag for _, tag in open_tags]
+            start = i
+        seen += _letters(value[start:])
+        current.append(html.escape(value[start:], quote=False))
+    if targets:
+        return None
+    pieces.append("".join(current).strip())
+    return pieces if len(pieces) == len(parts) else None
+
+
+def resolve_note_links(pages: list[PageContent]) -> list[PageContent]:
+    """Turn the note links the parser left (``href="margin:DOC#ID"``) into links to the page
+    where their target landed (``href="page:N"``); a link whose target is not in the book
+    is left without a destination (``page:0``)."""
+    if not any(p.html and "margin:" in p.html for p in pages):
+        return pages
+    where: dict[str, int] = {}
+    for page in pages:
+        if page.html and "<a name=" in page.html:
+            for name in _ANCHOR_NAME.findall(page.html):
+                where.setdefault(name, page.number)
+
+    def link(match: re.Match[str]) -> str:
+        return f'href="page:{where.get(match.group(1), 0)}"'
+
+    def resolved(page: PageContent) -> PageContent:
+        if not page.html or ("margin:" not in page.html and "<a name=" not in page.html):
+            return page
+        # the anchors were only there to find the pages: the links now name them
+        return replace(page, html=_ANCHOR_NAME.sub("", _NOTE_HREF.sub(link, page.html)))
+
+    return [resolved(page) for page in pages]
 
 
 def block_html(block: Block) -> str:
@@ -62,10 +219,11 @@ def block_html(block: Block) -> str:
 def _pieces(block: Block, target: int) -> list[Block]:
     if len(block.text) <= target * 3 // 2:
         return [block]
-    return [
-        Block(block.kind, part, html.escape(part, quote=False))
-        for part in split_long_text(block.text, target)
-    ]
+    parts = split_long_text(block.text, target)
+    frags = split_html(block.html, block.text, parts) if block.html else None
+    if frags is None:
+        frags = [piece_html(part) for part in parts]
+    return [Block(block.kind, part, frag) for part, frag in zip(parts, frags, strict=True)]
 
 
 def paginate(
@@ -98,6 +256,28 @@ class Pagination:
         return self.first_pages[chapter]
 
 
+def _next_page(groups: list[list[Block]], where: list[int]) -> tuple[list[Block], int]:
+    """Start the next page (the new group and its size); headings at the end of the page
+    before come along, so a heading stays with the text that follows it."""
+    group = groups[-1]
+    keep = len(group)
+    while keep and (
+        group[keep - 1].kind in HEADING_KINDS
+        or (  # a subtitle: a short line right after a heading ("XXVI" / "Knights and Squires")
+            keep >= 2
+            and group[keep - 2].kind in HEADING_KINDS
+            and len(group[keep - 1].text) <= SUBTITLE_CHARS
+        )
+    ):
+        keep -= 1
+    moved = group[keep:]
+    del group[keep:]
+    groups.append(moved)
+    for k in range(len(moved)):
+        where[-1 - k] = len(groups) - 1
+    return moved, sum(len(b.text) + 2 for b in moved)
+
+
 def paginate_blocks(chapters: Sequence[Chapter], *, target: int = 2000) -> Pagination:
     """``paginate`` that also records the page of every block."""
     pages: list[PageContent] = []
@@ -110,22 +290,20 @@ def paginate_blocks(chapters: Sequence[Chapter], *, target: int = 2000) -> Pagin
         groups: list[list[Block]] = [group]
         where: list[int] = []
         size = 0
-        for block in chapter.blocks:
+        last = len(chapter.blocks) - 1
+
+        for i, block in enumerate(chapter.blocks):
             length = len(block.text)
             if length <= whole:  # the common case of the loop below, without the list
-                if size and size + length > target:
-                    group = []
-                    groups.append(group)
-                    size = 0
+                if size and size + length > target and not (i == last and length <= SMALL_TAIL):
+                    group, size = _next_page(groups, where)
                 where.append(len(groups) - 1)
                 group.append(block)
                 size += length + 2
                 continue
             for n, piece in enumerate(_pieces(block, target)):
                 if size and size + len(piece.text) > target:
-                    group = []
-                    groups.append(group)
-                    size = 0
+                    group, size = _next_page(groups, where)
                 if n == 0:
                     where.append(len(groups) - 1)
                 group.append(piece)
@@ -155,4 +333,4 @@ def paginate_blocks(chapters: Sequence[Chapter], *, target: int = 2000) -> Pagin
         last = max(len(pages), 1)
         first_pages = [min(p, last) for p in first_pages]
         block_pages = [[min(p, last) for p in row] for row in block_pages]
-    return Pagination(pages, first_pages, block_pages)
+    return Pagination(resolve_note_links(pages), first_pages, block_pages)

@@ -29,7 +29,9 @@ from core.store.db import damaged_text, open_database
 
 log = logging.getLogger(__name__)
 
-PARSER_VERSION = 2  # 2: contents anchors resolved to their pages (schema v5)
+# 2: contents anchors resolved to their pages (schema v5); 3: the book's own text in the pages
+# (note markers, numbered endnotes, verse lines, alt text; core/books, issue 33)
+PARSER_VERSION = 3
 
 
 @dataclass(frozen=True)

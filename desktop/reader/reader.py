@@ -388,6 +388,7 @@ class Reader(QWidget):
             text_view.chapterEdge.connect(self.chapter_edge)
             text_view.requestBack.connect(self.go_back)
             text_view.requestForward.connect(self.go_forward)
+            text_view.pageLinkOpened.connect(lambda page: self.go_to_page(page))
             text_view.imageOpened.connect(self._show_image)
             text_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
             text_view.customContextMenuRequested.connect(

@@ -66,6 +66,7 @@ class TextView(QTextBrowser):
     requestBack = Signal()
     requestForward = Signal()
     imageOpened = Signal(str)  # book: url of an image the reader clicked
+    pageLinkOpened = Signal(int)  # a note reference or a note's back link: its page
     blockedRequests = 0  # remote resources refused (tests read it)
 
     def __init__(self, book_file: Path | None, fmt: str, parent: QWidget | None = None) -> None:
@@ -130,6 +131,11 @@ class TextView(QTextBrowser):
         return image
 
     def _link(self, url: QUrl) -> None:
+        if url.scheme() == "page":  # core.books.pages.resolve_note_links
+            number = url.path()
+            if number.isdigit() and int(number) > 0:
+                self.pageLinkOpened.emit(int(number))
+            return
         if url.scheme() in ("http", "https", "mailto"):
             self.linkOpened.emit(url.toString())
             QDesktopServices.openUrl(url)
