@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import locale
 import logging
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -44,8 +43,10 @@ from PySide6.QtWidgets import (
 from core.books.model import PageContent
 from core.errors import MarginError
 from core.prompts import load_prompt
+from core.reading import Pace, Place, ReadingSession
 from core.search.find import BookText, FindMatch
 from core.store.library import HIGHLIGHT_COLOURS, BookInfo, Library
+from desktop.reader.footer import Footer
 from desktop.reader.selection_bar import ACTIONS, BAR_COLOURS, SelectionBar
 from desktop.reader.typography import Typography
 from desktop.requests import AskRequest
@@ -85,8 +86,7 @@ class Reader(QWidget):
         super().__init__(parent)
         self.library = library
         self.book: BookInfo | None = None
-        self.page = 1
-        self._reached = 0  # furthest page reached by reading since the last save
+        self.session: ReadingSession | None = None  # the open book's positions and rules
         self.labels: list[str] = []
         self.view: QWidget | None = None
         self.theme = "light"
@@ -96,7 +96,6 @@ class Reader(QWidget):
         self.font_size = _int(self.settings.value("font_size"), 13)
         self.typography = replace(Typography(), font_size=self.font_size)
         self._pending_selection: tuple[int, str, object] | None = None
-        self.history = History()
         self._chapters: list[int] = []  # chapter index of each stored page
         self._page_texts: list[tuple[int, str]] | None = None
         self._page_cache: dict[int, PageContent] = {}
@@ -250,9 +249,7 @@ class Reader(QWidget):
         self.placeholder = QLabel("Open a book from the library, or drag a file here.")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.stack.addWidget(self.placeholder)
-        self.footer = QLabel("")
-        self.footer.setAccessibleName("Reading progress")
-        self.footer.setContentsMargins(8, 1, 8, 1)
+        self.footer = Footer()
         book_side = QWidget()
         bl = QVBoxLayout(book_side)
         bl.setContentsMargins(0, 0, 0, 0)
@@ -317,9 +314,15 @@ class Reader(QWidget):
             w.setEnabled(enabled)
         self._history_buttons()
 
+    @property
+    def page(self) -> int:
+        """The page on screen (1 when no book is open)."""
+        return self.session.page if self.session is not None else 1
+
     def _history_buttons(self) -> None:
-        self.back_button.setEnabled(self.book is not None and self.history.can_back())
-        self.forward_button.setEnabled(self.book is not None and self.history.can_forward())
+        history = self.session.history if self.session is not None else None
+        self.back_button.setEnabled(history is not None and history.can_back())
+        self.forward_button.setEnabled(history is not None and history.can_forward())
 
     # opening --------------------------------------------------------------------------
 
@@ -328,12 +331,11 @@ class Reader(QWidget):
         self.save_position()
         self.close_book()
         self.book = book
-        self._reached = 0
-        self.history = History()
         self._page_texts = None
         self._book_text = None
         self._page_cache = {}
         self._pace = Pace(self._pace.seconds_per_page() if self._pace.measured() else None)
+        self.session = ReadingSession.of(book, pace=self._pace)
         self.labels = self.library.page_labels(book.id)
         self._chapters = [
             int(row[0])
@@ -427,10 +429,11 @@ class Reader(QWidget):
             self.view.deleteLater()
             self.view = None
         self.book = None
+        self.session = None
         self.selection_bar.hide()
         self.toc.clear()
         self.highlight_list.clear()
-        self.footer.setText("")
+        self.footer.clear()
         self.stack.setCurrentWidget(self.placeholder)
         self._set_enabled(False)
 
@@ -514,13 +517,13 @@ class Reader(QWidget):
         ``mark`` is marked where it really is (it may start on the page before or run on to
         the next) and scrolled into view; ``near`` is its offset in the stored page text,
         ``at`` its offset in the page as the text view lays it out (highlight anchors)."""
-        if self.book is None:
+        if self.book is None or self.session is None:
             return
         page = max(1, min(int(page), max(1, self.book.page_count)))
         if remember and not reading and self.view is not None and not self._jumping:
             # one push per user action: a caller that jumps twice in a row (to the page, then
             # to the mark on it) must not leave the half-way place in the history
-            self.history.push(self.position())
+            self.session.history.push(Place(*self.position()))
             self._history_buttons()
             self._jumping = True
             QTimer.singleShot(0, self._jump_done)
@@ -595,10 +598,13 @@ class Reader(QWidget):
         return self.library.page(self.book.id, page).text
 
     def _page_shown(self, page: int, *, reading: bool = False) -> None:
+        """The view shows ``page``: the session decides what the move means."""
+        if self.session is None:
+            return
         if reading:
-            self._reached = max(self._reached, page)
-            self._pace.turned(page)
-        self.page = page
+            self.session.read_on(page)
+        else:
+            self.session.moved(page)
         self.page_box.blockSignals(True)
         self.page_box.setValue(page)
         self.page_box.blockSignals(False)
@@ -660,48 +666,52 @@ class Reader(QWidget):
             self.view.show_end_of(pages[-1])
 
     def go_back(self) -> None:
-        target = self.history.back(self.position())
+        """Back to where the reader was before the jump (where reading stopped)."""
+        if self.session is None:
+            return
+        target = self.session.back(Place(*self.position()))
         if target is not None:
-            self.go_to_page(target[0], offset=target[1], remember=False)
+            self.go_to_page(target.page, offset=target.offset, remember=False)
         self._history_buttons()
 
     def go_forward(self) -> None:
-        target = self.history.forward(self.position())
+        if self.session is None:
+            return
+        target = self.session.forward(Place(*self.position()))
         if target is not None:
-            self.go_to_page(target[0], offset=target[1], remember=False)
+            self.go_to_page(target.page, offset=target.offset, remember=False)
         self._history_buttons()
 
     def mark_read_to_here(self) -> None:
-        """ "I have read up to here": the spoiler bound becomes the page on screen."""
-        if self.book is None:
+        """ "Read to here": the spoiler bound becomes the page on screen, on purpose."""
+        if self.session is None:
             return
+        self.session.read_to_here()
         self.save_position()
-        self.book = self.library.set_read_to(self.book.id, self.page)
-        self._reached = 0
         self._update_footer()
 
     def save_position(self) -> None:
-        if self.book is not None:
+        if self.book is not None and self.session is not None:
             try:
-                self.book = self.library.set_page(
-                    self.book.id, self.page, reached=self._reached or None
-                )
-                self._reached = 0
+                self.book = self.session.save(self.library)
             except MarginError:
                 log.info("position not saved: the book is gone")
             here, within = self.position()
             if here == self.page:
                 self.settings.setValue(f"book/{self.book.id}/place", f"{here}:{within}")
-            if self._pace.measured():
-                self.settings.setValue("seconds_per_page", round(self._pace.seconds_per_page(), 1))
+            if self.session.pace.measured():
+                pace = round(self.session.pace.seconds_per_page(), 1)
+                self.settings.setValue("seconds_per_page", pace)
 
     def _finished_toggled(self, checked: bool) -> None:
-        if self.book is not None:
+        if self.book is not None and self.session is not None:
             self.book = self.library.set_finished(self.book.id, checked)
+            self.session.set_finished(checked)
+            self._update_footer()
 
     def _update_footer(self) -> None:
-        if self.book is None:
-            self.footer.setText("")
+        if self.book is None or self.session is None:
+            self.footer.clear()
             return
         chapter = self.current_chapter()
         title = chapter.text(0) if chapter is not None else ""
@@ -711,9 +721,10 @@ class Reader(QWidget):
         if self._chapters and self.page <= len(self._chapters):
             current = self._chapters[self.page - 1]
             left = sum(1 for c in self._chapters[self.page - 1 :] if c == current)
-            minutes = max(1, round(left * self._pace.seconds_per_page() / 60))
+            minutes = max(1, round(left * self.session.pace.seconds_per_page() / 60))
             parts.append(f"about {minutes} min left in chapter")
-        self.footer.setText("  ·  ".join(p for p in parts if p))
+        self.footer.set_progress("  ·  ".join(p for p in parts if p))
+        self.footer.set_looking_ahead(self.session.bound_note())
 
     # drawing -----------------------------------------------------------------------------
 
@@ -968,7 +979,7 @@ class Reader(QWidget):
         hl.triggered.connect(lambda: self._action("highlight"))
         menu.addAction(hl)
         menu.addSeparator()
-        if self.history.can_back():
+        if self.session is not None and self.session.history.can_back():
             back = QAction("Back", menu)
             back.triggered.connect(self.go_back)
             menu.addAction(back)
@@ -1078,67 +1089,6 @@ class Reader(QWidget):
                     start = end = None
                 spans.append(Span(h.page, h.text, h.colour, start, end))
             self.view.set_spans(spans)
-
-
-class History:
-    """Back/Forward through jumps, like a browser: a jump pushes where you were."""
-
-    LIMIT = 100
-
-    def __init__(self) -> None:
-        self._back: list[tuple[int, int]] = []
-        self._forward: list[tuple[int, int]] = []
-
-    def push(self, here: tuple[int, int]) -> None:
-        if not self._back or self._back[-1] != here:
-            self._back.append(here)
-            del self._back[: -self.LIMIT]
-        self._forward.clear()
-
-    def back(self, here: tuple[int, int]) -> tuple[int, int] | None:
-        if not self._back:
-            return None
-        self._forward.append(here)
-        return self._back.pop()
-
-    def forward(self, here: tuple[int, int]) -> tuple[int, int] | None:
-        if not self._forward:
-            return None
-        self._back.append(here)
-        return self._forward.pop()
-
-    def can_back(self) -> bool:
-        return bool(self._back)
-
-    def can_forward(self) -> bool:
-        return bool(self._forward)
-
-
-class Pace:
-    """The reader's measured time per page (median of recent page turns made by reading)."""
-
-    DEFAULT = 90.0  # seconds for a stored page of about 2,000 characters
-
-    def __init__(self, remembered: float | None = None) -> None:
-        self._last: tuple[int, float] | None = None
-        self._samples: list[float] = [remembered] if remembered and 5 <= remembered <= 900 else []
-
-    def turned(self, page: int) -> None:
-        now = time.monotonic()
-        if self._last is not None and page > self._last[0]:
-            per_page = (now - self._last[1]) / (page - self._last[0])
-            if 5 <= per_page <= 900:  # ignore skimming and coffee breaks
-                self._samples = [*self._samples[-19:], per_page]
-        self._last = (page, now)
-
-    def measured(self) -> bool:
-        return bool(self._samples)
-
-    def seconds_per_page(self) -> float:
-        if not self._samples:
-            return self.DEFAULT
-        ordered = sorted(self._samples)
-        return ordered[len(ordered) // 2]
 
 
 def _int(value: object, default: int) -> int:

@@ -112,7 +112,7 @@ def test_turning_screens_through_a_chapter_skips_no_text(
         seen_pages.append(reader.page)
         if reader.page > pages[-1]:
             break
-        press(view, key)
+        press(view, Qt.Key.Key_PageDown)
     assert reader.page == pages[-1] + 1, "reading went on into the next chapter"
     assert seen_pages == sorted(seen_pages), "the page indicator only moved forward"
     for page in pages:
@@ -243,7 +243,7 @@ def test_jumps_never_raise_read_to_but_reading_on_through_pages_does(
     reader.go_back()
     reader.save_position()
     assert library.get_book(book.id).read_to == 1
-    reader.go_to_page(20)
+    reader.go_to_page(1)  # where reading stopped
     view = text_view(reader)
     while reader.page < 23:
         press(view, Qt.Key.Key_PageDown)
@@ -726,14 +726,15 @@ def test_double_click_on_an_image_opens_it_large(
 def test_time_left_in_the_chapter_follows_the_measured_pace(
     reader: Reader, library: Library, books_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import desktop.reader.reader as reader_module
+    import core.reading
 
     clock = [1000.0]
-    monkeypatch.setattr(reader_module.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(core.reading.time, "monotonic", lambda: clock[0])
     book = import_book(library, books_dir / "alice_in_wonderland.epub").book
     toc = library.toc(book.id)
     chapter = next(t for t in toc if "CHAPTER VI" in t.title)
-    reader.open_book(book, chapter.page)
+    library.set_position(book.id, chapter.page)  # reading there, not looking ahead
+    reader.open_book(library.get_book(book.id))
     for _ in range(3):
         clock[0] += 30.0  # thirty seconds a page
         reader.next_page()
@@ -831,3 +832,56 @@ def test_reopening_a_book_shows_the_same_words_at_the_top(
     second.show()
     second.open_book(library.get_book(book.id))
     assert second.position() == here
+
+
+# looking ahead -------------------------------------------------------------------------------
+
+
+def test_a_page_turn_after_a_jump_is_looking_ahead_until_read_to_here(
+    reader: Reader, library: Library, books_dir: Path
+) -> None:
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    library.set_position(book.id, 30)
+    reader.open_book(library.get_book(book.id))
+    view = text_view(reader)
+    assert "Looking ahead" not in reader.footer.plain_text()
+    reader.page_box.setFocus()  # Go to page 80, typed
+    reader.page_box.selectAll()
+    QTest.keyClicks(reader.page_box, "80")
+    press(reader.page_box, Qt.Key.Key_Return)
+    assert reader.page == 80
+    QTest.mouseClick(reader.next_button, Qt.MouseButton.LeftButton)  # ▶
+    press(view, Qt.Key.Key_PageDown)
+    assert reader.page >= 81
+    assert reader.footer.plain_text().startswith(
+        "Looking ahead — the assistant still stops at p. 30"
+    )
+    reader.save_position()
+    assert library.get_book(book.id).read_to == 30, "page turns after a jump are not reading"
+    here = reader.page
+    press(
+        view, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )  # Read to here
+    assert library.get_book(book.id).read_to == here
+    assert "Looking ahead" not in reader.footer.plain_text()
+    QTest.mouseClick(reader.next_button, Qt.MouseButton.LeftButton)
+    reader.save_position()
+    assert library.get_book(book.id).read_to == here + 1, "reading on from the bound again"
+
+
+def test_back_after_looking_ahead_returns_where_reading_stopped_and_reading_counts_again(
+    reader: Reader, library: Library, books_dir: Path
+) -> None:
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    library.set_position(book.id, 30)
+    reader.open_book(library.get_book(book.id))
+    view = text_view(reader)
+    reader.go_to_page(70, mark="Alice")  # a citation past the bound
+    press(view, Qt.Key.Key_PageDown)
+    press(view, Qt.Key.Key_PageDown)
+    press(view, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)  # Back
+    assert reader.page == 30 and "Looking ahead" not in reader.footer.plain_text()
+    while reader.page < 31:
+        press(view, Qt.Key.Key_PageDown)
+    reader.save_position()
+    assert library.get_book(book.id).read_to == 31
