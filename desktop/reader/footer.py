@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
+from core.reading import ReadingSession
+from desktop.reader.pages import Chapters
+
 
 class Footer(QLabel):
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -19,6 +22,18 @@ class Footer(QLabel):
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self._progress = ""
         self._note = ""
+
+    def show_progress(self, session: ReadingSession, chapter: str, chapters: Chapters) -> None:
+        """Chapter, page, percent and the time left in the chapter at the reader's pace, and
+        the looking-ahead note."""
+        page, total = session.page, session.page_count
+        parts = [chapter, f"p. {page} of {total}", f"{round(100 * page / total)}%"]
+        left = chapters.left_from(page)
+        if left:
+            minutes = max(1, round(left * session.pace.seconds_per_page() / 60))
+            parts.append(f"about {minutes} min left in chapter")
+        self._note = session.bound_note()
+        self.set_progress("  ·  ".join(p for p in parts if p))
 
     def set_progress(self, text: str) -> None:
         """Chapter, page, percent and time left."""

@@ -30,6 +30,7 @@ from PySide6.QtGui import (
     QKeyEvent,
     QMouseEvent,
     QResizeEvent,
+    QShowEvent,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
@@ -101,6 +102,10 @@ class TextView(QTextBrowser):
         self._mark_pinned = False  # the mark stays centred until the reader scrolls
         self.document().setDocumentMargin(28)
         self.verticalScrollBar().valueChanged.connect(self._scrolled)
+        # Qt lays a document out again (when the view is first shown, or finishes a large
+        # layout later) and moves the scroll bar's range under the reader: that is no
+        # scrolling, the same words stay at the top
+        self.verticalScrollBar().rangeChanged.connect(self._relaid_out)
         self._resize_timer = QTimer(self, singleShot=True, interval=120)
         self._resize_timer.timeout.connect(self._rerender_keep_place)
 
@@ -210,7 +215,11 @@ class TextView(QTextBrowser):
             self._fill()
             self._decorate()
             self._mark_pinned = found
-            self._anchor = self.top_position()
+            # the place asked for, not what the top line shows now: a view not yet at its
+            # final size (or shown) lays it out again later, and must keep this place
+            self._anchor = (
+                self.top_position() if found else self.page_offset(self._pos(page, offset))
+            )
         finally:
             self._busy = False
         self._update_top(user=False)
@@ -394,6 +403,16 @@ class TextView(QTextBrowser):
                 self._mark_pinned = True
             self._decorate()
 
+    def showEvent(self, event: QShowEvent) -> None:
+        # on its first showing QTextEdit scrolls to the text cursor (where the last page was
+        # appended): not the reader's doing, and the place must not move
+        self._busy = True
+        try:
+            super().showEvent(event)
+        finally:
+            self._busy = False
+        self._relaid_out()
+
     def resizeEvent(self, event: QResizeEvent) -> None:
         if not self.loaded or self._busy:
             super().resizeEvent(event)
@@ -483,6 +502,18 @@ class TextView(QTextBrowser):
         finally:
             self._busy = False
         self._update_top(user=True)
+
+    def _relaid_out(self, *_: int) -> None:
+        if self._busy or not self.loaded:
+            return
+        self._busy = True
+        try:
+            if self._mark is not None and self._mark_pinned:
+                self._scroll_to_position(self._mark[0], centre=True)
+            elif self._anchor is not None and self._anchor[0] in self.loaded:
+                self._scroll_to_position(self._pos(*self._anchor))
+        finally:
+            self._busy = False
 
     def _update_top(self, *, user: bool) -> None:
         page = self.top_page()

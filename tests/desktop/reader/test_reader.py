@@ -235,10 +235,10 @@ def test_jumps_never_raise_read_to_but_reading_on_through_pages_does(
     reader.open_book(book, 1)
     reader.go_to_page(30)  # Go to page
     reader.toc.setCurrentItem(reader.toc.topLevelItem(5))
-    reader._toc_go(reader.toc.topLevelItem(5))  # a contents entry
+    reader.side.contents.go(reader.toc.topLevelItem(5))  # a contents entry
     reader.find_box.setText("Cheshire")
     reader.run_find()
-    reader.find_next(1)  # a Find result
+    reader.side.finder.step(1)  # a Find result
     reader.go_to_page(60, mark="Cheshire")  # a citation chip
     reader.go_back()
     reader.save_position()
@@ -751,11 +751,11 @@ def test_f3_marks_each_match_on_a_page_in_turn(
     reader.open_book(book, 1)
     reader.find_box.setText("Alice")
     reader.run_find()
-    matches = reader._matches
+    matches = reader.side.finder.matches
     index = next(i for i in range(len(matches) - 2) if matches[i].page == matches[i + 2].page)
     page = matches[index].page
     view = text_view(reader)
-    reader._go_match(index)
+    reader.side.finder.go_match(index)
     offsets = []
     for _ in range(3):
         assert reader.page == page and view.mark_visible()
