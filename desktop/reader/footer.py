@@ -29,10 +29,10 @@ class Footer(QLabel):
         page, total = session.page, session.page_count
         parts = [chapter, f"p. {page} of {total}", f"{round(100 * page / total)}%"]
         left = chapters.left_from(page)
-        if left:
+        self._note = session.bound_note()
+        if left and not self._note:  # (looking ahead: the note takes the room)
             minutes = max(1, round(left * session.pace.seconds_per_page() / 60))
             parts.append(f"about {minutes} min left in chapter")
-        self._note = session.bound_note()
         self.set_progress("  ·  ".join(p for p in parts if p))
 
     def set_progress(self, text: str) -> None:
