@@ -17,7 +17,7 @@ import logging
 from dataclasses import replace
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtGui import QCloseEvent, QContextMenuEvent
 from PySide6.QtWidgets import QListWidgetItem, QSplitter, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from core.errors import MarginError
@@ -103,6 +103,10 @@ class Reader(QWidget):
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         self.build_context_menu().exec(event.globalPos())
 
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self._save_timer.stop()  # the window saves on closing; a closed reader writes nothing
+        super().closeEvent(event)
+
     def _wire(self) -> None:
         """The one place the reader's parts are connected."""
         bar, side, host = self.toolbar, self.side, self.host
@@ -132,10 +136,10 @@ class Reader(QWidget):
         host.requestBack.connect(self.go_back)
         host.requestForward.connect(self.go_forward)
         host.chapterEdge.connect(self.chapter_edge)
-        host.zoomChanged.connect(self._remember_zoom)
+        host.zoomChanged.connect(lambda s, fit: self._remember(zoom=None if fit else round(s, 3)))
         host.imageOpened.connect(lambda url: self.host.show_image(url, self))
         self.pageChanged.connect(side.page_shown)
-        side.currentChanged.connect(self._remember_side)
+        side.currentChanged.connect(lambda: self._remember(side=self.side.current_name()))
 
     def _set_enabled(self, enabled: bool) -> None:
         self.toolbar.set_enabled(enabled)
@@ -188,6 +192,7 @@ class Reader(QWidget):
         view.setFocus()
 
     def close_book(self) -> None:
+        self._save_timer.stop()
         self.host.close_view()
         self.book = None
         self.session = None
@@ -303,6 +308,7 @@ class Reader(QWidget):
         self._update_footer()
 
     def save_position(self) -> None:
+        self._save_timer.stop()  # saved now: nothing pending writes later
         if self.book is None or self.session is None:
             return
         try:
@@ -327,8 +333,6 @@ class Reader(QWidget):
         if self.session is not None:
             self.footer.show_progress(self.session, title, self.chapters)
 
-    # zoom, fonts, themes ------------------------------------------------------------------
-
     def zoom_in(self) -> None:
         """A PDF's scale, or a text's font size (remembered for every book)."""
         if not self.host.zoom(1) and self.view is not None:
@@ -351,19 +355,16 @@ class Reader(QWidget):
         self.font_size = max(8, min(typography.font_size, 40))
         self.host.set_typography(typography)
 
-    def _remember_zoom(self, scale: float, fit: bool) -> None:
-        if self.book is not None:
-            self.memory.remember(self.book.id, zoom=None if fit else round(scale, 3))
-
     def set_theme(self, name: str) -> None:
         self.theme = name
         if self.theme_box.currentText() != name:
             self.theme_box.setCurrentText(name)
         self.host.set_theme(name)
 
-    def _remember_side(self) -> None:
+    def _remember(self, **changes: object) -> None:
+        """Keep something about the open book with it (zoom, side panel)."""
         if self.book is not None:
-            self.memory.remember(self.book.id, side=self.side.current_name())
+            self.memory.remember(self.book.id, **changes)
 
     def _focus_book(self) -> None:
         """After a click in a side list, the keys (Page Down, Space) read the book again."""

@@ -42,7 +42,15 @@ def test_opening_and_closing_the_window_moves_nothing(
     window.open_book(book.id)
     QApplication.processEvents()
     first_line = window.reader.position()
-    assert first_line[0] == 50
+    view = window.reader.view
+    assert first_line[0] == 50, (
+        window.reader.page,
+        view.verticalScrollBar().value(),  # type: ignore[union-attr]
+        view.verticalScrollBar().maximum(),  # type: ignore[union-attr]
+        view._anchor,  # type: ignore[union-attr]
+        view.loaded,  # type: ignore[union-attr]
+        view.isVisible(),  # type: ignore[union-attr]
+    )
     close_window(qtbot, window)
     for size in sizes:
         window = open_window(app, qtbot, size)
