@@ -14,6 +14,10 @@ from pathlib import Path
 APP_NAME = "Margin"
 
 
+def event_log_name(conversation_id: int) -> str:
+    return f"conversation-{conversation_id}.jsonl"
+
+
 @dataclass(frozen=True)
 class Paths:
     data: Path
@@ -35,6 +39,10 @@ class Paths:
     @property
     def event_logs(self) -> Path:
         return self.data / "events"
+
+    def event_log(self, conversation_id: int) -> Path:
+        """A conversation's event log (``core.agent.eventlog``), deleted with it."""
+        return self.event_logs / event_log_name(conversation_id)
 
     @property
     def settings_file(self) -> Path:

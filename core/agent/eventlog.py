@@ -14,6 +14,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from core.paths import event_log_name
+
 log = logging.getLogger("margin.eventlog")
 EXCERPT = 500
 
@@ -25,7 +27,7 @@ def excerpt(value: Any) -> str:
 
 class EventLog:
     def __init__(self, folder: Path, conversation_id: int) -> None:
-        self.path = folder / f"conversation-{conversation_id}.jsonl"
+        self.path = folder / event_log_name(conversation_id)
 
     def write(self, kind: str, **fields: Any) -> None:
         record = {

@@ -116,7 +116,11 @@ class AgentService:
     # conversations --------------------------------------------------------------------
 
     def create_conversation(self, book_id: int, title: str = "") -> ConversationInfo:
-        return self.conversations.create(book_id, title)
+        conversation = self.conversations.create(book_id, title)
+        # a library from before ids were never reused may hold a deleted conversation's log
+        # under this id: the new conversation starts its own
+        self.paths.event_log(conversation.id).unlink(missing_ok=True)
+        return conversation
 
     def list_conversations(self, book_id: int) -> list[ConversationInfo]:
         return self.conversations.list_for_book(book_id)
@@ -128,7 +132,9 @@ class AgentService:
         return self.conversations.rename(conversation_id, title)
 
     def delete_conversation(self, conversation_id: int) -> None:
+        """Delete a conversation with its event log."""
         self.conversations.delete(conversation_id)
+        self.paths.event_log(conversation_id).unlink(missing_ok=True)
 
     def history(self, conversation_id: int) -> list[MessageRecord]:
         return self.conversations.history(conversation_id)

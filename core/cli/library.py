@@ -205,11 +205,19 @@ def _where(book: BookInfo) -> str:
 def cmd_position(args: argparse.Namespace, ctx: CliContext) -> int:
     """``position`` sets the page and how far the reader has read; ``read-to`` only the
     latter (lower as well as higher)."""
+    from core.reading import ReadingSession
+
     book = ctx.library.find_book(args.book)
+    session = ReadingSession.of(book)
     if args.number is not None:
-        setter = ctx.library.set_read_to if args.only_bound else ctx.library.set_position
-        book = setter(book.id, _page_arg(book, args.number))
+        page = _page_arg(book, args.number)
+        if not args.only_bound:
+            session.jump(page)
+        session.set_bound(page)
+        book = session.save(ctx.library)
     say(_where(book))
+    if session.looking_ahead:
+        say(session.bound_note() + f" (margin read-to {book.id} {book.page} moves it here).")
     return 0
 
 

@@ -244,6 +244,8 @@ class Library:
         Conversations(self.db).stop_answers(conversation_ids)  # answers in other processes
         with self.db.atomic():
             self._delete_rows([book_id])
+        for conversation_id in conversation_ids:  # their event logs go with them
+            self.paths.event_log(conversation_id).unlink(missing_ok=True)
         if book.file_path:
             copy = Path(book.file_path)
             if copy.is_relative_to(self.paths.books):

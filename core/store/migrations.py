@@ -173,7 +173,7 @@ def _v9_spoiler_stats(db: pw.SqliteDatabase) -> None:
     )
 
 
-def _relative_copies(db: pw.SqliteDatabase) -> None:
+def _v10_relative_copies(db: pw.SqliteDatabase) -> None:
     # Book copies were stored by absolute path: a moved data folder (new machine, new user
     # name, a synced folder) lost them, or silently read an old folder left behind. From now
     # on a copy in the library's books folder is stored as "books/<sha256><suffix>",
@@ -187,6 +187,76 @@ def _relative_copies(db: pw.SqliteDatabase) -> None:
     db.cursor().executemany("UPDATE book SET file_path = ? WHERE id = ?", updates)
 
 
+def _v11_reading_state(db: pw.SqliteDatabase) -> None:
+    # A book's reading state beside its page and bound (core.store.reading_state): the first
+    # line on screen, the PDF zoom, the side panel, per-book view settings. It was kept in
+    # reader.ini, where it outlived the book; here it goes with it.
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS reading_state (book_id INTEGER PRIMARY KEY "
+        "REFERENCES book (id) ON DELETE CASCADE, data TEXT NOT NULL, updated_at TEXT)"
+    )
+
+
+def _v12_ids_never_reused(db: pw.SqliteDatabase) -> None:
+    # SQLite hands a deleted row's id to the next row unless the key is AUTOINCREMENT: the
+    # next book or conversation then inherited the deleted one's files and remembered state.
+    # A column cannot become AUTOINCREMENT in place: each table is rebuilt with the same
+    # columns, rows and indexes (foreign keys off meanwhile, so the copy's DROP TABLE does
+    # not cascade to the children; they are checked afterwards).
+    before = _fk_violations(db)
+    for table in ("book", "conversation"):
+        _rebuild_autoincrement(db, table)
+    if _fk_violations(db) - before:
+        raise StorageError(
+            "migration_failed",
+            "Updating the library lost the link between books and their pages or "
+            "conversations; nothing was changed.",
+            hint="Please report this; the library stays as it was.",
+        )
+
+
+_v12_ids_never_reused.without_foreign_keys = True  # type: ignore[attr-defined]
+
+
+def _fk_violations(db: pw.SqliteDatabase) -> set[tuple[Any, ...]]:
+    return {tuple(row) for row in db.execute_sql("PRAGMA foreign_key_check").fetchall()}
+
+
+def _rebuild_autoincrement(db: pw.SqliteDatabase, table: str) -> None:
+    import re
+
+    row = db.execute_sql(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
+    if row is None or "AUTOINCREMENT" in row[0].upper():
+        return
+    create, count = re.subn(
+        r'("?id"?\s+INTEGER\s+NOT\s+NULL\s+PRIMARY\s+KEY)',
+        r"\1 AUTOINCREMENT",
+        row[0],
+        count=1,
+        flags=re.IGNORECASE,
+    )
+    if not count:
+        raise StorageError("migration_failed", f"The {table} table has an unexpected key.")
+    rebuilt = f"{table}_rebuilt"
+    create = re.sub(rf'^CREATE TABLE "?{table}"?', f'CREATE TABLE "{rebuilt}"', create)
+    extras = [
+        sql
+        for (sql,) in db.execute_sql(
+            "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') "
+            "AND sql IS NOT NULL",
+            (table,),
+        ).fetchall()
+    ]
+    db.execute_sql(create)
+    db.execute_sql(f'INSERT INTO "{rebuilt}" SELECT * FROM "{table}"')
+    db.execute_sql(f'DROP TABLE "{table}"')
+    db.execute_sql(f'ALTER TABLE "{rebuilt}" RENAME TO "{table}"')
+    for sql in extras:
+        db.execute_sql(sql)
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -197,7 +267,9 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v7_single_copy_of_text,
     _v8_compressed_text,
     _v9_spoiler_stats,
-    _relative_copies,
+    _v10_relative_copies,
+    _v11_reading_state,
+    _v12_ids_never_reused,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -217,9 +289,19 @@ def migrate(db: pw.SqliteDatabase) -> int:
             hint="Update Margin to open it.",
         )
     for version in range(start + 1, SCHEMA_VERSION + 1):
-        with db.atomic():
-            MIGRATIONS[version - 1](db)
-            db.execute_sql(f"PRAGMA user_version = {version}")
+        step = MIGRATIONS[version - 1]
+        # a step that rebuilds a parent table runs with foreign keys off (SQLite's way:
+        # they cannot be switched inside a transaction) and checks them itself
+        unlinked = getattr(step, "without_foreign_keys", False)
+        if unlinked:
+            db.execute_sql("PRAGMA foreign_keys = OFF")
+        try:
+            with db.atomic():
+                step(db)
+                db.execute_sql(f"PRAGMA user_version = {version}")
+        finally:
+            if unlinked:
+                db.execute_sql("PRAGMA foreign_keys = ON")
     if 0 < start < 8 <= SCHEMA_VERSION:
         _reclaim(db)  # compressing the text freed about half the file once
     return start

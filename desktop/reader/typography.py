@@ -30,6 +30,7 @@ from core.settings import (
     parse_reader_settings,
     save_reader_settings,
 )
+from core.store.reading_state import ReadingStates
 
 log = logging.getLogger("margin.reader")
 
@@ -139,11 +140,16 @@ def line_lengths(document: QTextDocument, start: int = 0, end: int = -1) -> list
 
 
 class TypographyStore:
-    """The look of books: one global, plus optional overrides for single books."""
+    """The look of books: one global (settings.toml), plus optional overrides for single
+    books, kept with the book in the library (``ReadingStates``; the reader's ``reader.ini``
+    carries them there as ``reading_states`` when no ``states`` are given)."""
 
-    def __init__(self, paths: Paths, reader_ini: QSettings) -> None:
+    def __init__(
+        self, paths: Paths, reader_ini: QSettings, states: ReadingStates | None = None
+    ) -> None:
         self.paths = paths
         self.ini = reader_ini
+        self.states: ReadingStates | None = states or getattr(reader_ini, "reading_states", None)
         self.global_, self.problems = load_reader_settings(paths)
         if not self.ini.value("typography/migrated"):  # once: the size zoomed to before
             self.ini.setValue("typography/migrated", 1)  # [reader] existed
@@ -160,19 +166,24 @@ class TypographyStore:
     def _key(self, book_id: int) -> str:
         return f"book/{book_id}/typography"
 
+    def _override(self, book_id: int) -> Any:
+        if self.states is not None:
+            return self.states.get(book_id).view.get("typography")
+        raw = self.ini.value(self._key(book_id), "")
+        try:
+            return json.loads(str(raw)) if raw else None
+        except ValueError:
+            return {}
+
     def has_override(self, book_id: int | None) -> bool:
-        return bool(book_id) and bool(self.ini.value(self._key(int(book_id or 0)), ""))
+        return bool(book_id) and self._override(int(book_id or 0)) is not None
 
     def for_book(self, book_id: int | None) -> Typography:
         if not book_id:
             return self.global_
-        raw = self.ini.value(self._key(book_id), "")
-        if not raw:
+        data = self._override(book_id)
+        if data is None:
             return self.global_
-        try:
-            data: Any = json.loads(str(raw))
-        except ValueError:
-            data = None
         settings, problems = parse_reader_settings(data, f"the settings of book {book_id}")
         for problem in problems:
             log.warning("%s", problem)
@@ -181,10 +192,20 @@ class TypographyStore:
     def save(self, typography: Typography, book_id: int | None = None) -> None:
         """Remember ``typography`` for one book (``book_id``) or for every book."""
         if book_id:
-            self.ini.setValue(self._key(book_id), json.dumps(dataclasses.asdict(typography)))
+            look = dataclasses.asdict(typography)
+            if self.states is not None:
+                view = {**self.states.get(book_id).view, "typography": look}
+                self.states.update(book_id, view=view)
+            else:
+                self.ini.setValue(self._key(book_id), json.dumps(look))
             return
         self.global_ = typography
         save_reader_settings(self.paths, typography)
 
     def forget_book(self, book_id: int) -> None:
-        self.ini.remove(self._key(book_id))
+        if self.states is not None:
+            view = dict(self.states.get(book_id).view)
+            view.pop("typography", None)
+            self.states.update(book_id, view=view)
+        else:
+            self.ini.remove(self._key(book_id))

@@ -50,6 +50,7 @@ def test_import_list_show_search_page_position(
     assert "now on page 30 of 97" in out and "read up to page 30" in out
     code, out, _ = run(capsys, "read-to", "alice", "12")
     assert code == 0 and "now on page 30 of 97" in out and "read up to page 12" in out
+    assert "Looking ahead — the assistant still stops at p. 12" in out
     code, out, _ = run(capsys, "show", "alice", "--json")
     shown = json.loads(out)
     assert (shown["page"], shown["read_to"]) == (30, 12)

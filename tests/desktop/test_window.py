@@ -191,11 +191,13 @@ def test_position_saved_and_restored(
     book = import_book(library, books_dir / "alice_in_wonderland.txt").book
     first = MainWindow(app)
     qtbot.addWidget(first)
-    first.open_book(book.id, 7)  # a jump: the bound stays at page 1
-    first.reader.next_page()  # reading on from 7 to 8 raises it
+    library.set_position(book.id, 7)
+    first.open_book(book.id, 7)
+    first.reader.next_page()  # reading on from 7 (where reading stopped) to 8 raises it
     first.reader.go_to_page(40)  # a jump (Go to page) moves the page only
+    first.reader.next_page()  # and a page turn there is looking ahead, not reading
     first.reader.save_position()
-    assert (library.get_book(book.id).page, library.get_book(book.id).read_to) == (40, 8)
+    assert (library.get_book(book.id).page, library.get_book(book.id).read_to) == (41, 8)
     first.reader.go_to_page(8)
     first.close()
     assert library.get_book(book.id).page == 8

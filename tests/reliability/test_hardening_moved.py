@@ -63,6 +63,6 @@ def test_the_migration_makes_old_absolute_paths_relative(tmp_path: Path) -> None
             ],
         )
     db = pw.SqliteDatabase(str(db_path))
-    migrations._relative_copies(db)
+    migrations._v10_relative_copies(db)
     rows = dict(db.execute_sql("SELECT id, file_path FROM book").fetchall())
     assert rows == {1: f"books/{sha}.epub", 2: "/somewhere/else/book.pdf", 3: ""}

@@ -1,0 +1,159 @@
+"""The Find side panel: find in the whole book (whole words, exact phrase), the matches listed
+in book order with a count, and F3 / Shift+F3 through all of them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.errors import MarginError
+from core.search.find import BookText, FindMatch
+from desktop.reader.pages import MATCH_ROLE, PAGE_ROLE, PageLabels
+from desktop.widgets import tool_button
+
+MAX_LISTED = 500  # results listed; F3 goes through all of them
+
+
+class FindPanel(QWidget):
+    requestMatch = Signal(int, str, int)  # page, the matched text, its offset in the page
+    requestShown = Signal()  # results are listed: show this panel
+    requestFocusBook = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.box = QLineEdit(placeholderText="Find in book…")
+        self.box.setAccessibleName("Find in book")
+        self.box.setClearButtonEnabled(True)
+        self.box.returnPressed.connect(self.run)
+        self.whole_word_box = QCheckBox("Whole words")
+        self.exact_box = QCheckBox("Exact phrase")
+        self.exact_box.setToolTip("Match case and punctuation exactly as typed")
+        self.count = QLabel("")
+        self.count.setAccessibleName("Number of matches")
+        self.prev_button = tool_button("▲")
+        self.prev_button.setToolTip("Previous match (Shift+F3)")
+        self.prev_button.setAccessibleName("Previous match")
+        self.next_button = tool_button("▼")
+        self.next_button.setToolTip("Next match (F3)")
+        self.next_button.setAccessibleName("Next match")
+        self.prev_button.clicked.connect(lambda: self.step(-1))
+        self.next_button.clicked.connect(lambda: self.step(1))
+        self.results = QListWidget()
+        self.results.setAccessibleName("Find results")
+        self.results.setWordWrap(True)
+        self.results.itemActivated.connect(self.go_item)
+        self.results.itemClicked.connect(self.go_item)
+        self.results.itemClicked.connect(lambda *_: self.requestFocusBook.emit())
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.box)
+        options = QHBoxLayout()
+        options.addWidget(self.whole_word_box)
+        options.addWidget(self.exact_box)
+        options.addStretch(1)
+        layout.addLayout(options)
+        counts = QHBoxLayout()
+        counts.addWidget(self.count, 1)
+        counts.addWidget(self.prev_button)
+        counts.addWidget(self.next_button)
+        layout.addLayout(counts)
+        layout.addWidget(self.results)
+        self.matches: list[FindMatch] = []
+        self.index = -1
+        self._book_text: BookText | None = None
+        self._texts: Callable[[], list[tuple[int, str]]] | None = None
+        self._labels = PageLabels()
+        self._page: Callable[[], int] = lambda: 1
+
+    def set_book(
+        self,
+        texts: Callable[[], list[tuple[int, str]]] | None,
+        labels: PageLabels,
+        page: Callable[[], int],
+    ) -> None:
+        """The open book: ``texts`` reads its pages (once, when first needed), ``page`` is the
+        page on screen (F3 starts there)."""
+        self._texts, self._labels, self._page = texts, labels, page
+        self._book_text = None
+        self.reset()
+
+    def reset(self) -> None:
+        self.results.clear()
+        self.count.setText("")
+        self.matches = []
+        self.index = -1
+
+    def run(self) -> None:
+        self.reset()
+        query = self.box.text().strip()
+        if self._texts is None or not query:
+            return
+        if self._book_text is None:
+            self._book_text = BookText(self._texts())
+        try:
+            self.matches = self._book_text.find(
+                query,
+                whole_word=self.whole_word_box.isChecked(),
+                exact=self.exact_box.isChecked(),
+                snippets=MAX_LISTED,
+            )
+        except MarginError as exc:
+            self.count.setText(exc.message)
+            return
+        count = len(self.matches)
+        if not count:
+            self.count.setText(f"Nothing matches “{query}”.")
+        else:
+            self.count.setText("1 match" if count == 1 else f"{count} matches")
+        for i, match in enumerate(self.matches[:MAX_LISTED]):
+            label = self._labels.long(match.page)
+            item = QListWidgetItem(f"{label} — …{match.before} {match.text} {match.after}…")
+            item.setData(PAGE_ROLE, (match.page, match.text))
+            item.setData(MATCH_ROLE, i)
+            self.results.addItem(item)
+        self.requestShown.emit()
+
+    def step(self, step: int = 1) -> None:
+        """F3 / Shift+F3: the next or previous match after the page on screen."""
+        if not self.matches:
+            if self.box.text().strip() and self._texts is not None:
+                self.run()
+            if not self.matches:
+                return
+        if self.index < 0:
+            here = self._page()
+            if step > 0:
+                later = [i for i, m in enumerate(self.matches) if m.page >= here]
+                index = later[0] if later else 0
+            else:
+                earlier = [i for i, m in enumerate(self.matches) if m.page <= here]
+                index = earlier[-1] if earlier else len(self.matches) - 1
+        else:
+            index = (self.index + step) % len(self.matches)
+        self.go_match(index)
+
+    def go_match(self, index: int) -> None:
+        self.index = index
+        match = self.matches[index]
+        if index < self.results.count():
+            self.results.blockSignals(True)
+            self.results.setCurrentRow(index)
+            self.results.blockSignals(False)
+        self.count.setText(f"{index + 1} of {len(self.matches)} matches")
+        self.requestMatch.emit(match.page, match.text, match.offset + 1)
+
+    def go_item(self, item: QListWidgetItem) -> None:
+        index = item.data(MATCH_ROLE)
+        if isinstance(index, int) and 0 <= index < len(self.matches):
+            self.go_match(index)

@@ -1,0 +1,48 @@
+"""Small shared pieces of the reader's panels: item roles and how a page is named."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt
+
+PAGE_ROLE = Qt.ItemDataRole.UserRole + 2  # (page, text) or page of a list item
+MATCH_ROLE = Qt.ItemDataRole.UserRole + 3  # index of a Find match
+ANCHOR_ROLE = Qt.ItemDataRole.UserRole + 4  # (page, offset) where a highlight starts
+
+
+class PageLabels:
+    """A book's printed page labels ("iv", "12"), by stored page number."""
+
+    def __init__(self, labels: Sequence[str] = ()) -> None:
+        self.labels = list(labels)
+
+    def printed(self, page: int) -> str:
+        """The printed label of ``page``, or "" when the book has none for it."""
+        return self.labels[page - 1] if 0 < page <= len(self.labels) else ""
+
+    def short(self, page: int) -> str:
+        return self.printed(page) or str(page)
+
+    def long(self, page: int) -> str:
+        """ "p. 12", or "p. 14 (xii)" when the printed number differs."""
+        label = self.short(page)
+        return f"p. {page}" if label == str(page) else f"p. {page} ({label})"
+
+
+class Chapters:
+    """Which chapter each stored page belongs to (Home/End, time left in the chapter)."""
+
+    def __init__(self, chapter_of_page: Sequence[int] = ()) -> None:
+        self.of_page = list(chapter_of_page)
+
+    def pages_with(self, page: int) -> list[int]:
+        """The stored pages of ``page``'s chapter, in order ([] when unknown)."""
+        if not 0 < page <= len(self.of_page):
+            return []
+        chapter = self.of_page[page - 1]
+        return [i + 1 for i, c in enumerate(self.of_page) if c == chapter]
+
+    def left_from(self, page: int) -> int:
+        """Pages left in ``page``'s chapter, ``page`` included (0 when unknown)."""
+        return sum(1 for p in self.pages_with(page) if p >= page)

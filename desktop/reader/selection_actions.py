@@ -1,0 +1,164 @@
+"""What the reader can do with a selection: the bar beside it, the context menu, the quick
+actions (Ask, Explain, Define, Summarize, Translate: an ``AskRequest`` for the chat) and
+highlights (saved with an optional note)."""
+
+from __future__ import annotations
+
+import locale
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QPoint
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QInputDialog, QMenu
+
+from core.prompts import load_prompt
+from core.store.library import HIGHLIGHT_COLOURS
+from desktop.reader.selection_bar import ACTIONS, SelectionBar
+from desktop.requests import AskRequest
+
+if TYPE_CHECKING:
+    from desktop.reader.reader import Reader
+
+Selection = tuple[int, str, object]  # page, text, anchor
+
+
+def reader_language() -> str:
+    code = (locale.getlocale()[0] or "en").split("_")[0]
+    names = {
+        "en": "English",
+        "fr": "French",
+        "de": "German",
+        "es": "Spanish",
+        "it": "Italian",
+        "pt": "Portuguese",
+        "nl": "Dutch",
+        "ja": "Japanese",
+        "zh": "Chinese",
+    }
+    return names.get(code, "English")
+
+
+class SelectionActions(QObject):
+    def __init__(self, reader: Reader) -> None:
+        super().__init__(reader)
+        self.reader = reader
+        self.bar = SelectionBar(reader)
+        self.bar.actionChosen.connect(self.act)
+        self.pending: Selection | None = None  # a PDF selection (the canvas keeps no text)
+        host = reader.host
+        host.textSelectionChanged.connect(self._text_selection_changed)
+        host.pdfSelected.connect(self._pdf_selected)
+        host.selectionCleared.connect(self.bar.hide)
+        host.contextMenuAt.connect(lambda pos: self.build_context_menu().exec(pos))
+
+    def selection(self) -> Selection | None:
+        """(page, text, anchor) of the current selection, if any."""
+        text_view = self.reader.host.text_view()
+        if text_view is not None:
+            text = text_view.selected_text()
+            if not text:
+                return None
+            page = text_view.selection_page() or self.reader.page
+            return (page, text, text_view.selection_anchor())
+        return self.pending
+
+    def _text_selection_changed(self) -> None:
+        view = self.reader.host.text_view()
+        if view is None:
+            return
+        if view.selected_text():
+            viewport = view.viewport()
+            rect = view.cursorRect()
+            y = min(max(rect.bottom(), 0), viewport.height() - self.bar.height() - 40)
+            x = min(max(rect.center().x(), 0), viewport.width())
+            self.bar.show_at(viewport.mapTo(self.reader, QPoint(x, y)))
+        else:
+            self.bar.hide()
+
+    def _pdf_selected(self, page: int, text: str, polys: object) -> None:
+        self.pending = (page, text, {"polys": polys})
+        pdf = self.reader.host.pdf_view()
+        if pdf is not None:
+            pos = pdf.canvas.mapFromGlobal(self.reader.cursor().pos())
+            viewport = pdf.viewport()
+            inside = viewport.mapFrom(pdf.canvas, pos)
+            inside.setY(min(max(inside.y(), 0), viewport.height() - 60))
+            inside.setX(min(max(inside.x(), 0), viewport.width()))
+            self.bar.show_at(viewport.mapTo(self.reader, inside))
+
+    def build_context_menu(self) -> QMenu:
+        reader = self.reader
+        menu = QMenu(reader)
+        has = self.selection() is not None
+        for key, label in ACTIONS:
+            action = QAction(label, menu)
+            action.setEnabled(has)
+            action.triggered.connect(lambda _=False, k=key: self.act(k))
+            menu.addAction(action)
+        menu.addSeparator()
+        hl = QAction("Highlight", menu)
+        hl.setEnabled(has)
+        hl.triggered.connect(lambda: self.act("highlight"))
+        menu.addAction(hl)
+        menu.addSeparator()
+        if reader.session is not None and reader.session.history.can_back():
+            back = QAction("Back", menu)
+            back.triggered.connect(reader.go_back)
+            menu.addAction(back)
+        read_to = QAction("Read to here (I have read up to here)", menu)
+        read_to.setEnabled(reader.book is not None)
+        read_to.triggered.connect(reader.mark_read_to_here)
+        menu.addAction(read_to)
+        return menu
+
+    def act(self, action: str = "ask") -> bool:
+        """Run a quick action or a highlight on the selection; False when there is none."""
+        sel = self.selection()
+        book = self.reader.book
+        if sel is None or book is None:
+            return False
+        page, text, anchor = sel
+        self.bar.hide()
+        if action == "highlight" or action.startswith("highlight:"):
+            colour = action.partition(":")[2] or "yellow"
+            return self.save_highlight(page, text, anchor, colour)
+        prompt = ""
+        if action != "ask":
+            prompt = load_prompt(
+                f"actions/{action}",
+                selection=text,
+                page=str(page),
+                book_title=book.title,
+                language=reader_language(),
+            )
+        self.reader.requestAsk.emit(AskRequest(book.id, page, text, action, prompt))
+        return True
+
+    def save_highlight(
+        self,
+        page: int,
+        text: str,
+        anchor: object = None,
+        colour: str = "yellow",
+        note: str | None = None,
+    ) -> bool:
+        """Save a highlight (asking for an optional note); False when the reader cancels."""
+        reader = self.reader
+        if reader.book is None:
+            return False
+        if note is None and reader.isVisible() and not reader.property("headless"):
+            note, ok = QInputDialog.getText(reader, "Highlight", "Note (optional):")
+            if not ok:
+                return False
+        reader.library.add_highlight(
+            reader.book.id,
+            page,
+            text,
+            note=note or "",
+            colour=colour if colour in HIGHLIGHT_COLOURS else "yellow",
+            anchor=anchor,
+        )
+        reader.refresh_highlights()
+        reader.highlightsChanged.emit(reader.book.id)
+        reader.host.clear_selection()
+        return True

@@ -1,0 +1,39 @@
+"""Keys that work anywhere in the reader (the window's menu has the others)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+
+from desktop.reader.selection_bar import BAR_COLOURS
+
+if TYPE_CHECKING:
+    from desktop.reader.reader import Reader
+
+
+def install_shortcuts(reader: Reader) -> dict[str, QAction]:
+    """Add the reader's shortcuts to it (active while focus is inside); returns them by key."""
+    find, act = reader.side.finder, reader.selection_actions.act
+    table: list[tuple[str, Any]] = [
+        ("Alt+Left", reader.go_back),
+        ("Alt+Right", reader.go_forward),
+        ("F3", lambda: find.step(1)),
+        ("Shift+F3", lambda: find.step(-1)),
+        ("Ctrl+Shift+D", lambda: act("define")),
+        ("Ctrl+Shift+S", lambda: act("summarize")),
+        ("Ctrl+Shift+T", lambda: act("translate")),
+        ("Ctrl+Shift+R", reader.mark_read_to_here),
+    ]
+    for i, colour in enumerate(BAR_COLOURS, start=1):
+        table.append((f"Ctrl+{i}", lambda c=colour: act(f"highlight:{c}")))
+    actions: dict[str, QAction] = {}
+    for keys, slot in table:
+        action = QAction(keys, reader)
+        action.setShortcut(QKeySequence(keys))
+        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        action.triggered.connect(slot)
+        reader.addAction(action)
+        actions[keys] = action
+    return actions

@@ -1,0 +1,365 @@
+"""The document of a reflowable book's text view: a small window of neighbouring stored
+pages, loaded and dropped at either end as the reader scrolls (each page is a few kilobytes:
+appending one lays out only that page), with where each page starts — so a character offset
+inside a stored page becomes a place on screen and back (``page_offset``, ``_pos``).
+
+Nothing is ever fetched from the network and nothing runs: ``loadResource`` serves only
+``book:`` images from inside the EPUB and returns nothing for any other URL; links open in the
+system browser only when clicked, and only for http(s) and mailto.
+"""
+
+from __future__ import annotations
+
+import html as htmllib
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QPoint, QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QImage, QTextCursor
+from PySide6.QtWidgets import QTextBrowser, QWidget
+
+from core.books.model import PageContent
+from core.errors import MarginError
+from desktop.reader.typography import Typography, book_font, side_margin
+from desktop.theme import THEMES, Theme, page_css
+
+log = logging.getLogger("margin.reader")
+
+KEEP_PAGES = 12  # loaded pages before the far end is dropped
+AHEAD_SCREENS = 2.0  # content kept ready below and above the screen
+
+
+class PageFlow(QTextBrowser):
+    linkOpened = Signal(str)
+    pageLinkOpened = Signal(int)  # a note reference or a note's back link: its page
+    blockedRequests = 0  # remote resources refused (tests read it)
+
+    def __init__(self, book_file: Path | None, fmt: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Book page")
+        self.book_file = book_file
+        self.format = fmt
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.anchorClicked.connect(self._link)
+        self.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextBrowserInteraction
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.theme: Theme = THEMES["light"]
+        self.font_size = 13
+        self.typography = Typography()
+        self._side_margin = 28  # left and right margin of the reading column
+        self.page: PageContent | None = None  # the page at the top of the screen
+        self.page_count = 0
+        self._loader: Callable[[int], PageContent] | None = None
+        self.loaded: list[int] = []  # stored page numbers in the document, in order
+        self.starts: list[int] = []  # document position where each loaded page begins
+        self._busy = False
+        # the marked words' document positions: kept right as pages are added and dropped
+        self._mark: tuple[int, int] | None = None
+        self._images: dict[str, QSize] = {}
+        self.document().setDocumentMargin(28)
+
+    # resources and links ---------------------------------------------------------------
+
+    def loadResource(self, kind: int, url: QUrl | str) -> object:
+        url = QUrl(url) if isinstance(url, str) else url
+        if url.scheme() == "book" and self.book_file is not None and self.format == "epub":
+            image = self._image(url)
+            return image if image is not None else QByteArray()
+        PageFlow.blockedRequests += 1
+        return QByteArray()  # no network, no local files outside the book
+
+    def _image(self, url: QUrl) -> QImage | None:
+        from core.books.epub import read_resource
+
+        assert self.book_file is not None
+        try:
+            data = read_resource(self.book_file, url.path())
+        except MarginError as exc:
+            log.info("image not shown: %s", exc.message)
+            return None
+        image = QImage.fromData(data)
+        if image.isNull():
+            return None
+        self._images[url.toString()] = image.size()
+        return image
+
+    def _link(self, url: QUrl) -> None:
+        if url.scheme() == "page":  # core.books.pages.resolve_note_links
+            number = url.path()
+            if number.isdigit() and int(number) > 0:
+                self.pageLinkOpened.emit(int(number))
+            return
+        if url.scheme() in ("http", "https", "mailto"):
+            self.linkOpened.emit(url.toString())
+            QDesktopServices.openUrl(url)
+
+    # source and rendering ----------------------------------------------------------------
+
+    def set_source(self, loader: Callable[[int], PageContent], page_count: int) -> None:
+        """Where stored pages come from (``loader(number)``) and how many there are."""
+        self._loader = loader
+        self.page_count = page_count
+
+    def _apply_column(self) -> bool:
+        """Centre a column of the chosen measure with the root frame's side margins; True
+        when they changed (the document is laid out again)."""
+        doc = self.document()
+        margin = side_margin(self.typography, doc.defaultFont(), self.viewport().width())
+        self._side_margin = margin
+        frame = doc.rootFrame()
+        fmt = frame.frameFormat()
+        if abs(fmt.leftMargin() - margin) < 1 and abs(fmt.rightMargin() - margin) < 1:
+            return False
+        fmt.setLeftMargin(margin)
+        fmt.setRightMargin(margin)
+        frame.setFrameFormat(fmt)
+        return True
+
+    def _reset(self, page: int) -> None:
+        doc = self.document()
+        # an image's line must not get the text's 140% line height (a gap under each picture)
+        doc.setDefaultStyleSheet(
+            page_css(self.theme, self.font_size, self.typography)
+            + " p.image { line-height: 100%; text-indent: 0; }"
+        )
+        typography = replace(self.typography, font_size=self.font_size)
+        doc.setDefaultFont(book_font(typography, doc.defaultFont()))
+        option = doc.defaultTextOption()
+        option.setAlignment(
+            Qt.AlignmentFlag.AlignJustify if typography.justify else Qt.AlignmentFlag.AlignLeft
+        )
+        doc.setDefaultTextOption(option)
+        doc.clear()
+        self._apply_column()
+        self.loaded = []
+        self.starts = []
+        first = max(1, page - 1)
+        for number in range(first, min(self.page_count, page + 1) + 1):
+            self._append(number)
+
+    def _page_html(self, number: int) -> str:
+        assert self._loader is not None
+        content = self._loader(number)
+        body = content.html
+        if not body:
+            body = "".join(
+                f"<p>{htmllib.escape(p)}</p>" for p in content.text.split("\n\n") if p.strip()
+            )
+        if "<img" in body or "<IMG" in body:
+            body = self._fit_images(body)
+        return body or "<p></p>"
+
+    def _fit_images(self, body: str) -> str:
+        """Give every image the column's width at most (height follows, keeping the shape)."""
+        column = max(50, self.viewport().width() - 2 * self._side_margin - 8)
+
+        def size(match: re.Match[str]) -> str:
+            tag = match.group(0)
+            src = re.search(r'src="([^"]+)"', tag)
+            if src is None or "width=" in tag:
+                return tag
+            url = QUrl(htmllib.unescape(src.group(1)))
+            natural = self._images.get(url.toString())
+            if natural is None and url.scheme() == "book" and self.book_file is not None:
+                self._image(url)
+                natural = self._images.get(url.toString())
+            if natural is None or natural.width() <= column:
+                return tag
+            return tag.replace("<img", f'<img width="{column}"', 1)
+
+        return re.sub(r"<img\b[^>]*>", size, body, flags=re.IGNORECASE)
+
+    def _append(self, number: int) -> None:
+        doc = self.document()
+        cursor = QTextCursor(doc)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if self.loaded:
+            cursor.insertBlock()
+        self.starts.append(cursor.position())
+        self.loaded.append(number)
+        cursor.insertHtml(self._page_html(number))
+
+    def _prepend(self, number: int) -> int:
+        """Insert page ``number`` before the first loaded one; returns the height added."""
+        doc = self.document()
+        layout = doc.documentLayout()
+        before = layout.blockBoundingRect(doc.findBlock(self.starts[0])).top()
+        length_before = doc.characterCount()
+        cursor = QTextCursor(doc)
+        cursor.insertBlock()
+        cursor.setPosition(0)
+        cursor.insertHtml(self._page_html(number))
+        added = doc.characterCount() - length_before
+        self.starts = [0] + [s + added for s in self.starts]
+        self.loaded.insert(0, number)
+        if self._mark is not None:
+            self._mark = (self._mark[0] + added, self._mark[1] + added)
+        after = layout.blockBoundingRect(doc.findBlock(self.starts[1])).top()
+        return int(after - before)
+
+    def _drop_first(self) -> int:
+        doc = self.document()
+        layout = doc.documentLayout()
+        before = layout.blockBoundingRect(doc.findBlock(self.starts[1])).top()
+        cursor = QTextCursor(doc)
+        cursor.setPosition(self.starts[1], QTextCursor.MoveMode.KeepAnchor)
+        removed = self.starts[1]
+        cursor.removeSelectedText()
+        self.loaded.pop(0)
+        self.starts = [s - removed for s in self.starts[1:]]
+        if self._mark is not None:
+            self._mark = (self._mark[0] - removed, self._mark[1] - removed)
+            if self._mark[0] < 0:
+                self._mark = None
+        after = layout.blockBoundingRect(doc.findBlock(0)).top()
+        return int(before - after)
+
+    def _drop_last(self) -> None:
+        doc = self.document()
+        cursor = QTextCursor(doc)
+        cursor.setPosition(self.starts[-1] - 1)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        self.loaded.pop()
+        if self._mark is not None and self._mark[1] > self.starts[-1]:
+            self._mark = None
+        self.starts.pop()
+
+    def _y(self, position: int) -> float:
+        doc = self.document()
+        block = doc.findBlock(position)
+        rect = doc.documentLayout().blockBoundingRect(block)
+        layout = block.layout()
+        line = layout.lineForTextPosition(position - block.position()) if layout else None
+        if line is not None and line.isValid():
+            return float(rect.top() + line.y())
+        return float(rect.top())
+
+    def _fill(self) -> None:
+        """Keep a couple of screens of text ready on both sides of the screen."""
+        bar = self.verticalScrollBar()
+        screen = max(1, self.viewport().height())
+        doc = self.document()
+        guard = 0
+        while self.loaded and guard < 40:
+            guard += 1
+            height = doc.documentLayout().documentSize().height()
+            value = bar.value()
+            if height - (value + screen) < AHEAD_SCREENS * screen and (
+                self.loaded[-1] < self.page_count
+            ):
+                self._append(self.loaded[-1] + 1)
+                continue
+            if value < AHEAD_SCREENS * screen and self.loaded[0] > 1:
+                added = self._prepend(self.loaded[0] - 1)
+                bar.setValue(value + added)
+                continue
+            break
+        while len(self.loaded) > KEEP_PAGES:
+            value = bar.value()
+            top_index = self._index_at(value)
+            if top_index > len(self.loaded) // 2 and (
+                self._y(self.starts[1]) < value - AHEAD_SCREENS * screen
+            ):
+                removed = self._drop_first()
+                bar.setValue(value - removed)
+            elif len(self.loaded) - top_index > KEEP_PAGES // 2 and (
+                self._y(self.starts[-1]) > value + (AHEAD_SCREENS + 1) * screen
+            ):
+                self._drop_last()
+            else:
+                break
+
+    # positions --------------------------------------------------------------------------
+
+    def _index_of(self, position: int) -> int:
+        index = 0
+        for i, start in enumerate(self.starts):
+            if start <= position:
+                index = i
+            else:
+                break
+        return index
+
+    def _index_at(self, y: float) -> int:
+        """Index of the loaded page shown at document height ``y``."""
+        index = 0
+        for i, start in enumerate(self.starts):
+            if self._y(start) <= y + 1:
+                index = i
+            else:
+                break
+        return index
+
+    def _pos(self, page: int, offset: int) -> int:
+        """Document position of ``offset`` in stored ``page`` (clamped to that page)."""
+        if page not in self.loaded:
+            return 0
+        i = self.loaded.index(page)
+        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else self._end()
+        return max(self.starts[i], min(self.starts[i] + max(0, offset), end))
+
+    def _end(self) -> int:
+        return self.document().characterCount() - 1
+
+    def page_offset(self, position: int) -> tuple[int, int]:
+        """(stored page, offset in it) of a document position."""
+        if not self.loaded:
+            return (0, 0)
+        i = self._index_of(position)
+        return self.loaded[i], position - self.starts[i]
+
+    def top_position(self) -> tuple[int, int]:
+        """(stored page, offset) of the first character on screen."""
+        cursor = self.cursorForPosition(QPoint(4, 2))
+        return self.page_offset(cursor.position())
+
+    def top_page(self) -> int:
+        if not self.loaded:
+            return 0
+        return self.loaded[self._index_at(self.verticalScrollBar().value() + 8)]
+
+    def _scroll_to_position(self, position: int, *, centre: bool = False) -> None:
+        bar = self.verticalScrollBar()
+        y = self._y(position)
+        if centre:
+            y -= self.viewport().height() / 2 - 20
+        elif position <= self.starts[self._index_of(position)]:
+            y -= 4
+        bar.setValue(int(max(0, y)))
+
+    def chapter_bounds(self) -> tuple[int, int]:
+        return (self.loaded[0], self.loaded[-1]) if self.loaded else (0, 0)
+
+    def line_height(self) -> int:
+        return int(
+            self.fontMetrics().lineSpacing() * self.font_size / max(1, self.font().pointSize())
+        )
+
+    def visible_range(self) -> tuple[int, int]:
+        """Document positions of the first and last characters on screen."""
+        first = self.cursorForPosition(QPoint(0, 0)).position()
+        rect = self.viewport().rect()
+        last = self.cursorForPosition(QPoint(rect.width() - 1, rect.height() - 1)).position()
+        return first, last
+
+    def document_text(self) -> str:
+        return self.document().toPlainText()
+
+    def page_text(self, page: int) -> str:
+        """The text of a loaded stored page as laid out here (offsets count in it)."""
+        if page not in self.loaded:
+            return ""
+        i = self.loaded.index(page)
+        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else self._end()
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(self.starts[i])
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        return cursor.selectedText().replace("\u2029", "\n")

@@ -1,0 +1,78 @@
+"""Fixtures and helpers of the reader's tests: a Reader on real books under the offscreen
+platform, driven by real key presses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QInputDialog
+
+from core.store.library import Library
+from desktop.reader.reader import Reader
+from desktop.reader.text_view import TextView
+
+
+@pytest.fixture
+def note_dialog(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """The "Note (optional)" dialog, answered by the test (never shown)."""
+    answer: dict[str, Any] = {"text": "", "ok": True, "asked": 0}
+
+    def get_text(*_a: object, **_k: object) -> tuple[str, bool]:
+        answer["asked"] += 1
+        return answer["text"], answer["ok"]
+
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(get_text))
+    return answer
+
+
+@pytest.fixture
+def reader(library: Library, qtbot: Any, real_font: str, note_dialog: Any) -> Reader:
+    widget = Reader(library)
+    qtbot.addWidget(widget)
+    widget.resize(1000, 700)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def text_view(reader: Reader) -> TextView:
+    assert isinstance(reader.view, TextView)
+    return reader.view
+
+
+def press(
+    view: Any, key: Qt.Key, mods: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier
+) -> None:
+    QTest.keyClick(view, key, mods)
+    QApplication.processEvents()
+
+
+def visible_offsets(view: TextView) -> list[tuple[int, int, int]]:
+    """(page, first offset, last offset) of the text fully on screen, per stored page."""
+    line = view.line_height()
+    rect = view.viewport().rect()
+    first = view.cursorForPosition(QPoint(0, int(line * 0.9))).position()
+    last = view.cursorForPosition(
+        QPoint(rect.width() - 1, rect.height() - int(line * 0.9))
+    ).position()
+    spans = []
+    position = first
+    while position <= last:
+        page, offset = view.page_offset(position)
+        index = view.loaded.index(page)
+        page_end = view.starts[index + 1] - 1 if index + 1 < len(view.starts) else view._end()
+        upto = min(last, page_end)
+        spans.append((page, offset, offset + (upto - position)))
+        position = page_end + 1
+    return spans
+
+
+def chapter_pages(library: Library, book_id: int, page: int) -> list[int]:
+    rows = library.db.execute_sql(
+        "SELECT number, chapter FROM page WHERE book_id = ? ORDER BY number", (book_id,)
+    ).fetchall()
+    chapter = rows[page - 1][1]
+    return [n for n, c in rows if c == chapter]

@@ -1,0 +1,105 @@
+"""What the reader does with a selection (selection_actions.py): keyboard selection, the
+bar beside it, the quick-action shortcuts, highlights with a note."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
+
+from core.app import Margin
+from core.books.importer import import_book
+from core.store.library import Library
+from desktop.main_window import MainWindow
+from desktop.reader.reader import Reader
+from desktop.theme import highlight_colour
+from tests.desktop.conftest import close_window
+from tests.desktop.reader.conftest import press, text_view
+
+
+def test_keyboard_selection_then_ask_shortcut_emits_the_text(
+    library: Library, books_dir: Path, qtbot: Any, real_font: str
+) -> None:
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    win = MainWindow(Margin.of(library), restore=False)
+    qtbot.addWidget(win)
+    win.reader.setProperty("headless", True)
+    win.show()
+    qtbot.waitExposed(win)
+    try:
+        win.open_book(book.id, 8)
+        view = text_view(win.reader)
+        view.setFocus()
+        shift_ctrl = Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier
+        for _ in range(4):
+            press(view, Qt.Key.Key_Right, shift_ctrl)
+        press(view, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
+        text = view.selected_text()
+        assert len(text.split()) >= 4
+        assert win.reader.selection_bar.isVisible()
+        bar = win.reader.selection_bar.geometry()
+        area = view.viewport().geometry()
+        area.moveTopLeft(view.viewport().mapTo(win.reader, area.topLeft()))
+        assert area.intersects(bar) and bar.bottom() <= win.reader.height()
+        with qtbot.waitSignal(win.requestAsk, timeout=2000) as blocker:
+            press(view, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        assert blocker.args[0].text == text and blocker.args[0].action == "ask"
+    finally:
+        close_window(qtbot, win)
+
+
+def test_selection_bar_stays_in_view_for_a_long_selection(
+    reader: Reader, library: Library, books_dir: Path
+) -> None:
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    reader.open_book(book, 10)
+    view = text_view(reader)
+    cursor = QTextCursor(view.document())
+    cursor.setPosition(view.starts[view.loaded.index(10)])
+    cursor.setPosition(view.starts[view.loaded.index(12)], QTextCursor.MoveMode.KeepAnchor)
+    view.setTextCursor(cursor)  # far longer than the screen
+    bar = reader.selection_bar.geometry()
+    top = view.viewport().mapTo(reader, view.viewport().rect().topLeft()).y()
+    bottom = top + view.viewport().height()
+    assert reader.selection_bar.isVisible()
+    assert top <= bar.top() and bar.bottom() <= bottom, "the bar is inside the visible text"
+
+
+def test_selection_action_shortcuts_in_the_reader(
+    reader: Reader, library: Library, books_dir: Path, qtbot: Any
+) -> None:
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    reader.open_book(book, 10)
+    view = text_view(reader)
+    word = library.page(book.id, 10).text.split()[5]
+    assert view.select_text(word)
+    with qtbot.waitSignal(reader.requestAsk, timeout=2000) as blocker:
+        press(
+            view,
+            Qt.Key.Key_D,
+            Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+        )
+    assert blocker.args[0].action == "define" and blocker.args[0].text == word
+
+
+def test_highlight_cancel_saves_nothing_and_ok_saves_the_chosen_colour(
+    reader: Reader, library: Library, books_dir: Path, note_dialog: dict[str, Any]
+) -> None:
+    book = import_book(library, books_dir / "metamorphosis.epub").book
+    reader.open_book(book, 4)
+    view = text_view(reader)
+    phrase = " ".join(library.page(book.id, 4).text.split()[5:10])
+    assert view.select_text(phrase)
+    note_dialog["ok"] = False
+    reader.selection_bar.buttons["highlight:blue"].click()
+    assert note_dialog["asked"] == 1 and library.list_highlights(book.id) == []
+    note_dialog.update(ok=True, text="a note")
+    assert view.select_text(phrase)
+    reader.selection_bar.buttons["highlight:green"].click()
+    (saved,) = library.list_highlights(book.id)
+    assert (saved.colour, saved.note, saved.text) == ("green", "a note", phrase)
+    green = highlight_colour("green")
+    drawn = [s for s in view.extraSelections() if s.format.background().color() == green]
+    assert drawn and drawn[0].cursor.selectedText() == phrase
