@@ -21,14 +21,7 @@ from typing import Any
 
 _T0 = time.perf_counter()
 log = logging.getLogger("margin.app")
-ROOT = Path(getattr(sys, "_MEIPASS", Path(__file__).resolve().parent.parent))
-
-
 WINDOW_OPTIONS = ("--open", "--page", "--screenshot", "--exit-after-shown")
-
-
-def resources_dir() -> Path:
-    return ROOT / "resources"
 
 
 def wants_window(argv: Sequence[str]) -> bool:
@@ -113,6 +106,8 @@ def window_main(argv: Sequence[str] | None = None) -> int:
     app.setApplicationName("Margin")
     app.setOrganizationName("Margin")
     app.setDesktopFileName("app.margin.Margin")
+    from desktop.resources import resources_dir
+
     icon = resources_dir() / "icons" / "margin-256.png"
     if icon.exists():
         app.setWindowIcon(QIcon(str(icon)))
@@ -243,6 +238,12 @@ async def open_and_capture(window: object, args: argparse.Namespace) -> int:
             if book is None:
                 return 1
         if args.screenshot:
+            # the chat reads its conversation on a worker: shown in the picture too (and no
+            # task is left to start inside the reader's processEvents below)
+            for _ in range(500):
+                if not hasattr(window.chat, "history_complete") or window.chat.history_complete():
+                    break
+                await asyncio.sleep(0.01)
             await window.reader.wait_drawn(limit=15.0)
             path = Path(args.screenshot)
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -47,6 +47,7 @@ from desktop.library_panel import LibraryPanel
 from desktop.reader.reader import Reader
 from desktop.reader.typography import TypographyStore
 from desktop.requests import OpenPageRequest
+from desktop.resources import resources_dir
 from desktop.tasks import TaskKeeper, run_blocking
 
 log = logging.getLogger("margin.window")
@@ -782,8 +783,6 @@ class MainWindow(QMainWindow):
 
     @staticmethod
     def welcome_path() -> Path:
-        from desktop.app import resources_dir
-
         return resources_dir() / "welcome" / WELCOME
 
     def about(self) -> None:

@@ -516,18 +516,23 @@ class Conversations:
         return final
 
     def usage(self, conversation_id: int) -> tuple[Usage, float | None]:
-        total = Usage()
-        cost: float | None = None
-        for run in m.Run.select().where(m.Run.conversation == conversation_id):
-            u = Usage(
-                run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens
-            )
-            total = total + u
-            if run.provider == "anthropic":
-                c = estimate_cost(run.model, u)
-                if c is not None:
-                    cost = (cost or 0.0) + c
+        total, cost, _runs = _runs_usage(
+            m.Run.select().where(m.Run.conversation == conversation_id)
+        )
         return total, cost
+
+    def book_usage(self, book_id: int) -> tuple[Usage, float | None, int]:
+        """Tokens and estimated cost of every conversation about the book, and how many runs."""
+        return _runs_usage(
+            m.Run.select().join(m.Conversation).where(m.Conversation.book == book_id)
+        )
+
+    def run_facts(self, conversation_id: int) -> dict[int, tuple[str, str, str]]:
+        """Each run of the conversation: (provider, model, strategy)."""
+        rows = m.Run.select(m.Run.id, m.Run.provider, m.Run.model, m.Run.strategy).where(
+            m.Run.conversation == conversation_id
+        )
+        return {r.id: (r.provider, r.model, r.strategy) for r in rows}
 
     def last_question(self, conversation_id: int) -> Question | None:
         row = (
@@ -540,3 +545,21 @@ class Conversations:
             return None
         question = next((p for p in parts_from_json(row.content) if isinstance(p, Question)), None)
         return question or Question(row.text)
+
+
+def _runs_usage(runs: Any) -> tuple[Usage, float | None, int]:
+    """Summed tokens, estimated cost (Anthropic runs with a known price) and count of ``runs``."""
+    total = Usage()
+    cost: float | None = None
+    count = 0
+    for run in runs:
+        u = Usage(
+            run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens
+        )
+        total = total + u
+        count += 1
+        if run.provider == "anthropic":
+            c = estimate_cost(run.model, u)
+            if c is not None:
+                cost = (cost or 0.0) + c
+    return total, cost, count

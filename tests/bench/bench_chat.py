@@ -66,7 +66,7 @@ def seed(app: object, book_id: int, answers: int) -> int:
     return int(conv.id)
 
 
-async def bench(app: object, sizes: list[int], spoiler_safe: bool) -> None:
+async def bench(app: object, sizes: list[int], spoiler_safe: bool, runs: int = RUNS) -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
@@ -104,7 +104,7 @@ async def bench(app: object, sizes: list[int], spoiler_safe: bool) -> None:
         for size in sizes:
             conv = seed(app, book.id, size)
             started = time.perf_counter()
-            chat._reload_conversations(select=conv)
+            chat.select_conversation(conv)
             opened = (time.perf_counter() - started) * 1000
             while not chat.history_complete():
                 await asyncio.sleep(0.01)
@@ -112,7 +112,7 @@ async def bench(app: object, sizes: list[int], spoiler_safe: bool) -> None:
             stalls: list[float] = []
             latencies: list[float] = []
             rates: list[float] = []
-            for run in range(RUNS):
+            for run in range(runs):
                 # 600 deltas of ~4 characters at 200/s: 3 s; words unique to the run, in
                 # paragraphs of 60 words like a real answer
                 answer = " ".join(
@@ -216,10 +216,11 @@ def main() -> None:
         help="keep the spoiler check on (it releases text sentence by sentence, so the pane "
         "sees fewer, larger pieces)",
     )
+    parser.add_argument("--runs", type=int, default=RUNS, help=f"streaming runs per size ({RUNS})")
     args = parser.parse_args()
     sizes = [int(x) for x in args.history.split(",") if x.strip()]
     print(
-        f"bench_chat on {machine()}; {RUNS} runs of 600 deltas at 200 a second per size; "
+        f"bench_chat on {machine()}; {args.runs} runs of 600 deltas at 200 a second per size; "
         f"spoiler check {'on' if args.spoiler_safe else 'off'}"
     )
     import qasync
@@ -227,7 +228,7 @@ def main() -> None:
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-        runner.run(bench(app, sizes, args.spoiler_safe))
+        runner.run(bench(app, sizes, args.spoiler_safe, args.runs))
 
 
 if __name__ == "__main__":
