@@ -126,12 +126,10 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
     from desktop.main_window import MainWindow
 
     assert isinstance(app, QApplication) and isinstance(paths, Paths)
-    from concurrent.futures import ThreadPoolExecutor
+    from desktop.tasks import pool
 
-    # asyncio's own executor work (DNS lookups for the model server) on plain threads
-    asyncio.get_running_loop().set_default_executor(
-        ThreadPoolExecutor(max_workers=4, thread_name_prefix="margin-io")
-    )
+    # asyncio's own executor work (DNS lookups for the model server) on the window's one pool
+    asyncio.get_running_loop().set_default_executor(pool())
     try:
         margin = await open_library(paths, quiet=bool(args.screenshot or args.exit_after_shown))
     except Exception as exc:
@@ -201,7 +199,9 @@ async def open_library(paths: object, *, quiet: bool = False, notice_after: floa
         margin.db.close()  # this thread's connection: the window's threads open their own
         return margin
 
-    task = asyncio.get_running_loop().run_in_executor(None, open_here)
+    from desktop.tasks import run_blocking
+
+    task = asyncio.ensure_future(run_blocking(open_here))
     finished, _ = await asyncio.wait({task}, timeout=notice_after)
     notice = None
     if not finished and not quiet:

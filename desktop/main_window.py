@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -48,7 +47,7 @@ from desktop.reader.reader import Reader
 from desktop.reader.typography import TypographyStore
 from desktop.requests import OpenPageRequest
 from desktop.resources import resources_dir
-from desktop.tasks import TaskKeeper, run_blocking
+from desktop.tasks import TaskKeeper, pool, run_blocking
 
 log = logging.getLogger("margin.window")
 BOOK_FILTER = (
@@ -329,9 +328,7 @@ class MainWindow(QMainWindow):
             except Exception:  # only speed is lost: the first book imports it then
                 log.exception("preloading the agent's modules failed")
 
-        QTimer.singleShot(
-            400, lambda: threading.Thread(target=load, name="preload", daemon=True).start()
-        )
+        QTimer.singleShot(400, lambda: pool().submit(load))
 
     def set_theme(self, name: str) -> None:
         """Colour the whole window (every panel, scrollbars, the page): "system" follows the

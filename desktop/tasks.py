@@ -23,7 +23,8 @@ log = logging.getLogger("margin.tasks")
 _executor: ThreadPoolExecutor | None = None
 
 
-def _pool() -> ThreadPoolExecutor:
+def pool() -> ThreadPoolExecutor:
+    """The window's one pool of worker threads (also the loop's default executor)."""
     global _executor
     if _executor is None:
         _executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="margin-worker")
@@ -33,7 +34,7 @@ def _pool() -> ThreadPoolExecutor:
 async def run_blocking[T](fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """Run ``fn(*args, **kwargs)`` in a worker thread and await its result on the loop."""
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_pool(), functools.partial(fn, *args, **kwargs))
+    return await loop.run_in_executor(pool(), functools.partial(fn, *args, **kwargs))
 
 
 class TaskKeeper:
