@@ -156,7 +156,9 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
 
     window.closed.connect(on_closed)
     window.show()
-    QApplication.processEvents()
+    # a turn of the loop paints it (never processEvents() inside a coroutine: qasync 0.28
+    # loses a task stepped from there)
+    await asyncio.sleep(0.001)
     if os.environ.get("MARGIN_STARTUP_TIMING"):
         print(
             f"margin: window shown after {(time.perf_counter() - _T0) * 1000:.0f} ms",

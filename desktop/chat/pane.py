@@ -13,6 +13,7 @@ thread when the book or conversation changes or an answer ends, never per tick.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -36,7 +37,7 @@ from desktop.chat.render import quick_action_text
 from desktop.chat.runs import BUSY, Answering
 from desktop.chat.transcript import Transcript
 from desktop.requests import AskRequest
-from desktop.tasks import TaskKeeper, run_blocking
+from desktop.tasks import TaskKeeper, in_background
 
 if TYPE_CHECKING:
     from core.agent.service import AgentService
@@ -183,19 +184,21 @@ class ChatPane(QWidget):
         if self.book_id is None:  # nothing to read
             self._show(self._generation, history.Loaded(None))
             return
-        args = (self._generation, self.book_id, self.conversation_id, newest)
-        self.tasks.start(self._read_and_show(*args), key="chat:load")
+        generation = self._generation
+        in_background(
+            history.read,
+            self.service,
+            self.book_id,
+            self.conversation_id,
+            newest,
+            then=lambda loaded: self._show(generation, loaded),
+            failed=lambda exc: self._read_failed(generation, exc),
+        )
 
-    async def _read_and_show(
-        self, generation: int, book_id: int | None, conversation_id: int | None, newest: bool
-    ) -> None:
-        try:
-            loaded = await run_blocking(
-                history.read, self.service, book_id, conversation_id, newest
-            )
-        except MarginError:  # the book went meanwhile
-            loaded = history.Loaded(None)
-        self._show(generation, loaded)
+    def _read_failed(self, generation: int, exc: Exception) -> None:
+        if not isinstance(exc, MarginError):  # a bug: the global hook logs it and says so
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+        self._show(generation, history.Loaded(None))  # the book went meanwhile
 
     def _show(self, generation: int, loaded: history.Loaded) -> None:
         if generation != self._generation or not shiboken6.isValid(self.transcript):
@@ -215,11 +218,13 @@ class ChatPane(QWidget):
 
     def refresh_titles(self) -> None:
         """Titles and running marks change; the transcript does not."""
-        if self.book_id is not None:
-            self.tasks.start(self._titles(self.book_id), key="chat:titles")
+        book_id = self.book_id
+        if book_id is not None:
+            in_background(
+                self.service.list_conversations, book_id, then=lambda c: self._titles(book_id, c)
+            )
 
-    async def _titles(self, book_id: int) -> None:
-        items = await run_blocking(self.service.list_conversations, book_id)
+    def _titles(self, book_id: int, items: list[Any]) -> None:
         if book_id == self.book_id and shiboken6.isValid(self.header):
             self.header.fill(items, self.live, self.conversation_id)
 

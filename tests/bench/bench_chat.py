@@ -68,7 +68,6 @@ def seed(app: object, book_id: int, answers: int) -> int:
 
 async def bench(app: object, sizes: list[int], spoiler_safe: bool, runs: int = RUNS) -> None:
     from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication
 
     from core.agent.service import AgentService, make_provider
     from core.app import Margin
@@ -166,7 +165,7 @@ async def bench(app: object, sizes: list[int], spoiler_safe: bool, runs: int = R
                 stalls.append(max(gaps) - 10)
                 span = renders[-1] - renders[0]
                 rates.append((len(renders) - 1) / span if span > 0 else 0.0)
-                QApplication.processEvents()
+                await asyncio.sleep(0.01)
             worst[size] = max(stalls)
             print(
                 f"  {size:>3} earlier answers: stalls per run "

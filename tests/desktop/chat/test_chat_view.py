@@ -558,3 +558,25 @@ def test_settings_offer_search_first_for_local_models_and_a_budget(window: Any, 
     window.paths.settings_file.write_text('budget_per_book_usd = "lots"\n', encoding="utf-8")
     with pytest.raises(MarginError, match="an amount in US dollars"):
         load_settings(window.paths)
+
+
+def test_history_is_read_on_a_worker_thread(window: Any, books_dir: Path, qtbot: Any) -> None:
+    import threading
+
+    book_id = open_alice(window, books_dir)
+    chat = window.chat
+    conv = chat.service.create_conversation(book_id)
+    seed_answers(window, conv.id, book_id, 2)
+    threads: list[str] = []
+    original = chat.service.history
+
+    def history(conversation_id: int) -> Any:
+        threads.append(threading.current_thread().name)
+        return original(conversation_id)
+
+    chat.service.history = history
+    chat.select_conversation(conv.id)
+    assert not chat.history_complete(), "the pane waits for the worker"
+    qtbot.waitUntil(chat.history_complete, timeout=5000)
+    assert "Earlier answer 1." in chat.transcript_text()
+    assert threads and threading.main_thread().name not in threads
