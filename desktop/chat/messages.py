@@ -17,7 +17,9 @@ from desktop.chat.render import (
     Colours,
     answer_html,
     css,
+    cut_at,
     markdown,
+    pieces,
     question_html,
     settled_length,
     shown_text,
@@ -125,6 +127,7 @@ class Messages:
         self.views = {s.key: s.answer for s in shown if s.answer is not None}
         answers = [s.key for s in shown if s.answer is not None]
         self.last_answer = answers[-1] if answers and live is None else ""
+        self.opened.whole.clear()  # long answers show their beginning again
         self.transcript.reset(self.css)
         # the newest messages at once; older ones a few per event-loop turn, above them, so
         # opening a long conversation never freezes the window
@@ -165,8 +168,48 @@ class Messages:
         if not shiboken6.isValid(self.transcript):
             return
         view = self.views.get(key)
-        if view is not None and self.transcript.has(key):
-            self.transcript.replace(key, self.render_answer(view))
+        if view is None or not self.transcript.has(key):
+            return
+        if key in self.opened.whole:  # shown in pieces: its links are in the last one
+            if self.transcript.has(f"{key}+end"):
+                self.transcript.replace(f"{key}+end", self._footer(view))
+            return
+        self.transcript.replace(key, self.render_answer(view))
+
+    def _footer(self, view: AnswerState) -> str:
+        return answer_html(
+            view,
+            expanded=self.opened.expanded,
+            last=view.key == self.last_answer,
+            revealed=self.opened.revealed_in(view.key),
+            body="",
+        )
+
+    def show_all(self, key: str) -> None:
+        """Show all of a long answer: a piece per event-loop turn, so the window never
+        freezes however long it is; its links come last."""
+        view = self.views.get(key)
+        if view is None or key in self.opened.whole:
+            return
+        self.opened.whole.add(key)
+        rest = pieces(shown_text(view, self.opened.revealed_in(key)))
+        self.transcript.replace(key, WHO_ANSWER + markdown(rest.pop(0) if rest else ""))
+        generation = self._generation
+
+        def step(after: str, index: int) -> None:
+            if generation != self._generation or not shiboken6.isValid(self.transcript):
+                return  # another conversation is shown
+            if index < len(rest):
+                self.transcript.add_after(after, f"{key}+{index}", markdown(rest[index]))
+                QTimer.singleShot(0, lambda: step(f"{key}+{index}", index + 1))
+            else:
+                self.transcript.add_after(after, f"{key}+end", self._footer(view))
+
+        step(key, 0)
+
+    def all_shown(self, key: str) -> bool:
+        """Whether every piece of a long answer shown with Show all is in the transcript."""
+        return self.transcript.has(f"{key}+end")
 
     def drop_last_run(self) -> None:
         """Regenerate: the previous attempt leaves the transcript at once."""
@@ -208,8 +251,10 @@ class Messages:
         text = shown_text(view, revealed)
         settled = settled_length(text) if view.status == "running" else live.settled
         if settled > live.settled:
-            # the tail frame keeps the finished blocks; a new tail frame follows it
-            self.transcript.replace(live.key, markdown(text[live.settled : settled]))
+            # the tail frame keeps the finished blocks; a new tail frame follows it (a huge
+            # block shows its beginning: all of it once the answer has ended)
+            block = text[live.settled : settled]
+            self.transcript.replace(live.key, markdown(block[: cut_at(block)]))
             self.transcript.rekey(live.key, f"{live.key}#{live.blocks}")
             live.blocks += 1
             live.settled = settled

@@ -47,6 +47,7 @@ class Opened:
 
     expanded: set[str] = field(default_factory=set)
     revealed: dict[str, set[int]] = field(default_factory=dict)
+    whole: set[str] = field(default_factory=set)  # long answers shown in full (Show all)
 
     def toggle(self, kind: str, key: str) -> None:
         self.expanded.symmetric_difference_update({kind[0] + key})
@@ -106,6 +107,8 @@ def follow(pane: ChatPane, url: QUrl) -> None:
                 pane.messages.repaint_live(live)
             else:
                 pane.messages.rerender(key)
+    elif name == "all" and arg in views:
+        pane.messages.show_all(arg)
     elif name in ("sources", "trace"):
         pane.messages.opened.toggle(name, arg)
         pane.messages.rerender(arg)

@@ -580,3 +580,59 @@ def test_history_is_read_on_a_worker_thread(window: Any, books_dir: Path, qtbot:
     qtbot.waitUntil(chat.history_complete, timeout=5000)
     assert "Earlier answer 1." in chat.transcript_text()
     assert threads and threading.main_thread().name not in threads
+
+
+def seed_answer(window: Any, conversation_id: int, text: str) -> None:
+    from core.agent.types import AssistantMessage, TextPart, Usage
+
+    store = window.app.conversations
+    ids = store.start_run(
+        conversation_id,
+        provider="local",
+        model="m",
+        strategy="tool-use",
+        question=Question("Go on?"),
+    )
+    store.finish(
+        conversation_id=conversation_id,
+        ids=ids,
+        status="complete",
+        message=AssistantMessage((TextPart(text),)),
+        text=text,
+        citations=(),
+        steps=1,
+        usage=Usage(),
+        stop_reason="end_turn",
+    )
+
+
+def test_a_huge_answer_shows_its_beginning_and_all_of_it_on_request(
+    window: Any, books_dir: Path, qtbot: Any
+) -> None:
+    """Issue 27 item 6: a 1 MB one-word answer (a local server ignoring max_tokens) and a
+    3,000-row table froze the window for minutes when the book opened."""
+    from desktop.chat.render import SHOWN_CHARS
+
+    book_id = open_alice(window, books_dir)
+    chat = window.chat
+    conv = chat.service.create_conversation(book_id)
+    seed_answer(window, conv.id, "w" * 1_000_000)
+    table = "| row | value |\n|---|---|\n" + "".join(f"| r{i} | v{i} |\n" for i in range(3000))
+    seed_answer(window, conv.id, table)
+    chat.select_conversation(conv.id)
+    qtbot.waitUntil(chat.history_complete, timeout=10000)
+    text = chat.transcript_text()
+    assert len(text) < 3 * SHOWN_CHARS, "only the beginning of each answer is drawn"
+    assert text.count("Show all") == 2 and "r10 " in text.replace("\n", " ")
+    assert "r2999" not in text
+    word, rows = (k for k, v in chat.messages.views.items())
+    assert len(chat.messages.views[word].text) < 201_000, "the store kept 200,000 characters"
+    chat._link(QUrl(f"margin-action:all/{rows}"))
+    assert not chat.messages.all_shown(rows), "drawn a piece per event-loop turn"
+    qtbot.waitUntil(lambda: chat.messages.all_shown(rows), timeout=20000)
+    text = chat.transcript_text()
+    assert "r2999" in text and text.count("Show all") == 1
+    assert chat.transcript.document().toHtml().count("<table") >= 20, "every piece a table"
+    chat._link(QUrl(f"margin-action:trace/{rows}"))  # its links, now last, still work
+    assert chat.transcript_text().count("Hide trace") == 1
+    assert chat.transcript_text().rindex("Hide trace") > chat.transcript_text().index("r2999")
