@@ -105,7 +105,7 @@ code {{ background-color: {c.code_bg}; font-family: monospace; }}
 # answer shows at most this much at once (a stored answer can hold 200,000 characters; the
 # rest is behind "Show all", drawn a piece per event-loop turn)
 SHOWN_CHARS = 12_000
-SHOWN_LINES = 150
+SHOWN_LINES = 80
 _LONG_WORD = re.compile(r"[^\s`]{160,}")
 
 

@@ -8,6 +8,8 @@ Each run also prints how much CPU the UI thread itself used during its worst gap
 loaded machine (load average above the core count) a 40 ms gap with 1 ms of CPU is the
 scheduler, not the pane. Compare old and new interleaved, on a quiet machine.
 Run: QT_QPA_PLATFORM=offscreen .venv/bin/python tests/bench/bench_chat.py [--history 0,20,60] [--runs 10]
+With ``--huge word:1000000,table:3000`` it opens conversations holding one huge answer instead
+(issue 27 item 6) and reports how long the UI thread is blocked.
 """
 
 from __future__ import annotations
@@ -106,7 +108,11 @@ async def bench(app: object, sizes: list[int], spoiler_safe: bool, runs: int = R
         for size in sizes:
             conv = seed(app, book.id, size)
             started = time.perf_counter()
-            chat.select_conversation(conv)
+            select = getattr(chat, "select_conversation", None)
+            if select is not None:
+                select(conv)
+            else:  # the pane before issue 22 (interleaved old/new runs)
+                chat._reload_conversations(select=conv)
             opened = (time.perf_counter() - started) * 1000
             while not chat.history_complete():
                 await asyncio.sleep(0.01)
@@ -210,6 +216,91 @@ async def bench(app: object, sizes: list[int], spoiler_safe: bool, runs: int = R
         library.close()
 
 
+def seed_one(app: object, book_id: int, text: str) -> int:
+    """A conversation holding one answer ``text`` (as a local server ignoring max_tokens)."""
+    from core.agent.types import AssistantMessage, Question, TextPart, Usage
+
+    conversations = app.conversations  # type: ignore[attr-defined]
+    conv = conversations.create(book_id, "huge")
+    ids = conversations.start_run(
+        conv.id, provider="local", model="m", strategy="tool-use", question=Question("Go on?")
+    )
+    conversations.finish(
+        conversation_id=conv.id,
+        ids=ids,
+        status="complete",
+        message=AssistantMessage((TextPart(text),)),
+        text=text,
+        citations=(),
+        steps=1,
+        usage=Usage(),
+        stop_reason="end_turn",
+    )
+    return int(conv.id)
+
+
+async def bench_huge(cases: list[str]) -> None:
+    """Issue 27 item 6: open a conversation holding one huge answer; how long until it is
+    shown, and the longest the UI thread is blocked meanwhile."""
+    from PySide6.QtCore import QTimer
+
+    from core.app import Margin
+    from core.books.importer import import_book
+    from core.paths import resolve_paths
+    from desktop.main_window import MainWindow
+
+    with tempfile.TemporaryDirectory() as home:
+        app = Margin.open(resolve_paths(Path(home)))
+        book = import_book(app.library, FIXTURES / "books" / "alice_in_wonderland.epub").book
+        window = MainWindow(app, restore=False)
+        window.show()
+        chat = window.chat
+        window.open_book(book.id, 40)
+        await asyncio.sleep(0.5)
+        for case in cases:
+            kind, n = case.split(":")
+            if kind == "word":
+                text = "w" * int(n)
+            else:
+                text = "| row | value |\n|---|---|\n" + "".join(
+                    f"| r{i} | v{i} |\n" for i in range(int(n))
+                )
+            conv = seed_one(app, book.id, text)
+            gaps: list[float] = []
+            last = time.perf_counter()
+
+            def beat() -> None:
+                nonlocal last
+                now = time.perf_counter()
+                gaps.append((now - last) * 1000)
+                last = now
+
+            timer = QTimer()
+            timer.setInterval(10)
+            timer.timeout.connect(beat)
+            timer.start()
+            started = last = time.perf_counter()
+            select = getattr(chat, "select_conversation", None)
+            if select is not None:
+                select(conv)
+            else:  # the pane before issue 22 (interleaved old/new runs)
+                chat._reload_conversations(select=conv)
+            while not chat.history_complete():
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
+            shown = (time.perf_counter() - started) * 1000
+            timer.stop()
+            report(
+                f"open a conversation with a {case.replace(':', ' of ')} answer",
+                f"shown after {shown:.0f} ms, UI blocked at most {max([*gaps, 0]) - 10:.0f} ms",
+                "blocked ≤ 100 ms",
+                max([*gaps, 0]) - 10 <= 100,
+            )
+        window.close()
+        await window.shutdown()
+        app.close()
+
+
 def main() -> None:
     import argparse
 
@@ -225,9 +316,22 @@ def main() -> None:
         help="keep the spoiler check on (it releases text sentence by sentence, so the pane "
         "sees fewer, larger pieces)",
     )
+    parser.add_argument(
+        "--huge",
+        default="",
+        help="instead: open conversations holding one huge answer, e.g. word:100000,table:3000",
+    )
     parser.add_argument("--runs", type=int, default=RUNS, help=f"streaming runs per size ({RUNS})")
     args = parser.parse_args()
     sizes = [int(x) for x in args.history.split(",") if x.strip()]
+    if args.huge:
+        import qasync
+        from PySide6.QtWidgets import QApplication
+
+        qt = QApplication.instance() or QApplication(sys.argv[:1])
+        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(qt)) as runner:
+            runner.run(bench_huge([c for c in args.huge.split(",") if c]))
+        return
     print(
         f"bench_chat on {machine()}; {args.runs} runs of 600 deltas at 200 a second per size; "
         f"spoiler check {'on' if args.spoiler_safe else 'off'}"
