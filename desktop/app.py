@@ -147,8 +147,7 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
         return 1
     done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     window = MainWindow(margin, restore=not args.screenshot)
-    saved = window.settings.value("theme")
-    window.set_theme(saved if isinstance(saved, str) else "system")
+    window.set_theme(window.preferences.theme())
 
     def on_closed() -> None:
         if not done.done():
