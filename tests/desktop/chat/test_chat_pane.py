@@ -293,7 +293,8 @@ def test_notes_panel_lists_edits_and_exports(window: Any, books_dir: Path, qtbot
     window.library.add_highlight(book_id, 3, "ORANGE MARMALADE", note="jar")
     panel = NotesPanel(window.library)
     qtbot.addWidget(panel)
-    panel.set_book(book_id)
+    with qtbot.waitSignal(panel.filled, timeout=5000):  # read on a worker thread
+        panel.set_book(book_id)
     texts = [panel.items.item(i).text() for i in range(panel.items.count())]
     assert any("Saved by the assistant, p. 42" in t for t in texts)
     assert any("ORANGE MARMALADE" in t for t in texts)
