@@ -41,7 +41,7 @@ from desktop.preferences import Preferences, WindowState
 from desktop.reader.reader import Reader
 from desktop.reader.typography import TypographyStore
 from desktop.requests import OpenPageRequest
-from desktop.tasks import TaskKeeper, pool
+from desktop.tasks import TaskKeeper, drain, pool
 from desktop.window_books import BOOK_FILTER, WELCOME, BookActions
 from desktop.window_layout import WindowLayout, default_chat_width
 
@@ -62,6 +62,7 @@ class MainWindow(WindowLayout, BookActions, QMainWindow):
 
     requestAsk = Signal(object)  # AskRequest, from the reader to the chat pane
     bookOpened = Signal(int)
+    libraryListed = Signal()  # the library panel shows the books (listed on a worker)
     closed = Signal()
 
     def __init__(self, app: Margin, *, restore: bool = True) -> None:
@@ -378,6 +379,7 @@ class MainWindow(WindowLayout, BookActions, QMainWindow):
         if hasattr(self.chat, "shutdown"):
             await self.chat.shutdown()
         await self.tasks.shutdown()
+        await drain()  # reads under way land before the library closes
 
     # events ---------------------------------------------------------------------------------
 

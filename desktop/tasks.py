@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import sys
@@ -49,11 +50,16 @@ class _Delivery(QObject):
 
 
 _delivery: _Delivery | None = None
+_pending: set[Future[Any]] = set()  # in_background work not yet delivered
+_drained: asyncio.Event | None = None  # set when _pending empties (see drain)
 
 
 def _deliver(payload: object) -> None:
     assert isinstance(payload, tuple)
     then, failed, future = payload
+    _pending.discard(future)
+    if not _pending and _drained is not None:
+        _drained.set()
     try:
         result = future.result()
     except Exception as exc:
@@ -80,8 +86,20 @@ def in_background[T](
         _delivery.done.connect(_deliver, Qt.ConnectionType.QueuedConnection)
     delivery = _delivery
     future = pool().submit(fn, *args)
+    _pending.add(future)
     future.add_done_callback(lambda f: delivery.done.emit((then, failed, f)))
     return future
+
+
+async def drain(grace: float = 5.0) -> None:
+    """Wait (bounded) until every ``in_background`` result has been delivered: before the
+    library closes, so no read lands on a closed database."""
+    global _drained
+    if not _pending:
+        return
+    _drained = asyncio.Event()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(_drained.wait(), grace)
 
 
 class TaskKeeper:

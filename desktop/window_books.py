@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import shiboken6
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QToolButton
 
@@ -14,7 +15,7 @@ from core.books.parse import SUFFIXES
 from core.errors import MarginError
 from core.store.library import BookInfo
 from desktop.resources import resources_dir
-from desktop.tasks import run_blocking
+from desktop.tasks import in_background, run_blocking
 
 if TYPE_CHECKING:
     from PySide6.QtCore import SignalInstance
@@ -51,6 +52,7 @@ class BookActions(_Base):
     library_panel: LibraryPanel
     back_to_book: QToolButton
     bookOpened: SignalInstance
+    libraryListed: SignalInstance
     preferences: Preferences
 
     if TYPE_CHECKING:
@@ -61,9 +63,20 @@ class BookActions(_Base):
 
         def show_library(self) -> None: ...
 
+    _listing = 0  # the newest list of books asked for
+
     def refresh_library(self) -> None:
-        current = self.reader.book.id if self.reader.book else None
-        self.library_panel.set_books(self.library.list_books(), current)
+        """Show the library's books (listed on a worker thread: 10–30 ms for 500 books)."""
+        self._listing += 1
+        listing = self._listing
+
+        def show(books: list[BookInfo]) -> None:
+            if listing == self._listing and shiboken6.isValid(self.library_panel):
+                current = self.reader.book.id if self.reader.book else None
+                self.library_panel.set_books(books, current)
+                self.libraryListed.emit()
+
+        in_background(self.library.list_books, then=show)
 
     def choose_files(self) -> None:
         files, _ = QFileDialog.getOpenFileNames(self, "Add books", str(Path.home()), BOOK_FILTER)

@@ -64,6 +64,7 @@ class ChatPane(QWidget):
         self.dirty = False
         self._loading = 0  # generation of the read under way (0: none)
         self._generation = 0
+        self._closed = False
         self.header = ConversationHeader()
         self.header.conversationChosen.connect(self._conversation_chosen)
         self.header.requestNew.connect(self.new_conversation)
@@ -178,6 +179,8 @@ class ChatPane(QWidget):
         self._load(self.conversation_id is None)
 
     def _load(self, newest: bool) -> None:
+        if self._closed:  # the window is going: nothing more is read
+            return
         self.running_changed()
         self._generation += 1
         self._loading = self._generation
@@ -219,7 +222,7 @@ class ChatPane(QWidget):
     def refresh_titles(self) -> None:
         """Titles and running marks change; the transcript does not."""
         book_id = self.book_id
-        if book_id is not None:
+        if book_id is not None and not self._closed:
             in_background(
                 self.service.list_conversations, book_id, then=lambda c: self._titles(book_id, c)
             )
@@ -344,6 +347,7 @@ class ChatPane(QWidget):
         super().showEvent(event)
 
     async def shutdown(self) -> None:
+        self._closed = True
         if shiboken6.isValid(self._timer):  # the window may already be gone
             self._timer.stop()
         await self.live.stop(list(self.live.values()), wait_s=3.0)
