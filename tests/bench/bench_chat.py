@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from common import FIXTURES, machine, median, report
 
@@ -71,7 +72,74 @@ def seed(app: object, book_id: int, answers: int) -> int:
     return int(conv.id)
 
 
-async def bench(app: object, sizes: list[int], spoiler_safe: bool, runs: int = RUNS) -> None:
+def _serve(conn: Any) -> None:
+    """The fake server in its own process, driven through a pipe (see ``ServerProcess``)."""
+    from tests.fakes.anthropic_server import FakeAnthropic, Reply
+
+    with FakeAnthropic() as fake:
+        conn.send(fake.url)
+        while True:
+            command, args, kwargs = conn.recv()
+            if command == "add":
+                fake.add(Reply.text(*args, **kwargs))
+                conn.send(None)
+            elif command == "first_byte":
+                conn.send(fake.message_requests[-1].first_byte_at)
+            else:
+                return
+
+
+class ServerProcess:
+    """Like a real model server, the fake one runs in another process: in this one its
+    thread would take the interpreter lock from the UI thread and count as the pane's stall
+    (``perf_counter`` is the system's monotonic clock, the same in both processes)."""
+
+    def __init__(self) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        self._conn, child = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child,), daemon=True)
+        self._process.start()
+        self.url = self._conn.recv()
+
+    def add_text(self, text: str, **kwargs: Any) -> None:
+        self._conn.send(("add", (text,), kwargs))
+        self._conn.recv()
+
+    def first_byte_at(self) -> float | None:
+        self._conn.send(("first_byte", (), {}))
+        return self._conn.recv()  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self._conn.send(("stop", (), {}))
+        self._process.join(5)
+
+
+class ServerThread:
+    """The fake server on a thread of this process (``--server-thread``: the old way)."""
+
+    def __init__(self) -> None:
+        from tests.fakes.anthropic_server import FakeAnthropic
+
+        self._fake = FakeAnthropic().start()
+        self.url = self._fake.url
+
+    def add_text(self, text: str, **kwargs: Any) -> None:
+        from tests.fakes.anthropic_server import Reply
+
+        self._fake.add(Reply.text(text, **kwargs))
+
+    def first_byte_at(self) -> float | None:
+        return self._fake.message_requests[-1].first_byte_at
+
+    def close(self) -> None:
+        self._fake.close()
+
+
+async def bench(
+    app: object, sizes: list[int], spoiler_safe: bool, runs: int = RUNS, thread: bool = False
+) -> None:
     from PySide6.QtCore import QTimer
 
     from core.agent.service import AgentService, make_provider
@@ -80,9 +148,9 @@ async def bench(app: object, sizes: list[int], spoiler_safe: bool, runs: int = R
     from core.paths import resolve_paths
     from core.settings import Settings
     from desktop.main_window import MainWindow
-    from tests.fakes.anthropic_server import FakeAnthropic, Reply
 
-    with tempfile.TemporaryDirectory() as home, FakeAnthropic() as fake:
+    fake = ServerThread() if thread else ServerProcess()
+    with tempfile.TemporaryDirectory() as home:
         app = Margin.open(resolve_paths(Path(home)))
         library = app.library
         book = import_book(library, FIXTURES / "books" / "alice_in_wonderland.epub").book
@@ -128,13 +196,11 @@ async def bench(app: object, sizes: list[int], spoiler_safe: bool, runs: int = R
                     f"r{size}x{run}w{i}" + ("\n\n" if i % 60 == 59 else "") for i in range(600)
                 )
                 first_word = f"r{size}x{run}w0"
-                fake.add(
-                    Reply.text(
-                        answer,
-                        chunk_chars=4,
-                        tokens_per_second=200,
-                        usage={"input_tokens": 900, "output_tokens": 600},
-                    )
+                fake.add_text(
+                    answer,
+                    chunk_chars=4,
+                    tokens_per_second=200,
+                    usage={"input_tokens": 900, "output_tokens": 600},
                 )
                 gaps: list[float] = []
                 cpus: list[float] = []  # the UI thread's own CPU time in each gap
@@ -171,9 +237,9 @@ async def bench(app: object, sizes: list[int], spoiler_safe: bool, runs: int = R
                 await asyncio.sleep(0.05)  # the close-out (final render) is part of the run
                 timer.stop()
                 chat.answerRendered.disconnect(rendered)
-                request = fake.message_requests[-1]
-                assert request.first_byte_at is not None and first_visible
-                latencies.append((first_visible[0] - request.first_byte_at) * 1000)
+                first_byte = fake.first_byte_at()
+                assert first_byte is not None and first_visible
+                latencies.append((first_visible[0] - first_byte) * 1000)
                 stalls.append(max(gaps) - 10)
                 worst_gap = max(range(len(gaps)), key=gaps.__getitem__)
                 stall_cpu.append(cpus[worst_gap])
@@ -214,6 +280,7 @@ async def bench(app: object, sizes: list[int], spoiler_safe: bool, runs: int = R
         window.close()
         await window.shutdown()
         library.close()
+    fake.close()
 
 
 def seed_one(app: object, book_id: int, text: str) -> int:
@@ -321,6 +388,12 @@ def main() -> None:
         default="",
         help="instead: open conversations holding one huge answer, e.g. word:100000,table:3000",
     )
+    parser.add_argument(
+        "--server-thread",
+        action="store_true",
+        help="run the fake server on a thread of this process (it then competes with the UI "
+        "thread for the interpreter lock; by default it runs in its own process)",
+    )
     parser.add_argument("--runs", type=int, default=RUNS, help=f"streaming runs per size ({RUNS})")
     args = parser.parse_args()
     sizes = [int(x) for x in args.history.split(",") if x.strip()]
@@ -341,7 +414,7 @@ def main() -> None:
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
-        runner.run(bench(app, sizes, args.spoiler_safe, args.runs))
+        runner.run(bench(app, sizes, args.spoiler_safe, args.runs, args.server_thread))
 
 
 if __name__ == "__main__":
