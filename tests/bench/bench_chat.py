@@ -109,7 +109,7 @@ class ServerProcess:
 
     def first_byte_at(self) -> float | None:
         self._conn.send(("first_byte", (), {}))
-        return self._conn.recv()  # type: ignore[no-any-return]
+        return self._conn.recv()
 
     def close(self) -> None:
         self._conn.send(("stop", (), {}))
