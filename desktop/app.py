@@ -21,14 +21,7 @@ from typing import Any
 
 _T0 = time.perf_counter()
 log = logging.getLogger("margin.app")
-ROOT = Path(getattr(sys, "_MEIPASS", Path(__file__).resolve().parent.parent))
-
-
 WINDOW_OPTIONS = ("--open", "--page", "--screenshot", "--exit-after-shown")
-
-
-def resources_dir() -> Path:
-    return ROOT / "resources"
 
 
 def wants_window(argv: Sequence[str]) -> bool:
@@ -113,6 +106,8 @@ def window_main(argv: Sequence[str] | None = None) -> int:
     app.setApplicationName("Margin")
     app.setOrganizationName("Margin")
     app.setDesktopFileName("app.margin.Margin")
+    from desktop.resources import resources_dir
+
     icon = resources_dir() / "icons" / "margin-256.png"
     if icon.exists():
         app.setWindowIcon(QIcon(str(icon)))
@@ -136,12 +131,10 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
     from desktop.main_window import MainWindow
 
     assert isinstance(app, QApplication) and isinstance(paths, Paths)
-    from concurrent.futures import ThreadPoolExecutor
+    from desktop.tasks import pool
 
-    # asyncio's own executor work (DNS lookups for the model server) on plain threads
-    asyncio.get_running_loop().set_default_executor(
-        ThreadPoolExecutor(max_workers=4, thread_name_prefix="margin-io")
-    )
+    # asyncio's own executor work (DNS lookups for the model server) on the window's one pool
+    asyncio.get_running_loop().set_default_executor(pool())
     try:
         margin = await open_library(paths, quiet=bool(args.screenshot or args.exit_after_shown))
     except Exception as exc:
@@ -159,8 +152,7 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
         return 1
     done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     window = MainWindow(margin, restore=not args.screenshot)
-    saved = window.settings.value("theme")
-    window.set_theme(saved if isinstance(saved, str) else "system")
+    window.set_theme(window.preferences.theme())
 
     def on_closed() -> None:
         if not done.done():
@@ -172,7 +164,15 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
 
         watch_first_paint(window, _T0)
     window.show()
-    QApplication.processEvents()
+    # a turn of the loop paints it (never processEvents() inside a coroutine: qasync 0.28
+    # loses a task stepped from there)
+    await asyncio.sleep(0.001)
+    if os.environ.get("MARGIN_STARTUP_TIMING"):
+        print(
+            f"margin: window shown after {(time.perf_counter() - _T0) * 1000:.0f} ms",
+            file=sys.stderr,
+            flush=True,
+        )
     if margin.library.read_only and not (args.screenshot or args.exit_after_shown):
         from desktop.repair import show_read_only_notice
 
@@ -213,7 +213,9 @@ async def open_library(paths: object, *, quiet: bool = False, notice_after: floa
         margin.db.close()  # this thread's connection: the window's threads open their own
         return margin
 
-    task = asyncio.get_running_loop().run_in_executor(None, open_here)
+    from desktop.tasks import run_blocking
+
+    task = asyncio.ensure_future(run_blocking(open_here))
     finished, _ = await asyncio.wait({task}, timeout=notice_after)
     notice = None
     if not finished and not quiet:
@@ -250,6 +252,12 @@ async def open_and_capture(window: object, args: argparse.Namespace) -> int:
             if book is None:
                 return 1
         if args.screenshot:
+            # the chat reads its conversation on a worker: shown in the picture too (and no
+            # task is left to start inside the reader's processEvents below)
+            for _ in range(500):
+                if not hasattr(window.chat, "history_complete") or window.chat.history_complete():
+                    break
+                await asyncio.sleep(0.01)
             await window.reader.wait_drawn(limit=15.0)
             path = Path(args.screenshot)
             path.parent.mkdir(parents=True, exist_ok=True)

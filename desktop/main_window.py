@@ -11,22 +11,15 @@ from __future__ import annotations
 
 import importlib
 import logging
-import threading
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
-    QDesktopServices,
-    QDragEnterEvent,
-    QDropEvent,
-    QKeySequence,
 )
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -39,41 +32,38 @@ from PySide6.QtWidgets import (
 )
 
 from core.app import Margin
-from core.books.parse import SUFFIXES
 from core.errors import MarginError
 from core.labels import display_title
 from core.store.library import BookInfo
 from desktop.import_controller import ImportController
 from desktop.library_panel import LibraryPanel
+from desktop.menus import add_reader_buttons, build_menus
+from desktop.preferences import Preferences, WindowState
 from desktop.reader.reader import Reader
 from desktop.reader.typography import TypographyStore
 from desktop.requests import OpenPageRequest
-from desktop.tasks import TaskKeeper, run_blocking
+from desktop.tasks import TaskKeeper, drain, pool
+from desktop.window_books import BOOK_FILTER, WELCOME, BookActions
+from desktop.window_layout import WindowLayout, default_chat_width
 
 log = logging.getLogger("margin.window")
-BOOK_FILTER = (
-    "Books (*.epub *.pdf *.txt *.text *.md *.markdown *.html *.htm *.xhtml);;All files (*)"
-)
-WELCOME = "Welcome to Margin.md"
-CHAT_SHARE = 0.3  # of the window's width, within the bounds below, when the chat first shows
-CHAT_MIN, CHAT_MAX = 280, 440
+__all__ = ["BOOK_FILTER", "WELCOME", "MainWindow", "default_chat_width"]
 
 
-def default_chat_width(window_width: int) -> int:
-    return max(CHAT_MIN, min(CHAT_MAX, round(window_width * CHAT_SHARE)))
+class MainWindow(WindowLayout, BookActions, QMainWindow):
+    """The window. Its jobs live beside it: ``menus`` (every action), ``window_layout``
+    (views, panels, focus mode), ``window_books`` (import, remove, re-read, start-up work)
+    and ``preferences`` (what it remembers)."""
 
+    action_leave_focus: QAction
+    library_button: QToolButton
+    side_button: QToolButton
+    reading_button: QToolButton
+    chat_button: QToolButton
 
-def _bool(value: object, default: bool) -> bool:
-    if value is None or value == "":
-        return default
-    if isinstance(value, bool):
-        return value
-    return str(value).lower() in ("1", "true", "yes")
-
-
-class MainWindow(QMainWindow):
     requestAsk = Signal(object)  # AskRequest, from the reader to the chat pane
     bookOpened = Signal(int)
+    libraryListed = Signal()  # the library panel shows the books (listed on a worker)
     closed = Signal()
 
     def __init__(self, app: Margin, *, restore: bool = True) -> None:
@@ -85,7 +75,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Margin")
         self.setAcceptDrops(True)
         self.resize(1280, 800)
-        self.settings = QSettings(str(self.paths.config / "window.ini"), QSettings.Format.IniFormat)
+        self.preferences = Preferences(self.paths)
         self.library_panel = LibraryPanel(self.paths.data)
         self.reader = Reader(self.library)
         self.chat: Any = self._make_chat()
@@ -128,9 +118,9 @@ class MainWindow(QMainWindow):
         self.views.currentChanged.connect(self._view_changed)
         self.setCentralWidget(self.views)
         self.reader.side.hide()  # Contents, Find, Highlights: Ctrl+T
-        self._reader_buttons()
+        add_reader_buttons(self)
         self._wire()
-        self._menus()
+        build_menus(self)
         if self.typography.problems:  # a bad [reader] value: say so, the default is in use
             self.statusBar().showMessage(self.typography.problems[0], 20000)
         else:
@@ -173,147 +163,29 @@ class MainWindow(QMainWindow):
             chat.requestSettings.connect(self.open_settings)
             self.bookOpened.connect(chat.set_book)
 
-    def _action(
-        self,
-        menu: Any,
-        text: str,
-        slot: Any,
-        shortcut: QKeySequence.StandardKey | str | None = None,
-        name: str = "",
-    ) -> QAction:
-        action = QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        action.triggered.connect(slot)
-        menu.addAction(action)
-        self.addAction(action)  # its keys work in focus mode too, with the menu bar hidden
-        if name:
-            setattr(self, f"action_{name}", action)
-        return action
-
-    def _menus(self) -> None:
-        bar = self.menuBar()
-        file = bar.addMenu("&File")
-        self._action(file, "&Open…", self.choose_files, QKeySequence.StandardKey.Open, "open")
-        self._action(file, "&Export highlights…", self.export_highlights, None, "export")
-        file.addSeparator()
-        self._action(file, "&Settings…", self.open_settings, "Ctrl+,", "settings")
-        file.addSeparator()
-        self._action(file, "&Quit", self.close, QKeySequence.StandardKey.Quit, "quit")
-        view = bar.addMenu("&View")
-        self._action(
-            view,
-            "&Next page",
-            self.reader.next_page,
-            QKeySequence.StandardKey.MoveToNextPage,
-            "next",
-        )
-        self._action(
-            view,
-            "&Previous page",
-            self.reader.previous_page,
-            QKeySequence.StandardKey.MoveToPreviousPage,
-            "previous",
-        )
-        self._action(view, "Next page (arrow)", self.reader.next_page, "Ctrl+Right")
-        self._action(view, "Previous page (arrow)", self.reader.previous_page, "Ctrl+Left")
-        self._action(view, "&Go to page…", self.go_to_page_dialog, "Ctrl+G", "goto")
-        view.addSeparator()
-        self._action(
-            view, "Zoom &in", self.reader.zoom_in, QKeySequence.StandardKey.ZoomIn, "zoom_in"
-        )
-        self._action(
-            view, "Zoom &out", self.reader.zoom_out, QKeySequence.StandardKey.ZoomOut, "zoom_out"
-        )
-        self._action(view, "Fit &width", self.reader.fit_width, "Ctrl+0", "fit")
-        view.addSeparator()
-        for theme in ("system", "light", "sepia", "dark"):
-            self._action(
-                view,
-                "System theme (follows the desktop)"
-                if theme == "system"
-                else f"{theme.title()} theme",
-                lambda _=False, t=theme: self.set_theme(t),
-            )
-        view.addSeparator()
-        self._action(view, "&Library / book", self.toggle_library, "Ctrl+B", "toggle_library")
-        self._action(view, "Show/hide &contents panel", self.toggle_side, "Ctrl+T", "toggle_side")
-        self._action(view, "Show/hide c&hat", self.toggle_chat, "Ctrl+Shift+L", "toggle_chat")
-        self._action(view, "&Reading settings…", self.open_reading_settings, None, "reading")
-        view.addSeparator()
-        self._action(view, "&Full screen", self.toggle_full_screen, "F11", "full_screen")
-        self._action(view, "F&ocus mode", self.toggle_focus_mode, "Ctrl+Shift+F", "focus_mode")
-        self.action_leave_focus = QAction("Leave focus mode", self)
-        self.action_leave_focus.setShortcut(QKeySequence("Esc"))
-        self.action_leave_focus.triggered.connect(lambda: self.set_focus_mode(False))
-        self.action_leave_focus.setEnabled(False)  # Esc belongs to the widgets otherwise
-        self.addAction(self.action_leave_focus)
-        book = bar.addMenu("&Book")
-        self._action(
-            book, "&Find in book…", self.find_in_book, QKeySequence.StandardKey.Find, "find"
-        )
-        self._action(
-            book,
-            "&Ask about selection",
-            lambda: self.reader.ask_about_selection("ask"),
-            "Ctrl+Return",
-            "ask",
-        )
-        self._action(
-            book, "&Explain selection", lambda: self.reader.ask_about_selection("explain"), "Ctrl+E"
-        )
-        self._action(
-            book,
-            "&Highlight selection",
-            lambda: self.reader.ask_about_selection("highlight"),
-            "Ctrl+H",
-        )
-        self._action(book, "Focus &chat", self.focus_chat, "Ctrl+L", "focus_chat")
-        self._action(book, "&Notes and highlights…", self.open_notes, "Ctrl+Shift+N", "notes")
-        self._action(
-            book, "Mark &finished", lambda: self.reader.finished_box.toggle(), None, "finished"
-        )
-        self._action(book, "Re-&read this book", self.reread_current, None, "reread")
-        self._action(book, "Repair search &index", self._repair_index, None, "repair_index")
-        self._action(book, "&Remove from library…", self.remove_current, None, "remove")
-        help_menu = bar.addMenu("&Help")
-        self._action(help_menu, "&Welcome guide", self.open_welcome)
-        self._action(
-            help_menu,
-            "Open &data folder",
-            lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.paths.data))),
-        )
-        self._action(help_menu, "&About Margin", self.about, None, "about")
-
     # state ------------------------------------------------------------------------------
 
     def _restore(self) -> None:
-        geometry = self.settings.value("geometry")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        splitter = self.settings.value("reading_splitter")
-        if isinstance(splitter, QByteArray):
-            self._sized = self.splitter.restoreState(splitter)
-        theme = self.settings.value("theme")
-        if isinstance(theme, str):
-            self.set_theme(theme)
-        side = self.settings.value("side_splitter")
-        if isinstance(side, QByteArray):
-            self.reader.split.restoreState(side)
-        self.set_side_visible(_bool(self.settings.value("side"), False))
-        self.set_chat_visible(_bool(self.settings.value("chat"), True))
-        book_id = self.settings.value("book")
-        if book_id:
+        state = self.preferences.window()
+        if state.geometry is not None:
+            self.restoreGeometry(state.geometry)
+        if state.reading_splitter is not None:
+            self._sized = self.splitter.restoreState(state.reading_splitter)
+        self.set_theme(state.theme)
+        if state.side_splitter is not None:
+            self.reader.split.restoreState(state.side_splitter)
+        self.set_side_visible(state.side)
+        self.set_chat_visible(state.chat)
+        if state.book is not None:
             try:
-                self.open_book(int(str(book_id)))
-            except (MarginError, ValueError, TypeError):
+                self.open_book(state.book)
+            except MarginError:
                 pass
-        if self.settings.value("view") == "library" or self.reader.book is None:
+        if state.view == "library" or self.reader.book is None:
             self.show_library()
-        if _bool(self.settings.value("focus"), False):
+        if state.focus:
             self.set_focus_mode(True)
-        if _bool(self.settings.value("full_screen"), False):
+        if state.full_screen:
             self.set_full_screen(True)
 
     theme = "system"
@@ -330,9 +202,7 @@ class MainWindow(QMainWindow):
             except Exception:  # only speed is lost: the first book imports it then
                 log.exception("preloading the agent's modules failed")
 
-        QTimer.singleShot(
-            400, lambda: threading.Thread(target=load, name="preload", daemon=True).start()
-        )
+        QTimer.singleShot(400, lambda: pool().submit(load))
 
     def set_theme(self, name: str) -> None:
         """Colour the whole window (every panel, scrollbars, the page): "system" follows the
@@ -348,21 +218,20 @@ class MainWindow(QMainWindow):
         self.reader.set_theme(apply_app_theme(app, name))
 
     def save_state(self) -> None:
-        self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("reading_splitter", self.splitter.saveState())
-        self.settings.setValue("view", "library" if self.library_shown() else "reader")
-        self.settings.setValue("side", self._side_wanted())
-        self.settings.setValue("side_splitter", self.reader.split.saveState())
-        self.settings.setValue("chat", self._chat_wanted())
-        self.settings.setValue("focus", self._focus_mode)
-        self.settings.setValue("full_screen", self.isFullScreen())
-        self.settings.setValue("theme", self.theme)
-        self.settings.setValue("book", self.reader.book.id if self.reader.book else "")
-        self.settings.sync()
-
-    def refresh_library(self) -> None:
-        current = self.reader.book.id if self.reader.book else None
-        self.library_panel.set_books(self.library.list_books(), current)
+        self.preferences.save_window(
+            WindowState(
+                geometry=self.saveGeometry(),
+                reading_splitter=self.splitter.saveState(),
+                side_splitter=self.reader.split.saveState(),
+                view="library" if self.library_shown() else "reader",
+                side=self._side_wanted(),
+                chat=self._chat_wanted(),
+                focus=self._focus_mode,
+                full_screen=self.isFullScreen(),
+                theme=self.theme,
+                book=self.reader.book.id if self.reader.book else None,
+            )
+        )
 
     # books --------------------------------------------------------------------------------
 
@@ -407,274 +276,7 @@ class MainWindow(QMainWindow):
     def _page_changed(self, book_id: int, page: int) -> None:
         self.statusBar().showMessage(f"Page {page}", 1500)
 
-    def choose_files(self) -> None:
-        files, _ = QFileDialog.getOpenFileNames(self, "Add books", str(Path.home()), BOOK_FILTER)
-        if files:
-            self.import_files([Path(f) for f in files])
-
-    def import_files(self, paths: list[Path], *, open_first: bool = True) -> None:
-        async def go() -> None:
-            results = await self.importer.import_files(paths)
-            self.refresh_library()
-            if results and open_first:
-                self.open_book(results[0].book.id)
-
-        self.tasks.start(go(), key="import", replace=False)
-
-    async def import_and_open(self, path: Path, page: int | None = None) -> BookInfo | None:
-        """Import ``path`` if needed and open it (``Margin book.epub`` from a file manager)."""
-        results = await self.importer.import_files([path])
-        self.refresh_library()
-        if not results:
-            error = self.library_panel.error.text() or f"{path.name} could not be opened."
-            raise MarginError("import_failed", error)
-        return self.open_book(results[0].book.id, page)
-
-    def remove_book(self, book_id: int) -> None:
-        try:
-            book = self.library.get_book(book_id)
-        except MarginError:
-            return
-        answer = QMessageBox.question(
-            self,
-            "Remove book",
-            f"Remove “{book.title}” from your library, with its highlights, notes and conversations?\n\nThe original file is not touched.",
-        )
-        if answer != QMessageBox.StandardButton.Yes:
-            return
-        if self.reader.book is not None and self.reader.book.id == book_id:
-            self.reader.close_book()
-            self.bookOpened.emit(0)
-            self.setWindowTitle("Margin")
-            self.back_to_book.hide()
-            self.show_library()
-        chat = self.chat
-        if hasattr(chat, "answering") and chat.answering(book_id=book_id):
-
-            async def stop_then_delete() -> None:
-                # its answers stop first and save what they wrote; then the book goes
-                await chat.stop_answers(book_id=book_id)
-                self._delete_book(book_id)
-
-            self.tasks.start(stop_then_delete(), key=f"remove:{book_id}")
-            return
-        self._delete_book(book_id)
-
-    def _delete_book(self, book_id: int) -> None:
-        try:
-            self.library.delete_book(book_id)
-        except MarginError:
-            pass  # removed meanwhile (another window, the CLI)
-        self.refresh_library()
-
-    def reread_current(self) -> None:
-        """Read the open book again with today's readers (off the UI thread), then show it
-        at the same page."""
-        book = self.reader.book
-        if book is None:
-            return
-
-        async def go() -> None:
-            from core.books.importer import reimport_book
-
-            self.statusBar().showMessage(f"Reading “{book.title}” again…")
-            try:
-                updated = await run_blocking(reimport_book, self.library, book.id)
-            except MarginError as exc:
-                self.statusBar().showMessage(str(exc), 10000)
-                return
-            self.reader.close_book()
-            self.open_book(updated.id, updated.page)
-            self.statusBar().showMessage(f"“{updated.title}” was read again.", 5000)
-
-        self.tasks.start(go(), key="reread")
-
-    def _repair_index(self) -> None:
-        from desktop.repair import repair_search_index
-
-        repair_search_index(self)
-
-    def remove_current(self) -> None:
-        if self.reader.book is not None:
-            self.remove_book(self.reader.book.id)
-
-    def go_to_page_dialog(self) -> None:
-        from PySide6.QtWidgets import QInputDialog
-
-        if self.reader.book is None:
-            return
-        page, ok = QInputDialog.getInt(
-            self, "Go to page", "Page:", self.reader.page, 1, self.reader.book.page_count
-        )
-        if ok:
-            self.reader.go_to_page(page)
-
     # layout ---------------------------------------------------------------------------------
-
-    def _reader_buttons(self) -> None:
-        """Library, Contents, Reading settings and Chat buttons in the reader's toolbar."""
-        bar = self.reader.toolbar.layout()
-        assert isinstance(bar, QHBoxLayout)
-
-        def button(text: str, name: str, tip: str, slot: Any, checkable: bool = False) -> Any:
-            b = QToolButton()
-            b.setText(text)
-            b.setAccessibleName(name)
-            b.setToolTip(tip)
-            b.setCheckable(checkable)
-            b.setAutoRaise(True)
-            (b.toggled if checkable else b.clicked).connect(slot)
-            return b
-
-        self.library_button = button("Library", "Library", "Your books (Ctrl+B)", self.show_library)
-        self.side_button = button(
-            "Contents",
-            "Show contents, find and highlights",
-            "Contents, Find and Highlights (Ctrl+T)",
-            self.set_side_visible,
-            True,
-        )
-        self.reading_button = button(
-            "Aa", "Reading settings", "Font, spacing, line length", self.open_reading_settings
-        )
-        self.chat_button = button(
-            "Chat",
-            "Show the chat",
-            "Show or hide the chat (Ctrl+Shift+L)",
-            self.set_chat_visible,
-            True,
-        )
-        self.chat_button.setChecked(True)
-        # the View menu's themes colour the whole window: the reader's own page-theme box would
-        # only disagree with them, and the toolbar must fit beside the chat at 1024 px
-        self.reader.theme_box.hide()
-        bar.setSpacing(2)
-        bar.insertWidget(0, self.side_button)
-        bar.insertWidget(0, self.library_button)
-        bar.addWidget(self.reading_button)
-        bar.addWidget(self.chat_button)
-
-    def library_shown(self) -> bool:
-        return self.views.currentWidget() is self.library_view
-
-    def show_library(self) -> None:
-        if self._focus_mode:
-            self.set_focus_mode(False)
-        self.views.setCurrentWidget(self.library_view)
-        self.library_panel.setFocus()
-
-    def show_reader(self) -> None:
-        self.views.setCurrentWidget(self.splitter)
-        if self.reader.view is not None:
-            self.reader.view.setFocus()
-
-    def toggle_library(self) -> None:
-        """Ctrl+B: the library, or back to the book."""
-        if self.library_shown() and self.reader.book is not None:
-            self.show_reader()
-        else:
-            self.show_library()
-
-    def _side_wanted(self) -> bool:
-        return self._before_focus.get("side", self.side_button.isChecked())
-
-    def _chat_wanted(self) -> bool:
-        return self._before_focus.get("chat", self.chat_button.isChecked())
-
-    def set_side_visible(self, visible: bool) -> None:
-        self.reader.side.setVisible(visible)
-        self.side_button.blockSignals(True)
-        self.side_button.setChecked(visible)
-        self.side_button.blockSignals(False)
-
-    def toggle_side(self) -> None:
-        if self._focus_mode:
-            self.set_focus_mode(False)
-        self.show_reader()
-        self.set_side_visible(not self.reader.side.isVisibleTo(self.reader))
-
-    def chat_visible(self) -> bool:
-        return self.chat.isVisibleTo(self.splitter) and self.splitter.sizes()[1] > 0
-
-    def set_chat_visible(self, visible: bool) -> None:
-        sizes = self.splitter.sizes()
-        if not visible and sizes[1] > 0:
-            self._chat_width = sizes[1]
-        self.chat.setVisible(visible)
-        if visible and self.splitter.sizes()[1] == 0:
-            total = sum(self.splitter.sizes()) or self.width()
-            width = self._chat_width or default_chat_width(total)
-            self.splitter.setSizes([max(200, total - width), width])
-        self.chat_button.blockSignals(True)
-        self.chat_button.setChecked(visible)
-        self.chat_button.blockSignals(False)
-
-    def toggle_chat(self) -> None:
-        if self._focus_mode:
-            self.set_focus_mode(False)
-        self.show_reader()
-        self.set_chat_visible(not self.chat_visible())
-
-    def find_in_book(self) -> None:
-        if self._focus_mode:
-            self.set_focus_mode(False)
-        self.show_reader()
-        self.set_side_visible(True)
-        self.reader.focus_find()
-
-    def set_full_screen(self, on: bool) -> None:
-        if on and not self.isFullScreen():
-            self._was_maximized = self.isMaximized()
-            self.showFullScreen()
-        elif not on and self.isFullScreen():
-            if getattr(self, "_was_maximized", False):
-                self.showMaximized()
-            else:
-                self.showNormal()
-
-    def toggle_full_screen(self) -> None:
-        self.set_full_screen(not self.isFullScreen())
-
-    def focus_mode(self) -> bool:
-        return self._focus_mode
-
-    def set_focus_mode(self, on: bool) -> None:
-        """Nothing but the page: no menus, toolbar, side panel, footer, chat or status bar."""
-        if on == self._focus_mode:
-            return
-        if on:
-            self.show_reader()
-            self._before_focus = {
-                "side": self.side_button.isChecked(),
-                "chat": self.chat_button.isChecked(),
-            }
-            for w in (self.menuBar(), self.statusBar(), self.reader.toolbar, self.reader.footer):
-                w.hide()
-            self.reader.side.hide()
-            self.chat.hide()
-        else:
-            before, self._before_focus = self._before_focus, {}
-            for w in (self.menuBar(), self.statusBar(), self.reader.toolbar, self.reader.footer):
-                w.show()
-            self.set_side_visible(before.get("side", False))
-            self.set_chat_visible(before.get("chat", True))
-        self._focus_mode = on
-        self.action_leave_focus.setEnabled(on)
-        if self.reader.view is not None:
-            self.reader.view.setFocus()
-
-    def toggle_focus_mode(self) -> None:
-        self.set_focus_mode(not self._focus_mode)
-
-    def focus_chat(self) -> None:
-        """Ctrl+L: the chat's input, showing the chat first when it is hidden."""
-        if self._focus_mode:
-            self.set_focus_mode(False)
-        self.show_reader()
-        if not self.chat_visible():
-            self.set_chat_visible(True)
-        if hasattr(self.chat, "focus_input"):
-            self.chat.focus_input()
 
     # typography -------------------------------------------------------------------------------
 
@@ -730,23 +332,6 @@ class MainWindow(QMainWindow):
         if self._reading_settings is not None:
             self._load_reading_settings()
 
-    def export_highlights(self) -> None:
-        from core.export import export_file_name, export_highlights
-
-        book = self.reader.book
-        if book is None:
-            self.statusBar().showMessage("Open a book first.", 3000)
-            return
-        name, _ = QFileDialog.getSaveFileName(
-            self,
-            "Export highlights",
-            str(Path.home() / export_file_name(book.title, "highlights")),
-            "Markdown (*.md)",
-        )
-        if name:
-            export_highlights(self.library, book.id, Path(name))
-            self.statusBar().showMessage(f"Highlights saved to {name}", 4000)
-
     def open_settings(self) -> None:
         try:
             module = importlib.import_module("desktop.settings_dialog")
@@ -780,19 +365,6 @@ class MainWindow(QMainWindow):
         self.set_side_visible(True)
         self.reader.side.setCurrentWidget(panel)
 
-    def open_welcome(self) -> None:
-        for book in self.library.list_books():
-            if book.original_path.endswith(WELCOME):
-                self.open_book(book.id)
-                return
-        self.import_files([self.welcome_path()])
-
-    @staticmethod
-    def welcome_path() -> Path:
-        from desktop.app import resources_dir
-
-        return resources_dir() / "welcome" / WELCOME
-
     def about(self) -> None:
         from core.version import version_text
 
@@ -804,89 +376,15 @@ class MainWindow(QMainWindow):
 
     # background work ----------------------------------------------------------------------
 
-    def start_background_work(self) -> None:
-        """After the window is visible: tidy up after a crash, import the welcome guide on
-        first run, and warm the model SDK so the first question does not wait for it."""
-
-        async def go() -> None:
-            from core.books.importer import recover_incomplete
-
-            await run_blocking(recover_incomplete, self.library)
-            if hasattr(self.chat, "recover"):
-                await run_blocking(self.chat.recover)
-            copies = await run_blocking(self.app.unlisted_copies)
-            if copies:
-                await self.offer_recovery(len(copies))
-            elif not self.library.list_books() and not self.settings.value("welcomed"):
-                self.settings.setValue("welcomed", 1)
-                results = await self.importer.import_files([self.welcome_path()])
-                self.refresh_library()
-                if results and self.reader.book is None:
-                    self.open_book(results[0].book.id)
-            if hasattr(self.chat, "warm_up"):
-                await self.chat.warm_up()
-
-        self.tasks.start(go(), key="startup")
-
-    async def offer_recovery(self, count: int) -> None:
-        """The books folder holds copies no book names (the library database was lost or
-        replaced): say so, and add them back when the reader agrees."""
-        books = "1 book" if count == 1 else f"{count} books"
-        answer = QMessageBox.question(
-            self,
-            "Books found",
-            f"Margin found copies of {books} in its books folder that its library does not "
-            "list (the library file was probably lost or replaced).\n\n"
-            "Add them back to your library? Nothing is deleted either way.",
-        )
-        if answer != QMessageBox.StandardButton.Yes:
-            self.statusBar().showMessage(
-                "Book copies kept; 'margin recover-library' adds them back any time.", 8000
-            )
-            return
-        self.statusBar().showMessage(f"Adding back {books}…")
-        recovered = await run_blocking(self.app.recover_library)
-        self.refresh_library()
-        failed = [r for r in recovered if r.error is not None]
-        added = len(recovered) - len(failed)
-        text = f"Added back {added} of {len(recovered)} books."
-        if failed:
-            text += " " + "; ".join(f"{r.path.name}: {r.error.message}" for r in failed[:3])
-        self.statusBar().showMessage(text, 15000)
-
     async def shutdown(self) -> None:
         if hasattr(self.chat, "shutdown"):
             await self.chat.shutdown()
         await self.tasks.shutdown()
+        await drain()  # reads under way land before the library closes
 
     # events ---------------------------------------------------------------------------------
 
     _sized = False
-
-    def _view_changed(self, _index: int) -> None:
-        if self._sized or self.views.currentWidget() is not self.splitter:
-            return
-        # the first time the reading view shows (and nothing was restored): the chat's
-        # default width follows the window's width
-        self._sized = True
-        self.splitter.setGeometry(self.views.contentsRect())  # hidden pages keep old sizes
-        total = sum(self.splitter.sizes())
-        self._chat_width = default_chat_width(self.width())
-        if self.chat.isVisibleTo(self.splitter):
-            self.splitter.setSizes([total - self._chat_width, self._chat_width])
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if event.mimeData().hasUrls() and any(
-            Path(u.toLocalFile()).suffix.lower() in SUFFIXES for u in event.mimeData().urls()
-        ):
-            event.acceptProposedAction()
-
-    def dropEvent(self, event: QDropEvent) -> None:
-        files = [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()]
-        files = [f for f in files if f.suffix.lower() in SUFFIXES]
-        if files:
-            event.acceptProposedAction()
-            self.import_files(files)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.importer.cancel()

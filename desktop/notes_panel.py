@@ -3,8 +3,11 @@ highlights; edit, delete, go to the page, export to Markdown."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any
 
+import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -23,12 +26,14 @@ from core.errors import MarginError
 from core.export import export_file_name, export_highlights, highlights_to_markdown
 from core.store.library import Library
 from desktop.requests import OpenPageRequest
+from desktop.tasks import in_background
 
 ROLE = Qt.ItemDataRole.UserRole + 3
 
 
 class NotesPanel(QWidget):
     requestOpenPage = Signal(object)
+    filled = Signal()  # the list shows the book's notes (read on a worker thread)
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -36,6 +41,7 @@ class NotesPanel(QWidget):
         self.setAccessibleName("Notes and highlights")
         self.library = library
         self.book_id: int | None = None
+        self._generation = 0
         self.title = QLabel()
         self.items = QListWidget()
         self.items.setWordWrap(True)
@@ -68,28 +74,48 @@ class NotesPanel(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
+        """Show the book's notes and highlights (read on a worker thread)."""
+        self._generation += 1
+        generation, book_id = self._generation, self.book_id
+        if book_id is None:
+            self._fill(generation, None)
+            return
+
+        def read() -> tuple[Any, list[Any], list[Any]]:
+            book = self.library.get_book(book_id)
+            return book, self.library.list_notes(book_id), self.library.list_highlights(book_id)
+
+        def gone(exc: Exception) -> None:
+            if not isinstance(exc, MarginError):  # a bug: the global hook logs it
+                sys.excepthook(type(exc), exc, exc.__traceback__)
+                return
+            if generation == self._generation:
+                self.book_id = None
+                self.refresh()
+
+        in_background(read, then=lambda found: self._fill(generation, found), failed=gone)
+
+    def _fill(self, generation: int, found: tuple[Any, list[Any], list[Any]] | None) -> None:
+        if generation != self._generation or not shiboken6.isValid(self.items):
+            return  # another book was chosen meanwhile, or the panel is gone
         self.items.clear()
-        if self.book_id is None:
+        if found is None:
             self.title.setText("Open a book to see its notes and highlights.")
             return
-        try:
-            book = self.library.get_book(self.book_id)
-        except MarginError:
-            self.book_id = None
-            self.refresh()
-            return
+        book, notes, highlights = found
         self.title.setText(f"<b>{book.title}</b>")
-        for note in self.library.list_notes(book.id):
+        for note in notes:
             who = "Saved by the assistant" if note.source == "agent" else "Your note"
             where = f", p. {note.page}" if note.page else ""
             item = QListWidgetItem(f"{who}{where}:\n{note.text}")
             item.setData(ROLE, ("note", note.id, note.page, note.text))
             self.items.addItem(item)
-        for h in self.library.list_highlights(book.id):
+        for h in highlights:
             extra = f"\nNote: {h.note}" if h.note else ""
             item = QListWidgetItem(f"Highlight, p. {h.page} ({h.colour}):\n“{h.text}”{extra}")
             item.setData(ROLE, ("highlight", h.id, h.page, h.text))
             self.items.addItem(item)
+        self.filled.emit()
 
     def markdown(self) -> str:
         assert self.book_id is not None

@@ -39,6 +39,7 @@ from core.settings import (
     save_settings,
     set_api_key,
 )
+from desktop.tasks import TaskKeeper
 
 PROVIDERS = (
     ("anthropic", "Claude (Anthropic API)"),
@@ -59,7 +60,7 @@ class SettingsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Margin settings")
         self.paths = paths
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskKeeper()
         try:
             current = load_settings(paths)
             problem = ""
@@ -237,10 +238,7 @@ class SettingsDialog(QDialog):
         return True
 
     def _start(self, coro: Any) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return self._tasks.start(coro)
 
     async def _test(self) -> None:
         from core.agent.service import test_connection

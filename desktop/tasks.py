@@ -4,26 +4,33 @@
   task (asyncio only keeps weak ones), cancels the previous task started under the same key
   (a new question replaces the old one, like a Stop click), and sends unexpected errors to
   ``sys.excepthook`` so the global hook logs them and shows a short dialog.
-* Blocking work (parsing, importing, big queries) goes to a thread with ``run_blocking`` and is
-  awaited from a coroutine, so results always come back on the UI thread.
+* Blocking work (parsing, importing, big queries) goes to a thread of ``pool()``: awaited from
+  a coroutine with ``run_blocking``, or with ``in_background(fn, then=callback)`` when no
+  coroutine waits for it (the result comes back through a queued Qt signal, so it arrives on
+  the UI thread even when someone calls ``processEvents`` inside a coroutine, which qasync
+  0.28 cannot survive: a task stepped from there is lost).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import sys
 from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
 
 log = logging.getLogger("margin.tasks")
 
 _executor: ThreadPoolExecutor | None = None
 
 
-def _pool() -> ThreadPoolExecutor:
+def pool() -> ThreadPoolExecutor:
+    """The window's one pool of worker threads (also the loop's default executor)."""
     global _executor
     if _executor is None:
         _executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="margin-worker")
@@ -33,7 +40,66 @@ def _pool() -> ThreadPoolExecutor:
 async def run_blocking[T](fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """Run ``fn(*args, **kwargs)`` in a worker thread and await its result on the loop."""
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_pool(), functools.partial(fn, *args, **kwargs))
+    return await loop.run_in_executor(pool(), functools.partial(fn, *args, **kwargs))
+
+
+class _Delivery(QObject):
+    """Lives on the UI thread; workers emit on it and Qt queues the call there."""
+
+    done = Signal(object)
+
+
+_delivery: _Delivery | None = None
+_pending: set[Future[Any]] = set()  # in_background work not yet delivered
+_drained: asyncio.Event | None = None  # set when _pending empties (see drain)
+
+
+def _deliver(payload: object) -> None:
+    assert isinstance(payload, tuple)
+    then, failed, future = payload
+    _pending.discard(future)
+    if not _pending and _drained is not None:
+        _drained.set()
+    try:
+        result = future.result()
+    except Exception as exc:
+        if failed is None:
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+        else:
+            failed(exc)
+        return
+    then(result)
+
+
+def in_background[T](
+    fn: Callable[..., T],
+    /,
+    *args: Any,
+    then: Callable[[T], None],
+    failed: Callable[[Exception], None] | None = None,
+) -> Future[T]:
+    """Run ``fn(*args)`` on a worker thread; ``then(result)`` (or ``failed(error)``) runs on
+    the UI thread afterwards. Call from the UI thread."""
+    global _delivery
+    if _delivery is None:
+        _delivery = _Delivery()
+        _delivery.done.connect(_deliver, Qt.ConnectionType.QueuedConnection)
+    delivery = _delivery
+    future = pool().submit(fn, *args)
+    _pending.add(future)
+    future.add_done_callback(lambda f: delivery.done.emit((then, failed, f)))
+    return future
+
+
+async def drain(grace: float = 5.0) -> None:
+    """Wait (bounded) until every ``in_background`` result has been delivered: before the
+    library closes, so no read lands on a closed database."""
+    global _drained
+    if not _pending:
+        return
+    _drained = asyncio.Event()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(_drained.wait(), grace)
 
 
 class TaskKeeper:

@@ -26,6 +26,7 @@ from core.agent.types import (
     Message,
     Passage,
     Question,
+    TextPart,
     Usage,
     UserMessage,
     Withheld,
@@ -38,6 +39,9 @@ from core.store import models as m
 from core.store import owner
 
 DEFAULT_TITLE = "New conversation"
+# what a stored answer keeps: a local server that ignores max_tokens can stream megabytes
+MAX_ANSWER_CHARS = 200_000
+CUT_NOTE = "\n\n*[Margin kept the first 200,000 characters of this answer.]*"
 SHOWN_KINDS = ("question", "answer")
 
 
@@ -249,6 +253,7 @@ class Conversations:
         return int(row.id)
 
     def save_partial(self, answer_id: int, text: str) -> None:
+        text = text[:MAX_ANSWER_CHARS]
         m.Message.update(text=text, updated_at=m.utcnow()).where(
             (m.Message.id == answer_id) & (m.Message.status == "running")
         ).execute()
@@ -283,7 +288,9 @@ class Conversations:
         error: ErrorInfo | None = None,
     ) -> int | None:
         """Write the answer as the conversation's newest message and close the run. A failed
-        run with no text keeps no answer message. Returns the answer's id."""
+        run with no text keeps no answer message. Returns the answer's id. An answer longer
+        than ``MAX_ANSWER_CHARS`` keeps its beginning and a note saying so."""
+        text, message = capped_answer(text, message)
         with self.db.atomic():
             m.Message.delete().where(m.Message.id == ids.placeholder_id).execute()
             answer_id: int | None = None
@@ -517,18 +524,23 @@ class Conversations:
         return final
 
     def usage(self, conversation_id: int) -> tuple[Usage, float | None]:
-        total = Usage()
-        cost: float | None = None
-        for run in m.Run.select().where(m.Run.conversation == conversation_id):
-            u = Usage(
-                run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens
-            )
-            total = total + u
-            if run.provider == "anthropic":
-                c = estimate_cost(run.model, u)
-                if c is not None:
-                    cost = (cost or 0.0) + c
+        total, cost, _runs = _runs_usage(
+            m.Run.select().where(m.Run.conversation == conversation_id)
+        )
         return total, cost
+
+    def book_usage(self, book_id: int) -> tuple[Usage, float | None, int]:
+        """Tokens and estimated cost of every conversation about the book, and how many runs."""
+        return _runs_usage(
+            m.Run.select().join(m.Conversation).where(m.Conversation.book == book_id)
+        )
+
+    def run_facts(self, conversation_id: int) -> dict[int, tuple[str, str, str]]:
+        """Each run of the conversation: (provider, model, strategy)."""
+        rows = m.Run.select(m.Run.id, m.Run.provider, m.Run.model, m.Run.strategy).where(
+            m.Run.conversation == conversation_id
+        )
+        return {r.id: (r.provider, r.model, r.strategy) for r in rows}
 
     def last_question(self, conversation_id: int) -> Question | None:
         row = (
@@ -541,3 +553,41 @@ class Conversations:
             return None
         question = next((p for p in parts_from_json(row.content) if isinstance(p, Question)), None)
         return question or Question(row.text)
+
+
+def capped_answer(text: str, message: AssistantMessage) -> tuple[str, AssistantMessage]:
+    """The answer's text and parts cut to ``MAX_ANSWER_CHARS`` (with ``CUT_NOTE``)."""
+    texts = [p for p in message.parts if isinstance(p, TextPart)]
+    if len(text) <= MAX_ANSWER_CHARS and sum(len(p.text) for p in texts) <= MAX_ANSWER_CHARS:
+        return text, message
+    if len(text) > MAX_ANSWER_CHARS:
+        text = text[:MAX_ANSWER_CHARS] + CUT_NOTE
+    room = MAX_ANSWER_CHARS
+    parts: list[Any] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            if room <= 0:
+                continue
+            if len(part.text) > room:
+                part = TextPart(part.text[:room] + CUT_NOTE, part.citations)
+            room -= len(part.text)
+        parts.append(part)
+    return text, AssistantMessage(tuple(parts))
+
+
+def _runs_usage(runs: Any) -> tuple[Usage, float | None, int]:
+    """Summed tokens, estimated cost (Anthropic runs with a known price) and count of ``runs``."""
+    total = Usage()
+    cost: float | None = None
+    count = 0
+    for run in runs:
+        u = Usage(
+            run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens
+        )
+        total = total + u
+        count += 1
+        if run.provider == "anthropic":
+            c = estimate_cost(run.model, u)
+            if c is not None:
+                cost = (cost or 0.0) + c
+    return total, cost, count

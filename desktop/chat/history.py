@@ -1,17 +1,18 @@
 """A conversation's stored messages as the pane shows them: questions, and answers as
 ``AnswerState``\\ s (with the provider, model and strategy of their run), plus token and cost
-totals for the header. Read once when a conversation is opened or an answer ends, never per
-repaint."""
+totals for the header. Everything here reads the store: call it on a worker thread
+(``read`` is what the pane runs there), when a conversation is opened or an answer ends,
+never per repaint."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Container
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.agent.answer import AnswerState
-from core.agent.pricing import estimate_cost
 from core.agent.types import Usage
-from core.store import models as m
+from core.errors import MarginError
 from core.store.conversations import MessageRecord
 
 
@@ -33,11 +34,16 @@ class Shown:
     answer: AnswerState | None = None
 
 
-def run_facts(conversation_id: int) -> dict[int, RunFacts]:
-    rows = m.Run.select(m.Run.id, m.Run.provider, m.Run.model, m.Run.strategy).where(
-        m.Run.conversation == conversation_id
-    )
-    return {r.id: RunFacts(r.provider, r.model, r.strategy) for r in rows}
+@dataclass
+class Loaded:
+    """What the pane reads from the store for a book: its conversations, the one shown, its
+    messages, the cost line and the book's page count."""
+
+    conversation_id: int | None
+    items: list[Any] = field(default_factory=list)
+    shown: list[Shown] = field(default_factory=list)
+    cost: str = ""
+    pages: int | None = None
 
 
 def answer_state(record: MessageRecord, facts: RunFacts | None, question: str) -> AnswerState:
@@ -64,7 +70,10 @@ def answer_state(record: MessageRecord, facts: RunFacts | None, question: str) -
 def load(service: Any, conversation_id: int) -> list[Shown]:
     """The conversation as the pane shows it (raises ``MarginError`` when it is gone)."""
     records: list[MessageRecord] = service.history(conversation_id)
-    facts = run_facts(conversation_id)
+    facts = {
+        run: RunFacts(*values)
+        for run, values in service.conversations.run_facts(conversation_id).items()
+    }
     questions: dict[int | None, str] = {
         r.run_id: r.text for r in records if r.role == "user" and r.run_id
     }
@@ -80,28 +89,31 @@ def load(service: Any, conversation_id: int) -> list[Shown]:
     return out
 
 
-def conversation_cost(service: Any, conversation_id: int) -> tuple[Usage, float | None]:
-    usage, cost = service.conversation_usage(conversation_id)
-    return usage, cost
+def read(service: Any, book_id: int | None, conversation_id: int | None, newest: bool) -> Loaded:
+    """For the pane: the book's conversations and conversation ``conversation_id`` (the
+    newest with ``newest``, or when it was deleted elsewhere) with its cost line."""
+    if book_id is None:
+        return Loaded(None)
+    items = service.list_conversations(book_id)
+    pages = service.library.get_book(book_id).page_count
+    if newest or conversation_id not in {c.id for c in items}:
+        conversation_id = items[0].id if items else None
+    shown = load(service, conversation_id) if conversation_id else []
+    return Loaded(
+        conversation_id, items, shown, cost_text(service, book_id, conversation_id), pages
+    )
+
+
+def idle_conversation(service: Any, book_id: int, busy: Container[int]) -> int | None:
+    """An empty conversation of the book that is not answering."""
+    conversations = service.list_conversations(book_id)
+    return next((c.id for c in conversations if c.message_count == 0 and c.id not in busy), None)
 
 
 def book_cost(service: Any, book_id: int) -> tuple[Usage, float | None, int]:
     """Tokens and estimated cost of every conversation about the book, and how many runs."""
-    total = Usage()
-    cost: float | None = None
-    runs = 0
-    query = m.Run.select().join(m.Conversation).where(m.Conversation.book == book_id)
-    for run in query:
-        u = Usage(
-            run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens
-        )
-        total = total + u
-        runs += 1
-        if run.provider == "anthropic":
-            c = estimate_cost(run.model, u)
-            if c is not None:
-                cost = (cost or 0.0) + c
-    return total, cost, runs
+    usage, cost, runs = service.conversations.book_usage(book_id)
+    return usage, cost, runs
 
 
 def tokens_label(usage: Usage, cost: float | None) -> str:
@@ -109,3 +121,41 @@ def tokens_label(usage: Usage, cost: float | None) -> str:
     amount = f"{n / 1000:.1f}k" if n >= 1000 else str(n)
     money = f" (~${cost:.2f})" if cost else ""
     return f"{amount} tokens{money}"
+
+
+def budget(service: Any) -> float:
+    return float(getattr(service.settings, "budget_per_book_usd", 0.0) or 0.0)
+
+
+def cost_text(service: Any, book_id: int | None, conversation_id: int | None) -> str:
+    """ "This conversation: 12.3k tokens (~$0.04) · This book: …"."""
+    if book_id is None:
+        return ""
+    parts = []
+    if conversation_id is not None:
+        try:
+            usage, cost = service.conversation_usage(conversation_id)
+            parts.append(f"This conversation: {tokens_label(usage, cost)}")
+        except MarginError:
+            pass
+    book_usage, book_total, _runs = book_cost(service, book_id)
+    parts.append(f"This book: {tokens_label(book_usage, book_total)}")
+    if budget(service) > 0:
+        parts.append(f"budget ${budget(service):.2f}")
+    return " · ".join(parts)
+
+
+def over_budget(service: Any, book_id: int) -> str | None:
+    """With a budget per book set: the question to ask before one more question may go past
+    it, or ``None``."""
+    limit = budget(service)
+    if limit <= 0:
+        return None
+    _usage, cost, runs = book_cost(service, book_id)
+    spent = cost or 0.0
+    if spent + (spent / runs if runs else 0.0) <= limit:
+        return None
+    return (
+        f"Conversations about this book have cost about ${spent:.2f}; one more question "
+        f"may take them past your budget of ${limit:.2f}. Ask anyway?"
+    )

@@ -3,116 +3,47 @@ Stop (Esc), Retry, Regenerate, Copy, the selection card, the quick actions, the 
 spoiler choice, the cost meter and Markdown export.
 
 All agent logic is in ``core``: the pane iterates ``AgentService.ask`` on the qasync loop and
-folds the events into an ``AnswerState``. The transcript (``transcript.Transcript``) holds one
-frame per message: finished messages are rendered once (cached by key) and the 50 ms timer
-repaints only the live answer's frame. The history is read when the conversation changes or
-an answer ends, never per tick. Each running answer is a task keyed by its conversation, so
-switching book or conversation never loses it.
+folds the events into an ``AnswerState``. The pane wires its parts and owns the answers being
+written (``runs``); each part has one job: ``header`` (the conversations and the cost meter),
+``messages`` (what the transcript shows: each message rendered once, the live answer
+repainted by a 50 ms timer), ``composer`` (the question, the selection card, the spoiler
+choice, Send and Stop) and ``sources`` (the links in answers). The store is read on a worker
+thread when the book or conversation changes or an answer ends, never per tick.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import unquote
 
 import shiboken6
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QGuiApplication, QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox,
-    QFileDialog,
-    QFrame,
-    QHBoxLayout,
-    QInputDialog,
     QLabel,
-    QMenu,
-    QMessageBox,
-    QPlainTextEdit,
-    QPushButton,
     QSizePolicy,
-    QSpinBox,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from core.agent.answer import AnswerState
-from core.agent.events import TextDelta
-from core.agent.types import Question, Selection
 from core.app import Margin
 from core.errors import MarginError
-from desktop.chat import history
-from desktop.chat.render import (
-    WHO_ANSWER,
-    Colours,
-    answer_html,
-    css,
-    markdown,
-    question_html,
-    quick_action_text,
-    settled_length,
-    shown_text,
-)
+from desktop.chat import history, sources
+from desktop.chat.composer import SPOILERS_END, Composer
+from desktop.chat.header import ConversationHeader, ModeBanner, export_dialog
+from desktop.chat.messages import Messages
+from desktop.chat.render import quick_action_text
+from desktop.chat.runs import BUSY, Answering
 from desktop.chat.transcript import Transcript
-from desktop.requests import AskRequest, OpenPageRequest
-from desktop.tasks import TaskKeeper
-from desktop.widgets import tool_button
+from desktop.requests import AskRequest
+from desktop.tasks import TaskKeeper, in_background
 
 if TYPE_CHECKING:
     from core.agent.service import AgentService
 
-log = logging.getLogger("margin.chat")
 REPAINT_MS = 50
-FIRST_SHOWN = 16  # messages shown at once when a conversation opens (the newest)
-BATCH = 6  # older messages inserted per event-loop turn after that (~10 ms each batch)
-SPOILERS_END = 10**9  # "to the end": past any book's last page (as the CLI's --spoilers-until end)
-ALWAYS_RETRIEVE = "always-retrieve"
-
-
-class QuestionBox(QPlainTextEdit):
-    """Enter sends, Shift+Enter starts a new line."""
-
-    submitted = Signal()
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if (
-            event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-            and not event.modifiers() & Qt.KeyboardModifier.ShiftModifier
-        ):
-            self.submitted.emit()
-            return
-        super().keyPressEvent(event)
-
-
-@dataclass
-class LiveRun:
-    conversation_id: int
-    question: str
-    selection_text: str | None
-    selection_page: int | None
-    view: AnswerState
-    stop: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task[Any] | None = None
-    first_text_at: float | None = None
-    settled: int = 0  # characters of the answer already shown as finished blocks
-    blocks: int = 0  # frames holding them
-
-    def frame_keys(self) -> list[str]:
-        return [f"{self.key}#h"] + [f"{self.key}#{i}" for i in range(self.blocks)] + [self.key]
-
-    @property
-    def key(self) -> str:
-        return f"live-{self.conversation_id}"
-
-    @property
-    def question_key(self) -> str:
-        return f"liveq-{self.conversation_id}"
+__all__ = ["SPOILERS_END", "ChatPane"]
 
 
 class ChatPane(QWidget):
@@ -125,153 +56,49 @@ class ChatPane(QWidget):
         super().__init__(parent)
         self.setAccessibleName("Chat")
         self.app = app
-        self.library = app.library
-        self.paths = app.paths
         self.tasks = tasks
         self.book_id: int | None = None
         self.conversation_id: int | None = None
-        self.live: dict[int, LiveRun] = {}
-        self.expanded: set[str] = set()
-        self.revealed: dict[str, set[int]] = {}
-        self.selection: AskRequest | None = None
-        self._views: dict[str, AnswerState] = {}
-        self._shown: list[history.Shown] = []
-        self._cache: dict[str, tuple[Any, str]] = {}
-        self._last_answer = ""
-        self._dirty = False
-        self._follow = True
-        self._older: list[history.Shown] = []  # not yet inserted (oldest first)
+        self.runs = Answering(self)
+        self.live = self.runs.live
+        self.dirty = False
+        self._loading = 0  # generation of the read under way (0: none)
         self._generation = 0
-        self._colours = Colours.from_palette(self.palette())
-        self._css = css(self._colours)
-        # header: conversations, menu, cost meter
-        self.conversations = QComboBox()
-        self.conversations.setAccessibleName("Conversations")
-        # titles never widen the pane (a resize would lay the whole transcript out again)
-        self.conversations.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.conversations.setMinimumContentsLength(10)
-        self.conversations.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        self.conversations.currentIndexChanged.connect(self._conversation_chosen)
-        self.new_button = tool_button("New")
-        self.new_button.setAccessibleName("New conversation")
-        self.new_button.setToolTip("New conversation (Ctrl+N)")
-        self.new_button.clicked.connect(self.new_conversation)
-        self.rename_button = tool_button("Rename")
-        self.rename_button.setAccessibleName("Rename conversation")
-        self.rename_button.clicked.connect(self.rename_conversation)
-        self.delete_button = tool_button("Delete")
-        self.delete_button.setAccessibleName("Delete conversation")
-        self.delete_button.clicked.connect(self.delete_conversation)
-        self.menu_button = tool_button("⋯")
-        self.menu_button.setAccessibleName("More conversation actions")
-        self.menu_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        menu = QMenu(self.menu_button)
-        menu.addAction("Export conversation as Markdown…", self._export_conversation_dialog)
-        menu.addAction("Export all conversations about this book…", self._export_book_dialog)
-        self.menu_button.setMenu(menu)
-        header = QHBoxLayout()
-        header.addWidget(self.conversations, 1)
-        for b in (self.new_button, self.rename_button, self.delete_button, self.menu_button):
-            header.addWidget(b)
-        self.cost = QLabel("")
-        self.cost.setAccessibleName("Tokens and cost")
-        # one line that never widens the pane: the transcript is never resized by it
-        self.cost.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        self.cost.setStyleSheet(f"color: {self._colours.muted}; font-size: small;")
-        # banner for passages mode
-        self.banner = QFrame()
-        self.banner.setObjectName("banner")
-        self.banner.setFrameShape(QFrame.Shape.StyledPanel)
-        banner_text = QLabel("No AI model is connected: answers are passages from the book.")
-        banner_text.setWordWrap(True)
-        self.connect_button = QPushButton("Connect a model…")
-        self.connect_button.setAccessibleName("Connect a model")
-        self.connect_button.clicked.connect(self.requestSettings)
-        bl = QHBoxLayout(self.banner)
-        bl.addWidget(banner_text, 1)
-        bl.addWidget(self.connect_button)
-        # transcript
+        self._closed = False
+        self.header = ConversationHeader()
+        self.header.conversationChosen.connect(self._conversation_chosen)
+        self.header.requestNew.connect(self.new_conversation)
+        self.header.requestRename.connect(self.rename_conversation)
+        self.header.requestDelete.connect(self.delete_conversation)
+        self.header.requestExportConversation.connect(lambda: self._export_dialog(False))
+        self.header.requestExportBook.connect(lambda: self._export_dialog(True))
+        self.conversations, self.cost = self.header.conversations, self.header.cost
+        self.banner = ModeBanner()
+        self.banner.requestSettings.connect(self.requestSettings)
+        self.connect_button = self.banner.connect_button
         self.transcript = Transcript()
         self.transcript.setAccessibleName("Conversation")
         self.transcript.setOpenLinks(False)
         self.transcript.anchorClicked.connect(self._link)
-        self.transcript.verticalScrollBar().valueChanged.connect(self._scrolled)
-        # Qt lays long documents out in pieces after the fact: keep following as it grows
-        self.transcript.verticalScrollBar().rangeChanged.connect(self._range_changed)
+        self.messages = Messages(self.transcript, self.palette())
+        self.header.set_muted(self.messages.colours.muted)
         self.status = QLabel("")
         self.status.setAccessibleName("Chat messages")
         self.status.setWordWrap(True)
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        # selection card
-        self.card = QFrame()
-        self.card.setObjectName("card")
-        self.card.setFrameShape(QFrame.Shape.StyledPanel)
-        self.card_text = QLabel()
-        self.card_text.setWordWrap(True)
-        self.card_text.setAccessibleName("Selected passage")
-        card_close = tool_button("✕")
-        card_close.setAccessibleName("Remove the selected passage")
-        card_close.clicked.connect(self.clear_selection)
-        cl = QHBoxLayout(self.card)
-        cl.addWidget(self.card_text, 1)
-        cl.addWidget(card_close, 0, Qt.AlignmentFlag.AlignTop)
-        self.card.hide()
-        # input
-        self.input = QuestionBox()
-        self.input.setPlaceholderText(
-            "Ask about this book… (Enter sends, Shift+Enter for a new line)"
-        )
-        self.input.setAccessibleName("Question")
-        self.input.setMaximumHeight(90)
-        self.input.submitted.connect(self.send)
-        self.spoilers = QComboBox()
-        self.spoilers.setAccessibleName("Spoilers for this question")
-        self.spoilers.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-        )
-        self.spoilers.setMinimumContentsLength(18)
-        self.spoilers.addItem("No spoilers", None)
-        self.spoilers.addItem("Spoilers OK up to…", "page")
-        self.spoilers.addItem("Spoilers OK to the end", "end")
-        self.spoilers.setToolTip(
-            "For the next question only: “I don't mind spoilers up to page …” or “to the "
-            "end”. Otherwise answers never name anything past where you have read."
-        )
-        self.spoilers.currentIndexChanged.connect(self._spoilers_changed)
-        self.spoiler_page = QSpinBox(minimum=1, maximum=100000)
-        self.spoiler_page.setPrefix("p. ")
-        self.spoiler_page.setAccessibleName("Spoilers allowed up to page")
-        self.spoiler_page.hide()
-        self.send_button = QPushButton("Send")
-        self.send_button.setAccessibleName("Send question")
-        self.send_button.clicked.connect(self.send)
-        self.stop_button = QPushButton("Stop")
-        self.stop_button.setAccessibleName("Stop the answer")
-        self.stop_button.setToolTip("Stop the answer (Esc)")
-        self.stop_button.clicked.connect(self.stop)
-        self.stop_button.hide()
-        width = max(self.stop_button.sizeHint().width(), self.send_button.sizeHint().width())
-        self.stop_button.setFixedWidth(width)
-        self.send_button.setFixedWidth(width)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.spoilers)
-        buttons.addWidget(self.spoiler_page)
-        buttons.addStretch(1)
-        buttons.addWidget(self.stop_button)
-        buttons.addWidget(self.send_button)
+        self.composer = Composer()
+        self.composer.requestSend.connect(self.send)
+        self.composer.requestStop.connect(self.stop)
+        c = self.composer
+        self.input, self.card, self.card_text = c.input, c.card, c.card_text
+        self.spoilers, self.send_button, self.stop_button = c.spoilers, c.send_button, c.stop_button
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addLayout(header)
-        layout.addWidget(self.cost)
+        layout.addWidget(self.header)
         layout.addWidget(self.banner)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.status)
-        layout.addWidget(self.card)
-        layout.addWidget(self.input)
-        layout.addLayout(buttons)
-        # keys
+        layout.addWidget(self.composer)
         stop_key = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         stop_key.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         stop_key.activated.connect(self.stop)
@@ -281,7 +108,7 @@ class ChatPane(QWidget):
         self._recovered.connect(self.redraw, Qt.ConnectionType.QueuedConnection)
         self._timer = QTimer(self)
         self._timer.setInterval(REPAINT_MS)
-        self._timer.timeout.connect(self._tick)
+        self._timer.timeout.connect(self.tick)
         self._timer.start()
         # the key's look-up (the system keyring: ~140 ms) waits until the pane is painted
         from desktop.startup_timing import after_first_paint
@@ -312,9 +139,7 @@ class ChatPane(QWidget):
 
     def recover(self) -> None:
         """Mark answers a crash left running as interrupted (runs on a worker thread)."""
-        count = self.service.recover_interrupted()
-        if count:
-            log.info("marked %d interrupted answers", count)
+        if self.service.recover_interrupted():
             self._recovered.emit()
 
     async def warm_up(self) -> None:
@@ -328,164 +153,139 @@ class ChatPane(QWidget):
             self.service.provider()
 
     def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.PaletteChange:
-            self._colours = Colours.from_palette(self.palette())
-            self._css = css(self._colours)
-            self.cost.setStyleSheet(f"color: {self._colours.muted}; font-size: small;")
-            self._cache.clear()
-            if hasattr(self, "_timer"):
-                self.redraw()
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_timer"):
+            self.messages.set_palette(self.palette())
+            self.header.set_muted(self.messages.colours.muted)
+            self.transcript.document().setDefaultStyleSheet(self.messages.css)
+            self.redraw()
         super().changeEvent(event)
 
-    # books and conversations -------------------------------------------------------------
+    # books and conversations (read on a worker thread) ---------------------------------
 
     def set_book(self, book_id: int | None) -> None:
         book_id = book_id or None
         if book_id == self.book_id and book_id is not None:
             return
         self.book_id = book_id
-        self.clear_selection()
-        enabled = book_id is not None
-        for w in (
-            self.conversations,
-            self.new_button,
-            self.rename_button,
-            self.delete_button,
-            self.menu_button,
-            self.input,
-            self.send_button,
-        ):
-            w.setEnabled(enabled)
-        if book_id is not None:
-            try:
-                self.spoiler_page.setMaximum(max(1, self.library.get_book(book_id).page_count))
-            except MarginError:
-                pass
-        self._reload_conversations()
+        self.conversation_id = None
+        self.composer.set_book(book_id is not None)
+        self.header.set_book_open(book_id is not None)
+        self._load(True)
 
-    def _fill_combo(self) -> list[Any]:
-        items = self.service.list_conversations(self.book_id) if self.book_id else []
-        self.conversations.blockSignals(True)
-        wanted = [(f"{c.title}{' ●' if c.id in self.live else ''}", c.id) for c in items]
-        have = [
-            (self.conversations.itemText(i), self.conversations.itemData(i))
-            for i in range(self.conversations.count())
-        ]
-        if [d for _, d in wanted] == [d for _, d in have]:
-            for i, (title, _) in enumerate(wanted):
-                if have[i][0] != title:
-                    self.conversations.setItemText(i, title)
+    def select_conversation(self, conversation_id: int) -> None:
+        """Show this conversation (once the store is read)."""
+        self.conversation_id = conversation_id
+        self._load(False)
+
+    def redraw(self) -> None:
+        """Show the current conversation from the store (when it changes, not per tick)."""
+        self._load(self.conversation_id is None)
+
+    def _load(self, newest: bool) -> None:
+        if self._closed:  # the window is going: nothing more is read
+            return
+        self.running_changed()
+        self._generation += 1
+        self._loading = self._generation
+        if self.book_id is None:  # nothing to read
+            self._show(self._generation, history.Loaded(None))
+            return
+        generation = self._generation
+        in_background(
+            history.read,
+            self.service,
+            self.book_id,
+            self.conversation_id,
+            newest,
+            then=lambda loaded: self._show(generation, loaded),
+            failed=lambda exc: self._read_failed(generation, exc),
+        )
+
+    def _read_failed(self, generation: int, exc: Exception) -> None:
+        if not isinstance(exc, MarginError):  # a bug: the global hook logs it and says so
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+        self._show(generation, history.Loaded(None))  # the book went meanwhile
+
+    def _show(self, generation: int, loaded: history.Loaded) -> None:
+        if generation != self._generation or not shiboken6.isValid(self.transcript):
+            return  # another book or conversation was chosen meanwhile
+        self._loading = 0
+        self.conversation_id = loaded.conversation_id
+        self.header.fill(loaded.items, self.live, self.conversation_id)
+        self.cost.setText(loaded.cost)
+        if loaded.pages is not None:
+            self.composer.spoiler_page.setMaximum(max(1, loaded.pages))
+        self.running_changed()
+        placeholder = self.messages.placeholder(self.book_id is not None)
+        if self.conversation_id is None:
+            self.messages.clear(placeholder)
         else:
-            self.conversations.clear()
-            for title, conv_id in wanted:
-                self.conversations.addItem(title, conv_id)
-        if self.conversation_id is not None:
-            index = self.conversations.findData(self.conversation_id)
-            if index >= 0:
-                self.conversations.setCurrentIndex(index)
-        self.conversations.blockSignals(False)
-        return items
+            self.messages.show(loaded.shown, self.live.get(self.conversation_id), placeholder)
 
-    def _reload_conversations(self, select: int | None = None) -> None:
-        items = self._fill_combo()
-        target = select if select is not None else (items[0].id if items else None)
-        if target is not None:
-            self.conversations.blockSignals(True)
-            self.conversations.setCurrentIndex(max(0, self.conversations.findData(target)))
-            self.conversations.blockSignals(False)
-        self.conversation_id = target
-        self.redraw()
-
-    def _refresh_titles(self) -> None:
+    def refresh_titles(self) -> None:
         """Titles and running marks change; the transcript does not."""
-        if self.book_id is not None:
-            self._fill_combo()
+        book_id = self.book_id
+        if book_id is not None and not self._closed:
+            in_background(
+                self.service.list_conversations, book_id, then=lambda c: self._titles(book_id, c)
+            )
 
-    def _conversation_chosen(self, index: int) -> None:
-        data = self.conversations.itemData(index)
-        self.conversation_id = int(data) if data is not None else None
+    def _titles(self, book_id: int, items: list[Any]) -> None:
+        if book_id == self.book_id and shiboken6.isValid(self.header):
+            self.header.fill(items, self.live, self.conversation_id)
+
+    def loaded(self) -> None:
+        """Fresher messages are shown: a read still under way is dropped."""
+        self._generation += 1
+        self._loading = 0
+
+    def history_complete(self) -> bool:
+        """Whether every message of the open conversation is in the transcript."""
+        return not self._loading and self.messages.complete()
+
+    def _conversation_chosen(self, conversation_id: int | None) -> None:
+        self.conversation_id = conversation_id
         self.redraw()
 
     def new_conversation(self) -> None:
         """Start a conversation, or go to an empty one that is already there."""
         if self.book_id is None:
             return
-        empty = next(
-            (
-                c
-                for c in self.service.list_conversations(self.book_id)
-                if c.message_count == 0 and c.id not in self.live
-            ),
-            None,
+        conv_id = (
+            history.idle_conversation(self.service, self.book_id, self.live)
+            or self.service.create_conversation(self.book_id).id
         )
-        conv = empty or self.service.create_conversation(self.book_id)
-        self._reload_conversations(select=conv.id)
+        self.select_conversation(conv_id)
         self.focus_input()
 
     def rename_conversation(self) -> None:
-        if self.conversation_id is None:
-            return
-        current = self.service.get_conversation(self.conversation_id).title
-        title, ok = QInputDialog.getText(self, "Rename conversation", "Title:", text=current)
-        if ok and title.strip():
-            self.service.rename_conversation(self.conversation_id, title)
-            self._refresh_titles()
+        if self.conversation_id and self.header.rename(self.service, self.conversation_id):
+            self.refresh_titles()
 
     def delete_conversation(self) -> None:
-        if self.conversation_id is None:
-            return
-        answer = QMessageBox.question(
-            self, "Delete conversation", "Delete this conversation? This cannot be undone."
-        )
-        if answer != QMessageBox.StandardButton.Yes:
-            return
         conversation_id = self.conversation_id
-        if not self.answering(conversation_id=conversation_id):
+        if conversation_id is not None and self.header.confirm_delete():
+            self.tasks.start(self._delete(conversation_id), key=f"delete:{conversation_id}")
+
+    async def _delete(self, conversation_id: int) -> None:
+        # its answer stops first and saves what it wrote; then nothing is left writing
+        await self.stop_answers(conversation_id=conversation_id)
+        try:
             self.service.delete_conversation(conversation_id)
-            self._reload_conversations()
-            return
-
-        async def stop_then_delete() -> None:
-            # its answer stops first and saves what it wrote; then nothing is left writing
-            await self.stop_answers(conversation_id=conversation_id)
-            try:
-                self.service.delete_conversation(conversation_id)
-            except MarginError:
-                pass  # deleted meanwhile (another window, the CLI)
-            self._reload_conversations()
-
-        self.tasks.start(stop_then_delete(), key=f"delete:{conversation_id}")
-
-    def _chosen(self, conversation_id: int | None, book_id: int | None) -> list[LiveRun]:
-        chosen = []
-        for live in list(self.live.values()):
-            if conversation_id is not None and live.conversation_id != conversation_id:
-                continue
-            if book_id is not None:
-                try:
-                    owner = self.service.get_conversation(live.conversation_id).book_id
-                except MarginError:
-                    owner = None
-                if owner != book_id:
-                    continue
-            chosen.append(live)
-        return chosen
+        except MarginError:
+            pass  # deleted meanwhile (another window, the CLI)
+        self._load(True)
 
     def answering(self, *, conversation_id: int | None = None, book_id: int | None = None) -> bool:
         """Whether an answer is being written (in that conversation, or about that book)."""
-        return bool(self._chosen(conversation_id, book_id))
+        return bool(self.runs.chosen(conversation_id, book_id))
 
     async def stop_answers(
         self, *, conversation_id: int | None = None, book_id: int | None = None
     ) -> None:
         """Stop the answers being written (in one conversation, or about one book) and wait
         until they have saved what they wrote: before that conversation or book goes."""
-        chosen = self._chosen(conversation_id, book_id)
-        for live in chosen:
-            live.stop.set()
-        tasks = [live.task for live in chosen if live.task is not None and not live.task.done()]
-        if tasks:
-            await asyncio.wait(tasks, timeout=5.0)
+        await self.live.stop(self.runs.chosen(conversation_id, book_id))
 
     # asking ---------------------------------------------------------------------------------
 
@@ -498,210 +298,48 @@ class ChatPane(QWidget):
         if request.book_id != self.book_id:
             self.set_book(request.book_id)
         if request.action == "ask" or not request.prompt:
-            self.selection = request
-            short = request.text if len(request.text) < 400 else request.text[:397] + "…"
-            self.card_text.setText(f"“{short}” — p. {request.page}")
-            self.card.show()
-            self.focus_input()
+            self.composer.show_selection(request)
             return
         shown = quick_action_text(request.action, request.text, request.page)
         self.ask(shown, request, prompt=request.prompt, elsewhere_if_busy=True)
 
     def clear_selection(self) -> None:
-        self.selection = None
-        self.card.hide()
-
-    def _spoilers_changed(self) -> None:
-        self.spoiler_page.setVisible(self.spoilers.currentData() == "page")
-
-    def spoilers_until(self) -> int | None:
-        """The reader's choice for the next question only."""
-        choice = self.spoilers.currentData()
-        if choice == "end":
-            return SPOILERS_END
-        if choice == "page":
-            return int(self.spoiler_page.value())
-        return None
+        self.composer.clear_selection()
 
     def send(self) -> None:
-        text = self.input.toPlainText().strip()
+        text = self.composer.question()
         if not text or self.book_id is None:
             return
         if self.conversation_id is not None and self.conversation_id in self.live:
-            self.status.setText(
-                "An answer is still being written here. Press Esc to stop it, or Ctrl+N to "
-                "ask in a new conversation."
-            )
+            self.status.setText(BUSY)
             return
-        if self.ask(text, self.selection, spoilers_until=self.spoilers_until()) is not None:
-            self.input.clear()
-            self.spoilers.setCurrentIndex(0)
+        c = self.composer
+        if self.ask(text, c.selection, spoilers_until=c.spoilers_until()) is not None:
+            self.composer.sent()
 
-    def _free_conversation(self) -> int | None:
-        """An empty conversation of the book that is not answering (made when needed)."""
-        assert self.book_id is not None
-        for conv in self.service.list_conversations(self.book_id):
-            if conv.message_count == 0 and conv.id not in self.live:
-                return conv.id
-        return self.service.create_conversation(self.book_id).id
-
-    def _budget_allows(self) -> bool:
-        """With a budget per book set: ask before a question would go past it."""
-        budget = float(getattr(self.service.settings, "budget_per_book_usd", 0.0) or 0.0)
-        if budget <= 0 or self.book_id is None:
-            return True
-        _usage, cost, runs = history.book_cost(self.service, self.book_id)
-        spent = cost or 0.0
-        projected = spent + (spent / runs if runs else 0.0)
-        if projected <= budget:
-            return True
-        answer = QMessageBox.question(
-            self,
-            "Budget for this book",
-            f"Conversations about this book have cost about ${spent:.2f}; one more question "
-            f"may take them past your budget of ${budget:.2f}. Ask anyway?",
-        )
-        if answer == QMessageBox.StandardButton.Yes:
-            return True
-        self.status.setText(
-            f"Not asked: it would go past the budget of ${budget:.2f} for this book "
-            "(change it in Settings)."
-        )
-        return False
-
-    def ask(
-        self,
-        text: str,
-        selection: AskRequest | None = None,
-        *,
-        regenerate: bool = False,
-        prompt: str = "",
-        strategy: str | None = None,
-        spoilers_until: int | None = None,
-        elsewhere_if_busy: bool = False,
-    ) -> int | None:
-        """Start an answer in the current conversation (creating one when needed). With
-        ``elsewhere_if_busy`` a conversation that is answering hands the question to an
-        empty one instead of refusing it."""
-        if self.book_id is None:
-            return None
-        if self.conversation_id is None:
-            conv = self.service.create_conversation(self.book_id)
-            self._reload_conversations(select=conv.id)
-        if self.conversation_id in self.live and elsewhere_if_busy and not regenerate:
-            self._reload_conversations(select=self._free_conversation())
-        conversation_id = self.conversation_id
-        assert conversation_id is not None
-        if conversation_id in self.live:
-            self.status.setText(
-                "An answer is still being written here. Press Esc to stop it, or Ctrl+N to "
-                "ask in a new conversation."
-            )
-            return None
-        if not self._budget_allows():
-            return None
-        sel = Selection(selection.text, selection.page) if selection is not None else None
-        if regenerate:
-            last = self.service.last_question(conversation_id)
-            if last is None:
-                return None
-            text = last.text
-            sel = last.selection
-        live = LiveRun(
-            conversation_id,
-            text,
-            sel.text if sel else None,
-            sel.page if sel else None,
-            AnswerState(key=f"live-{conversation_id}", status="running", retry_text=text),
-        )
-        self.live[conversation_id] = live
-        self.clear_selection()
-        self.status.setText("")
-        if regenerate:
-            events = self.service.regenerate(conversation_id, strategy=strategy, stop=live.stop)
-            # the previous attempt leaves the transcript at once
-            drop = [s for s in self._shown if s.run_id is not None]
-            last_run = drop[-1].run_id if drop else None
-            for s in [s for s in self._shown if s.run_id == last_run and last_run is not None]:
-                self.transcript.remove(s.key)
-                self._shown.remove(s)
-                self._cache.pop(s.key, None)
-        else:
-            events = self.service.ask(
-                conversation_id,
-                Question(text, sel, prompt),
-                strategy=strategy,
-                stop=live.stop,
-                spoilers_until=spoilers_until,
-            )
-        live.task = self.tasks.start(self._consume(live, events), key=f"chat:{conversation_id}")
-        self._running_changed()
-        self._refresh_titles()
-        self._show_live(live)
-        return conversation_id
-
-    async def _consume(self, live: LiveRun, events: Any) -> None:
-        view = live.view
-        try:
-            async for event in events:
-                view.apply(event)
-                self._dirty = True
-                if isinstance(event, TextDelta) and live.first_text_at is None:
-                    live.first_text_at = time.perf_counter()
-                    self._tick()  # the first words show at once
-        except MarginError as exc:
-            # nothing was persisted (for example the conversation was deleted): keep the text
-            view.status = "failed"
-            view.error = None
-            if shiboken6.isValid(self.status):
-                self.status.setText(str(exc))
-                if not self.input.toPlainText().strip():
-                    self.input.setPlainText(live.question)
-        finally:
-            await self._close_out(live)
-
-    async def _close_out(self, live: LiveRun) -> None:
-        """The answer ended: show its final state at once, read the stored messages on a
-        database thread, then turn the live frames into them."""
-        loaded: tuple[list[history.Shown], str] | None = None
-        if not (shiboken6.isValid(self) and shiboken6.isValid(self.stop_button)):
-            self.live.pop(live.conversation_id, None)  # the window is gone
-            return
-        if live.conversation_id == self.conversation_id and live.view.run_id is not None:
-            self._paint_live(live)
-            try:
-                loop = asyncio.get_running_loop()
-                loaded = await loop.run_in_executor(
-                    self.app.executor, self._read_conversation, live.conversation_id
-                )
-            except (MarginError, RuntimeError):
-                loaded = None
-        self.live.pop(live.conversation_id, None)
-        if not (shiboken6.isValid(self) and shiboken6.isValid(self.stop_button)):
-            return
-        self._running_changed()
-        self._refresh_titles()  # titles come from the first question
-        if live.conversation_id == self.conversation_id:
-            self._finish_live(live, loaded)
-        self.answerRendered.emit(live.conversation_id)
-
-    def _read_conversation(self, conversation_id: int) -> tuple[list[history.Shown], str]:
-        """On a database thread: the conversation's messages and the cost line."""
-        return history.load(self.service, conversation_id), self._cost_text(conversation_id)
+    def ask(self, text: str, selection: AskRequest | None = None, **options: Any) -> int | None:
+        """Start an answer (see ``Answering.ask``): the conversation's id, or ``None``."""
+        return self.runs.ask(text, selection, **options)
 
     def stop(self) -> None:
         if self.conversation_id is not None and self.conversation_id in self.live:
             self.live[self.conversation_id].stop.set()
             self.status.setText("Stopping…")
 
-    def _running_changed(self) -> None:
+    def running_changed(self) -> None:
         running = self.conversation_id in self.live
-        # Stop takes Send's place: the row keeps its width, so the pane is never resized
-        self.stop_button.setVisible(running)
-        self.send_button.setVisible(not running)
-        self.send_button.setEnabled(not running and self.book_id is not None)
+        self.composer.set_running(running, self.book_id is not None)
         if not running and self.status.text() == "Stopping…":
             self.status.setText("")
+
+    def tick(self) -> None:
+        if not self.dirty:
+            return
+        self.dirty = False
+        live = self.live.get(self.conversation_id) if self.conversation_id is not None else None
+        if live is not None:
+            self.messages.tick(live)
+            self.answerRendered.emit(live.conversation_id)
 
     def hideEvent(self, event: Any) -> None:
         self._timer.stop()
@@ -712,255 +350,10 @@ class ChatPane(QWidget):
         super().showEvent(event)
 
     async def shutdown(self) -> None:
+        self._closed = True
         if shiboken6.isValid(self._timer):  # the window may already be gone
             self._timer.stop()
-        runs = list(self.live.values())
-        for live in runs:
-            live.stop.set()
-        tasks = [r.task for r in runs if r.task is not None]
-        if tasks:
-            await asyncio.wait(tasks, timeout=3.0)
-
-    # rendering --------------------------------------------------------------------------------
-
-    def _scrolled(self, _value: int) -> None:
-        self._follow = self.transcript.at_bottom()
-
-    def _range_changed(self, _low: int, _high: int) -> None:
-        if self._follow:
-            self.transcript.scroll_to_end()
-
-    def _render(self, shown: history.Shown) -> str:
-        if shown.question is not None:
-            q = shown.question
-            cached = self._cache.get(shown.key)
-            if cached is None or cached[0] != (q.run_id, q.text):  # ids come back after a delete
-                cached = (
-                    (q.run_id, q.text),
-                    question_html(q.text, q.selection_text, q.selection_page),
-                )
-                self._cache[shown.key] = cached
-            return cached[1]
-        view = shown.answer
-        assert view is not None
-        return self._render_answer(view)
-
-    def _render_answer(self, view: AnswerState) -> str:
-        key = view.key
-        variant = (
-            view.run_id,
-            view.status,
-            len(view.text),
-            "s" + key in self.expanded,
-            "t" + key in self.expanded,
-            frozenset(self.revealed.get(key, ())),
-            key == self._last_answer,
-        )
-        cached = self._cache.get(key)
-        if cached is not None and cached[0] == variant and view.finished:
-            return cached[1]
-        text = answer_html(
-            view,
-            expanded=self.expanded,
-            last=key == self._last_answer,
-            revealed=self.revealed.get(key, set()),
-        )
-        if view.finished:
-            self._cache[key] = (variant, text)
-        return text
-
-    def _placeholder(self) -> str:
-        muted = self._colours.muted
-        words = (
-            "Ask a question about this book. Select text in the book to ask about a passage."
-            if self.book_id
-            else "Open a book to talk about it."
-        )
-        return f"<p style='color:{muted}'>{words}</p>"
-
-    def redraw(self) -> None:
-        """Show the current conversation from the store (when it changes, not per tick)."""
-        self._running_changed()
-        self._update_cost()
-        if self.conversation_id is None:
-            self._shown = []
-            self._views = {}
-            self.transcript.reset(self._css, self._placeholder())
-            return
-        try:
-            shown = history.load(self.service, self.conversation_id)
-        except MarginError:  # deleted elsewhere (another window, the CLI)
-            self.conversation_id = None
-            self._reload_conversations()
-            return
-        live = self.live.get(self.conversation_id)
-        if live is not None:
-            skip: set[int | None] = {live.view.run_id}
-            if live.view.run_id is None:  # not started yet: its stored placeholder is this run
-                skip |= {s.run_id for s in shown if s.answer and s.answer.status == "running"}
-            shown = [s for s in shown if s.run_id is None or s.run_id not in skip]
-        self._shown = shown
-        self._views = {s.key: s.answer for s in shown if s.answer is not None}
-        answers = [s.key for s in shown if s.answer is not None]
-        self._last_answer = answers[-1] if answers and live is None else ""
-        self.transcript.reset(self._css)
-        # the newest messages at once; older ones a few per event-loop turn, above them, so
-        # opening a long conversation never freezes the window
-        self._generation += 1
-        self._older = list(shown[:-FIRST_SHOWN]) if len(shown) > FIRST_SHOWN else []
-        for s in shown[len(self._older) :]:
-            self.transcript.add(s.key, self._render(s))
-        if self._older:
-            generation = self._generation
-            QTimer.singleShot(0, lambda: self._insert_older(generation))
-        if not shown and live is None:
-            self.transcript.reset(self._css, self._placeholder())
-        if live is not None:
-            self._show_live(live)
-        self._follow = True
-        self.transcript.scroll_to_end()
-
-    def _insert_older(self, generation: int) -> None:
-        if generation != self._generation or not shiboken6.isValid(self):
-            return  # another conversation was opened meanwhile
-        batch = self._older[-BATCH:]
-        del self._older[-BATCH:]
-        bar = self.transcript.verticalScrollBar()
-        follow, value, maximum = self._follow, bar.value(), bar.maximum()
-        for s in reversed(batch):
-            self.transcript.prepend(s.key, self._render(s))
-        if follow:
-            self.transcript.scroll_to_end()
-        else:  # what the reader is looking at stays in place
-            bar.setValue(value + bar.maximum() - maximum)
-        if self._older:
-            QTimer.singleShot(0, lambda: self._insert_older(generation))
-
-    def history_complete(self) -> bool:
-        """Whether every message of the open conversation is in the transcript."""
-        return not self._older
-
-    def _show_live(self, live: LiveRun) -> None:
-        if live.conversation_id != self.conversation_id:
-            return
-        if not self._shown and not self.transcript.has(live.question_key):
-            self.transcript.reset(self._css)
-        if not self.transcript.has(live.question_key):
-            self.transcript.add(
-                live.question_key,
-                question_html(live.question, live.selection_text, live.selection_page),
-            )
-        self._views[live.key] = live.view
-        if not self.transcript.has(live.key):
-            live.settled = live.blocks = 0
-            self.transcript.add(f"{live.key}#h", WHO_ANSWER)
-        self._paint_live(live)
-        self.transcript.scroll_to_end()
-        self._follow = True
-
-    def _paint_live(self, live: LiveRun) -> None:
-        """Repaint the live answer: blocks that became final are rendered once into their own
-        frame; only the unfinished tail is replaced on each tick."""
-        view = live.view
-        text = shown_text(view, self.revealed.get(live.key, set()))
-        settled = settled_length(text) if view.status == "running" else live.settled
-        if settled > live.settled:
-            # the tail frame keeps the finished blocks; a new tail frame follows it
-            self.transcript.replace(live.key, markdown(text[live.settled : settled]))
-            self.transcript.rekey(live.key, f"{live.key}#{live.blocks}")
-            live.blocks += 1
-            live.settled = settled
-            self.transcript.add(live.key, "")
-        self.transcript.replace(
-            live.key,
-            answer_html(
-                view,
-                expanded=self.expanded,
-                revealed=self.revealed.get(live.key, set()),
-                body=text[live.settled :],
-            ),
-        )
-
-    def _tick(self) -> None:
-        if not self._dirty:
-            return
-        self._dirty = False
-        live = self.live.get(self.conversation_id) if self.conversation_id is not None else None
-        if live is None:
-            return
-        follow = self._follow
-        self._paint_live(live)
-        if follow:
-            self.transcript.scroll_to_end()
-            self._follow = True
-        self.answerRendered.emit(live.conversation_id)
-
-    def _finish_live(self, live: LiveRun, loaded: tuple[list[history.Shown], str] | None) -> None:
-        """The live frames become the stored messages."""
-        follow = self._follow
-        run_id = live.view.run_id
-        if run_id is None or loaded is None:  # nothing stored (the error is in the status line)
-            self.redraw()
-            return
-        shown, cost_text = loaded
-        new = [s for s in shown if s.run_id == run_id]
-        previous_last = self._last_answer
-        self.transcript.remove(live.question_key)
-        for key in live.frame_keys():
-            self.transcript.remove(key)
-        self._views.pop(live.key, None)
-        if not self._shown:
-            self.transcript.reset(self._css)
-        answers = [s.key for s in shown if s.answer is not None]
-        self._last_answer = answers[-1] if answers else ""
-        for s in new:
-            if s.answer is not None:
-                # what was revealed or opened while it streamed stays so
-                if live.key in self.revealed:
-                    self.revealed[s.key] = self.revealed.pop(live.key)
-                for prefix in ("s", "t"):
-                    if prefix + live.key in self.expanded:
-                        self.expanded.discard(prefix + live.key)
-                        self.expanded.add(prefix + s.key)
-            self._cache.pop(s.key, None)
-            self.transcript.add(s.key, self._render(s))
-        self._shown = shown
-        self._views = {s.key: s.answer for s in shown if s.answer is not None}
-        if previous_last and previous_last != self._last_answer:
-            # only its Regenerate link goes: a later event-loop turn, so the close-out and
-            # this re-render never add up to one long stall
-            QTimer.singleShot(0, lambda: self._rerender(previous_last))
-        self.cost.setText(cost_text)
-        if follow:
-            self.transcript.scroll_to_end()
-
-    def _rerender(self, key: str) -> None:
-        if not shiboken6.isValid(self):
-            return
-        view = self._views.get(key)
-        if view is not None and self.transcript.has(key):
-            self.transcript.replace(key, self._render_answer(view))
-
-    def _update_cost(self) -> None:
-        self.cost.setText(self._cost_text(self.conversation_id))
-
-    def _cost_text(self, conversation_id: int | None) -> str:
-        """ "This conversation: 12.3k tokens (~$0.04) · This book: …" (any thread)."""
-        if self.book_id is None:
-            return ""
-        parts = []
-        if conversation_id is not None:
-            try:
-                usage, cost = history.conversation_cost(self.service, conversation_id)
-                parts.append(f"This conversation: {history.tokens_label(usage, cost)}")
-            except MarginError:
-                pass
-        book_usage, book_cost, _runs = history.book_cost(self.service, self.book_id)
-        parts.append(f"This book: {history.tokens_label(book_usage, book_cost)}")
-        budget = float(getattr(self.service.settings, "budget_per_book_usd", 0.0) or 0.0)
-        if budget > 0:
-            parts.append(f"budget ${budget:.2f}")
-        return " · ".join(parts)
+        await self.live.stop(list(self.live.values()), wait_s=3.0)
 
     def transcript_text(self) -> str:
         return self.transcript.toPlainText()
@@ -979,74 +372,28 @@ class ChatPane(QWidget):
         assert self.book_id is not None
         return export_book_conversations(self.app, self.book_id, path)
 
-    def _export_conversation_dialog(self) -> None:
-        if self.conversation_id is not None:
-            self._export_dialog("conversation", "conversation.md", self.export_conversation)
-
-    def _export_book_dialog(self) -> None:
-        if self.book_id is not None:
-            self._export_dialog("conversations", "conversations.md", self.export_book)
-
-    def _export_dialog(self, what: str, default: str, export: Callable[[Path], Path]) -> None:
-        name, _ = QFileDialog.getSaveFileName(self, f"Export {what}", default, "Markdown (*.md)")
-        if name:
-            try:
-                self.status.setText(f"Saved {export(Path(name))}.")
-            except (MarginError, OSError) as exc:
-                self.status.setText(f"The {what} could not be saved: {exc}")
+    def _export_dialog(self, book: bool) -> None:
+        if self.conversation_id is not None or (book and self.book_id is not None):
+            what, export = (
+                ("conversations", self.export_book)
+                if book
+                else ("conversation", self.export_conversation)
+            )
+            self.status.setText(
+                export_dialog(self, what, f"{what}.md", export) or self.status.text()
+            )
 
     # links --------------------------------------------------------------------------------
 
     def _link(self, url: QUrl) -> None:
-        scheme = url.scheme()
-        if scheme == "margin-cite":
-            path = url.path()
-            try:
-                book_s, pages = path.split("/", 1)
-                first = int(pages.split("-")[0])
-            except ValueError:
-                return
-            quote = unquote(url.query().removeprefix("q="))
-            self.requestOpenPage.emit(OpenPageRequest(int(book_s), first, quote))
-            return
-        if scheme != "margin-action":
-            return
-        action, _, arg = url.path().partition("/")
-        if action == "settings":
-            self.requestSettings.emit()
-        elif action == "copy" and arg in self._views:
-            QGuiApplication.clipboard().setText(self._views[arg].text)
-            self.status.setText("Answer copied.")
-        elif action == "regenerate" and self.conversation_id is not None:
-            self.ask("", regenerate=True)
-        elif action == "retry" and arg in self._views:
-            self.retry(arg)
-        elif action == "ground" and arg in self._views:
-            self.retry(arg, strategy=ALWAYS_RETRIEVE)
-        elif action == "reveal":
-            key, _, index = arg.partition("/")
-            if index.isdigit():
-                self.revealed.setdefault(key, set()).add(int(index))
-                live = next((r for r in self.live.values() if r.key == key), None)
-                if live is not None and live.conversation_id == self.conversation_id:
-                    for frame in live.frame_keys()[1:-1]:  # finished blocks: paint afresh
-                        self.transcript.remove(frame)
-                    live.settled = live.blocks = 0
-                    self._paint_live(live)
-                else:
-                    self._rerender(key)
-        elif action in ("sources", "trace"):
-            self.expanded.symmetric_difference_update({action[0] + arg})
-            self._rerender(arg)
+        sources.follow(self, url)
 
     def retry(self, key: str, *, strategy: str | None = None) -> None:
         """Ask an answer's question again: the last one is replaced, an older one is re-asked."""
-        view = self._views.get(key)
+        view = self.messages.views.get(key)
         if view is None or self.conversation_id is None:
             return
-        runs = [s.run_id for s in self._shown if s.run_id is not None]
-        last_run = runs[-1] if runs else None
-        if view.run_id is not None and view.run_id == last_run:
+        if view.run_id is not None and view.run_id == self.messages.last_run():
             self.ask(view.retry_text, regenerate=True, strategy=strategy)
         elif view.retry_text:
             self.ask(view.retry_text, strategy=strategy)

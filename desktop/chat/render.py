@@ -99,15 +99,71 @@ code {{ background-color: {c.code_bg}; font-family: monospace; }}
 """
 
 
+# Qt lays a long unbroken word or a long table out in time that grows with its square: an
+# answer shows at most this much at once (a stored answer can hold 200,000 characters; the
+# rest is behind "Show all", drawn a piece per event-loop turn)
+SHOWN_CHARS = 12_000
+SHOWN_LINES = 80
+_LONG_WORD = re.compile(r"[^\s`]{160,}")
+
+
+def _soft_breaks(match: re.Match[str]) -> str:
+    word = match.group(0)
+    return "\u200b".join(word[i : i + 80] for i in range(0, len(word), 80))
+
+
 def markdown(text: str) -> str:
+    """HTML for Markdown ``text``; words longer than a line get places to break (U+200B)."""
     global _md
-    if _md is None:
+    if _md is None:  # markdown_it loads on first use, after the window's first paint
         from markdown_it import MarkdownIt
 
         _md = MarkdownIt(
             "commonmark", {"html": False, "linkify": False, "typographer": False}
         ).enable("table")
-    return str(_md.render(text))
+    return str(_md.render(_LONG_WORD.sub(_soft_breaks, text)))
+
+
+def cut_at(text: str, chars: int = SHOWN_CHARS, lines: int = SHOWN_LINES) -> int:
+    """Where to cut ``text`` so the part shown stays quick to draw (``len(text)`` when it
+    fits): at most ``chars`` characters and ``lines`` lines, at a line end when there is one."""
+    end = min(len(text), chars)
+    pos = -1
+    for _ in range(lines):
+        pos = text.find("\n", pos + 1, end)
+        if pos < 0:
+            break
+    else:
+        end = pos
+    if end >= len(text):
+        return len(text)
+    line_end = text.rfind("\n", 0, end)
+    return line_end if line_end > end // 2 else end
+
+
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+
+
+def pieces(text: str) -> list[str]:
+    """``text`` in pieces of at most ``SHOWN_CHARS``/``SHOWN_LINES``, drawn one at a time; a
+    table cut between pieces repeats its header, so every piece draws as a table."""
+    out: list[str] = []
+    header = ""
+    while text:
+        end = cut_at(text) or len(text)
+        piece, text = text[:end], text[end:]
+        if header and piece.lstrip("\n").startswith("|"):
+            piece = header + piece.lstrip("\n")
+        out.append(piece)
+        lines = piece.splitlines()
+        for i in range(len(lines) - 1, 0, -1):
+            if _TABLE_RULE.match(lines[i]) and lines[i - 1].lstrip().startswith("|"):
+                header = f"{lines[i - 1]}\n{lines[i]}\n"
+                break
+            if not lines[i].lstrip().startswith("|"):
+                header = ""
+                break
+    return out
 
 
 def short_quote(text: str, limit: int = 60) -> str:
@@ -214,14 +270,25 @@ def answer_html(
     last: bool = False,
     revealed: Collection[int] = (),
     body: str | None = None,
+    full: bool = False,
 ) -> str:
-    """An answer: its text (or ``body``, the unsettled tail while it streams), its state,
-    error, grounding label, page chips and links."""
+    """An answer: its text (or ``body``, the unsettled tail while it streams; the first
+    ``SHOWN_CHARS`` and a Show all link unless ``full``), its state, error, grounding label,
+    page chips and links."""
     key = view.key
     text = shown_text(view, revealed) if body is None else body
     parts = [WHO_ANSWER] if body is None else []
+    end = len(text) if full else cut_at(text)
     if text:
-        parts.append(markdown(text))
+        parts.append(markdown(text[:end]))
+    if end < len(text):
+        more = f"Showing {end:,} of {len(text):,} characters."
+        if view.status == "running":
+            parts.append(f'<p class="status">{more} The rest shows when the answer ends.</p>')
+        else:
+            parts.append(
+                f'<p class="status">{more} <a href="margin-action:all/{key}">Show all</a></p>'
+            )
     if view.status == "running":
         activity = view.activity or ("Writing…" if view.text.strip() else "Thinking…")
         parts.append(f'<p class="status">{html.escape(activity)}</p>')

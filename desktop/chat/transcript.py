@@ -78,6 +78,18 @@ class Transcript(QTextBrowser):
         cursor.insertHtml(html)
         self._frames[key] = frame
 
+    def add_after(self, after: str, key: str, html: str) -> None:
+        """Insert a frame right after message ``after`` (the rest of a long answer)."""
+        frame = self._frames.get(after)
+        if frame is None:
+            self.add(key, html)
+            return
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(frame.lastPosition() + 1)
+        new = cursor.insertFrame(self._format)
+        cursor.insertHtml(html)
+        self._frames[key] = new
+
     def replace(self, key: str, html: str) -> None:
         frame = self._frames.get(key)
         if frame is None:

@@ -342,6 +342,9 @@ def test_notes_live_in_the_side_panel(
     assert side.isVisible() and side.tabText(side.currentIndex()) == "Notes"
     panel = window._notes_panel
     assert not panel.isWindow() and panel.isVisible()
-    assert any("Alice" in panel.items.item(i).text() for i in range(panel.items.count()))
+    qtbot.waitUntil(  # read on a worker thread
+        lambda: any("Alice" in panel.items.item(i).text() for i in range(panel.items.count())),
+        timeout=5000,
+    )
     window.action_notes.trigger()  # once: the same tab again, not a second one
     assert [side.tabText(i) for i in range(side.count())].count("Notes") == 1

@@ -422,7 +422,7 @@ def test_first_run_imports_the_welcome_guide(
 
 
 def test_remove_book_asks_then_removes(
-    window: Any, library: Library, books_dir: Path, monkeypatch: pytest.MonkeyPatch
+    window: Any, library: Library, books_dir: Path, monkeypatch: pytest.MonkeyPatch, qtbot: Any
 ) -> None:
     from PySide6.QtWidgets import QMessageBox
 
@@ -439,6 +439,8 @@ def test_remove_book_asks_then_removes(
     )
     window.remove_book(book.id)
     assert library.list_books() == [] and window.reader.book is None
+    with qtbot.waitSignal(window.libraryListed, timeout=5000):  # listed on a worker thread
+        pass
     assert window.library_panel.empty.isVisible()
 
 

@@ -91,7 +91,9 @@ def test_ask_streams_answer_and_citation_moves_reader(
     assert window.reader.page == 40
     assert window.reader.view.marked()
     assert m.Message.get(m.Message.kind == "answer").status == "complete"
-    assert chat.conversations.currentText().startswith("Why does the cat grin?")
+    qtbot.waitUntil(  # titles are read on a worker thread
+        lambda: chat.conversations.currentText().startswith("Why does the cat grin?"), timeout=5000
+    )
 
 
 def test_shift_enter_is_a_new_line(with_claude: Any, books_dir: Path, qtbot: Any) -> None:
@@ -137,7 +139,7 @@ def test_overloaded_error_shows_message_and_retry_works(
     chat.send()
     qtbot.waitUntil(lambda: not chat.live and "overloaded" in chat.transcript_text(), timeout=10000)
     assert "Retry" in chat.transcript_text()
-    failed_key = next(k for k, v in chat._views.items() if v.error is not None)
+    failed_key = next(k for k, v in chat.messages.views.items() if v.error is not None)
     chat._link(QUrl(f"margin-action:retry/{failed_key}"))
     qtbot.waitUntil(
         lambda: not chat.live and "A complete answer." in chat.transcript_text(), timeout=10000
@@ -180,6 +182,7 @@ def test_two_conversations_stream_at_once(
     chat.new_conversation()
     b = chat.ask("Question two")
     assert a != b and len(chat.live) == 2
+    qtbot.waitUntil(chat.history_complete, timeout=5000)  # the list is read on a worker
     chat.conversations.setCurrentIndex(
         chat.conversations.findData(a)
     )  # switching never loses a running answer
@@ -290,7 +293,8 @@ def test_notes_panel_lists_edits_and_exports(window: Any, books_dir: Path, qtbot
     window.library.add_highlight(book_id, 3, "ORANGE MARMALADE", note="jar")
     panel = NotesPanel(window.library)
     qtbot.addWidget(panel)
-    panel.set_book(book_id)
+    with qtbot.waitSignal(panel.filled, timeout=5000):  # read on a worker thread
+        panel.set_book(book_id)
     texts = [panel.items.item(i).text() for i in range(panel.items.count())]
     assert any("Saved by the assistant, p. 42" in t for t in texts)
     assert any("ORANGE MARMALADE" in t for t in texts)
@@ -316,6 +320,7 @@ def test_chat_run_survives_switching_books(
     answer = m.Message.get((m.Message.kind == "answer") & (m.Message.conversation == conv))
     assert answer.status == "complete" and answer.text.startswith("still here")
     window.open_book(alice_id)
+    qtbot.waitUntil(chat.history_complete, timeout=5000)  # read on a worker thread
     assert chat.conversation_id == conv
     assert "still here" in chat.transcript_text()
 

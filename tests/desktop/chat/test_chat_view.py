@@ -128,12 +128,12 @@ def test_streaming_repaints_only_the_live_answer_and_reads_history_once(
     book_id = open_alice(window, books_dir)
     conv = chat.service.create_conversation(book_id)
     seed_answers(window, conv.id, book_id, 20)
-    chat._reload_conversations(select=conv.id)
+    chat.select_conversation(conv.id)
     assert len(chat.transcript.frame_keys()) < 40, "older messages come a few at a time"
     qtbot.waitUntil(chat.history_complete, timeout=5000)
     before = chat.transcript.frame_keys()
     assert len(before) == 40
-    assert before == [s.key for s in chat._shown], "in order: older ones went above"
+    assert before == [s.key for s in chat.messages.shown], "in order: older ones went above"
     text = chat.transcript_text()
     positions = [text.index(f"Earlier question {i}?") for i in range(20)]
     assert positions == sorted(positions)
@@ -157,7 +157,7 @@ def test_streaming_repaints_only_the_live_answer_and_reads_history_once(
     assert chat.transcript_text().count("Paragraph 29 of") == 1
     bar = chat.transcript.verticalScrollBar()
     assert bar.value() == bar.maximum(), "the finished answer is scrolled into view"
-    assert "Regenerate" not in chat._render_answer(chat._views[before[-1]])
+    assert "Regenerate" not in chat.messages.render_answer(chat.messages.views[before[-1]])
 
 
 def test_reader_scrolled_up_is_not_pulled_down(
@@ -167,7 +167,7 @@ def test_reader_scrolled_up_is_not_pulled_down(
     book_id = open_alice(window, books_dir)
     conv = chat.service.create_conversation(book_id)
     seed_answers(window, conv.id, book_id, 8)
-    chat._reload_conversations(select=conv.id)
+    chat.select_conversation(conv.id)
     qtbot.waitUntil(chat.history_complete, timeout=5000)
     fake_anthropic.add(Reply.text("word " * 400, tokens_per_second=150, chunk_chars=10))
     chat.ask("Go on")
@@ -230,11 +230,11 @@ def test_local_server_page_labels_become_chips_and_sources_list_passages(
     done(chat, qtbot, "vanishes")
     html = chat.transcript.toHtml()
     assert "margin-cite:" in html and "p. 39" in chat.transcript_text()
-    key = next(k for k, v in chat._views.items() if v.tool_calls)
+    key = next(k for k, v in chat.messages.views.items() if v.tool_calls)
     chat._link(QUrl(f"margin-action:sources/{key}"))
     text = chat.transcript_text()
     assert "Searched for “Cheshire cat grin”" in text
-    passages = chat._views[key].passages
+    passages = chat.messages.views[key].passages
     assert passages and passages[0].label in text and passages[0].quote[:30] in text
     # a passage's chip opens its page with the exact quote (no added ellipses)
     with qtbot.waitSignal(chat.requestOpenPage, timeout=2000) as blocker:
@@ -271,8 +271,8 @@ def test_passages_mode_chips_and_sources(window: Any, books_dir: Path, qtbot: An
     chat.ask("Who is the Cheshire Cat?")
     done(chat, qtbot)
     assert "margin-cite:" in chat.transcript.toHtml()
-    key = next(iter(chat._views))
-    view = chat._views[key]
+    key = next(iter(chat.messages.views))
+    view = chat.messages.views[key]
     assert view.citations and view.passages
     assert "Not checked against the book" not in chat.transcript_text()
     chat._link(QUrl(f"margin-action:sources/{key}"))
@@ -296,7 +296,7 @@ def test_answer_without_the_book_is_labelled_and_can_be_asked_from_the_book(
     done(chat, qtbot, "From memory")
     assert "Not checked against the book" in chat.transcript_text()
     assert "Always search the book first…" in chat.transcript_text()  # local: Settings offer
-    key = next(k for k in chat._views)
+    key = next(k for k in chat.messages.views)
     chat._link(QUrl(f"margin-action:ground/{key}"))
     done(chat, qtbot, "From the book")
     assert "Not checked against the book" not in chat.transcript_text()
@@ -321,10 +321,10 @@ def test_error_keeps_its_hint_and_names_the_server_after_reopening(
     first = chat.transcript_text()
     conv = chat.conversation_id
     chat.new_conversation()
-    chat._reload_conversations(select=conv)
+    chat.select_conversation(conv)
     text = chat.transcript_text()
     assert text == first, "the stored message shows the same error as the live one"
-    view = next(v for v in chat._views.values() if v.error is not None)
+    view = next(v for v in chat.messages.views.values() if v.error is not None)
     assert view.error.hint and view.error.hint in text
     assert fake_anthropic.url in text or "local model server" in text
     assert "Retry" in text
@@ -347,12 +347,13 @@ def test_crash_interrupted_answer_shows_interrupted_and_retry(
     store.save_partial(ids.placeholder_id, "The Queen said")
     as_if_crashed(ids.run_id)
     assert window.app.conversations.recover_interrupted() == 1
-    chat._reload_conversations(select=conv.id)
+    chat.select_conversation(conv.id)
+    qtbot.waitUntil(chat.history_complete, timeout=5000)  # read on a worker thread
     text = chat.transcript_text()
     assert "Interrupted" in text and "Retry" in text and "Thinking" not in text
     assert "Press Retry to ask again." in text
     fake_anthropic.add(Reply.text("Off with their heads!"))
-    key = next(k for k, v in chat._views.items() if v.status == "interrupted")
+    key = next(k for k, v in chat.messages.views.items() if v.status == "interrupted")
     chat._link(QUrl(f"margin-action:retry/{key}"))
     done(chat, qtbot, "Off with their heads!")
     assert "Interrupted" not in chat.transcript_text()
@@ -373,7 +374,8 @@ def test_recover_on_a_worker_thread_redraws_the_pane(
     )
     as_if_crashed(ids.run_id)
     chat = window.chat
-    chat._reload_conversations(select=conv.id)
+    chat.select_conversation(conv.id)
+    qtbot.waitUntil(chat.history_complete, timeout=5000)
     assert "Thinking" not in chat.transcript_text() and "Not finished" in chat.transcript_text()
     thread = threading.Thread(target=chat.recover)
     thread.start()
@@ -396,8 +398,8 @@ def test_hidden_sentence_notice_reveals_in_place_and_per_question_choice(
     text = chat.transcript_text()
     assert "Knave" not in text
     assert "Hidden: this part mentions something from after p. 20 — Show anyway" in text
-    key = next(k for k, v in chat._views.items() if v.withheld)
-    index = chat._views[key].withheld[0].index
+    key = next(k for k, v in chat.messages.views.items() if v.withheld)
+    index = chat.messages.views[key].withheld[0].index
     chat._link(QUrl(f"margin-action:reveal/{key}/{index}"))
     assert LEAK in chat.transcript_text() and "Hidden:" not in chat.transcript_text()
     # the choice near the input holds for one question only
@@ -525,7 +527,7 @@ def test_dark_palette_keeps_text_legible(window: Any, books_dir: Path, qtbot: An
     open_alice(window, books_dir)
     chat = window.chat
     chat.setPalette(dark)
-    assert chat._colours == colours
+    assert chat.messages.colours == colours
     assert "color: #e6e6e6" in chat.transcript.document().defaultStyleSheet()
     light = Colours.from_palette(QPalette(QColor("#efefef")))
     assert QColor(light.text).lightness() < QColor(light.question_bg).lightness()
@@ -556,3 +558,81 @@ def test_settings_offer_search_first_for_local_models_and_a_budget(window: Any, 
     window.paths.settings_file.write_text('budget_per_book_usd = "lots"\n', encoding="utf-8")
     with pytest.raises(MarginError, match="an amount in US dollars"):
         load_settings(window.paths)
+
+
+def test_history_is_read_on_a_worker_thread(window: Any, books_dir: Path, qtbot: Any) -> None:
+    import threading
+
+    book_id = open_alice(window, books_dir)
+    chat = window.chat
+    conv = chat.service.create_conversation(book_id)
+    seed_answers(window, conv.id, book_id, 2)
+    threads: list[str] = []
+    original = chat.service.history
+
+    def history(conversation_id: int) -> Any:
+        threads.append(threading.current_thread().name)
+        return original(conversation_id)
+
+    chat.service.history = history
+    chat.select_conversation(conv.id)
+    assert not chat.history_complete(), "the pane waits for the worker"
+    qtbot.waitUntil(chat.history_complete, timeout=5000)
+    assert "Earlier answer 1." in chat.transcript_text()
+    assert threads and threading.main_thread().name not in threads
+
+
+def seed_answer(window: Any, conversation_id: int, text: str) -> None:
+    from core.agent.types import AssistantMessage, TextPart, Usage
+
+    store = window.app.conversations
+    ids = store.start_run(
+        conversation_id,
+        provider="local",
+        model="m",
+        strategy="tool-use",
+        question=Question("Go on?"),
+    )
+    store.finish(
+        conversation_id=conversation_id,
+        ids=ids,
+        status="complete",
+        message=AssistantMessage((TextPart(text),)),
+        text=text,
+        citations=(),
+        steps=1,
+        usage=Usage(),
+        stop_reason="end_turn",
+    )
+
+
+def test_a_huge_answer_shows_its_beginning_and_all_of_it_on_request(
+    window: Any, books_dir: Path, qtbot: Any
+) -> None:
+    """Issue 27 item 6: a 1 MB one-word answer (a local server ignoring max_tokens) and a
+    3,000-row table froze the window for minutes when the book opened."""
+    from desktop.chat.render import SHOWN_CHARS
+
+    book_id = open_alice(window, books_dir)
+    chat = window.chat
+    conv = chat.service.create_conversation(book_id)
+    seed_answer(window, conv.id, "w" * 1_000_000)
+    table = "| row | value |\n|---|---|\n" + "".join(f"| r{i} | v{i} |\n" for i in range(3000))
+    seed_answer(window, conv.id, table)
+    chat.select_conversation(conv.id)
+    qtbot.waitUntil(chat.history_complete, timeout=10000)
+    text = chat.transcript_text()
+    assert len(text) < 3 * SHOWN_CHARS, "only the beginning of each answer is drawn"
+    assert text.count("Show all") == 2 and "r10 " in text.replace("\n", " ")
+    assert "r2999" not in text
+    word, rows = (k for k, v in chat.messages.views.items())
+    assert len(chat.messages.views[word].text) < 201_000, "the store kept 200,000 characters"
+    chat._link(QUrl(f"margin-action:all/{rows}"))
+    assert not chat.messages.all_shown(rows), "drawn a piece per event-loop turn"
+    qtbot.waitUntil(lambda: chat.messages.all_shown(rows), timeout=20000)
+    text = chat.transcript_text()
+    assert "r2999" in text and text.count("Show all") == 1
+    assert chat.transcript.document().toHtml().count("<table") >= 20, "every piece a table"
+    chat._link(QUrl(f"margin-action:trace/{rows}"))  # its links, now last, still work
+    assert chat.transcript_text().count("Hide trace") == 1
+    assert chat.transcript_text().rindex("Hide trace") > chat.transcript_text().index("r2999")

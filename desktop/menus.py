@@ -1,0 +1,193 @@
+"""The window's menus and the buttons it adds to the reader's toolbar: every action in one
+place, each named ``window.action_<name>`` when tests or other code need it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
+from PySide6.QtWidgets import QHBoxLayout, QToolButton
+
+if TYPE_CHECKING:
+    from desktop.main_window import MainWindow
+
+
+def add_action(
+    window: MainWindow,
+    menu: Any,
+    text: str,
+    slot: Any,
+    shortcut: QKeySequence.StandardKey | str | None = None,
+    name: str = "",
+) -> QAction:
+    action = QAction(text, window)
+    if shortcut is not None:
+        action.setShortcut(QKeySequence(shortcut))
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+    action.triggered.connect(slot)
+    menu.addAction(action)
+    window.addAction(action)  # its keys work in focus mode too, with the menu bar hidden
+    if name:
+        setattr(window, f"action_{name}", action)
+    return action
+
+
+def build_menus(window: MainWindow) -> None:
+    """The menu bar: File, View, Book, Help (every action's keys work with the bar hidden)."""
+    bar = window.menuBar()
+    file = bar.addMenu("&File")
+    add_action(window, file, "&Open…", window.choose_files, QKeySequence.StandardKey.Open, "open")
+    add_action(window, file, "&Export highlights…", window.export_highlights, None, "export")
+    file.addSeparator()
+    add_action(window, file, "&Settings…", window.open_settings, "Ctrl+,", "settings")
+    file.addSeparator()
+    add_action(window, file, "&Quit", window.close, QKeySequence.StandardKey.Quit, "quit")
+    view = bar.addMenu("&View")
+    add_action(
+        window,
+        view,
+        "&Next page",
+        window.reader.next_page,
+        QKeySequence.StandardKey.MoveToNextPage,
+        "next",
+    )
+    add_action(
+        window,
+        view,
+        "&Previous page",
+        window.reader.previous_page,
+        QKeySequence.StandardKey.MoveToPreviousPage,
+        "previous",
+    )
+    add_action(window, view, "Next page (arrow)", window.reader.next_page, "Ctrl+Right")
+    add_action(window, view, "Previous page (arrow)", window.reader.previous_page, "Ctrl+Left")
+    add_action(window, view, "&Go to page…", window.go_to_page_dialog, "Ctrl+G", "goto")
+    view.addSeparator()
+    add_action(
+        window, view, "Zoom &in", window.reader.zoom_in, QKeySequence.StandardKey.ZoomIn, "zoom_in"
+    )
+    add_action(
+        window,
+        view,
+        "Zoom &out",
+        window.reader.zoom_out,
+        QKeySequence.StandardKey.ZoomOut,
+        "zoom_out",
+    )
+    add_action(window, view, "Fit &width", window.reader.fit_width, "Ctrl+0", "fit")
+    view.addSeparator()
+    for theme in ("system", "light", "sepia", "dark"):
+        add_action(
+            window,
+            view,
+            "System theme (follows the desktop)" if theme == "system" else f"{theme.title()} theme",
+            lambda _=False, t=theme: window.set_theme(t),
+        )
+    view.addSeparator()
+    add_action(window, view, "&Library / book", window.toggle_library, "Ctrl+B", "toggle_library")
+    add_action(
+        window, view, "Show/hide &contents panel", window.toggle_side, "Ctrl+T", "toggle_side"
+    )
+    add_action(window, view, "Show/hide c&hat", window.toggle_chat, "Ctrl+Shift+L", "toggle_chat")
+    add_action(window, view, "&Reading settings…", window.open_reading_settings, None, "reading")
+    view.addSeparator()
+    add_action(window, view, "&Full screen", window.toggle_full_screen, "F11", "full_screen")
+    add_action(window, view, "F&ocus mode", window.toggle_focus_mode, "Ctrl+Shift+F", "focus_mode")
+    window.action_leave_focus = QAction("Leave focus mode", window)
+    window.action_leave_focus.setShortcut(QKeySequence("Esc"))
+    window.action_leave_focus.triggered.connect(lambda: window.set_focus_mode(False))
+    window.action_leave_focus.setEnabled(False)  # Esc belongs to the widgets otherwise
+    window.addAction(window.action_leave_focus)
+    book = bar.addMenu("&Book")
+    add_action(
+        window, book, "&Find in book…", window.find_in_book, QKeySequence.StandardKey.Find, "find"
+    )
+    add_action(
+        window,
+        book,
+        "&Ask about selection",
+        lambda: window.reader.ask_about_selection("ask"),
+        "Ctrl+Return",
+        "ask",
+    )
+    add_action(
+        window,
+        book,
+        "&Explain selection",
+        lambda: window.reader.ask_about_selection("explain"),
+        "Ctrl+E",
+    )
+    add_action(
+        window,
+        book,
+        "&Highlight selection",
+        lambda: window.reader.ask_about_selection("highlight"),
+        "Ctrl+H",
+    )
+    add_action(window, book, "Focus &chat", window.focus_chat, "Ctrl+L", "focus_chat")
+    add_action(window, book, "&Notes and highlights…", window.open_notes, "Ctrl+Shift+N", "notes")
+    add_action(
+        window,
+        book,
+        "Mark &finished",
+        lambda: window.reader.finished_box.toggle(),
+        None,
+        "finished",
+    )
+    add_action(window, book, "Re-&read this book", window.reread_current, None, "reread")
+    add_action(window, book, "Repair search &index", window._repair_index, None, "repair_index")
+    add_action(window, book, "&Remove from library…", window.remove_current, None, "remove")
+    help_menu = bar.addMenu("&Help")
+    add_action(window, help_menu, "&Welcome guide", window.open_welcome)
+    add_action(
+        window,
+        help_menu,
+        "Open &data folder",
+        lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(window.paths.data))),
+    )
+    add_action(window, help_menu, "&About Margin", window.about, None, "about")
+
+
+def add_reader_buttons(window: MainWindow) -> None:
+    """Library, Contents, Reading settings and Chat buttons in the reader's toolbar."""
+    bar = window.reader.toolbar.layout()
+    assert isinstance(bar, QHBoxLayout)
+
+    def button(text: str, name: str, tip: str, slot: Any, checkable: bool = False) -> Any:
+        b = QToolButton()
+        b.setText(text)
+        b.setAccessibleName(name)
+        b.setToolTip(tip)
+        b.setCheckable(checkable)
+        b.setAutoRaise(True)
+        (b.toggled if checkable else b.clicked).connect(slot)
+        return b
+
+    window.library_button = button("Library", "Library", "Your books (Ctrl+B)", window.show_library)
+    window.side_button = button(
+        "Contents",
+        "Show contents, find and highlights",
+        "Contents, Find and Highlights (Ctrl+T)",
+        window.set_side_visible,
+        True,
+    )
+    window.reading_button = button(
+        "Aa", "Reading settings", "Font, spacing, line length", window.open_reading_settings
+    )
+    window.chat_button = button(
+        "Chat",
+        "Show the chat",
+        "Show or hide the chat (Ctrl+Shift+L)",
+        window.set_chat_visible,
+        True,
+    )
+    window.chat_button.setChecked(True)
+    # the View menu's themes colour the whole window: the reader's own page-theme box would
+    # only disagree with them, and the toolbar must fit beside the chat at 1024 px
+    window.reader.theme_box.hide()
+    bar.setSpacing(2)
+    bar.insertWidget(0, window.side_button)
+    bar.insertWidget(0, window.library_button)
+    bar.addWidget(window.reading_button)
+    bar.addWidget(window.chat_button)

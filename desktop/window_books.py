@@ -1,0 +1,272 @@
+"""The window's book actions: import (dialog, drop, command line), remove, read again, go to
+page, export highlights, the welcome guide, and the work after start-up (tidy up after a
+crash, offer to add back lost books)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import shiboken6
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QToolButton
+
+from core.books.parse import SUFFIXES
+from core.errors import MarginError
+from core.store.library import BookInfo
+from desktop.resources import resources_dir
+from desktop.tasks import in_background, run_blocking
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import SignalInstance
+
+    from core.app import Margin
+    from core.store.library import Library
+    from desktop.import_controller import ImportController
+    from desktop.library_panel import LibraryPanel
+    from desktop.preferences import Preferences
+    from desktop.reader.reader import Reader
+    from desktop.tasks import TaskKeeper
+
+BOOK_FILTER = (
+    "Books (*.epub *.pdf *.txt *.text *.md *.markdown *.html *.htm *.xhtml);;All files (*)"
+)
+WELCOME = "Welcome to Margin.md"
+
+
+if TYPE_CHECKING:  # the type checker sees the window these methods belong to
+    _Base = QMainWindow
+else:
+    _Base = object
+
+
+class BookActions(_Base):
+    """Part of ``MainWindow`` (which builds the widgets named below)."""
+
+    app: Margin
+    library: Library
+    reader: Reader
+    chat: Any
+    tasks: TaskKeeper
+    importer: ImportController
+    library_panel: LibraryPanel
+    back_to_book: QToolButton
+    bookOpened: SignalInstance
+    libraryListed: SignalInstance
+    preferences: Preferences
+
+    if TYPE_CHECKING:
+
+        def open_book(
+            self, book_id: int, page: int | None = None, highlight_text: str = ""
+        ) -> BookInfo | None: ...
+
+        def show_library(self) -> None: ...
+
+    _listing = 0  # the newest list of books asked for
+
+    def refresh_library(self) -> None:
+        """Show the library's books (listed on a worker thread: 10–30 ms for 500 books)."""
+        self._listing += 1
+        listing = self._listing
+
+        def show(books: list[BookInfo]) -> None:
+            if listing == self._listing and shiboken6.isValid(self.library_panel):
+                current = self.reader.book.id if self.reader.book else None
+                self.library_panel.set_books(books, current)
+                self.libraryListed.emit()
+
+        in_background(self.library.list_books, then=show)
+
+    def choose_files(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Add books", str(Path.home()), BOOK_FILTER)
+        if files:
+            self.import_files([Path(f) for f in files])
+
+    def import_files(self, paths: list[Path], *, open_first: bool = True) -> None:
+        async def go() -> None:
+            results = await self.importer.import_files(paths)
+            self.refresh_library()
+            if results and open_first:
+                self.open_book(results[0].book.id)
+
+        self.tasks.start(go(), key="import", replace=False)
+
+    async def import_and_open(self, path: Path, page: int | None = None) -> BookInfo | None:
+        """Import ``path`` if needed and open it (``Margin book.epub`` from a file manager)."""
+        results = await self.importer.import_files([path])
+        self.refresh_library()
+        if not results:
+            error = self.library_panel.error.text() or f"{path.name} could not be opened."
+            raise MarginError("import_failed", error)
+        return self.open_book(results[0].book.id, page)
+
+    def remove_book(self, book_id: int) -> None:
+        try:
+            book = self.library.get_book(book_id)
+        except MarginError:
+            return
+        answer = QMessageBox.question(
+            self,
+            "Remove book",
+            f"Remove “{book.title}” from your library, with its highlights, notes and conversations?\n\nThe original file is not touched.",
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        if self.reader.book is not None and self.reader.book.id == book_id:
+            self.reader.close_book()
+            self.bookOpened.emit(0)
+            self.setWindowTitle("Margin")
+            self.back_to_book.hide()
+            self.show_library()
+        chat = self.chat
+        if hasattr(chat, "answering") and chat.answering(book_id=book_id):
+
+            async def stop_then_delete() -> None:
+                # its answers stop first and save what they wrote; then the book goes
+                await chat.stop_answers(book_id=book_id)
+                self._delete_book(book_id)
+
+            self.tasks.start(stop_then_delete(), key=f"remove:{book_id}")
+            return
+        self._delete_book(book_id)
+
+    def _delete_book(self, book_id: int) -> None:
+        try:
+            self.library.delete_book(book_id)
+        except MarginError:
+            pass  # removed meanwhile (another window, the CLI)
+        self.refresh_library()
+
+    def reread_current(self) -> None:
+        """Read the open book again with today's readers (off the UI thread), then show it
+        at the same page."""
+        book = self.reader.book
+        if book is None:
+            return
+
+        async def go() -> None:
+            from core.books.importer import reimport_book
+
+            self.statusBar().showMessage(f"Reading “{book.title}” again…")
+            try:
+                updated = await run_blocking(reimport_book, self.library, book.id)
+            except MarginError as exc:
+                self.statusBar().showMessage(str(exc), 10000)
+                return
+            self.reader.close_book()
+            self.open_book(updated.id, updated.page)
+            self.statusBar().showMessage(f"“{updated.title}” was read again.", 5000)
+
+        self.tasks.start(go(), key="reread")
+
+    def _repair_index(self) -> None:
+        from desktop.repair import repair_search_index
+
+        repair_search_index(self)
+
+    def remove_current(self) -> None:
+        if self.reader.book is not None:
+            self.remove_book(self.reader.book.id)
+
+    def go_to_page_dialog(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        if self.reader.book is None:
+            return
+        page, ok = QInputDialog.getInt(
+            self, "Go to page", "Page:", self.reader.page, 1, self.reader.book.page_count
+        )
+        if ok:
+            self.reader.go_to_page(page)
+
+    def export_highlights(self) -> None:
+        from core.export import export_file_name, export_highlights
+
+        book = self.reader.book
+        if book is None:
+            self.statusBar().showMessage("Open a book first.", 3000)
+            return
+        name, _ = QFileDialog.getSaveFileName(
+            self,
+            "Export highlights",
+            str(Path.home() / export_file_name(book.title, "highlights")),
+            "Markdown (*.md)",
+        )
+        if name:
+            export_highlights(self.library, book.id, Path(name))
+            self.statusBar().showMessage(f"Highlights saved to {name}", 4000)
+
+    def open_welcome(self) -> None:
+        for book in self.library.list_books():
+            if book.original_path.endswith(WELCOME):
+                self.open_book(book.id)
+                return
+        self.import_files([self.welcome_path()])
+
+    @staticmethod
+    def welcome_path() -> Path:
+        return resources_dir() / "welcome" / WELCOME
+
+    def start_background_work(self) -> None:
+        """After the window is visible: tidy up after a crash, import the welcome guide on
+        first run, and warm the model SDK so the first question does not wait for it."""
+
+        async def go() -> None:
+            from core.books.importer import recover_incomplete
+
+            await run_blocking(recover_incomplete, self.library)
+            if hasattr(self.chat, "recover"):
+                await run_blocking(self.chat.recover)
+            copies = await run_blocking(self.app.unlisted_copies)
+            if copies:
+                await self.offer_recovery(len(copies))
+            elif not self.library.list_books() and not self.preferences.welcomed():
+                self.preferences.set_welcomed()
+                results = await self.importer.import_files([self.welcome_path()])
+                self.refresh_library()
+                if results and self.reader.book is None:
+                    self.open_book(results[0].book.id)
+            if hasattr(self.chat, "warm_up"):
+                await self.chat.warm_up()
+
+        self.tasks.start(go(), key="startup")
+
+    async def offer_recovery(self, count: int) -> None:
+        """The books folder holds copies no book names (the library database was lost or
+        replaced): say so, and add them back when the reader agrees."""
+        books = "1 book" if count == 1 else f"{count} books"
+        answer = QMessageBox.question(
+            self,
+            "Books found",
+            f"Margin found copies of {books} in its books folder that its library does not "
+            "list (the library file was probably lost or replaced).\n\n"
+            "Add them back to your library? Nothing is deleted either way.",
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            self.statusBar().showMessage(
+                "Book copies kept; 'margin recover-library' adds them back any time.", 8000
+            )
+            return
+        self.statusBar().showMessage(f"Adding back {books}…")
+        recovered = await run_blocking(self.app.recover_library)
+        self.refresh_library()
+        failed = [r for r in recovered if r.error is not None]
+        added = len(recovered) - len(failed)
+        text = f"Added back {added} of {len(recovered)} books."
+        if failed:
+            text += " " + "; ".join(f"{r.path.name}: {r.error.message}" for r in failed[:3])
+        self.statusBar().showMessage(text, 15000)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and any(
+            Path(u.toLocalFile()).suffix.lower() in SUFFIXES for u in event.mimeData().urls()
+        ):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        files = [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()]
+        files = [f for f in files if f.suffix.lower() in SUFFIXES]
+        if files:
+            event.acceptProposedAction()
+            self.import_files(files)
