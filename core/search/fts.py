@@ -26,6 +26,8 @@ import peewee as pw
 
 from core.errors import MarginError
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
+from core.search.frontmatter import is_front_matter
+from core.search.vectors import BookVectors
 
 _PHRASE = re.compile(r'"([^"]*)"')
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
@@ -48,6 +50,11 @@ RANKED = (
     f"SELECT rowid, rank, {SNIPPET} FROM chunk_index "
     "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
 )
+
+POOL = 20  # candidates from each ranking before fusion
+RRF_K = 60
+KEYWORD_WEIGHT = 0.5  # the dense ranking leads ties (tests/bench/eval_search.py)
+MERGE_MAX = 3
 
 
 @dataclass(frozen=True)
@@ -96,6 +103,7 @@ class BookSearch:
 
     def __init__(self, db: pw.SqliteDatabase) -> None:
         self.db = db
+        self.vectors = BookVectors(db)
 
     def chunk_range(self, book_id: int, until_page: int | None = None) -> tuple[int, int] | None:
         """The first and last chunk id of a book (the last within ``until_page``)."""
@@ -116,11 +124,22 @@ class BookSearch:
             ranked = self.db.execute_sql(
                 RANKED, (expression, rowids[0], rowids[1], limit)
             ).fetchall()
-            if not ranked:
-                return []
-            ids = [int(r[0]) for r in ranked]
-            marks = ",".join("?" * len(ids))
-            snippets = {int(r[0]): r[2] for r in ranked}
+        except (sqlite3.OperationalError, pw.OperationalError) as exc:
+            raise _failed(exc, book_id) from exc
+        if not ranked:
+            return []
+        snippets = {int(r[0]): str(r[2] or "") for r in ranked}
+        scores = {int(r[0]): -float(r[1]) for r in ranked}
+        return self._hits([int(r[0]) for r in ranked], book_id, snippets, scores)
+
+    def _hits(
+        self, ids: list[int], book_id: int, snippets: dict[int, str], scores: dict[int, float]
+    ) -> list[SearchHit]:
+        """The chunks ``ids`` of the book as hits, in the order given."""
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        try:
             rows = {
                 int(r[0]): r
                 for r in self.db.execute_sql(
@@ -133,8 +152,8 @@ class BookSearch:
         except (sqlite3.OperationalError, pw.OperationalError) as exc:
             raise _failed(exc, book_id) from exc
         hits = []
-        for chunk_id, score, _ in ranked:
-            row = rows.get(int(chunk_id))
+        for chunk_id in ids:
+            row = rows.get(chunk_id)
             if row is None:
                 continue
             hits.append(
@@ -145,18 +164,28 @@ class BookSearch:
                     end_page=row[3],
                     chapter=row[4],
                     text=row[5],
-                    snippet=str(snippets.get(chunk_id, "")),
-                    score=-float(score),
+                    snippet=snippets.get(chunk_id) or _opening(row[5]),
+                    score=scores.get(chunk_id, 0.0),
                 )
             )
         return hits
 
     def search_book(
-        self, book_id: int, query: str, *, limit: int = 5, until_page: int | None = None
+        self,
+        book_id: int,
+        query: str,
+        *,
+        limit: int = 5,
+        until_page: int | None = None,
+        hybrid: bool = True,
     ) -> list[SearchHit]:
         """Best passages of one book for ``query``, best first; only passages ending on or
         before ``until_page`` when it is given. Empty or punctuation-only queries give no
-        hits."""
+        hits; front matter (contents, title, licence) never does.
+
+        ``hybrid``: BM25 and the nearest chunks in meaning (``core.search.vectors``),
+        combined by reciprocal rank fusion; a book without vectors yet is searched by BM25
+        alone. Neighbouring chunks among the best are merged into one passage."""
         limit = max(1, min(int(limit), 100))
         strict = sanitize_query(query)
         if not strict:
@@ -164,7 +193,33 @@ class BookSearch:
         rowids = self.chunk_range(book_id, until_page)
         if rowids is None:
             return []
+        pool = max(POOL, limit * 3)
+        hybrid = hybrid and not _PHRASE.search(query)  # a "quoted phrase" asks for those words
+        keyword, every = self._keyword(query, strict, rowids, book_id, pool)
+        if not keyword:
+            return []  # not one word of the query is in the book: nothing near it in meaning
+        dense = self.vectors.nearest(book_id, query, rowids, pool) if hybrid else None
+        if dense is None:
+            ranked = [h.chunk_id for h in keyword]
+        else:
+            fused = fuse([h.chunk_id for h in keyword], [c for c, _ in dense])
+            # passages with every word of the query stay first (a reader's own words)
+            ranked = [c for c in fused if c in every] + [c for c in fused if c not in every]
+        known = {h.chunk_id: h for h in keyword}
+        scores = dict(dense or ())
+        missing = [c for c in ranked[: limit * 2 + 4] if c not in known]
+        for hit in self._hits(missing, book_id, {}, scores):
+            known[hit.chunk_id] = hit
+        hits = [known[c] for c in ranked if c in known and not is_front_matter(known[c].text)]
+        return merge_neighbours(hits, limit)
+
+    def _keyword(
+        self, query: str, strict: str, rowids: tuple[int, int], book_id: int, limit: int
+    ) -> tuple[list[SearchHit], set[int]]:
+        """BM25: passages with every term first, then passages with some of them; and the
+        ids of the first kind."""
         hits = self._run(strict, rowids, book_id, limit)
+        every = {h.chunk_id for h in hits}
         if len(hits) < limit:
             loose = sanitize_query(query, any_term=True)
             if loose != strict:
@@ -173,7 +228,7 @@ class BookSearch:
                     h for h in self._run(loose, rowids, book_id, limit) if h.chunk_id not in seen
                 ]
                 hits.extend(extra[: limit - len(hits)])
-        return hits
+        return hits, every
 
     def continues_beyond(self, book_id: int, until_page: int) -> bool:
         """Whether the book has text after ``until_page`` (never how much matches a query:
@@ -204,6 +259,63 @@ class BookSearch:
             "WHERE chunk_index MATCH ? AND b.status = 'ready' ORDER BY bm25(chunk_index) LIMIT ?",
             (expression, max(1, min(limit, 100))),
         ).fetchall()
+
+
+def fuse(keyword: list[int], dense: list[int], *, k: int = RRF_K) -> list[int]:
+    """Reciprocal rank fusion of two rankings of chunk ids (best first)."""
+    score: dict[int, float] = {}
+    for weight, ranking in ((KEYWORD_WEIGHT, keyword), (1.0, dense)):
+        for rank, chunk_id in enumerate(ranking):
+            score[chunk_id] = score.get(chunk_id, 0.0) + weight / (k + rank + 1)
+    return sorted(score, key=lambda c: -score[c])
+
+
+def merge_neighbours(hits: list[SearchHit], limit: int) -> list[SearchHit]:
+    """The first ``limit`` passages, where a hit that continues (or is continued by) a better
+    one is joined to it instead of taking a place of its own (at most MERGE_MAX chunks)."""
+    groups: list[list[SearchHit]] = []
+    for hit in hits:
+        for group in groups:
+            ids = [h.chunk_id for h in group]
+            if (
+                len(group) < MERGE_MAX
+                and hit.chapter == group[0].chapter
+                and (hit.chunk_id == min(ids) - 1 or hit.chunk_id == max(ids) + 1)
+            ):
+                group.append(hit)
+                break
+        else:
+            if len(groups) >= limit:
+                continue
+            groups.append([hit])
+    return [_joined(g) for g in groups]
+
+
+def _joined(group: list[SearchHit]) -> SearchHit:
+    if len(group) == 1:
+        return group[0]
+    best = group[0]
+    ordered = sorted(group, key=lambda h: h.chunk_id)
+    text = ordered[0].text
+    for hit in ordered[1:]:
+        head, _, rest = hit.text.partition("\n\n")
+        # a chunk starts with the tail of the one before it (chunking's overlap)
+        text = text + ("\n\n" + rest if rest and text.endswith(head) else "\n\n" + hit.text)
+    return SearchHit(
+        chunk_id=ordered[0].chunk_id,
+        book_id=best.book_id,
+        start_page=min(h.start_page for h in group),
+        end_page=max(h.end_page for h in group),
+        chapter=best.chapter,
+        text=text,
+        snippet=best.snippet,
+        score=best.score,
+    )
+
+
+def _opening(text: str, words: int = 24) -> str:
+    cut = text.split()
+    return " ".join(cut[:words]) + (" …" if len(cut) > words else "")
 
 
 def _failed(exc: Exception, book_id: int | None) -> MarginError:

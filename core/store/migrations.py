@@ -172,6 +172,17 @@ def _v9_spoiler_stats(db: pw.SqliteDatabase) -> None:
     )
 
 
+def _chunk_vectors(db: pw.SqliteDatabase) -> None:
+    # Dense vectors of a book's chunks for search by meaning (core.search.vectors): one row
+    # per book, int8 numbers for its contiguous chunk ids first_chunk … first_chunk+count-1.
+    # Books imported before this step have none until the background indexing gives them.
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS chunk_vectors (book_id INTEGER PRIMARY KEY "
+        "REFERENCES book (id) ON DELETE CASCADE, model TEXT NOT NULL, dims INTEGER NOT NULL, "
+        "first_chunk INTEGER NOT NULL, count INTEGER NOT NULL, data BLOB NOT NULL)"
+    )
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -182,6 +193,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v7_single_copy_of_text,
     _v8_compressed_text,
     _v9_spoiler_stats,
+    _chunk_vectors,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

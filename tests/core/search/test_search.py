@@ -62,9 +62,9 @@ def test_results_stay_in_their_book(alice: tuple[Library, BookInfo]) -> None:
 
 def test_spoiler_bound_is_applied_in_sql(alice: tuple[Library, BookInfo]) -> None:
     _, book = alice
-    unbounded = search_book(book.id, "Hatter", limit=100)
+    unbounded = search_book(book.id, "Hatter", limit=100, hybrid=False)
     bound = 50
-    bounded = search_book(book.id, "Hatter", limit=3, until_page=bound)
+    bounded = search_book(book.id, "Hatter", limit=3, until_page=bound, hybrid=False)
     before = [h for h in unbounded if h.end_page <= bound]
     assert len(bounded) == min(3, len(before)) > 0
     assert all(h.end_page <= bound for h in bounded)
@@ -73,6 +73,8 @@ def test_spoiler_bound_is_applied_in_sql(alice: tuple[Library, BookInfo]) -> Non
     assert _search is not None and _search.continues_beyond(book.id, bound)
     assert not _search.continues_beyond(book.id, book.page_count)
     assert search_book(book.id, "Hatter", until_page=1) == []
+    meaning = search_book(book.id, "a tea party that never ends", limit=10, until_page=bound)
+    assert meaning and all(h.end_page <= bound for h in meaning), "the vectors obey the bound"
 
 
 def test_phrases(alice: tuple[Library, BookInfo]) -> None:

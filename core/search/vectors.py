@@ -1,0 +1,260 @@
+"""Dense vectors of a book's chunks, for search by meaning beside BM25.
+
+The model is WordLlama's static embedding (MIT), whose weights ship inside its wheel: no
+download, ever, and about 0.3 s to load. It is imported the first time a vector is needed
+(never on the window's start-up path). A book's vectors are one row of ``chunk_vectors``
+(schema: core/store/migrations.py): int8 numbers, ``dims`` per chunk, for the book's chunk
+ids ``first_chunk`` … ``first_chunk + count - 1`` in order (a book's chunks are written in
+one transaction, so their ids are contiguous). When the book's chunks change (a re-read),
+the row no longer matches them and counts as missing until the book is embedded again;
+deleting the book deletes the row (foreign key).
+
+Searching one book is a dot product over its few hundred vectors with numpy (well under a
+millisecond); the decoded matrix of the last few books searched is kept in memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import peewee as pw
+
+if TYPE_CHECKING:
+    import numpy as np
+
+log = logging.getLogger("margin.search.vectors")
+
+MODEL = "wordllama-l2-supercat"
+DIMS = 256  # the model's full width; recall drops when truncated (tests/bench/eval_search.py)
+EMBED_CHARS = 2000  # WordLlama averages token vectors: more text only blurs the passage
+BATCH = 64
+CACHED_BOOKS = 8
+
+_model: Any = None
+_model_lock = threading.Lock()
+
+
+class VectorsUnavailable(RuntimeError):
+    """The embedding model cannot be loaded (the package is missing or damaged)."""
+
+
+def _load_model() -> Any:
+    global _model
+    with _model_lock:
+        if _model is None:
+            try:
+                import wordllama
+                from wordllama import WordLlama
+
+                _model = WordLlama.load(
+                    cache_dir=Path(wordllama.__file__).parent,
+                    disable_download=True,
+                    dim=DIMS,
+                )
+            except Exception as exc:  # any failure means: no vectors
+                log.warning("the embedding model could not be loaded", exc_info=True)
+                raise VectorsUnavailable(str(exc)) from exc
+        return _model
+
+
+def embed(texts: Sequence[str]) -> np.ndarray:
+    """Unit vectors (float32, one row per text) of ``texts``."""
+    import numpy as np
+
+    model = _load_model()
+    rows = [t[:EMBED_CHARS] for t in texts]
+    out = np.zeros((len(rows), DIMS), dtype=np.float32)
+    for start in range(0, len(rows), BATCH):
+        batch = rows[start : start + BATCH]
+        out[start : start + len(batch)] = model.embed(batch, norm=True)[:, :DIMS]
+    return _unit(out)
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32)
+
+
+def pack(matrix: np.ndarray) -> bytes:
+    """int8, each row scaled so its largest component is ±127 (cosine needs no scale)."""
+    import numpy as np
+
+    peak = np.abs(matrix).max(axis=1, keepdims=True)
+    peak[peak == 0] = 1.0
+    return np.round(matrix / peak * 127).astype(np.int8).tobytes()
+
+
+def unpack(blob: bytes, dims: int) -> np.ndarray:
+    import numpy as np
+
+    return _unit(np.frombuffer(blob, dtype=np.int8).reshape(-1, dims).astype(np.float32))
+
+
+@dataclass(frozen=True)
+class _Stored:
+    first_chunk: int
+    count: int
+    matrix: Any  # np.ndarray, float32 unit rows
+
+
+class BookVectors:
+    """The vectors of the library's books: written after an import, searched per book."""
+
+    def __init__(self, db: pw.SqliteDatabase) -> None:
+        self.db = db
+        self._cache: OrderedDict[int, _Stored] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def _chunks(self, book_id: int) -> tuple[list[int], list[str]]:
+        rows = self.db.execute_sql(
+            "SELECT c.id, t.text FROM chunk c JOIN chunk_text t ON t.id = c.id "
+            "WHERE c.book_id = ? ORDER BY c.id",
+            (book_id,),
+        ).fetchall()
+        return [int(r[0]) for r in rows], [str(r[1]) for r in rows]
+
+    def index_book(self, book_id: int) -> bool:
+        """Compute and store the vectors of a book's chunks; False when it has none (or its
+        chunks are not contiguous, which a healthy library never has)."""
+        from core.search.frontmatter import is_front_matter
+
+        ids, texts = self._chunks(book_id)
+        if not ids or ids[-1] - ids[0] + 1 != len(ids):
+            return False
+        matrix = embed(texts)
+        for row, text in enumerate(texts):
+            if is_front_matter(text):
+                matrix[row] = 0  # never near a question
+        blob = pack(matrix)
+        with self.db.atomic():
+            current = self.db.execute_sql(
+                "SELECT min(id), count(*) FROM chunk WHERE book_id = ?", (book_id,)
+            ).fetchone()
+            if current is None or (current[0], current[1]) != (ids[0], len(ids)):
+                return False  # the book was re-read or deleted meanwhile
+            self.db.execute_sql(
+                "INSERT OR REPLACE INTO chunk_vectors (book_id, model, dims, first_chunk, count,"
+                " data) VALUES (?, ?, ?, ?, ?, ?)",
+                (book_id, MODEL, DIMS, ids[0], len(ids), blob),
+            )
+        with self._lock:
+            self._cache.pop(book_id, None)
+        return True
+
+    def missing(self) -> list[int]:
+        """Ready books whose vectors are missing or no longer match their chunks."""
+        rows = self.db.execute_sql(
+            "SELECT b.id FROM book b "
+            "JOIN (SELECT book_id, min(id) AS first, count(*) AS n FROM chunk GROUP BY book_id)"
+            " c ON c.book_id = b.id "
+            "LEFT JOIN chunk_vectors v ON v.book_id = b.id "
+            "WHERE b.status = 'ready' AND (v.book_id IS NULL OR v.model != ? OR v.dims != ?"
+            " OR v.first_chunk != c.first OR v.count != c.n) ORDER BY b.id",
+            (MODEL, DIMS),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def index_missing(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> int:
+        """Give every book without (current) vectors its vectors, one book at a time, for an
+        existing library in the background; ``progress(done, total)`` after each book.
+        Returns how many books were indexed. Stops early when ``cancelled()``."""
+        todo = self.missing()
+        done = 0
+        for n, book_id in enumerate(todo, 1):
+            if cancelled is not None and cancelled():
+                break
+            try:
+                if self.index_book(book_id):
+                    done += 1
+            except VectorsUnavailable:
+                break
+            except (pw.OperationalError, pw.IntegrityError):
+                log.warning("vectors of book %s not stored", book_id, exc_info=True)
+            if progress is not None:
+                progress(n, len(todo))
+        return done
+
+    # --- searching -------------------------------------------------------------------------
+
+    def _stored(self, book_id: int) -> _Stored | None:
+        with self._lock:
+            hit = self._cache.get(book_id)
+            if hit is not None:
+                self._cache.move_to_end(book_id)
+        row = self.db.execute_sql(
+            "SELECT v.first_chunk, v.count, c.first, c.n, "
+            "CASE WHEN v.first_chunk = c.first AND v.count = c.n AND v.model = ? AND v.dims = ?"
+            " THEN 1 ELSE 0 END "
+            "FROM chunk_vectors v, (SELECT min(id) AS first, count(*) AS n FROM chunk "
+            "WHERE book_id = ?) c WHERE v.book_id = ?",
+            (MODEL, DIMS, book_id, book_id),
+        ).fetchone()
+        if row is None or not row[4]:
+            return None
+        if hit is not None and (hit.first_chunk, hit.count) == (row[0], row[1]):
+            return hit
+        blob = self.db.execute_sql(
+            "SELECT data FROM chunk_vectors WHERE book_id = ?", (book_id,)
+        ).fetchone()
+        if blob is None:
+            return None
+        stored = _Stored(int(row[0]), int(row[1]), unpack(bytes(blob[0]), DIMS))
+        with self._lock:
+            self._cache[book_id] = stored
+            while len(self._cache) > CACHED_BOOKS:
+                self._cache.popitem(last=False)
+        return stored
+
+    def has(self, book_id: int) -> bool:
+        return self._stored(book_id) is not None
+
+    def nearest(
+        self, book_id: int, query: str, rowids: tuple[int, int], limit: int
+    ) -> list[tuple[int, float]] | None:
+        """The ``limit`` chunks of the book within ``rowids`` closest in meaning to ``query``
+        as (chunk id, cosine), best first; None when the book has no vectors (yet)."""
+        import numpy as np
+
+        stored = self._stored(book_id)
+        if stored is None:
+            return None
+        first = max(rowids[0], stored.first_chunk) - stored.first_chunk
+        last = min(rowids[1], stored.first_chunk + stored.count - 1) - stored.first_chunk
+        if last < first:
+            return []
+        try:
+            wanted = embed([query])[0]
+        except VectorsUnavailable:
+            return None
+        scores = stored.matrix[first : last + 1] @ wanted
+        k = min(limit, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top])]
+        return [
+            (stored.first_chunk + first + int(i), float(scores[i])) for i in top if scores[i] > 0
+        ]
+
+
+def index_vectors(db: pw.SqliteDatabase, book_id: int) -> bool:
+    """Give a just imported (or re-read) book its vectors. Never fails the import: without
+    vectors the book is searched by BM25 alone, and the background indexing tries again."""
+    try:
+        return BookVectors(db).index_book(book_id)
+    except Exception:  # logged; the book is in the library either way
+        log.warning("vectors of book %s not computed", book_id, exc_info=True)
+        return False

@@ -1,0 +1,87 @@
+"""Recall@5 of search_book on paraphrased questions (tests/bench/data/search_eval.json), BM25
+alone beside hybrid (BM25 + dense vectors), per book; and how often passages mode shows the
+answer in its highlighted sentence or its passage.
+
+A question counts as found when one of the first five passages holds its answer quote (after
+folding case, quotes, dashes and underscores). Every book is read to the end (no bound).
+Run: PYTHONPATH=$PWD .venv/bin/python tests/bench/eval_search.py [--misses]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from common import FIXTURES, machine
+
+from core.books.importer import import_book
+from core.paths import resolve_paths
+from core.search import BookSearch
+from core.store.library import Library
+
+DATA = Path(__file__).parent / "data" / "search_eval.json"
+_FOLD = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "_": " "})
+
+
+def fold(text: str) -> str:
+    return " ".join(re.sub(r"[^\w']+|_", " ", text.translate(_FOLD).lower()).split())
+
+
+def load() -> dict:
+    return json.loads(DATA.read_text(encoding="utf-8"))
+
+
+def open_books(lib: Library, books: dict[str, str]) -> dict[str, int]:
+    ids = {}
+    for key, relative in books.items():
+        path = FIXTURES / relative
+        if not path.exists():
+            continue
+        book = import_book(lib, path).book
+        lib.set_read_to(book.id, book.page_count)
+        ids[key] = book.id
+    return ids
+
+
+def recall(search, ids, questions, *, hybrid: bool, show: bool) -> dict[str, list[bool]]:
+    found: dict[str, list[bool]] = defaultdict(list)
+    for q in questions:
+        for key in (q["book"], q["book"] + "-txt"):
+            if key not in ids:
+                continue
+            hits = search.search_book(ids[key], q["question"], limit=5, hybrid=hybrid)
+            ok = any(fold(q["answer"]) in fold(h.text) for h in hits)
+            found[key].append(ok)
+            if show and not ok:
+                print(f"    miss [{key}] {q['question']}  -> {q['answer']}")
+    return found
+
+
+def main() -> None:
+    show = "--misses" in sys.argv
+    data = load()
+    print(f"eval_search on {machine()}: {len(data['questions'])} questions")
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = Library.open(resolve_paths(Path(tmp) / "home"))
+        ids = open_books(lib, data["books"])
+        search = BookSearch(lib.db)
+        for hybrid in (False, True):
+            start = time.perf_counter()
+            found = recall(search, ids, data["questions"], hybrid=hybrid, show=show)
+            took = time.perf_counter() - start
+            name = "hybrid" if hybrid else "BM25  "
+            total = [x for v in found.values() for x in v]
+            per = ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in found.items())
+            print(
+                f"  {name} recall@5 {100 * sum(total) / len(total):5.1f} %  ({per})  {took:.1f} s"
+            )
+        lib.close()
+
+
+if __name__ == "__main__":
+    main()
