@@ -62,6 +62,27 @@ def recall(search, ids, questions, *, hybrid: bool, show: bool) -> dict[str, lis
     return found
 
 
+def passages_mode(search, ids, questions, *, show: bool) -> dict[str, list[tuple[bool, bool]]]:
+    """Per question: (the answer is in a highlighted sentence, in a shown passage) of the
+    passages passages mode shows."""
+    from core.agent.providers.passages import PassagesProvider, present
+
+    found: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    for q in questions:
+        key = q["book"]
+        if key not in ids:
+            continue
+        hits = search.search_book(ids[key], q["question"], limit=PassagesProvider().top_k)
+        shown = [present(h.text, q["question"]) for h in hits]
+        answer = fold(q["answer"])
+        in_sentence = any(answer in fold(s.answer) for s in shown)
+        in_passage = any(answer in fold(s.answer + " " + s.context) for s in shown)
+        found[key].append((in_sentence, in_passage))
+        if show and not in_passage:
+            print(f"    passages miss [{key}] {q['question']}  -> {q['answer']}")
+    return found
+
+
 def main() -> None:
     show = "--misses" in sys.argv
     data = load()
@@ -80,6 +101,17 @@ def main() -> None:
             print(
                 f"  {name} recall@5 {100 * sum(total) / len(total):5.1f} %  ({per})  {took:.1f} s"
             )
+        shown = passages_mode(search, ids, data["questions"], show=show)
+        every = [x for v in shown.values() for x in v]
+        per = ", ".join(
+            f"{k} {sum(b for _, b in v)}/{len(v)} (sentence {sum(a for a, _ in v)})"
+            for k, v in shown.items()
+        )
+        print(
+            f"  passages mode: answer shown {100 * sum(b for _, b in every) / len(every):.1f} %,"
+            f" in the highlighted sentence {100 * sum(a for a, _ in every) / len(every):.1f} %"
+            f"  ({per})"
+        )
         lib.close()
 
 
