@@ -17,8 +17,10 @@ few top hits only.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +29,8 @@ import peewee as pw
 from core.errors import MarginError
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
 from core.search.frontmatter import is_front_matter
-from core.search.vectors import BookVectors
+from core.search.sentences import closeness, matched_sentences, weights
+from core.search.vectors import BookVectors, request_vectors
 
 _PHRASE = re.compile(r'"([^"]*)"')
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
@@ -46,12 +49,18 @@ RANGE = "SELECT min(id), max(id) FROM chunk WHERE book_id = ?"
 RANGE_UNTIL = (
     "SELECT min(id), max(CASE WHEN end_page <= ? THEN id END) FROM chunk WHERE book_id = ?"
 )
+RANKED_IDS = (
+    "SELECT rowid, rank FROM chunk_index "
+    "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
+)
 RANKED = (
     f"SELECT rowid, rank, {SNIPPET} FROM chunk_index "
     "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
 )
 
-POOL = 20  # candidates from each ranking before fusion
+POOL = 40  # candidates from each ranking before fusion
+RERANK = 80  # fused candidates re-ranked by closeness (all of them, at POOL 40)
+CLOSENESS = 1.0  # weight of the query's words gathered in two sentences (eval_search.py)
 RRF_K = 60
 KEYWORD_WEIGHT = 0.5  # the dense ranking leads ties (tests/bench/eval_search.py)
 MERGE_MAX = 3
@@ -115,22 +124,31 @@ class BookSearch:
             return None
         return int(row[0]), int(row[1])
 
-    def _run(
+    def _ranked(
         self, expression: str, rowids: tuple[int, int], book_id: int, limit: int
-    ) -> list[SearchHit]:
-        # ORDER BY rank: FTS5 sorts inside the index, so SQLite needs no sorter and builds
-        # snippets only for the rows it returns (a snippet per match would cost far more).
+    ) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score) of the best ``limit`` chunks in ``rowids``, best first."""
+        # ORDER BY rank: FTS5 sorts inside the index, so SQLite needs no sorter.
         try:
-            ranked = self.db.execute_sql(
-                RANKED, (expression, rowids[0], rowids[1], limit)
+            rows = self.db.execute_sql(RANKED_IDS, (expression, *rowids, limit)).fetchall()
+        except (sqlite3.OperationalError, pw.OperationalError) as exc:
+            raise _failed(exc, book_id) from exc
+        return [(int(r[0]), -float(r[1])) for r in rows]
+
+    def _snippets(self, expression: str, ids: list[int], book_id: int) -> dict[int, str]:
+        """FTS5 snippets of a few chunks (only the ones shown: a snippet costs)."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        try:
+            rows = self.db.execute_sql(
+                f"SELECT rowid, {SNIPPET} FROM chunk_index "
+                f"WHERE chunk_index MATCH ? AND rowid IN ({marks})",
+                (expression, *ids),
             ).fetchall()
         except (sqlite3.OperationalError, pw.OperationalError) as exc:
             raise _failed(exc, book_id) from exc
-        if not ranked:
-            return []
-        snippets = {int(r[0]): str(r[2] or "") for r in ranked}
-        scores = {int(r[0]): -float(r[1]) for r in ranked}
-        return self._hits([int(r[0]) for r in ranked], book_id, snippets, scores)
+        return {int(r[0]): str(r[1] or "") for r in rows}
 
     def _hits(
         self, ids: list[int], book_id: int, snippets: dict[int, str], scores: dict[int, float]
@@ -181,11 +199,14 @@ class BookSearch:
     ) -> list[SearchHit]:
         """Best passages of one book for ``query``, best first; only passages ending on or
         before ``until_page`` when it is given. Empty or punctuation-only queries give no
-        hits; front matter (contents, title, licence) never does.
+        hits, and neither does front matter (contents, title, licence).
 
-        ``hybrid``: BM25 and the nearest chunks in meaning (``core.search.vectors``),
-        combined by reciprocal rank fusion; a book without vectors yet is searched by BM25
-        alone. Neighbouring chunks among the best are merged into one passage."""
+        BM25 ranks passages with every word of the query first, then passages with some.
+        ``hybrid`` (unless the query quotes a phrase): the chunks nearest in meaning
+        (``core.search.vectors``) join them by reciprocal rank fusion, and the best few are
+        re-ranked by how closely the query's telling words gather in two sentences
+        (``rerank``). A book without vectors yet is searched by BM25 alone (and asks for its
+        vectors). Neighbouring chunks among the best are merged into one passage."""
         limit = max(1, min(int(limit), 100))
         strict = sanitize_query(query)
         if not strict:
@@ -193,42 +214,37 @@ class BookSearch:
         rowids = self.chunk_range(book_id, until_page)
         if rowids is None:
             return []
-        pool = max(POOL, limit * 3)
         hybrid = hybrid and not _PHRASE.search(query)  # a "quoted phrase" asks for those words
-        keyword, every = self._keyword(query, strict, rowids, book_id, pool)
+        pool = max(POOL, limit * 3) if hybrid else limit * 2 + 4
+        loose = sanitize_query(query, any_term=True)
+        keyword = self._ranked(strict, rowids, book_id, pool)
+        every = {c for c, _ in keyword}
+        if len(keyword) < pool and loose != strict:
+            extra = [h for h in self._ranked(loose, rowids, book_id, pool) if h[0] not in every]
+            keyword.extend(extra[: pool - len(keyword)])
         if not keyword:
             return []  # not one word of the query is in the book: nothing near it in meaning
         dense = self.vectors.nearest(book_id, query, rowids, pool) if hybrid else None
+        if hybrid and dense is None:
+            request_vectors(self.db)  # a book from before vectors, or just imported
+        scores = dict(keyword)
         if dense is None:
-            ranked = [h.chunk_id for h in keyword]
+            ranked = [c for c, _ in keyword]
+            hits = self._hits(ranked, book_id, {}, scores)
         else:
-            fused = fuse([h.chunk_id for h in keyword], [c for c, _ in dense])
-            # passages with every word of the query stay first (a reader's own words)
-            ranked = [c for c in fused if c in every] + [c for c in fused if c not in every]
-        known = {h.chunk_id: h for h in keyword}
-        scores = dict(dense or ())
-        missing = [c for c in ranked[: limit * 2 + 4] if c not in known]
-        for hit in self._hits(missing, book_id, {}, scores):
-            known[hit.chunk_id] = hit
-        hits = [known[c] for c in ranked if c in known and not is_front_matter(known[c].text)]
-        return merge_neighbours(hits, limit)
-
-    def _keyword(
-        self, query: str, strict: str, rowids: tuple[int, int], book_id: int, limit: int
-    ) -> tuple[list[SearchHit], set[int]]:
-        """BM25: passages with every term first, then passages with some of them; and the
-        ids of the first kind."""
-        hits = self._run(strict, rowids, book_id, limit)
-        every = {h.chunk_id for h in hits}
-        if len(hits) < limit:
-            loose = sanitize_query(query, any_term=True)
-            if loose != strict:
-                seen = {h.chunk_id for h in hits}
-                extra = [
-                    h for h in self._run(loose, rowids, book_id, limit) if h.chunk_id not in seen
-                ]
-                hits.extend(extra[: limit - len(hits)])
-        return hits, every
+            fused = fuse([c for c, _ in keyword], [c for c, _ in dense])[: max(RERANK, limit * 2)]
+            candidates = self._hits(fused, book_id, {}, scores)
+            hits = rerank(query, candidates, [c for c, _ in keyword], [c for c, _ in dense])
+        # passages with every word of the query stay first (the reader's own words)
+        hits = [h for h in hits if h.chunk_id in every] + [
+            h for h in hits if h.chunk_id not in every
+        ]
+        chosen = merge_neighbours((h for h in hits if not is_front_matter(h.text)), limit)
+        snippets = self._snippets(loose, [h.chunk_id for h in chosen], book_id)
+        return [
+            dataclasses.replace(h, snippet=snippets[h.chunk_id]) if h.chunk_id in snippets else h
+            for h in chosen
+        ]
 
     def continues_beyond(self, book_id: int, until_page: int) -> bool:
         """Whether the book has text after ``until_page`` (never how much matches a query:
@@ -270,7 +286,22 @@ def fuse(keyword: list[int], dense: list[int], *, k: int = RRF_K) -> list[int]:
     return sorted(score, key=lambda c: -score[c])
 
 
-def merge_neighbours(hits: list[SearchHit], limit: int) -> list[SearchHit]:
+def rerank(
+    query: str, hits: list[SearchHit], keyword: list[int], dense: list[int]
+) -> list[SearchHit]:
+    """``hits`` re-ranked: their reciprocal ranks in the two rankings plus how closely the
+    query's telling words gather in two sentences of the passage (``closeness``)."""
+    rank = dict.fromkeys(keyword + dense, 0.0)
+    for weight_of, ranking in ((KEYWORD_WEIGHT, keyword), (1.0, dense)):
+        for n, chunk_id in enumerate(ranking):
+            rank[chunk_id] += weight_of * RRF_K / (RRF_K + n + 1)
+    found = [(h, matched_sentences(query, h.text)) for h in hits]
+    weight = weights([m for _, m in found])
+    score = {h.chunk_id: rank[h.chunk_id] + CLOSENESS * closeness(m, weight) for h, m in found}
+    return sorted(hits, key=lambda h: -score[h.chunk_id])
+
+
+def merge_neighbours(hits: Iterable[SearchHit], limit: int) -> list[SearchHit]:
     """The first ``limit`` passages, where a hit that continues (or is continued by) a better
     one is joined to it instead of taking a place of its own (at most MERGE_MAX chunks)."""
     groups: list[list[SearchHit]] = []

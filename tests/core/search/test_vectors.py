@@ -13,7 +13,7 @@ from core.books.importer import import_book, reimport_book
 from core.paths import resolve_paths
 from core.search import BookSearch
 from core.search.frontmatter import is_front_matter
-from core.search.vectors import BookVectors, pack, unpack
+from core.search.vectors import DIMS, BookVectors, indexer_for, pack, unpack
 from core.store.library import BookInfo, Library
 from core.store.migrations import SCHEMA_VERSION, current_version, migrate
 from tests.conftest import BOOKS
@@ -23,6 +23,7 @@ from tests.conftest import BOOKS
 def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Library, BookInfo]]:
     lib = Library.open(resolve_paths(tmp_path_factory.mktemp("vectors-home")))
     book = import_book(lib, BOOKS / "alice_in_wonderland.epub").book
+    assert indexer_for(lib.db).wait(60), "the vectors follow the import in the background"
     yield lib, book
     lib.close()
 
@@ -39,7 +40,7 @@ def test_import_stores_int8_vectors_for_every_chunk(library: tuple[Library, Book
     first, count = lib.db.execute_sql(
         "SELECT min(id), count(*) FROM chunk WHERE book_id = ?", (book.id,)
     ).fetchone()
-    assert _row(lib, book.id) == (first, count, count * 256)
+    assert _row(lib, book.id) == (first, count, count * DIMS)
     assert BookVectors(lib.db).missing() == []
 
 
@@ -115,13 +116,15 @@ def test_front_matter_detection(text: str, front: bool) -> None:
 def test_vectors_survive_reimport(tmp_path: Path) -> None:
     lib = Library.open(resolve_paths(tmp_path / "home"))
     book = import_book(lib, BOOKS / "metamorphosis.epub").book
+    assert indexer_for(lib.db).wait(60)
     before = _row(lib, book.id)
     reimport_book(lib, book.id)
+    assert indexer_for(lib.db).wait(60)
     after = _row(lib, book.id)
     first, count = lib.db.execute_sql(
         "SELECT min(id), count(*) FROM chunk WHERE book_id = ?", (book.id,)
     ).fetchone()
-    assert before is not None and after == (first, count, count * 256)
+    assert before is not None and after == (first, count, count * DIMS)
     assert BookSearch(lib.db).vectors.has(book.id)
     lib.delete_book(book.id)
     assert _row(lib, book.id) is None
@@ -132,6 +135,9 @@ def test_old_library_searches_then_gains_vectors(tmp_path: Path) -> None:
     home = tmp_path / "home"
     lib = Library.open(resolve_paths(home))
     book = import_book(lib, BOOKS / "alice_in_wonderland.epub").book
+    indexer = indexer_for(lib.db)
+    assert indexer.wait(60)
+    indexer.stop()  # this test indexes by hand
     # as a library from before the vectors: no table, one version back
     lib.db.execute_sql("DROP TABLE chunk_vectors")
     lib.db.execute_sql(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
@@ -144,8 +150,13 @@ def test_old_library_searches_then_gains_vectors(tmp_path: Path) -> None:
     assert vectors.missing() == [book.id] and not vectors.has(book.id)
     hits = search.search_book(book.id, "Why is a raven like a writing-desk?", limit=5)
     assert hits and any("raven" in h.text.lower() for h in hits), "BM25 alone still works"
+    # that search asked for the vectors: they come in the background, with progress
+    background = indexer_for(lib.db)
     seen: list[tuple[int, int]] = []
-    assert vectors.index_missing(progress=lambda done, total: seen.append((done, total))) == 1
+    background.listeners.append(lambda done, total: seen.append((done, total)))
+    background.request()
+    assert background.wait(60)
     assert seen == [(1, 1)] and vectors.missing() == [] and vectors.has(book.id)
     assert search.search_book(book.id, "Why is a raven like a writing-desk?", limit=5)
+    background.stop()
     lib.close()
