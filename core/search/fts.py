@@ -20,7 +20,8 @@ from __future__ import annotations
 import dataclasses
 import re
 import sqlite3
-from collections.abc import Iterable
+import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,8 +30,9 @@ import peewee as pw
 from core.errors import MarginError
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
 from core.search.frontmatter import is_front_matter
-from core.search.sentences import closeness, matched_sentences, weights
+from core.search.sentences import closeness, matches, stems, weights
 from core.search.vectors import BookVectors, request_vectors
+from core.store.models import unpack_chunk, unpack_page
 
 _PHRASE = re.compile(r'"([^"]*)"')
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
@@ -58,8 +60,8 @@ RANKED = (
     "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
 )
 
-POOL = 40  # candidates from each ranking before fusion
-RERANK = 80  # fused candidates re-ranked by closeness (all of them, at POOL 40)
+POOL = 30  # candidates from each ranking before fusion
+RERANK = 45  # fused candidates re-ranked by closeness
 CLOSENESS = 1.0  # weight of the query's words gathered in two sentences (eval_search.py)
 RRF_K = 60
 KEYWORD_WEIGHT = 0.5  # the dense ranking leads ties (tests/bench/eval_search.py)
@@ -156,18 +158,9 @@ class BookSearch:
         """The chunks ``ids`` of the book as hits, in the order given."""
         if not ids:
             return []
-        marks = ",".join("?" * len(ids))
         try:
-            rows = {
-                int(r[0]): r
-                for r in self.db.execute_sql(
-                    "SELECT c.id, c.book_id, c.start_page, c.end_page, c.chapter, t.text "
-                    "FROM chunk c JOIN chunk_text t ON t.id = c.id "
-                    f"WHERE c.id IN ({marks}) AND c.book_id = ?",
-                    (*ids, book_id),
-                ).fetchall()
-            }
-        except (sqlite3.OperationalError, pw.OperationalError) as exc:
+            rows = self._rows(ids, book_id)
+        except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
             raise _failed(exc, book_id) from exc
         hits = []
         for chunk_id in ids:
@@ -182,11 +175,37 @@ class BookSearch:
                     end_page=row[3],
                     chapter=row[4],
                     text=row[5],
-                    snippet=snippets.get(chunk_id) or _opening(row[5]),
+                    snippet=snippets.get(chunk_id, ""),
                     score=scores.get(chunk_id, 0.0),
                 )
             )
         return hits
+
+    def _rows(self, ids: list[int], book_id: int) -> dict[int, tuple[Any, ...]]:
+        """(id, book, first page, last page, chapter, text) of chunks of one book. Each page
+        is unpacked once, however many of the chunks were cut from it (the view
+        ``chunk_text`` would unpack two pages per chunk)."""
+        marks = ",".join("?" * len(ids))
+        chunks = self.db.execute_sql(
+            "SELECT id, book_id, start_page, end_page, chapter, text FROM chunk "
+            f"WHERE id IN ({marks}) AND book_id = ?",
+            (*ids, book_id),
+        ).fetchall()
+        numbers = sorted({n for c in chunks for n in (c[2], c[3])})
+        if not numbers:
+            return {}
+        pages = {
+            int(number): unpack_page(blob)[0]
+            for number, blob in self.db.execute_sql(
+                "SELECT number, text FROM page WHERE book_id = ? AND number IN "
+                f"({','.join('?' * len(numbers))})",
+                (book_id, *numbers),
+            ).fetchall()
+        }
+        return {
+            int(c[0]): (*c[:5], unpack_chunk(c[5], pages.get(c[2]), pages.get(c[3])))
+            for c in chunks
+        }
 
     def search_book(
         self,
@@ -239,10 +258,10 @@ class BookSearch:
         hits = [h for h in hits if h.chunk_id in every] + [
             h for h in hits if h.chunk_id not in every
         ]
-        chosen = merge_neighbours((h for h in hits if not is_front_matter(h.text)), limit)
+        chosen = merge_neighbours(hits, limit, keep=lambda h: not is_front_matter(h.text))
         snippets = self._snippets(loose, [h.chunk_id for h in chosen], book_id)
         return [
-            dataclasses.replace(h, snippet=snippets[h.chunk_id]) if h.chunk_id in snippets else h
+            dataclasses.replace(h, snippet=snippets.get(h.chunk_id) or _opening(h.text))
             for h in chosen
         ]
 
@@ -290,20 +309,26 @@ def rerank(
     query: str, hits: list[SearchHit], keyword: list[int], dense: list[int]
 ) -> list[SearchHit]:
     """``hits`` re-ranked: their reciprocal ranks in the two rankings plus how closely the
-    query's telling words gather in two sentences of the passage (``closeness``)."""
+    query's telling words gather in the passage (about two sentences) (``closeness``)."""
     rank = dict.fromkeys(keyword + dense, 0.0)
     for weight_of, ranking in ((KEYWORD_WEIGHT, keyword), (1.0, dense)):
         for n, chunk_id in enumerate(ranking):
             rank[chunk_id] += weight_of * RRF_K / (RRF_K + n + 1)
-    found = [(h, matched_sentences(query, h.text)) for h in hits]
+    wanted = stems(query)
+    found = [(h, matches(wanted, h.text)) for h in hits]
     weight = weights([m for _, m in found])
     score = {h.chunk_id: rank[h.chunk_id] + CLOSENESS * closeness(m, weight) for h, m in found}
     return sorted(hits, key=lambda h: -score[h.chunk_id])
 
 
-def merge_neighbours(hits: Iterable[SearchHit], limit: int) -> list[SearchHit]:
+def merge_neighbours(
+    hits: Iterable[SearchHit],
+    limit: int,
+    keep: Callable[[SearchHit], bool] = lambda hit: True,
+) -> list[SearchHit]:
     """The first ``limit`` passages, where a hit that continues (or is continued by) a better
-    one is joined to it instead of taking a place of its own (at most MERGE_MAX chunks)."""
+    one is joined to it instead of taking a place of its own (at most MERGE_MAX chunks).
+    Only hits that ``keep`` accepts are used (asked only of hits that would be used)."""
     groups: list[list[SearchHit]] = []
     for hit in hits:
         for group in groups:
@@ -313,12 +338,12 @@ def merge_neighbours(hits: Iterable[SearchHit], limit: int) -> list[SearchHit]:
                 and hit.chapter == group[0].chapter
                 and (hit.chunk_id == min(ids) - 1 or hit.chunk_id == max(ids) + 1)
             ):
-                group.append(hit)
+                if keep(hit):
+                    group.append(hit)
                 break
         else:
-            if len(groups) >= limit:
-                continue
-            groups.append([hit])
+            if len(groups) < limit and keep(hit):
+                groups.append([hit])
     return [_joined(g) for g in groups]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_right
 
 _SENTENCE = re.compile(r"\S.*?(?:[.!?…]+[\"”’')\]]*(?=\s|$)|$)", re.DOTALL)
 _SPLIT = re.compile(r"[^\w’']+")
@@ -30,45 +29,44 @@ _END = re.compile(r"[.!?…]+[\"”’')\]]*(?=\s|$)")
 _WORD = re.compile(r"\w+")
 
 
-def _pattern(query: str) -> re.Pattern[str] | None:
-    wanted = sorted(stems(query), key=len, reverse=True)
-    if not wanted:
-        return None
-    return re.compile(r"\b(" + "|".join(re.escape(w) for w in wanted) + ")", re.IGNORECASE)
-
-
-def matched_sentences(query: str, text: str) -> list[set[str]]:
-    """For each sentence of ``text``, which of the query's stems it holds (one regular
-    expression pass: re-ranking runs on every search)."""
-    pattern = _pattern(query)
-    ends = [m.end() for m in _END.finditer(text)]
-    found: list[set[str]] = [set() for _ in range(len(ends) + 1)]
-    if pattern is None:
-        return found
-    for m in pattern.finditer(text):
-        found[bisect_right(ends, m.start())].add(m.group(1).lower())
+def matches(wanted: set[str], text: str) -> list[tuple[int, str]]:
+    """(offset, stem) of every word of ``text`` that starts with one of the stems
+    ``wanted``, in text order. Plain substring search (re-ranking runs on every search,
+    and a regular expression with many alternatives is several times slower)."""
+    lowered = text.lower()
+    found: list[tuple[int, str]] = []
+    for stem in wanted:
+        at = lowered.find(stem)
+        while at >= 0:
+            if at == 0 or not lowered[at - 1].isalnum():
+                found.append((at, stem))
+            at = lowered.find(stem, at + len(stem))
+    found.sort()
     return found
 
 
-def weights(chunks: list[list[set[str]]]) -> dict[str, float]:
-    """How telling each query stem is among the chunks (inverse document frequency)."""
+def weights(found: list[list[tuple[int, str]]]) -> dict[str, float]:
+    """How telling each query stem is among the passages (inverse document frequency)."""
     count: dict[str, int] = {}
-    for found in chunks:
-        for stem in set().union(*found):
+    for places in found:
+        for stem in {stem for _, stem in places}:
             count[stem] = count.get(stem, 0) + 1
-    n = len(chunks)
+    n = len(found)
     return {t: math.log(1 + n / (1 + c)) for t, c in count.items()}
 
 
-def closeness(found: list[set[str]], weight: dict[str, float], span: int = 2) -> float:
-    """The share of the query's weight (among the stems found anywhere) that ``span``
-    consecutive sentences hold: a passage whose words cluster in one place beats one that
-    scatters them."""
+def closeness(places: list[tuple[int, str]], weight: dict[str, float], span: int = 250) -> float:
+    """The largest share of the query's weight (among the stems found in any passage) held
+    by different stems within ``span`` characters (about two sentences): a passage whose
+    words cluster in one place beats one that scatters them."""
     total = sum(weight.values())
-    if not total:
+    if not total or not places:
         return 0.0
     best = 0.0
-    for i in range(len(found)):
-        held: set[str] = set().union(*found[i : i + span])
+    start = 0
+    for end in range(len(places)):
+        while places[end][0] - places[start][0] > span:
+            start += 1
+        held = {stem for _, stem in places[start : end + 1]}
         best = max(best, sum(weight.get(t, 0.0) for t in held))
     return best / total
