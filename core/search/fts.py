@@ -20,7 +20,9 @@ from __future__ import annotations
 import dataclasses
 import re
 import sqlite3
+import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -66,6 +68,7 @@ CLOSENESS = 1.0  # weight of the query's words gathered in two sentences (eval_s
 RRF_K = 60
 KEYWORD_WEIGHT = 0.5  # the dense ranking leads ties (tests/bench/eval_search.py)
 MERGE_MAX = 3
+CACHED_PAGES = 512  # decoded page texts kept for re-ranking (about 1 MB)
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,8 @@ class BookSearch:
     def __init__(self, db: pw.SqliteDatabase) -> None:
         self.db = db
         self.vectors = BookVectors(db)
+        self._pages: OrderedDict[Any, str] = OrderedDict()
+        self._lock = threading.Lock()
 
     def chunk_range(self, book_id: int, until_page: int | None = None) -> tuple[int, int] | None:
         """The first and last chunk id of a book (the last within ``until_page``)."""
@@ -181,6 +186,22 @@ class BookSearch:
             )
         return hits
 
+    def _page_text(self, blob: Any) -> str:
+        """A stored page's text, from a small cache keyed by the stored bytes (so a page
+        read again after a re-read is never stale): searches of one book share pages."""
+        key = bytes(blob) if isinstance(blob, memoryview) else blob
+        with self._lock:
+            text = self._pages.get(key)
+            if text is not None:
+                self._pages.move_to_end(key)
+                return text
+        text = unpack_page(key)[0]
+        with self._lock:
+            self._pages[key] = text
+            while len(self._pages) > CACHED_PAGES:
+                self._pages.popitem(last=False)
+        return text
+
     def _rows(self, ids: list[int], book_id: int) -> dict[int, tuple[Any, ...]]:
         """(id, book, first page, last page, chapter, text) of chunks of one book. Each page
         is unpacked once, however many of the chunks were cut from it (the view
@@ -195,7 +216,7 @@ class BookSearch:
         if not numbers:
             return {}
         pages = {
-            int(number): unpack_page(blob)[0]
+            int(number): self._page_text(blob)
             for number, blob in self.db.execute_sql(
                 "SELECT number, text FROM page WHERE book_id = ? AND number IN "
                 f"({','.join('?' * len(numbers))})",
@@ -233,10 +254,15 @@ class BookSearch:
         rowids = self.chunk_range(book_id, until_page)
         if rowids is None:
             return []
-        hybrid = hybrid and not _PHRASE.search(query)  # a "quoted phrase" asks for those words
+        # a "quoted phrase" asks for those very words, and so does a word or two that many
+        # passages hold (a name, a term): meaning joins in for questions and descriptions
+        hybrid = hybrid and not _PHRASE.search(query)
         pool = max(POOL, limit * 3) if hybrid else limit * 2 + 4
         loose = sanitize_query(query, any_term=True)
         keyword = self._ranked(strict, rowids, book_id, pool)
+        if hybrid and strict.count(" AND ") < 2 and len(keyword) >= pool:
+            hybrid = False
+            keyword = keyword[: limit * 2 + 4]
         every = {c for c, _ in keyword}
         if len(keyword) < pool and loose != strict:
             extra = [h for h in self._ranked(loose, rowids, book_id, pool) if h[0] not in every]

@@ -155,7 +155,9 @@ class BookVectors:
             if is_front_matter(text):
                 matrix[row] = 0  # never near a question
         blob = pack(matrix)
-        with self.db.atomic():
+        # IMMEDIATE: take the write lock first (waiting for an import's transaction), never
+        # upgrade a read to a write, which SQLite refuses at once when another writer is on
+        with self.db.atomic("IMMEDIATE"):
             current = self.db.execute_sql(
                 "SELECT min(id), count(*) FROM chunk WHERE book_id = ?", (book_id,)
             ).fetchone()
@@ -201,8 +203,8 @@ class BookVectors:
                     done += 1
             except VectorsUnavailable:
                 break
-            except (pw.OperationalError, pw.IntegrityError):
-                log.warning("vectors of book %s not stored", book_id, exc_info=True)
+            except (pw.OperationalError, pw.IntegrityError) as exc:
+                log.warning("vectors of book %s not stored (tried again later): %s", book_id, exc)
             if progress is not None:
                 progress(n, len(todo))
         return done
