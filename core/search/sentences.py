@@ -6,7 +6,9 @@ from __future__ import annotations
 import math
 import re
 
-_SENTENCE = re.compile(r"\S.*?(?:[.!?…]+[\"”’')\]]*(?=\s|$)|$)", re.DOTALL)
+# a sentence ends at . ! ? … (and closing quotes) before a word that does not start in lower
+# case: “Why?” he asked. is one sentence
+_SENTENCE = re.compile(r"\S.*?(?:[.!?…]+[\"”’')\]]*(?=\s+[^\sa-z]|\s*$)|$)", re.DOTALL)
 _SPLIT = re.compile(r"[^\w’']+")
 STOP = frozenset(
     "a an and are as at be but by did do does for from had has have he her his how i in is it "
@@ -25,8 +27,7 @@ def stems(text: str) -> set[str]:
     return {w[:5] for w in _SPLIT.split(text.lower()) if len(w) > 2 and w.strip("’'") not in STOP}
 
 
-_END = re.compile(r"[.!?…]+[\"”’')\]]*(?=\s|$)")
-_WORD = re.compile(r"\w+")
+ENDED = re.compile(r"[.!?…:;][\"”’')\]]*$")  # a sentence that ends here, not a cut
 
 
 def matches(wanted: set[str], text: str) -> list[tuple[int, str]]:

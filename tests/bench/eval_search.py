@@ -67,7 +67,7 @@ def recall(search, ids, questions, *, hybrid: bool, show: bool) -> dict[str, lis
 def passages_mode(search, ids, questions, *, show: bool) -> dict[str, list[tuple[bool, bool]]]:
     """Per question: (the answer is in a highlighted sentence, in a shown passage) of the
     passages passages mode shows."""
-    from core.agent.providers.passages import PassagesProvider, present
+    from core.agent.providers.passages import PassagesProvider, present, sentence_weights
 
     found: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     for q in questions:
@@ -75,10 +75,11 @@ def passages_mode(search, ids, questions, *, show: bool) -> dict[str, list[tuple
         if key not in ids:
             continue
         hits = search.search_book(ids[key], q["question"], limit=PassagesProvider().top_k)
-        shown = [present(h.text, q["question"]) for h in hits]
+        weight = sentence_weights([h.text for h in hits], q["question"])
+        shown = [present(h.text, q["question"], weight=weight) for h in hits]
         answer = fold(q["answer"])
         in_sentence = any(answer in fold(s.answer) for s in shown)
-        in_passage = any(answer in fold(s.answer + " " + s.context) for s in shown)
+        in_passage = any(answer in fold(s.context) for s in shown)
         found[key].append((in_sentence, in_passage))
         if show and not in_passage:
             print(f"    passages miss [{key}] {q['question']}  -> {q['answer']}")

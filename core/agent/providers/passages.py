@@ -8,6 +8,7 @@ before anyone has an API key. It reads typed passages, never text."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -27,6 +28,7 @@ from core.agent.types import (
     Usage,
     UserMessage,
 )
+from core.search.sentences import ENDED as _ENDED
 from core.search.sentences import sentences, stems
 
 HEADER = (
@@ -36,7 +38,8 @@ HEADER = (
 )
 TAIL = "Connect Claude or a local model in Settings to get real answers."
 QUOTE_CHARS = 450
-CONTEXT_CHARS = 700  # whole sentences around the best one (tests/bench/eval_search.py)
+CONTEXT_CHARS = 3000  # whole sentences around the best one (tests/bench/eval_search.py)
+MEANING = 1.5  # weight of closeness in meaning against the question's telling words
 CHAPTER_MARK = " — "  # a passage's title: "Book, p. 3 — Chapter title" (core.agent.tools)
 _TERM_STRIP = ".,;:!?\"'“”’"
 
@@ -85,13 +88,35 @@ class Shown:
     cut_end: bool
 
 
-def best_sentence(parts: list[str], query: str) -> int:
-    """The index of the sentence sharing most of the question's words (stems), ties broken
-    by closeness in meaning when the embedding model is at hand."""
+def whole_sentences(text: str) -> list[str]:
+    """The sentences of a passage without the pieces its cut left at either end (a passage
+    starts where the one before it ended, often mid-sentence)."""
+    parts = sentences(text)
+    if len(parts) > 1 and parts[0][:1].islower():
+        parts = parts[1:]
+    if len(parts) > 1 and not _ENDED.search(parts[-1]):
+        parts = parts[:-1]
+    return parts
+
+
+def sentence_weights(texts: list[str], query: str) -> dict[str, float]:
+    """How telling each of the question's words (stems) is among the sentences of the
+    passages shown (inverse sentence frequency): "Alice" in every sentence of *Alice* tells
+    little, "hookah" a lot."""
+    wanted = stems(query)
+    found = [wanted & stems(s) for text in texts for s in sentences(text)]
+    n = len(found) or 1
+    return {t: math.log(1 + n / (1 + sum(1 for f in found if t in f))) for t in wanted}
+
+
+def best_sentence(parts: list[str], query: str, weight: dict[str, float] | None = None) -> int:
+    """The index of the sentence holding the most telling of the question's words, with
+    closeness in meaning added when the embedding model is at hand."""
     if not parts:
         return 0
     wanted = stems(query)
-    overlap = [len(wanted & stems(s)) for s in parts]
+    weight = weight or dict.fromkeys(wanted, 1.0)
+    overlap = [sum(weight.get(t, 0.0) for t in wanted & stems(s)) for s in parts]
     meaning = [0.0] * len(parts)
     try:
         from core.search.vectors import embed
@@ -100,17 +125,19 @@ def best_sentence(parts: list[str], query: str) -> int:
         meaning = [float(v) for v in vectors[1:] @ vectors[0]]
     except Exception:  # no model: words alone decide
         pass
-    scores = [o + 1.5 * m for o, m in zip(overlap, meaning, strict=True)]
+    scores = [o + MEANING * m for o, m in zip(overlap, meaning, strict=True)]
     return max(range(len(parts)), key=lambda i: (scores[i], -i))
 
 
-def present(text: str, query: str, chars: int = CONTEXT_CHARS) -> Shown:
+def present(
+    text: str, query: str, chars: int = CONTEXT_CHARS, weight: dict[str, float] | None = None
+) -> Shown:
     """The best sentence of ``text`` for ``query`` and about ``chars`` of whole sentences
-    around it."""
-    parts = sentences(text)
+    around it (the whole passage when it is shorter)."""
+    parts = whole_sentences(text)
     if not parts:
         return Shown("", "", False, False)
-    best = best_sentence(parts, query)
+    best = best_sentence(parts, query, weight)
     first = last = best
     size = len(parts[best])
     while True:
@@ -125,7 +152,8 @@ def present(text: str, query: str, chars: int = CONTEXT_CHARS) -> Shown:
             grown = True
         if not grown:
             break
-    return Shown(parts[best], " ".join(parts[first : last + 1]), first > 0, last < len(parts) - 1)
+    around = [*parts[first:best], f"**{parts[best]}**", *parts[best + 1 : last + 1]]
+    return Shown(parts[best], " ".join(around), first > 0, last < len(parts) - 1)
 
 
 def _hidden_text(part: HiddenAfter) -> str:
@@ -180,8 +208,9 @@ class PassagesProvider:
         if passages:
             parts.append(HEADER + "\n\n")
             yield StreamText(parts[-1])
+            weight = sentence_weights([p.text for p in passages], query)
             for p in passages:
-                shown = present(p.text, query)
+                shown = present(p.text, query, weight=weight)
                 quote = shown.answer or excerpt(p.text, [])[0]
                 around = (
                     ("… " if shown.cut_start else "")
