@@ -68,6 +68,7 @@ CLOSENESS = 1.0  # weight of the query's words gathered in two sentences (eval_s
 RRF_K = 60
 KEYWORD_WEIGHT = 0.5  # the dense ranking leads ties (tests/bench/eval_search.py)
 MERGE_MAX = 3
+LIBRARY_POOL = 300  # best chunks of the whole library ranked before grouping by book
 CACHED_PAGES = 512  # decoded page texts kept for re-ranking (about 1 MB)
 
 
@@ -142,7 +143,7 @@ class BookSearch:
             raise _failed(exc, book_id) from exc
         return [(int(r[0]), -float(r[1])) for r in rows]
 
-    def _snippets(self, expression: str, ids: list[int], book_id: int) -> dict[int, str]:
+    def _snippets(self, expression: str, ids: list[int], book_id: int | None) -> dict[int, str]:
         """FTS5 snippets of a few chunks (only the ones shown: a snippet costs)."""
         if not ids:
             return {}
@@ -202,29 +203,33 @@ class BookSearch:
                 self._pages.popitem(last=False)
         return text
 
-    def _rows(self, ids: list[int], book_id: int) -> dict[int, tuple[Any, ...]]:
-        """(id, book, first page, last page, chapter, text) of chunks of one book. Each page
-        is unpacked once, however many of the chunks were cut from it (the view
-        ``chunk_text`` would unpack two pages per chunk)."""
+    def _rows(self, ids: list[int], book_id: int | None) -> dict[int, tuple[Any, ...]]:
+        """(id, book, first page, last page, chapter, text) of chunks (of one book, unless
+        ``book_id`` is None). Each page is unpacked once, however many of the chunks were
+        cut from it (the view ``chunk_text`` would unpack two pages per chunk)."""
         marks = ",".join("?" * len(ids))
         chunks = self.db.execute_sql(
             "SELECT id, book_id, start_page, end_page, chapter, text FROM chunk "
-            f"WHERE id IN ({marks}) AND book_id = ?",
-            (*ids, book_id),
+            f"WHERE id IN ({marks})" + ("" if book_id is None else " AND book_id = ?"),
+            (*ids,) if book_id is None else (*ids, book_id),
         ).fetchall()
-        numbers = sorted({n for c in chunks for n in (c[2], c[3])})
-        if not numbers:
+        wanted = sorted({(c[1], n) for c in chunks for n in (c[2], c[3])})
+        if not wanted:
             return {}
-        pages = {
-            int(number): self._page_text(blob)
+        pages: dict[tuple[int, int], str] = {}
+        for owner in sorted({b for b, _ in wanted}):
+            numbers = [n for b, n in wanted if b == owner]
             for number, blob in self.db.execute_sql(
                 "SELECT number, text FROM page WHERE book_id = ? AND number IN "
                 f"({','.join('?' * len(numbers))})",
-                (book_id, *numbers),
-            ).fetchall()
-        }
+                (owner, *numbers),
+            ).fetchall():
+                pages[(owner, int(number))] = self._page_text(blob)
         return {
-            int(c[0]): (*c[:5], unpack_chunk(c[5], pages.get(c[2]), pages.get(c[3])))
+            int(c[0]): (
+                *c[:5],
+                unpack_chunk(c[5], pages.get((c[1], c[2])), pages.get((c[1], c[3]))),
+            )
             for c in chunks
         }
 
@@ -298,6 +303,75 @@ class BookSearch:
             "SELECT 1 FROM chunk WHERE book_id = ? AND end_page > ? LIMIT 1", (book_id, until_page)
         ).fetchone()
         return row is not None
+
+    def search_all(
+        self, query: str, *, per_book: int = 3, books: int = 20, bounded: bool = True
+    ) -> list[tuple[int, list[SearchHit]]]:
+        """Where the library speaks of ``query``: (book id, its best passages), the book with
+        the best passage first, at most ``books`` books and ``per_book`` passages each. Each
+        book's reading bound (``read_to``, none once finished) applies unless ``bounded`` is
+        False. BM25 over the whole index (one ranked FTS5 query: passages with every word,
+        then with some); front matter never counts."""
+        strict = sanitize_query(query)
+        if not strict:
+            return []
+        per_book = max(1, min(int(per_book), 20))
+        books = max(1, min(int(books), 100))
+        loose = sanitize_query(query, any_term=True)
+        found: dict[int, list[tuple[int, float]]] = {}
+        for expression in dict.fromkeys((strict, loose)):
+            self._gather(expression, found, per_book, books, bounded)
+            if len(found) >= books:
+                break
+        ids = [c for hits in found.values() for c, _ in hits]
+        if not ids:
+            return []
+        scores = {c: score for hits in found.values() for c, score in hits}
+        try:
+            rows = self._rows(ids, None)
+        except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
+            raise _failed(exc, None) from exc
+        snippets = self._snippets(loose, ids, None)
+        grouped = []
+        for book_id, hits in found.items():
+            kept = [
+                _hit(rows[c], snippets.get(c) or _opening(rows[c][5]), scores[c])
+                for c, _ in hits
+                if c in rows and not is_front_matter(rows[c][5])
+            ]
+            if kept:
+                grouped.append((book_id, kept))
+        return grouped
+
+    def _gather(
+        self,
+        expression: str,
+        found: dict[int, list[tuple[int, float]]],
+        per_book: int,
+        books: int,
+        bounded: bool,
+    ) -> None:
+        """Add the best chunks for ``expression`` to ``found`` (book id → (chunk, score)),
+        ranked inside the index over the whole library, within each book's bound."""
+        try:
+            rows = self.db.execute_sql(
+                "SELECT r.rowid, r.rank, c.book_id FROM (SELECT rowid, rank FROM chunk_index "
+                "WHERE chunk_index MATCH ? ORDER BY rank LIMIT ?) r "
+                "JOIN chunk c ON c.id = r.rowid JOIN book b ON b.id = c.book_id "
+                "WHERE b.status = 'ready' AND (? = 0 OR b.finished OR c.end_page <= b.read_to) "
+                "ORDER BY r.rank",
+                (expression, LIBRARY_POOL, 1 if bounded else 0),
+            ).fetchall()
+        except (sqlite3.OperationalError, pw.OperationalError) as exc:
+            raise _failed(exc, None) from exc
+        for chunk_id, rank, book_id in rows:
+            hits = found.get(int(book_id))
+            if hits is None:
+                if len(found) >= books:
+                    continue
+                hits = found[int(book_id)] = []
+            if len(hits) < per_book and all(c != chunk_id for c, _ in hits):
+                hits.append((int(chunk_id), -float(rank)))
 
     def search_library(self, query: str, *, limit: int = 20) -> list[SearchHit]:
         """Best passages across every book in the library."""
@@ -393,6 +467,10 @@ def _joined(group: list[SearchHit]) -> SearchHit:
         snippet=best.snippet,
         score=best.score,
     )
+
+
+def _hit(row: tuple[Any, ...], snippet: str, score: float) -> SearchHit:
+    return SearchHit(row[0], row[1], row[2], row[3], row[4], row[5], snippet, score)
 
 
 def _opening(text: str, words: int = 24) -> str:

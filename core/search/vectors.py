@@ -351,4 +351,3 @@ def indexer_for(db: pw.SqliteDatabase) -> VectorIndexer:
 def request_vectors(db: pw.SqliteDatabase) -> None:
     """Have the books of this library that lack vectors get them in the background."""
     indexer_for(db).request()
-
