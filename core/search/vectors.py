@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("margin.search.vectors")
 
 MODEL = "wordllama-l2-supercat"
+WEIGHTS = "l2_supercat"
 FULL_DIMS = 256  # the width of the weights the wheel ships
 DIMS = 128  # kept per chunk (Matryoshka-trained: the first dimensions carry the most)
 EMBED_CHARS = 2000  # WordLlama averages token vectors: more text only blurs the passage
@@ -45,25 +46,57 @@ class VectorsUnavailable(RuntimeError):
     """The embedding model cannot be loaded (the package is missing or damaged)."""
 
 
+def model_files() -> tuple[Path, Path]:
+    """(weights, tokenizer) as the ``wordllama`` wheel ships them. The package itself is not
+    imported: its start-up pulls in far more than two files need (50 MB more memory)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or not spec.submodule_search_locations:
+        raise VectorsUnavailable("the wordllama package is not installed")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return (
+        folder / "weights" / f"{WEIGHTS}_{FULL_DIMS}.safetensors",
+        folder / "tokenizers" / f"{WEIGHTS}_tokenizer_config.json",
+    )
+
+
+def _read_table(path: Path) -> Any:
+    """The first DIMS columns of the token vectors (float16), read through a memory map so
+    the full table is never copied into memory. A safetensors file is an 8-byte header
+    length, a JSON header, then the raw tensor."""
+    import json
+
+    import numpy as np
+
+    with path.open("rb") as file:
+        size = int.from_bytes(file.read(8), "little")
+        header = json.loads(file.read(size))
+    info = next(v for k, v in header.items() if k != "__metadata__")
+    if info["dtype"] != "F16" or len(info["shape"]) != 2:
+        raise VectorsUnavailable(f"unexpected weights in {path.name}: {info['dtype']}")
+    begin, _ = info["data_offsets"]
+    mapped = np.memmap(
+        path, dtype=np.float16, mode="r", offset=8 + size + begin, shape=tuple(info["shape"])
+    )
+    table = np.ascontiguousarray(mapped[:, :DIMS])
+    del mapped
+    return table
+
+
 def _load_model() -> tuple[Any, Any]:
     """(token vectors, tokenizer) of the model, loaded once."""
     global _model
     with _model_lock:
         if _model is None:
             try:
-                import wordllama
-                from wordllama import WordLlama
+                from tokenizers import Tokenizer
 
-                model = WordLlama.load(
-                    cache_dir=Path(wordllama.__file__).parent,
-                    disable_download=True,
-                    dim=FULL_DIMS,
-                )
-                tokenizer = model.tokenizer
+                weights, vocabulary = model_files()
+                tokenizer = Tokenizer.from_file(str(vocabulary))
                 tokenizer.no_padding()
-                # float16, only the dimensions kept: 8 MB in memory instead of 32
-                _model = (model.embedding[:, :DIMS].astype("float16"), tokenizer)
-                del model
+                tokenizer.no_truncation()
+                _model = (_read_table(weights), tokenizer)
             except Exception as exc:  # any failure means: no vectors
                 log.warning("the embedding model could not be loaded", exc_info=True)
                 raise VectorsUnavailable(str(exc)) from exc
