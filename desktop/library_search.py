@@ -150,6 +150,6 @@ class LibrarySearch(QDialog):
         if isinstance(hit, SearchHit):
             self.requestOpenPage.emit(OpenPageRequest(hit.book_id, hit.start_page, quote_of(hit)))
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+    def closeEvent(self, event: Any) -> None:
         self.tasks.cancel("search")
         super().closeEvent(event)

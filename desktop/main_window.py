@@ -196,6 +196,9 @@ class MainWindow(QMainWindow):
         file = bar.addMenu("&File")
         self._action(file, "&Open…", self.choose_files, QKeySequence.StandardKey.Open, "open")
         self._action(file, "&Export highlights…", self.export_highlights, None, "export")
+        self._action(
+            file, "Search the &library…", self.open_library_search, "Ctrl+Alt+F", "library_search"
+        )
         file.addSeparator()
         self._action(file, "&Settings…", self.open_settings, "Ctrl+,", "settings")
         file.addSeparator()
@@ -772,6 +775,19 @@ class MainWindow(QMainWindow):
         self.show_reader()
         self.set_side_visible(True)
         self.reader.side.setCurrentWidget(panel)
+
+    # Library-wide search (desktop/library_search.py, issue 24) ----------------------------
+
+    def open_library_search(self) -> None:
+        """The library-wide search window; a passage chosen there opens at its page."""
+        from desktop.library_search import LibrarySearch
+
+        if getattr(self, "library_search", None) is None:
+            self.library_search = LibrarySearch(self.app, self)
+            self.library_search.requestOpenPage.connect(self.open_page_request)
+        self.library_search.show()
+        self.library_search.raise_()
+        self.library_search.query.setFocus()
 
     def open_welcome(self) -> None:
         for book in self.library.list_books():
