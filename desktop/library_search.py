@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import MarginError
 from core.search import MARK_END, MARK_START, SearchHit
+from core.search.vectors import indexer_for
 from desktop.requests import OpenPageRequest
 from desktop.tasks import TaskKeeper, run_blocking
 
@@ -56,6 +57,7 @@ class LibrarySearch(QDialog):
     """The library-wide search window."""
 
     requestOpenPage = Signal(object)  # OpenPageRequest
+    vectorsProgressed = Signal(int, int)  # books given vectors so far, of how many
 
     def __init__(self, app: Margin, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -70,13 +72,16 @@ class LibrarySearch(QDialog):
         self.beyond = QCheckBox("Include pages beyond where I have read", self)
         self.status = QLabel("", self)
         self.status.setWordWrap(True)
+        self.preparing = QLabel("", self)
+        self.preparing.setObjectName("preparingVectors")
+        self.preparing.hide()
         self.results = QTreeWidget(self)
         self.results.setHeaderLabels(["Passage", "Pages"])
         self.results.setRootIsDecorated(True)
         self.results.setWordWrap(True)
         self.results.setColumnWidth(0, 480)
         layout = QVBoxLayout(self)
-        for widget in (self.query, self.beyond, self.status, self.results):
+        for widget in (self.query, self.beyond, self.status, self.results, self.preparing):
             layout.addWidget(widget)
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
@@ -86,6 +91,23 @@ class LibrarySearch(QDialog):
         self.query.returnPressed.connect(self.search)
         self.beyond.toggled.connect(lambda _on: self.search())
         self.results.itemActivated.connect(self._activated)
+        # books from before search by meaning get their vectors in the background; the
+        # indexer reports from its thread, the signal brings it to this one
+        self.vectorsProgressed.connect(self._vectors_progress)
+        self.indexer = indexer_for(app.library.db)
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        if self.vectorsProgressed.emit not in self.indexer.listeners:
+            self.indexer.listeners.append(self.vectorsProgressed.emit)
+        self.indexer.request()
+
+    def _vectors_progress(self, done: int, total: int) -> None:
+        self.preparing.setVisible(done < total)
+        self.preparing.setText(
+            f"Preparing search by meaning: {done} of {total} books. Until then those books "
+            "are searched by their words."
+        )
 
     def search(self) -> None:
         """Search for the typed words now (a running search is replaced)."""
@@ -153,3 +175,8 @@ class LibrarySearch(QDialog):
     def closeEvent(self, event: Any) -> None:
         self.tasks.cancel("search")
         super().closeEvent(event)
+
+    def done(self, result: int) -> None:
+        if self.vectorsProgressed.emit in self.indexer.listeners:
+            self.indexer.listeners.remove(self.vectorsProgressed.emit)
+        super().done(result)

@@ -70,3 +70,21 @@ def test_nothing_found_says_so(window: Any, qtbot: Any) -> None:
     dialog = window.library_search
     _search(qtbot, dialog, "zzzqqqx")
     assert "No passages" in dialog.status.text() and dialog.results.topLevelItemCount() == 0
+
+
+def test_books_without_vectors_get_them_with_progress(
+    window: Any, library: Library, qtbot: Any
+) -> None:
+    from core.search.vectors import BookVectors, indexer_for
+
+    indexer_for(library.db).wait(60)
+    library.db.execute_sql("DELETE FROM chunk_vectors")  # as a library from before them
+    seen: list[tuple[int, int]] = []
+    indexer_for(library.db).listeners.append(lambda done, total: seen.append((done, total)))
+    window.open_library_search()  # opening the window asks for them
+    dialog = window.library_search
+    qtbot.waitUntil(lambda: (2, 2) in seen, timeout=30000)
+    qtbot.waitUntil(lambda: "2 of 2" in dialog.preparing.text(), timeout=5000)
+    assert BookVectors(library.db).missing() == []
+    assert not dialog.preparing.isVisible()
+    assert "Preparing search by meaning" in dialog.preparing.text()
