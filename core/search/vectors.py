@@ -37,6 +37,7 @@ DIMS = 128  # kept per chunk (Matryoshka-trained: the first dimensions carry the
 EMBED_CHARS = 2000  # WordLlama averages token vectors: more text only blurs the passage
 BATCH = 64
 CACHED_BOOKS = 8
+QUIET_S = 1.0  # background indexing waits for imports to pause this long
 
 _model: Any = None
 _model_lock = threading.Lock()
@@ -342,6 +343,28 @@ class VectorIndexer:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
 
+    def _index(self, vectors: BookVectors) -> None:
+        """Every book that lacks vectors, one at a time, in a worker process when one can
+        be started (the model's 50 MB and its CPU stay out of this process), else here."""
+        todo = vectors.missing()
+        path = str(self.db.database)
+        for n, book_id in enumerate(todo, 1):
+            if self._stopped:
+                return
+            try:
+                _worker().submit(_index_in_worker, path, book_id).result()
+            except Exception:  # no worker process: compute here
+                log.info("vectors of book %s computed in this process", book_id, exc_info=True)
+                try:
+                    vectors.index_book(book_id)
+                except VectorsUnavailable:
+                    return
+                except (pw.OperationalError, pw.IntegrityError) as exc:
+                    log.warning(
+                        "vectors of book %s not stored (tried again later): %s", book_id, exc
+                    )
+            self._report(n, len(todo))
+
     def _report(self, done: int, total: int) -> None:
         for listener in list(self.listeners):
             try:
@@ -354,10 +377,13 @@ class VectorIndexer:
         while not self._stopped:
             self._wake.wait()
             self._wake.clear()
+            # a batch of imports first: start once they have paused for QUIET_S
+            while not self._stopped and self._wake.wait(QUIET_S):
+                self._wake.clear()
             if self._stopped:
                 break
             try:
-                vectors.index_missing(progress=self._report, cancelled=lambda: self._stopped)
+                self._index(vectors)
             except Exception:  # a closed or damaged library: search stays BM25 alone
                 log.warning("background vectors stopped", exc_info=True)
             finally:
@@ -366,6 +392,43 @@ class VectorIndexer:
             if not self._wake.is_set():
                 self._idle.set()
         self._idle.set()
+
+
+_pool: Any = None
+_pool_lock = threading.Lock()
+
+
+def _worker() -> Any:
+    """One long-lived spawned worker process for computing vectors."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            _pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+            )
+        return _pool
+
+
+def shutdown_worker() -> None:
+    global _pool
+    with _pool_lock:
+        if _pool is not None:
+            _pool.shutdown(wait=False, cancel_futures=True)
+            _pool = None
+
+
+def _index_in_worker(path: str, book_id: int) -> bool:
+    """In the worker process: compute and store one book's vectors."""
+    from core.store.db import open_database
+
+    db = open_database(Path(path))
+    try:
+        return BookVectors(db).index_book(book_id)
+    finally:
+        db.close()
 
 
 _indexers: dict[int, VectorIndexer] = {}
