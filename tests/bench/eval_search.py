@@ -10,6 +10,7 @@ Run: PYTHONPATH=$PWD .venv/bin/python tests/bench/eval_search.py [--misses]
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import tempfile
@@ -37,11 +38,21 @@ def load() -> dict:
     return json.loads(DATA.read_text(encoding="utf-8"))
 
 
+def book_path(relative: str) -> Path:
+    """A fixture book, or a book kept outside the project (``~/...``, or under the folder
+    MARGIN_EVAL_BOOKS names)."""
+    if relative.startswith("~/"):
+        folder = os.environ.get("MARGIN_EVAL_BOOKS")
+        return Path(folder) / Path(relative).name if folder else Path(relative).expanduser()
+    return FIXTURES / relative
+
+
 def open_books(lib: Library, books: dict[str, str]) -> dict[str, int]:
     ids = {}
     for key, relative in books.items():
-        path = FIXTURES / relative
+        path = book_path(relative)
         if not path.exists():
+            print(f"  ({key}: {path} is not there; its questions are skipped)")
             continue
         book = import_book(lib, path).book
         lib.set_read_to(book.id, book.page_count)
