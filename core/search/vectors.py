@@ -16,6 +16,7 @@ millisecond); the decoded matrix of the last few books searched is kept in memor
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -346,23 +347,30 @@ class VectorIndexer:
     def _index(self, vectors: BookVectors) -> None:
         """Every book that lacks vectors, one at a time, in a worker process when one can
         be started (the model's 50 MB and its CPU stay out of this process), else here."""
+        from concurrent.futures.process import BrokenProcessPool
+
         todo = vectors.missing()
         path = str(self.db.database)
         for n, book_id in enumerate(todo, 1):
             if self._stopped:
                 return
             try:
-                _worker().submit(_index_in_worker, path, book_id).result()
-            except Exception:  # no worker process: compute here
-                log.info("vectors of book %s computed in this process", book_id, exc_info=True)
-                try:
+                future = _worker().submit(_index_in_worker, path, book_id)
+            except (OSError, RuntimeError):  # no worker process here: compute in this one
+                log.info("vectors computed in this process", exc_info=True)
+                future = None
+            try:
+                if future is not None:
+                    future.result()
+                else:
                     vectors.index_book(book_id)
-                except VectorsUnavailable:
-                    return
-                except (pw.OperationalError, pw.IntegrityError) as exc:
-                    log.warning(
-                        "vectors of book %s not stored (tried again later): %s", book_id, exc
-                    )
+            except BrokenProcessPool:
+                log.warning("the vectors worker stopped; book %s is tried again later", book_id)
+                shutdown_worker()
+            except VectorsUnavailable:
+                return
+            except (pw.OperationalError, pw.IntegrityError, sqlite3.Error) as exc:
+                log.warning("vectors of book %s not stored (tried again later): %s", book_id, exc)
             self._report(n, len(todo))
 
     def _report(self, done: int, total: int) -> None:
