@@ -30,6 +30,6 @@ def test_search_book_tool_searches_by_meaning(tmp_path: Path) -> None:
         context, {"query": "What was Gregor's job before he changed?", "top_k": 5}
     )
     texts = " ".join(" ".join(p.text.split()) for p in output.passages)
-    assert "travelling salesm" in texts  # "salesman", "salesmen": the book never says "job"
+    assert "travelling salesm" in texts  # salesman or salesmen
     assert all(" — " in p.title for p in output.passages), "each passage names its chapter"
     lib.close()
