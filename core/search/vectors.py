@@ -115,7 +115,12 @@ def embed(texts: Sequence[str]) -> np.ndarray:
     out = np.zeros((len(texts), DIMS), dtype=np.float32)
     for start in range(0, len(texts), BATCH):
         batch = [t[:EMBED_CHARS] for t in texts[start : start + BATCH]]
-        encoded = tokenizer.encode_batch(batch, add_special_tokens=False)
+        # one text (a query): plain encode, no thread pool to wake on a busy machine
+        encoded = (
+            [tokenizer.encode(batch[0], add_special_tokens=False)]
+            if len(batch) == 1
+            else tokenizer.encode_batch(batch, add_special_tokens=False)
+        )
         rows = [(n, e.ids) for n, e in enumerate(encoded) if e.ids]
         if not rows:
             continue
