@@ -39,6 +39,7 @@ EMBED_CHARS = 2000  # WordLlama averages token vectors: more text only blurs the
 BATCH = 64
 CACHED_BOOKS = 8
 QUIET_S = 1.0  # background indexing waits for imports to pause this long
+IDLE_S = 10.0  # then its thread ends after this long with nothing to do
 
 _model: Any = None
 _model_lock = threading.Lock()
@@ -388,7 +389,11 @@ class VectorIndexer:
     def _run(self) -> None:
         vectors = BookVectors(self.db)
         while not self._stopped:
-            self._wake.wait()
+            if not self._wake.wait(IDLE_S):
+                with self._lock:  # nothing asked for a while: end; request() starts anew
+                    if not self._wake.is_set():
+                        self._thread = None
+                        break
             self._wake.clear()
             # a batch of imports first: start once they have paused for QUIET_S
             while not self._stopped and self._wake.wait(QUIET_S):
@@ -396,7 +401,8 @@ class VectorIndexer:
             if self._stopped:
                 break
             try:
-                self._index(vectors)
+                if Path(str(self.db.database)).exists():  # not a library closed and removed
+                    self._index(vectors)
             except Exception:  # a closed or damaged library: search stays BM25 alone
                 log.warning("background vectors stopped", exc_info=True)
             finally:
@@ -404,7 +410,8 @@ class VectorIndexer:
                     self.db.close()  # this thread's own connection
             if not self._wake.is_set():
                 self._idle.set()
-        self._idle.set()
+        if self._stopped:
+            self._idle.set()
 
 
 _pool: Any = None
@@ -437,6 +444,8 @@ def _index_in_worker(path: str, book_id: int) -> bool:
     """In the worker process: compute and store one book's vectors."""
     from core.store.db import open_database
 
+    if not Path(path).exists():
+        return False  # the library was removed meanwhile: never create one
     db = open_database(Path(path))
     try:
         return BookVectors(db).index_book(book_id)
