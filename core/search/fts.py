@@ -373,28 +373,6 @@ class BookSearch:
             if len(hits) < per_book and all(c != chunk_id for c, _ in hits):
                 hits.append((int(chunk_id), -float(rank)))
 
-    def search_library(self, query: str, *, limit: int = 20) -> list[SearchHit]:
-        """Best passages across every book in the library."""
-        expression = sanitize_query(query, any_term=True)
-        if not expression:
-            return []
-        try:
-            rows = self._library_rows(expression, limit)
-        except (sqlite3.OperationalError, pw.OperationalError) as exc:
-            raise _failed(exc, None) from exc
-        return [SearchHit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], -float(r[7])) for r in rows]
-
-    def _library_rows(self, expression: str, limit: int) -> list[Any]:
-        return self.db.execute_sql(
-            "SELECT c.id, c.book_id, c.start_page, c.end_page, c.chapter, t.text, "
-            f"{SNIPPET}, bm25(chunk_index) "
-            "FROM chunk_index JOIN chunk c ON c.id = chunk_index.rowid "
-            "JOIN chunk_text t ON t.id = c.id "
-            "JOIN book b ON b.id = c.book_id "
-            "WHERE chunk_index MATCH ? AND b.status = 'ready' ORDER BY bm25(chunk_index) LIMIT ?",
-            (expression, max(1, min(limit, 100))),
-        ).fetchall()
-
 
 def fuse(keyword: list[int], dense: list[int], *, k: int = RRF_K) -> list[int]:
     """Reciprocal rank fusion of two rankings of chunk ids (best first)."""
