@@ -350,6 +350,15 @@ class VectorIndexer:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
 
+    def _current(self) -> bool:
+        """The library is there and at this version's schema (not removed, not being
+        migrated or rebuilt by someone else)."""
+        from core.store.migrations import SCHEMA_VERSION, current_version
+
+        if not Path(str(self.db.database)).exists():
+            return False
+        return current_version(self.db) == SCHEMA_VERSION
+
     def _index(self, vectors: BookVectors) -> None:
         """Every book that lacks vectors, one at a time, in a worker process when one can
         be started (the model's 50 MB and its CPU stay out of this process), else here."""
@@ -401,7 +410,7 @@ class VectorIndexer:
             if self._stopped:
                 break
             try:
-                if Path(str(self.db.database)).exists():  # not a library closed and removed
+                if self._current():
                     self._index(vectors)
             except Exception:  # a closed or damaged library: search stays BM25 alone
                 log.warning("background vectors stopped", exc_info=True)
@@ -441,13 +450,22 @@ def shutdown_worker() -> None:
 
 
 def _index_in_worker(path: str, book_id: int) -> bool:
-    """In the worker process: compute and store one book's vectors."""
-    from core.store.db import open_database
+    """In the worker process: compute and store one book's vectors. The library is opened
+    as it is, never created or migrated (only the window or a command does that): when its
+    schema is not this version's, nothing is done."""
+    from core.store.db import PRAGMAS
+    from core.store.migrations import SCHEMA_VERSION, current_version
+    from core.store.models import page_text, unpack_chunk
 
     if not Path(path).exists():
-        return False  # the library was removed meanwhile: never create one
-    db = open_database(Path(path))
+        return False  # the library was removed meanwhile
+    db = pw.SqliteDatabase(path, pragmas=PRAGMAS, check_same_thread=False)
+    db.register_function(page_text, "margin_text", 1, deterministic=True)
+    db.register_function(unpack_chunk, "margin_chunk", 3, deterministic=True)
     try:
+        db.connect()
+        if current_version(db) != SCHEMA_VERSION:
+            return False
         return BookVectors(db).index_book(book_id)
     finally:
         db.close()
