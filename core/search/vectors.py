@@ -53,11 +53,16 @@ def model_files() -> tuple[Path, Path]:
     """(weights, tokenizer) as the ``wordllama`` wheel ships them. The package itself is not
     imported: its start-up pulls in far more than two files need (50 MB more memory)."""
     import importlib.util
+    import sys
 
-    spec = importlib.util.find_spec("wordllama")
-    if spec is None or not spec.submodule_search_locations:
+    bundle = getattr(sys, "_MEIPASS", None)  # the packaged app carries just the two files
+    spec = None if bundle else importlib.util.find_spec("wordllama")
+    if bundle:
+        folder = Path(bundle) / "wordllama"
+    elif spec is None or not spec.submodule_search_locations:
         raise VectorsUnavailable("the wordllama package is not installed")
-    folder = Path(next(iter(spec.submodule_search_locations)))
+    else:
+        folder = Path(next(iter(spec.submodule_search_locations)))
     return (
         folder / "weights" / f"{WEIGHTS}_{FULL_DIMS}.safetensors",
         folder / "tokenizers" / f"{WEIGHTS}_tokenizer_config.json",
