@@ -365,28 +365,61 @@ class VectorIndexer:
         return current_version(self.db) == SCHEMA_VERSION
 
     def _index(self, vectors: BookVectors) -> None:
-        """Every book that lacks vectors, one at a time, in a worker process when one can
-        be started (the model's 50 MB and its CPU stay out of this process), else here."""
-        from concurrent.futures.process import BrokenProcessPool
+        """Every book that lacks vectors, in a spawned worker process when one can be started
+        (the model's memory and CPU stay out of this process), else here. The worker is a
+        daemon: leaving Margin ends it, never waits for it."""
+        import multiprocessing
 
         todo = vectors.missing()
-        path = str(self.db.database)
+        if not todo:
+            return
+        ctx = multiprocessing.get_context("spawn")
+        receive, send = ctx.Pipe(duplex=False)
+        worker = ctx.Process(
+            target=_index_books,
+            args=(str(self.db.database), todo, send),
+            name="margin-vectors",
+            daemon=True,
+        )
+        try:
+            worker.start()
+        except (OSError, RuntimeError):  # no worker process here: compute in this one
+            log.info("vectors computed in this process", exc_info=True)
+            receive.close()
+            send.close()
+            self._index_here(vectors, todo)
+            return
+        send.close()
+        done = 0
+        try:
+            while done < len(todo) and not self._stopped:
+                if not receive.poll(0.5):
+                    if not worker.is_alive():
+                        break
+                    continue
+                try:
+                    book_id, outcome = receive.recv()
+                except EOFError:  # the worker ended
+                    break
+                done += 1
+                if outcome != "ok":
+                    log.warning("vectors of book %s: %s", book_id, outcome)
+                self._report(done, len(todo))
+                if outcome == "unavailable":
+                    break
+        finally:
+            receive.close()
+            worker.join(timeout=1 if self._stopped else 5)
+            if worker.is_alive():
+                worker.terminate()
+                worker.join(timeout=1)
+
+    def _index_here(self, vectors: BookVectors, todo: list[int]) -> None:
         for n, book_id in enumerate(todo, 1):
             if self._stopped:
                 return
             try:
-                future = _worker().submit(_index_in_worker, path, book_id)
-            except (OSError, RuntimeError):  # no worker process here: compute in this one
-                log.info("vectors computed in this process", exc_info=True)
-                future = None
-            try:
-                if future is not None:
-                    future.result()
-                else:
-                    vectors.index_book(book_id)
-            except BrokenProcessPool:
-                log.warning("the vectors worker stopped; book %s is tried again later", book_id)
-                shutdown_worker()
+                vectors.index_book(book_id)
             except VectorsUnavailable:
                 return
             except (pw.OperationalError, pw.IntegrityError, sqlite3.Error) as exc:
@@ -428,30 +461,22 @@ class VectorIndexer:
             self._idle.set()
 
 
-_pool: Any = None
-_pool_lock = threading.Lock()
-
-
-def _worker() -> Any:
-    """One long-lived spawned worker process for computing vectors."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            _pool = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn")
-            )
-        return _pool
-
-
-def shutdown_worker() -> None:
-    global _pool
-    with _pool_lock:
-        if _pool is not None:
-            _pool.shutdown(wait=False, cancel_futures=True)
-            _pool = None
+def _index_books(path: str, book_ids: list[int], send: Any) -> None:
+    """The worker process: each book's vectors, and after each ("ok", "skipped",
+    "unavailable" or why it failed) sent back."""
+    try:
+        for book_id in book_ids:
+            try:
+                outcome = "ok" if _index_in_worker(path, book_id) else "skipped"
+            except VectorsUnavailable as exc:
+                send.send((book_id, "unavailable"))
+                log.warning("no vectors: %s", exc)
+                return
+            except Exception as exc:  # this book only; tried again later
+                outcome = f"not stored (tried again later): {exc}"
+            send.send((book_id, outcome))
+    finally:
+        send.close()
 
 
 def _index_in_worker(path: str, book_id: int) -> bool:
