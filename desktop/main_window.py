@@ -273,6 +273,18 @@ class MainWindow(WindowLayout, BookActions, QMainWindow):
     def open_page_request(self, request: OpenPageRequest) -> None:
         self.open_book(request.book_id, request.page, request.quote)
 
+    def open_library_search(self) -> None:
+        """The library-wide search window (desktop/library_search.py); a passage chosen there
+        opens at its page."""
+        from desktop.library_search import LibrarySearch
+
+        if getattr(self, "library_search", None) is None:
+            self.library_search = LibrarySearch(self.app, self)
+            self.library_search.requestOpenPage.connect(self.open_page_request)
+        self.library_search.show()
+        self.library_search.raise_()
+        self.library_search.query.setFocus()
+
     def _page_changed(self, book_id: int, page: int) -> None:
         self.statusBar().showMessage(f"Page {page}", 1500)
 

@@ -39,6 +39,14 @@ def build_menus(window: MainWindow) -> None:
     file = bar.addMenu("&File")
     add_action(window, file, "&Open…", window.choose_files, QKeySequence.StandardKey.Open, "open")
     add_action(window, file, "&Export highlights…", window.export_highlights, None, "export")
+    add_action(
+        window,
+        file,
+        "Search the &library…",
+        window.open_library_search,
+        "Ctrl+Alt+F",
+        "library_search",
+    )
     file.addSeparator()
     add_action(window, file, "&Settings…", window.open_settings, "Ctrl+,", "settings")
     file.addSeparator()

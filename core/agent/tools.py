@@ -21,6 +21,7 @@ from typing import Any
 
 from core.agent.types import BookText, HiddenAfter, Note, Passage, ResultPart, ToolSpec, pages_label
 from core.errors import MarginError
+from core.prompts import load_prompt
 from core.search import BookSearch
 from core.store.library import BookInfo, Library
 
@@ -146,6 +147,27 @@ def _beyond_note(ctx: ToolContext) -> HiddenAfter | None:
     return HiddenAfter(ctx.bound)
 
 
+def _chapters(ctx: ToolContext) -> list[tuple[int, str]]:
+    """(first page, title) of the book's top-level contents entries, in page order."""
+    try:
+        toc = ctx.library.toc(ctx.book.id)
+    except MarginError:
+        return []
+    top = min((t.level for t in toc), default=0)
+    return sorted((t.page, " ".join(t.title.split())) for t in toc if t.level == top and t.page)
+
+
+def _chapter_of(chapters: list[tuple[int, str]], page: int) -> str:
+    """ " — Chapter title" for a passage starting on ``page`` (the passage's title names it:
+    passages mode shows it beside the page)."""
+    title = ""
+    for first, name in chapters:
+        if first > page:
+            break
+        title = name
+    return f" — {title}" if title else ""
+
+
 def search_tool(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolOutput:
     query = str(arguments.get("query", "")).strip()
     if not query:
@@ -153,13 +175,15 @@ def search_tool(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolOutput:
     top_k = max(1, min(_int(arguments, "top_k", 5), 10))
     hits = ctx.search.search_book(ctx.book.id, query, limit=top_k, until_page=ctx.bound)
     beyond = _beyond_note(ctx)
+    chapters = _chapters(ctx) if hits else []
     passages = tuple(
         Passage(
             ctx.book.id,
             h.start_page,
             h.end_page,
             h.text,
-            f"{ctx.book.title}, {pages_label(h.start_page, h.end_page)}",
+            f"{ctx.book.title}, {pages_label(h.start_page, h.end_page)}"
+            + _chapter_of(chapters, h.start_page),
         )
         for h in hits
     )
@@ -290,14 +314,13 @@ def default_tools(executor: Executor | None = None) -> ToolBox:
         [
             Tool(
                 "search_book",
-                "Search the book's full text. Returns the best-matching passages with their pages. "
-                "Use distinctive words (names, places, key terms); run several searches with different words when needed.",
+                load_prompt("tool_search_book").strip(),
                 {
                     "type": "object",
                     "properties": {
                         "query": {
                             "type": "string",
-                            "description": 'Words or a "quoted phrase" to look for.',
+                            "description": 'Words, a question or a description in your own words, or a "quoted phrase".',
                         },
                         "top_k": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5},
                     },

@@ -27,6 +27,7 @@ from core.books.parse import check_file, detect_format, parse_book
 from core.errors import BookCode, BookError, MarginError
 from core.memory import give_back_memory
 from core.progress import CancelToken, ProgressCallback, no_progress
+from core.search.vectors import request_vectors
 from core.store import owner
 from core.store.db import explain
 from core.store.library import BookInfo, Library
@@ -154,6 +155,7 @@ def import_book(
         raise
     finally:
         os.close(fd)
+    request_vectors(library.db)  # search by meaning follows in the background
     progress(1.0, "Ready")
     log.info(
         "imported %s as book %d (%d pages, %d chunks)",
@@ -263,6 +265,7 @@ def reimport_book(
     chunks = make_chunks(parsed.pages)
     progress(0.9, "Saving to your library")
     updated = library.replace_content(book_id, parsed=parsed, chunks=chunks)
+    request_vectors(library.db)
     progress(1.0, "Ready")
     log.info("read book %d again (%d pages)", book_id, updated.page_count)
     del parsed, chunks

@@ -150,9 +150,18 @@ def cmd_show(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
+    if args.all:
+        return _search_all(args, ctx)
+    if args.query is None:
+        raise BookError(
+            "no_query",
+            "Say which book and what to look for: margin search BOOK QUERY.",
+            hint='To search every book, use: margin search --all "QUERY".',
+        )
     book = ctx.library.find_book(args.book)
     if args.until_page is not None and args.until_page < 1:
         raise BookError("bad_page", "--until-page must be 1 or more.")
+    _ensure_vectors(ctx, book.id)
     hits = ctx.app.search.search_book(
         book.id, args.query, limit=args.limit, until_page=args.until_page
     )
@@ -165,6 +174,57 @@ def cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
     for h in hits:
         snippet = " ".join(h.snippet.split())
         say(f"{h.pages:>12}  {snippet}")
+    return 0
+
+
+def _ensure_vectors(ctx: CliContext, book_id: int) -> None:
+    """A command ends before background work would: a book without vectors (just imported,
+    or from before them) gets them now, once, so the search is by meaning too."""
+    from core.search.vectors import VectorsUnavailable
+
+    vectors = ctx.app.search.vectors
+    if not vectors.has(book_id):
+        try:
+            vectors.index_book(book_id)
+        except VectorsUnavailable:
+            pass  # searched by words alone; the log says why
+
+
+def _search_all(args: argparse.Namespace, ctx: CliContext) -> int:
+    """``margin search --all QUERY``: passages from every book, grouped by book."""
+    if args.until_page is not None:
+        raise BookError(
+            "bad_option",
+            "--until-page is for one book; with --all each book stops where you have read it.",
+            hint="Add --beyond-read to search whole books.",
+        )
+    query = " ".join(q for q in (args.book, args.query) if q)
+    grouped = ctx.app.search.search_all(
+        query, per_book=min(args.limit, 20), bounded=not args.beyond_read
+    )
+    titles = {b.id: b for b in ctx.library.list_books()}
+    if args.json:
+        ctx.print_json(
+            [
+                {
+                    "book_id": book_id,
+                    "title": titles[book_id].title if book_id in titles else "",
+                    "passages": [dataclasses.asdict(h) for h in hits],
+                }
+                for book_id, hits in grouped
+            ]
+        )
+        return 0
+    if not grouped:
+        where = "" if args.beyond_read else " (up to where you have read each book)"
+        say(f'No passages in your library match "{query}"{where}.')
+        return 0
+    for book_id, hits in grouped:
+        book = titles.get(book_id)
+        say(f"{book.title if book else f'book {book_id}'}  [{book_id}]")
+        for h in hits:
+            say(f"{h.pages:>12}  {' '.join(h.snippet.split())}")
+        say("")
     return 0
 
 
@@ -321,10 +381,19 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_show)
 
-    p = sub.add_parser("search", help="search a book's text")
-    p.add_argument("book", metavar="BOOK")
-    p.add_argument("query")
-    p.add_argument("--limit", type=number, default=10)
+    p = sub.add_parser(
+        "search",
+        help="search a book's text (BOOK QUERY), or every book's (--all QUERY)",
+    )
+    p.add_argument("book", metavar="BOOK", help="the book (with --all: the query)")
+    p.add_argument("query", nargs="?")
+    p.add_argument("--all", action="store_true", help="search every book, results by book")
+    p.add_argument(
+        "--beyond-read",
+        action="store_true",
+        help="with --all: also passages after where you have read each book",
+    )
+    p.add_argument("--limit", type=number, default=10, help="passages (per book with --all)")
     p.add_argument(
         "--until-page", type=number, default=None, metavar="P", help="only passages up to page P"
     )

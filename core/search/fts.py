@@ -17,8 +17,13 @@ few top hits only.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sqlite3
+import threading
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +31,10 @@ import peewee as pw
 
 from core.errors import MarginError
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
+from core.search.frontmatter import is_front_matter
+from core.search.sentences import closeness, matches, stems, weights
+from core.search.vectors import BookVectors, request_vectors
+from core.store.models import unpack_chunk, unpack_page
 
 _PHRASE = re.compile(r'"([^"]*)"')
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
@@ -44,10 +53,23 @@ RANGE = "SELECT min(id), max(id) FROM chunk WHERE book_id = ?"
 RANGE_UNTIL = (
     "SELECT min(id), max(CASE WHEN end_page <= ? THEN id END) FROM chunk WHERE book_id = ?"
 )
+RANKED_IDS = (
+    "SELECT rowid, rank FROM chunk_index "
+    "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
+)
 RANKED = (
     f"SELECT rowid, rank, {SNIPPET} FROM chunk_index "
     "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
 )
+
+POOL = 30  # candidates from each ranking before fusion
+RERANK = 45  # fused candidates re-ranked by closeness
+CLOSENESS = 1.0  # weight of the query's words gathered in two sentences (eval_search.py)
+RRF_K = 60
+KEYWORD_WEIGHT = 0.5  # the dense ranking leads ties (tests/bench/eval_search.py)
+MERGE_MAX = 3
+LIBRARY_POOL = 300  # best chunks of the whole library ranked before grouping by book
+CACHED_PAGES = 512  # decoded page texts kept for re-ranking (about 1 MB)
 
 
 @dataclass(frozen=True)
@@ -96,6 +118,9 @@ class BookSearch:
 
     def __init__(self, db: pw.SqliteDatabase) -> None:
         self.db = db
+        self.vectors = BookVectors(db)
+        self._pages: OrderedDict[Any, str] = OrderedDict()
+        self._lock = threading.Lock()
 
     def chunk_range(self, book_id: int, until_page: int | None = None) -> tuple[int, int] | None:
         """The first and last chunk id of a book (the last within ``until_page``)."""
@@ -107,34 +132,45 @@ class BookSearch:
             return None
         return int(row[0]), int(row[1])
 
-    def _run(
+    def _ranked(
         self, expression: str, rowids: tuple[int, int], book_id: int, limit: int
-    ) -> list[SearchHit]:
-        # ORDER BY rank: FTS5 sorts inside the index, so SQLite needs no sorter and builds
-        # snippets only for the rows it returns (a snippet per match would cost far more).
+    ) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score) of the best ``limit`` chunks in ``rowids``, best first."""
+        # ORDER BY rank: FTS5 sorts inside the index, so SQLite needs no sorter.
         try:
-            ranked = self.db.execute_sql(
-                RANKED, (expression, rowids[0], rowids[1], limit)
-            ).fetchall()
-            if not ranked:
-                return []
-            ids = [int(r[0]) for r in ranked]
-            marks = ",".join("?" * len(ids))
-            snippets = {int(r[0]): r[2] for r in ranked}
-            rows = {
-                int(r[0]): r
-                for r in self.db.execute_sql(
-                    "SELECT c.id, c.book_id, c.start_page, c.end_page, c.chapter, t.text "
-                    "FROM chunk c JOIN chunk_text t ON t.id = c.id "
-                    f"WHERE c.id IN ({marks}) AND c.book_id = ?",
-                    (*ids, book_id),
-                ).fetchall()
-            }
+            rows = self.db.execute_sql(RANKED_IDS, (expression, *rowids, limit)).fetchall()
         except (sqlite3.OperationalError, pw.OperationalError) as exc:
             raise _failed(exc, book_id) from exc
+        return [(int(r[0]), -float(r[1])) for r in rows]
+
+    def _snippets(self, expression: str, ids: list[int], book_id: int | None) -> dict[int, str]:
+        """FTS5 snippets of a few chunks (only the ones shown: a snippet costs)."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        try:
+            rows = self.db.execute_sql(
+                f"SELECT rowid, {SNIPPET} FROM chunk_index "
+                f"WHERE chunk_index MATCH ? AND rowid IN ({marks})",
+                (expression, *ids),
+            ).fetchall()
+        except (sqlite3.OperationalError, pw.OperationalError) as exc:
+            raise _failed(exc, book_id) from exc
+        return {int(r[0]): str(r[1] or "") for r in rows}
+
+    def _hits(
+        self, ids: list[int], book_id: int, snippets: dict[int, str], scores: dict[int, float]
+    ) -> list[SearchHit]:
+        """The chunks ``ids`` of the book as hits, in the order given."""
+        if not ids:
+            return []
+        try:
+            rows = self._rows(ids, book_id)
+        except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
+            raise _failed(exc, book_id) from exc
         hits = []
-        for chunk_id, score, _ in ranked:
-            row = rows.get(int(chunk_id))
+        for chunk_id in ids:
+            row = rows.get(chunk_id)
             if row is None:
                 continue
             hits.append(
@@ -145,18 +181,77 @@ class BookSearch:
                     end_page=row[3],
                     chapter=row[4],
                     text=row[5],
-                    snippet=str(snippets.get(chunk_id, "")),
-                    score=-float(score),
+                    snippet=snippets.get(chunk_id, ""),
+                    score=scores.get(chunk_id, 0.0),
                 )
             )
         return hits
 
+    def _page_text(self, blob: Any) -> str:
+        """A stored page's text, from a small cache keyed by the stored bytes (so a page
+        read again after a re-read is never stale): searches of one book share pages."""
+        key = bytes(blob) if isinstance(blob, memoryview) else blob
+        with self._lock:
+            text = self._pages.get(key)
+            if text is not None:
+                self._pages.move_to_end(key)
+                return text
+        text = unpack_page(key)[0]
+        with self._lock:
+            self._pages[key] = text
+            while len(self._pages) > CACHED_PAGES:
+                self._pages.popitem(last=False)
+        return text
+
+    def _rows(self, ids: list[int], book_id: int | None) -> dict[int, tuple[Any, ...]]:
+        """(id, book, first page, last page, chapter, text) of chunks (of one book, unless
+        ``book_id`` is None). Each page is unpacked once, however many of the chunks were
+        cut from it (the view ``chunk_text`` would unpack two pages per chunk)."""
+        marks = ",".join("?" * len(ids))
+        chunks = self.db.execute_sql(
+            "SELECT id, book_id, start_page, end_page, chapter, text FROM chunk "
+            f"WHERE id IN ({marks})" + ("" if book_id is None else " AND book_id = ?"),
+            (*ids,) if book_id is None else (*ids, book_id),
+        ).fetchall()
+        wanted = sorted({(c[1], n) for c in chunks for n in (c[2], c[3])})
+        if not wanted:
+            return {}
+        pages: dict[tuple[int, int], str] = {}
+        for owner in sorted({b for b, _ in wanted}):
+            numbers = [n for b, n in wanted if b == owner]
+            for number, blob in self.db.execute_sql(
+                "SELECT number, text FROM page WHERE book_id = ? AND number IN "
+                f"({','.join('?' * len(numbers))})",
+                (owner, *numbers),
+            ).fetchall():
+                pages[(owner, int(number))] = self._page_text(blob)
+        return {
+            int(c[0]): (
+                *c[:5],
+                unpack_chunk(c[5], pages.get((c[1], c[2])), pages.get((c[1], c[3]))),
+            )
+            for c in chunks
+        }
+
     def search_book(
-        self, book_id: int, query: str, *, limit: int = 5, until_page: int | None = None
+        self,
+        book_id: int,
+        query: str,
+        *,
+        limit: int = 5,
+        until_page: int | None = None,
+        hybrid: bool = True,
     ) -> list[SearchHit]:
         """Best passages of one book for ``query``, best first; only passages ending on or
         before ``until_page`` when it is given. Empty or punctuation-only queries give no
-        hits."""
+        hits, and neither does front matter (contents, title, licence).
+
+        BM25 ranks passages with every word of the query first, then passages with some.
+        ``hybrid`` (unless the query quotes a phrase): the chunks nearest in meaning
+        (``core.search.vectors``) join them by reciprocal rank fusion, and the best few are
+        re-ranked by how closely the query's telling words gather in two sentences
+        (``rerank``). A book without vectors yet is searched by BM25 alone (and asks for its
+        vectors). Neighbouring chunks among the best are merged into one passage."""
         limit = max(1, min(int(limit), 100))
         strict = sanitize_query(query)
         if not strict:
@@ -164,16 +259,42 @@ class BookSearch:
         rowids = self.chunk_range(book_id, until_page)
         if rowids is None:
             return []
-        hits = self._run(strict, rowids, book_id, limit)
-        if len(hits) < limit:
-            loose = sanitize_query(query, any_term=True)
-            if loose != strict:
-                seen = {h.chunk_id for h in hits}
-                extra = [
-                    h for h in self._run(loose, rowids, book_id, limit) if h.chunk_id not in seen
-                ]
-                hits.extend(extra[: limit - len(hits)])
-        return hits
+        # a "quoted phrase" asks for those very words, and so does a word or two that many
+        # passages hold (a name, a term): meaning joins in for questions and descriptions
+        hybrid = hybrid and not _PHRASE.search(query)
+        pool = max(POOL, limit * 3) if hybrid else limit * 2 + 4
+        loose = sanitize_query(query, any_term=True)
+        keyword = self._ranked(strict, rowids, book_id, pool)
+        if hybrid and strict.count(" AND ") < 2 and len(keyword) >= pool:
+            hybrid = False
+            keyword = keyword[: limit * 2 + 4]
+        every = {c for c, _ in keyword}
+        if len(keyword) < pool and loose != strict:
+            extra = [h for h in self._ranked(loose, rowids, book_id, pool) if h[0] not in every]
+            keyword.extend(extra[: pool - len(keyword)])
+        if not keyword:
+            return []  # not one word of the query is in the book: nothing near it in meaning
+        dense = self.vectors.nearest(book_id, query, rowids, pool) if hybrid else None
+        if hybrid and dense is None:
+            request_vectors(self.db)  # a book from before vectors, or just imported
+        scores = dict(keyword)
+        if dense is None:
+            ranked = [c for c, _ in keyword]
+            hits = self._hits(ranked, book_id, {}, scores)
+        else:
+            fused = fuse([c for c, _ in keyword], [c for c, _ in dense])[: max(RERANK, limit * 2)]
+            candidates = self._hits(fused, book_id, {}, scores)
+            hits = rerank(query, candidates, [c for c, _ in keyword], [c for c, _ in dense])
+        # passages with every word of the query stay first (the reader's own words)
+        hits = [h for h in hits if h.chunk_id in every] + [
+            h for h in hits if h.chunk_id not in every
+        ]
+        chosen = merge_neighbours(hits, limit, keep=lambda h: not is_front_matter(h.text))
+        snippets = self._snippets(loose, [h.chunk_id for h in chosen], book_id)
+        return [
+            dataclasses.replace(h, snippet=snippets.get(h.chunk_id) or _opening(h.text))
+            for h in chosen
+        ]
 
     def continues_beyond(self, book_id: int, until_page: int) -> bool:
         """Whether the book has text after ``until_page`` (never how much matches a query:
@@ -183,27 +304,156 @@ class BookSearch:
         ).fetchone()
         return row is not None
 
-    def search_library(self, query: str, *, limit: int = 20) -> list[SearchHit]:
-        """Best passages across every book in the library."""
-        expression = sanitize_query(query, any_term=True)
-        if not expression:
+    def search_all(
+        self, query: str, *, per_book: int = 3, books: int = 20, bounded: bool = True
+    ) -> list[tuple[int, list[SearchHit]]]:
+        """Where the library speaks of ``query``: (book id, its best passages), the book with
+        the best passage first, at most ``books`` books and ``per_book`` passages each. Each
+        book's reading bound (``read_to``, none once finished) applies unless ``bounded`` is
+        False. BM25 over the whole index (one ranked FTS5 query: passages with every word,
+        then with some); front matter never counts."""
+        strict = sanitize_query(query)
+        if not strict:
             return []
+        per_book = max(1, min(int(per_book), 20))
+        books = max(1, min(int(books), 100))
+        loose = sanitize_query(query, any_term=True)
+        found: dict[int, list[tuple[int, float]]] = {}
+        for expression in dict.fromkeys((strict, loose)):
+            self._gather(expression, found, per_book, books, bounded)
+            if len(found) >= books:
+                break
+        ids = [c for hits in found.values() for c, _ in hits]
+        if not ids:
+            return []
+        scores = {c: score for hits in found.values() for c, score in hits}
         try:
-            rows = self._library_rows(expression, limit)
+            rows = self._rows(ids, None)
+        except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
+            raise _failed(exc, None) from exc
+        snippets = self._snippets(loose, ids, None)
+        grouped = []
+        for book_id, hits in found.items():
+            kept = [
+                _hit(rows[c], snippets.get(c) or _opening(rows[c][5]), scores[c])
+                for c, _ in hits
+                if c in rows and not is_front_matter(rows[c][5])
+            ]
+            if kept:
+                grouped.append((book_id, kept))
+        return grouped
+
+    def _gather(
+        self,
+        expression: str,
+        found: dict[int, list[tuple[int, float]]],
+        per_book: int,
+        books: int,
+        bounded: bool,
+    ) -> None:
+        """Add the best chunks for ``expression`` to ``found`` (book id → (chunk, score)),
+        ranked inside the index over the whole library, within each book's bound."""
+        try:
+            rows = self.db.execute_sql(
+                "SELECT r.rowid, r.rank, c.book_id FROM (SELECT rowid, rank FROM chunk_index "
+                "WHERE chunk_index MATCH ? ORDER BY rank LIMIT ?) r "
+                "JOIN chunk c ON c.id = r.rowid JOIN book b ON b.id = c.book_id "
+                "WHERE b.status = 'ready' AND (? = 0 OR b.finished OR c.end_page <= b.read_to) "
+                "ORDER BY r.rank",
+                (expression, LIBRARY_POOL, 1 if bounded else 0),
+            ).fetchall()
         except (sqlite3.OperationalError, pw.OperationalError) as exc:
             raise _failed(exc, None) from exc
-        return [SearchHit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], -float(r[7])) for r in rows]
+        for chunk_id, rank, book_id in rows:
+            hits = found.get(int(book_id))
+            if hits is None:
+                if len(found) >= books:
+                    continue
+                hits = found[int(book_id)] = []
+            if len(hits) < per_book and all(c != chunk_id for c, _ in hits):
+                hits.append((int(chunk_id), -float(rank)))
 
-    def _library_rows(self, expression: str, limit: int) -> list[Any]:
-        return self.db.execute_sql(
-            "SELECT c.id, c.book_id, c.start_page, c.end_page, c.chapter, t.text, "
-            f"{SNIPPET}, bm25(chunk_index) "
-            "FROM chunk_index JOIN chunk c ON c.id = chunk_index.rowid "
-            "JOIN chunk_text t ON t.id = c.id "
-            "JOIN book b ON b.id = c.book_id "
-            "WHERE chunk_index MATCH ? AND b.status = 'ready' ORDER BY bm25(chunk_index) LIMIT ?",
-            (expression, max(1, min(limit, 100))),
-        ).fetchall()
+
+def fuse(keyword: list[int], dense: list[int], *, k: int = RRF_K) -> list[int]:
+    """Reciprocal rank fusion of two rankings of chunk ids (best first)."""
+    score: dict[int, float] = {}
+    for weight, ranking in ((KEYWORD_WEIGHT, keyword), (1.0, dense)):
+        for rank, chunk_id in enumerate(ranking):
+            score[chunk_id] = score.get(chunk_id, 0.0) + weight / (k + rank + 1)
+    return sorted(score, key=lambda c: -score[c])
+
+
+def rerank(
+    query: str, hits: list[SearchHit], keyword: list[int], dense: list[int]
+) -> list[SearchHit]:
+    """``hits`` re-ranked: their reciprocal ranks in the two rankings plus how closely the
+    query's telling words gather in the passage (about two sentences) (``closeness``)."""
+    rank = dict.fromkeys(keyword + dense, 0.0)
+    for weight_of, ranking in ((KEYWORD_WEIGHT, keyword), (1.0, dense)):
+        for n, chunk_id in enumerate(ranking):
+            rank[chunk_id] += weight_of * RRF_K / (RRF_K + n + 1)
+    wanted = stems(query)
+    found = [(h, matches(wanted, h.text)) for h in hits]
+    weight = weights([m for _, m in found])
+    score = {h.chunk_id: rank[h.chunk_id] + CLOSENESS * closeness(m, weight) for h, m in found}
+    return sorted(hits, key=lambda h: -score[h.chunk_id])
+
+
+def merge_neighbours(
+    hits: Iterable[SearchHit],
+    limit: int,
+    keep: Callable[[SearchHit], bool] = lambda hit: True,
+) -> list[SearchHit]:
+    """The first ``limit`` passages, where a hit that continues (or is continued by) a better
+    one is joined to it instead of taking a place of its own (at most MERGE_MAX chunks).
+    Only hits that ``keep`` accepts are used (asked only of hits that would be used)."""
+    groups: list[list[SearchHit]] = []
+    for hit in hits:
+        for group in groups:
+            ids = [h.chunk_id for h in group]
+            if (
+                len(group) < MERGE_MAX
+                and hit.chapter == group[0].chapter
+                and (hit.chunk_id == min(ids) - 1 or hit.chunk_id == max(ids) + 1)
+            ):
+                if keep(hit):
+                    group.append(hit)
+                break
+        else:
+            if len(groups) < limit and keep(hit):
+                groups.append([hit])
+    return [_joined(g) for g in groups]
+
+
+def _joined(group: list[SearchHit]) -> SearchHit:
+    if len(group) == 1:
+        return group[0]
+    best = group[0]
+    ordered = sorted(group, key=lambda h: h.chunk_id)
+    text = ordered[0].text
+    for hit in ordered[1:]:
+        head, _, rest = hit.text.partition("\n\n")
+        # a chunk starts with the tail of the one before it (chunking's overlap)
+        text = text + ("\n\n" + rest if rest and text.endswith(head) else "\n\n" + hit.text)
+    return SearchHit(
+        chunk_id=ordered[0].chunk_id,
+        book_id=best.book_id,
+        start_page=min(h.start_page for h in group),
+        end_page=max(h.end_page for h in group),
+        chapter=best.chapter,
+        text=text,
+        snippet=best.snippet,
+        score=best.score,
+    )
+
+
+def _hit(row: tuple[Any, ...], snippet: str, score: float) -> SearchHit:
+    return SearchHit(row[0], row[1], row[2], row[3], row[4], row[5], snippet, score)
+
+
+def _opening(text: str, words: int = 24) -> str:
+    cut = text.split()
+    return " ".join(cut[:words]) + (" …" if len(cut) > words else "")
 
 
 def _failed(exc: Exception, book_id: int | None) -> MarginError:

@@ -257,6 +257,17 @@ def _rebuild_autoincrement(db: pw.SqliteDatabase, table: str) -> None:
         db.execute_sql(sql)
 
 
+def _v13_chunk_vectors(db: pw.SqliteDatabase) -> None:
+    # Dense vectors of a book's chunks for search by meaning (core.search.vectors): one row
+    # per book, int8 numbers for its contiguous chunk ids first_chunk … first_chunk+count-1.
+    # Books imported before this step have none until the background indexing gives them.
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS chunk_vectors (book_id INTEGER PRIMARY KEY "
+        "REFERENCES book (id) ON DELETE CASCADE, model TEXT NOT NULL, dims INTEGER NOT NULL, "
+        "first_chunk INTEGER NOT NULL, count INTEGER NOT NULL, data BLOB NOT NULL)"
+    )
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -270,6 +281,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v10_relative_copies,
     _v11_reading_state,
     _v12_ids_never_reused,
+    _v13_chunk_vectors,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,12 +1,16 @@
 """Passages mode: no model at all. It runs through the same loop as a model would: first
 turn, it calls ``search_book`` with the question (and the start of the selection); second
-turn, it answers with the best passages quoted with their pages, labelled clearly as
-passages and not as an AI answer. Deterministic, instant, and useful before anyone has an
-API key. It reads typed passages, never text."""
+turn, it answers with the best passages quoted with their pages and chapter, labelled
+clearly as matches and not as an AI answer. In each passage the sentence most likely to
+answer (most of the question's words, then closest in meaning) comes first, highlighted,
+and the passage around it is cut on whole sentences. Deterministic, instant, and useful
+before anyone has an API key. It reads typed passages, never text."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 from core.agent.providers.base import ProviderEvent, StreamCitation, StreamText
 from core.agent.types import (
@@ -24,10 +28,19 @@ from core.agent.types import (
     Usage,
     UserMessage,
 )
+from core.search.sentences import ENDED as _ENDED
+from core.search.sentences import sentences, stems
 
-HEADER = "**Passages from the book** — no AI model is connected, so these are the closest matches to your question, not an answer."
+HEADER = (
+    "**Passages from the book** — no AI model is connected, so these are the closest matches "
+    "to your question, not an answer. In each, the sentence most likely to answer comes first, "
+    "in bold."
+)
 TAIL = "Connect Claude or a local model in Settings to get real answers."
 QUOTE_CHARS = 450
+CONTEXT_CHARS = 3000  # whole sentences around the best one (tests/bench/eval_search.py)
+MEANING = 1.5  # weight of closeness in meaning against the question's telling words
+CHAPTER_MARK = " — "  # a passage's title: "Book, p. 3 — Chapter title" (core.agent.tools)
 _TERM_STRIP = ".,;:!?\"'“”’"
 
 
@@ -64,6 +77,85 @@ def excerpt(text: str, terms: list[str]) -> tuple[str, bool, bool]:
     return text[start:end].strip(), start > 0, end < len(text)
 
 
+@dataclass(frozen=True)
+class Shown:
+    """One passage as passages mode shows it: the sentence most likely to answer, and the
+    whole sentences around it (exact text of the passage, spaces folded)."""
+
+    answer: str
+    context: str
+    cut_start: bool
+    cut_end: bool
+
+
+def whole_sentences(text: str) -> list[str]:
+    """The sentences of a passage without the pieces its cut left at either end (a passage
+    starts where the one before it ended, often mid-sentence)."""
+    parts = sentences(text)
+    if len(parts) > 1 and parts[0][:1].islower():
+        parts = parts[1:]
+    if len(parts) > 1 and not _ENDED.search(parts[-1]):
+        parts = parts[:-1]
+    return parts
+
+
+def sentence_weights(texts: list[str], query: str) -> dict[str, float]:
+    """How telling each of the question's words (stems) is among the sentences of the
+    passages shown (inverse sentence frequency): "Alice" in every sentence of *Alice* tells
+    little, "hookah" a lot."""
+    wanted = stems(query)
+    found = [wanted & stems(s) for text in texts for s in sentences(text)]
+    n = len(found) or 1
+    return {t: math.log(1 + n / (1 + sum(1 for f in found if t in f))) for t in wanted}
+
+
+def best_sentence(parts: list[str], query: str, weight: dict[str, float] | None = None) -> int:
+    """The index of the sentence holding the most telling of the question's words, with
+    closeness in meaning added when the embedding model is at hand."""
+    if not parts:
+        return 0
+    wanted = stems(query)
+    weight = weight or dict.fromkeys(wanted, 1.0)
+    overlap = [sum(weight.get(t, 0.0) for t in wanted & stems(s)) for s in parts]
+    meaning = [0.0] * len(parts)
+    try:
+        from core.search.vectors import embed
+
+        vectors = embed([query, *parts])
+        meaning = [float(v) for v in vectors[1:] @ vectors[0]]
+    except Exception:  # no model: words alone decide
+        pass
+    scores = [o + MEANING * m for o, m in zip(overlap, meaning, strict=True)]
+    return max(range(len(parts)), key=lambda i: (scores[i], -i))
+
+
+def present(
+    text: str, query: str, chars: int = CONTEXT_CHARS, weight: dict[str, float] | None = None
+) -> Shown:
+    """The best sentence of ``text`` for ``query`` and about ``chars`` of whole sentences
+    around it (the whole passage when it is shorter)."""
+    parts = whole_sentences(text)
+    if not parts:
+        return Shown("", "", False, False)
+    best = best_sentence(parts, query, weight)
+    first = last = best
+    size = len(parts[best])
+    while True:
+        grown = False
+        if last + 1 < len(parts) and size + len(parts[last + 1]) <= chars:
+            last += 1
+            size += len(parts[last]) + 1
+            grown = True
+        if first > 0 and size + len(parts[first - 1]) <= chars:
+            first -= 1
+            size += len(parts[first]) + 1
+            grown = True
+        if not grown:
+            break
+    around = [*parts[first:best], f"**{parts[best]}**", *parts[best + 1 : last + 1]]
+    return Shown(parts[best], " ".join(around), first > 0, last < len(parts) - 1)
+
+
 def _hidden_text(part: HiddenAfter) -> str:
     return f"Passages after page {part.page}, beyond where you have read, are not shown."
 
@@ -75,7 +167,7 @@ class PassagesProvider:
     supports_citations = True
     bills_tokens = False
 
-    def __init__(self, top_k: int = 3) -> None:
+    def __init__(self, top_k: int = 5) -> None:
         self.top_k = top_k
         self._counter = 0
 
@@ -110,16 +202,24 @@ class PassagesProvider:
             passages = [
                 p for part in last.parts if isinstance(part, Passages) for p in part.passages
             ]
-        terms = [w.lower().strip(_TERM_STRIP) for w in query_for(question).split()]
+        query = query_for(question)
         parts: list[str] = []
         citations: list[CitationRef] = []
         if passages:
             parts.append(HEADER + "\n\n")
             yield StreamText(parts[-1])
+            weight = sentence_weights([p.text for p in passages], query)
             for p in passages:
-                quote, cut_start, cut_end = excerpt(p.text, terms)
-                shown = ("… " if cut_start else "") + quote + (" …" if cut_end else "")
-                parts.append(f"> {shown}\n\n— {p.label}\n\n")
+                shown = present(p.text, query, weight=weight)
+                quote = shown.answer or excerpt(p.text, [])[0]
+                around = (
+                    ("… " if shown.cut_start else "")
+                    + shown.context
+                    + (" …" if shown.cut_end else "")
+                )
+                chapter = p.title.partition(CHAPTER_MARK)[2]
+                where = f"— {p.label}" + (f" · {chapter}" if chapter else "")
+                parts.append(f"> **{quote}**\n>\n> {around}\n\n{where}\n\n")
                 yield StreamText(parts[-1])
                 ref = CitationRef(p.book_id, p.first_page, p.last_page, quote)
                 citations.append(ref)
@@ -144,4 +244,4 @@ class PassagesProvider:
         )
 
 
-__all__ = ["HEADER", "PassagesProvider", "excerpt", "query_for"]
+__all__ = ["HEADER", "PassagesProvider", "Shown", "excerpt", "present", "query_for"]

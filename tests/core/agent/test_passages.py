@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from core.agent.providers.base import StreamCitation, StreamText
-from core.agent.providers.passages import PassagesProvider, excerpt, query_for
+from core.agent.providers.passages import PassagesProvider, excerpt, present, query_for
 from core.agent.types import (
     HiddenAfter,
     Passage,
@@ -77,3 +77,36 @@ def test_nothing_found_says_so_in_words() -> None:
     events = turn(UserMessage((Question("zzz"),)), UserMessage((ToolResult("p1", ()),)))
     shown = "".join(e.text for e in events if isinstance(e, StreamText))
     assert "No passage matches" in shown and "Settings" in shown
+
+
+def test_the_sentence_that_answers_comes_first_in_bold_with_page_and_chapter() -> None:
+    text = (
+        "it was the end of a sentence cut by the chunker. The Hatter opened his eyes very "
+        "wide on hearing this. “Why is a raven like a writing-desk?” he asked at last. "
+        "Alice thought they were going to have some fun now. She was glad they had begun "
+        "asking riddles."
+    )
+    passage = Passage(7, 44, 44, text, "Alice, p. 44 — CHAPTER VII. A Mad Tea-Party")
+    events = turn(
+        UserMessage((Question("What did the Hatter ask about a raven?"),)),
+        UserMessage((ToolResult("passages_1", (passage,)),)),
+    )
+    shown = "".join(e.text for e in events if isinstance(e, StreamText))
+    assert "not an answer" in shown, "it says honestly that these are matches"
+    body = shown.split("\n\n", 1)[1]
+    first = body.splitlines()[0]
+    assert first == "> **“Why is a raven like a writing-desk?” he asked at last.**"
+    assert "cut by the chunker" not in shown, "a sentence cut at the passage's start is left out"
+    assert "— p. 44 · CHAPTER VII. A Mad Tea-Party" in shown
+    (cite,) = [e.citation for e in events if isinstance(e, StreamCitation)]
+    assert cite.quoted_text == "“Why is a raven like a writing-desk?” he asked at last."
+    assert cite.quoted_text in text
+
+
+def test_present_keeps_whole_sentences() -> None:
+    text = "First one here. " * 40 + "The key was tiny and golden. " + "Last one here. " * 40
+    shown = present(text, "what was the key made of", chars=200)
+    assert shown.answer == "The key was tiny and golden."
+    assert shown.cut_start and shown.cut_end
+    assert shown.context.startswith("First one here.") and shown.context.endswith("here.")
+    assert "**The key was tiny and golden.**" in shown.context and len(shown.context) <= 220

@@ -20,9 +20,9 @@ def search_book(book_id: int, query: str, **options: int) -> list[SearchHit]:
     return _search.search_book(book_id, query, **options)
 
 
-def search_library(query: str, **options: int) -> list[SearchHit]:
+def search_all(query: str, **options: int) -> list[tuple[int, list[SearchHit]]]:
     assert _search is not None
-    return _search.search_library(query, **options)
+    return _search.search_all(query, bounded=False, **options)
 
 
 @pytest.fixture(scope="module")
@@ -57,14 +57,14 @@ def test_best_passages_first_with_pages_and_snippet(alice: tuple[Library, BookIn
 def test_results_stay_in_their_book(alice: tuple[Library, BookInfo]) -> None:
     _, book = alice
     assert search_book(book.id, "Gregor Samsa") == []
-    assert any(h.book_id != book.id for h in search_library("Gregor"))
+    assert any(book_id != book.id for book_id, _ in search_all("Gregor"))
 
 
 def test_spoiler_bound_is_applied_in_sql(alice: tuple[Library, BookInfo]) -> None:
     _, book = alice
-    unbounded = search_book(book.id, "Hatter", limit=100)
+    unbounded = search_book(book.id, "Hatter", limit=100, hybrid=False)
     bound = 50
-    bounded = search_book(book.id, "Hatter", limit=3, until_page=bound)
+    bounded = search_book(book.id, "Hatter", limit=3, until_page=bound, hybrid=False)
     before = [h for h in unbounded if h.end_page <= bound]
     assert len(bounded) == min(3, len(before)) > 0
     assert all(h.end_page <= bound for h in bounded)
@@ -73,6 +73,8 @@ def test_spoiler_bound_is_applied_in_sql(alice: tuple[Library, BookInfo]) -> Non
     assert _search is not None and _search.continues_beyond(book.id, bound)
     assert not _search.continues_beyond(book.id, book.page_count)
     assert search_book(book.id, "Hatter", until_page=1) == []
+    meaning = search_book(book.id, "a tea party that never ends", limit=10, until_page=bound)
+    assert meaning and all(h.end_page <= bound for h in meaning), "the vectors obey the bound"
 
 
 def test_phrases(alice: tuple[Library, BookInfo]) -> None:

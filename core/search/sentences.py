@@ -1,0 +1,73 @@
+"""Sentences and word stems of a passage, for finding where in it a question is answered
+(search's re-ranking and passages mode's highlighted sentence)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+# a sentence ends at . ! ? … (and closing quotes) before a word that does not start in lower
+# case: “Why?” he asked. is one sentence
+_SENTENCE = re.compile(r"\S.*?(?:[.!?…]+[\"”’')\]]*(?=\s+[^\sa-z]|\s*$)|$)", re.DOTALL)
+_SPLIT = re.compile(r"[^\w’']+")
+STOP = frozenset(
+    "a an and are as at be but by did do does for from had has have he her his how i in is it "
+    "its me my of on or she so that the their them then there they this to was we were what "
+    "when where which who whom why will with would you your about into than not no".split()
+)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (spaces folded), each exact text of it."""
+    return [m.group(0).strip() for m in _SENTENCE.finditer(" ".join(text.split()))]
+
+
+def stems(text: str) -> set[str]:
+    """Crude stems (the first five letters) of the meaningful words of ``text``."""
+    return {w[:5] for w in _SPLIT.split(text.lower()) if len(w) > 2 and w.strip("’'") not in STOP}
+
+
+ENDED = re.compile(r"[.!?…:;][\"”’')\]]*$")  # a sentence that ends here, not a cut
+
+
+def matches(wanted: set[str], text: str) -> list[tuple[int, str]]:
+    """(offset, stem) of every word of ``text`` that starts with one of the stems
+    ``wanted``, in text order. Plain substring search (re-ranking runs on every search,
+    and a regular expression with many alternatives is several times slower)."""
+    lowered = text.lower()
+    found: list[tuple[int, str]] = []
+    for stem in wanted:
+        at = lowered.find(stem)
+        while at >= 0:
+            if at == 0 or not lowered[at - 1].isalnum():
+                found.append((at, stem))
+            at = lowered.find(stem, at + len(stem))
+    found.sort()
+    return found
+
+
+def weights(found: list[list[tuple[int, str]]]) -> dict[str, float]:
+    """How telling each query stem is among the passages (inverse document frequency)."""
+    count: dict[str, int] = {}
+    for places in found:
+        for stem in {stem for _, stem in places}:
+            count[stem] = count.get(stem, 0) + 1
+    n = len(found)
+    return {t: math.log(1 + n / (1 + c)) for t, c in count.items()}
+
+
+def closeness(places: list[tuple[int, str]], weight: dict[str, float], span: int = 250) -> float:
+    """The largest share of the query's weight (among the stems found in any passage) held
+    by different stems within ``span`` characters (about two sentences): a passage whose
+    words cluster in one place beats one that scatters them."""
+    total = sum(weight.values())
+    if not total or not places:
+        return 0.0
+    best = 0.0
+    start = 0
+    for end in range(len(places)):
+        while places[end][0] - places[start][0] > span:
+            start += 1
+        held = {stem for _, stem in places[start : end + 1]}
+        best = max(best, sum(weight.get(t, 0.0) for t in held))
+    return best / total

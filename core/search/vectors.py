@@ -1,0 +1,519 @@
+"""Dense vectors of a book's chunks, for search by meaning beside BM25.
+
+The model is WordLlama's static embedding (MIT), whose weights ship inside its wheel: no
+download, ever, and about 0.3 s to load. It is imported the first time a vector is needed
+(never on the window's start-up path). A book's vectors are one row of ``chunk_vectors``
+(schema: core/store/migrations.py): int8 numbers, ``dims`` per chunk, for the book's chunk
+ids ``first_chunk`` … ``first_chunk + count - 1`` in order (a book's chunks are written in
+one transaction, so their ids are contiguous). When the book's chunks change (a re-read),
+the row no longer matches them and counts as missing until the book is embedded again;
+deleting the book deletes the row (foreign key).
+
+Searching one book is a dot product over its few hundred vectors with numpy (well under a
+millisecond); the decoded matrix of the last few books searched is kept in memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import peewee as pw
+
+if TYPE_CHECKING:
+    import numpy as np
+
+log = logging.getLogger("margin.search.vectors")
+
+MODEL = "wordllama-l2-supercat"
+WEIGHTS = "l2_supercat"
+FULL_DIMS = 256  # the width of the weights the wheel ships
+DIMS = 128  # kept per chunk (Matryoshka-trained: the first dimensions carry the most)
+EMBED_CHARS = 2000  # WordLlama averages token vectors: more text only blurs the passage
+BATCH = 64
+CACHED_BOOKS = 8
+QUIET_S = 1.0  # background indexing waits for imports to pause this long
+IDLE_S = 10.0  # then its thread ends after this long with nothing to do
+
+_model: Any = None
+_model_lock = threading.Lock()
+
+
+class VectorsUnavailable(RuntimeError):
+    """The embedding model cannot be loaded (the package is missing or damaged)."""
+
+
+def model_files() -> tuple[Path, Path]:
+    """(weights, tokenizer) as the ``wordllama`` wheel ships them. The package itself is not
+    imported: its start-up pulls in far more than two files need (50 MB more memory)."""
+    import importlib.util
+    import sys
+
+    bundle = getattr(sys, "_MEIPASS", None)  # the packaged app carries just the two files
+    spec = None if bundle else importlib.util.find_spec("wordllama")
+    if bundle:
+        folder = Path(bundle) / "wordllama"
+    elif spec is None or not spec.submodule_search_locations:
+        raise VectorsUnavailable("the wordllama package is not installed")
+    else:
+        folder = Path(next(iter(spec.submodule_search_locations)))
+    return (
+        folder / "weights" / f"{WEIGHTS}_{FULL_DIMS}.safetensors",
+        folder / "tokenizers" / f"{WEIGHTS}_tokenizer_config.json",
+    )
+
+
+def _read_table(path: Path) -> Any:
+    """The first DIMS columns of the token vectors (float16), read through a memory map so
+    the full table is never copied into memory. A safetensors file is an 8-byte header
+    length, a JSON header, then the raw tensor."""
+    import json
+
+    import numpy as np
+
+    with path.open("rb") as file:
+        size = int.from_bytes(file.read(8), "little")
+        header = json.loads(file.read(size))
+    info = next(v for k, v in header.items() if k != "__metadata__")
+    if info["dtype"] != "F16" or len(info["shape"]) != 2:
+        raise VectorsUnavailable(f"unexpected weights in {path.name}: {info['dtype']}")
+    begin, _ = info["data_offsets"]
+    mapped = np.memmap(
+        path, dtype=np.float16, mode="r", offset=8 + size + begin, shape=tuple(info["shape"])
+    )
+    table = np.ascontiguousarray(mapped[:, :DIMS])
+    del mapped
+    return table
+
+
+def _load_model() -> tuple[Any, Any]:
+    """(token vectors, tokenizer) of the model, loaded once."""
+    global _model
+    with _model_lock:
+        if _model is None:
+            try:
+                from tokenizers import Tokenizer
+
+                weights, vocabulary = model_files()
+                tokenizer = Tokenizer.from_file(str(vocabulary))
+                tokenizer.no_padding()
+                tokenizer.no_truncation()
+                _model = (_read_table(weights), tokenizer)
+            except Exception as exc:  # any failure means: no vectors
+                log.warning("the embedding model could not be loaded", exc_info=True)
+                raise VectorsUnavailable(str(exc)) from exc
+        return _model
+
+
+def embed(texts: Sequence[str]) -> np.ndarray:
+    """Unit vectors (float32, one row per text) of ``texts``: the mean of their tokens'
+    vectors, as WordLlama computes it, without padding every text to the longest one (three
+    times faster on a book's chunks)."""
+    import numpy as np
+
+    table, tokenizer = _load_model()
+    out = np.zeros((len(texts), DIMS), dtype=np.float32)
+    for start in range(0, len(texts), BATCH):
+        batch = [t[:EMBED_CHARS] for t in texts[start : start + BATCH]]
+        # one text (a query): plain encode, no thread pool to wake on a busy machine
+        encoded = (
+            [tokenizer.encode(batch[0], add_special_tokens=False)]
+            if len(batch) == 1
+            else tokenizer.encode_batch(batch, add_special_tokens=False)
+        )
+        rows = [(n, e.ids) for n, e in enumerate(encoded) if e.ids]
+        if not rows:
+            continue
+        lengths = np.array([len(ids) for _, ids in rows])
+        ids = np.concatenate([np.asarray(ids, dtype=np.int64) for _, ids in rows])
+        np.clip(ids, 0, table.shape[0] - 1, out=ids)
+        sums = np.add.reduceat(
+            table[ids].astype(np.float32), np.r_[0, np.cumsum(lengths)[:-1]], axis=0
+        )
+        out[[start + n for n, _ in rows]] = sums / lengths[:, None]
+    return _unit(out)
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32)
+
+
+def pack(matrix: np.ndarray) -> bytes:
+    """int8, each row scaled so its largest component is ±127 (cosine needs no scale)."""
+    import numpy as np
+
+    peak = np.abs(matrix).max(axis=1, keepdims=True)
+    peak[peak == 0] = 1.0
+    return np.round(matrix / peak * 127).astype(np.int8).tobytes()
+
+
+def unpack(blob: bytes, dims: int) -> np.ndarray:
+    import numpy as np
+
+    return _unit(np.frombuffer(blob, dtype=np.int8).reshape(-1, dims).astype(np.float32))
+
+
+@dataclass(frozen=True)
+class _Stored:
+    first_chunk: int
+    count: int
+    matrix: Any  # np.ndarray, float32 unit rows
+
+
+class BookVectors:
+    """The vectors of the library's books: written after an import, searched per book."""
+
+    def __init__(self, db: pw.SqliteDatabase) -> None:
+        self.db = db
+        self._cache: OrderedDict[int, _Stored] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def _chunks(self, book_id: int) -> tuple[list[int], list[str]]:
+        rows = self.db.execute_sql(
+            "SELECT c.id, t.text FROM chunk c JOIN chunk_text t ON t.id = c.id "
+            "WHERE c.book_id = ? ORDER BY c.id",
+            (book_id,),
+        ).fetchall()
+        return [int(r[0]) for r in rows], [str(r[1]) for r in rows]
+
+    def index_book(self, book_id: int) -> bool:
+        """Compute and store the vectors of a book's chunks; False when it has none (or its
+        chunks are not contiguous, which a healthy library never has)."""
+        from core.search.frontmatter import is_front_matter
+
+        ids, texts = self._chunks(book_id)
+        if not ids or ids[-1] - ids[0] + 1 != len(ids):
+            return False
+        matrix = embed(texts)
+        for row, text in enumerate(texts):
+            if is_front_matter(text):
+                matrix[row] = 0  # never near a question
+        blob = pack(matrix)
+        # IMMEDIATE: take the write lock first (waiting for an import's transaction), never
+        # upgrade a read to a write, which SQLite refuses at once when another writer is on
+        with self.db.atomic("IMMEDIATE"):
+            current = self.db.execute_sql(
+                "SELECT min(id), count(*) FROM chunk WHERE book_id = ?", (book_id,)
+            ).fetchone()
+            if current is None or (current[0], current[1]) != (ids[0], len(ids)):
+                return False  # the book was re-read or deleted meanwhile
+            self.db.execute_sql(
+                "INSERT OR REPLACE INTO chunk_vectors (book_id, model, dims, first_chunk, count,"
+                " data) VALUES (?, ?, ?, ?, ?, ?)",
+                (book_id, MODEL, DIMS, ids[0], len(ids), blob),
+            )
+        with self._lock:
+            self._cache.pop(book_id, None)
+        return True
+
+    def missing(self) -> list[int]:
+        """Ready books whose vectors are missing or no longer match their chunks."""
+        rows = self.db.execute_sql(
+            "SELECT b.id FROM book b "
+            "JOIN (SELECT book_id, min(id) AS first, count(*) AS n FROM chunk GROUP BY book_id)"
+            " c ON c.book_id = b.id "
+            "LEFT JOIN chunk_vectors v ON v.book_id = b.id "
+            "WHERE b.status = 'ready' AND (v.book_id IS NULL OR v.model != ? OR v.dims != ?"
+            " OR v.first_chunk != c.first OR v.count != c.n) ORDER BY b.id",
+            (MODEL, DIMS),
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def index_missing(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> int:
+        """Give every book without (current) vectors its vectors, one book at a time, for an
+        existing library in the background; ``progress(done, total)`` after each book.
+        Returns how many books were indexed. Stops early when ``cancelled()``."""
+        todo = self.missing()
+        done = 0
+        for n, book_id in enumerate(todo, 1):
+            if cancelled is not None and cancelled():
+                break
+            try:
+                if self.index_book(book_id):
+                    done += 1
+            except VectorsUnavailable:
+                break
+            except (pw.OperationalError, pw.IntegrityError) as exc:
+                log.warning("vectors of book %s not stored (tried again later): %s", book_id, exc)
+            if progress is not None:
+                progress(n, len(todo))
+        return done
+
+    # --- searching -------------------------------------------------------------------------
+
+    def _stored(self, book_id: int) -> _Stored | None:
+        with self._lock:
+            hit = self._cache.get(book_id)
+            if hit is not None:
+                self._cache.move_to_end(book_id)
+        row = self.db.execute_sql(
+            "SELECT v.first_chunk, v.count, c.first, c.n, "
+            "CASE WHEN v.first_chunk = c.first AND v.count = c.n AND v.model = ? AND v.dims = ?"
+            " THEN 1 ELSE 0 END "
+            "FROM chunk_vectors v, (SELECT min(id) AS first, count(*) AS n FROM chunk "
+            "WHERE book_id = ?) c WHERE v.book_id = ?",
+            (MODEL, DIMS, book_id, book_id),
+        ).fetchone()
+        if row is None or not row[4]:
+            return None
+        if hit is not None and (hit.first_chunk, hit.count) == (row[0], row[1]):
+            return hit
+        blob = self.db.execute_sql(
+            "SELECT data FROM chunk_vectors WHERE book_id = ?", (book_id,)
+        ).fetchone()
+        if blob is None:
+            return None
+        stored = _Stored(int(row[0]), int(row[1]), unpack(bytes(blob[0]), DIMS))
+        with self._lock:
+            self._cache[book_id] = stored
+            while len(self._cache) > CACHED_BOOKS:
+                self._cache.popitem(last=False)
+        return stored
+
+    def has(self, book_id: int) -> bool:
+        return self._stored(book_id) is not None
+
+    def nearest(
+        self, book_id: int, query: str, rowids: tuple[int, int], limit: int
+    ) -> list[tuple[int, float]] | None:
+        """The ``limit`` chunks of the book within ``rowids`` closest in meaning to ``query``
+        as (chunk id, cosine), best first; None when the book has no vectors (yet)."""
+        import numpy as np
+
+        stored = self._stored(book_id)
+        if stored is None:
+            return None
+        first = max(rowids[0], stored.first_chunk) - stored.first_chunk
+        last = min(rowids[1], stored.first_chunk + stored.count - 1) - stored.first_chunk
+        if last < first:
+            return []
+        try:
+            wanted = embed([query])[0]
+        except VectorsUnavailable:
+            return None
+        scores = stored.matrix[first : last + 1] @ wanted
+        k = min(limit, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top])]
+        return [
+            (stored.first_chunk + first + int(i), float(scores[i])) for i in top if scores[i] > 0
+        ]
+
+
+class VectorIndexer:
+    """One background thread per library that gives books their vectors: a book just
+    imported or read again, and every book of a library from before vectors (its search is
+    BM25 alone until then). ``request()`` wakes it and returns at once, so an import takes
+    no longer than before; listeners hear ``(done, total)`` after each book."""
+
+    def __init__(self, db: pw.SqliteDatabase) -> None:
+        self.db = db
+        self._wake = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.listeners: list[Callable[[int, int], None]] = []
+
+    def request(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._idle.clear()
+            self._wake.set()
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="margin-vectors", daemon=True
+                )
+                self._thread.start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until nothing is left to index (True), or ``timeout`` seconds (False)."""
+        return self._idle.wait(timeout)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+
+    def _current(self) -> bool:
+        """The library is there and at this version's schema (not removed, not being
+        migrated or rebuilt by someone else)."""
+        from core.store.migrations import SCHEMA_VERSION, current_version
+
+        if not Path(str(self.db.database)).exists():
+            return False
+        return current_version(self.db) == SCHEMA_VERSION
+
+    def _index(self, vectors: BookVectors) -> None:
+        """Every book that lacks vectors, in a spawned worker process when one can be started
+        (the model's memory and CPU stay out of this process), else here. The worker is a
+        daemon: leaving Margin ends it, never waits for it."""
+        import multiprocessing
+
+        todo = vectors.missing()
+        if not todo:
+            return
+        ctx = multiprocessing.get_context("spawn")
+        receive, send = ctx.Pipe(duplex=False)
+        worker = ctx.Process(
+            target=_index_books,
+            args=(str(self.db.database), todo, send),
+            name="margin-vectors",
+            daemon=True,
+        )
+        try:
+            worker.start()
+        except (OSError, RuntimeError):  # no worker process here: compute in this one
+            log.info("vectors computed in this process", exc_info=True)
+            receive.close()
+            send.close()
+            self._index_here(vectors, todo)
+            return
+        send.close()
+        done = 0
+        try:
+            while done < len(todo) and not self._stopped:
+                if not receive.poll(0.5):
+                    if not worker.is_alive():
+                        break
+                    continue
+                try:
+                    book_id, outcome = receive.recv()
+                except EOFError:  # the worker ended
+                    break
+                done += 1
+                if outcome != "ok":
+                    log.warning("vectors of book %s: %s", book_id, outcome)
+                self._report(done, len(todo))
+                if outcome == "unavailable":
+                    break
+        finally:
+            receive.close()
+            worker.join(timeout=1 if self._stopped else 5)
+            if worker.is_alive():
+                worker.terminate()
+                worker.join(timeout=1)
+
+    def _index_here(self, vectors: BookVectors, todo: list[int]) -> None:
+        for n, book_id in enumerate(todo, 1):
+            if self._stopped:
+                return
+            try:
+                vectors.index_book(book_id)
+            except VectorsUnavailable:
+                return
+            except (pw.OperationalError, pw.IntegrityError, sqlite3.Error) as exc:
+                log.warning("vectors of book %s not stored (tried again later): %s", book_id, exc)
+            self._report(n, len(todo))
+
+    def _report(self, done: int, total: int) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(done, total)
+            except Exception:
+                log.warning("a vectors progress listener failed", exc_info=True)
+
+    def _run(self) -> None:
+        vectors = BookVectors(self.db)
+        while not self._stopped:
+            if not self._wake.wait(IDLE_S):
+                with self._lock:  # nothing asked for a while: end; request() starts anew
+                    if not self._wake.is_set():
+                        self._thread = None
+                        break
+            self._wake.clear()
+            # a batch of imports first: start once they have paused for QUIET_S
+            while not self._stopped and self._wake.wait(QUIET_S):
+                self._wake.clear()
+            if self._stopped:
+                break
+            try:
+                if self._current():
+                    self._index(vectors)
+            except Exception:  # a closed or damaged library: search stays BM25 alone
+                log.warning("background vectors stopped", exc_info=True)
+            finally:
+                if not self.db.is_closed():
+                    self.db.close()  # this thread's own connection
+            if not self._wake.is_set():
+                self._idle.set()
+        if self._stopped:
+            self._idle.set()
+
+
+def _index_books(path: str, book_ids: list[int], send: Any) -> None:
+    """The worker process: each book's vectors, and after each ("ok", "skipped",
+    "unavailable" or why it failed) sent back."""
+    try:
+        for book_id in book_ids:
+            try:
+                outcome = "ok" if _index_in_worker(path, book_id) else "skipped"
+            except VectorsUnavailable as exc:
+                send.send((book_id, "unavailable"))
+                log.warning("no vectors: %s", exc)
+                return
+            except Exception as exc:  # this book only; tried again later
+                outcome = f"not stored (tried again later): {exc}"
+            send.send((book_id, outcome))
+    finally:
+        send.close()
+
+
+def _index_in_worker(path: str, book_id: int) -> bool:
+    """In the worker process: compute and store one book's vectors. The library is opened
+    as it is, never created or migrated (only the window or a command does that): when its
+    schema is not this version's, nothing is done."""
+    from core.store.db import PRAGMAS
+    from core.store.migrations import SCHEMA_VERSION, current_version
+    from core.store.models import page_text, unpack_chunk
+
+    if not Path(path).exists():
+        return False  # the library was removed meanwhile
+    db = pw.SqliteDatabase(path, pragmas=PRAGMAS, check_same_thread=False)
+    db.register_function(page_text, "margin_text", 1, deterministic=True)
+    db.register_function(unpack_chunk, "margin_chunk", 3, deterministic=True)
+    try:
+        db.connect()
+        if current_version(db) != SCHEMA_VERSION:
+            return False
+        return BookVectors(db).index_book(book_id)
+    finally:
+        db.close()
+
+
+_indexers: dict[int, VectorIndexer] = {}
+_indexers_lock = threading.Lock()
+
+
+def indexer_for(db: pw.SqliteDatabase) -> VectorIndexer:
+    """The library's one background indexer."""
+    with _indexers_lock:
+        indexer = _indexers.get(id(db))
+        if indexer is None or indexer.db is not db:
+            indexer = _indexers[id(db)] = VectorIndexer(db)
+        return indexer
+
+
+def request_vectors(db: pw.SqliteDatabase) -> None:
+    """Have the books of this library that lack vectors get them in the background."""
+    indexer_for(db).request()

@@ -1,0 +1,133 @@
+"""Recall@5 of search_book on paraphrased questions (tests/bench/data/search_eval.json), BM25
+alone beside hybrid (BM25 + dense vectors), per book; and how often passages mode shows the
+answer in its highlighted sentence or its passage.
+
+A question counts as found when one of the first five passages holds its answer quote (after
+folding case, quotes, dashes and underscores). Every book is read to the end (no bound).
+Run: PYTHONPATH=$PWD .venv/bin/python tests/bench/eval_search.py [--misses]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from common import FIXTURES, machine
+
+from core.books.importer import import_book
+from core.paths import resolve_paths
+from core.search import BookSearch
+from core.search.vectors import indexer_for
+from core.store.library import Library
+
+DATA = Path(__file__).parent / "data" / "search_eval.json"
+_FOLD = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "_": " "})
+
+
+def fold(text: str) -> str:
+    return " ".join(re.sub(r"[^\w']+|_", " ", text.translate(_FOLD).lower()).split())
+
+
+def load() -> dict:
+    return json.loads(DATA.read_text(encoding="utf-8"))
+
+
+def book_path(relative: str) -> Path:
+    """A fixture book, or a book kept outside the project (``~/...``, or under the folder
+    MARGIN_EVAL_BOOKS names)."""
+    if relative.startswith("~/"):
+        folder = os.environ.get("MARGIN_EVAL_BOOKS")
+        return Path(folder) / Path(relative).name if folder else Path(relative).expanduser()
+    return FIXTURES / relative
+
+
+def open_books(lib: Library, books: dict[str, str]) -> dict[str, int]:
+    ids = {}
+    for key, relative in books.items():
+        path = book_path(relative)
+        if not path.exists():
+            print(f"  ({key}: {path} is not there; its questions are skipped)")
+            continue
+        book = import_book(lib, path).book
+        lib.set_read_to(book.id, book.page_count)
+        ids[key] = book.id
+    indexer_for(lib.db).wait()
+    return ids
+
+
+def recall(search, ids, questions, *, hybrid: bool, show: bool) -> dict[str, list[bool]]:
+    found: dict[str, list[bool]] = defaultdict(list)
+    for q in questions:
+        for key in (q["book"], q["book"] + "-txt"):
+            if key not in ids:
+                continue
+            hits = search.search_book(ids[key], q["question"], limit=5, hybrid=hybrid)
+            ok = any(fold(q["answer"]) in fold(h.text) for h in hits)
+            found[key].append(ok)
+            if show and not ok:
+                print(f"    miss [{key}] {q['question']}  -> {q['answer']}")
+    return found
+
+
+def passages_mode(search, ids, questions, *, show: bool) -> dict[str, list[tuple[bool, bool]]]:
+    """Per question: (the answer is in a highlighted sentence, in a shown passage) of the
+    passages passages mode shows."""
+    from core.agent.providers.passages import PassagesProvider, present, sentence_weights
+
+    found: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    for q in questions:
+        key = q["book"]
+        if key not in ids:
+            continue
+        hits = search.search_book(ids[key], q["question"], limit=PassagesProvider().top_k)
+        weight = sentence_weights([h.text for h in hits], q["question"])
+        shown = [present(h.text, q["question"], weight=weight) for h in hits]
+        answer = fold(q["answer"])
+        in_sentence = any(answer in fold(s.answer) for s in shown)
+        in_passage = any(answer in fold(s.context) for s in shown)
+        found[key].append((in_sentence, in_passage))
+        if show and not in_passage:
+            print(f"    passages miss [{key}] {q['question']}  -> {q['answer']}")
+    return found
+
+
+def main() -> None:
+    show = "--misses" in sys.argv
+    data = load()
+    print(f"eval_search on {machine()}: {len(data['questions'])} questions")
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = Library.open(resolve_paths(Path(tmp) / "home"))
+        ids = open_books(lib, data["books"])
+        search = BookSearch(lib.db)
+        for hybrid in (False, True):
+            start = time.perf_counter()
+            found = recall(search, ids, data["questions"], hybrid=hybrid, show=show)
+            took = time.perf_counter() - start
+            name = "hybrid" if hybrid else "BM25  "
+            total = [x for v in found.values() for x in v]
+            per = ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in found.items())
+            print(
+                f"  {name} recall@5 {100 * sum(total) / len(total):5.1f} %  ({per})  {took:.1f} s"
+            )
+        shown = passages_mode(search, ids, data["questions"], show=show)
+        every = [x for v in shown.values() for x in v]
+        per = ", ".join(
+            f"{k} {sum(b for _, b in v)}/{len(v)} (sentence {sum(a for a, _ in v)})"
+            for k, v in shown.items()
+        )
+        print(
+            f"  passages mode: answer shown {100 * sum(b for _, b in every) / len(every):.1f} %,"
+            f" in the highlighted sentence {100 * sum(a for a, _ in every) / len(every):.1f} %"
+            f"  ({per})"
+        )
+        lib.close()
+
+
+if __name__ == "__main__":
+    main()
