@@ -285,7 +285,10 @@ def _started_pool(slot: int, max_bytes: int) -> ProcessPoolExecutor:
     """The pool of ``slot`` with its worker known to run: a worker that cannot start (no
     processes left, a broken installation) is reported as that, not as a memory problem
     or a damaged book."""
-    pool = _worker_pool(slot, max_bytes)
+    try:
+        pool = _worker_pool(slot, max_bytes)
+    except OSError as exc:  # the resource tracker (started with the same executable) died
+        raise _worker_failed(exc.strerror) from exc
     if id(pool) in _started:
         return pool
     try:

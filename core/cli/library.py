@@ -182,6 +182,8 @@ def _ensure_vectors(ctx: CliContext, book_id: int) -> None:
     or from before them) gets them now, once, so the search is by meaning too."""
     from core.search.vectors import VectorsUnavailable
 
+    if ctx.app.library.read_only:
+        return  # nothing can be saved: searched by words alone
     vectors = ctx.app.search.vectors
     if not vectors.has(book_id):
         try:

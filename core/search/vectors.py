@@ -515,5 +515,8 @@ def indexer_for(db: pw.SqliteDatabase) -> VectorIndexer:
 
 
 def request_vectors(db: pw.SqliteDatabase) -> None:
-    """Have the books of this library that lack vectors get them in the background."""
+    """Have the books of this library that lack vectors get them in the background (never
+    in a library opened read-only: nothing could be saved)."""
+    if getattr(db, "margin_read_only", False):
+        return
     indexer_for(db).request()
