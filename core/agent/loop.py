@@ -110,7 +110,7 @@ STOP_TABLE: Mapping[StopReason, StopRule] = {
 
 # Not a stop reason of the API: Margin closed the stream of an answer that looped.
 REPEATING = StopRule(Next.DONE, repetition.NOTE, repetition.NOTICE)
-REPETITION_STOP = "repetition"  # the run's stop_reason then
+REPETITION_STOP = repetition.STOP_REASON
 
 
 @dataclass

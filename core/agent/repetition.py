@@ -9,7 +9,9 @@ answer as it arrives and says where to cut it once it is clearly looping:
   short phrase said twice or three times — "Off with her head! Off with her head!" — is
   not a loop, while "very very very …" thirty times is);
 * the **same sentence or line** (at least ``MIN_SENTENCE_WORDS`` words) for the
-  ``MIN_COPIES``-th time anywhere in the answer (a loop that varies between copies).
+  ``MIN_COPIES``-th time anywhere in the answer, its copies adding up to at least
+  ``MIN_LOOP_WORDS_SENTENCES`` words (a loop that varies between copies; a song's refrain
+  quoted from the book — "Soup of the evening, beautiful Soup!" four times — is not one).
 
 The cut keeps the text before the loop plus one copy. Words are compared in lower case,
 without punctuation or numbers (a loop that numbers its copies is still a loop).
@@ -22,9 +24,11 @@ import re
 MIN_COPIES = 3
 MIN_LOOP_WORDS = 30
 MIN_SENTENCE_WORDS = 5
+MIN_LOOP_WORDS_SENTENCES = 40
 MAX_PERIOD = 80  # words in one repeated block, at most
 NOTE = "\n\n*(Stopped: the model was repeating itself.)*"
 NOTICE = "Stopped: the model was repeating itself."
+STOP_REASON = "repetition"  # the run's stop_reason when its answer was cut
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*", re.UNICODE)
 _SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|\n")
@@ -97,7 +101,7 @@ class RepetitionCheck:
                 continue
             seen = self._sentences.setdefault(key, [])
             seen.append(start)
-            if len(seen) >= MIN_COPIES:
+            if len(seen) >= MIN_COPIES and len(seen) * len(key) >= MIN_LOOP_WORDS_SENTENCES:
                 self.cut = len(self.text[: seen[1]].rstrip())
                 return True
         return False
