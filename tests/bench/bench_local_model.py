@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import shutil
 import socket
@@ -319,6 +320,12 @@ async def main() -> int:
     parser.add_argument("--questions", type=int, default=len(QUESTIONS))
     parser.add_argument("--strategy", choices=STRATEGIES, action="append")
     parser.add_argument("--show", action="store_true", help="print each answer")
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        help="length limit of an answer (default: the settings' own; lower it to time-box "
+        "a run of older code, whose local answers could run to 4,096 tokens)",
+    )
     args = parser.parse_args()
     server, model = find_server(args.build), find_model(args.build)
     if server is None or model is None:
@@ -332,7 +339,7 @@ async def main() -> int:
     from core.agent.service import AgentService, make_provider
     from core.books.importer import import_book
     from core.paths import resolve_paths
-    from core.settings import Settings
+    from core.settings import AgentLimits, Settings
     from core.store.library import Library
 
     print(f"bench_local_model on {machine()}")
@@ -353,7 +360,12 @@ async def main() -> int:
                 )
                 return recording[-1]
 
-            settings = Settings(provider="local", base_url=url, model="smollm2")
+            limits = AgentLimits()
+            if args.max_tokens:
+                names = {f.name for f in dataclasses.fields(AgentLimits)}
+                capped = {"max_output_tokens", "local_max_output_tokens"} & names
+                limits = dataclasses.replace(limits, **dict.fromkeys(capped, args.max_tokens))
+            settings = Settings(provider="local", base_url=url, model="smollm2", limits=limits)
             service = AgentService(library, library.paths, settings, provider_factory=factory)
             results = {}
             for strategy in args.strategy or STRATEGIES:
