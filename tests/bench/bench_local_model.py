@@ -278,6 +278,7 @@ async def ask_all(
                 "loop_stopped": result.stop_reason == "repetition",
                 "length_limit": result.stop_reason == "max_tokens",
                 "status": result.status,
+                "error": result.error.message if result.error else "",
                 "seconds": seconds,
                 "tokens": result.usage.output_tokens,
                 "answer": result.answer,
@@ -286,7 +287,8 @@ async def ask_all(
         )
         print(
             f"    {strategy:<15} {seconds:6.1f} s {result.usage.output_tokens:5d} tok "
-            f"{'right' if right else 'wrong'} {result.stop_reason:<12} {question[:50]}",
+            f"{'right' if right else 'wrong'} {result.stop_reason:<12} {question[:50]}"
+            + (f"\n      ({result.error.message})" if result.error else ""),
             flush=True,
         )
     return rows
@@ -304,6 +306,7 @@ def summary(strategy: str, rows: list[dict[str, Any]]) -> None:
     print(f"    not checked against the book      {share('unchecked')}")
     print(f"    loops stopped                     {share('loop_stopped')}")
     print(f"    ran to the length limit           {share('length_limit')}")
+    print(f"    failed (e.g. the time limit)      {share('error')}")
     print(
         f"    seconds per answer (median, max)  {statistics.median(r['seconds'] for r in rows):.1f}, "
         f"{max(r['seconds'] for r in rows):.1f}"
