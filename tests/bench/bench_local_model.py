@@ -324,6 +324,9 @@ async def main() -> int:
     parser.add_argument("--strategy", choices=STRATEGIES, action="append")
     parser.add_argument("--show", action="store_true", help="print each answer")
     parser.add_argument(
+        "--deadline", type=float, default=900.0, help="seconds an answer may take (and be silent)"
+    )
+    parser.add_argument(
         "--max-tokens",
         type=int,
         help="length limit of an answer (default: the settings' own; lower it to time-box "
@@ -363,7 +366,9 @@ async def main() -> int:
                 )
                 return recording[-1]
 
-            limits = AgentLimits()
+            # patient limits: on a loaded machine, reading six passages can take a small CPU
+            # longer than the 60 s a stream may stay silent; the figures are about answers
+            limits = AgentLimits(deadline_s=args.deadline, stream_idle_s=args.deadline)
             if args.max_tokens:
                 names = {f.name for f in dataclasses.fields(AgentLimits)}
                 capped = {"max_output_tokens", "local_max_output_tokens"} & names
