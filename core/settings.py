@@ -36,6 +36,8 @@ class AgentLimits:
     max_history_messages: int = 40
     history_token_budget: int = 60_000
     max_output_tokens: int = 4096
+    # a local model's answer: about 40 s at 27 tokens/s on a small CPU, a page of text
+    local_max_output_tokens: int = 1024
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
+from core.agent import repetition
 from core.agent.answer import for_model, marker
 from core.agent.context import citable, label_pages
 from core.agent.events import (
@@ -37,6 +38,7 @@ from core.agent.providers.base import (
     StreamRetry,
     StreamText,
 )
+from core.agent.repetition import RepetitionCheck
 from core.agent.spoiler_verify import SupportVerifier
 from core.agent.spoilers import Segment, SpoilerGuard
 from core.agent.tools import ToolBox, ToolContext, ToolOutput, error_output
@@ -107,6 +109,11 @@ STOP_TABLE: Mapping[StopReason, StopRule] = {
 }
 
 
+# Not a stop reason of the API: Margin closed the stream of an answer that looped.
+REPEATING = StopRule(Next.DONE, repetition.NOTE, repetition.NOTICE)
+REPETITION_STOP = repetition.STOP_REASON
+
+
 @dataclass
 class RunState:
     """Everything a run has produced so far (read when it ends, however it ends)."""
@@ -125,6 +132,7 @@ class RunState:
     withheld: list[Withheld] = field(default_factory=list)
     pending_calls: tuple[ToolCall, ...] = ()
     started: float = field(default_factory=time.monotonic)
+    repeating: bool = False  # the answer looped and its stream was closed
 
     @property
     def answer(self) -> str:
@@ -184,6 +192,19 @@ class AgentLoop:
         self.messages: list[Message] = []
         self._shorter: Callable[[], list[Message]] | None = None
         self._history_len = 0
+        self._repeats: RepetitionCheck | None = None
+        self._turn_texts = 0
+        self._turn_withheld = 0
+        self._turn_pieces: list[tuple[str, str]] = []
+        self._turn_deltas = 0
+
+    @property
+    def max_tokens(self) -> int:
+        """The length limit of one answer: local models have their own (they are slow, and
+        a small one can loop)."""
+        if self.provider.name == "local":
+            return self.limits.local_max_output_tokens
+        return self.limits.max_output_tokens
 
     @property
     def provider_supports_citations(self) -> bool:
@@ -228,7 +249,7 @@ class AgentLoop:
                     self.system,
                     tuple(self.messages),
                     tools,
-                    self.limits.max_output_tokens,
+                    self.max_tokens,
                 )
             )
             rule = STOP_TABLE[result.stop_reason]
@@ -250,7 +271,11 @@ class AgentLoop:
             return
 
     def _finish(self, message: AssistantMessage, stop: StopReason) -> None:
-        rule = STOP_TABLE.get(stop, STOP_TABLE[StopReason.END_TURN])
+        rule = (
+            REPEATING
+            if self.state.repeating
+            else STOP_TABLE.get(stop, STOP_TABLE[StopReason.END_TURN])
+        )
         if stop is StopReason.TOOL_USE or stop is StopReason.PAUSE_TURN:
             stop = StopReason.END_TURN
         texts = tuple(p for p in message.parts if isinstance(p, TextPart) and p.text.strip())
@@ -265,7 +290,7 @@ class AgentLoop:
             self.state.final = AssistantMessage((*texts, *kept))
         else:
             self.state.final = AssistantMessage(texts)
-        self.state.stop_reason = stop.value
+        self.state.stop_reason = REPETITION_STOP if self.state.repeating else stop.value
         if rule.note:
             self.state.texts.append(rule.note if self.state.answer else rule.note.strip())
         if rule.notice:
@@ -290,7 +315,7 @@ class AgentLoop:
             self.system,
             tuple(messages),
             tools,
-            self.limits.max_output_tokens,
+            self.max_tokens,
             tool_choice="none",
         )
         result = await self.turn(request, grace=60.0)
@@ -311,14 +336,27 @@ class AgentLoop:
         while True:
             started = time.perf_counter()
             shown = False
+            self._begin_turn(visible)
+            stream = self.provider.stream_turn(request)
             try:
                 remaining = max(1.0, self.deadline - time.monotonic()) + grace
                 async with asyncio.timeout(remaining):
-                    async for event in self.provider.stream_turn(request):
+                    async for event in stream:
                         if isinstance(event, StreamText):
                             if visible:
                                 shown = True
                                 await self._show(event.text, step)
+                                if self._repeats is not None and self._repeats.feed(event.text):
+                                    await _close(stream)  # stop the model now, not at its limit
+                                    result = self._cut_loop(step)
+                                    self.sink.invocation(
+                                        step,
+                                        request,
+                                        result,
+                                        "",
+                                        (time.perf_counter() - started) * 1000,
+                                    )
+                                    return result
                         elif isinstance(event, StreamCitation):
                             self._cite(event.citation, step)
                         elif isinstance(event, StreamRetry):
@@ -372,15 +410,68 @@ class AgentLoop:
                 )
                 self.messages = shorter() + self.messages[self._history_len :]
                 request = dataclasses.replace(request, messages=tuple(self.messages))
+            finally:
+                await _close(stream)
+
+    # a looping answer ------------------------------------------------------------------
+
+    def _begin_turn(self, visible: bool) -> None:
+        """Start watching a visible turn's text for a loop: a local model's (Claude does not
+        fall into one; passages mode quotes the book)."""
+        self._repeats = RepetitionCheck() if visible and self.provider.name == "local" else None
+        self._turn_texts = len(self.state.texts)
+        self._turn_withheld = len(self.state.withheld)
+        self._turn_pieces = []  # (the model's text, what was shown) in order
+        self._turn_deltas = 0
+
+    def _cut_loop(self, step: int) -> TurnResult:
+        """The turn's text cut where the loop began (plus one copy): the stream is closed,
+        the answer keeps what came before, and the run ends marked (``REPEATING``)."""
+        check = self._repeats
+        assert check is not None and check.cut is not None
+        cut = check.cut
+        state = self.state
+        raw_pos = 0
+        kept_raw: list[str] = []
+        kept_shown: list[str] = []
+        for raw, shown in self._turn_pieces:
+            if raw_pos + len(raw) <= cut:
+                kept_raw.append(raw)
+                kept_shown.append(shown)
+            elif raw_pos < cut and raw == shown:
+                kept_raw.append(raw[: cut - raw_pos])
+                kept_shown.append(shown[: cut - raw_pos])
+                break
+            else:
+                break
+            raw_pos += len(raw)
+        del state.texts[self._turn_texts :]
+        state.texts.append("".join(kept_shown).rstrip())
+        said = state.texts[-1]
+        state.withheld[self._turn_withheld :] = [
+            w for w in state.withheld[self._turn_withheld :] if marker(w.index) in said
+        ]
+        if self.guard is not None:
+            self.guard.flush()  # the rest of the loop is dropped unread
+        state.repeating = True
+        usage = Usage(output_tokens=self._turn_deltas)  # the server's count never came
+        state.usage = state.usage + usage
+        self.sink.emit(UsageReport(usage, step))
+        return TurnResult(
+            AssistantMessage((TextPart("".join(kept_raw).rstrip()),)), StopReason.END_TURN, usage
+        )
 
     async def _show(self, text: str | None, step: int, *, verify: bool = True) -> None:
         """Streamed text on its way to the reader. With the spoiler check, whole sentences go
         out once checked (only the sentence being written waits); a sentence that names
         something from after the bound is held back and a marker stands in its place.
         ``None`` ends the turn."""
+        if text is not None:
+            self._turn_deltas += 1
         if self.guard is None:
             if text:
                 self.state.texts.append(text)
+                self._turn_pieces.append((text, text))
                 self.sink.emit(TextDelta(text, step))
             return
         segments = (
@@ -391,6 +482,7 @@ class AgentLoop:
                 segment = await self._verify(segment, step)
             if not segment.hidden:
                 self.state.texts.append(segment.text)
+                self._turn_pieces.append((segment.text, segment.text))
                 self.sink.emit(TextDelta(segment.text, step))
                 continue
             item = Withheld(
@@ -402,6 +494,7 @@ class AgentLoop:
             )
             self.state.withheld.append(item)
             self.state.texts.append(marker(item.index))
+            self._turn_pieces.append((segment.text, marker(item.index)))
             self.sink.emit(SpoilerHidden(item, step))
 
     async def _verify(self, segment: Segment, step: int) -> Segment:
@@ -420,7 +513,7 @@ class AgentLoop:
     async def flush_text(self) -> None:
         """A run that ends early (Stop, a failure) still shows what was held back, checked
         (lexically: no model call after a Stop)."""
-        if self.guard is not None and self.guard.pending:
+        if self.guard is not None and self.guard.pending and not self.state.repeating:
             await self._show(None, self.state.step, verify=False)
 
     def _cite(self, ref: CitationRef, step: int) -> None:
@@ -449,9 +542,17 @@ class AgentLoop:
 
     async def run_tool(self, name: str, arguments: Mapping[str, Any]) -> ToolOutput:
         """Run one tool outside the model's turns (a strategy's own search)."""
-        call = ToolCall(f"{name}_{self.state.step}", name, dict(arguments))
-        outputs = await self._run_calls((call,))
-        return outputs[0]
+        return (await self.run_tool_calls([(name, arguments)]))[0]
+
+    async def run_tool_calls(self, calls: list[tuple[str, Mapping[str, Any]]]) -> list[ToolOutput]:
+        """Run tools outside the model's turns, read-only ones side by side (a strategy's
+        searches); outputs come back in the same order."""
+        step = self.state.step
+        typed = tuple(
+            ToolCall(f"{name}_{step}" + (f"_{i}" if i else ""), name, dict(arguments))
+            for i, (name, arguments) in enumerate(calls)
+        )
+        return await self._run_calls(typed)
 
     async def run_tools(self, calls: tuple[ToolCall, ...]) -> tuple[ToolResult, ...]:
         """Run the tool calls of one reply; results come back in the same order."""
@@ -549,6 +650,14 @@ class AgentLoop:
         return UserMessage(
             tuple(ToolResult(c.id, (Note(STOPPED_RESULT),), is_error=True) for c in calls)
         )
+
+
+async def _close(stream: Any) -> None:
+    """Close a provider's stream (an async generator) now, in this task: the connection
+    closes with it."""
+    closer = getattr(stream, "aclose", None)
+    if closer is not None:
+        await closer()
 
 
 def summarise_request(request: TurnRequest) -> dict[str, Any]:

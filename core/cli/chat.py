@@ -38,6 +38,7 @@ async def _stream(
         ToolFinished,
         ToolStarted,
     )
+    from core.agent.grounding import NOT_CHECKED_CLI, checked_against_book
     from core.agent.types import Selection
     from core.labels import pages_label
 
@@ -94,16 +95,22 @@ async def _stream(
                 )
             elif isinstance(event, RunFinished | RunCancelled | RunFailed):
                 result = event.result
+                checked = checked_against_book(result.tool_calls, result.passages)
                 if out_json:
                     data = dataclasses.asdict(result)
                     data["answer_shown"] = fill_hidden(
                         result.answer, result.withheld, reveal=reveal
                     )
                     data["withheld"] = withheld_json(result.withheld, reveal=reveal)
+                    data.update(_marks(result.stop_reason, checked))
                     CliContext.print_json(data)
                 else:
                     if answer.text and not answer.text.endswith("\n"):
                         sys.stdout.write("\n")
+                    if result.answer and not checked and isinstance(event, RunFinished):
+                        say(
+                            f"\n[{NOT_CHECKED_CLI} To answer from the book, ask with --strategy always-retrieve.]"
+                        )
                     if answer.citations:
                         pages = ", ".join(c.label for c in answer.citations)
                         say(f"\nSources: {pages}")
@@ -122,6 +129,16 @@ async def _stream(
         except (NotImplementedError, RuntimeError):
             pass
     return code
+
+
+def _marks(stop_reason: str, checked: bool) -> dict[str, bool]:
+    """The fields ``ask --json`` and ``history --json`` add to an answer."""
+    from core.agent.repetition import STOP_REASON as REPETITION_STOP
+
+    return {
+        "checked_against_book": checked,  # false: the model never saw the book's text
+        "stopped_repeating": stop_reason == REPETITION_STOP,  # the answer looped and was cut
+    }
 
 
 def cmd_ask(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -209,6 +226,7 @@ def withheld_json(items: Any, *, reveal: bool) -> list[dict[str, Any]]:
 
 def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
     from core.agent.answer import fill_hidden
+    from core.agent.grounding import NOT_CHECKED, checked_against_book
     from core.export import answer_passages, answer_sources
     from core.labels import pages_label
 
@@ -224,6 +242,7 @@ def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
                 data["text_shown"] = fill_hidden(r.text, r.withheld, reveal=args.reveal)
             if "withheld" in data:
                 data["withheld"] = withheld_json(r.withheld, reveal=args.reveal)
+                data.update(_marks(r.stop_reason, checked_against_book(r.tool_calls, r.passages)))
             rows.append(data)
         ctx.print_json(rows)
         return 0
@@ -239,6 +258,8 @@ def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
             mark = "" if r.status == "complete" else f"  ({r.status})"
             text = fill_hidden(r.text, r.withheld, reveal=args.reveal)
             say(f"\n{text}{mark}")
+            if r.text and not checked_against_book(r.tool_calls, r.passages):
+                say(f"[{NOT_CHECKED}]")
             if r.error:
                 say(f"[{r.error.message}]")
             if r.citations:

@@ -73,6 +73,7 @@ class MessageRecord:
     usage: Usage | None
     passages: tuple[Passage, ...] = ()  # what the tools returned for this answer
     withheld: tuple[Withheld, ...] = ()  # sentences the spoiler check held back
+    stop_reason: str = ""  # why the answer's run ended ("repetition": it looped and was cut)
 
 
 @dataclass(frozen=True)
@@ -493,6 +494,7 @@ class Conversations:
                     usage=usage,
                     passages=tuple(passages.get(r.run_id, [])) if is_answer and r.run_id else (),
                     withheld=_withheld(r.content) if is_answer else (),
+                    stop_reason=run.stop_reason if is_answer and run is not None else "",
                 )
             )
         # a failed run that kept no answer still shows its error under the question

@@ -126,6 +126,7 @@ class RecordedRequest:
     body: dict[str, Any]
     received_at: float
     first_byte_at: float | None = None
+    closed_by_client_at: float | None = None  # the client hung up before the stream ended
 
 
 class FakeAnthropic:
@@ -468,6 +469,7 @@ class FakeAnthropic:
             )
             send("message_stop", {"type": "message_stop"})
         except (BrokenPipeError, ConnectionResetError, OSError):
+            record.closed_by_client_at = time.perf_counter()
             return
 
 

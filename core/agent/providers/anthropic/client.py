@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -219,8 +219,9 @@ class AnthropicProvider:
         attempt = 0
         while True:
             shown = False
+            once = self._stream_once(request)
             try:
-                async for event in self._stream_once(request):
+                async for event in once:
                     if isinstance(event, StreamText):
                         shown = True
                     yield event
@@ -228,11 +229,15 @@ class AnthropicProvider:
             except LLMError as err:
                 if shown or attempt > 0 or err.code != LLMCode.OVERLOADED:
                     raise
-                attempt += 1
-                yield StreamRetry(f"{self.where} is overloaded; trying again…")
-                await asyncio.sleep(self.retry_delay)
+            finally:
+                # closing this stream (the loop stops a looping answer) closes the request's
+                # connection now, in this task, so the server stops generating
+                await once.aclose()
+            attempt += 1
+            yield StreamRetry(f"{self.where} is overloaded; trying again…")
+            await asyncio.sleep(self.retry_delay)
 
-    async def _stream_once(self, request: TurnRequest) -> AsyncIterator[ProviderEvent]:
+    async def _stream_once(self, request: TurnRequest) -> AsyncGenerator[ProviderEvent]:
         client = await self.client()
         kwargs = wire.render_request(request, citations=self.supports_citations, model=self.model)
         try:
