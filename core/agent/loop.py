@@ -348,7 +348,7 @@ class AgentLoop:
                                 await self._show(event.text, step)
                                 if self._repeats is not None and self._repeats.feed(event.text):
                                     await _close(stream)  # stop the model now, not at its limit
-                                    result = self._cut_loop(step)
+                                    result = await self._cut_loop(step)
                                     self.sink.invocation(
                                         step,
                                         request,
@@ -424,41 +424,42 @@ class AgentLoop:
         self._turn_pieces = []  # (the model's text, what was shown) in order
         self._turn_deltas = 0
 
-    def _cut_loop(self, step: int) -> TurnResult:
+    async def _cut_loop(self, step: int) -> TurnResult:
         """The turn's text cut where the loop began (plus one copy): the stream is closed,
         the answer keeps what came before, and the run ends marked (``REPEATING``)."""
         check = self._repeats
         assert check is not None and check.cut is not None
         cut = check.cut
         state = self.state
-        raw_pos = 0
-        kept_raw: list[str] = []
+        covered = 0  # raw text already shown (or held back as a spoiler) up to the cut
         kept_shown: list[str] = []
         for raw, shown in self._turn_pieces:
-            if raw_pos + len(raw) <= cut:
-                kept_raw.append(raw)
+            if covered + len(raw) <= cut:
                 kept_shown.append(shown)
-            elif raw_pos < cut and raw == shown:
-                kept_raw.append(raw[: cut - raw_pos])
-                kept_shown.append(shown[: cut - raw_pos])
-                break
+                covered += len(raw)
             else:
+                if covered < cut and raw == shown:
+                    kept_shown.append(shown[: cut - covered])
+                    covered = cut
                 break
-            raw_pos += len(raw)
         del state.texts[self._turn_texts :]
-        state.texts.append("".join(kept_shown).rstrip())
+        state.texts.append("".join(kept_shown))
         said = state.texts[-1]
         state.withheld[self._turn_withheld :] = [
             w for w in state.withheld[self._turn_withheld :] if marker(w.index) in said
         ]
         if self.guard is not None:
             self.guard.flush()  # the rest of the loop is dropped unread
+            if covered < cut:  # the kept copy was still waiting in the check: check it now
+                self.guard.feed(check.text[covered:cut])
+                await self._show(None, step, verify=False)
+        state.texts[-1] = state.texts[-1].rstrip()
         state.repeating = True
         usage = Usage(output_tokens=self._turn_deltas)  # the server's count never came
         state.usage = state.usage + usage
         self.sink.emit(UsageReport(usage, step))
         return TurnResult(
-            AssistantMessage((TextPart("".join(kept_raw).rstrip()),)), StopReason.END_TURN, usage
+            AssistantMessage((TextPart(check.text[:cut].rstrip()),)), StopReason.END_TURN, usage
         )
 
     async def _show(self, text: str | None, step: int, *, verify: bool = True) -> None:

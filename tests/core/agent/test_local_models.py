@@ -42,6 +42,7 @@ def local_service(
     settings = Settings(
         provider="local",
         base_url=fake.url,
+        spoiler_verify=False,  # the fake server's scripted replies are the answers, in order
         model="smollm2",
         strategy=strategy,
         spoiler_safe=spoiler_safe,
@@ -163,12 +164,12 @@ def test_a_looping_answer_is_stopped_quickly_its_stream_closed_kept_and_marked(
 def test_a_loop_with_a_spoiler_check_keeps_the_first_copy(
     library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
 ) -> None:
-    line = "- The Cat grins and grins and fades away until only the grin is left.\n"
-    fake_anthropic.add(Reply.text("The Cat grins.\n" + line * 200, chunk_chars=7))
-    events = ask(local_service(library, fake_anthropic, "llm-only"), alice, "Why the grin?")
+    line = "- Alice falls and falls down the rabbit hole, past cupboards and book-shelves.\n"
+    fake_anthropic.add(Reply.text("The Rabbit runs.\n" + line * 200, chunk_chars=7))
+    events = ask(local_service(library, fake_anthropic, "llm-only"), alice, "Why the fall?")
     result = events[-1].result
     assert result.stop_reason == "repetition"
-    assert result.answer == "The Cat grins.\n" + line.rstrip() + NOTE
+    assert result.answer == "The Rabbit runs.\n" + line.rstrip() + NOTE, result.withheld
 
 
 def test_a_normal_answer_with_a_repeated_short_phrase_is_not_stopped(
@@ -263,7 +264,9 @@ def test_the_command_line_marks_a_loop_and_an_answer_written_without_the_book(
     run(capsys, "import", str(books_dir / "metamorphosis.epub"))
     save_settings(
         resolve_paths().ensure(),
-        Settings(provider="local", base_url=fake_anthropic.url, model="smollm2"),
+        Settings(
+            provider="local", base_url=fake_anthropic.url, model="smollm2", spoiler_verify=False
+        ),
     )
     invented = "Gregor is a German-American detective and psychiatrist."
     fake_anthropic.add(
@@ -278,7 +281,7 @@ def test_the_command_line_marks_a_loop_and_an_answer_written_without_the_book(
     assert "--strategy always-retrieve" in out
     code, out, err = run(capsys, "ask", "Metamorphosis", "Who is Irene?", "--json")
     data = json.loads(out)
-    assert data["stopped_repeating"] is True and data["answer"].endswith(NOTE)
+    assert data["stopped_repeating"] is True and data["answer"].endswith(NOTE), data
     assert data["checked_against_book"] is False
     code, out, err = run(capsys, "ask", "Metamorphosis", "What happens?")
     assert "Not checked" not in out

@@ -320,12 +320,17 @@ def test_cancelling_the_consumer_task_also_saves_stopped(library: Library, alice
     provider = Scripted(["word "] * 200, delay=0.01)
 
     async def go() -> None:
+        writing = asyncio.Event()
+
         async def consume() -> None:
-            async for _ in chat(library, provider).run(conv.id, "q"):
-                pass
+            async for event in chat(library, provider).run(conv.id, "q"):
+                if isinstance(event, TextDelta):
+                    writing.set()
 
         task = asyncio.ensure_future(consume())
-        await asyncio.sleep(0.15)
+        # cancel while the answer is being written (start-up time varies with the machine)
+        await asyncio.wait_for(writing.wait(), 30)
+        await asyncio.sleep(0.05)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
