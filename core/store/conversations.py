@@ -1,6 +1,6 @@
 """Conversations, runs, messages and tool calls in the library database.
 
-Messages are stored as typed parts (``core.agent.types``, our own JSON schema), never as a
+Messages are stored as typed parts (``core.domain.messages``, our own JSON schema), never as a
 provider's wire format. All writes are short (no transaction is ever held across an
 ``await``); the agent calls them from its database thread, so several conversations
 answering at once are serialised by SQLite and a background import only makes them wait a
@@ -18,14 +18,14 @@ from typing import Any
 
 import peewee as pw
 
-from core.agent.events import ErrorInfo, ToolCallRecord
-from core.agent.pricing import estimate_cost
-from core.agent.types import (
+from core.domain.messages import (
     AssistantMessage,
     CitationRef,
+    ErrorInfo,
     Message,
     Passage,
     Question,
+    ToolCallRecord,
     Usage,
     UserMessage,
     Withheld,
@@ -33,6 +33,7 @@ from core.agent.types import (
     parts_from_json,
     parts_to_json,
 )
+from core.domain.pricing import estimate_cost
 from core.errors import BookCode, BookError, StorageError
 from core.store import models as m
 from core.store import owner

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import shiboken6
@@ -290,7 +290,7 @@ class ChatPane(QWidget):
 
     @property
     def service(self) -> AgentService:
-        return cast("AgentService", self.app.agent)
+        return self.app.agent
 
     def settings_changed(self) -> None:
         try:
