@@ -15,18 +15,11 @@ import pytest
 from core.paths import resolve_paths
 from core.settings import Settings, save_settings
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
-from tests.reliability.clirun import ROOT, env_for, run
-
-
-def imported(tmp_path: Path, books_dir: Path) -> Path:
-    home = tmp_path / "home"
-    done = run(home, "import", str(books_dir / "alice_in_wonderland.txt"))
-    assert done.returncode == 0, done.stderr
-    return home
+from tests.reliability.clirun import ROOT, env_for, imported, run
 
 
 def test_a_long_retry_after_is_reported_at_once(tmp_path: Path, books_dir: Path) -> None:
-    home = imported(tmp_path, books_dir)
+    home = imported(tmp_path / "home", books_dir / "alice_in_wonderland.txt")
     with FakeAnthropic() as fake:
         save_settings(
             resolve_paths(home),
@@ -41,14 +34,14 @@ def test_a_long_retry_after_is_reported_at_once(tmp_path: Path, books_dir: Path)
         assert "Try again in about 10 minutes" in done.stderr
         assert elapsed < 10 and len(fake.message_requests) == 1
         # a short wait is still waited for and retried by the SDK
-        fake.add(Reply.error(429, "rate_limit_error", "Slow down", retry_after=1))
+        fake.add(Reply.error(429, "rate_limit_error", "Slow down", retry_after=0.2))
         fake.add(Reply.text("Answered after a short wait."))
         done = run(home, "ask", "1", "And now?", timeout=60)
         assert done.returncode == 0 and "after a short wait" in done.stdout
 
 
 def test_corrupt_database_page_is_explained(tmp_path: Path, books_dir: Path) -> None:
-    home = imported(tmp_path, books_dir)
+    home = imported(tmp_path / "home", books_dir / "alice_in_wonderland.txt")
     db = home / "library.sqlite3"
     con = sqlite3.connect(db)
     con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
