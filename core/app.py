@@ -52,11 +52,6 @@ class Secrets:
 
         delete_api_key()
 
-    def storage_available(self) -> bool:
-        from core.settings import key_storage_available
-
-        return key_storage_available()
-
 
 @dataclass
 class Margin:

@@ -86,10 +86,6 @@ class ParsedBook:
     toc: tuple[TocItem, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def is_paginated(self) -> bool:
-        return bool(self.pages)
-
 
 @dataclass(frozen=True)
 class ChunkContent:
