@@ -4,6 +4,8 @@ VENV  := .venv
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SRC   := $(wildcard core desktop tests packaging)
+# test processes side by side (pytest-xdist), one per core; `make test WORKERS=0` runs them in one
+WORKERS ?= auto
 
 .PHONY: run test lint bench soak package clean
 
@@ -17,13 +19,13 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/margin
 
-## Set up (first time) and run lint, type checks and the test suite.
+## Set up (first time) and run lint, type checks and the whole test suite (in parallel).
 test: $(STAMP)
 	@.ci/system-packages
 	$(BIN)/ruff check $(SRC)
 	$(BIN)/ruff format --check $(SRC)
 	$(BIN)/mypy
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS)
 
 lint: $(STAMP)
 	$(BIN)/ruff format $(SRC)

@@ -12,7 +12,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import peewee as pw
 
 from core.errors import StorageError
 from core.paths import Paths
@@ -21,6 +23,10 @@ from core.search import BookSearch
 from core.settings import Settings, load_settings
 from core.store.conversations import Conversations
 from core.store.library import Library
+
+if TYPE_CHECKING:  # the agent (and the SDK behind it) loads on first use, not at start-up
+    from core.agent.service import AgentService
+    from core.books.importer import ImportResult
 
 DB_THREADS = 4
 
@@ -46,11 +52,6 @@ class Secrets:
 
         delete_api_key()
 
-    def storage_available(self) -> bool:
-        from core.settings import key_storage_available
-
-        return key_storage_available()
-
 
 @dataclass
 class Margin:
@@ -61,7 +62,7 @@ class Margin:
     secrets: Secrets
     executor: ThreadPoolExecutor
     _settings: Settings | None = None
-    _agent: Any = field(default=None, repr=False)
+    _agent: AgentService | None = field(default=None, repr=False)
 
     @classmethod
     def open(cls, paths: Paths, *, on_wait: Callable[[], None] | None = None) -> Margin:
@@ -83,7 +84,7 @@ class Margin:
         )
 
     @property
-    def db(self) -> Any:
+    def db(self) -> pw.SqliteDatabase:
         return self.library.db
 
     @property
@@ -102,12 +103,12 @@ class Margin:
         """ "anthropic", "local" or "passages": what a question asked now would use (without
         building the agent service, so the window can show it at start-up for free)."""
         if self._agent is not None:
-            return str(self._agent.mode())
+            return self._agent.mode()
         return self.settings.effective_provider(bool(self.secrets.get()))
 
     @property
-    def agent(self) -> Any:
-        """The agent service (built on first use; ``core.agent.service.AgentService``)."""
+    def agent(self) -> AgentService:
+        """The agent service (built on first use)."""
         if self._agent is None:
             from core.agent.service import AgentService
 
@@ -122,7 +123,7 @@ class Margin:
         return self._agent
 
     @agent.setter
-    def agent(self, service: Any) -> None:
+    def agent(self, service: AgentService) -> None:
         self._agent = service
 
     def import_book(
@@ -131,7 +132,7 @@ class Margin:
         *,
         progress: ProgressCallback = no_progress,
         cancel: CancelToken | None = None,
-    ) -> Any:
+    ) -> ImportResult:
         from core.books.importer import import_book
 
         return import_book(self.library, path, progress=progress, cancel=cancel)

@@ -53,7 +53,6 @@ class LLMCode(StrEnum):
     UNREACHABLE = "unreachable"
     TIMEOUT = "timeout"
     CONTEXT_TOO_LONG = "context_too_long"
-    REFUSED = "refused"
     BAD_RESPONSE = "bad_response"
     UNEXPECTED = "unexpected"
 

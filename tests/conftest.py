@@ -2,15 +2,25 @@
 
 Every test gets its own MARGIN_HOME (data + config) in a temp folder, an in-memory keyring,
 and a socket guard that refuses any connection that is not to the loopback address, so no
-test can touch the real user folders, the real keyring or the network.
+test can touch the real user folders, the real keyring or the network. Every test process
+sees the same fonts (DejaVu only), and the slow tests are run first.
+
+``make test`` runs the suite in several processes (pytest-xdist): nothing here is shared
+between them (each test has its own temp folders, each process its own Qt application, fake
+servers listen on a free port, an Xvfb server picks a free display).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import re
+import shutil
 import socket
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 import pytest
 
@@ -36,6 +46,48 @@ def _find_fixtures() -> Path:
 
 FIXTURES = _find_fixtures()
 
+# The fonts every test sees: only DejaVu (fonts-dejavu-core, which .ci/system-packages
+# installs), whatever else the machine has. GUI tests measure text, and a machine with
+# Liberation (calibre pulls it in) would otherwise resolve "serif" to another font.
+FONT_DIRS = (
+    "/usr/share/fonts/truetype/dejavu",  # Debian, Ubuntu
+    "/usr/share/fonts/dejavu",  # openSUSE
+    "/usr/share/fonts/dejavu-serif-fonts",  # Fedora (one folder per family)
+    "/usr/share/fonts/dejavu-sans-fonts",
+    "/usr/share/fonts/dejavu-sans-mono-fonts",
+    "/usr/share/fonts/TTF",  # Arch
+)
+TEST_FONTS = ("DejaVu Serif", "DejaVu Sans", "DejaVu Sans Mono")
+
+
+def _pin_fonts() -> None:
+    """A fontconfig file of the suite's own (read by Qt here and in the subprocesses the tests
+    start): the system's rendering rules and aliases, the DejaVu folders, no other font folder
+    (a rules file that adds folders or includes others is left out)."""
+    dirs = [d for d in FONT_DIRS if any(Path(d).glob("DejaVu*.ttf"))]
+    if not dirs:
+        return  # the GUI tests then say which package to install (tests/desktop/conftest.py)
+    folder = Path(tempfile.mkdtemp(prefix="margin-test-fonts-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    rules = sorted(Path("/etc/fonts/conf.d").glob("*.conf"))
+    lines = [f"  <dir>{escape(d)}</dir>" for d in dirs]
+    lines += [f"  <cachedir>{escape(str(folder / 'cache'))}</cachedir>"]
+    lines += [
+        f'  <include ignore_missing="yes">{escape(str(rule))}</include>'
+        for rule in rules
+        if not re.search(r"<(dir|include)\b", rule.read_text("utf-8", errors="replace"))
+    ]
+    config = folder / "fonts.conf"
+    config.write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n'
+        "<fontconfig>\n" + "\n".join(lines) + "\n</fontconfig>\n",
+        encoding="utf-8",
+    )
+    os.environ["FONTCONFIG_FILE"] = str(config)
+
+
+_pin_fonts()
+
 # Property tests use fixed examples in the normal run (a test run must not fail at random) and
 # fresh random ones under `make soak`, which is where new cases get found.
 from hypothesis import settings as _hypothesis_settings  # noqa: E402
@@ -45,6 +97,14 @@ _hypothesis_settings.register_profile("soak", derandomize=False, database=None)
 _hypothesis_settings.load_profile("soak" if os.environ.get("MARGIN_SOAK") == "1" else "margin")
 BOOKS = FIXTURES / "books"
 PDFS = FIXTURES / "pdf"
+
+
+# real processes and waits: started first, so that none is left running alone at the end
+SLOW_FIRST = ("tests/reliability/", "tests/packaging/")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(SLOW_FIRST))
 
 
 def _is_loopback(address: object) -> bool:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Protocol
 
 from core.agent.types import (
@@ -97,13 +96,6 @@ class ContextStrategy(Protocol):
         bound: int | None = None,
         shrink: bool = False,
     ) -> list[Message]: ...
-
-
-@dataclass(frozen=True)
-class _Turn:
-    message: Message
-    run_id: int | None
-    old: bool
 
 
 class BookContext:

@@ -11,29 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.agent.types import CitationRef, Passage, Usage, Withheld
-
-
-@dataclass(frozen=True)
-class ToolCallRecord:
-    tool_use_id: str
-    name: str
-    arguments: dict[str, Any]
-    summary: str
-    is_error: bool
-    duration_ms: float
-    step: int
-
-
-@dataclass(frozen=True)
-class ErrorInfo:
-    """An error as shown to people: ``code`` from ``core.errors.LLMCode`` (or a BookError
-    code), a sentence, what to do, and seconds to wait when the server said so."""
-
-    code: str
-    message: str
-    hint: str = ""
-    retry_after: float | None = None
+from core.domain.messages import CitationRef, ErrorInfo, Passage, ToolCallRecord, Usage, Withheld
 
 
 @dataclass(frozen=True)

@@ -674,6 +674,3 @@ def summarise_request(request: TurnRequest) -> dict[str, Any]:
         "max_tokens": request.max_tokens,
         "last_user_text": (question.for_model[:300] if question else ""),
     }
-
-
-Emit = Callable[[AgentEvent], None]

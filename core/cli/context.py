@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +102,21 @@ class CliContext:
         text = json.dumps(clean_json_surrogates(value), ensure_ascii=False, indent=2, default=str)
         text = _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
         sys.stdout.write(text + "\n")
+
+    @classmethod
+    def print_list(
+        cls, items: Sequence[Any], line: Callable[[Any], str], *, as_json: bool, empty: str
+    ) -> int:
+        """A list command's output: the records as JSON, else a line per item (``empty`` when
+        there is none). Returns the exit status."""
+        if as_json:
+            cls.print_json(list(items))
+            return 0
+        if not items:
+            say(empty)
+        for item in items:
+            say(line(item))
+        return 0
 
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")

@@ -10,7 +10,7 @@ from typing import Any
 
 from core.cli.context import CliContext, clean, number, say
 from core.errors import BookError, MarginError
-from core.store.library import BookInfo
+from core.store.library import BookInfo, HighlightRecord, NoteRecord
 
 
 def _book_json(book: BookInfo) -> dict[str, Any]:
@@ -331,15 +331,17 @@ def cmd_highlights(args: argparse.Namespace, ctx: CliContext) -> int:
     if args.markdown:
         say(highlights_to_markdown(book, highlights, ctx.library.list_notes(book.id)), end="")
         return 0
-    if args.json:
-        ctx.print_json([dataclasses.asdict(h) for h in highlights])
-        return 0
-    if not highlights:
-        say(f'No highlights in "{book.title}" yet.')
-    for h in highlights:
-        note = f"  — {h.note}" if h.note else ""
-        say(f"p. {h.page:<5} [{h.colour}] {h.text}{note}")
-    return 0
+    return ctx.print_list(
+        highlights,
+        _highlight_line,
+        as_json=args.json,
+        empty=f'No highlights in "{book.title}" yet.',
+    )
+
+
+def _highlight_line(h: HighlightRecord) -> str:
+    note = f"  — {h.note}" if h.note else ""
+    return f"p. {h.page:<5} [{h.colour}] {h.text}{note}"
 
 
 def cmd_notes(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -348,17 +350,18 @@ def cmd_notes(args: argparse.Namespace, ctx: CliContext) -> int:
         note = ctx.library.add_note(book.id, args.add, page=args.page)
         say(f"Saved note {note.id}.")
         return 0
-    notes = ctx.library.list_notes(book.id)
-    if args.json:
-        ctx.print_json([dataclasses.asdict(n) for n in notes])
-        return 0
-    if not notes:
-        say(f'No notes for "{book.title}" yet.')
-    for n in notes:
-        where = f"p. {n.page}" if n.page else "book"
-        who = "assistant" if n.source == "agent" else "you"
-        say(f"{n.id:>4}  {where:<8} ({who}) {n.text}")
-    return 0
+    return ctx.print_list(
+        ctx.library.list_notes(book.id),
+        _note_line,
+        as_json=args.json,
+        empty=f'No notes for "{book.title}" yet.',
+    )
+
+
+def _note_line(n: NoteRecord) -> str:
+    where = f"p. {n.page}" if n.page else "book"
+    who = "assistant" if n.source == "agent" else "you"
+    return f"{n.id:>4}  {where:<8} ({who}) {n.text}"
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:

@@ -1,6 +1,6 @@
 """Conversations, runs, messages and tool calls in the library database.
 
-Messages are stored as typed parts (``core.agent.types``, our own JSON schema), never as a
+Messages are stored as typed parts (``core.domain.messages``, our own JSON schema), never as a
 provider's wire format. All writes are short (no transaction is ever held across an
 ``await``); the agent calls them from its database thread, so several conversations
 answering at once are serialised by SQLite and a background import only makes them wait a
@@ -18,15 +18,15 @@ from typing import Any
 
 import peewee as pw
 
-from core.agent.events import ErrorInfo, ToolCallRecord
-from core.agent.pricing import estimate_cost
-from core.agent.types import (
+from core.domain.messages import (
     AssistantMessage,
     CitationRef,
+    ErrorInfo,
     Message,
     Passage,
     Question,
     TextPart,
+    ToolCallRecord,
     Usage,
     UserMessage,
     Withheld,
@@ -34,6 +34,7 @@ from core.agent.types import (
     parts_from_json,
     parts_to_json,
 )
+from core.domain.pricing import estimate_cost
 from core.errors import BookCode, BookError, StorageError
 from core.store import models as m
 from core.store import owner
@@ -64,13 +65,13 @@ class MessageRecord:
     text: str
     status: str
     created_at: dt.datetime
-    selection_text: str | None
-    selection_page: int | None
-    citations: tuple[CitationRef, ...]
-    tool_calls: tuple[ToolCallRecord, ...]
-    run_id: int | None
-    error: ErrorInfo | None
-    usage: Usage | None
+    selection_text: str | None = None
+    selection_page: int | None = None
+    citations: tuple[CitationRef, ...] = ()
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    run_id: int | None = None
+    error: ErrorInfo | None = None
+    usage: Usage | None = None
     passages: tuple[Passage, ...] = ()  # what the tools returned for this answer
     withheld: tuple[Withheld, ...] = ()  # sentences the spoiler check held back
     stop_reason: str = ""  # why the answer's run ended ("repetition": it looped and was cut)
@@ -262,17 +263,8 @@ class Conversations:
     def add_tool_call(
         self, run_id: int, record: ToolCallRecord, detail: dict[str, Any], passages: list[Any]
     ) -> None:
-        m.ToolCall.create(
-            run=run_id,
-            step=record.step,
-            tool_use_id=record.tool_use_id,
-            name=record.name,
-            input=record.arguments,
-            result_summary=record.summary,
-            is_error=record.is_error,
-            duration_ms=record.duration_ms,
-            detail={**detail, "passages_typed": passages},
-        )
+        columns = {column: getattr(record, name) for name, column in TOOL_CALL_COLUMNS.items()}
+        m.ToolCall.create(run=run_id, detail={**detail, "passages_typed": passages}, **columns)
 
     def finish(
         self,
@@ -434,6 +426,8 @@ class Conversations:
         return out
 
     def history(self, conversation_id: int) -> list[MessageRecord]:
+        """The questions and answers as the reader sees them; a failed run that kept no
+        answer shows its error under its question."""
         self.get(conversation_id)
         rows = list(
             m.Message.select()
@@ -449,81 +443,28 @@ class Conversations:
             .where(m.Run.conversation == conversation_id)
             .order_by(m.ToolCall.id)
         ):
-            calls.setdefault(c.run_id, []).append(
-                ToolCallRecord(
-                    c.tool_use_id,
-                    c.name,
-                    c.input or {},
-                    c.result_summary,
-                    c.is_error,
-                    c.duration_ms,
-                    c.step,
-                )
-            )
+            calls.setdefault(c.run_id, []).append(_tool_call_record(c))
             passages.setdefault(c.run_id, []).extend(
                 _passages((c.detail or {}).get("passages_typed"))
             )
+        answered = {r.run_id for r in rows if r.role == "assistant"}
         out: list[MessageRecord] = []
         for r in rows:
             run = runs.get(r.run_id) if r.run_id else None
-            is_answer = r.role == "assistant"
-            error = None
-            usage = None
-            if is_answer and run is not None:
-                usage = Usage(
-                    run.input_tokens,
-                    run.output_tokens,
-                    run.cache_read_tokens,
-                    run.cache_write_tokens,
-                )
-                if run.error_code:
-                    error = ErrorInfo(run.error_code, run.error_message, run.error_hint)
-            out.append(
-                MessageRecord(
-                    id=r.id,
-                    role=r.role,
-                    text=r.text,
-                    status=r.status,
-                    created_at=r.created_at,
-                    selection_text=r.selection_text,
-                    selection_page=r.selection_page,
-                    citations=_citations(r.citations),
-                    tool_calls=tuple(calls.get(r.run_id, [])) if is_answer and r.run_id else (),
-                    run_id=r.run_id,
-                    error=error,
-                    usage=usage,
-                    passages=tuple(passages.get(r.run_id, [])) if is_answer and r.run_id else (),
-                    withheld=_withheld(r.content) if is_answer else (),
-                    stop_reason=run.stop_reason if is_answer and run is not None else "",
-                )
-            )
-        # a failed run that kept no answer still shows its error under the question
-        answered = {r.run_id for r in out if r.role == "assistant"}
-        final: list[MessageRecord] = []
-        for rec in out:
-            final.append(rec)
-            if rec.role == "user" and rec.run_id and rec.run_id not in answered:
-                run = runs.get(rec.run_id)
-                if run is not None and run.status in ("failed", "interrupted"):
-                    final.append(
-                        MessageRecord(
-                            id=-rec.id,
-                            role="assistant",
-                            text="",
-                            status=run.status,
-                            created_at=run.finished_at or rec.created_at,
-                            selection_text=None,
-                            selection_page=None,
-                            citations=(),
-                            tool_calls=tuple(calls.get(run.id, [])),
-                            run_id=run.id,
-                            error=ErrorInfo(
-                                run.error_code or run.status, run.error_message, run.error_hint
-                            ),
-                            usage=None,
-                        )
+            if r.role == "assistant":
+                out.append(
+                    _message_record(
+                        r,
+                        run,
+                        tool_calls=tuple(calls.get(r.run_id, [])) if r.run_id else (),
+                        passages=tuple(passages.get(r.run_id, [])) if r.run_id else (),
                     )
-        return final
+                )
+                continue
+            out.append(_message_record(r, None))
+            if run is not None and run.id not in answered and run.status in FAILED:
+                out.append(_failed_run_record(r, run, tuple(calls.get(run.id, []))))
+        return out
 
     def usage(self, conversation_id: int) -> tuple[Usage, float | None]:
         total, cost, _runs = _runs_usage(
@@ -583,9 +524,7 @@ def _runs_usage(runs: Any) -> tuple[Usage, float | None, int]:
     cost: float | None = None
     count = 0
     for run in runs:
-        u = Usage(
-            run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens
-        )
+        u = _run_usage(run)
         total = total + u
         count += 1
         if run.provider == "anthropic":
@@ -593,3 +532,80 @@ def _runs_usage(runs: Any) -> tuple[Usage, float | None, int]:
             if c is not None:
                 cost = (cost or 0.0) + c
     return total, cost, count
+
+
+FAILED = ("failed", "interrupted")
+
+
+def _run_usage(run: m.Run) -> Usage:
+    return Usage(run.input_tokens, run.output_tokens, run.cache_read_tokens, run.cache_write_tokens)
+
+
+def _run_error(run: m.Run) -> ErrorInfo:
+    return ErrorInfo(run.error_code or run.status, run.error_message, run.error_hint)
+
+
+# a ToolCallRecord's fields and the tool_call columns that keep them
+TOOL_CALL_COLUMNS = {
+    "tool_use_id": "tool_use_id",
+    "name": "name",
+    "arguments": "input",
+    "summary": "result_summary",
+    "is_error": "is_error",
+    "duration_ms": "duration_ms",
+    "step": "step",
+}
+
+
+def _tool_call_record(row: m.ToolCall) -> ToolCallRecord:
+    fields = {name: getattr(row, column) for name, column in TOOL_CALL_COLUMNS.items()}
+    return ToolCallRecord(**{**fields, "arguments": row.input or {}})
+
+
+# the message row's columns a MessageRecord takes as they are
+MESSAGE_COLUMNS = (
+    "id",
+    "role",
+    "text",
+    "status",
+    "created_at",
+    "selection_text",
+    "selection_page",
+    "run_id",
+)
+
+
+def _message_record(
+    row: m.Message,
+    run: m.Run | None,
+    *,
+    tool_calls: tuple[ToolCallRecord, ...] = (),
+    passages: tuple[Passage, ...] = (),
+) -> MessageRecord:
+    """A question, or an answer with what its run did (``run``: the answer's run)."""
+    return MessageRecord(
+        **{name: getattr(row, name) for name in MESSAGE_COLUMNS},
+        citations=_citations(row.citations),
+        tool_calls=tool_calls,
+        error=_run_error(run) if run is not None and run.error_code else None,
+        usage=_run_usage(run) if run is not None else None,
+        passages=passages,
+        withheld=_withheld(row.content) if row.role == "assistant" else (),
+        stop_reason=run.stop_reason if run is not None and row.role == "assistant" else "",
+    )
+
+
+def _failed_run_record(
+    question: m.Message, run: m.Run, tool_calls: tuple[ToolCallRecord, ...]
+) -> MessageRecord:
+    """Where a failed or interrupted run that kept no answer shows its error."""
+    return MessageRecord(
+        id=-question.id,
+        role="assistant",
+        text="",
+        status=run.status,
+        created_at=run.finished_at or question.created_at,
+        tool_calls=tool_calls,
+        run_id=run.id,
+        error=_run_error(run),
+    )

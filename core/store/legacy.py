@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.agent.types import (
+from core.domain.messages import (
     AssistantMessage,
     BookText,
     CitationRef,

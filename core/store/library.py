@@ -19,8 +19,8 @@ from typing import Any
 
 import peewee as pw
 
-from core.books.model import ChunkContent as BookChunk
-from core.books.model import PageContent, ParsedBook, TocItem
+from core.domain.book import ChunkContent as BookChunk
+from core.domain.book import PageContent, ParsedBook, TocItem
 from core.errors import BookCode, BookError, StorageError
 from core.paths import Paths
 from core.progress import CancelToken

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
@@ -120,7 +120,7 @@ class ChatPane(QWidget):
 
     @property
     def service(self) -> AgentService:
-        return cast("AgentService", self.app.agent)
+        return self.app.agent
 
     def settings_changed(self) -> None:
         try:

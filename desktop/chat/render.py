@@ -20,7 +20,7 @@ from PySide6.QtGui import QColor, QPalette
 from core.agent.answer import AnswerState, fill_hidden, notice_text
 from core.agent.pricing import estimate_cost
 from core.agent.types import CitationRef, Passage, Withheld
-from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
+from core.labels import QUOTE_CLOSE, QUOTE_OPEN
 
 _md: Any = None  # markdown_it loads with the first answer, not before the window shows
 
@@ -424,7 +424,3 @@ def trace_html(view: AnswerState) -> str:
             f"{html.escape(view.strategy)}</li>"
         )
     return f'<ul class="meta">{"".join(rows) or "<li>No steps recorded.</li>"}</ul>'
-
-
-def pages_of(p: Passage) -> str:
-    return pages_label(p.first_page, p.last_page)

@@ -4,8 +4,8 @@ One qasync loop for the whole session (qasync 0.28 can crash when many loops are
 closed with PySide6 >= 6.8), created with ``already_running=True`` so that ``qtbot.wait`` and
 ``qtbot.waitUntil`` drive coroutines and async slots. It counts as "running" only during a
 desktop test, so tests elsewhere can use ``asyncio.run``. Every test gets a real ``Library`` in
-its temp MARGIN_HOME; tests assert that a real font is installed because Qt silently draws
-empty boxes without one.
+its temp MARGIN_HOME; tests assert that the fonts they measure (DejaVu, pinned in
+tests/conftest.py) are installed, because Qt silently draws empty boxes without one.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from core.app import Margin
 from core.paths import resolve_paths
 from core.store.library import Library
+from tests.conftest import TEST_FONTS
 
 
 @pytest.fixture(scope="session")
@@ -67,9 +68,16 @@ def _no_modal_dialogs(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def real_font(qapp: QApplication) -> str:
-    families = QFontDatabase.families()
-    assert families, "no font is installed: Qt would draw empty boxes (install fonts-dejavu-core)"
-    return str(families[0])
+    """The serif the tests measure: the suite shows Qt only the DejaVu fonts (tests/conftest.py),
+    so the figures do not depend on what else the machine has."""
+    families = set(QFontDatabase.families())
+    missing = [f for f in TEST_FONTS if f not in families]
+    assert not missing, (
+        f"the fonts the tests measure are not installed ({', '.join(missing)}): "
+        "install fonts-dejavu-core (.ci/system-packages does); without fonts Qt draws empty boxes"
+    )
+    assert not [f for f in families if "Liberation" in f], "only the pinned fonts are seen"
+    return "DejaVu Serif"
 
 
 @pytest.fixture

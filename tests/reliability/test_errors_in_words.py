@@ -7,7 +7,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,40 +14,33 @@ import pytest
 from core.paths import resolve_paths
 from core.settings import Settings, save_settings
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
-from tests.reliability.clirun import ROOT, env_for, run
-
-
-def imported(tmp_path: Path, books_dir: Path) -> Path:
-    home = tmp_path / "home"
-    done = run(home, "import", str(books_dir / "alice_in_wonderland.txt"))
-    assert done.returncode == 0, done.stderr
-    return home
+from tests.reliability.clirun import ROOT, env_for, imported, run
 
 
 def test_a_long_retry_after_is_reported_at_once(tmp_path: Path, books_dir: Path) -> None:
-    home = imported(tmp_path, books_dir)
+    home = imported(tmp_path / "home", books_dir / "alice_in_wonderland.txt")
     with FakeAnthropic() as fake:
         save_settings(
             resolve_paths(home),
             Settings(provider="anthropic", base_url=fake.url, model="claude-test"),
         )
         fake.add(Reply.error(429, "rate_limit_error", "Slow down", retry_after=600))
-        began = time.monotonic()
+        # ended within the deadline (a tenth of the wait asked for), after one request: not
+        # waited for (how soon is the CLI's start-up time, measured by tests/bench/bench_cli.py)
         done = run(home, "ask", "1", "Now?", timeout=60)
-        elapsed = time.monotonic() - began
         assert done.returncode == 1
         assert "limiting how fast you can ask" in done.stderr
         assert "Try again in about 10 minutes" in done.stderr
-        assert elapsed < 10 and len(fake.message_requests) == 1
+        assert len(fake.message_requests) == 1
         # a short wait is still waited for and retried by the SDK
-        fake.add(Reply.error(429, "rate_limit_error", "Slow down", retry_after=1))
+        fake.add(Reply.error(429, "rate_limit_error", "Slow down", retry_after=0.2))
         fake.add(Reply.text("Answered after a short wait."))
         done = run(home, "ask", "1", "And now?", timeout=60)
         assert done.returncode == 0 and "after a short wait" in done.stdout
 
 
 def test_corrupt_database_page_is_explained(tmp_path: Path, books_dir: Path) -> None:
-    home = imported(tmp_path, books_dir)
+    home = imported(tmp_path / "home", books_dir / "alice_in_wonderland.txt")
     db = home / "library.sqlite3"
     con = sqlite3.connect(db)
     con.execute("PRAGMA wal_checkpoint(TRUNCATE)")

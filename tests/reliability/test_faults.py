@@ -47,7 +47,7 @@ def setup(margin_home: Path, books_dir: Path, monkeypatch: pytest.MonkeyPatch) -
     library.close()
 
 
-def service(library: Library, url: str) -> AgentService:
+def service(library: Library, url: str, timeout: float = 1.5) -> AgentService:
     # short timeouts so a silent server is noticed quickly; the SDK retries once
     settings = Settings(
         provider="anthropic",
@@ -59,7 +59,7 @@ def service(library: Library, url: str) -> AgentService:
         library,
         library.paths,
         settings,
-        provider_factory=lambda s, k: make_provider(s, k, max_retries=1, timeout=1.5),
+        provider_factory=lambda s, k: make_provider(s, k, max_retries=1, timeout=timeout),
         retry_delay=0.01,
     )
 
@@ -72,7 +72,8 @@ async def ask(svc: AgentService, conv: int, text: str) -> list[Any]:
 def test_fault(setup: Any, name: str, reply: Reply, code: str) -> None:
     library, book = setup
     with FakeAnthropic() as fake:
-        svc = service(library, fake.url)
+        # the silent server is waited for twice (the SDK's retry): half a second each
+        svc = service(library, fake.url, timeout=0.5 if name == "never answers" else 1.5)
         conv = svc.create_conversation(book.id).id
         fake.add(*[reply] * 4)  # the SDK and the app may retry
         started = time.perf_counter()

@@ -5,6 +5,7 @@ Anthropic server in this process."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -19,16 +20,14 @@ import pytest
 from core.paths import resolve_paths
 from core.settings import Settings, save_settings
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
-from tests.reliability.clirun import ROOT, env_for, run, start, wait_for
+from tests.reliability.clirun import ROOT, env_for, imported, run, start, wait_for
 
 SLOW = "Slowly, word by word, the answer goes on. " * 100
 
 
 @pytest.fixture
 def home(tmp_path: Path, books_dir: Path) -> Iterator[tuple[Path, FakeAnthropic]]:
-    home = tmp_path / "home"
-    done = run(home, "import", str(books_dir / "alice_in_wonderland.txt"))
-    assert done.returncode == 0, done.stderr
+    home = imported(tmp_path / "home", books_dir / "alice_in_wonderland.txt")
     with FakeAnthropic() as fake:
         save_settings(
             resolve_paths(home),
@@ -72,47 +71,65 @@ def test_lone_surrogate_in_the_answer(home: tuple[Path, FakeAnthropic], json_out
         json.loads(line)
 
 
-def hold_lock(home: Path, seconds: float, started: threading.Event) -> threading.Thread:
-    def hold() -> None:
-        con = sqlite3.connect(home / "library.sqlite3", timeout=30, isolation_level=None)
+class LockHolder:
+    """Another process's write lock on the library, held until ``release``: a command that
+    ends while it is held gave up waiting instead of waiting for the lock to go."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.locked = threading.Event()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._hold, daemon=True)
+
+    def _hold(self) -> None:
+        con = sqlite3.connect(self.home / "library.sqlite3", timeout=30, isolation_level=None)
         con.execute("BEGIN IMMEDIATE")
-        started.set()
-        time.sleep(seconds)
+        self.locked.set()
+        self.done.wait(120)
         con.execute("ROLLBACK")
         con.close()
 
-    thread = threading.Thread(target=hold, daemon=True)
-    thread.start()
-    return thread
+    def hold(self) -> LockHolder:
+        self.thread.start()
+        assert self.locked.wait(10)
+        return self
+
+    def release(self) -> None:
+        self.done.set()
+        self.thread.join()
 
 
 def test_database_locked_before_the_question(home: tuple[Path, FakeAnthropic]) -> None:
     path, fake = home
     fake.add(Reply.text("never asked"))
-    locked = threading.Event()
-    # the real wait is 15 s; the test shortens it (MARGIN_BUSY_TIMEOUT_S) and holds the lock longer
-    holder = hold_lock(path, 4, locked)
-    assert locked.wait(10)
-    began = time.monotonic()
-    done = run(path, "ask", "1", "Anyone there?", timeout=45, MARGIN_BUSY_TIMEOUT_S="2")
-    elapsed = time.monotonic() - began
-    holder.join()
+    # the real wait is 15 s; the test shortens it (MARGIN_BUSY_TIMEOUT_S); the lock is held
+    # until the command has ended, so it ended by giving up, in words
+    holder = LockHolder(path).hold()
+    try:
+        done = run(path, "ask", "1", "Anyone there?", timeout=45, MARGIN_BUSY_TIMEOUT_S="2")
+    finally:
+        holder.release()
     assert done.returncode == 1
     assert "The library is busy" in done.stderr and "something went wrong" not in done.stderr
-    assert "2 seconds" in done.stderr and elapsed < 4.5
+    assert "2 seconds" in done.stderr
     assert fake.message_requests == []
 
 
 def test_database_locked_after_the_question_was_saved(home: tuple[Path, FakeAnthropic]) -> None:
     path, fake = home
-    fake.add(Reply.text("An answer that cannot be saved.", delay_before=1.0))
+    holder = LockHolder(path)
+
+    def lock_then_answer(body: object) -> Reply:
+        holder.hold()  # the question is saved; the answer cannot be
+        return Reply.text("An answer that cannot be saved.")
+
+    fake.responder = lock_then_answer
     proc = start(path, "ask", "1", "Will it be kept?", MARGIN_BUSY_TIMEOUT_S="2")
-    wait_for(lambda: len(fake.message_requests) == 1)
-    locked = threading.Event()
-    holder = hold_lock(path, 4, locked)
-    assert locked.wait(10)
-    _out, err = proc.communicate(timeout=45)
-    holder.join()
+    try:
+        _out, err = proc.communicate(timeout=45)
+    finally:
+        holder.release()
+    assert len(fake.message_requests) == 1
     assert proc.returncode == 1, err
     assert "The library is busy" in err
     con = db(path)
@@ -130,7 +147,7 @@ def answering(path: Path, fake: FakeAnthropic) -> subprocess.Popen[str]:
     fake.add(Reply.text(SLOW, chunk_chars=8, tokens_per_second=40))
     proc = start(path, "ask", "1", "Tell me slowly.")
     wait_for(lambda: any(r.first_byte_at for r in fake.message_requests), timeout=30)
-    time.sleep(0.5)
+    time.sleep(0.2)  # well into the answer (it streams for 13 s)
     return proc
 
 
@@ -213,19 +230,45 @@ def test_disk_full_during_an_answer(home: tuple[Path, FakeAnthropic], tmp_path: 
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
-def test_ask_ends_at_once_after_its_last_line(home: tuple[Path, FakeAnthropic]) -> None:
-    """Issue 17, item 15: the process ends right after the answer (no interpreter teardown
-    of the SDK), with everything written: the answer saved, the database closed cleanly."""
-    import statistics
+EXIT_WATCH = """
+import atexit, os
 
-    sys.path.insert(0, str(ROOT / "tests" / "bench"))
-    from bench_cli import one_ask
+def _teardown():  # only an ordinary interpreter exit runs atexit functions
+    with open(os.environ["MARGIN_TEST_TEARDOWN"], "w") as fh:
+        fh.write("torn down")
 
+atexit.register(_teardown)
+"""
+
+
+def test_ask_ends_at_once_after_its_last_line(
+    home: tuple[Path, FakeAnthropic], tmp_path: Path
+) -> None:
+    """Issue 17, item 15: the process ends right after the answer (``os._exit``: no
+    interpreter teardown of the SDK, which took 0.6 s), with everything written: the answer
+    saved, the database closed cleanly. A ``sitecustomize`` in the child registers an atexit
+    function, which only an ordinary exit runs; the seconds are measured by
+    tests/bench/bench_cli.py (a test under load cannot time them)."""
     path, fake = home
-    fake.responder = lambda body: Reply.text("Gregor Samsa is a travelling salesman.")
-    tails = [one_ask(path)[1] for _ in range(3)]
-    assert statistics.median(tails) < 0.3, tails  # it was 0.6 s
+    watch = tmp_path / "watch"
+    watch.mkdir()
+    (watch / "sitecustomize.py").write_text(EXIT_WATCH)
+    marker = tmp_path / "teardown"
+    pythonpath = os.pathsep.join(filter(None, [str(watch), os.environ.get("PYTHONPATH")]))
+    fake.add(Reply.text("Gregor Samsa is a travelling salesman."))
+    done = run(
+        path, "ask", "1", "Who is Gregor?", PYTHONPATH=pythonpath, MARGIN_TEST_TEARDOWN=str(marker)
+    )
+    assert done.returncode == 0, done.stderr
+    assert "travelling salesman" in done.stdout
+    assert not marker.exists(), "the ask went through the interpreter's teardown"
+    # the watch itself works: a command that does not answer exits the ordinary way
+    listed = run(path, "books", PYTHONPATH=pythonpath, MARGIN_TEST_TEARDOWN=str(marker))
+    assert listed.returncode == 0 and marker.read_text() == "torn down"
+    assert not Path(f"{path / 'library.sqlite3'}-wal").exists() or (
+        Path(f"{path / 'library.sqlite3'}-wal").stat().st_size == 0
+    ), "the ask closed the database (its log checkpointed)"
     con = db(path)
     answers = con.execute("SELECT status FROM message WHERE kind = 'answer'").fetchall()
-    assert answers == [("complete",)] * 3
-    assert con.execute("SELECT count(*) FROM run WHERE status = 'complete'").fetchone()[0] == 3
+    assert answers == [("complete",)]
+    assert con.execute("SELECT status FROM run").fetchall() == [("complete",)]

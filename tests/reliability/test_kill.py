@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ import pytest
 from core.paths import resolve_paths
 from core.settings import Settings, save_settings
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
+from tests.reliability.clirun import imported, wait_for
 from tests.support.pdfgen import book_pages, make_text_pdf
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,15 +62,33 @@ def check_database(home: Path) -> sqlite3.Connection:
     return con
 
 
-def kill_answers(home: Path, fake: FakeAnthropic, kills: int, rng: random.Random) -> int:
-    survived = 0
+ANSWER_MOMENTS = ("starting", "asked", "streaming")
+IMPORT_MOMENTS = ("reading", "writing")
+
+
+def kill_moment(fake: FakeAnthropic, before: int, moment: str, rng: random.Random) -> None:
+    """Wait for one of the moments that matter in an answer's life, and a random bit more:
+    while the command starts (the question not saved yet, or just saved), as the request
+    reaches the server, or while the answer streams (and is saved as it goes)."""
+    if moment == "asked":
+        wait_for(lambda: len(fake.message_requests) > before, timeout=60, step=0.01)
+    elif moment == "streaming":
+        wait_for(
+            lambda: any(r.first_byte_at for r in fake.message_requests[before:]),
+            timeout=60,
+            step=0.01,
+        )
+    time.sleep(rng.uniform(0.0, 0.6))
+
+
+def kill_answers(home: Path, fake: FakeAnthropic, kills: int, rng: random.Random) -> None:
     for i in range(kills):
         fake.add(Reply.text("Slowly, word by word, " * 200, chunk_chars=6, tokens_per_second=80))
+        before = len(fake.message_requests)
         proc = cli(home, "ask", "1", f"Question number {i}?")
-        time.sleep(rng.uniform(0.2, 3.0))
+        kill_moment(fake, before, ANSWER_MOMENTS[i % len(ANSWER_MOMENTS)], rng)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-        survived += 1
         con = check_database(home)
         questions = con.execute(
             "SELECT text, status FROM message WHERE kind = 'question'"
@@ -78,22 +98,33 @@ def kill_answers(home: Path, fake: FakeAnthropic, kills: int, rng: random.Random
             (q for q, _ in questions), key=lambda t: int(t.split()[2].rstrip("?"))
         ), "in order"
         con.close()
-    return survived
 
 
 def kill_imports(home: Path, pdf: Path, kills: int, rng: random.Random) -> None:
-    for _ in range(kills):
+    """Kill while the book is read (parsed in worker processes) or while it is written (its
+    temporary copy is there: the one transaction of pages, chunks and index is under way)."""
+    books = home / "books"
+    for i in range(kills):
+        earlier = set(books.glob(".importing-*"))  # left by an earlier kill
         proc = cli(home, "import", str(pdf))
-        time.sleep(rng.uniform(0.3, 2.5))
+        if IMPORT_MOMENTS[i % len(IMPORT_MOMENTS)] == "reading":
+            time.sleep(rng.uniform(0.05, 0.5))
+        else:
+            wait_for(partial(new_copy, books, earlier), timeout=60, step=0.01)
+            time.sleep(rng.uniform(0.0, 0.2))
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         check_database(home).close()
 
 
+def new_copy(books: Path, earlier: set[Path]) -> bool:
+    return bool(set(books.glob(".importing-*")) - earlier)
+
+
 def kill_notes(home: Path, kills: int, rng: random.Random) -> None:
     for i in range(kills):
         proc = cli(home, "notes", "1", "--add", f"note {i}")
-        time.sleep(rng.uniform(0.2, 1.5))
+        time.sleep(rng.uniform(0.1, 0.8))  # starting, saving, or done
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         con = check_database(home)
@@ -106,14 +137,13 @@ def scenario(
 ) -> None:
     home = tmp_path / "home"
     rng = random.Random(20261122)
-    assert run(home, "import", str(books_dir / "alice_in_wonderland.epub")).returncode == 0
+    imported(home, books_dir / "alice_in_wonderland.epub")
     with FakeAnthropic() as fake:
         save_settings(
             resolve_paths(home),
             Settings(provider="anthropic", base_url=fake.url, model="claude-test"),
         )
-        survived = kill_answers(home, fake, answer_kills, rng)
-        assert survived == answer_kills
+        kill_answers(home, fake, answer_kills, rng)
         # the next start marks interrupted answers instead of leaving them "running"
         assert run(home, "conversations", "1").returncode == 0
         con = check_database(home)

@@ -14,7 +14,7 @@ from core.cli.context import clean
 from core.paths import resolve_paths
 from core.settings import Settings, save_settings
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
-from tests.reliability.clirun import run
+from tests.reliability.clirun import imported, run
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4K\x07"  # would put "rm -rf ~" on the clipboard
 CSI = "\x1b[2J\x1b[31m"
@@ -53,7 +53,7 @@ def hostile_home(tmp_path: Path) -> Path:
         f"Paragraph {i}: the white rabbit ran {HOSTILE} past the hedge." for i in range(60)
     )
     book.write_text(body, encoding="utf-8")
-    assert run(home, "import", str(book)).returncode == 0
+    imported(home, book)
     con = sqlite3.connect(home / "library.sqlite3")
     con.execute("UPDATE book SET title = ?, author = ?", (f"Title {HOSTILE}", f"By {HOSTILE}"))
     con.execute("UPDATE toc_entry SET title = ?", (f"Chapter {HOSTILE}",))

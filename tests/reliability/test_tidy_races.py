@@ -22,34 +22,54 @@ from core.store import models as m
 from core.store.conversations import Conversations
 from core.store.library import Library
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
-from tests.reliability.clirun import ROOT, env_for, run, start, wait_for
+from tests.reliability.clirun import ROOT, env_for, imported, run, start, wait_for
 from tests.support.pdfgen import book_pages, make_text_pdf
 
 SOAK = os.environ.get("MARGIN_SOAK") == "1"
+# tidies up in a loop (as every start of Margin does) until its stdin closes; says "ready"
+# after the first round and how many rounds it made at the end
 TIDY = (
-    "import sys, time\n"
+    "import sys, threading, time\n"
     "from core.app import Margin\n"
     "from core.paths import resolve_paths\n"
-    "end = time.monotonic() + float(sys.argv[1])\n"
-    "n = 0\n"
-    "while time.monotonic() < end:\n"
+    "stop = threading.Event()\n"
+    "threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()\n"
+    "rounds = 0\n"
+    "while not stop.is_set():\n"
     "    app = Margin.open(resolve_paths())\n"
-    "    n += app.tidy_up()\n"
+    "    app.tidy_up()\n"
     "    app.close()\n"
+    "    rounds += 1\n"
+    "    if rounds == 1:\n"
+    "        print('ready', flush=True)\n"
     "    time.sleep(0.02)\n"
-    "print(n)\n"
+    "print(rounds)\n"
 )
 
 
-def tidier(home: Path, seconds: float) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-c", TIDY, str(seconds)],
-        cwd=ROOT,
-        env=env_for(home),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+class Tidier:
+    """Another process tidying up the data folder over and over while the test runs."""
+
+    def __init__(self, home: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", TIDY],
+            cwd=ROOT,
+            env=env_for(home),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            _out, err = self.proc.communicate(timeout=60)
+            raise AssertionError(f"the tidying process did not start: {err}")
+
+    def stop(self) -> int:
+        """Ends the loop; how many rounds of tidying it made."""
+        out, err = self.proc.communicate(timeout=60)
+        assert self.proc.returncode == 0, err
+        return int(out.split()[-1])
 
 
 def test_runs_of_live_processes_are_not_marked_interrupted() -> None:
@@ -103,14 +123,12 @@ def test_tidy_up_in_other_processes_never_breaks_an_import(tmp_path: Path, books
         tmp_path / "big.pdf", book_pages(120, books_dir / "alice_in_wonderland.txt")
     )
     texts = [books_dir / "alice_in_wonderland.txt", books_dir / "metamorphosis.txt"]
-    run(home, "books")
+    imported(home)  # an empty library
     for i in range(rounds()):
-        tidy = tidier(home, 8)
-        time.sleep(0.3)
+        tidy = Tidier(home)
         files = [pdf, *texts] if i == 0 else [pdf]
         done = run(home, "import", *map(str, files), timeout=120)
-        _out, err = tidy.communicate(timeout=60)
-        assert tidy.returncode == 0, err
+        assert tidy.stop() > 1, "it tidied while the books were imported"
         assert done.returncode == 0, done.stderr
         books = home / "books"
         assert not [p for p in books.iterdir() if p.name.startswith(".importing-")]
@@ -123,8 +141,7 @@ def test_tidy_up_in_other_processes_never_interrupts_a_live_answer(
 ) -> None:
     """A slow answer in one process while other processes start (each tidies up): the
     answer finishes "complete", never marked "interrupted" under it."""
-    home = tmp_path / "home"
-    assert run(home, "import", str(books_dir / "metamorphosis.txt")).returncode == 0
+    home = imported(tmp_path / "home", books_dir / "metamorphosis.txt")
     with FakeAnthropic() as fake:
         save_settings(
             resolve_paths(home),
@@ -138,10 +155,10 @@ def test_tidy_up_in_other_processes_never_interrupts_a_live_answer(
             )
             proc = start(home, "ask", "1", "Slowly, please.")
             wait_for(lambda: any(r.first_byte_at for r in fake.message_requests[-1:]), timeout=30)
-            tidy = tidier(home, 2)
+            tidy = Tidier(home)
             assert run(home, "conversations", "1").returncode == 0  # recover_interrupted
-            tidy.communicate(timeout=60)
             out, err = proc.communicate(timeout=60)
+            assert tidy.stop() > 1
             assert proc.returncode == 0, err
             assert "complete answer" in out
         import sqlite3
@@ -164,7 +181,7 @@ def test_killed_import_leaves_nothing_for_long(
     pdf = make_text_pdf(
         tmp_path / "big.pdf", book_pages(600, books_dir / "alice_in_wonderland.txt")
     )
-    run(home, "books")
+    imported(home)  # an empty library
     proc = start(home, "import", str(pdf))
     wait_for(lambda: any((home / "books").glob(".importing-*")), timeout=60, step=0.01)
     workers = children(proc.pid)
@@ -217,8 +234,8 @@ from core.store.owner import exit_with_parent
 if __name__ == "__main__":
     ctx = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=exit_with_parent)
+    pool.submit(int).result()  # the worker is up, its initializer has run
     pool.submit(time.sleep, 120)
-    time.sleep(1.5)
     print("ready", flush=True)
     time.sleep(120)
 """

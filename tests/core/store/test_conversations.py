@@ -138,3 +138,51 @@ def test_old_wire_history_becomes_typed_parts() -> None:
         TextPart("It grins.", (CitationRef(1, 9, 9, "grin"),)),
         ToolCall("c", "x", {}),
     )
+
+
+def test_history_reads_answers_and_failed_runs(margin_home: Path) -> None:
+    """An answer carries its run's usage, tool calls and error; a run that failed before any
+    text keeps no answer and shows its error under its question instead."""
+    from core.domain.messages import ErrorInfo, ToolCallRecord
+
+    lib = Library.open(resolve_paths())
+    conversations = Conversations(lib.db)
+    conv = conversations.create(_book(lib))
+    call = ToolCallRecord("t1", "search_book", {"query": "cat"}, "2 passages", False, 3.5, 1)
+
+    def run(text: str, status: str, error: ErrorInfo | None) -> int:
+        ids = conversations.start_run(
+            conv.id, provider="anthropic", model="m", strategy="tool-use", question=Question(text)
+        )
+        conversations.add_tool_call(ids.run_id, call, {}, [])
+        conversations.finish(
+            conversation_id=conv.id,
+            ids=ids,
+            status=status,
+            message=AssistantMessage((TextPart(text.upper()),) if status != "failed" else ()),
+            text=text.upper() if status != "failed" else "",
+            citations=(),
+            steps=1,
+            usage=Usage(10, 5),
+            stop_reason="end_turn",
+            error=error,
+        )
+        return ids.run_id
+
+    first = run("answered", "complete", None)
+    second = run("failed", "failed", ErrorInfo("overloaded", "Claude is overloaded.", "Wait."))
+    history = conversations.history(conv.id)
+    assert [(h.role, h.text, h.status) for h in history] == [
+        ("user", "answered", "complete"),
+        ("assistant", "ANSWERED", "complete"),
+        ("user", "failed", "complete"),
+        ("assistant", "", "failed"),
+    ]
+    question, answer, failed_question, failed = history
+    assert question.usage is None and question.tool_calls == () and question.error is None
+    assert answer.run_id == first and answer.usage == Usage(10, 5) and answer.error is None
+    assert answer.tool_calls == (call,)
+    assert failed.id == -failed_question.id and failed.run_id == second
+    assert failed.error == ErrorInfo("overloaded", "Claude is overloaded.", "Wait.")
+    assert failed.tool_calls == (call,) and failed.usage is None
+    lib.close()
