@@ -516,6 +516,16 @@ def _exit(b: _Builder, op: int, arg: object) -> None:
         b._prefix = None
 
 
+def _open_stage(
+    stack: list[tuple[LexborNode | None, bool, int, object]], pre: bool, b: _Builder
+) -> None:
+    """A stage direction starts in the element being entered: "(" now, ")" when the walk
+    leaves it (its ``_STAGE`` frame)."""
+    b._text.append("(")
+    b._stage = True
+    stack.append((None, pre, _STAGE, None))
+
+
 def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
     """Walk ``node``'s children in document order, without recursion (a document nested
     thousands of elements deep is read like any other): each open element is a frame on
@@ -582,9 +592,7 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             if stage or pre or not _text_only(child, b):
                 stack.append((nxt, pre, _FLUSH, None))
                 if stage:
-                    b._text.append("(")
-                    b._stage = True
-                    stack.append((None, pre, _STAGE, None))
+                    _open_stage(stack, pre, b)
                 child = child.child
                 continue
         elif tag in DROP or tag is None or tag[0] == "-":
@@ -620,9 +628,7 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             if stage or pre or not _text_only(child, b):
                 stack.append((nxt, pre, _FLUSH, None))
                 if stage:
-                    b._text.append("(")
-                    b._stage = True
-                    stack.append((None, pre, _STAGE, None))
+                    _open_stage(stack, pre, b)
                 child = child.child
                 continue
         elif tag == "blockquote":
@@ -643,9 +649,7 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
                     continue
                 stack.append((nxt, pre, _FLUSH, None))
             if stage:
-                b._text.append("(")
-                b._stage = True
-                stack.append((None, pre, _STAGE, None))
+                _open_stage(stack, pre, b)
             child = child.child
             continue
         elif tag == "a":
@@ -667,17 +671,13 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             b.raw(f"<{tag}>")
             stack.append((nxt, pre, _RAW, f"</{tag}>"))
             if stage:
-                b._text.append("(")
-                b._stage = True
-                stack.append((None, pre, _STAGE, None))
+                _open_stage(stack, pre, b)
             child = child.child
             continue
         else:
             stack.append((nxt, pre, _NONE, None))
             if stage:
-                b._text.append("(")
-                b._stage = True
-                stack.append((None, pre, _STAGE, None))
+                _open_stage(stack, pre, b)
             child = child.child
             continue
         child = nxt
