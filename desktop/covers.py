@@ -15,7 +15,6 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +39,7 @@ from core.books.covers import (
     epub_cover_bytes,
     image_kind,
 )
+from desktop.tasks import Lane
 
 log = logging.getLogger("margin.covers")
 
@@ -266,14 +266,8 @@ def thumbnail(image: QImage, size: QSize, ratio: float = 1.0, radius: float = 3.
 
 # the store (UI thread) -------------------------------------------------------------------
 
-_executor: ThreadPoolExecutor | None = None
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _executor
-    if _executor is None:
-        _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="margin-covers")
-    return _executor
+# covers come in bursts (a whole library): two at a time on the window's one pool
+_covers = Lane(2)
 
 
 class _Bridge(QObject):
@@ -378,13 +372,13 @@ class CoverStore(QObject):
             if urgent or not queued:
                 self._queue[sha] = task
         if not queued:
-            _pool().submit(self._work, weakref.ref(self), self._bridge, self.data_dir)
+            _covers.submit(self._work, weakref.ref(self), self._bridge, self.data_dir)
 
     def prefetch(self, jobs: list[CoverJob]) -> None:
         """Make and cache covers for books that have none yet (new imports): one worker task
         checks the files, so a big library costs the UI thread nothing here."""
         if jobs and not self._closed:
-            _pool().submit(self._missing, weakref.ref(self), self.data_dir, list(jobs))
+            _covers.submit(self._missing, weakref.ref(self), self.data_dir, list(jobs))
 
     @staticmethod
     def _missing(ref: weakref.ref[CoverStore], data_dir: Path, jobs: list[CoverJob]) -> None:

@@ -18,6 +18,8 @@ import contextlib
 import functools
 import logging
 import sys
+import threading
+from collections import deque
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -35,6 +37,38 @@ def pool() -> ThreadPoolExecutor:
     if _executor is None:
         _executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="margin-worker")
     return _executor
+
+
+class Lane:
+    """Work that may come in bursts (covers of a whole library) on the one pool, at most
+    ``limit`` pieces at a time, so the rest of the pool stays free for the reads a reader
+    waits for (a conversation, a page). Pieces queue in order; none is dropped."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._running = 0
+        self._waiting: deque[tuple[Callable[..., object], tuple[Any, ...]]] = deque()
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., object], /, *args: Any) -> None:
+        with self._lock:
+            if self._running >= self.limit:
+                self._waiting.append((fn, args))
+                return
+            self._running += 1
+        pool().submit(self._drain, fn, args)
+
+    def _drain(self, fn: Callable[..., object], args: tuple[Any, ...]) -> None:
+        while True:
+            try:
+                fn(*args)
+            except Exception:
+                log.exception("background work failed")
+            with self._lock:
+                if not self._waiting:
+                    self._running -= 1
+                    return
+                fn, args = self._waiting.popleft()
 
 
 async def run_blocking[T](fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
