@@ -12,6 +12,15 @@ from PySide6.QtWidgets import QHBoxLayout, QToolButton
 if TYPE_CHECKING:
     from desktop.main_window import MainWindow
 
+# each theme's menu entry (a mnemonic of its own; Ctrl+Alt+1… in this order)
+THEME_MENU = (
+    ("system", "&System theme (follows the desktop)"),
+    ("light", "Light th&eme"),
+    ("sepia", "Sepi&a theme"),
+    ("dark", "&Dark theme"),
+    ("contrast", "High &contrast theme"),
+)
+
 
 def add_action(
     window: MainWindow,
@@ -38,7 +47,9 @@ def build_menus(window: MainWindow) -> None:
     bar = window.menuBar()
     file = bar.addMenu("&File")
     add_action(window, file, "&Open…", window.choose_files, QKeySequence.StandardKey.Open, "open")
-    add_action(window, file, "&Export highlights…", window.export_highlights, None, "export")
+    add_action(
+        window, file, "&Export highlights…", window.export_highlights, "Ctrl+Shift+E", "export"
+    )
     file.addSeparator()
     add_action(window, file, "&Settings…", window.open_settings, "Ctrl+,", "settings")
     file.addSeparator()
@@ -70,27 +81,31 @@ def build_menus(window: MainWindow) -> None:
     add_action(
         window,
         view,
-        "Zoom &out",
+        "Zoom o&ut",
         window.reader.zoom_out,
         QKeySequence.StandardKey.ZoomOut,
         "zoom_out",
     )
     add_action(window, view, "Fit &width", window.reader.fit_width, "Ctrl+0", "fit")
     view.addSeparator()
-    for theme in ("system", "light", "sepia", "dark"):
+    for number, (theme, label) in enumerate(THEME_MENU, start=1):
         add_action(
             window,
             view,
-            "System theme (follows the desktop)" if theme == "system" else f"{theme.title()} theme",
+            label,
             lambda _=False, t=theme: window.set_theme(t),
+            f"Ctrl+Alt+{number}",
+            f"theme_{theme}",
         )
     view.addSeparator()
     add_action(window, view, "&Library / book", window.toggle_library, "Ctrl+B", "toggle_library")
     add_action(
-        window, view, "Show/hide &contents panel", window.toggle_side, "Ctrl+T", "toggle_side"
+        window, view, "Show/hide con&tents panel", window.toggle_side, "Ctrl+T", "toggle_side"
     )
     add_action(window, view, "Show/hide c&hat", window.toggle_chat, "Ctrl+Shift+L", "toggle_chat")
-    add_action(window, view, "&Reading settings…", window.open_reading_settings, None, "reading")
+    add_action(
+        window, view, "&Reading settings…", window.open_reading_settings, "Ctrl+Shift+A", "reading"
+    )
     view.addSeparator()
     add_action(window, view, "&Full screen", window.toggle_full_screen, "F11", "full_screen")
     add_action(window, view, "F&ocus mode", window.toggle_focus_mode, "Ctrl+Shift+F", "focus_mode")
@@ -130,12 +145,12 @@ def build_menus(window: MainWindow) -> None:
     add_action(
         window,
         book,
-        "Mark &finished",
+        "&Mark finished",
         lambda: window.reader.finished_box.toggle(),
-        None,
+        "Ctrl+Shift+M",
         "finished",
     )
-    add_action(window, book, "Re-&read this book", window.reread_current, None, "reread")
+    add_action(window, book, "Re-rea&d this book", window.reread_current, None, "reread")
     add_action(window, book, "Repair search &index", window._repair_index, None, "repair_index")
     add_action(window, book, "&Remove from library…", window.remove_current, None, "remove")
     help_menu = bar.addMenu("&Help")

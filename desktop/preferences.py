@@ -12,7 +12,7 @@ from PySide6.QtCore import QByteArray, QSettings
 
 from core.paths import Paths
 
-THEMES = ("system", "light", "sepia", "dark")
+THEMES = ("system", "light", "sepia", "dark", "contrast")
 
 
 def _bool(value: object, default: bool) -> bool:

@@ -63,6 +63,8 @@ class Composer(QWidget):
             "Ask about this book… (Enter sends, Shift+Enter for a new line)"
         )
         self.input.setAccessibleName("Question")
+        # a plain-text question needs no tab characters: Tab and Shift+Tab move on (no trap)
+        self.input.setTabChangesFocus(True)
         self.input.setMaximumHeight(90)
         self.input.submitted.connect(self.requestSend)
         self.spoilers = QComboBox()
@@ -94,7 +96,11 @@ class Composer(QWidget):
         width = max(self.stop_button.sizeHint().width(), self.send_button.sizeHint().width())
         self.stop_button.setFixedWidth(width)
         self.send_button.setFixedWidth(width)
+        # a visible label: a screen reader names the box by it (labelled-by), not by its value
+        self.spoilers_label = QLabel("Spoilers:")
+        self.spoilers_label.setBuddy(self.spoilers)
         buttons = QHBoxLayout()
+        buttons.addWidget(self.spoilers_label)
         buttons.addWidget(self.spoilers)
         buttons.addWidget(self.spoiler_page)
         buttons.addStretch(1)

@@ -83,7 +83,8 @@ class ChatPane(QWidget):
         self.messages = Messages(self.transcript, self.palette())
         self.header.set_muted(self.messages.colours.muted)
         self.status = QLabel("")
-        self.status.setAccessibleName("Chat messages")
+        # no fixed name: a screen reader reads what it says
+        self.status.setAccessibleDescription("Chat messages")
         self.status.setWordWrap(True)
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.composer = Composer()
