@@ -390,3 +390,36 @@ def test_every_text_and_edge_has_enough_contrast(name: str, qapp: QApplication) 
         what: round(contrast(fg, bg), 2) for what, (fg, bg) in edges.items() if contrast(fg, bg) < 3
     }
     assert not weak, f"{name}: control edges below 3 : 1: {weak}"
+
+
+def test_the_caret_follows_the_page_on_screen(window: Any, books_dir: Path, qtbot: Any) -> None:
+    open_alice(window, books_dir, page=5)
+    view = window.reader.view
+    view.setFocus()
+    qtbot.waitUntil(lambda: view.visible_range()[1] > view.visible_range()[0])
+    text = QAccessible.queryAccessibleInterface(view).textInterface()
+
+    def caret_on_top_line() -> int:
+        first, last = view.visible_range()
+        position = view.textCursor().position()
+        assert first <= position <= last, "the caret is on the page shown, not pages ahead"
+        assert 0 <= view.cursorRect().top() < 2 * view.line_height(), "at the top of the screen"
+        assert text.cursorPosition() == position, "screen readers see the same caret"
+        return int(position)
+
+    opened = caret_on_top_line()
+    qtbot.keyClick(view, Qt.Key.Key_PageDown)  # a screen turn
+    turned = caret_on_top_line()
+    assert turned > opened
+    window.action_next.trigger()  # a page turn: the caret at the top of the new page
+    page, offset = view.page_offset(caret_on_top_line())
+    assert page == window.reader.page and offset < 5
+    qtbot.keyClick(view, Qt.Key.Key_PageUp)
+    assert caret_on_top_line() < view.visible_range()[1]
+    # a selection stays where the reader made it
+    cursor = view.textCursor()
+    cursor.movePosition(cursor.MoveOperation.Right, cursor.MoveMode.KeepAnchor, 5)
+    view.setTextCursor(cursor)
+    selected = cursor.selectedText()
+    qtbot.keyClick(view, Qt.Key.Key_PageDown)
+    assert view.textCursor().selectedText() == selected
