@@ -423,3 +423,93 @@ def test_the_caret_follows_the_page_on_screen(window: Any, books_dir: Path, qtbo
     selected = cursor.selectedText()
     qtbot.keyClick(view, Qt.Key.Key_PageDown)
     assert view.textCursor().selectedText() == selected
+
+
+def test_an_images_alt_text_is_in_the_pages_accessible_text(
+    window: Any, tmp_path: Path, qtbot: Any
+) -> None:
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+    from PySide6.QtGui import QColor, QImage
+
+    from tests.core.books.epubgen import make_epub
+
+    logo = QImage(120, 60, QImage.Format.Format_RGB32)
+    logo.fill(QColor("#336699"))
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    logo.save(buffer, "PNG")
+    path = make_epub(
+        tmp_path / "imprint.epub",
+        [
+            (
+                "Imprint",
+                '<p>This ebook was produced for Standard Ebooks.</p><p><img alt="The Standard '
+                'Ebooks logo." src="logo.png"/></p><p>It is in the public domain.</p>',
+            ),
+            ("Chapter", "<p>" + "Words of the first chapter. " * 40 + "</p>"),
+        ],
+        extra_manifest='<item id="logo" href="logo.png" media-type="image/png"/>',
+        extra_files={"OEBPS/logo.png": bytes(data.data())},
+    )
+    book = import_book(window.library, path).book
+    assert "[Illustration: The Standard Ebooks logo.]" in window.library.page(book.id, 1).text
+    window.refresh_library()
+    window.open_book(book.id, 1)
+    view = window.reader.view
+    text = QAccessible.queryAccessibleInterface(view).textInterface()
+    spoken = text.text(0, text.characterCount())
+    assert "[Illustration: The Standard Ebooks logo.]" in spoken, "what a screen reader reads"
+    assert "\ufffc" in spoken, "the image is still shown"
+    # the words stay out of sight: no taller than a pixel or two on the page
+    cursor = view.document().find("[Illustration:")
+    assert not cursor.isNull()
+    assert view.document().documentLayout().blockBoundingRect(cursor.block()).height() <= 3
+
+
+def test_keyboard_alone_turn_ask_hear_read_open_a_citation_and_highlight(
+    window: Any, books_dir: Path, qtbot: Any, heard: Any
+) -> None:
+    """The walk-through of the issue, with keys only (passages mode: no model needed)."""
+    book_id = open_alice(window, books_dir, page=10, read_to=30)
+    window.set_side_visible(False)
+    view = window.reader.view
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_PageDown)  # a screen on
+    shown = window.reader.page
+    qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)  # a page on
+    assert window.reader.page == shown + 1
+    # ask: Ctrl+L, type, Enter; the answer is announced while focus stays in the question box
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    chat = window.chat
+    assert QApplication.focusWidget() is chat.input
+    qtbot.keyClicks(chat.input, "Who is the Rabbit")
+    qtbot.keyClick(chat.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not chat.live, timeout=15000)
+    assert any(t.startswith("Answer ready:") for t, _ in heard), heard
+    assert QApplication.focusWidget() is chat.input
+    # read it: Shift+Tab reaches the transcript, whose text has the answer
+    qtbot.keyClick(chat.input, Qt.Key.Key_Backtab)
+    assert QApplication.focusWidget() is chat.transcript
+    text = QAccessible.queryAccessibleInterface(chat.transcript).textInterface()
+    assert "Rabbit" in text.text(0, text.characterCount())
+    # open a citation: Tab goes from link to link inside the transcript, Enter opens one
+    for _ in range(40):
+        qtbot.keyClick(chat.transcript, Qt.Key.Key_Tab)
+        if QApplication.focusWidget() is not chat.transcript:
+            pytest.fail("Tab left the transcript before reaching a citation")
+        if chat.transcript.textCursor().charFormat().anchorHref().startswith("margin-cite:"):
+            break
+    href = chat.transcript.textCursor().charFormat().anchorHref()
+    cited = int(href.split("/")[1].split("-")[0])
+    with qtbot.waitSignal(chat.requestOpenPage, timeout=3000):
+        qtbot.keyClick(chat.transcript, Qt.Key.Key_Return)
+    assert window.reader.page == cited
+    # highlight: back to the page, select words with Shift+arrows, Ctrl+H
+    view = window.reader.view
+    view.setFocus()
+    for _ in range(12):
+        qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    assert view.textCursor().hasSelection()
+    qtbot.keyClick(window, Qt.Key.Key_H, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: bool(window.library.list_highlights(book_id)), timeout=5000)
