@@ -22,16 +22,23 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 # every announcement also goes to these (tests observe them; PySide6 has no update handler)
 listeners: list[Callable[[QAccessibleAnnouncementEvent], None]] = []
 
+# a finished answer is announced whole (the View menu's "Speak whole answers")
+whole_answers = False
+
 _SENTENCE = re.compile(r"(.+?[.!?…])(\s|$)", re.S)
 LEAD_CHARS = 200
 
 
-def first_sentence(text: str, limit: int = LEAD_CHARS) -> str:
-    """The first sentence of ``text`` as plain words (Markdown marks and markers dropped),
-    at most ``limit`` characters."""
+def plain_text(text: str) -> str:
+    """An answer's Markdown as plain words: marks and held-back markers dropped."""
     plain = re.sub(r"⟪hidden:\d+⟫", " ", text)
     plain = re.sub(r"[*_`#>\[\]]+", "", plain)
-    plain = " ".join(plain.split())
+    return " ".join(plain.split())
+
+
+def first_sentence(text: str, limit: int = LEAD_CHARS) -> str:
+    """The first sentence of ``text`` as plain words, at most ``limit`` characters."""
+    plain = plain_text(text)
     match = _SENTENCE.match(plain)
     sentence = match.group(1) if match else plain
     return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"

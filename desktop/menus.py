@@ -9,6 +9,8 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QToolButton
 
+from desktop import accessibility
+
 if TYPE_CHECKING:
     from desktop.main_window import MainWindow
 
@@ -40,6 +42,17 @@ def add_action(
     if name:
         setattr(window, f"action_{name}", action)
     return action
+
+
+def set_whole_answers(window: MainWindow) -> Any:
+    """The slot of "Speak whole answers": announce finished answers whole, and keep it."""
+    accessibility.whole_answers = window.preferences.whole_answers()
+
+    def toggled(on: bool) -> None:
+        accessibility.whole_answers = on
+        window.preferences.set_whole_answers(on)
+
+    return toggled
 
 
 def build_menus(window: MainWindow) -> None:
@@ -106,6 +119,11 @@ def build_menus(window: MainWindow) -> None:
     add_action(
         window, view, "&Reading settings…", window.open_reading_settings, "Ctrl+Shift+A", "reading"
     )
+    whole = add_action(
+        window, view, "Spea&k whole answers", set_whole_answers(window), None, "whole"
+    )
+    whole.setCheckable(True)
+    whole.setChecked(accessibility.whole_answers)
     view.addSeparator()
     add_action(window, view, "&Full screen", window.toggle_full_screen, "F11", "full_screen")
     add_action(window, view, "F&ocus mode", window.toggle_focus_mode, "Ctrl+Shift+F", "focus_mode")

@@ -84,6 +84,15 @@ class Preferences:
         ini.setValue("book", state.book if state.book is not None else "")
         ini.sync()
 
+    def whole_answers(self) -> bool:
+        """Whether a finished answer is announced whole (else "Answer ready:" and its first
+        sentence)."""
+        return _bool(self._ini.value("announce_whole_answers"), False)
+
+    def set_whole_answers(self, on: bool) -> None:
+        self._ini.setValue("announce_whole_answers", int(on))
+        self._ini.sync()
+
     def welcomed(self) -> bool:
         """Whether the welcome guide was imported once (never again, even if removed)."""
         return _bool(self._ini.value("welcomed"), False)

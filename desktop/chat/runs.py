@@ -15,7 +15,8 @@ from core.agent.answer import AnswerState, notice_text
 from core.agent.events import SpoilerHidden, TextDelta
 from core.agent.types import Question, Selection
 from core.errors import MarginError
-from desktop.accessibility import announce, first_sentence
+from desktop import accessibility
+from desktop.accessibility import announce, first_sentence, plain_text
 from desktop.chat import history
 from desktop.chat.header import budget_allows
 from desktop.requests import AskRequest
@@ -25,11 +26,12 @@ if TYPE_CHECKING:
     from desktop.chat.pane import ChatPane
 
 
-def outcome(view: AnswerState, error: str = "") -> tuple[str, bool]:
+def outcome(view: AnswerState, error: str = "", whole: bool = False) -> tuple[str, bool]:
     """What a screen reader says when an answer ends, and whether it interrupts (a failure
-    does): "Answer ready:" and the answer's first sentence, or that it stopped or failed."""
+    does): "Answer ready:" and the answer's first sentence (its whole text with ``whole``),
+    or that it stopped or failed."""
     if view.status == "complete":
-        lead = first_sentence(view.text)
+        lead = plain_text(view.text) if whole else first_sentence(view.text)
         return (f"Answer ready: {lead}" if lead else "Answer ready."), False
     if view.status == "stopped":
         return "Answer stopped.", False
@@ -224,7 +226,7 @@ class Answering:
         if self._gone():
             self.live.pop(live.conversation_id, None)  # the window is gone
             return
-        said, urgent = outcome(live.view, live.failure)
+        said, urgent = outcome(live.view, live.failure, accessibility.whole_answers)
         announce(pane, said, assertive=urgent)
         if live.conversation_id == pane.conversation_id and live.view.run_id is not None:
             pane.messages.paint_live(live)

@@ -510,3 +510,25 @@ def test_keyboard_alone_turn_ask_hear_read_open_a_citation_and_highlight(
     assert view.textCursor().hasSelection()
     qtbot.keyClick(window, Qt.Key.Key_H, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: bool(window.library.list_highlights(book_id)), timeout=5000)
+
+
+def test_whole_answers_can_be_announced_and_the_choice_is_kept(
+    window: Any, books_dir: Path, qtbot: Any, heard: Any, app: Any
+) -> None:
+    open_alice(window, books_dir, page=12, read_to=12)
+    chat = window.chat
+    assert not window.action_whole.isChecked()
+    window.action_whole.trigger()
+    try:
+        chat.ask("Who is the White Rabbit?")
+        qtbot.waitUntil(lambda: not chat.live, timeout=15000)
+        said = [t for t, _ in heard if t.startswith("Answer ready:")][-1]
+        assert len(said) > 2 * accessibility.LEAD_CHARS, "the whole answer, not its lead"
+        assert "Passages" in said and "**" not in said
+        again = MainWindow(app, restore=False)
+        qtbot.addWidget(again)
+        assert again.action_whole.isChecked(), "the choice is kept"
+        close_window(qtbot, again)
+    finally:
+        window.action_whole.trigger()
+    assert not accessibility.whole_answers
