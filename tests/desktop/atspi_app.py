@@ -28,6 +28,13 @@ def main() -> None:
     window.refresh_library()
     window.open_book(book.id, int(sys.argv[2]))
     QTimer.singleShot(500, lambda: print("ready", flush=True))
+    if len(sys.argv) > 3:  # a second book added a while later: its import is announced
+        later = Path(sys.argv[3])
+        tasks = []
+        QTimer.singleShot(
+            4000,
+            lambda: tasks.append(asyncio.ensure_future(window.importer.import_files([later]))),
+        )
     asyncio.run(asyncio.Event().wait(), loop_factory=lambda: qasync.QEventLoop(app))
 
 

@@ -48,11 +48,11 @@ def walk(node: Atspi.Accessible, depth: int = 0, out: list | None = None) -> lis
                 ]
     except Exception:
         pass
-    text = node.get_text_iface() if hasattr(node, "get_text_iface") else None
-    if text is not None:
+    if "Text" in node.get_interfaces():
         try:
-            item["text"] = text.get_text(0, min(text.get_character_count(), 4000))
-            item["caret"] = text.get_caret_offset()
+            count = Atspi.Text.get_character_count(node)
+            item["text"] = Atspi.Text.get_text(node, 0, min(count, 4000))
+            item["caret"] = Atspi.Text.get_caret_offset(node)
         except Exception:
             pass
     out.append(item)
@@ -70,7 +70,22 @@ def main() -> int:
         return 1
     for item in walk(app):
         print(json.dumps(item))
+    if len(sys.argv) > 3:  # then listen for announcements that long
+        listen(float(sys.argv[3]))
     return 0
+
+
+def listen(seconds: float) -> None:
+    """Print each announcement (an AT-SPI "object:announcement" event) heard in ``seconds``."""
+    from gi.repository import GLib
+
+    def heard(event: Atspi.Event) -> None:
+        print(json.dumps({"announcement": str(event.any_data), "kind": event.type}), flush=True)
+
+    listener = Atspi.EventListener.new(heard)
+    listener.register("object:announcement")
+    GLib.timeout_add(int(seconds * 1000), lambda: Atspi.event_quit() or False)
+    Atspi.event_main()
 
 
 if __name__ == "__main__":

@@ -19,10 +19,10 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 
 SCRIPT = """
 set -u
-"$APP_PYTHON" tests/desktop/atspi_app.py "$BOOK" 3 > "$OUT/app.log" 2>&1 &
+"$APP_PYTHON" tests/desktop/atspi_app.py "$BOOK" 3 "$LATER" > "$OUT/app.log" 2>&1 &
 app=$!
 for _ in $(seq 1 120); do grep -q ready "$OUT/app.log" && break; sleep 0.5; done
-"$WALK_PYTHON" tests/desktop/atspi_walk.py margin 30 > "$OUT/tree.jsonl"
+"$WALK_PYTHON" tests/desktop/atspi_walk.py margin 30 10 > "$OUT/tree.jsonl"
 status=$?
 kill "$app"
 exit $status
@@ -63,6 +63,7 @@ def test_a_screen_reader_walks_the_real_tree(tmp_path: Path, books_dir: Path) ->
         APP_PYTHON=sys.executable,
         WALK_PYTHON=SYSTEM_PYTHON,
         BOOK=str(books_dir / "alice_in_wonderland.epub"),
+        LATER=str(books_dir / "metamorphosis.epub"),  # added 4 s after: announced
         OUT=str(tmp_path),
     )
     done = subprocess.run(
@@ -86,7 +87,9 @@ def test_a_screen_reader_walks_the_real_tree(tmp_path: Path, books_dir: Path) ->
     tree_file = tmp_path / "tree.jsonl"
     log = (tmp_path / "app.log").read_text() if (tmp_path / "app.log").exists() else ""
     assert done.returncode == 0 and tree_file.exists(), (done.stderr[-2000:], log[-2000:])
-    tree = [json.loads(line) for line in tree_file.read_text().splitlines()]
+    lines = [json.loads(line) for line in tree_file.read_text().splitlines()]
+    heard = [n["announcement"] for n in lines if "announcement" in n]
+    tree = [n for n in lines if "role" in n]
     assert tree[0]["role"] == "application"
     shown = [n for n in tree if n["showing"]]
     controls = {
@@ -111,3 +114,5 @@ def test_a_screen_reader_walks_the_real_tree(tmp_path: Path, books_dir: Path) ->
     assert footer, "the reading progress is read as it says"
     page = next(n for n in shown if n["name"] == "Book page")
     assert "Rabbit" in page["text"] and page.get("caret", -1) >= 0
+    # what Orca hears: the import's announcement, on the bus
+    assert "Added “Metamorphosis” to your library." in heard, heard
