@@ -307,6 +307,14 @@ class ThemeStyle(QProxyStyle):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRect(QRectF(option.rect).adjusted(0.5, 0.5, -0.5, -0.5))
             painter.restore()
+        # push buttons and combo boxes too (Fusion's rounded edge, in the handle colour)
+        if element == QStyle.PrimitiveElement.PE_PanelButtonCommand and option.rect.width() > 4:
+            painter.save()
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            painter.setPen(self.handle)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(QRectF(option.rect).adjusted(0.5, 0.5, -0.5, -0.5), 2, 2)
+            painter.restore()
         # Fusion outlines a check box in the window colour darkened, which vanishes on a dark
         # window: draw the box's edge again in the handle colour, which every theme makes
         # stand out from its panels.
