@@ -17,7 +17,7 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent, QColor
-from PySide6.QtWidgets import QTabWidget, QWidget
+from PySide6.QtWidgets import QLabel, QTabWidget, QWidget
 
 # every announcement also goes to these (tests observe them; PySide6 has no update handler)
 listeners: list[Callable[[QAccessibleAnnouncementEvent], None]] = []
@@ -58,6 +58,16 @@ def announce(widget: QWidget, text: str, *, assertive: bool = False) -> None:
     QAccessible.updateAccessibility(event)
     for listener in list(listeners):
         listener(event)
+
+
+class StatusLabel(QLabel):
+    """A status line (WCAG 4.1.3): each new message is announced, wherever focus is."""
+
+    def setText(self, text: str) -> None:
+        changed = text != self.text()
+        super().setText(text)
+        if text and changed:
+            announce(self, text)
 
 
 # tab order ------------------------------------------------------------------------------------

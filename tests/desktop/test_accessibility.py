@@ -532,3 +532,11 @@ def test_whole_answers_can_be_announced_and_the_choice_is_kept(
     finally:
         window.action_whole.trigger()
     assert not accessibility.whole_answers
+
+
+def test_chat_status_messages_are_announced(window: Any, books_dir: Path, heard: Any) -> None:
+    open_alice(window, books_dir)
+    window.chat.status.setText("Answer copied.")
+    window.chat.status.setText("Answer copied.")  # the same message: said once
+    window.chat.status.setText("")
+    assert [t for t, _ in heard] == ["Answer copied."]
