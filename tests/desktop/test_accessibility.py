@@ -540,3 +540,22 @@ def test_chat_status_messages_are_announced(window: Any, books_dir: Path, heard:
     window.chat.status.setText("Answer copied.")  # the same message: said once
     window.chat.status.setText("")
     assert [t for t, _ in heard] == ["Answer copied."]
+
+
+def test_dialog_controls_are_named_and_labelled(window: Any, books_dir: Path, qtbot: Any) -> None:
+    from desktop.reader.reading_settings import ReadingSettings
+    from desktop.settings_dialog import SettingsDialog
+
+    open_alice(window, books_dir)
+    for dialog in (SettingsDialog(window.paths, window), ReadingSettings(window)):
+        qtbot.addWidget(dialog)
+        dialog.show()
+        QApplication.processEvents()
+        for w in reachable(dialog):
+            target = control(w)
+            iface = QAccessible.queryAccessibleInterface(target)
+            assert iface.text(QAccessible.Text.Name).strip(), f"unnamed {type(target).__name__}"
+            if isinstance(target, QComboBox):
+                labels = iface.relations(QAccessible.RelationFlag.Label)
+                assert labels, f"{target.accessibleName()!r} in {type(dialog).__name__}"
+        dialog.close()
