@@ -8,11 +8,13 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QWidget
 
 from core.books.importer import ImportResult, import_book
 from core.errors import BookCode, BookError, MarginError
 from core.progress import CancelToken
 from core.store.library import Library
+from desktop.accessibility import announce
 from desktop.tasks import run_blocking
 
 log = logging.getLogger("margin.import")
@@ -89,4 +91,24 @@ class ImportController(QObject):
             self.finished.emit()
         if errors:
             self.failed.emit("\n\n".join(errors))
+        window = self.parent()
+        if isinstance(window, QWidget):  # heard by screen-reader users, wherever focus is
+            announce(window, import_summary(results, errors), assertive=bool(errors))
         return results
+
+
+def import_summary(results: list[ImportResult], errors: list[str]) -> str:
+    """One sentence saying how an import ended."""
+    added = [r.book for r in results if not r.already_present]
+    parts = []
+    if len(added) == 1:
+        parts.append(f"Added “{added[0].title}” to your library.")
+    elif added:
+        parts.append(f"Added {len(added)} books to your library.")
+    if len(results) > len(added):
+        parts.append(f"{len(results) - len(added)} already in your library.")
+    if len(errors) == 1:
+        parts.append(f"Not added: {errors[0]}")
+    elif errors:
+        parts.append(f"{len(errors)} files could not be added (the library says why).")
+    return " ".join(parts)

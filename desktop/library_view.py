@@ -89,8 +89,12 @@ class LibraryView(QWidget):
         top.setSpacing(4)
         top.addWidget(self.filter, 1)
         top.addWidget(add)
+        # a visible label: a screen reader names the box by it (labelled-by), not by its value
+        sort_label = QLabel("S&ort:")
+        sort_label.setBuddy(self.sort)
         second = QHBoxLayout()
         second.setSpacing(4)
+        second.addWidget(sort_label)
         second.addWidget(self.sort, 1)
         second.addWidget(self.grid_button)
         second.addWidget(self.list_button)

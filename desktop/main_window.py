@@ -35,6 +35,7 @@ from core.app import Margin
 from core.errors import MarginError
 from core.labels import display_title
 from core.store.library import BookInfo
+from desktop.accessibility import order_tabs
 from desktop.import_controller import ImportController
 from desktop.library_panel import LibraryPanel
 from desktop.menus import add_reader_buttons, build_menus
@@ -162,6 +163,7 @@ class MainWindow(WindowLayout, BookActions, QMainWindow):
             chat.requestOpenPage.connect(self.open_page_request)
             chat.requestSettings.connect(self.open_settings)
             self.bookOpened.connect(chat.set_book)
+        self.bookOpened.connect(lambda _book_id: order_tabs(self))  # (a new page widget)
 
     # state ------------------------------------------------------------------------------
 

@@ -9,8 +9,19 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QToolButton
 
+from desktop import accessibility
+
 if TYPE_CHECKING:
     from desktop.main_window import MainWindow
+
+# each theme's menu entry (a mnemonic of its own; Ctrl+Alt+1… in this order)
+THEME_MENU = (
+    ("system", "&System theme (follows the desktop)"),
+    ("light", "Light th&eme"),
+    ("sepia", "Sepi&a theme"),
+    ("dark", "&Dark theme"),
+    ("contrast", "High &contrast theme"),
+)
 
 
 def add_action(
@@ -33,12 +44,25 @@ def add_action(
     return action
 
 
+def set_whole_answers(window: MainWindow) -> Any:
+    """The slot of "Speak whole answers": announce finished answers whole, and keep it."""
+    accessibility.whole_answers = window.preferences.whole_answers()
+
+    def toggled(on: bool) -> None:
+        accessibility.whole_answers = on
+        window.preferences.set_whole_answers(on)
+
+    return toggled
+
+
 def build_menus(window: MainWindow) -> None:
     """The menu bar: File, View, Book, Help (every action's keys work with the bar hidden)."""
     bar = window.menuBar()
     file = bar.addMenu("&File")
     add_action(window, file, "&Open…", window.choose_files, QKeySequence.StandardKey.Open, "open")
-    add_action(window, file, "&Export highlights…", window.export_highlights, None, "export")
+    add_action(
+        window, file, "&Export highlights…", window.export_highlights, "Ctrl+Shift+E", "export"
+    )
     add_action(
         window,
         file,
@@ -78,27 +102,36 @@ def build_menus(window: MainWindow) -> None:
     add_action(
         window,
         view,
-        "Zoom &out",
+        "Zoom o&ut",
         window.reader.zoom_out,
         QKeySequence.StandardKey.ZoomOut,
         "zoom_out",
     )
     add_action(window, view, "Fit &width", window.reader.fit_width, "Ctrl+0", "fit")
     view.addSeparator()
-    for theme in ("system", "light", "sepia", "dark"):
+    for number, (theme, label) in enumerate(THEME_MENU, start=1):
         add_action(
             window,
             view,
-            "System theme (follows the desktop)" if theme == "system" else f"{theme.title()} theme",
+            label,
             lambda _=False, t=theme: window.set_theme(t),
+            f"Ctrl+Alt+{number}",
+            f"theme_{theme}",
         )
     view.addSeparator()
     add_action(window, view, "&Library / book", window.toggle_library, "Ctrl+B", "toggle_library")
     add_action(
-        window, view, "Show/hide &contents panel", window.toggle_side, "Ctrl+T", "toggle_side"
+        window, view, "Show/hide con&tents panel", window.toggle_side, "Ctrl+T", "toggle_side"
     )
     add_action(window, view, "Show/hide c&hat", window.toggle_chat, "Ctrl+Shift+L", "toggle_chat")
-    add_action(window, view, "&Reading settings…", window.open_reading_settings, None, "reading")
+    add_action(
+        window, view, "&Reading settings…", window.open_reading_settings, "Ctrl+Shift+A", "reading"
+    )
+    whole = add_action(
+        window, view, "Spea&k whole answers", set_whole_answers(window), None, "whole"
+    )
+    whole.setCheckable(True)
+    whole.setChecked(accessibility.whole_answers)
     view.addSeparator()
     add_action(window, view, "&Full screen", window.toggle_full_screen, "F11", "full_screen")
     add_action(window, view, "F&ocus mode", window.toggle_focus_mode, "Ctrl+Shift+F", "focus_mode")
@@ -138,12 +171,12 @@ def build_menus(window: MainWindow) -> None:
     add_action(
         window,
         book,
-        "Mark &finished",
+        "&Mark finished",
         lambda: window.reader.finished_box.toggle(),
-        None,
+        "Ctrl+Shift+M",
         "finished",
     )
-    add_action(window, book, "Re-&read this book", window.reread_current, None, "reread")
+    add_action(window, book, "Re-rea&d this book", window.reread_current, None, "reread")
     add_action(window, book, "Repair search &index", window._repair_index, None, "repair_index")
     add_action(window, book, "&Remove from library…", window.remove_current, None, "remove")
     help_menu = bar.addMenu("&Help")

@@ -12,7 +12,7 @@ from PySide6.QtCore import QByteArray, QSettings
 
 from core.paths import Paths
 
-THEMES = ("system", "light", "sepia", "dark")
+THEMES = ("system", "light", "sepia", "dark", "contrast")
 
 
 def _bool(value: object, default: bool) -> bool:
@@ -83,6 +83,15 @@ class Preferences:
         ini.setValue("theme", state.theme)
         ini.setValue("book", state.book if state.book is not None else "")
         ini.sync()
+
+    def whole_answers(self) -> bool:
+        """Whether a finished answer is announced whole (else "Answer ready:" and its first
+        sentence)."""
+        return _bool(self._ini.value("announce_whole_answers"), False)
+
+    def set_whole_answers(self, on: bool) -> None:
+        self._ini.setValue("announce_whole_answers", int(on))
+        self._ini.sync()
 
     def welcomed(self) -> bool:
         """Whether the welcome guide was imported once (never again, even if removed)."""

@@ -38,6 +38,7 @@ THEMES = {
     "light": Theme("light", "#ffffff", "#1d1d1f", "#0b57d0"),
     "sepia": Theme("sepia", "#f4ecd8", "#5b4636", "#8a4b08"),
     "dark": Theme("dark", "#1e1e1e", "#dcdcdc", "#8ab4f8"),
+    "contrast": Theme("contrast", "#000000", "#ffffff", "#ffff00"),
 }
 
 HIGHLIGHT_RGBA = {
@@ -133,7 +134,7 @@ WINDOW_THEMES = {
         highlighted_text="#ffffff",
         link="#0b57d0",
         border="#c8c8cc",
-        scroll_handle="#9a9aa0",
+        scroll_handle="#86868c",
         scroll_handle_hover="#6e6e75",
         error="#b3261e",
         tooltip="#fffbe6",
@@ -144,14 +145,14 @@ WINDOW_THEMES = {
         base="#f4ecd8",
         alt_base="#efe5cd",
         text="#4a3829",
-        dim_text="#86705a",
+        dim_text="#6f5a45",
         button="#e2d5b8",
         highlight="#a0622a",
         highlighted_text="#fffaf0",
         link="#8a4b08",
         border="#c9b895",
-        scroll_handle="#a48d6c",
-        scroll_handle_hover="#7d6548",
+        scroll_handle="#8a7352",
+        scroll_handle_hover="#6f5a45",
         error="#a3281a",
         tooltip="#fbf5e6",
     ),
@@ -167,24 +168,63 @@ WINDOW_THEMES = {
         highlighted_text="#ffffff",
         link="#8ab4f8",
         border="#3c3c41",
-        scroll_handle="#6a6a70",
-        scroll_handle_hover="#8c8c93",
+        scroll_handle="#74747a",
+        scroll_handle_hover="#9a9aa0",
         error="#f2b8b5",
         tooltip="#333337",
     ),
+    # for low vision: white on black, yellow links, every edge white
+    "contrast": WindowColours(
+        "contrast",
+        window="#000000",
+        base="#000000",
+        alt_base="#0d0d0d",
+        text="#ffffff",
+        dim_text="#c8c8c8",
+        button="#000000",
+        highlight="#ffd700",
+        highlighted_text="#000000",
+        link="#ffff00",
+        border="#ffffff",
+        scroll_handle="#c8c8c8",
+        scroll_handle_hover="#ffffff",
+        error="#ff9a8a",
+        tooltip="#000000",
+    ),
 }
-APP_THEMES = ("system", "light", "sepia", "dark")
+APP_THEMES = ("system", "light", "sepia", "dark", "contrast")
+THEME_LABELS = {
+    "system": "System theme (follows the desktop)",
+    "light": "Light theme",
+    "sepia": "Sepia theme",
+    "dark": "Dark theme",
+    "contrast": "High contrast theme",
+}
 
 _state: dict[str, object] = {"chosen": None, "applied": None, "listening": False}
 
 
 def resolve_theme(name: str) -> str:
-    """ "system" becomes "dark" or "light" from the system's colour scheme."""
+    """ "system" becomes "contrast" when the system asks for more contrast, else "dark" or
+    "light" from its colour scheme."""
     if name not in APP_THEMES:
         raise ValueError(f"unknown theme {name!r}; choose one of {', '.join(APP_THEMES)}")
     if name != "system":
         return name
+    if system_wants_contrast():
+        return "contrast"
     return "dark" if system_scheme() == Qt.ColorScheme.Dark else "light"
+
+
+def system_wants_contrast() -> bool:
+    """Whether the desktop asks for high contrast (Qt ≥ 6.10 says so where it can tell)."""
+    hints = QGuiApplication.styleHints()
+    try:
+        return bool(
+            hints.accessibility().contrastPreference() == Qt.ContrastPreference.HighContrast
+        )
+    except AttributeError:  # an older Qt cannot tell
+        return False
 
 
 def system_scheme() -> Qt.ColorScheme:
@@ -215,7 +255,7 @@ def window_palette(colours: WindowColours) -> QPalette:
         (Role.Accent, colours.highlight),
     ):
         palette.setColor(role, c(value))
-    dark = colours.name == "dark"
+    dark = QColor(colours.base).lightness() < 128
     button = c(colours.button)
     palette.setColor(Role.Light, button.lighter(130 if dark else 112))
     palette.setColor(Role.Midlight, button.lighter(115 if dark else 106))
@@ -251,6 +291,30 @@ class ThemeStyle(QProxyStyle):
         widget: QWidget | None = None,
     ) -> None:
         super().drawPrimitive(element, option, painter, widget)
+        # Fusion outlines text fields and framed panels in the window colour darkened: about
+        # 2 : 1 on a light page and nothing on black. Draw the edge again in the handle colour
+        # (at least 3 : 1 in every theme, WCAG's bar for a control's boundary).
+        if (
+            element
+            in (
+                QStyle.PrimitiveElement.PE_FrameLineEdit,
+                QStyle.PrimitiveElement.PE_Frame,
+            )
+            and option.rect.width() > 4
+        ):
+            painter.save()
+            painter.setPen(self.handle)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(QRectF(option.rect).adjusted(0.5, 0.5, -0.5, -0.5))
+            painter.restore()
+        # push buttons and combo boxes too (Fusion's rounded edge, in the handle colour)
+        if element == QStyle.PrimitiveElement.PE_PanelButtonCommand and option.rect.width() > 4:
+            painter.save()
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            painter.setPen(self.handle)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(QRectF(option.rect).adjusted(0.5, 0.5, -0.5, -0.5), 2, 2)
+            painter.restore()
         # Fusion outlines a check box in the window colour darkened, which vanishes on a dark
         # window: draw the box's edge again in the handle colour, which every theme makes
         # stand out from its panels.
@@ -292,7 +356,14 @@ def apply_app_theme(app: QGuiApplication, name: str) -> str:
     _state["chosen"] = name
     if not _state["listening"]:
         _state["listening"] = True
-        QGuiApplication.styleHints().colorSchemeChanged.connect(lambda _scheme: _follow_system(app))
+        hints = QGuiApplication.styleHints()
+        hints.colorSchemeChanged.connect(lambda _scheme: _follow_system(app))
+        try:
+            hints.accessibility().contrastPreferenceChanged.connect(
+                lambda _preference: _follow_system(app)
+            )
+        except AttributeError:
+            pass
     if _state["applied"] == resolved:
         return resolved
     colours = WINDOW_THEMES[resolved]
@@ -325,7 +396,8 @@ def _follow_system(app: QGuiApplication) -> None:
 
 
 def current_app_theme() -> str | None:
-    """The theme last applied ("light", "sepia" or "dark"), or None before the first."""
+    """The theme last applied ("light", "sepia", "dark" or "contrast"), or None before the
+    first."""
     applied = _state["applied"]
     return applied if isinstance(applied, str) else None
 
@@ -417,4 +489,4 @@ def sepia_page(image: QImage) -> QImage:
 def page_image_filter(name: str) -> Callable[[QImage], QImage] | None:
     """The filter for rendered PDF pages in a reading theme; None means show pages as they are
     ("light", or an unknown name)."""
-    return {"dark": night_page, "sepia": sepia_page}.get(name)
+    return {"dark": night_page, "contrast": night_page, "sepia": sepia_page}.get(name)

@@ -63,6 +63,8 @@ class Composer(QWidget):
             "Ask about this book… (Enter sends, Shift+Enter for a new line)"
         )
         self.input.setAccessibleName("Question")
+        # a plain-text question needs no tab characters: Tab and Shift+Tab move on (no trap)
+        self.input.setTabChangesFocus(True)
         self.input.setMaximumHeight(90)
         self.input.submitted.connect(self.requestSend)
         self.spoilers = QComboBox()
@@ -70,10 +72,11 @@ class Composer(QWidget):
         self.spoilers.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
-        self.spoilers.setMinimumContentsLength(18)
-        self.spoilers.addItem("No spoilers", None)
-        self.spoilers.addItem("Spoilers OK up to…", "page")
-        self.spoilers.addItem("Spoilers OK to the end", "end")
+        # short choices after the "Spoilers:" label: the row fits the narrowest chat pane
+        self.spoilers.setMinimumContentsLength(11)
+        self.spoilers.addItem("None", None)
+        self.spoilers.addItem("Up to page…", "page")
+        self.spoilers.addItem("To the end", "end")
         self.spoilers.setToolTip(
             "For the next question only: “I don't mind spoilers up to page …” or “to the "
             "end”. Otherwise answers never name anything past where you have read."
@@ -94,7 +97,12 @@ class Composer(QWidget):
         width = max(self.stop_button.sizeHint().width(), self.send_button.sizeHint().width())
         self.stop_button.setFixedWidth(width)
         self.send_button.setFixedWidth(width)
+        # a visible label: a screen reader names the box by it (labelled-by), not by its value
+        self.spoilers_label = QLabel("Spoilers:")
+        self.spoilers_label.setToolTip(self.spoilers.toolTip())
+        self.spoilers_label.setBuddy(self.spoilers)
         buttons = QHBoxLayout()
+        buttons.addWidget(self.spoilers_label)
         buttons.addWidget(self.spoilers)
         buttons.addWidget(self.spoiler_page)
         buttons.addStretch(1)

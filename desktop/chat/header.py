@@ -65,12 +65,17 @@ class ConversationHeader(QWidget):
         menu.addAction("Export conversation as Markdown…", self.requestExportConversation.emit)
         menu.addAction("Export all conversations about this book…", self.requestExportBook.emit)
         self.menu_button.setMenu(menu)
+        # a visible label: a screen reader names the box by it (labelled-by), not by its value
+        self.conversations_label = QLabel("Chat:")
+        self.conversations_label.setBuddy(self.conversations)
         row = QHBoxLayout()
+        row.addWidget(self.conversations_label)
         row.addWidget(self.conversations, 1)
         for b in (self.new_button, self.rename_button, self.delete_button, self.menu_button):
             row.addWidget(b)
         self.cost = QLabel("")
-        self.cost.setAccessibleName("Tokens and cost")
+        # no fixed name: a screen reader reads what it says ("1,234 tokens · $0.01")
+        self.cost.setAccessibleDescription("Tokens and cost")
         # one line that never widens the pane: the transcript is never resized by it
         self.cost.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         layout = QVBoxLayout(self)

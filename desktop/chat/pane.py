@@ -21,7 +21,6 @@ import shiboken6
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QLabel,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
@@ -29,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from core.app import Margin
 from core.errors import MarginError
+from desktop.accessibility import StatusLabel
 from desktop.chat import history, sources
 from desktop.chat.composer import SPOILERS_END, Composer
 from desktop.chat.header import ConversationHeader, ModeBanner, export_dialog
@@ -82,8 +82,9 @@ class ChatPane(QWidget):
         self.transcript.anchorClicked.connect(self._link)
         self.messages = Messages(self.transcript, self.palette())
         self.header.set_muted(self.messages.colours.muted)
-        self.status = QLabel("")
-        self.status.setAccessibleName("Chat messages")
+        self.status = StatusLabel("")
+        # no fixed name: a screen reader reads what it says (and hears each new message)
+        self.status.setAccessibleDescription("Chat messages")
         self.status.setWordWrap(True)
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.composer = Composer()

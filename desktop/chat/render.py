@@ -21,6 +21,9 @@ from core.agent.answer import AnswerState, fill_hidden, notice_text
 from core.agent.pricing import estimate_cost
 from core.agent.types import CitationRef, Passage, Withheld
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN
+from desktop.accessibility import contrast
+
+MIN_CONTRAST = 4.6  # WCAG AA asks 4.5 : 1 of small text; rounding of #rrggbb takes the rest
 
 _md: Any = None  # markdown_it loads with the first answer, not before the window shows
 
@@ -31,6 +34,14 @@ QUICK_LABELS = {
     "summarize": "Summarize",
     "translate": "Translate",
 }
+
+
+def _readable(text: QColor, base: QColor, t: float, backgrounds: list[str]) -> str:
+    """``text`` moved up to ``t`` of the way towards ``base``, but no further than keeps a
+    contrast of 4.5 : 1 (WCAG AA, with a margin) on each of ``backgrounds``."""
+    while t > 0 and min(contrast(_mix(text, base, t), b) for b in backgrounds) < MIN_CONTRAST:
+        t -= 0.02
+    return _mix(text, base, max(0.0, t))
 
 
 def _mix(a: QColor, b: QColor, t: float) -> str:
@@ -60,13 +71,17 @@ class Colours:
         text = palette.color(QPalette.ColorRole.Text)
         accent = palette.color(QPalette.ColorRole.Highlight)
         link = palette.color(QPalette.ColorRole.Link)
+        window = palette.color(QPalette.ColorRole.Window)
         dark = base.lightness() < 128
+        question_bg = _mix(base, accent, 0.16 if dark else 0.10)
         amber = QColor("#e0b030")
         red = QColor("#ff8a80" if dark else "#b3261e")
         return cls(
             text=text.name(),
-            muted=_mix(text, base, 0.42),
-            question_bg=_mix(base, accent, 0.16 if dark else 0.10),
+            # speaker labels and "Sources" on the page, on a question, and the token meter on
+            # the window colour: dimmer than the text, never below AA
+            muted=_readable(text, base, 0.42, [base.name(), question_bg, window.name()]),
+            question_bg=question_bg,
             quote=_mix(text, base, 0.22),
             code_bg=_mix(base, text, 0.08),
             chip_bg=_mix(base, amber, 0.30 if dark else 0.35),

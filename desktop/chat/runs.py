@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import shiboken6
 
-from core.agent.answer import AnswerState
-from core.agent.events import TextDelta
+from core.agent.answer import AnswerState, notice_text
+from core.agent.events import SpoilerHidden, TextDelta
 from core.agent.types import Question, Selection
 from core.errors import MarginError
+from desktop import accessibility
+from desktop.accessibility import announce, first_sentence, plain_text
 from desktop.chat import history
 from desktop.chat.header import budget_allows
 from desktop.requests import AskRequest
@@ -22,6 +24,22 @@ from desktop.tasks import run_blocking
 
 if TYPE_CHECKING:
     from desktop.chat.pane import ChatPane
+
+
+def outcome(view: AnswerState, error: str = "", whole: bool = False) -> tuple[str, bool]:
+    """What a screen reader says when an answer ends, and whether it interrupts (a failure
+    does): "Answer ready:" and the answer's first sentence (its whole text with ``whole``),
+    or that it stopped or failed."""
+    if view.status == "complete":
+        lead = plain_text(view.text) if whole else first_sentence(view.text)
+        return (f"Answer ready: {lead}" if lead else "Answer ready."), False
+    if view.status == "stopped":
+        return "Answer stopped.", False
+    if view.status in ("failed", "interrupted"):
+        reason = error or (view.error.message if view.error is not None else "")
+        return (f"The answer failed: {reason}" if reason else "The answer failed."), True
+    return "", False
+
 
 BUSY = (
     "An answer is still being written here. Press Esc to stop it, or Ctrl+N to ask in a new "
@@ -38,6 +56,7 @@ class LiveRun:
     view: AnswerState
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[Any] | None = None
+    failure: str = ""  # why it failed when nothing was stored
     first_text_at: float | None = None
     settled: int = 0  # characters of the answer already shown as finished blocks
     blocks: int = 0  # frames holding them
@@ -168,6 +187,8 @@ class Answering:
             async for event in events:
                 view.apply(event)
                 pane.dirty = True
+                if isinstance(event, SpoilerHidden):
+                    announce(pane, f"A sentence was held back. {notice_text(event.withheld)}.")
                 if isinstance(event, TextDelta) and live.first_text_at is None:
                     live.first_text_at = time.perf_counter()
                     pane.tick()  # the first words show at once
@@ -175,6 +196,7 @@ class Answering:
             # nothing was persisted (for example the conversation was deleted): keep the text
             view.status = "failed"
             view.error = None
+            live.failure = str(exc)
             if shiboken6.isValid(pane.status):
                 pane.status.setText(str(exc))
                 if not pane.input.toPlainText().strip():
@@ -204,6 +226,8 @@ class Answering:
         if self._gone():
             self.live.pop(live.conversation_id, None)  # the window is gone
             return
+        said, urgent = outcome(live.view, live.failure, accessibility.whole_answers)
+        announce(pane, said, assertive=urgent)
         if live.conversation_id == pane.conversation_id and live.view.run_id is not None:
             pane.messages.paint_live(live)
             try:

@@ -16,7 +16,8 @@ from desktop.reader.pages import Chapters
 class Footer(QLabel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("", parent)
-        self.setAccessibleName("Reading progress")
+        # no fixed name: a screen reader reads what it says (chapter, page, time left)
+        self.setAccessibleDescription("Reading progress")
         self.setContentsMargins(8, 1, 8, 1)
         # a long line is cut at the window's edge, never widens the page column above
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)

@@ -32,6 +32,24 @@ KEEP_PAGES = 12  # loaded pages before the far end is dropped
 AHEAD_SCREENS = 2.0  # content kept ready below and above the screen
 
 
+_IMG_ALT = re.compile(r"""<img\b[^>]*?\balt\s*=\s*(["'])(.*?)\1[^>]*>""", re.IGNORECASE | re.DOTALL)
+# the alt text after its image, as the stored page text has it: in the text a screen reader
+# reads (Qt exposes an image as U+FFFC only), invisible and 1 px high on the page
+ALT_STYLE = "font-size: 1px; color: transparent; margin: 0"
+
+
+def with_alt_text(body: str) -> str:
+    """``body`` with "[Illustration: alt]" after each image that has alt text."""
+
+    def add(match: re.Match[str]) -> str:
+        alt = " ".join(match.group(2).split())
+        if not alt:
+            return match.group(0)
+        return f'{match.group(0)}<div style="{ALT_STYLE}">[Illustration: {alt}]</div>'
+
+    return _IMG_ALT.sub(add, body)
+
+
 class PageFlow(QTextBrowser):
     linkOpened = Signal(str)
     pageLinkOpened = Signal(int)  # a note reference or a note's back link: its page
@@ -153,7 +171,7 @@ class PageFlow(QTextBrowser):
                 f"<p>{htmllib.escape(p)}</p>" for p in content.text.split("\n\n") if p.strip()
             )
         if "<img" in body or "<IMG" in body:
-            body = self._fit_images(body)
+            body = with_alt_text(self._fit_images(body))
         return body or "<p></p>"
 
     def _fit_images(self, body: str) -> str:

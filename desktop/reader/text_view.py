@@ -35,6 +35,7 @@ class TextView(TextMarks):
         super().__init__(book_file, fmt, parent)
         self._top = 0
         self._anchor: tuple[int, int] | None = None  # (page, offset) at the top of the screen
+        self._turning = False  # a screen turn: the caret goes to the new screen's top
         self.verticalScrollBar().valueChanged.connect(self._scrolled)
         # Qt lays a document out again (when the view is first shown, or finishes a large
         # layout later) and moves the scroll bar's range under the reader: that is no
@@ -98,10 +99,31 @@ class TextView(TextMarks):
             self._anchor = (
                 self.top_position() if found else self.page_offset(self._pos(page, offset))
             )
+            self._caret_to_top(force=not found)
         finally:
             self._busy = False
         self._update_top(user=False)
         return found
+
+    def _caret_to_top(self, *, force: bool = False) -> None:
+        """Put the text cursor at the first line on screen (when it is off screen, or with
+        ``force``): a screen reader reads from the caret, so a page turn reads the new page,
+        and a "read from here" starts where the reader looks. A selection stays."""
+        cursor = self.textCursor()
+        if cursor.hasSelection():
+            return
+        first, last = self.visible_range()
+        if not force and first <= cursor.position() <= last:
+            return
+        top = self.cursorForPosition(QPoint(4, 2))
+        top.movePosition(QTextCursor.MoveOperation.StartOfLine)
+        if self.cursorRect(top).top() < 0:  # the line is cut at the top: the next one
+            top.movePosition(QTextCursor.MoveOperation.Down)
+            top.movePosition(QTextCursor.MoveOperation.StartOfLine)
+        bar = self.verticalScrollBar()
+        value = bar.value()
+        self.setTextCursor(top)
+        bar.setValue(value)  # the cursor is on screen: nothing may scroll
 
     def _rerender_keep_place(self) -> None:
         if not self.loaded:
@@ -164,6 +186,7 @@ class TextView(TextMarks):
             self._fill()
             self._anchor = self.top_position()
             self._mark_pinned = False
+            self._caret_to_top(force=self._turning)
         finally:
             self._busy = False
         self._update_top(user=True)
@@ -205,7 +228,7 @@ class TextView(TextMarks):
         step = max(20, self.viewport().height() - int(self.line_height() * 1.6))
         if bar.value() >= bar.maximum():
             return False
-        bar.setValue(bar.value() + step)
+        self._turn(bar.value() + step)
         return True
 
     def previous_screen(self) -> bool:
@@ -213,8 +236,16 @@ class TextView(TextMarks):
         step = max(20, self.viewport().height() - int(self.line_height() * 1.6))
         if bar.value() <= 0:
             return False
-        bar.setValue(bar.value() - step)
+        self._turn(bar.value() - step)
         return True
+
+    def _turn(self, value: int) -> None:
+        """Scroll a screen: the caret goes to the top of the new screen."""
+        self._turning = True
+        try:
+            self.verticalScrollBar().setValue(value)
+        finally:
+            self._turning = False
 
     # keys and mouse ---------------------------------------------------------------------
 

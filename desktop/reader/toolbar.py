@@ -42,7 +42,7 @@ class ReaderToolbar(QWidget):
         )
         self.read_to_button.setAccessibleName("I have read up to here")
         self.theme_box = QComboBox()
-        self.theme_box.addItems(["light", "sepia", "dark"])
+        self.theme_box.addItems(["light", "sepia", "dark", "contrast"])
         self.theme_box.setAccessibleName("Reading theme")
         self.finished_box = QCheckBox("Finished")
         self.finished_box.setToolTip(

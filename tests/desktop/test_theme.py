@@ -125,7 +125,7 @@ def test_dark_darkens_every_panel_and_light_lightens_them(
     assert current_app_theme() == "dark"
 
 
-@pytest.mark.parametrize("name", ["light", "sepia", "dark"])
+@pytest.mark.parametrize("name", ["light", "sepia", "dark", "contrast"])
 def test_scrollbar_handles_stand_out_from_the_page(
     window: Any, qapp: QApplication, qtbot: Any, name: str
 ) -> None:
@@ -157,7 +157,7 @@ def test_scrollbar_handles_stand_out_from_the_page(
         )
 
 
-@pytest.mark.parametrize("name", ["light", "sepia", "dark"])
+@pytest.mark.parametrize("name", ["light", "sepia", "dark", "contrast"])
 def test_an_empty_check_box_shows_its_edge(qapp: QApplication, qtbot: Any, name: str) -> None:
     """Fusion outlines a check box in the window colour darkened: on the dark window that edge
     was all but invisible (the reader's "Finished" box looked like plain text)."""
@@ -185,7 +185,7 @@ def test_selection_and_text_colours_are_legible_in_every_theme() -> None:
         assert contrast(QColor(k.error), QColor(k.window)) >= 4.5, k.name
         assert contrast(QColor(k.dim_text), QColor(k.base)) >= 3, k.name
     highlights = {c.highlight for c in WINDOW_THEMES.values()}
-    assert len(highlights) == 3
+    assert len(highlights) == len(WINDOW_THEMES)  # each theme its own selection colour
 
 
 def test_the_palette_reaches_widgets_and_errors_use_the_error_colour(

@@ -1,0 +1,42 @@
+"""The window with a book open, for the AT-SPI test: imports argv[1] into the MARGIN_HOME of
+the environment, opens it at page argv[2] and runs until killed (prints "ready" once shown)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import qasync
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from core.app import Margin
+from core.books.importer import import_book
+from core.paths import resolve_paths
+
+
+def main() -> None:
+    app = QApplication(["margin"])
+    app.setApplicationName("margin")
+    from desktop.main_window import MainWindow
+
+    margin = Margin.open(resolve_paths().ensure())
+    book = import_book(margin.library, Path(sys.argv[1])).book
+    window = MainWindow(margin, restore=False)
+    window.show()
+    window.refresh_library()
+    window.open_book(book.id, int(sys.argv[2]))
+    QTimer.singleShot(500, lambda: print("ready", flush=True))
+    if len(sys.argv) > 3:  # a second book added a while later: its import is announced
+        later = Path(sys.argv[3])
+        tasks = []
+        QTimer.singleShot(
+            4000,
+            lambda: tasks.append(asyncio.ensure_future(window.importer.import_files([later]))),
+        )
+    asyncio.run(asyncio.Event().wait(), loop_factory=lambda: qasync.QEventLoop(app))
+
+
+if __name__ == "__main__":
+    main()
