@@ -193,7 +193,10 @@ async def _relay(source: AsyncIterator[Any], where: asyncio.AbstractEventLoop) -
             if pending:
                 return
             pending = True
-        here.call_soon_threadsafe(wake)
+        try:
+            here.call_soon_threadsafe(wake)
+        except RuntimeError:  # the asking loop is closed (the window went away): no one waits
+            pass
 
     async def produce() -> None:
         try:
@@ -219,12 +222,9 @@ async def _relay(source: AsyncIterator[Any], where: asyncio.AbstractEventLoop) -
                     raise item.error
                 yield item
     finally:
-        if not future.done():
-            future.cancel()
-            try:  # the SDK closes its connection on its own loop
-                await asyncio.wrap_future(future)
-            except BaseException:  # cancelled or failed: either way, gone
-                pass
+        # no await here: a generator closed by the garbage collector cannot wait. The stream
+        # thread's loop cancels the SDK's stream and closes its connection on its own.
+        future.cancel()
 
 
 class AnthropicProvider:
