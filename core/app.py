@@ -19,14 +19,14 @@ import peewee as pw
 from core.errors import StorageError
 from core.paths import Paths
 from core.progress import CancelToken, ProgressCallback, no_progress
-from core.search import BookSearch
-from core.settings import Settings, load_settings
-from core.store.conversations import Conversations
 from core.store.library import Library
 
-if TYPE_CHECKING:  # the agent (and the SDK behind it) loads on first use, not at start-up
-    from core.agent.service import AgentService
+if TYPE_CHECKING:  # made on first use: the window shows before it needs them (~50 ms)
+    from core.agent.service import AgentService  # the agent (and the SDK) load on first use
     from core.books.importer import ImportResult
+    from core.search import BookSearch
+    from core.settings import Settings
+    from core.store.conversations import Conversations
 
 DB_THREADS = 4
 
@@ -57,12 +57,12 @@ class Secrets:
 class Margin:
     paths: Paths
     library: Library
-    conversations: Conversations
-    search: BookSearch
     secrets: Secrets
     executor: ThreadPoolExecutor
     _settings: Settings | None = None
     _agent: AgentService | None = field(default=None, repr=False)
+    _conversations: Conversations | None = field(default=None, repr=False)
+    _search: BookSearch | None = field(default=None, repr=False)
 
     @classmethod
     def open(cls, paths: Paths, *, on_wait: Callable[[], None] | None = None) -> Margin:
@@ -77,8 +77,6 @@ class Margin:
         return cls(
             paths=paths,
             library=library,
-            conversations=Conversations(library.db),
-            search=BookSearch(library.db),
             secrets=Secrets(),
             executor=ThreadPoolExecutor(max_workers=DB_THREADS, thread_name_prefix="margin-db"),
         )
@@ -88,12 +86,32 @@ class Margin:
         return self.library.db
 
     @property
+    def conversations(self) -> Conversations:
+        if self._conversations is None:
+            from core.store.conversations import Conversations
+
+            self._conversations = Conversations(self.library.db)
+        return self._conversations
+
+    @property
+    def search(self) -> BookSearch:
+        if self._search is None:
+            from core.search import BookSearch
+
+            self._search = BookSearch(self.library.db)
+        return self._search
+
+    @property
     def settings(self) -> Settings:
         if self._settings is None:
+            from core.settings import load_settings
+
             self._settings = load_settings(self.paths)
         return self._settings
 
     def reload_settings(self) -> Settings:
+        from core.settings import load_settings
+
         self._settings = load_settings(self.paths)
         if self._agent is not None:
             self._agent.update_settings(self._settings)

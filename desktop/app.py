@@ -22,12 +22,15 @@ from typing import Any
 _T0 = time.perf_counter()
 log = logging.getLogger("margin.app")
 WINDOW_OPTIONS = ("--open", "--page", "--screenshot", "--exit-after-shown")
+# the suffixes of ``core.books.parse.SUFFIXES`` (a test keeps them equal): importing the
+# parsers only to read this list cost ~40 ms of every start
+BOOK_SUFFIXES = frozenset(
+    (".epub", ".pdf", ".txt", ".text", ".md", ".markdown", ".html", ".htm", ".xhtml")
+)
 
 
 def wants_window(argv: Sequence[str]) -> bool:
     """Whether ``margin ARGS`` means the window rather than a subcommand."""
-    from core.books.parse import SUFFIXES
-
     rest = list(argv)
     if len(rest) >= 2 and rest[0] == "--data-dir":
         rest = rest[2:]
@@ -38,7 +41,7 @@ def wants_window(argv: Sequence[str]) -> bool:
     first = rest[0]
     if first.split("=", 1)[0] in WINDOW_OPTIONS:
         return True
-    return Path(first).suffix.lower() in SUFFIXES and Path(first).is_file()
+    return Path(first).suffix.lower() in BOOK_SUFFIXES and Path(first).is_file()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -94,6 +97,7 @@ def window_main(argv: Sequence[str] | None = None) -> int:
 
     excepthook.install()
     os.environ.setdefault("QT_ENABLE_HIGHDPI_SCALING", "1")
+    os.environ.setdefault("QT_API", "pyside6")  # qasync: no trying PyQt5, PyQt6, PySide2 first
     import qasync
     from PySide6.QtGui import QGuiApplication, QIcon
     from PySide6.QtWidgets import QApplication
@@ -125,6 +129,7 @@ def window_main(argv: Sequence[str] | None = None) -> int:
 
 
 async def run_window(app: object, args: argparse.Namespace, paths: object) -> int:
+    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from core.paths import Paths
@@ -164,6 +169,13 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
 
         watch_first_paint(window, _T0)
     window.show()
+    # the reader and the chat pane are built once the window is painted (or on first use)
+    from desktop.startup_timing import after_first_paint
+
+    after_first_paint(window, window.finish_building_if_open)
+    QTimer.singleShot(
+        500, window.finish_building_if_open
+    )  # no paint (a minimised start): still built
     # a turn of the loop paints it (never processEvents() inside a coroutine: qasync 0.28
     # loses a task stepped from there)
     await asyncio.sleep(0.001)

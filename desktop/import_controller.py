@@ -6,16 +6,19 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
-from core.books.importer import ImportResult, import_book
 from core.errors import BookCode, BookError, MarginError
 from core.progress import CancelToken
 from core.store.library import Library
 from desktop.accessibility import announce
 from desktop.tasks import run_blocking
+
+if TYPE_CHECKING:
+    from core.books.importer import ImportResult
 
 log = logging.getLogger("margin.import")
 
@@ -39,6 +42,8 @@ class ImportController(QObject):
 
     async def import_files(self, paths: list[Path]) -> list[ImportResult]:
         """Import one file after the other; errors are reported and the rest go on."""
+        from core.books.importer import import_book  # the parsers: not on the start-up path
+
         results: list[ImportResult] = []
         errors: list[str] = []
         self.busy = True

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import logging
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -38,14 +38,16 @@ from core.store.library import BookInfo
 from desktop.accessibility import order_tabs
 from desktop.import_controller import ImportController
 from desktop.library_panel import LibraryPanel
-from desktop.menus import add_reader_buttons, build_menus
+from desktop.menus import build_menus
 from desktop.preferences import Preferences, WindowState
-from desktop.reader.reader import Reader
-from desktop.reader.typography import TypographyStore
 from desktop.requests import OpenPageRequest
 from desktop.tasks import TaskKeeper, drain, pool
 from desktop.window_books import BOOK_FILTER, WELCOME, BookActions
 from desktop.window_layout import WindowLayout, default_chat_width
+
+if TYPE_CHECKING:
+    from desktop.reader.reader import Reader
+    from desktop.reader.typography import TypographyStore
 
 log = logging.getLogger("margin.window")
 __all__ = ["BOOK_FILTER", "WELCOME", "MainWindow", "default_chat_width"]
@@ -57,6 +59,8 @@ class MainWindow(WindowLayout, BookActions, QMainWindow):
     and ``preferences`` (what it remembers)."""
 
     action_leave_focus: QAction
+    reader: Reader
+    typography: TypographyStore
     library_button: QToolButton
     side_button: QToolButton
     reading_button: QToolButton
@@ -67,8 +71,24 @@ class MainWindow(WindowLayout, BookActions, QMainWindow):
     libraryListed = Signal()  # the library panel shows the books (listed on a worker)
     closed = Signal()
 
+    # built after the first paint (``finish_building``) or on first use: importing and
+    # building the reader and the chat pane took ~100 ms of every start
+    LAZY = frozenset(
+        (
+            "reader",
+            "chat",
+            "splitter",
+            "typography",
+            "library_button",
+            "side_button",
+            "reading_button",
+            "chat_button",
+        )
+    )
+
     def __init__(self, app: Margin, *, restore: bool = True) -> None:
         super().__init__()
+        self._built = False
         self.app = app
         self.library = app.library
         self.paths = app.paths
@@ -78,25 +98,13 @@ class MainWindow(WindowLayout, BookActions, QMainWindow):
         self.resize(1280, 800)
         self.preferences = Preferences(self.paths)
         self.library_panel = LibraryPanel(self.paths.data)
-        self.reader = Reader(self.library)
-        self.chat: Any = self._make_chat()
         self.importer = ImportController(self.library, self)
-        self.typography = TypographyStore(self.paths, self.reader.settings)
-        self.reader.set_typography(self.typography.for_book(None))
         self._reading_settings: Any = None
         self._focus_mode = False
         self._before_focus: dict[str, bool] = {}
-        # the reading view: the reader takes the width, the chat pane beside it
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(self.reader)
-        self.splitter.addWidget(self.chat)
-        self.splitter.setCollapsible(0, False)
-        self.splitter.setCollapsible(1, True)
-        self.splitter.setStretchFactor(0, 1)
-        self.splitter.setStretchFactor(1, 0)
-        chat_width = default_chat_width(self.width())
-        self.splitter.setSizes([self.width() - chat_width, chat_width])
-        self._chat_width = chat_width
+        self._chat_width = default_chat_width(self.width())
+        self._state: WindowState | None = None  # what the reading view restores when built
+        self._book_to_open: int | None = None
         # the library view: the cover grid, with a way back to the open book
         self.library_view = QWidget()
         self.back_to_book = QToolButton()
@@ -115,23 +123,89 @@ class MainWindow(WindowLayout, BookActions, QMainWindow):
         lv.addWidget(self.library_panel, 1)
         self.views = QStackedWidget()
         self.views.addWidget(self.library_view)
-        self.views.addWidget(self.splitter)
+        # the first frame while a restored book waits for the reader (built after it)
+        self.opening = QWidget()
+        self.views.addWidget(self.opening)
         self.views.currentChanged.connect(self._view_changed)
         self.setCentralWidget(self.views)
-        self.reader.side.hide()  # Contents, Find, Highlights: Ctrl+T
-        add_reader_buttons(self)
         self._wire()
         build_menus(self)
-        if self.typography.problems:  # a bad [reader] value: say so, the default is in use
-            self.statusBar().showMessage(self.typography.problems[0], 20000)
-        else:
-            self.statusBar().showMessage("Ready", 2000)
+        self.statusBar().showMessage("Ready", 2000)
         self.refresh_library()
         self._preload_agent()
         if restore:
             self._restore()
 
     # construction -----------------------------------------------------------------------
+
+    def __getattr__(self, name: str) -> Any:
+        """The reading view's parts, built on first use (tests, ``--open``, a menu action
+        before ``finish_building`` ran)."""
+        if name in MainWindow.LAZY and not self.__dict__.get("_built", True):
+            self.finish_building()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def reading_view_built(self) -> bool:
+        return self._built
+
+    def finish_building(self) -> None:
+        """Build the reading view (the reader, the chat pane beside it, their buttons and
+        wiring), restore its state and open the book the window last showed. The window
+        calls it on a loop turn after its first paint; anything that needs the reader
+        earlier gets it built here, synchronously."""
+        if self._built:
+            return
+        self._built = True
+        from desktop.menus import add_reader_buttons
+        from desktop.reader.reader import Reader
+        from desktop.reader.typography import TypographyStore
+
+        self.reader = Reader(self.library)
+        self.chat = self._make_chat()
+        self.typography = TypographyStore(self.paths, self.reader.settings)
+        self.reader.set_typography(self.typography.for_book(None))
+        if self._page_theme:
+            self.reader.set_theme(self._page_theme)
+        # the reading view: the reader takes the width, the chat pane beside it
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.reader)
+        self.splitter.addWidget(self.chat)
+        self.splitter.setCollapsible(0, False)
+        self.splitter.setCollapsible(1, True)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 0)
+        self.splitter.setSizes([self.width() - self._chat_width, self._chat_width])
+        self.reader.side.hide()  # Contents, Find, Highlights: Ctrl+T
+        add_reader_buttons(self)
+        self._wire_reading_view()
+        if self.typography.problems:  # a bad [reader] value: say so, the default is in use
+            self.statusBar().showMessage(self.typography.problems[0], 20000)
+        state, self._state = self._state, None
+        if state is not None:
+            self._restore_reading_view(state)
+        on_opening = self.views.currentWidget() is self.opening
+        self.views.insertWidget(1, self.splitter)
+        if on_opening:
+            self.views.setCurrentWidget(self.splitter)
+        self.views.removeWidget(self.opening)
+        self.opening.deleteLater()
+        book, self._book_to_open = self._book_to_open, None
+        if book is None:
+            return
+        try:
+            opened = self.open_book(book)
+        except MarginError:
+            opened = None
+        if opened is None or (state is not None and state.view == "library"):
+            self.show_library()
+        elif state is not None and state.focus:
+            self.set_focus_mode(True)
+
+    def finish_building_if_open(self) -> None:
+        """``finish_building``, unless the window was closed meanwhile (a timer calls it)."""
+        if not self._closing:
+            self.finish_building()
 
     def _make_chat(self) -> QWidget:
         try:
@@ -154,6 +228,8 @@ class MainWindow(WindowLayout, BookActions, QMainWindow):
         self.importer.finished.connect(lp.import_finished)
         self.importer.failed.connect(lambda text: lp.show_errors([text]))
         self.importer.imported.connect(lambda _result: self.refresh_library())
+
+    def _wire_reading_view(self) -> None:
         self.reader.requestAsk.connect(self.requestAsk)
         self.reader.pageChanged.connect(self._page_changed)
         self.reader.fontSizeChanged.connect(self._font_size_changed)
@@ -168,29 +244,43 @@ class MainWindow(WindowLayout, BookActions, QMainWindow):
     # state ------------------------------------------------------------------------------
 
     def _restore(self) -> None:
+        """The window's place and theme now; the reading view's state (and the book last
+        shown) once it is built."""
         state = self.preferences.window()
         if state.geometry is not None:
             self.restoreGeometry(state.geometry)
+        self.set_theme(state.theme)
+        if self._built:
+            self._restore_reading_view(state)
+            if state.book is not None:
+                try:
+                    self.open_book(state.book)
+                except MarginError:
+                    pass
+            if state.view == "library" or self.reader.book is None:
+                self.show_library()
+            if state.focus:
+                self.set_focus_mode(True)
+        else:
+            self._state = state
+            if state.book is not None and state.view != "library":
+                self._book_to_open = state.book
+                self.views.setCurrentWidget(self.opening)
+            elif state.book is not None:
+                self._book_to_open = state.book  # opened behind the library
+        if state.full_screen:
+            self.set_full_screen(True)
+
+    def _restore_reading_view(self, state: WindowState) -> None:
         if state.reading_splitter is not None:
             self._sized = self.splitter.restoreState(state.reading_splitter)
-        self.set_theme(state.theme)
         if state.side_splitter is not None:
             self.reader.split.restoreState(state.side_splitter)
         self.set_side_visible(state.side)
         self.set_chat_visible(state.chat)
-        if state.book is not None:
-            try:
-                self.open_book(state.book)
-            except MarginError:
-                pass
-        if state.view == "library" or self.reader.book is None:
-            self.show_library()
-        if state.focus:
-            self.set_focus_mode(True)
-        if state.full_screen:
-            self.set_full_screen(True)
 
     theme = "system"
+    _page_theme = ""  # the theme applied (what "system" resolved to)
 
     def _preload_agent(self) -> None:
         """Import the agent's modules (about 70 ms of CPU) on a thread once the window is up,
@@ -217,9 +307,24 @@ class MainWindow(WindowLayout, BookActions, QMainWindow):
         if not isinstance(app, QApplication):
             return
         self.theme = name
-        self.reader.set_theme(apply_app_theme(app, name))
+        self._page_theme = apply_app_theme(app, name)
+        if self._built:
+            self.reader.set_theme(self._page_theme)
 
     def save_state(self) -> None:
+        if not self._built:  # closed before the reading view was built: it keeps its state
+            kept = self._state or WindowState()
+            self.preferences.save_window(
+                replace(
+                    kept,
+                    geometry=self.saveGeometry(),
+                    view=kept.view if self._book_to_open is not None else "library",
+                    full_screen=self.isFullScreen(),
+                    theme=self.theme,
+                    book=self._book_to_open,
+                )
+            )
+            return
         self.preferences.save_window(
             WindowState(
                 geometry=self.saveGeometry(),
@@ -295,6 +400,8 @@ class MainWindow(WindowLayout, BookActions, QMainWindow):
     # typography -------------------------------------------------------------------------------
 
     def _book_id(self) -> int | None:
+        if not self._built:
+            return None
         return self.reader.book.id if self.reader.book is not None else None
 
     def open_reading_settings(self) -> None:
@@ -391,7 +498,7 @@ class MainWindow(WindowLayout, BookActions, QMainWindow):
     # background work ----------------------------------------------------------------------
 
     async def shutdown(self) -> None:
-        if hasattr(self.chat, "shutdown"):
+        if self._built and hasattr(self.chat, "shutdown"):
             await self.chat.shutdown()
         await self.tasks.shutdown()
         await drain()  # reads under way land before the library closes
@@ -399,10 +506,13 @@ class MainWindow(WindowLayout, BookActions, QMainWindow):
     # events ---------------------------------------------------------------------------------
 
     _sized = False
+    _closing = False
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self._closing = True
         self.importer.cancel()
-        self.reader.save_position()
+        if self._built:
+            self.reader.save_position()
         self.save_state()
         event.accept()
         self.closed.emit()

@@ -80,7 +80,7 @@ def build_menus(window: MainWindow) -> None:
         window,
         view,
         "&Next page",
-        window.reader.next_page,
+        lambda: window.reader.next_page(),
         QKeySequence.StandardKey.MoveToNextPage,
         "next",
     )
@@ -88,26 +88,33 @@ def build_menus(window: MainWindow) -> None:
         window,
         view,
         "&Previous page",
-        window.reader.previous_page,
+        lambda: window.reader.previous_page(),
         QKeySequence.StandardKey.MoveToPreviousPage,
         "previous",
     )
-    add_action(window, view, "Next page (arrow)", window.reader.next_page, "Ctrl+Right")
-    add_action(window, view, "Previous page (arrow)", window.reader.previous_page, "Ctrl+Left")
+    add_action(window, view, "Next page (arrow)", lambda: window.reader.next_page(), "Ctrl+Right")
+    add_action(
+        window, view, "Previous page (arrow)", lambda: window.reader.previous_page(), "Ctrl+Left"
+    )
     add_action(window, view, "&Go to page…", window.go_to_page_dialog, "Ctrl+G", "goto")
     view.addSeparator()
     add_action(
-        window, view, "Zoom &in", window.reader.zoom_in, QKeySequence.StandardKey.ZoomIn, "zoom_in"
+        window,
+        view,
+        "Zoom &in",
+        lambda: window.reader.zoom_in(),
+        QKeySequence.StandardKey.ZoomIn,
+        "zoom_in",
     )
     add_action(
         window,
         view,
         "Zoom o&ut",
-        window.reader.zoom_out,
+        lambda: window.reader.zoom_out(),
         QKeySequence.StandardKey.ZoomOut,
         "zoom_out",
     )
-    add_action(window, view, "Fit &width", window.reader.fit_width, "Ctrl+0", "fit")
+    add_action(window, view, "Fit &width", lambda: window.reader.fit_width(), "Ctrl+0", "fit")
     view.addSeparator()
     for number, (theme, label) in enumerate(THEME_MENU, start=1):
         add_action(

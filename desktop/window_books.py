@@ -11,9 +11,9 @@ import shiboken6
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QToolButton
 
-from core.books.parse import SUFFIXES
 from core.errors import MarginError
 from core.store.library import BookInfo
+from desktop.app import BOOK_SUFFIXES as SUFFIXES  # not the parsers (start-up)
 from desktop.resources import resources_dir
 from desktop.tasks import in_background, run_blocking
 
@@ -63,6 +63,8 @@ class BookActions(_Base):
 
         def show_library(self) -> None: ...
 
+        def _book_id(self) -> int | None: ...
+
     _listing = 0  # the newest list of books asked for
 
     def refresh_library(self) -> None:
@@ -72,7 +74,7 @@ class BookActions(_Base):
 
         def show(books: list[BookInfo]) -> None:
             if listing == self._listing and shiboken6.isValid(self.library_panel):
-                current = self.reader.book.id if self.reader.book else None
+                current = self._book_id()
                 self.library_panel.set_books(books, current)
                 self.libraryListed.emit()
 

@@ -44,6 +44,10 @@ class WindowLayout(_Base):
     _chat_width: int
     _sized = False
 
+    if TYPE_CHECKING:
+
+        def reading_view_built(self) -> bool: ...
+
     def library_shown(self) -> bool:
         return self.views.currentWidget() is self.library_view
 
@@ -167,7 +171,9 @@ class WindowLayout(_Base):
             self.chat.focus_input()
 
     def _view_changed(self, _index: int) -> None:
-        if self._sized or self.views.currentWidget() is not self.splitter:
+        if self._sized or not self.reading_view_built():
+            return
+        if self.views.currentWidget() is not self.splitter:
             return
         # the first time the reading view shows (and nothing was restored): the chat's
         # default width follows the window's width

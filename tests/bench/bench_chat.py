@@ -8,6 +8,7 @@ Each run also prints how much CPU the UI thread itself used during its worst gap
 loaded machine (load average above the core count) a 40 ms gap with 1 ms of CPU is the
 scheduler, not the pane. Compare old and new interleaved, on a quiet machine.
 Run: QT_QPA_PLATFORM=offscreen .venv/bin/python tests/bench/bench_chat.py [--history 0,20,60] [--runs 10]
+[--stream-on-loop] (the old way, to compare: run both, alternating)
 With ``--huge word:1000000,table:3000`` it opens conversations holding one huge answer instead
 (issue 27 item 6) and reports how long the UI thread is blocked.
 """
@@ -394,8 +395,18 @@ def main() -> None:
         help="run the fake server on a thread of this process (it then competes with the UI "
         "thread for the interpreter lock; by default it runs in its own process)",
     )
+    parser.add_argument(
+        "--stream-on-loop",
+        action="store_true",
+        help="the SDK reads the stream on the UI loop (the way before issue 27 item 10), not "
+        "on its own thread",
+    )
     parser.add_argument("--runs", type=int, default=RUNS, help=f"streaming runs per size ({RUNS})")
     args = parser.parse_args()
+    if args.stream_on_loop:
+        from core.agent.providers.anthropic.client import AnthropicProvider
+
+        AnthropicProvider.stream_on_thread = False
     sizes = [int(x) for x in args.history.split(",") if x.strip()]
     if args.huge:
         import qasync

@@ -88,3 +88,115 @@ def test_a_library_that_cannot_open_raises_for_the_caller(tmp_path: Path, qtbot:
     with pytest.raises(StorageError, match="damaged"):
         run_until(qtbot, open_library(resolve_paths(home), notice_after=0))
     assert not _notices()
+
+
+# the window paints before the reader and the chat pane exist (issue 27 item 8) ----------
+
+
+def test_the_window_path_knows_every_book_suffix_without_the_parsers() -> None:
+    from core.books.parse import SUFFIXES
+    from desktop.app import BOOK_SUFFIXES
+
+    assert set(SUFFIXES) == BOOK_SUFFIXES
+
+
+def test_nothing_slow_is_imported_before_the_first_paint(tmp_path: Path) -> None:
+    """The reader, the chat pane, the conversations store and the book parsers load after
+    the window is painted (``-X importtime`` lines come in import order on stderr)."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ,
+        "MARGIN_STARTUP_TIMING": "1",
+        "QT_QPA_PLATFORM": "offscreen",
+        "PYTHONPATH": str(root),
+    }
+    env.pop("MARGIN_HOME", None)
+    home = str(tmp_path / "home")
+    command = ["-X", "importtime", "-m", "desktop", "--exit-after-shown", "--data-dir", home]
+    done = subprocess.run(
+        [sys.executable, *command],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    before = done.stderr.split("margin: first paint at", 1)
+    assert len(before) == 2, done.stderr[-2000:]
+    loaded = {line.rsplit("|", 1)[1].strip() for line in before[0].splitlines() if "|" in line}
+    assert "desktop.main_window" in loaded and "core.store.library" in loaded
+    slow = {
+        "desktop.reader.reader",
+        "desktop.chat.pane",
+        "core.store.conversations",
+        "core.books.parse",
+        "core.books.importer",
+        "core.search.fts",
+        "anthropic",
+    }
+    assert not slow & loaded
+
+
+def _window(app: Any, qtbot: Any) -> Any:
+    from desktop.main_window import MainWindow
+
+    window = MainWindow(app)
+    qtbot.addWidget(window)
+    return window
+
+
+def test_the_reading_view_is_built_after_the_first_frame_and_reopens_the_book(
+    app: Any, books_dir: Path, qtbot: Any, real_font: str
+) -> None:
+    from tests.desktop.conftest import close_window
+
+    book = import_book(app.library, books_dir / "metamorphosis.txt").book
+    first = _window(app, qtbot)
+    first.open_book(book.id, 3)
+    close_window(qtbot, first)
+    second = _window(app, qtbot)
+    try:
+        # the first frame: the menus and an empty page where the book will be
+        assert not second.reading_view_built()
+        assert second.views.currentWidget() is second.opening
+        assert second.action_next.isEnabled()
+        second.show()
+        qtbot.waitExposed(second)
+        assert not second.reading_view_built()
+        second.finish_building_if_open()  # what the window does after its first paint
+        assert second.reading_view_built()
+        assert second.views.currentWidget() is second.splitter
+        assert second.reader.book is not None and second.reader.book.id == book.id
+        assert second.reader.page == 3
+        assert second.windowTitle() == f"{book.title} — Margin"
+    finally:
+        close_window(qtbot, second)
+
+
+def test_closed_before_the_reading_view_was_built_keeps_the_book(
+    app: Any, books_dir: Path, qtbot: Any, real_font: str
+) -> None:
+    from tests.desktop.conftest import close_window
+
+    book = import_book(app.library, books_dir / "metamorphosis.txt").book
+    first = _window(app, qtbot)
+    first.open_book(book.id, 5)
+    first.set_side_visible(True)
+    close_window(qtbot, first)
+    second = _window(app, qtbot)
+    close_window(qtbot, second)  # the timer that builds it comes too late
+    second.finish_building_if_open()
+    assert not second.reading_view_built()
+    third = _window(app, qtbot)
+    try:
+        # used before its first paint (tests, --open, a menu's keys): built there and then
+        assert third.reader.book is not None and third.reader.book.id == book.id
+        assert third.reader.page == 5
+        assert third.side_button.isChecked()
+    finally:
+        close_window(qtbot, third)

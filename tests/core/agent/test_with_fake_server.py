@@ -380,3 +380,31 @@ def test_key_never_written_anywhere(
     assert any(p.suffix == ".jsonl" for p in files) and any(p.name == "margin.log" for p in files)
     for path in files:
         assert KEY.encode() not in path.read_bytes(), f"the key leaked into {path}"
+
+
+def test_the_sdk_reads_the_stream_on_its_own_thread(
+    make_service: Any, alice: BookInfo, fake_anthropic: FakeAnthropic, monkeypatch: Any
+) -> None:
+    """Issue 27 item 10: turning server-sent events into objects (most of a streaming
+    answer's CPU) happens on the stream thread, not on the loop that asks (the window's)."""
+    import threading
+
+    from core.agent.providers.anthropic import wire
+
+    seen: set[str] = set()
+    valid_text = wire.valid_text
+
+    def spy(text: str) -> str:
+        seen.add(threading.current_thread().name)
+        return valid_text(text)
+
+    monkeypatch.setattr(wire, "valid_text", spy)
+    service = make_service()
+    conv = service.create_conversation(alice.id)
+    fake_anthropic.add(Reply.text("Alice follows a White Rabbit. " * 20, chunk_chars=7))
+    asker = threading.current_thread().name
+    events = ask(service, conv.id, "Who does Alice follow?")
+    assert isinstance(events[-1], RunFinished)
+    streamed = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert streamed.strip() == events[-1].result.answer
+    assert seen == {"margin-stream"} and asker != "margin-stream"

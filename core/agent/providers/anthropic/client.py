@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import threading
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -140,12 +142,101 @@ def _client_class(sdk: Any) -> Any:
     return Client
 
 
+class _StreamLoop:
+    """An event loop on a daemon thread of its own, where the SDK reads the stream and turns
+    its server-sent events into objects (most of a streaming answer's CPU): the caller's
+    loop — the window's UI thread — only receives the finished events, in batches."""
+
+    _lock = threading.Lock()
+    _shared: _StreamLoop | None = None
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, name="margin-stream", daemon=True).start()
+
+    @classmethod
+    def get(cls) -> _StreamLoop:
+        with cls._lock:
+            if cls._shared is None:
+                cls._shared = _StreamLoop()
+            return cls._shared
+
+
+_END = object()
+
+
+class _Failed:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+async def _relay(source: AsyncIterator[Any], where: asyncio.AbstractEventLoop) -> Any:
+    """Run ``source`` on the stream thread's loop and yield its items on this loop: each wake
+    of this loop hands over everything that arrived meanwhile (one call, not one per event).
+    Leaving early (cancelled, or the consumer stops) cancels ``source`` there."""
+    here = asyncio.get_running_loop()
+    items: deque[Any] = deque()
+    ready = asyncio.Event()
+    pending = False
+    lock = threading.Lock()
+
+    def wake() -> None:
+        nonlocal pending
+        with lock:
+            pending = False
+        ready.set()
+
+    def push(item: Any) -> None:
+        nonlocal pending
+        items.append(item)
+        with lock:
+            if pending:
+                return
+            pending = True
+        try:
+            here.call_soon_threadsafe(wake)
+        except RuntimeError:  # the asking loop is closed (the window went away): no one waits
+            pass
+
+    async def produce() -> None:
+        try:
+            async for item in source:
+                push(item)
+        except BaseException as exc:  # re-raised on the caller's loop
+            push(_Failed(exc))
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            push(_END)
+
+    future = asyncio.run_coroutine_threadsafe(produce(), where)
+    try:
+        while True:
+            await ready.wait()
+            ready.clear()
+            while items:
+                item = items.popleft()
+                if item is _END:
+                    return
+                if isinstance(item, _Failed):
+                    raise item.error
+                yield item
+    finally:
+        # no await here: a generator closed by the garbage collector cannot wait. The stream
+        # thread's loop cancels the SDK's stream and closes its connection on its own.
+        future.cancel()
+
+
 class AnthropicProvider:
     """``name`` is "anthropic" for Claude and "local" for a compatible local server.
 
     Retries live here and only here: the SDK retries failed HTTP requests (``max_retries``);
     an overload reported *inside* a 200 stream (which the SDK cannot retry) is retried once
     when nothing was shown yet."""
+
+    # the SDK's stream runs on a thread of its own (``_StreamLoop``); False: on the caller's
+    # loop (the benchmark compares the two)
+    stream_on_thread = True
 
     def __init__(
         self,
@@ -209,30 +300,40 @@ class AnthropicProvider:
 
     async def aclose(self) -> None:
         if self._client is not None:
+            client, where, self._client = self._client, self._client_loop, None
             try:
-                await self._client.close()
+                if where is not None and where is not asyncio.get_running_loop():
+                    # its connections belong to the stream thread's loop: closed there
+                    await asyncio.wrap_future(
+                        asyncio.run_coroutine_threadsafe(client.close(), where)
+                    )
+                else:
+                    await client.close()
             except Exception:
                 pass
-            self._client = None
 
     async def stream_turn(self, request: TurnRequest) -> AsyncIterator[ProviderEvent]:
         attempt = 0
         while True:
             shown = False
-            once = self._stream_once(request)
+            if self.stream_on_thread:
+                events = _relay(self._stream_once(request), _StreamLoop.get().loop)
+            else:
+                events = self._stream_once(request)
             try:
-                async for event in once:
-                    if isinstance(event, StreamText):
-                        shown = True
-                    yield event
+                try:
+                    async for event in events:
+                        if isinstance(event, StreamText):
+                            shown = True
+                        yield event
+                finally:
+                    # cancelled or left early (Stop, a looping answer): the stream and its
+                    # connection close now, so the server stops generating
+                    await events.aclose()
                 return
             except LLMError as err:
                 if shown or attempt > 0 or err.code != LLMCode.OVERLOADED:
                     raise
-            finally:
-                # closing this stream (the loop stops a looping answer) closes the request's
-                # connection now, in this task, so the server stops generating
-                await once.aclose()
             attempt += 1
             yield StreamRetry(f"{self.where} is overloaded; trying again…")
             await asyncio.sleep(self.retry_delay)
