@@ -8,6 +8,7 @@ and the agent service. Nothing in ``core`` reaches a module-level database.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -185,6 +186,10 @@ class Margin:
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
+        if "core.search.vectors" in sys.modules:  # background vectors end with the library
+            from core.search.vectors import stop_for
+
+            stop_for(self.library.db)
         self.library.close()
 
 

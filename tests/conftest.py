@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import socket
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -165,3 +166,17 @@ def fake_anthropic() -> Iterator[object]:
 
     with FakeAnthropic() as fake:
         yield fake
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """No worker process outlives the test process: background vectors and PDF text workers
+    started by tests in this process are ended (an xdist worker exits without the
+    interpreter's usual clean-up of daemon processes)."""
+    if "core.search.vectors" in sys.modules:
+        from core.search.vectors import stop_all_now
+
+        stop_all_now()
+    if "core.books.pdf" in sys.modules:
+        from core.books.pdf import shutdown_workers
+
+        shutdown_workers()

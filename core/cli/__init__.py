@@ -85,6 +85,10 @@ def _terminated(signum: int, frame: object) -> None:
 
 
 def _exit_now(code: int) -> NoReturn:
+    if "core.search.vectors" in sys.modules:  # loaded: a worker may be running
+        from core.search.vectors import stop_all_now
+
+        stop_all_now()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -329,6 +329,7 @@ class VectorIndexer:
         self._idle.set()
         self._stopped = False
         self._thread: threading.Thread | None = None
+        self._worker: Any = None  # the worker process while one runs
         self._lock = threading.Lock()
         self.listeners: list[Callable[[int, int], None]] = []
 
@@ -348,10 +349,17 @@ class VectorIndexer:
         """Until nothing is left to index (True), or ``timeout`` seconds (False)."""
         return self._idle.wait(timeout)
 
-    def stop(self) -> None:
+    def stop(self, *, wait: bool = True) -> None:
+        """Stop for good; ``wait=False`` (a process about to end without its interpreter's
+        teardown) ends the worker process at once instead of joining the thread."""
         with self._lock:
             self._stopped = True
             self._wake.set()
+            worker = self._worker
+        if not wait:
+            if worker is not None and worker.is_alive():
+                worker.terminate()  # never left running after Margin has gone
+            return
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
 
@@ -381,6 +389,10 @@ class VectorIndexer:
             name="margin-vectors",
             daemon=True,
         )
+        with self._lock:
+            if self._stopped:
+                return
+            self._worker = worker
         try:
             worker.start()
         except (OSError, RuntimeError):  # no worker process here: compute in this one
@@ -409,6 +421,7 @@ class VectorIndexer:
                     break
         finally:
             receive.close()
+            self._worker = None
             worker.join(timeout=1 if self._stopped else 5)
             if worker.is_alive():
                 worker.terminate()
@@ -512,6 +525,25 @@ def indexer_for(db: pw.SqliteDatabase) -> VectorIndexer:
         if indexer is None or indexer.db is not db:
             indexer = _indexers[id(db)] = VectorIndexer(db)
         return indexer
+
+
+def stop_all_now() -> None:
+    """Every library's background vectors stopped and their worker processes ended, without
+    waiting (``margin ask`` ends with ``os._exit``, which skips multiprocessing's own clean-up
+    of daemon processes: a worker would outlive it, writing to the library)."""
+    with _indexers_lock:
+        indexers = list(_indexers.values())
+    for indexer in indexers:
+        indexer.stop(wait=False)
+
+
+def stop_for(db: pw.SqliteDatabase) -> None:
+    """The library ``db`` closes: its background vectors stop and their worker ends now
+    (vectors are derived data: whatever is missing is asked for again next time)."""
+    with _indexers_lock:
+        indexer = _indexers.pop(id(db), None)
+    if indexer is not None and indexer.db is db:
+        indexer.stop(wait=False)
 
 
 def request_vectors(db: pw.SqliteDatabase) -> None:
