@@ -98,3 +98,27 @@ def close_window(qtbot: Any, window: Any) -> None:
     window.close()
     task = asyncio.ensure_future(window.shutdown())
     qtbot.waitUntil(task.done, timeout=10000)
+
+
+def connect_claude(
+    window: Any, fake: Any, monkeypatch: pytest.MonkeyPatch, key: str = "sk-ant-desktop-test-KEY-42"
+) -> Any:
+    """``window`` answering with "Claude" from the fake server ``fake`` (a key in the
+    environment, quick retries), its chat pane told so."""
+    from core.agent.service import AgentService, make_provider
+    from core.settings import Settings
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    settings = Settings(provider="anthropic", base_url=fake.url, model="claude-test")
+    window.app.agent = AgentService(
+        window.library,
+        window.paths,
+        settings,
+        provider_factory=lambda s, k: make_provider(s, k, max_retries=1, timeout=5.0),
+        retry_delay=0.01,
+        conversations=window.app.conversations,
+        search=window.app.search,
+        executor=window.app.executor,
+    )
+    window.chat._update_banner()
+    return window

@@ -19,7 +19,7 @@ from desktop.accessibility import contrast, first_sentence
 from desktop.chat.render import MIN_CONTRAST, Colours
 from desktop.main_window import MainWindow
 from desktop.theme import APP_THEMES, THEMES, WINDOW_THEMES, window_palette
-from tests.desktop.conftest import close_window
+from tests.desktop.conftest import close_window, connect_claude
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
 
 KEY = "sk-ant-a11y-test-KEY"
@@ -203,22 +203,7 @@ def test_a_finished_answer_is_announced(
     fake_anthropic: FakeAnthropic,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from core.agent.service import AgentService, make_provider
-    from core.settings import Settings
-
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    settings = Settings(provider="anthropic", base_url=fake_anthropic.url, model="claude-test")
-    window.app.agent = AgentService(
-        window.library,
-        window.paths,
-        settings,
-        provider_factory=lambda s, k: make_provider(s, k, max_retries=1, timeout=5.0),
-        retry_delay=0.01,
-        conversations=window.app.conversations,
-        search=window.app.search,
-        executor=window.app.executor,
-    )
-    window.chat._update_banner()
+    connect_claude(window, fake_anthropic, monkeypatch, KEY)
     open_alice(window, books_dir, page=90, read_to=90)
     chat = window.chat
     fake_anthropic.add(Reply.text("Alice is sitting by her sister. She is bored."))
@@ -245,22 +230,7 @@ def test_a_stopped_answer_is_announced(
     fake_anthropic: FakeAnthropic,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from core.agent.service import AgentService, make_provider
-    from core.settings import Settings
-
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    settings = Settings(provider="anthropic", base_url=fake_anthropic.url, model="claude-test")
-    window.app.agent = AgentService(
-        window.library,
-        window.paths,
-        settings,
-        provider_factory=lambda s, k: make_provider(s, k, max_retries=1, timeout=5.0),
-        retry_delay=0.01,
-        conversations=window.app.conversations,
-        search=window.app.search,
-        executor=window.app.executor,
-    )
-    window.chat._update_banner()
+    connect_claude(window, fake_anthropic, monkeypatch, KEY)
     open_alice(window, books_dir)
     chat = window.chat
     fake_anthropic.add(Reply.text("slow words " * 300, tokens_per_second=60, chunk_chars=5))

@@ -10,13 +10,12 @@ from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtGui import QKeyEvent
 
 from core.agent.providers.anthropic.wire import source_for
-from core.agent.service import AgentService, make_provider
 from core.books.importer import import_book
-from core.settings import Settings, get_api_key
+from core.settings import get_api_key
 from core.store import models as m
 from desktop.main_window import MainWindow
 from desktop.requests import AskRequest
-from tests.desktop.conftest import close_window
+from tests.desktop.conftest import close_window, connect_claude
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, search_result_citation
 
 KEY = "sk-ant-desktop-test-KEY-42"
@@ -34,20 +33,7 @@ def window(app: Any, qtbot: Any, real_font: str) -> Any:
 
 @pytest.fixture
 def with_claude(window: Any, fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    settings = Settings(provider="anthropic", base_url=fake_anthropic.url, model="claude-test")
-    window.app.agent = AgentService(
-        window.library,
-        window.paths,
-        settings,
-        provider_factory=lambda s, k: make_provider(s, k, max_retries=1, timeout=5.0),
-        retry_delay=0.01,
-        conversations=window.app.conversations,
-        search=window.app.search,
-        executor=window.app.executor,
-    )
-    window.chat._update_banner()
-    return window
+    return connect_claude(window, fake_anthropic, monkeypatch, KEY)
 
 
 def open_alice(window: Any, books_dir: Path, page: int = 45) -> int:
