@@ -3,6 +3,9 @@ platform, driven by real key presses."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -76,3 +79,24 @@ def chapter_pages(library: Library, book_id: int, page: int) -> list[int]:
     ).fetchall()
     chapter = rows[page - 1][1]
     return [n for n, c in rows if c == chapter]
+
+
+@contextmanager
+def alice_window(library: Library, books_dir: Path, qtbot: Any, page: int) -> Iterator[Any]:
+    """A shown window with Alice open at ``page``: yields (window, book); closed after."""
+    from core.app import Margin
+    from core.books.importer import import_book
+    from desktop.main_window import MainWindow
+    from tests.desktop.conftest import close_window
+
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    win = MainWindow(Margin.of(library), restore=False)
+    qtbot.addWidget(win)
+    win.reader.setProperty("headless", True)
+    win.show()
+    qtbot.waitExposed(win)
+    try:
+        win.open_book(book.id, page)
+        yield win, book
+    finally:
+        close_window(qtbot, win)

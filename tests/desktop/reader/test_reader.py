@@ -11,14 +11,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from core.app import Margin
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.main_window import MainWindow
 from desktop.reader.pdf_view import PdfView
 from desktop.reader.reader import Reader
-from tests.desktop.conftest import close_window
-from tests.desktop.reader.conftest import press, text_view
+from tests.desktop.reader.conftest import alice_window, press, text_view
 from tests.support.pdfgen import make_text_pdf
 
 
@@ -131,14 +128,7 @@ def test_back_after_a_citation_from_the_chat_returns_in_one_step(
 ) -> None:
     from desktop.requests import OpenPageRequest
 
-    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
-    win = MainWindow(Margin.of(library), restore=False)
-    qtbot.addWidget(win)
-    win.reader.setProperty("headless", True)
-    win.show()
-    qtbot.waitExposed(win)
-    try:
-        win.open_book(book.id, 12)
+    with alice_window(library, books_dir, qtbot, 12) as (win, book):
         view = text_view(win.reader)
         press(view, Qt.Key.Key_PageDown)
         here = view.top_position()
@@ -149,8 +139,6 @@ def test_back_after_a_citation_from_the_chat_returns_in_one_step(
         press(view, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
         assert view.top_position() == here
         assert not win.reader.back_button.isEnabled(), "nothing half-way in the history"
-    finally:
-        close_window(qtbot, win)
 
 
 @pytest.mark.parametrize("kind", ["epub", "pdf"])

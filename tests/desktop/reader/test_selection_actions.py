@@ -9,27 +9,17 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 
-from core.app import Margin
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.main_window import MainWindow
 from desktop.reader.reader import Reader
 from desktop.theme import highlight_colour
-from tests.desktop.conftest import close_window
-from tests.desktop.reader.conftest import press, text_view
+from tests.desktop.reader.conftest import alice_window, press, text_view
 
 
 def test_keyboard_selection_then_ask_shortcut_emits_the_text(
     library: Library, books_dir: Path, qtbot: Any, real_font: str
 ) -> None:
-    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
-    win = MainWindow(Margin.of(library), restore=False)
-    qtbot.addWidget(win)
-    win.reader.setProperty("headless", True)
-    win.show()
-    qtbot.waitExposed(win)
-    try:
-        win.open_book(book.id, 8)
+    with alice_window(library, books_dir, qtbot, 8) as (win, _book):
         view = text_view(win.reader)
         view.setFocus()
         shift_ctrl = Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier
@@ -46,8 +36,6 @@ def test_keyboard_selection_then_ask_shortcut_emits_the_text(
         with qtbot.waitSignal(win.requestAsk, timeout=2000) as blocker:
             press(view, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
         assert blocker.args[0].text == text and blocker.args[0].action == "ask"
-    finally:
-        close_window(qtbot, win)
 
 
 def test_selection_bar_stays_in_view_for_a_long_selection(

@@ -12,14 +12,17 @@ from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from core.app import Margin
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.main_window import MainWindow
 from desktop.reader.reader import Reader
 from tests.core.books.epubgen import make_epub
-from tests.desktop.conftest import close_window
-from tests.desktop.reader.conftest import chapter_pages, press, text_view, visible_offsets
+from tests.desktop.reader.conftest import (
+    alice_window,
+    chapter_pages,
+    press,
+    text_view,
+    visible_offsets,
+)
 
 
 @pytest.mark.parametrize("key", [Qt.Key.Key_PageDown, Qt.Key.Key_Space, Qt.Key.Key_Right])
@@ -111,22 +114,13 @@ def test_page_up_and_home_end_go_back_and_to_the_chapter_edges(
 def test_window_page_down_turns_a_screen_when_the_book_has_focus(
     library: Library, books_dir: Path, qtbot: Any, real_font: str
 ) -> None:
-    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
-    win = MainWindow(Margin.of(library), restore=False)
-    qtbot.addWidget(win)
-    win.reader.setProperty("headless", True)
-    win.show()
-    qtbot.waitExposed(win)
-    try:
-        win.open_book(book.id, 10)
+    with alice_window(library, books_dir, qtbot, 10) as (win, _book):
         view = text_view(win.reader)
         view.setFocus()
         before = view.top_position()
         press(view, Qt.Key.Key_PageDown)
         after = view.top_position()
         assert after[0] == 10 and after[1] > before[1], "one screen, still on p. 10"
-    finally:
-        close_window(qtbot, win)
 
 
 def test_a_citation_jump_shows_the_mark_inside_the_viewport(
