@@ -180,6 +180,9 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         self.reader.side.hide()  # Contents, Find, Highlights: Ctrl+T
         add_reader_buttons(self)
         self._wire_reading_view()
+        from desktop import gc_policy  # collections fall when the reader is not looking
+
+        gc_policy.install(busy=lambda: bool(getattr(self.chat, "live", None)))
         if self.typography.problems:  # a bad [reader] value: say so, the default is in use
             self.statusBar().showMessage(self.typography.problems[0], 20000)
         state, self._state = self._state, None

@@ -1,0 +1,86 @@
+"""When Python's garbage collector may pause the window.
+
+A full collection walks every object the process tracks: with Qt's bindings, the Anthropic
+SDK and a long conversation loaded that is over 200,000 objects, and one pass took 107 ms of
+CPU on the bench machine (``tests/bench/bench_chat.py`` run under a ``gc.callbacks`` probe).
+When it falls while an answer streams in, the window stalls that long. Almost all of those
+objects are made at start-up (modules, classes, widgets) and live as long as the app, so:
+
+- once the window is built, they are frozen: moved out of the collector's reach, so later
+  collections walk only what was made since;
+- when the reader has left the window alone for a few seconds and no answer is streaming,
+  everything is thawed, collected (the pause falls where nobody is looking) and frozen
+  again: the SDK, loaded at the first question, joins the frozen objects then, and a closed
+  book's widgets that were frozen while open are collected. The first such collection may
+  come 10 s after start-up, later ones at most once a minute.
+
+So nothing that becomes garbage stays frozen past the next idle moment.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication
+
+IDLE_SECONDS = 4.0  # no key press, click or wheel for this long
+FIRST_SECONDS = 10.0  # the first idle collection: soon, the SDK may have just loaded
+EVERY_SECONDS = 60.0  # later ones at most once a minute
+_INPUT = {
+    QEvent.Type.KeyPress,
+    QEvent.Type.MouseButtonPress,
+    QEvent.Type.Wheel,
+    QEvent.Type.TouchBegin,
+}
+
+
+class CollectorPolicy(QObject):
+    """Installed once per application by ``install``."""
+
+    def __init__(self, app: QApplication) -> None:
+        super().__init__(app)
+        self.last_input = time.monotonic()
+        self.last_collect = time.monotonic() - EVERY_SECONDS + FIRST_SECONDS
+        self.collections = 0
+        self.busy: list[Callable[[], bool]] = []  # e.g. "an answer is streaming"
+        app.installEventFilter(self)
+        self.timer = QTimer(self, interval=2000)
+        self.timer.timeout.connect(self.maybe_collect)
+        self.timer.start()
+        gc.freeze()  # start-up's objects: in use for the app's whole life
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() in _INPUT:
+            self.last_input = time.monotonic()
+        return False
+
+    def maybe_collect(self) -> bool:
+        now = time.monotonic()
+        if now - self.last_input < IDLE_SECONDS or now - self.last_collect < EVERY_SECONDS:
+            return False
+        if any(busy() for busy in self.busy):
+            return False
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        self.last_collect = now
+        self.collections += 1
+        return True
+
+
+def install(busy: Callable[[], bool] | None = None) -> CollectorPolicy | None:
+    """The policy for the running application (made once; None without a QApplication);
+    ``busy`` says when the window is showing something move (an answer streaming in), when
+    no idle collection may start."""
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        return None
+    policy = app.findChild(CollectorPolicy)
+    if policy is None:
+        policy = CollectorPolicy(app)
+    if busy is not None:
+        policy.busy.append(busy)
+    return policy
