@@ -125,11 +125,18 @@ class PageFlow(QTextBrowser):
         self._loader = loader
         self.page_count = page_count
 
+    def column_width(self) -> int:
+        """The width of one column of text (the paged view may show two)."""
+        return self.viewport().width()
+
+    def _apply_geometry(self) -> bool:
+        return self._apply_column()
+
     def _apply_column(self) -> bool:
         """Centre a column of the chosen measure with the root frame's side margins; True
         when they changed (the document is laid out again)."""
         doc = self.document()
-        margin = side_margin(self.typography, doc.defaultFont(), self.viewport().width())
+        margin = side_margin(self.typography, doc.defaultFont(), self.column_width())
         self._side_margin = margin
         frame = doc.rootFrame()
         fmt = frame.frameFormat()
@@ -155,7 +162,7 @@ class PageFlow(QTextBrowser):
         )
         doc.setDefaultTextOption(option)
         doc.clear()
-        self._apply_column()
+        self._apply_geometry()
         self.loaded = []
         self.starts = []
         first = max(1, page - 1)
@@ -176,7 +183,7 @@ class PageFlow(QTextBrowser):
 
     def _fit_images(self, body: str) -> str:
         """Give every image the column's width at most (height follows, keeping the shape)."""
-        column = max(50, self.viewport().width() - 2 * self._side_margin - 8)
+        column = max(50, self.column_width() - 2 * self._side_margin - 8)
 
         def size(match: re.Match[str]) -> str:
             tag = match.group(0)
@@ -266,9 +273,11 @@ class PageFlow(QTextBrowser):
         screen = max(1, self.viewport().height())
         doc = self.document()
         guard = 0
+        # the paged view's room under the text (for its last screen) is not text
+        tail = max(0.0, doc.rootFrame().frameFormat().bottomMargin() - doc.documentMargin())
         while self.loaded and guard < 40:
             guard += 1
-            height = doc.documentLayout().documentSize().height()
+            height = doc.documentLayout().documentSize().height() - tail
             value = bar.value()
             if height - (value + screen) < AHEAD_SCREENS * screen and (
                 self.loaded[-1] < self.page_count
