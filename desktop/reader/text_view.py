@@ -11,6 +11,7 @@ says which stored page is at the top and whether the reader moved it there.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
@@ -395,7 +396,8 @@ class TextView(PagedFlow):
         shift = mods == Qt.KeyboardModifier.ShiftModifier
         plain = mods == Qt.KeyboardModifier.NoModifier
         if plain and key == Qt.Key.Key_F7:
-            self.set_caret_browsing(not self.caret_browsing)
+            self.typography = replace(self.typography, caret_browsing=not self.caret_browsing)
+            self.set_caret_browsing(self.typography.caret_browsing)
             self.caretBrowsingChanged.emit(self.caret_browsing)
             return
         if self.caret_browsing and key in self._CARET_KEYS:

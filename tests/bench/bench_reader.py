@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from common import FIXTURES, machine, median, percentile, report
@@ -130,7 +131,7 @@ def main() -> None:
         times = turn_times(app, reader, view, 200)
         cpu_ms = (time.process_time() - cpu) * 1000 / len(times)
         report(
-            "EPUB screen turn (Page Down, painted), 200",
+            f"EPUB paged screen turn ({view.column_count()} columns, painted), 200",
             f"median {median(times):.1f} ms, p95 {percentile(times, 95):.1f} ms",
             "≤ 16 ms",
             percentile(times, 95) <= 16,
@@ -138,6 +139,26 @@ def main() -> None:
         # wall time follows the machine's load; this process's CPU time per turn does not
         report("EPUB screen turn, CPU time of this process", f"{cpu_ms:.2f} ms", "", True)
         pages_read = reader.page - 2
+        for columns in (1, 2):
+            reader.set_typography(replace(reader.typography, layout="paged", columns=columns))
+            reader.go_to_page(2)
+            paged = turn_times(app, reader, view, 100)
+            report(
+                f"EPUB paged screen turn, {columns} column(s), 100",
+                f"median {median(paged):.1f} ms, p95 {percentile(paged, 95):.1f} ms",
+                "≤ 16 ms",
+                percentile(paged, 95) <= 16,
+            )
+        reader.set_typography(replace(reader.typography, layout="scroll", columns=0))
+        reader.go_to_page(2)
+        scrolled = turn_times(app, reader, view, 100)
+        report(
+            "EPUB scrolling screen turn (the old mode), 100",
+            f"median {median(scrolled):.1f} ms, p95 {percentile(scrolled, 95):.1f} ms",
+            "≤ 16 ms",
+            percentile(scrolled, 95) <= 16,
+        )
+        reader.set_typography(replace(reader.typography, layout="paged", columns=0))
         jumps = []
         for page in (20, 300, 75, 390, 5, 222, 140, 333, 48, 260):
             start = time.perf_counter()
