@@ -50,6 +50,28 @@ def with_alt_text(body: str) -> str:
     return _IMG_ALT.sub(add, body)
 
 
+_STYLE = re.compile(r' style="([^"]*)"')
+_EM = re.compile(r"(text-indent|margin[a-z-]*): ([^;\"]+)")
+
+
+def book_styles(body: str, keep: bool, font_size: float) -> str:
+    """``body`` with the book's styles made ready for Qt (which reads a text-indent in px
+    only), or without them when the reader does not want them."""
+    if not keep:
+        return _STYLE.sub("", body)
+    px = font_size * 96 / 72
+
+    def lengths(match: re.Match[str]) -> str:
+        values = []
+        for value in match.group(2).split():
+            if value.endswith("em"):
+                value = f"{round(float(value[:-2]) * px)}px"
+            values.append(value)
+        return f"{match.group(1)}: {' '.join(values)}"
+
+    return _STYLE.sub(lambda m: f' style="{_EM.sub(lengths, m.group(1))}"', body)
+
+
 class PageFlow(QTextBrowser):
     linkOpened = Signal(str)
     pageLinkOpened = Signal(int)  # a note reference or a note's back link: its page
@@ -179,6 +201,8 @@ class PageFlow(QTextBrowser):
             )
         if "<img" in body or "<IMG" in body:
             body = with_alt_text(self._fit_images(body))
+        if ' style="' in body:  # the book's own styles (core.books.bookcss), or none
+            body = book_styles(body, self.typography.book_styles, self.font_size)
         return body or "<p></p>"
 
     def _fit_images(self, body: str) -> str:
