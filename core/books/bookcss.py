@@ -229,7 +229,14 @@ class BookStyles:
         return result
 
     def block_style(self, node: LexborNode) -> str:
-        return _css(self.computed(node), BLOCK_PROPS)
+        """The block's style. Body text keeps the reader's size and justification: only
+        centred and right-aligned text, and sizes of headings, come from the book."""
+        props = self.computed(node)
+        if props.get("text-align") in ("left", "justify"):
+            props = {k: v for k, v in props.items() if k != "text-align"}
+        if node.tag in ("p", "li", "div") and "font-size" in props:
+            props = {k: v for k, v in props.items() if k != "font-size"}
+        return _css(props, BLOCK_PROPS)
 
     def inline_style(self, node: LexborNode) -> str:
         return _css(self.own(node), INLINE_PROPS)

@@ -51,15 +51,23 @@ def with_alt_text(body: str) -> str:
 
 
 _STYLE = re.compile(r' style="([^"]*)"')
+_VERTICAL = re.compile(r"margin(-top|-bottom)?: [^;\"]+;? ?")
+_INDENT = re.compile(r"text-indent: [^;\"]+;? ?")
 _EM = re.compile(r"(text-indent|margin[a-z-]*): ([^;\"]+)")
 
 
-def book_styles(body: str, keep: bool, font_size: float) -> str:
+def book_styles(body: str, typography: Typography, font_size: float) -> str:
     """``body`` with the book's styles made ready for Qt (which reads a text-indent in px
-    only), or without them when the reader does not want them."""
-    if not keep:
+    only), or without them when the reader does not want them. A paragraph spacing or
+    indent the reader chose (not the default) wins over the book's."""
+    if not typography.book_styles:
         return _STYLE.sub("", body)
     px = font_size * 96 / 72
+    default = Typography()
+    if typography.paragraph_spacing != default.paragraph_spacing:
+        body = _VERTICAL.sub("", body)
+    if typography.paragraph_indent != default.paragraph_indent:
+        body = _INDENT.sub("", body)
 
     def lengths(match: re.Match[str]) -> str:
         values = []
@@ -202,7 +210,7 @@ class PageFlow(QTextBrowser):
         if "<img" in body or "<IMG" in body:
             body = with_alt_text(self._fit_images(body))
         if ' style="' in body:  # the book's own styles (core.books.bookcss), or none
-            body = book_styles(body, self.typography.book_styles, self.font_size)
+            body = book_styles(body, self.typography, self.font_size)
         return body or "<p></p>"
 
     def _fit_images(self, body: str) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFontInfo, QTextLayout
 
 from core.books.importer import import_book
@@ -162,13 +163,17 @@ def test_book_styles_kept_or_ignored(window: Any, library: Library, books_dir: P
     )
     fragment = heading.begin().fragment()
     assert fragment.charFormat().fontWeight() < 600, "headings flattened to the text's weight"
+    assert not heading.blockFormat().alignment() & Qt.AlignmentFlag.AlignHCenter
     window.apply_typography(ReaderSettings())
     heading = next(
         b
         for b in (doc.findBlockByNumber(n) for n in range(doc.blockCount()))
         if b.blockFormat().headingLevel()
     )
-    assert heading.begin().fragment().charFormat().fontWeight() >= 600
+    # this Gutenberg book sets its headings centred, large and not bold: as the book says
+    assert heading.blockFormat().alignment() & Qt.AlignmentFlag.AlignHCenter
+    body = heading.next()
+    assert heading.layout().lineAt(0).height() > body.layout().lineAt(0).height() * 1.4
 
 
 def test_reading_settings_window_applies_live_and_remembers(
@@ -181,7 +186,10 @@ def test_reading_settings_window_applies_live_and_remembers(
     dialog = window._reading_settings
     assert isinstance(dialog, ReadingSettings) and dialog.isVisible()
     dialog.measure.setValue(50)
-    assert window.reader.typography.measure == 50 and max(on_screen_lines(view)) <= 50
+    lines = on_screen_lines(view)
+    # the measure is an average: a line of narrow letters and quotes may hold a few more
+    assert window.reader.typography.measure == 50 and statistics.median(lines) <= 50
+    assert max(lines) <= 53
     dialog.justify.setChecked(True)
     saved = tomllib.loads(app.paths.settings_file.read_text())["reader"]
     assert saved["measure"] == 50 and saved["justify"] is True
@@ -215,7 +223,7 @@ def test_bad_value_in_settings_file_falls_back_with_a_message(
         assert window.reader.typography.measure == 50, "the good key still applies"
         assert "'reader.line_spacing'" in window.statusBar().currentMessage()
         view = open_book(window, library, books_dir)
-        assert max(on_screen_lines(view)) <= 50
+        assert statistics.median(on_screen_lines(view)) <= 50 and max(on_screen_lines(view)) <= 53
         window.open_reading_settings()
         note = window._reading_settings.note
         assert note.isVisible()
