@@ -199,16 +199,16 @@ class ReaderSettings:
     own: a bad one is reported and falls back to its default, the others still apply."""
 
     font_family: str = ""  # "" = a serif font the app picks
-    font_size: int = 13  # points
-    line_spacing: float = 1.5  # times the font's height
+    font_size: int = 12  # points (16 px, as calibre and browsers)
+    line_spacing: float = 1.25  # times the font's height
     paragraph_spacing: float = 0.6  # em between paragraphs
     paragraph_indent: float = 0.0  # em at the start of each paragraph
     measure: int = 66  # characters per line, at most
-    margin: int = 28  # pixels on each side of the column, at least
+    margin: int = 24  # pixels on each side of the column, at least
     justify: bool = False
     book_styles: bool = True  # the book's own CSS: indents, alignment, small caps, breaks
     layout: str = "paged"  # "paged" (screen-sized pages) or "scroll" (one continuous flow)
-    columns: int = 0  # columns of a paged screen: 0 = by width (two from 1,000 px), 1 or 2
+    columns: int = 0  # columns of a paged screen: 0 = by width (two from 860 px), 1 or 2
     caret_browsing: bool = False  # a caret moved by the arrow keys (F7)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QTextBlock, QTextDocument
 
-TWO_COLUMNS_FROM = 1000  # px of book area: two columns from this width (as calibre)
+TWO_COLUMNS_FROM = 860  # px of book area: two columns of at least ~45 characters from here
 
 
 @dataclass(frozen=True)

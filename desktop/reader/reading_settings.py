@@ -63,7 +63,7 @@ class ReadingSettings(QDialog):
         self.layout_box.addItem("Scroll (one continuous flow)", "scroll")
         self.columns = QComboBox()
         self.columns.setAccessibleName("Columns")
-        self.columns.addItem("By window width (two from 1,000 px)", 0)
+        self.columns.addItem("By window width (two from 860 px)", 0)
         self.columns.addItem("One", 1)
         self.columns.addItem("Two", 2)
         self.justify = QCheckBox("Justify lines (straight right edge)")

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QPoint, QSize, Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QImage, QTextCursor
+from PySide6.QtGui import QDesktopServices, QImage, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from core.books.model import PageContent
@@ -155,6 +155,9 @@ class PageFlow(QTextBrowser):
         self._loader = loader
         self.page_count = page_count
 
+    def column_count(self) -> int:
+        return 1
+
     def column_width(self) -> int:
         """The width of one column of text (the paged view may show two)."""
         return self.viewport().width()
@@ -166,7 +169,10 @@ class PageFlow(QTextBrowser):
         """Centre a column of the chosen measure with the root frame's side margins; True
         when they changed (the document is laid out again)."""
         doc = self.document()
-        margin = side_margin(self.typography, doc.defaultFont(), self.column_width())
+        if self.column_count() > 1:  # two columns keep lines short: they fill their half
+            margin = min(self.typography.margin, max(0, (self.column_width() - 160) // 2))
+        else:
+            margin = side_margin(self.typography, doc.defaultFont(), self.column_width())
         self._side_margin = margin
         frame = doc.rootFrame()
         fmt = frame.frameFormat()
@@ -241,7 +247,23 @@ class PageFlow(QTextBrowser):
             cursor.insertBlock()
         self.starts.append(cursor.position())
         self.loaded.append(number)
-        cursor.insertHtml(self._page_html(number))
+        body = self._page_html(number)
+        cursor.insertHtml(body)
+        self._first_block_format(self.starts[-1], body)
+
+    def _first_block_format(self, position: int, body: str) -> None:
+        """Give a page's first block its own format: inserted HTML merges its first block
+        into the block at the cursor, which loses a heading's or the book's alignment and
+        margins."""
+        if not body.startswith(("<h", "<p style", "<blockquote", "<hr", "<p class")):
+            return
+        sample = QTextDocument()
+        sample.setDefaultStyleSheet(self.document().defaultStyleSheet())
+        sample.setDefaultFont(self.document().defaultFont())
+        sample.setHtml(body.split("\n", 1)[0])
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(position)
+        cursor.setBlockFormat(sample.begin().blockFormat())
 
     def _prepend(self, number: int) -> int:
         """Insert page ``number`` before the first loaded one; returns the height added."""
@@ -252,7 +274,9 @@ class PageFlow(QTextBrowser):
         cursor = QTextCursor(doc)
         cursor.insertBlock()
         cursor.setPosition(0)
-        cursor.insertHtml(self._page_html(number))
+        body = self._page_html(number)
+        cursor.insertHtml(body)
+        self._first_block_format(0, body)
         added = doc.characterCount() - length_before
         self.starts = [0] + [s + added for s in self.starts]
         self.loaded.insert(0, number)
