@@ -17,7 +17,7 @@ from collections.abc import Callable
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 try:
-    from selectolax.lexbor import SelectolaxError  # type: ignore[attr-defined]
+    from selectolax.lexbor import SelectolaxError
 except ImportError:  # pragma: no cover - older selectolax
 
     class SelectolaxError(Exception):  # type: ignore[no-redef]
@@ -243,10 +243,10 @@ class BookStyles:
 
 
 def _css(props: dict[str, str], keep: tuple[str, ...]) -> str:
-    sides = [props.get(f"margin-{side}") for side in ("top", "right", "bottom", "left")]
+    sides = [props.get(f"margin-{side}", "") for side in ("top", "right", "bottom", "left")]
     out = [f"{k}: {props[k]}" for k in keep if k in props and not k.startswith("margin-")]
     if all(sides):
-        out.append("margin: " + (sides[0] if len(set(sides)) == 1 else " ".join(sides)))  # type: ignore[arg-type]
+        out.append("margin: " + (sides[0] if len(set(sides)) == 1 else " ".join(sides)))
     else:
         out.extend(f"{k}: {props[k]}" for k in keep if k in props and k.startswith("margin-"))
     return "; ".join(out)

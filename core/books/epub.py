@@ -402,7 +402,9 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
             target = resolve_relative(doc_dir, href)  # the book's CSS: core.books.bookcss
             if target not in sheets:
                 found = target is not None and arc.has(target)
-                sheets[target] = arc.read(target).decode("utf-8", "replace") if found else None
+                sheets[target] = (
+                    arc.read(target or "").decode("utf-8", "replace") if found else None
+                )
             return sheets[target]
 
         title, blocks, anchors = html_document(

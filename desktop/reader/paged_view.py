@@ -31,6 +31,7 @@ from desktop.reader.text_marks import TextMarks
 PAD = 14  # px above a column's first line and below its last
 CLICK_ZONE = 0.15  # the outer part of the screen on each side where a click turns the page
 WHEEL_STEP = 120  # one notch of a mouse wheel
+TWO_COLUMN_STRETCH = 1.5
 
 Anchor = tuple[int, int]  # (stored page, offset): stable while pages are added and dropped
 
@@ -56,6 +57,12 @@ class PagedFlow(TextMarks):
         if chosen in (1, 2):
             return chosen
         return 2 if self.viewport().width() >= TWO_COLUMNS_FROM else 1
+
+    def line_measure(self) -> int:
+        """Two columns take lines half as long again as the measure (as a book set in two
+        columns): a wide window then holds as much as calibre's, and no line is too long."""
+        measure = self.typography.measure
+        return round(measure * TWO_COLUMN_STRETCH) if self.column_count() == 2 else measure
 
     def column_width(self) -> int:
         return max(1, self.viewport().width() // self.column_count())
@@ -142,9 +149,10 @@ class PagedFlow(TextMarks):
         )
 
     def at_start(self) -> bool:
-        return bool(self._columns and self.loaded and self.loaded[0] == 1) and (
-            self._columns[0].first <= (line_at(self.document(), 0) or self._columns[0]).start
-        )
+        if not (self._columns and self.loaded and self.loaded[0] == 1):
+            return False
+        first = line_at(self.document(), 0)
+        return self._columns[0].first <= (first.start if first is not None else 0)
 
     def next_page_screen(self) -> bool:
         if not self._columns or self.at_end():
@@ -246,7 +254,7 @@ class PagedFlow(TextMarks):
     def _caret_shown(self) -> bool:
         return self.caret_browsing and self.hasFocus()
 
-    def _paint_selections(self, palette: QPalette) -> list[object]:
+    def _paint_selections(self, palette: QPalette) -> list[QAbstractTextDocumentLayout.Selection]:
         out = []
         for extra in self.extraSelections():
             sel = QAbstractTextDocumentLayout.Selection()
@@ -290,7 +298,7 @@ class PagedFlow(TextMarks):
         self._busy = True
         try:
             bar.setValue(self._offset_of(column))
-            return call()  # type: ignore[operator, no-any-return]
+            return call()  # type: ignore[operator]
         finally:
             bar.setValue(keep)
             self._busy = busy
@@ -346,7 +354,7 @@ class PagedFlow(TextMarks):
     def _anchor_under(self, point: QPointF) -> str:
         _, column, local = self._column_at(point)
         found: list[str] = []
-        self._in_column(column, lambda: found.append(self.anchorAt(local.toPoint())))  # type: ignore[func-returns-value]
+        self._in_column(column, lambda: found.append(self.anchorAt(local.toPoint())))
         return found[0] if found else ""
 
     def wheelEvent(self, event: QWheelEvent) -> None:

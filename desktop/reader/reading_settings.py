@@ -54,7 +54,10 @@ class ReadingSettings(QDialog):
         self.paragraph_indent.setAccessibleName("First-line indent")
         self.measure = QSpinBox(minimum=30, maximum=200, singleStep=2, suffix=" characters")
         self.measure.setAccessibleName("Line length")
-        self.measure.setToolTip("The longest line, in characters; 60 to 75 reads most easily.")
+        self.measure.setToolTip(
+            "The longest line, in characters; 60 to 75 reads most easily. "
+            "Two columns take lines half as long again."
+        )
         self.margin = QSpinBox(minimum=0, maximum=400, singleStep=4, suffix=" px")
         self.margin.setAccessibleName("Smallest side margin")
         self.layout_box = QComboBox()

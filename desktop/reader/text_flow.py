@@ -158,6 +158,10 @@ class PageFlow(QTextBrowser):
     def column_count(self) -> int:
         return 1
 
+    def line_measure(self) -> int:
+        """The longest line, in characters, of a column here."""
+        return self.typography.measure
+
     def column_width(self) -> int:
         """The width of one column of text (the paged view may show two)."""
         return self.viewport().width()
@@ -169,10 +173,8 @@ class PageFlow(QTextBrowser):
         """Centre a column of the chosen measure with the root frame's side margins; True
         when they changed (the document is laid out again)."""
         doc = self.document()
-        if self.column_count() > 1:  # two columns keep lines short: they fill their half
-            margin = min(self.typography.margin, max(0, (self.column_width() - 160) // 2))
-        else:
-            margin = side_margin(self.typography, doc.defaultFont(), self.column_width())
+        measured = replace(self.typography, measure=self.line_measure())
+        margin = side_margin(measured, doc.defaultFont(), self.column_width())
         self._side_margin = margin
         frame = doc.rootFrame()
         fmt = frame.frameFormat()
