@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
@@ -185,6 +185,19 @@ class PagedFlow(TextMarks):
         columns = screen_before(self.document(), position, self.page_height(), self.column_count())
         start = self.page_offset(columns[0].first)
         self._go_screen(start, self.page_offset(position))
+
+    def cursorRect(self, cursor: QTextCursor | None = None) -> QRect:  # type: ignore[override]
+        """Where a cursor (the text cursor by default) is drawn in the viewport, in whichever
+        column holds it: the selection bar and margin marks place themselves by it."""
+        cursor = cursor if cursor is not None else self.textCursor()
+        rect = super().cursorRect(cursor)
+        if not self.paged or not self._columns:
+            return rect
+        first = self._offset_of(self._columns[0])
+        for i, column in enumerate(self._columns):
+            if column.first <= cursor.position() < column.end:
+                return rect.translated(i * self.column_width(), first - self._offset_of(column))
+        return rect
 
     def on_screen(self, position: int) -> bool:
         return any(c.first <= position < c.end for c in self._columns)

@@ -48,6 +48,6 @@ def styled_epub(folder: Path, *, css: bool = True) -> Path:
         + paragraphs(2, 60, "end")
     )
     chapters = [("Chapter One", body), ("Chapter Two", link + paragraphs(6, 80, "two"))]
-    extra = {"OEBPS/style.css": CSS} if css else {}
+    extra: dict[str, bytes | str] = {"OEBPS/style.css": CSS} if css else {}
     name = "styled.epub" if css else "plain.epub"
     return make_epub(folder / name, chapters, title="A Styled Book", extra_files=extra)

@@ -283,3 +283,18 @@ def test_scroll_stays_a_choice(reader: Reader, library: Library, books_dir: Path
     before = view.verticalScrollBar().value()
     press(view, Qt.Key.Key_PageDown)
     assert view.verticalScrollBar().value() > before
+
+
+def test_a_selection_in_the_second_column_is_placed_where_it_is_drawn(
+    reader: Reader, library: Library, books_dir: Path
+) -> None:
+    reader.resize(1300, 760)
+    view = open_alice(reader, library, books_dir)
+    with_columns(reader, 2)
+    second = view._columns[1]
+    cursor = QTextCursor(view.document())
+    cursor.setPosition(second.first + 40)
+    rect = view.cursorRect(cursor)
+    assert view.column_width() <= rect.left() < view.viewport().width()
+    assert 0 <= rect.top() < view.viewport().height()
+    assert view.cursor_at(rect.center()).position() in range(second.first + 38, second.first + 43)
