@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -42,6 +43,7 @@ BREAK = "-margin-break: hr"  # a scene break stands before this block
 MAX_RULES = 2000  # a pathological style sheet is read only this far
 
 _COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_BRACE = re.compile(r"[{};]")
 _LENGTH = re.compile(r"^(-?\d*\.?\d+)(em|rem|px|%)?$")
 _PSEUDO_ELEMENT = re.compile(r"::|:(before|after|first-letter|first-line|selection|marker)\b")
 _NAMESPACE = re.compile(r"\[\s*([a-zA-Z*]*)\|([a-zA-Z-]+)")
@@ -136,30 +138,30 @@ def rules(css: str) -> list[tuple[str, dict[str, str]]]:
     """(selector, kept declarations) of each plain rule, in order; @-blocks left out."""
     css = _COMMENT.sub("", css)
     out: list[tuple[str, dict[str, str]]] = []
-    i, depth, start = 0, 0, 0
-    head = ""
-    while i < len(css) and len(out) < MAX_RULES:
-        ch = css[i]
+    depth, start, head = 0, 0, ""
+    for match in _BRACE.finditer(css):
+        if len(out) >= MAX_RULES:
+            break
+        ch, i = match.group(0), match.start()
+        if ch == ";":
+            if depth == 0:
+                start = i + 1  # @charset, @namespace, @import
+            continue
         if ch == "{":
             if depth == 0:
-                head = css[start:i].strip()
-                start = i + 1
+                head, start = css[start:i].strip(), i + 1
             depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                if not head.startswith("@"):
-                    found = declarations(css[start:i])
-                    if found:
-                        for selector in head.split(","):
-                            selector = selector.strip()
-                            if selector and not _PSEUDO_ELEMENT.search(selector):
-                                out.append((_NAMESPACE.sub(_attribute, selector), found))
-                start = i + 1
-            depth = max(depth, 0)
-        elif ch == ";" and depth == 0:
-            start = i + 1  # @charset, @namespace, @import
-        i += 1
+            continue
+        depth = max(0, depth - 1)
+        if depth == 0:
+            if not head.startswith("@"):
+                found = declarations(css[start:i])
+                if found:
+                    for selector in head.split(","):
+                        selector = selector.strip()
+                        if selector and not _PSEUDO_ELEMENT.search(selector):
+                            out.append((_NAMESPACE.sub(_attribute, selector), found))
+            start = i + 1
     return out
 
 
@@ -167,6 +169,18 @@ def _attribute(match: re.Match[str]) -> str:
     """``[epub|type`` → ``[epub\\:type`` (the attribute's name as an HTML parser keeps it)."""
     prefix, name = match.group(1), match.group(2)
     return f"[{name}" if prefix in ("", "*") else f"[{prefix}\\:{name}"
+
+
+@lru_cache(maxsize=32)
+def _cascade(sheets: tuple[str, ...]) -> tuple[tuple[str, dict[str, str]], ...]:
+    """The rules of a book's sheets in the order they apply (specificity, then order): read
+    once per book, not once per document."""
+    found: list[tuple[tuple[int, int, int], int, str, dict[str, str]]] = []
+    for sheet in sheets:
+        for selector, decls in rules(sheet):
+            found.append((specificity(selector), len(found), selector, decls))
+    found.sort(key=lambda rule: (rule[0], rule[1]))
+    return tuple((selector, decls) for _, _, selector, decls in found)
 
 
 def specificity(selector: str) -> tuple[int, int, int]:
@@ -182,12 +196,7 @@ class BookStyles:
     def __init__(self, tree: LexborHTMLParser, sheets: list[str]) -> None:
         self._own: dict[int, dict[str, str]] = {}
         self._computed: dict[int, dict[str, str]] = {}
-        found: list[tuple[tuple[int, int, int], int, str, dict[str, str]]] = []
-        for sheet in sheets:
-            for selector, decls in rules(sheet):
-                found.append((specificity(selector), len(found), selector, decls))
-        found.sort(key=lambda rule: (rule[0], rule[1]))
-        for _, _, selector, decls in found:
+        for selector, decls in _cascade(tuple(sheets)):
             try:
                 nodes = tree.css(selector)
             except (ValueError, RuntimeError, SelectolaxError):
