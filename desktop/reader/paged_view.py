@@ -91,9 +91,13 @@ class PagedFlow(TextMarks):
             changed = True
         changed = self._apply_column() or changed
         if changed:
-            self._before.clear()
-            self._after.clear()
+            self.forget_screens()
         return changed
+
+    def forget_screens(self) -> None:
+        """The layout changed: screens remembered for turning back no longer hold."""
+        self._before.clear()
+        self._after.clear()
 
     def _offset_of(self, column: Column) -> int:
         """The scroll value that puts ``column`` PAD below the top of the screen."""

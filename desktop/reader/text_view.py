@@ -58,14 +58,14 @@ class TextView(PagedFlow):
 
     def set_font_size(self, size: int) -> None:
         self.font_size = max(8, min(size, 40))
+        self.forget_screens()
         self._rerender_keep_place()
 
     def set_typography(self, typography: Typography) -> None:
         """Font, spacing, measure and justification; the reader keeps its place."""
         self.typography = typography
         self.font_size = max(8, min(typography.font_size, 40))
-        self._before.clear()
-        self._after.clear()
+        self.forget_screens()
         self._rerender_keep_place()
 
     def _sync_mode(self) -> None:
@@ -221,6 +221,7 @@ class TextView(PagedFlow):
             try:
                 super().resizeEvent(event)
                 self._apply_geometry()
+                self.forget_screens()  # other sizes, other screens
             finally:
                 self._busy = False
             if self._images and event.oldSize().width() != event.size().width():

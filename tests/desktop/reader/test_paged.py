@@ -298,3 +298,41 @@ def test_a_selection_in_the_second_column_is_placed_where_it_is_drawn(
     assert view.column_width() <= rect.left() < view.viewport().width()
     assert 0 <= rect.top() < view.viewport().height()
     assert view.cursor_at(rect.center()).position() in range(second.first + 38, second.first + 43)
+
+
+def test_turning_back_after_a_resize_never_repeats_or_skips_a_line(
+    reader: Reader, library: Library, books_dir: Path
+) -> None:
+    reader.resize(1300, 760)
+    view = open_alice(reader, library, books_dir)
+    for _ in range(3):
+        press(view, Qt.Key.Key_PageDown)
+    reader.resize(1300, 600)
+    QApplication.processEvents()
+    here = view.screen_start()
+    press(view, Qt.Key.Key_PageUp)
+    assert view.page_offset(min(view._columns[-1].end, view._end())) == here
+    assert_no_line_cut(view)
+
+
+def test_the_layout_settings_are_checked_and_offered(qtbot: Any) -> None:
+    from core.settings import ReaderSettings, parse_reader_settings
+    from desktop.reader.reading_settings import ReadingSettings
+
+    settings, problems = parse_reader_settings(
+        {"layout": "scroll", "columns": 2, "caret_browsing": True}, "settings.toml"
+    )
+    assert (settings.layout, settings.columns, settings.caret_browsing) == ("scroll", 2, True)
+    settings, problems = parse_reader_settings({"layout": "book", "columns": 3}, "settings.toml")
+    assert settings.layout == "paged" and settings.columns == 0
+    assert any("'reader.layout'" in p and '"paged" or "scroll"' in p for p in problems)
+    assert any("'reader.columns'" in p for p in problems)
+    dialog = ReadingSettings()
+    qtbot.addWidget(dialog)
+    dialog.set_values(ReaderSettings(), this_book=False, has_book=True)
+    seen: list[ReaderSettings] = []
+    dialog.changed.connect(lambda look, _only: seen.append(look))
+    dialog.layout_box.setCurrentIndex(dialog.layout_box.findData("scroll"))
+    dialog.columns.setCurrentIndex(dialog.columns.findData(1))
+    dialog.caret.setChecked(True)
+    assert (seen[-1].layout, seen[-1].columns, seen[-1].caret_browsing) == ("scroll", 1, True)
