@@ -50,6 +50,10 @@ def with_alt_text(body: str) -> str:
     return _IMG_ALT.sub(add, body)
 
 
+# Standard Ebooks put a word joiner before each dash; fonts without it (Liberation, Georgia)
+# make Qt fall back to a taller font for the whole line: a zero-width joiner, which every
+# shaper knows, keeps the word and its dash together without that
+WORD_JOINER, JOINER = "\u2060", "\u200d"
 _STYLE = re.compile(r' style="([^"]*)"')
 _VERTICAL = re.compile(r"margin(-top|-bottom)?: [^;\"]+;? ?")
 _INDENT = re.compile(r"text-indent: [^;\"]+;? ?")
@@ -217,6 +221,8 @@ class PageFlow(QTextBrowser):
             )
         if "<img" in body or "<IMG" in body:
             body = with_alt_text(self._fit_images(body))
+        if WORD_JOINER in body:  # one character for one: offsets stay; lines keep their height
+            body = body.replace(WORD_JOINER, JOINER)
         if ' style="' in body:  # the book's own styles (core.books.bookcss), or none
             body = book_styles(body, self.typography, self.font_size)
         return body or "<p></p>"
