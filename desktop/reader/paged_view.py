@@ -235,7 +235,8 @@ class PagedFlow(TextMarks):
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
         if self.paged:
-            self.viewport().update()  # every paint draws the whole screen: nothing to move
+            if not self._busy:  # a move of our own is followed by its own repaint
+                self.viewport().update()  # every paint draws the whole screen: nothing to move
             return
         super().scrollContentsBy(dx, dy)
 
@@ -335,7 +336,9 @@ class PagedFlow(TextMarks):
         )
         self._in_column(column, lambda: handler(moved))  # type: ignore[operator]
         event.setAccepted(moved.isAccepted())
-        self.viewport().update()
+        if event.buttons() or event.type() != QMouseEvent.Type.MouseMove:
+            # the selection may have changed: Qt's own update names column 1's place
+            self.viewport().update()
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         self._press = (event.position(), self.textCursor().hasSelection())
