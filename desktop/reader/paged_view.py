@@ -190,7 +190,7 @@ class PagedFlow(TextMarks):
         start = self.page_offset(columns[0].first)
         self._go_screen(start, self.page_offset(position))
 
-    def cursorRect(self, cursor: QTextCursor | None = None) -> QRect:  # type: ignore[override]
+    def cursorRect(self, cursor: QTextCursor | None = None) -> QRect:
         """Where a cursor (the text cursor by default) is drawn in the viewport, in whichever
         column holds it: the selection bar and margin marks place themselves by it."""
         cursor = cursor if cursor is not None else self.textCursor()
