@@ -261,10 +261,11 @@ class PageFlow(QTextBrowser):
 
     def _first_block_format(self, position: int, body: str) -> None:
         """Give a page's first block its own format: inserted HTML merges its first block
-        into the block at the cursor, which loses a heading's or the book's alignment and
-        margins."""
-        if not body.startswith(("<h", "<p style", "<blockquote", "<hr", "<p class")):
-            return
+        into the block at the cursor, which keeps that block's format (the page before's
+        last block: a right-aligned signature, say) and loses a heading's or the book's
+        alignment and margins."""
+        if not body.startswith(("<h", "<p", "<blockquote", "<hr")):
+            return  # lists, tables, preformatted text: as Qt inserts them
         sample = QTextDocument()
         sample.setDefaultStyleSheet(self.document().defaultStyleSheet())
         sample.setDefaultFont(self.document().defaultFont())

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QTextBlock, QTextFormat
 from PySide6.QtWidgets import QApplication
 
 from core.books.importer import import_book
+from core.books.model import PageContent
 from core.store.library import Library
 from desktop.reader.reader import Reader
 from desktop.reader.text_view import TextView
@@ -167,3 +169,31 @@ def test_the_gutenberg_fixture_keeps_its_centred_headings_and_indents(
     while body.isValid() and body.layout().lineCount() < 2:
         body = body.next()
     assert body.blockFormat().textIndent() > 10, "the book's first-line indent"
+
+
+def test_a_page_starts_with_its_own_look_not_the_last_one_of_the_page_before(
+    qtbot: Any, real_font: str
+) -> None:
+    """Qt merges an inserted page's first block into the block it is added to: a page after
+    one ending with a right-aligned signature would start right-aligned, and a page starting
+    with a centred heading would lose its centring."""
+    pages = {
+        1: '<p>Yours ever,</p>\n<p style="text-align: right">Caroline Bingley.</p>',
+        2: "<p>A plain paragraph starts this page.</p>",
+        3: '<h2 style="text-align: center">IX</h2>\n<p>And the chapter goes on.</p>',
+    }
+    view = TextView(None, "epub")
+    qtbot.addWidget(view)
+    view.resize(700, 500)
+    view.show()
+    view.set_source(lambda n: PageContent(n, str(n), "", pages[n]), 3)
+    view.show_at(2)  # pages 1 to 3 loaded: 1 before, 3 after
+    assert view.loaded == [1, 2, 3]
+    doc = view.document()
+    centre = Qt.AlignmentFlag.AlignHCenter
+    right = Qt.AlignmentFlag.AlignRight
+    signature = doc.findBlock(view.starts[1]).previous()
+    assert signature.blockFormat().alignment() & right
+    assert not doc.findBlock(view.starts[1]).blockFormat().alignment() & right
+    assert doc.findBlock(view.starts[2]).blockFormat().alignment() & centre
+    assert doc.findBlock(view.starts[2]).blockFormat().headingLevel() == 2
