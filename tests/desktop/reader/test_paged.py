@@ -336,3 +336,22 @@ def test_the_layout_settings_are_checked_and_offered(qtbot: Any) -> None:
     dialog.columns.setCurrentIndex(dialog.columns.findData(1))
     dialog.caret.setChecked(True)
     assert (seen[-1].layout, seen[-1].columns, seen[-1].caret_browsing) == ("scroll", 1, True)
+
+
+def test_the_first_and_last_screens_of_the_book_stop_the_turns(
+    reader: Reader, library: Library, books_dir: Path
+) -> None:
+    reader.resize(1300, 760)
+    view = open_alice(reader, library, books_dir, page=1)
+    assert view.at_start() and not view.previous_screen()
+    last = view.page_count
+    reader.go_to_page(last)
+    QApplication.processEvents()
+    for _ in range(10):
+        press(view, Qt.Key.Key_PageDown)
+    assert view.at_end() and not view.next_screen()
+    assert view.top_page() <= last and reader.page <= last
+    end = view.screen_start()
+    press(view, Qt.Key.Key_PageUp)
+    press(view, Qt.Key.Key_PageDown)
+    assert view.screen_start() == end
