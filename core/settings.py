@@ -199,14 +199,17 @@ class ReaderSettings:
     own: a bad one is reported and falls back to its default, the others still apply."""
 
     font_family: str = ""  # "" = a serif font the app picks
-    font_size: int = 13  # points
-    line_spacing: float = 1.5  # times the font's height
+    font_size: int = 12  # points (16 px, as calibre and browsers)
+    line_spacing: float = 1.25  # times the font's height
     paragraph_spacing: float = 0.6  # em between paragraphs
     paragraph_indent: float = 0.0  # em at the start of each paragraph
     measure: int = 66  # characters per line, at most
-    margin: int = 28  # pixels on each side of the column, at least
+    margin: int = 24  # pixels on each side of the column, at least
     justify: bool = False
-    book_styles: bool = True  # the book's headings, italics, bold, quotes
+    book_styles: bool = True  # the book's own CSS: indents, alignment, small caps, breaks
+    layout: str = "paged"  # "paged" (screen-sized pages) or "scroll" (one continuous flow)
+    columns: int = 0  # columns of a paged screen: 0 = by width (two from 860 px), 1 or 2
+    caret_browsing: bool = False  # a caret moved by the arrow keys (F7)
 
 
 # (kind, low, high, what people read)
@@ -220,7 +223,11 @@ _READER_RULES: dict[str, tuple[type, float, float, str]] = {
     "margin": (int, 0, 400, "a whole number of pixels from 0 to 400"),
     "justify": (bool, 0, 0, "true or false"),
     "book_styles": (bool, 0, 0, "true or false"),
+    "layout": (str, 0, 10, '"paged" or "scroll"'),
+    "columns": (int, 0, 2, "0 (by the window's width), 1 or 2"),
+    "caret_browsing": (bool, 0, 0, "true or false"),
 }
+_READER_CHOICES = {"layout": ("paged", "scroll")}
 
 
 def _read_raw(path: Path) -> dict[str, Any]:
@@ -239,6 +246,8 @@ def reader_value_problem(key: str, value: Any) -> str | None:
     if kind is bool:
         return None if isinstance(value, bool) else what
     if kind is str:
+        if key in _READER_CHOICES:
+            return None if value in _READER_CHOICES[key] else what
         return None if isinstance(value, str) and len(value) <= high else what
     if isinstance(value, bool) or not isinstance(value, int | float):
         return what

@@ -384,6 +384,7 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
     chapter_at: dict[tuple[str, str], tuple[int, int]] = {}  # (chapter, block in it)
     dropped: set[int] = set()  # contents entries that are boilerplate, not headings
     ref_labels: dict[str, str] = {}  # note references seen so far: target → label
+    sheets: dict[str | None, str | None] = {}  # the book's style sheets, read once
     total = max(len(spine), 1)
     for i, doc in enumerate(spine):
         if cancel is not None:
@@ -397,12 +398,22 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
             target = resolve_relative(doc_dir, src)
             return f"book:/{target}" if target and arc.has(target) else None
 
+        def read_css(href: str, doc_dir: str = doc_dir) -> str | None:
+            target = resolve_relative(doc_dir, href)  # the book's CSS: core.books.bookcss
+            if target not in sheets:
+                found = target is not None and arc.has(target)
+                sheets[target] = (
+                    arc.read(target or "").decode("utf-8", "replace") if found else None
+                )
+            return sheets[target]
+
         title, blocks, anchors = html_document(
             arc.read(doc),
             resolve_image,
             frozenset(wanted.get(doc, ())),
             doc=doc,
             ref_labels=ref_labels,
+            stylesheet=read_css,
         )
         for block in blocks:
             if len(block.text) > arc.limits.max_paragraph_chars:

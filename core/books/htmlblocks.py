@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from core.books.bookcss import BREAK, BookStyles
 from core.books.model import Block
 from core.books.titles import TITLE_CHARS, clean_title
 
@@ -208,6 +209,9 @@ class _Builder:
         self._stage = False
         self._prefix: tuple[str, str] | None = None
         self._backlink = ""
+        self.css: BookStyles | None = None  # the book's own styles (core.books.bookcss)
+        self._style = ""
+        self._break = False  # a scene break (<hr>) comes before the next block
 
     def _reset(self) -> None:
         self._text.clear()
@@ -218,6 +222,7 @@ class _Builder:
         self._stage = False
         if self._markers:
             self._markers.clear()
+        self._style = ""
 
     def flush(self) -> None:
         if not self._text and not self._html and not self._images and not self._backlink:
@@ -253,8 +258,23 @@ class _Builder:
                 text = self._prefix[0] + text
                 frag = self._prefix[1] + frag
                 self._prefix = None
-            self.blocks.append(Block(kind, text, frag))
+            self.blocks.append(Block(kind, text, frag, self._styled()))
         self._reset()
+
+    def _styled(self) -> str:
+        if self._break:
+            self._break = False
+            return f"{self._style}; {BREAK}" if self._style else BREAK
+        return self._style
+
+    def begin(self, node: LexborNode, kind: str = "") -> None:
+        """A block element starts: what is pending is a block; this one has its style."""
+        if kind:
+            self.start(kind)
+        else:
+            self.flush()
+        if self.css is not None:
+            self._style = self.css.block_style(node)
 
     def start(self, kind: str) -> None:
         self.flush()
@@ -409,7 +429,8 @@ def _text_only(node: LexborNode, b: _Builder) -> bool:
     value = first.text_content or ""
     text = _clean(value)
     if text:
-        b.blocks.append(Block(b._kind, text, html.escape(value, quote=False).strip()))
+        b.blocks.append(Block(b._kind, text, html.escape(value, quote=False).strip(), b._styled()))
+        b._style = ""
     b._kind = "p"
     return True
 
@@ -493,7 +514,7 @@ def _exit(b: _Builder, op: int, arg: object) -> None:
             blk = b.blocks[i]
             if blk.kind == "p":
                 text = blk.text if "\n" in blk.text else f"> {blk.text}"
-                b.blocks[i] = Block("quote", text, blk.html)
+                b.blocks[i] = Block("quote", text, blk.html, blk.style)
     elif op == _PRE:
         text = "".join(b._text).strip("\n")
         frag = "".join(b._html).strip("\n")
@@ -588,7 +609,7 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             child = child.child
             continue
         if tag == "p":  # the most common element: what the BLOCK_TAGS branch does
-            b.flush()
+            b.begin(child)
             if stage or pre or not _text_only(child, b):
                 stack.append((nxt, pre, _FLUSH, None))
                 if stage:
@@ -598,13 +619,14 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
         elif tag in DROP or tag is None or tag[0] == "-":
             pass
         elif tag in HEADINGS:
-            b.start(tag)
+            b.begin(child, tag)
             if pre or not _text_only(child, b):
                 stack.append((nxt, pre, _FLUSH, None))
                 child = child.child
                 continue
         elif tag == "hr":
             b.flush()
+            b._break = b.css is not None
         elif tag == "br":
             b.raw("<br>")
             if pre:
@@ -643,7 +665,7 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
                 b.text(" ")
                 stack.append((nxt, pre, _SPACE, None))
             else:
-                b.flush()
+                b.begin(child)
                 if not stage and not pre and _text_only(child, b):
                     child = nxt
                     continue
@@ -668,14 +690,23 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             if tag == "sup" and b.sup_links and _sup_note(child, b):
                 child = nxt
                 continue
-            b.raw(f"<{tag}>")
-            stack.append((nxt, pre, _RAW, f"</{tag}>"))
+            look = b.css.inline_style(child) if b.css is not None else ""
+            if look:  # the book's small caps, slant or weight on it
+                b.raw(f'<{tag}><span style="{look}">')
+                stack.append((nxt, pre, _RAW, f"</span></{tag}>"))
+            else:
+                b.raw(f"<{tag}>")
+                stack.append((nxt, pre, _RAW, f"</{tag}>"))
             if stage:
                 _open_stage(stack, pre, b)
             child = child.child
             continue
         else:
-            stack.append((nxt, pre, _NONE, None))
+            if b.css is not None and (look := b.css.inline_style(child)):
+                b.raw(f'<span style="{look}">')  # a span with the book's small caps, slant
+                stack.append((nxt, pre, _RAW, "</span>"))
+            else:
+                stack.append((nxt, pre, _NONE, None))
             if stage:
                 _open_stage(stack, pre, b)
             child = child.child
@@ -707,6 +738,7 @@ def html_document(
     *,
     doc: str = "",
     ref_labels: dict[str, str] | None = None,
+    stylesheet: Callable[[str], str | None] | None = None,
 ) -> tuple[str, list[Block], dict[str, int]]:
     """Parse a document and return (its <title>, its blocks, where the ``anchors`` land).
 
@@ -723,6 +755,8 @@ def html_document(
     title = _clean(title_node.text()) if title_node is not None else ""
     root = tree.body or tree.root
     b = _Builder(resolve_image, anchors, doc, ref_labels)
+    if stylesheet is not None and root is not None:
+        b.css = BookStyles.of(tree, stylesheet)  # the book's CSS: what its pages keep
     if root is not None:
         b.notes = tree.css_first(NOTE_SELECTOR) is not None or any(
             key.startswith(f"{doc}#") for key in b.ref_labels

@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from core.books.bookcss import continued, styled
 from core.books.model import Block, Chapter, PageContent
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])[\"'”’)\]]*\s+")
@@ -199,6 +200,11 @@ def resolve_note_links(pages: list[PageContent]) -> list[PageContent]:
 
 
 def block_html(block: Block) -> str:
+    """A block as page HTML, with the book's style kept for it (core.books.bookcss)."""
+    return styled(_block_html(block), block.style)
+
+
+def _block_html(block: Block) -> str:
     frag = block.html or html.escape(block.text, quote=False)
     kind = block.kind
     if kind in ("h1", "h2", "h3", "h4", "h5", "h6"):
@@ -223,7 +229,11 @@ def _pieces(block: Block, target: int) -> list[Block]:
     frags = split_html(block.html, block.text, parts) if block.html else None
     if frags is None:
         frags = [piece_html(part) for part in parts]
-    return [Block(block.kind, part, frag) for part, frag in zip(parts, frags, strict=True)]
+    later = continued(block.style)
+    return [
+        Block(block.kind, part, frag, block.style if i == 0 else later)
+        for i, (part, frag) in enumerate(zip(parts, frags, strict=True))
+    ]
 
 
 def paginate(
@@ -321,7 +331,9 @@ def paginate_blocks(chapters: Sequence[Chapter], *, target: int = 2000) -> Pagin
                     text="\n\n".join([b.text for b in group if b.text]),
                     html="\n".join(
                         [
-                            f"<p>{b.html}</p>" if b.kind == "p" and b.html else block_html(b)
+                            f"<p>{b.html}</p>"
+                            if b.kind == "p" and b.html and not b.style
+                            else block_html(b)
                             for b in group
                         ]
                     ),

@@ -34,6 +34,7 @@ class Block:
     kind: str
     text: str
     html: str
+    style: str = ""  # the book's CSS for it, checked (core.books.bookcss); "" = none
 
 
 @dataclass(frozen=True)

@@ -54,17 +54,34 @@ class ReadingSettings(QDialog):
         self.paragraph_indent.setAccessibleName("First-line indent")
         self.measure = QSpinBox(minimum=30, maximum=200, singleStep=2, suffix=" characters")
         self.measure.setAccessibleName("Line length")
-        self.measure.setToolTip("The longest line, in characters; 60 to 75 reads most easily.")
+        self.measure.setToolTip(
+            "The longest line, in characters; 60 to 75 reads most easily. "
+            "Two columns take lines half as long again."
+        )
         self.margin = QSpinBox(minimum=0, maximum=400, singleStep=4, suffix=" px")
         self.margin.setAccessibleName("Smallest side margin")
+        self.layout_box = QComboBox()
+        self.layout_box.setAccessibleName("Layout")
+        self.layout_box.addItem("Pages (turn a screen at a time)", "paged")
+        self.layout_box.addItem("Scroll (one continuous flow)", "scroll")
+        self.columns = QComboBox()
+        self.columns.setAccessibleName("Columns")
+        self.columns.addItem("By window width (two from 860 px)", 0)
+        self.columns.addItem("One", 1)
+        self.columns.addItem("Two", 2)
         self.justify = QCheckBox("Justify lines (straight right edge)")
-        self.book_styles = QCheckBox("Keep the book's own styles (headings, italics, bold, quotes)")
+        self.book_styles = QCheckBox(
+            "Use the book's styles (indents, centred and right-aligned text, small caps, breaks)"
+        )
+        self.caret = QCheckBox("Caret browsing (F7): the arrow keys move a caret, Shift selects")
         self.this_book = QCheckBox("Only for this book")
         self.this_book.setToolTip("Keep these settings for the open book; others keep theirs.")
         self.note = QLabel("")
         self.note.setWordWrap(True)
         self.note.setAccessibleName("Reading settings note")
         form = QFormLayout()
+        form.addRow("Layout", self.layout_box)
+        form.addRow("Columns", self.columns)
         form.addRow("Font", self.family)
         form.addRow("Size", self.size_box)
         form.addRow("Line spacing", self.line_spacing)
@@ -80,15 +97,16 @@ class ReadingSettings(QDialog):
         self.reset_button.clicked.connect(self.reset)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        for w in (self.justify, self.book_styles, self.this_book, self.note):
+        for w in (self.justify, self.book_styles, self.caret, self.this_book, self.note):
             layout.addWidget(w)
         layout.addWidget(buttons)
-        self.family.currentIndexChanged.connect(self._emit)
+        for combo in (self.family, self.layout_box, self.columns):
+            combo.currentIndexChanged.connect(self._emit)
         for spin in (self.size_box, self.measure, self.margin):
             spin.valueChanged.connect(self._emit)
         for dspin in (self.line_spacing, self.paragraph_spacing, self.paragraph_indent):
             dspin.valueChanged.connect(self._emit)
-        for box in (self.justify, self.book_styles, self.this_book):
+        for box in (self.justify, self.book_styles, self.caret, self.this_book):
             box.toggled.connect(self._emit)
         self.setWindowFlag(Qt.WindowType.Tool)
 
@@ -105,6 +123,9 @@ class ReadingSettings(QDialog):
             self.margin.setValue(typography.margin)
             self.justify.setChecked(typography.justify)
             self.book_styles.setChecked(typography.book_styles)
+            self.layout_box.setCurrentIndex(max(0, self.layout_box.findData(typography.layout)))
+            self.columns.setCurrentIndex(max(0, self.columns.findData(typography.columns)))
+            self.caret.setChecked(typography.caret_browsing)
             self.this_book.setChecked(this_book and has_book)
             self.this_book.setEnabled(has_book)
         finally:
@@ -122,6 +143,9 @@ class ReadingSettings(QDialog):
             margin=self.margin.value(),
             justify=self.justify.isChecked(),
             book_styles=self.book_styles.isChecked(),
+            layout=str(self.layout_box.currentData() or "paged"),
+            columns=int(self.columns.currentData() or 0),
+            caret_browsing=self.caret.isChecked(),
         )
 
     def reset(self) -> None:

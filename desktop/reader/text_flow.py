@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QPoint, QSize, Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QImage, QTextCursor
+from PySide6.QtGui import QDesktopServices, QImage, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from core.books.model import PageContent
@@ -48,6 +48,40 @@ def with_alt_text(body: str) -> str:
         return f'{match.group(0)}<div style="{ALT_STYLE}">[Illustration: {alt}]</div>'
 
     return _IMG_ALT.sub(add, body)
+
+
+# Standard Ebooks put a word joiner before each dash; fonts without it (Liberation, Georgia)
+# make Qt fall back to a taller font for the whole line: a zero-width joiner, which every
+# shaper knows, keeps the word and its dash together without that
+WORD_JOINER, JOINER = "\u2060", "\u200d"
+_STYLE = re.compile(r' style="([^"]*)"')
+_VERTICAL = re.compile(r"margin(-top|-bottom)?: [^;\"]+;? ?")
+_INDENT = re.compile(r"text-indent: [^;\"]+;? ?")
+_EM = re.compile(r"(text-indent|margin[a-z-]*): ([^;\"]+)")
+
+
+def book_styles(body: str, typography: Typography, font_size: float) -> str:
+    """``body`` with the book's styles made ready for Qt (which reads a text-indent in px
+    only), or without them when the reader does not want them. A paragraph spacing or
+    indent the reader chose (not the default) wins over the book's."""
+    if not typography.book_styles:
+        return _STYLE.sub("", body)
+    px = font_size * 96 / 72
+    default = Typography()
+    if typography.paragraph_spacing != default.paragraph_spacing:
+        body = _VERTICAL.sub("", body)
+    if typography.paragraph_indent != default.paragraph_indent:
+        body = _INDENT.sub("", body)
+
+    def lengths(match: re.Match[str]) -> str:
+        values = []
+        for value in match.group(2).split():
+            if value.endswith("em"):
+                value = f"{round(float(value[:-2]) * px)}px"
+            values.append(value)
+        return f"{match.group(1)}: {' '.join(values)}"
+
+    return _STYLE.sub(lambda m: f' style="{_EM.sub(lengths, m.group(1))}"', body)
 
 
 class PageFlow(QTextBrowser):
@@ -125,11 +159,26 @@ class PageFlow(QTextBrowser):
         self._loader = loader
         self.page_count = page_count
 
+    def column_count(self) -> int:
+        return 1
+
+    def line_measure(self) -> int:
+        """The longest line, in characters, of a column here."""
+        return self.typography.measure
+
+    def column_width(self) -> int:
+        """The width of one column of text (the paged view may show two)."""
+        return self.viewport().width()
+
+    def _apply_geometry(self) -> bool:
+        return self._apply_column()
+
     def _apply_column(self) -> bool:
         """Centre a column of the chosen measure with the root frame's side margins; True
         when they changed (the document is laid out again)."""
         doc = self.document()
-        margin = side_margin(self.typography, doc.defaultFont(), self.viewport().width())
+        measured = replace(self.typography, measure=self.line_measure())
+        margin = side_margin(measured, doc.defaultFont(), self.column_width())
         self._side_margin = margin
         frame = doc.rootFrame()
         fmt = frame.frameFormat()
@@ -155,7 +204,7 @@ class PageFlow(QTextBrowser):
         )
         doc.setDefaultTextOption(option)
         doc.clear()
-        self._apply_column()
+        self._apply_geometry()
         self.loaded = []
         self.starts = []
         first = max(1, page - 1)
@@ -172,11 +221,15 @@ class PageFlow(QTextBrowser):
             )
         if "<img" in body or "<IMG" in body:
             body = with_alt_text(self._fit_images(body))
+        if WORD_JOINER in body:  # one character for one: offsets stay; lines keep their height
+            body = body.replace(WORD_JOINER, JOINER)
+        if ' style="' in body:  # the book's own styles (core.books.bookcss), or none
+            body = book_styles(body, self.typography, self.font_size)
         return body or "<p></p>"
 
     def _fit_images(self, body: str) -> str:
         """Give every image the column's width at most (height follows, keeping the shape)."""
-        column = max(50, self.viewport().width() - 2 * self._side_margin - 8)
+        column = max(50, self.column_width() - 2 * self._side_margin - 8)
 
         def size(match: re.Match[str]) -> str:
             tag = match.group(0)
@@ -202,7 +255,24 @@ class PageFlow(QTextBrowser):
             cursor.insertBlock()
         self.starts.append(cursor.position())
         self.loaded.append(number)
-        cursor.insertHtml(self._page_html(number))
+        body = self._page_html(number)
+        cursor.insertHtml(body)
+        self._first_block_format(self.starts[-1], body)
+
+    def _first_block_format(self, position: int, body: str) -> None:
+        """Give a page's first block its own format: inserted HTML merges its first block
+        into the block at the cursor, which keeps that block's format (the page before's
+        last block: a right-aligned signature, say) and loses a heading's or the book's
+        alignment and margins."""
+        if not body.startswith(("<h", "<p", "<blockquote", "<hr")):
+            return  # lists, tables, preformatted text: as Qt inserts them
+        sample = QTextDocument()
+        sample.setDefaultStyleSheet(self.document().defaultStyleSheet())
+        sample.setDefaultFont(self.document().defaultFont())
+        sample.setHtml(body.split("\n", 1)[0])
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(position)
+        cursor.setBlockFormat(sample.begin().blockFormat())
 
     def _prepend(self, number: int) -> int:
         """Insert page ``number`` before the first loaded one; returns the height added."""
@@ -213,7 +283,9 @@ class PageFlow(QTextBrowser):
         cursor = QTextCursor(doc)
         cursor.insertBlock()
         cursor.setPosition(0)
-        cursor.insertHtml(self._page_html(number))
+        body = self._page_html(number)
+        cursor.insertHtml(body)
+        self._first_block_format(0, body)
         added = doc.characterCount() - length_before
         self.starts = [0] + [s + added for s in self.starts]
         self.loaded.insert(0, number)
@@ -266,9 +338,11 @@ class PageFlow(QTextBrowser):
         screen = max(1, self.viewport().height())
         doc = self.document()
         guard = 0
+        # the paged view's room under the text (for its last screen) is not text
+        tail = max(0.0, doc.rootFrame().frameFormat().bottomMargin() - doc.documentMargin())
         while self.loaded and guard < 40:
             guard += 1
-            height = doc.documentLayout().documentSize().height()
+            height = doc.documentLayout().documentSize().height() - tail
             value = bar.value()
             if height - (value + screen) < AHEAD_SCREENS * screen and (
                 self.loaded[-1] < self.page_count

@@ -42,7 +42,7 @@ class TextMarks(PageFlow):
     # marks and highlights ----------------------------------------------------------------
 
     def _find_from(self, text: str, position: int) -> QTextCursor | None:
-        words = " ".join(text.split())
+        words = " ".join(text.split()).replace("\u2060", "\u200d")  # as text_flow shows it
         doc = self.document()
         for candidate in (words, words[:120], " ".join(words.split()[:8])):
             if not candidate:

@@ -10,6 +10,8 @@ says which stored page is at the top and whether the reader moved it there.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
@@ -17,7 +19,9 @@ from PySide6.QtGui import QKeyEvent, QMouseEvent, QResizeEvent, QShowEvent, QTex
 from PySide6.QtWidgets import QWidget
 
 from core.books.model import PageContent
-from desktop.reader.text_marks import Span, TextMarks
+from desktop.reader.paged import line_at
+from desktop.reader.paged_view import PAD, PagedFlow
+from desktop.reader.text_marks import Span
 from desktop.reader.typography import Typography
 from desktop.theme import THEMES
 from desktop.widgets import history_button
@@ -25,8 +29,9 @@ from desktop.widgets import history_button
 __all__ = ["Span", "TextView"]
 
 
-class TextView(TextMarks):
+class TextView(PagedFlow):
     topPageChanged = Signal(int, bool)  # stored page at the top, True when the reader scrolled
+    caretBrowsingChanged = Signal(bool)  # F7 turned caret browsing on or off
     requestBack = Signal()
     requestForward = Signal()
     imageOpened = Signal(str)  # book: url of an image the reader clicked
@@ -53,13 +58,33 @@ class TextView(TextMarks):
 
     def set_font_size(self, size: int) -> None:
         self.font_size = max(8, min(size, 40))
+        self.forget_screens()
         self._rerender_keep_place()
 
     def set_typography(self, typography: Typography) -> None:
         """Font, spacing, measure and justification; the reader keeps its place."""
         self.typography = typography
         self.font_size = max(8, min(typography.font_size, 40))
+        self.forget_screens()
         self._rerender_keep_place()
+
+    def _sync_mode(self) -> None:
+        """Paged or scrolling, and caret browsing, as the typography says."""
+        self.paged = self.typography.layout == "paged"
+        self.set_caret_browsing(self.typography.caret_browsing)
+        self.setVerticalScrollBarPolicy(
+            Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+            if self.paged
+            else Qt.ScrollBarPolicy.ScrollBarAsNeeded
+        )
+        if not self.paged:
+            self._columns = []
+
+    def set_caret_browsing(self, on: bool) -> None:
+        """A caret the arrow keys move (Shift+arrows select), instead of turning screens."""
+        self.caret_browsing = on
+        self.setCursorWidth(2 if on else 1)
+        self.viewport().update()
 
     def show_page(
         self, page: PageContent, highlights: list[tuple[str, str]] | None = None, mark: str = ""
@@ -81,6 +106,7 @@ class TextView(TextMarks):
         if self._loader is None or not self.page_count:
             return False
         page = max(1, min(page, self.page_count))
+        self._sync_mode()
         self._busy = True
         try:
             self._reset(page)
@@ -99,11 +125,26 @@ class TextView(TextMarks):
             self._anchor = (
                 self.top_position() if found else self.page_offset(self._pos(page, offset))
             )
+            if self.paged:
+                self._lay_place(self._anchor, found)
             self._caret_to_top(force=not found)
         finally:
             self._busy = False
         self._update_top(user=False)
         return found
+
+    def _lay_place(self, anchor: tuple[int, int], marked: bool) -> None:
+        """The paged screen for a place: starting at its line, or for a mark the screen
+        that starts with its paragraph (or its line, when the paragraph is long)."""
+        position = self._pos(*anchor)
+        if marked and self._mark is not None:
+            position = self._mark[0]
+            block = self.document().findBlock(position)
+            line = line_at(self.document(), position)
+            if line is not None and line.top - self._y(block.position()) < self.page_height() / 3:
+                position = block.position()
+        self._go_screen(self.page_offset(position))
+        self._anchor = self.screen_start()
 
     def _caret_to_top(self, *, force: bool = False) -> None:
         """Put the text cursor at the first line on screen (when it is off screen, or with
@@ -111,6 +152,16 @@ class TextView(TextMarks):
         and a "read from here" starts where the reader looks. A selection stays."""
         cursor = self.textCursor()
         if cursor.hasSelection():
+            return
+        if self.paged and self._columns:
+            if force or not self.on_screen(cursor.position()):
+                bar = self.verticalScrollBar()
+                value = bar.value()
+                cursor.setPosition(self._columns[0].first)
+                busy, self._busy = self._busy, True
+                self.setTextCursor(cursor)
+                bar.setValue(value)
+                self._busy = busy
             return
         first, last = self.visible_range()
         if not force and first <= cursor.position() <= last:
@@ -138,7 +189,10 @@ class TextView(TextMarks):
         self.show_at(page, offset)
         if mark is not None and mark[0][0] in self.loaded and mark[1][0] in self.loaded:
             self._mark = (self._pos(*mark[0]), self._pos(*mark[1]))
-            if pinned:
+            if pinned and self.paged:
+                self._lay_place(self._anchor or (page, offset), True)
+                self._mark_pinned = True
+            elif pinned:
                 self._busy = True
                 try:
                     self._scroll_to_position(self._mark[0], centre=True)
@@ -162,6 +216,18 @@ class TextView(TextMarks):
         if not self.loaded or self._busy:
             super().resizeEvent(event)
             return
+        if self.paged:
+            self._busy = True
+            try:
+                super().resizeEvent(event)
+                self._apply_geometry()
+                self.forget_screens()  # other sizes, other screens
+            finally:
+                self._busy = False
+            if self._images and event.oldSize().width() != event.size().width():
+                self._resize_timer.start()
+            self._relay()
+            return
         self._busy = True  # scrolls caused by the rewrap are not the reader's
         try:
             super().resizeEvent(event)
@@ -178,8 +244,29 @@ class TextView(TextMarks):
         finally:
             self._busy = False
 
+    def _relay(self) -> None:
+        """Lay the paged screen out again at the same place (or around the pinned mark)."""
+        if not self.paged or not self.loaded:
+            return
+        pinned = self._mark is not None and self._mark_pinned
+        if pinned or self._anchor is not None:
+            self._lay_place(self._anchor or self.screen_start(), pinned)
+            self._mark_pinned = pinned
+        self._update_top(user=False)
+
     def _scrolled(self, value: int) -> None:
         if self._busy or not self.loaded:
+            return
+        if self.paged:  # something scrolled the hidden bar: show the screen there
+            self._busy = True
+            try:
+                top = self.cursorForPosition(QPoint(4, PAD + 2)).position()
+                self._go_screen(self.page_offset(top))
+                self._anchor = self.screen_start()
+                self._caret_to_top()
+            finally:
+                self._busy = False
+            self._update_top(user=True)
             return
         self._busy = True
         try:
@@ -193,6 +280,9 @@ class TextView(TextMarks):
 
     def _relaid_out(self, *_: int) -> None:
         if self._busy or not self.loaded:
+            return
+        if self.paged:
+            self._relay()
             return
         self._busy = True
         try:
@@ -215,6 +305,15 @@ class TextView(TextMarks):
             return
         i = self.loaded.index(page)
         end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else self._end()
+        if self.paged:
+            self._busy = True
+            try:
+                self.end_screen_of(end + 1 if i + 1 < len(self.starts) else self._end() + 1)
+                self._anchor = self.screen_start()
+            finally:
+                self._busy = False
+            self._update_top(user=False)
+            return
         bar = self.verticalScrollBar()
         bar.setValue(
             int(max(0, self._y(end) + self.line_height() * 1.5 - self.viewport().height()))
@@ -224,6 +323,8 @@ class TextView(TextMarks):
 
     def next_screen(self) -> bool:
         """Move one screen on, keeping the last line in view; False at the end of the book."""
+        if self.paged:
+            return self._paged_turn(self.next_page_screen)
         bar = self.verticalScrollBar()
         step = max(20, self.viewport().height() - int(self.line_height() * 1.6))
         if bar.value() >= bar.maximum():
@@ -232,11 +333,27 @@ class TextView(TextMarks):
         return True
 
     def previous_screen(self) -> bool:
+        if self.paged:
+            return self._paged_turn(self.previous_page_screen)
         bar = self.verticalScrollBar()
         step = max(20, self.viewport().height() - int(self.line_height() * 1.6))
         if bar.value() <= 0:
             return False
         self._turn(bar.value() - step)
+        return True
+
+    def _paged_turn(self, turn: Callable[[], bool]) -> bool:
+        self.turn_most = 2
+        self._busy = True
+        try:
+            if not turn():
+                return False
+            self._anchor = self.screen_start()
+            self._mark_pinned = False
+            self._caret_to_top(force=True)
+        finally:
+            self._busy = False
+        self._update_top(user=True)
         return True
 
     def _turn(self, value: int) -> None:
@@ -279,6 +396,14 @@ class TextView(TextMarks):
         mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
         shift = mods == Qt.KeyboardModifier.ShiftModifier
         plain = mods == Qt.KeyboardModifier.NoModifier
+        if plain and key == Qt.Key.Key_F7:
+            self.typography = replace(self.typography, caret_browsing=not self.caret_browsing)
+            self.set_caret_browsing(self.typography.caret_browsing)
+            self.caretBrowsingChanged.emit(self.caret_browsing)
+            return
+        if self.caret_browsing and key in self._CARET_KEYS:
+            self._move_caret(event)
+            return
         forward = (Qt.Key.Key_PageDown, Qt.Key.Key_Right, Qt.Key.Key_Down)
         backward = (Qt.Key.Key_PageUp, Qt.Key.Key_Left, Qt.Key.Key_Up)
         if (plain and (key in forward or key == Qt.Key.Key_Space)) or (
@@ -292,16 +417,44 @@ class TextView(TextMarks):
         if plain and key in (Qt.Key.Key_Home, Qt.Key.Key_End):
             self.chapterEdge.emit(key == Qt.Key.Key_End)
             return
-        if mods & Qt.KeyboardModifier.ShiftModifier and key in (
-            Qt.Key.Key_Left,
-            Qt.Key.Key_Right,
-            Qt.Key.Key_Up,
-            Qt.Key.Key_Down,
-            Qt.Key.Key_Home,
-            Qt.Key.Key_End,
-        ):
-            self._caret_into_view()
+        if mods & Qt.KeyboardModifier.ShiftModifier and key in self._CARET_KEYS:
+            self._move_caret(event)
+            return
         super().keyPressEvent(event)
+
+    _CARET_KEYS = {
+        Qt.Key.Key_Right,
+        Qt.Key.Key_Left,
+        Qt.Key.Key_Down,
+        Qt.Key.Key_Up,
+        Qt.Key.Key_Home,
+        Qt.Key.Key_End,
+    }
+
+    def _move_caret(self, event: QKeyEvent) -> None:
+        """Caret browsing: the arrows move the caret (Shift selects); the screen follows it."""
+        if not self.paged:
+            self._caret_into_view()
+            super().keyPressEvent(event)
+            return
+        if not self.on_screen(self.textCursor().position()):
+            self._caret_to_top(force=True)
+        self._busy = True  # the hidden scroll bar follows the caret: paged screens do instead
+        try:
+            super().keyPressEvent(event)
+            position = self.textCursor().position()
+            for _ in range(20):
+                if position >= self._columns[-1].end and self.next_page_screen():
+                    continue
+                if position < self._columns[0].first and self.previous_page_screen():
+                    continue
+                break
+            self.verticalScrollBar().setValue(self._offset_of(self._columns[0]))
+            self._anchor = self.screen_start()
+        finally:
+            self._busy = False
+        self.viewport().update()
+        self._update_top(user=True)
 
     def _caret_into_view(self) -> None:
         """Keyboard selection starts at the top of the screen when the caret is elsewhere."""
@@ -317,7 +470,7 @@ class TextView(TextMarks):
             super().mousePressEvent(event)
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
-        fmt = self.cursorForPosition(event.position().toPoint()).charFormat()
+        fmt = self.cursor_at(event.position().toPoint()).charFormat()
         if fmt.isImageFormat():
             self.imageOpened.emit(fmt.toImageFormat().name())
             return

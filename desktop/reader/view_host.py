@@ -153,7 +153,9 @@ class ViewHost(QStackedWidget):
         text_view.set_source(pages, pages.book.page_count)
         text_view.selectionChanged.connect(self.textSelectionChanged)
         text_view.topPageChanged.connect(
-            lambda page, by_reader: self.scrolledTo.emit(page, 2) if by_reader else None
+            lambda page, by_reader: (
+                self.scrolledTo.emit(page, text_view.turn_most) if by_reader else None
+            )
         )
         text_view.chapterEdge.connect(self.chapterEdge)
         text_view.requestBack.connect(self.requestBack)

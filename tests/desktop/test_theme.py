@@ -4,6 +4,7 @@ stand out from the page, the system scheme followed, PDF page filters."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +132,8 @@ def test_scrollbar_handles_stand_out_from_the_page(
 ) -> None:
     apply_app_theme(qapp, name)
     window.reader.set_theme(name)
+    # paged reading hides the page's scroll bar: scrolling shows it
+    window.reader.set_typography(replace(window.reader.typography, layout="scroll"))
     page = QPlainTextEdit("\n".join(f"line {i}" for i in range(400)))
     qtbot.addWidget(page)
     page.resize(300, 300)

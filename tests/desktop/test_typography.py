@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFontInfo, QTextLayout
 
 from core.books.importer import import_book
@@ -81,6 +82,7 @@ def test_default_look_is_a_serif_column(window: Any, library: Library, books_dir
     family = QFontInfo(view.document().defaultFont()).family()
     assert family == serif_family() and "Serif" in family, family
     assert window.reader.typography == ReaderSettings()
+    window.apply_typography(replace(ReaderSettings(), columns=1))
     margin = view.document().rootFrame().frameFormat().leftMargin()
     assert margin > ReaderSettings().margin, "a wide window: the column is centred"
 
@@ -92,7 +94,7 @@ def test_measure_font_spacing_indent_and_place_kept(
     top = view.top_page()
     first_words = view.page_text(top)[:40]
     for measure in (45, 80):
-        window.apply_typography(replace(ReaderSettings(), measure=measure))
+        window.apply_typography(replace(ReaderSettings(), measure=measure, columns=1))
         lengths = on_screen_lines(view)
         assert max(lengths) <= measure and statistics.median(lengths) >= 0.8 * measure, (
             measure,
@@ -131,9 +133,9 @@ def test_justified_lines_end_together(
     window: Any, library: Library, books_dir: Path, qtbot: Any
 ) -> None:
     view = open_book(window, library, books_dir)
-    window.apply_typography(replace(ReaderSettings(), justify=False))
+    window.apply_typography(replace(ReaderSettings(), justify=False, columns=1))
     ragged = ink_right_edges(view)
-    window.apply_typography(replace(ReaderSettings(), justify=True))
+    window.apply_typography(replace(ReaderSettings(), justify=True, columns=1))
     justified = ink_right_edges(view)
     assert len(ragged) >= 8 and len(justified) >= 8
     # the ink ends where the line ends, give or take the shape of the last glyph ("." or "e")
@@ -162,13 +164,17 @@ def test_book_styles_kept_or_ignored(window: Any, library: Library, books_dir: P
     )
     fragment = heading.begin().fragment()
     assert fragment.charFormat().fontWeight() < 600, "headings flattened to the text's weight"
+    assert not heading.blockFormat().alignment() & Qt.AlignmentFlag.AlignHCenter
     window.apply_typography(ReaderSettings())
     heading = next(
         b
         for b in (doc.findBlockByNumber(n) for n in range(doc.blockCount()))
         if b.blockFormat().headingLevel()
     )
-    assert heading.begin().fragment().charFormat().fontWeight() >= 600
+    # this Gutenberg book sets its headings centred, large and not bold: as the book says
+    assert heading.blockFormat().alignment() & Qt.AlignmentFlag.AlignHCenter
+    body = heading.next()
+    assert heading.layout().lineAt(0).height() > body.layout().lineAt(0).height() * 1.4
 
 
 def test_reading_settings_window_applies_live_and_remembers(
@@ -181,7 +187,10 @@ def test_reading_settings_window_applies_live_and_remembers(
     dialog = window._reading_settings
     assert isinstance(dialog, ReadingSettings) and dialog.isVisible()
     dialog.measure.setValue(50)
-    assert window.reader.typography.measure == 50 and max(on_screen_lines(view)) <= 50
+    lines = on_screen_lines(view)
+    # the measure is an average: a line of narrow letters and quotes may hold a few more
+    assert window.reader.typography.measure == 50 and statistics.median(lines) <= 50
+    assert max(lines) <= 53
     dialog.justify.setChecked(True)
     saved = tomllib.loads(app.paths.settings_file.read_text())["reader"]
     assert saved["measure"] == 50 and saved["justify"] is True
@@ -189,16 +198,19 @@ def test_reading_settings_window_applies_live_and_remembers(
     dialog.this_book.setChecked(True)
     dialog.size_box.setValue(18)
     assert view.document().defaultFont().pointSizeF() == 18
-    assert load_reader_settings(app.paths)[0].font_size == 13
+    assert load_reader_settings(app.paths)[0].font_size == ReaderSettings().font_size
     window.open_book(other.id, 2)
-    assert window.reader.typography.font_size == 13 and window.reader.typography.measure == 50
+    assert (
+        window.reader.typography.font_size == ReaderSettings().font_size
+        and window.reader.typography.measure == 50
+    )
     assert not dialog.this_book.isChecked(), "the dialog follows the open book"
     window.open_book(alice.id, 9)
     assert window.reader.typography.font_size == 18 and dialog.this_book.isChecked()
     # zooming the text (Ctrl++) is remembered the same way
     window.action_zoom_in.trigger()
     assert window.typography.for_book(alice.id).font_size == 19
-    assert load_reader_settings(app.paths)[0].font_size == 13
+    assert load_reader_settings(app.paths)[0].font_size == ReaderSettings().font_size
     dialog.this_book.setChecked(False)  # back to the look of every book
     assert not window.typography.has_override(alice.id)
     dialog.reset()
@@ -215,7 +227,7 @@ def test_bad_value_in_settings_file_falls_back_with_a_message(
         assert window.reader.typography.measure == 50, "the good key still applies"
         assert "'reader.line_spacing'" in window.statusBar().currentMessage()
         view = open_book(window, library, books_dir)
-        assert max(on_screen_lines(view)) <= 50
+        assert statistics.median(on_screen_lines(view)) <= 50 and max(on_screen_lines(view)) <= 53
         window.open_reading_settings()
         note = window._reading_settings.note
         assert note.isVisible()
