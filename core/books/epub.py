@@ -9,19 +9,22 @@ chapter XHTML goes through the HTML parser, which has no entity expansion or net
 from __future__ import annotations
 
 import posixpath
+import re
+from html import escape
 from pathlib import Path
 
+from core.books.epubdocs import book_image, picture_document, strip_subset, xml_problem
+from core.books.epubpackage import first_meta, progression, read_package
 from core.books.epubtoc import _Entry, _nav_toc, _ncx_toc
 from core.books.epubzip import (
     EpubArchive,
     _check_drm,
     _find_opf,
     _local,
-    _text,
     _xml,
     read_resource,
 )
-from core.books.htmlblocks import TITLE_CHARS, clean_title, html_document, resolve_relative
+from core.books.htmlblocks import TITLE_CHARS, clean_title, html_document
 from core.books.limits import DEFAULT_LIMITS, Limits, too_large
 from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocAnchor, TocItem
 from core.errors import BookCode, BookError
@@ -41,9 +44,14 @@ def _has_content(block: Block) -> bool:
 
 def _is_cover(doc: str, blocks: list[Block]) -> bool:
     """An image-only document that is the book's cover (by its name or its image's)."""
-    if any(b.text and b.kind != "img" for b in blocks):
+    if any(b.text and b.kind != "img" and not _only_pictures(b.text) for b in blocks):
         return False
     return "cover" in doc.lower() or all("cover" in b.html.lower() for b in blocks)
+
+
+def _only_pictures(text: str) -> bool:
+    """Text that is only the alt text of images (a cover whose file is missing)."""
+    return not re.sub(r"\[Illustration: [^\]]*\]", "", text).strip()
 
 
 def _is_boilerplate(title: str, block: Block | None) -> bool:
@@ -73,8 +81,6 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
     _check_drm(arc)
     opf_path = _find_opf(arc)
     opf = _xml(arc.read(opf_path), path, "package file")
-    base = posixpath.dirname(opf_path)
-    metadata = next((c for c in opf if _local(c.tag) == "metadata"), None)
     manifest_el = next((c for c in opf if _local(c.tag) == "manifest"), None)
     spine_el = next((c for c in opf if _local(c.tag) == "spine"), None)
     if manifest_el is None or spine_el is None:
@@ -83,43 +89,13 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
             f"{path.name} is not a valid EPUB: its package file has no manifest or spine.",
         )
 
-    def meta(name: str) -> str:
-        if metadata is None:
-            return ""
-        for el in metadata:
-            if _local(el.tag) == name and _text(el):
-                return _text(el)
-        return ""
+    language = first_meta(opf, "language")
 
-    manifest: dict[str, tuple[str, str, str]] = {}
-    for item in manifest_el:
-        if _local(item.tag) != "item":
-            continue
-        href = item.get("href", "")
-        full = resolve_relative(base, href) if href else None
-        if full is not None:
-            manifest[item.get("id", "")] = (
-                full,
-                item.get("media-type", ""),
-                item.get("properties", ""),
-            )
-
-    spine: list[str] = []
-    for ref in spine_el:
-        if _local(ref.tag) != "itemref" or ref.get("linear", "yes").lower() == "no":
-            continue
-        ref_item = manifest.get(ref.get("idref", ""))
-        if (
-            ref_item
-            and ref_item[1]
-            in (
-                "application/xhtml+xml",
-                "text/html",
-                "application/x-dtbook+xml",
-                "",
-            )
-        ) or (ref_item and ref_item[0].lower().endswith((".xhtml", ".html", ".htm"))):
-            spine.append(ref_item[0])
+    pkg = read_package(opf, opf_path, arc)
+    manifest = {key: (i.path, i.media_type, i.properties) for key, i in pkg.manifest.items()}
+    spine = [doc.path for doc in pkg.spine]
+    kinds = {doc.path: doc for doc in pkg.spine}
+    problems: list[str] = []
 
     toc_entries: list[_Entry] = []
     nav = next((v[0] for v in manifest.values() if "nav" in v[2].split()), None)
@@ -160,16 +136,28 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
         doc_dir = posixpath.dirname(doc)
 
         def resolve_image(src: str, doc_dir: str = doc_dir) -> str | None:
-            target = resolve_relative(doc_dir, src)
-            return f"book:/{target}" if target and arc.has(target) else None
+            return book_image(pkg, arc, doc_dir, src)
 
-        title, blocks, anchors = html_document(
-            arc.read(doc),
-            resolve_image,
-            frozenset(wanted.get(doc, ())),
-            doc=doc,
-            ref_labels=ref_labels,
-        )
+        spine_doc = kinds[doc]
+        if spine_doc.kind != "html":
+            title, blocks, anchors = picture_document(arc, pkg, spine_doc, ref_labels)
+        else:
+            data = strip_subset(arc.read(doc))
+            problem = xml_problem(data)
+            if problem:
+                problems.append(f"{doc}: {problem}")
+            title, blocks, anchors = html_document(
+                data,
+                resolve_image,
+                frozenset(wanted.get(doc, ())),
+                doc=doc,
+                ref_labels=ref_labels,
+                lang=language,
+            )
+        if blocks:
+            # where a link to the document itself lands (``margin:DOC#``)
+            lead = blocks[0]
+            blocks[0] = Block(lead.kind, lead.text, f'<a name="{escape(doc)}#"></a>{lead.html}')
         for block in blocks:
             if len(block.text) > arc.limits.max_paragraph_chars:
                 raise too_large(
@@ -225,7 +213,7 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
             chapters[-1] = Chapter(last.title, last.blocks + tuple(carried))
             for fragment, offset in pending:
                 chapter_at[(doc, fragment)] = (len(chapters) - 1, len(last.blocks) + offset)
-        chapter_of_doc[doc] = first
+        chapter_of_doc.setdefault(doc, first)
 
     if not chapters:
         raise BookError(
@@ -258,12 +246,17 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
     if not toc:
         toc = [TocItem(c.title, 1, chapter=i) for i, c in enumerate(chapters)]
 
-    language = meta("language")
+    extra: dict[str, str] = {}
+    if problems:
+        extra["problems"] = "; ".join(problems)
+    if progression(opf):
+        extra["progression"] = progression(opf)
     return ParsedBook(
         format=BookFormat.EPUB,
-        title=meta("title") or path.stem,
-        author=meta("creator"),
+        title=first_meta(opf, "title") or path.stem,
+        author=first_meta(opf, "creator"),
         language=language,
         chapters=tuple(chapters),
         toc=tuple(toc),
+        extra=extra,
     )

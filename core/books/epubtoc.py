@@ -50,7 +50,18 @@ def _nav_toc(arc: EpubArchive, nav_path: str) -> list[_Entry]:
             if node.tag == "li":
                 link = node.css_first("a") or node.css_first("span")
                 if link is not None:
-                    entry = _entry(link.text(), level, base, link.attributes.get("href") or "")
+                    label = link.text()
+                    if not label.strip():
+                        # an image entry: its alternative text (or title) names it
+                        img = link.css_first("img")
+                        attrs = img.attributes if img is not None else {}
+                        label = (
+                            attrs.get("alt")
+                            or attrs.get("title")
+                            or link.attributes.get("title")
+                            or ""
+                        )
+                    entry = _entry(label, level, base, link.attributes.get("href") or "")
                     if entry is not None:
                         out.append(entry)
                 child = node.child

@@ -53,13 +53,14 @@ class EpubArchive:
             raise BookError(
                 BookCode.UNREADABLE, f"{path.name} could not be read ({exc.strerror or exc})."
             ) from None
+        _check_container(path, self.zip)
         infos = self.zip.infolist()
         if len(infos) > limits.max_entry_count:
             raise too_large(path, f"it holds more than {limits.max_entry_count:,} files")
         total = 0
         self.entries: dict[str, zipfile.ZipInfo] = {}
         for info in infos:
-            name = info.filename
+            name = _utf8_name(info)
             if (
                 name.startswith(("/", "\\"))
                 or ".." in name.split("/")
@@ -115,6 +116,52 @@ class EpubArchive:
         if len(data) > info.file_size:
             raise too_large(self.path, f"{name} is larger than its archive entry says")
         return data
+
+
+def _utf8_name(info: zipfile.ZipInfo) -> str:
+    """An entry's name. Without the zip's UTF-8 flag Python reads names as code page 437;
+    names that are valid UTF-8 (what ``zip`` writes under a POSIX locale, and several EPUB
+    tools) are read as UTF-8, as calibre does."""
+    name = info.filename
+    if info.flag_bits & 0x800 or name.isascii():
+        return name
+    try:
+        return name.encode("cp437").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return name
+
+
+def _check_container(path: Path, zf: zipfile.ZipFile) -> None:
+    """An OCF container is one zip, stored or deflated: a split archive or another
+    compression method is an error the reader is told about."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, 2)
+            size = fh.tell()
+            fh.seek(max(0, size - 65557))
+            tail = fh.read()
+    except OSError:
+        return
+    end = tail.rfind(b"PK\x05\x06")
+    if end >= 0 and len(tail) >= end + 8:
+        disk, first = struct.unpack_from("<HH", tail, end + 4)
+        if disk or first:
+            raise BookError(
+                BookCode.UNSUPPORTED,
+                f"{path.name} is one part of a zip split into several files; an EPUB must be one file.",
+                hint="Join the parts into one archive (or download the book again).",
+            )
+    for info in zf.infolist():
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            method = {zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "LZMA"}.get(
+                info.compress_type, f"method {info.compress_type}"
+            )
+            raise BookError(
+                BookCode.UNSUPPORTED,
+                f"{path.name} is compressed with {method}, which EPUB does not allow (only "
+                "Deflate), so Margin cannot open it.",
+                hint="Export the book again from the program that made it.",
+            )
 
 
 def _xml(data: bytes, path: Path, what: str) -> ET.Element:

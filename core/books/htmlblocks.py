@@ -14,7 +14,7 @@ with "> " (ARCHITECTURE.md, "What a page's text holds"). The walk is iterative.
 from __future__ import annotations
 
 import html
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -38,6 +38,15 @@ from core.books.htmlbuilder import (
     _types,
     illustration,
     resolve_relative,
+)
+from core.books.htmlextras import (
+    HIDING_SELECTOR,
+    hidden,
+    internal_link,
+    math_element,
+    quotes,
+    sup_caret,
+    svg_element,
 )
 from core.books.htmlnotes import _note_link, _note_start, _sup_note
 from core.books.htmltables import _table
@@ -80,7 +89,7 @@ def _text_only(node: LexborNode, b: _Builder) -> bool:
 
 
 # what to do when an element's children are done
-_NONE, _FLUSH, _RAW, _QUOTE, _PRE, _SPACE, _STAGE, _NOTES, _OL, _NOTE = range(10)
+_NONE, _FLUSH, _RAW, _QUOTE, _PRE, _SPACE, _STAGE, _NOTES, _OL, _NOTE, _TEXT = range(11)
 
 
 def _exit(b: _Builder, op: int, arg: object) -> None:
@@ -112,6 +121,8 @@ def _exit(b: _Builder, op: int, arg: object) -> None:
         b.in_notes -= 1
     elif op == _OL:
         b.ol_number = arg  # type: ignore[assignment]
+    elif op == _TEXT:
+        b.text(arg)  # type: ignore[arg-type]
     elif op == _NOTE:
         b.flush()
         b._prefix = None
@@ -154,6 +165,14 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             continue
         if b.wanted is not None and tag is not None and tag[0] != "-":
             b.mark(child, tag in BLOCK_TAGS or tag in HEADINGS)
+        if b.browser and tag is not None and tag[0] != "-":
+            if b.hiding and hidden(child):
+                child = nxt
+                continue
+            if b.link_ids and child.id in b.link_ids:
+                if tag in BLOCK_TAGS or tag in HEADINGS:
+                    b.flush()
+                b.raw(b.anchor(child.id))
         stage = False
         if b.stage and tag in STAGE_TAGS and "stage-direction" in _types(child):
             stage = True
@@ -196,6 +215,10 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
                     _open_stage(stack, pre, b)
                 child = child.child
                 continue
+        elif tag == "math":
+            math_element(child, b)
+        elif tag == "svg":
+            svg_element(child, b)
         elif tag in DROP or tag is None or tag[0] == "-":
             pass
         elif tag in HEADINGS:
@@ -257,9 +280,13 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             if (b.notes or b.sup_links) and _note_link(child, b):
                 child = nxt
                 continue
-            href = _safe_href(child.attributes.get("href") or "")
+            raw_href = child.attributes.get("href") or ""
+            href = _safe_href(raw_href)
             if href:
                 b.raw(f'<a href="{html.escape(href)}">')
+                stack.append((nxt, pre, _RAW, "</a>"))
+            elif raw_href and (inside := internal_link(raw_href, b)):
+                b.raw(f'<a href="{inside}">')
                 stack.append((nxt, pre, _RAW, "</a>"))
             else:
                 stack.append((nxt, pre, _NONE, None))
@@ -269,6 +296,14 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             if tag == "sup" and b.sup_links and _sup_note(child, b):
                 child = nxt
                 continue
+            if tag == "q":
+                opening, closing = quotes(b.lang)
+                b.text(opening)
+                stack.append((nxt, pre, _TEXT, closing))
+                child = child.child
+                continue
+            if tag == "sup":
+                sup_caret(child, b)
             b.raw(f"<{tag}>")
             stack.append((nxt, pre, _RAW, f"</{tag}>"))
             if stage:
@@ -299,6 +334,7 @@ def html_document(
     *,
     doc: str = "",
     ref_labels: dict[str, str] | None = None,
+    lang: str = "",
 ) -> tuple[str, list[Block], dict[str, int]]:
     """Parse a document and return (its <title>, its blocks, where the ``anchors`` land).
 
@@ -321,6 +357,16 @@ def html_document(
         )
         b.stage = tree.css_first(STAGE_SELECTOR) is not None
         b.sup_links = tree.css_first("sup") is not None
+        b.hiding = tree.css_first(HIDING_SELECTOR) is not None
+        if doc:
+            b.link_ids = _link_ids(tree, doc)
+        b.browser = b.hiding or bool(b.link_ids)
+        root_lang = (
+            (tree.root.attributes.get("lang") or tree.root.attributes.get("xml:lang"))
+            if tree.root
+            else None
+        )
+        b.lang = root_lang or lang or "en"
         if b.wanted is not None and root.tag == "body":
             b.mark(root, True)
         if b.notes and root.tag == "body" and any(w in _types(root) for w in NOTE_SECTIONS):
@@ -328,3 +374,14 @@ def html_document(
         _walk(root, b, False)
     b.flush()
     return title, b.blocks, b.anchors
+
+
+def _link_ids(tree: LexborHTMLParser, doc: str) -> set[str]:
+    """Ids this document's own links point at (``href="#id"``): each gets an anchor, so
+    the link lands on the page that holds it."""
+    ids: set[str] = set()
+    for link in tree.css('a[href^="#"]'):
+        fragment = (link.attributes.get("href") or "")[1:]
+        if fragment:
+            ids.add(unquote(fragment))
+    return ids

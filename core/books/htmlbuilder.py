@@ -35,8 +35,6 @@ DROP = frozenset(
         "meta",
         "head",
         "title",
-        "svg",
-        "math",
         "template",
         "audio",
         "video",
@@ -185,6 +183,10 @@ class _Builder:
         self.notes = False
         self.stage = False
         self.sup_links = False
+        self.hiding = False  # the document hides elements (``hidden``, ``display: none``)
+        self.link_ids: set[str] = set()  # ids its own links point at
+        self.browser = False  # either of the two: the walk looks at attributes
+        self.lang = "en"
         self.in_notes = 0
         self._docs: dict[str, str] = {}  # link path → document (see target)
         self.ol_number = 1

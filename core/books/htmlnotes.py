@@ -56,7 +56,7 @@ def _note_link(node: LexborNode, b: _Builder) -> bool:
     in_sup = node.parent is not None and node.parent.tag == "sup"
     b._text.append(f"[{label}]")
     link = (
-        f'<a href="{NOTE_LINK}{html.escape(target)}">{html.escape(label)}</a>'
+        f'<a class="noteref" href="{NOTE_LINK}{html.escape(target)}">{html.escape(label)}</a>'
         if target
         else html.escape(label)
     )

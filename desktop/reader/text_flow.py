@@ -23,6 +23,8 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from core.books.model import PageContent
 from core.errors import MarginError
+from desktop.reader.book_images import decode_image
+from desktop.reader.links import data_image, follow_link
 from desktop.reader.typography import Typography, book_font, side_margin
 from desktop.theme import THEMES, Theme, page_css
 
@@ -90,6 +92,8 @@ class PageFlow(QTextBrowser):
         if url.scheme() == "book" and self.book_file is not None and self.format == "epub":
             image = self._image(url)
             return image if image is not None else QByteArray()
+        if url.scheme() == "data":  # an image the book carries inline (links.py)
+            return data_image(url) or QByteArray()
         PageFlow.blockedRequests += 1
         return QByteArray()  # no network, no local files outside the book
 
@@ -102,13 +106,15 @@ class PageFlow(QTextBrowser):
         except MarginError as exc:
             log.info("image not shown: %s", exc.message)
             return None
-        image = QImage.fromData(data)
-        if image.isNull():
+        image = decode_image(data)  # SVG at a bounded size too
+        if image is None:
             return None
         self._images[url.toString()] = image.size()
         return image
 
     def _link(self, url: QUrl) -> None:
+        if follow_link(self, url):  # links.py: notes, jumps, asking before a browser
+            return
         if url.scheme() == "page":  # core.books.pages.resolve_note_links
             number = url.path()
             if number.isdigit() and int(number) > 0:
