@@ -96,6 +96,7 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
     spine = [doc.path for doc in pkg.spine]
     kinds = {doc.path: doc for doc in pkg.spine}
     problems: list[str] = []
+    link_targets: dict[str, set[str]] = {}  # ids that links point at, by document
 
     toc_entries: list[_Entry] = []
     nav = next((v[0] for v in manifest.values() if "nav" in v[2].split()), None)
@@ -153,6 +154,7 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
                 doc=doc,
                 ref_labels=ref_labels,
                 lang=language,
+                link_targets=link_targets,
             )
         if blocks:
             # where a link to the document itself lands (``margin:DOC#``)

@@ -170,9 +170,11 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
                 child = nxt
                 continue
             if b.link_ids and child.id in b.link_ids:
-                if tag in BLOCK_TAGS or tag in HEADINGS:
+                if (tag in BLOCK_TAGS or tag in HEADINGS) and b._prefix is None:
                     b.flush()
-                b.raw(b.anchor(child.id))
+                    b._prefix = ("", b.anchor(child.id))  # starts the block's HTML
+                else:
+                    b.raw(b.anchor(child.id))
         stage = False
         if b.stage and tag in STAGE_TAGS and "stage-direction" in _types(child):
             stage = True
@@ -335,6 +337,7 @@ def html_document(
     doc: str = "",
     ref_labels: dict[str, str] | None = None,
     lang: str = "",
+    link_targets: dict[str, set[str]] | None = None,
 ) -> tuple[str, list[Block], dict[str, int]]:
     """Parse a document and return (its <title>, its blocks, where the ``anchors`` land).
 
@@ -359,7 +362,8 @@ def html_document(
         b.sup_links = tree.css_first("sup") is not None
         b.hiding = tree.css_first(HIDING_SELECTOR) is not None
         if doc:
-            b.link_ids = _link_ids(tree, doc)
+            b.link_ids = _link_ids(tree, doc) | (link_targets or {}).get(doc, set())
+            b.link_targets = link_targets
         b.browser = b.hiding or bool(b.link_ids)
         root_lang = (
             (tree.root.attributes.get("lang") or tree.root.attributes.get("xml:lang"))

@@ -184,7 +184,8 @@ class _Builder:
         self.stage = False
         self.sup_links = False
         self.hiding = False  # the document hides elements (``hidden``, ``display: none``)
-        self.link_ids: set[str] = set()  # ids its own links point at
+        self.link_ids: set[str] = set()  # ids links point at (its own, earlier documents')
+        self.link_targets: dict[str, set[str]] | None = None  # the book's, by document
         self.browser = False  # either of the two: the walk looks at attributes
         self.lang = "en"
         self.in_notes = 0

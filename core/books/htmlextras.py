@@ -112,4 +112,7 @@ def internal_link(href: str, b: _Builder) -> str:
             return ""
     else:
         doc = b.doc
+    if parts.fragment and b.link_targets is not None:
+        # a later document gives this id an anchor (an earlier one: its first page)
+        b.link_targets.setdefault(doc, set()).add(unquote(parts.fragment))
     return f"{NOTE_LINK}{html.escape(doc)}#{html.escape(unquote(parts.fragment))}"

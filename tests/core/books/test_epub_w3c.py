@@ -1,0 +1,218 @@
+"""What an EPUB says reaches the page text and HTML (issue 29), on books made here in the
+shape of the W3C EPUB 3 tests: fallbacks, SVG pages, MathML, powers, links, resources,
+hiding, quotation marks, DTD subsets, XML problems, container errors, UTF-8 names."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from core.books.parse import parse_book
+from core.errors import BookCode, BookError
+from tests.core.books.epubgen import CONTAINER, make_epub
+
+XHTML = (
+    '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>T</title></head><body>{}</body></html>'
+)
+
+
+def _text(path: Path) -> str:
+    return "\n".join(p.text for p in parse_book(path).pages)
+
+
+def _html(path: Path) -> str:
+    return "\n".join(p.html or "" for p in parse_book(path).pages)
+
+
+def test_a_spine_item_with_an_xhtml_fallback_shows_the_fallback_text(tmp_path: Path) -> None:
+    path = make_epub(
+        tmp_path / "f.epub",
+        [("One", "<p>First chapter.</p>")],
+        extra_manifest='<item id="j" href="moby.json" media-type="application/json" fallback="fb"/>'
+        '<item id="fb" href="fb.xhtml" media-type="application/xhtml+xml"/>',
+        extra_spine_first='<itemref idref="j"/>',
+        extra_files={
+            "OEBPS/moby.json": '{"a": 1}',
+            "OEBPS/fb.xhtml": XHTML.format("<p>Call me Ishmael.</p>"),
+        },
+    )
+    assert _text(path).startswith("Call me Ishmael.")
+
+
+def test_an_svg_spine_item_is_drawn_and_its_words_are_text(tmp_path: Path) -> None:
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 40"><text x="5" y="20">Chapter Seven</text></svg>'
+    path = make_epub(
+        tmp_path / "s.epub",
+        [("One", "<p>Before.</p>")],
+        extra_manifest='<item id="s" href="page.svg" media-type="image/svg+xml"/>',
+        extra_spine_first='<itemref idref="s"/>',
+        extra_files={"OEBPS/page.svg": svg},
+    )
+    book = parse_book(path)
+    assert book.pages[0].text == "Chapter Seven"
+    assert 'src="book:/OEBPS/page.svg"' in (book.pages[0].html or "")
+
+
+def test_mathml_keeps_its_formula_in_text_and_draws_a_superscript(tmp_path: Path) -> None:
+    math = (
+        '<p>Suppose <math xmlns="http://www.w3.org/1998/Math/MathML"><mi>A</mi></math> and '
+        "<math><mi>B</mi></math> are square with <math><mrow><mi>A</mi><mi>B</mi><mo>=</mo>"
+        "<mi>I</mi></mrow></math>. Then <math><msup><mrow><mo>(</mo><mi>a</mi><mo>+</mo>"
+        "<mi>b</mi><mo>)</mo></mrow><mn>2</mn></msup></math> and <math><mfrac><mn>1</mn>"
+        "<mi>n</mi></mfrac></math>.</p>"
+    )
+    path = make_epub(tmp_path / "m.epub", [("Algebra", math)])
+    text = _text(path)
+    assert "Suppose A and B are square with AB = I. Then (a + b)^2 and 1/n." in text
+    assert "<sup>2</sup>" in _html(path)
+
+
+def test_math_alttext_stands_in_when_there_is_no_markup(tmp_path: Path) -> None:
+    body = '<p>See <math alttext="x squared"><semantics><annotation>x^2</annotation></semantics></math>.</p>'
+    assert "See x squared." in _text(make_epub(tmp_path / "a.epub", [("A", body)]))
+
+
+def test_a_power_reads_with_a_caret_and_an_ordinal_does_not(tmp_path: Path) -> None:
+    body = "<p>About 10<sup>16</sup> stars on the 1<sup>st</sup> night.</p>"
+    text = _text(make_epub(tmp_path / "p.epub", [("P", body)]))
+    assert "About 10^16 stars on the 1st night." in text
+
+
+def test_links_inside_the_book_jump_to_their_page(tmp_path: Path) -> None:
+    long = "".join(f"<p>{'Filler sentence here. ' * 40}</p>" for _ in range(4))
+    path = make_epub(
+        tmp_path / "l.epub",
+        [
+            (
+                "One",
+                '<p>See <a href="c1.xhtml#far">the far place</a> and <a href="c1.xhtml">two</a>.</p>',
+            ),
+            ("Two", f'{long}<p id="far">The far place is here.</p>'),
+        ],
+    )
+    book = parse_book(path)
+    far = next(p.number for p in book.pages if "far place is here" in p.text)
+    two = next(p.number for p in book.pages if p.text.startswith("Two"))
+    assert far != two
+    first = book.pages[0].html or ""
+    assert f'href="page:{far}"' in first and f'href="page:{two}"' in first
+    assert "margin:" not in "".join(p.html or "" for p in book.pages)
+
+
+def test_a_note_reference_names_its_note_for_the_pop_up(tmp_path: Path) -> None:
+    body = (
+        '<p>A claim<a href="#n1" epub:type="noteref">1</a>.</p>'
+        '<aside epub:type="footnote" id="n1"><p>The source of the claim.</p></aside>'
+    )
+    path = make_epub(tmp_path / "n.epub", [("N", body)])
+    html = _html(path)
+    match = re.search(r'class="noteref" href="page:(\d+)#([^"]+)"', html)
+    assert match and match.group(2) == "OEBPS/c0.xhtml#n1"
+    assert f'<a name="{match.group(2)}"></a>' in html  # the pop-up finds the note by it
+
+
+def test_images_come_only_from_the_manifest_as_a_browser_resolves_them(tmp_path: Path) -> None:
+    png = b"\x89PNG\r\n\x1a\n" + b"0" * 20
+    body = (
+        '<p><img src="../../../../img/a.png" alt="clamped"/><img src="/img/b.png" alt="rooted"/>'
+        '<img src="img/c.psd" alt="fallback"/><img src="unlisted.png" alt="unlisted"/>'
+        '<img src="data:image/png;base64,iVBORw0KGgo=" alt="inline"/></p>'
+    )
+    path = make_epub(
+        tmp_path / "r.epub",
+        [("R", body)],
+        extra_manifest='<item id="a" href="../img/a.png" media-type="image/png"/>'
+        '<item id="b" href="/img/b.png" media-type="image/png"/>'
+        '<item id="c" href="img/c.psd" media-type="image/psd" fallback="d"/>'
+        '<item id="d" href="img/d.png" media-type="image/png"/>',
+        extra_files={
+            "img/a.png": png,
+            "img/b.png": png,
+            "OEBPS/img/d.png": png,
+            "OEBPS/unlisted.png": png,
+        },
+    )
+    html = _html(path)
+    assert 'src="book:/img/a.png"' in html and 'src="book:/img/b.png"' in html
+    assert 'src="book:/OEBPS/img/d.png"' in html
+    assert "unlisted.png" not in html and "[Illustration: unlisted]" in html
+    assert 'src="data:image/png;base64,' in html
+
+
+def test_hidden_elements_and_dtd_subsets_are_not_shown_and_q_gets_marks(tmp_path: Path) -> None:
+    body = (
+        '<p hidden="">Secret one.</p><p style="display: none">Secret two.</p>'
+        "<p>He said <q>hello</q> &xxe;.</p>"
+    )
+    doc = (
+        '<?xml version="1.0"?><!DOCTYPE html [ <!ENTITY xxe SYSTEM "file:///etc/passwd"> ]>'
+        + XHTML.format(body)
+    )
+    path = make_epub(tmp_path / "h.epub", [("H", "<p>x</p>")], extra_files={"OEBPS/c0.xhtml": doc})
+    text = _text(path)
+    assert "Secret" not in text and "]>" not in text and "xxe" not in text
+    assert "He said “hello” ." in text
+
+
+def test_not_well_formed_xhtml_is_read_and_reported(tmp_path: Path) -> None:
+    path = make_epub(tmp_path / "w.epub", [("W", "<p>Unclosed paragraph.</div>")])
+    book = parse_book(path)
+    assert "Unclosed paragraph." in book.pages[0].text
+    assert "not well-formed" in book.extra["problems"]
+
+
+def test_bzip2_compression_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "bz.epub"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_BZIP2) as z:
+        z.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
+        z.writestr("META-INF/container.xml", CONTAINER)
+    with pytest.raises(BookError) as err:
+        parse_book(path)
+    assert err.value.code == BookCode.UNSUPPORTED and "bzip2" in err.value.message
+
+
+def test_utf8_names_without_the_zip_flag_keep_every_chapter(tmp_path: Path) -> None:
+    source = make_epub(tmp_path / "src.epub", [("A", "<p>x</p>")])
+    opf = zipfile.ZipFile(source).read("OEBPS/content.opf").decode()
+    opf = opf.replace('href="c0.xhtml"', 'href="第一章.xhtml"')
+    path = tmp_path / "jp.epub"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("mimetype", "application/epub+zip")
+        z.writestr("META-INF/container.xml", CONTAINER)
+        z.writestr("OEBPS/content.opf", opf)
+        info = zipfile.ZipInfo("OEBPS/第一章.xhtml")
+        z.writestr(info, XHTML.format("<p>吾輩は猫である。</p>"))
+    raw = bytearray(path.read_bytes())
+    # what `zip` writes under a POSIX locale: UTF-8 bytes, no UTF-8 flag (bit 11)
+    for sig, offset in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = 0
+        while (at := raw.find(sig, start)) >= 0:
+            raw[at + offset] &= ~0x08 & 0xFF
+            raw[at + offset + 1] &= ~0x08 & 0xFF
+            start = at + 4
+    path.write_bytes(bytes(raw))
+    assert "吾輩は猫である。" in _text(path)
+
+
+def test_an_image_contents_entry_is_named_by_its_alt_text(tmp_path: Path) -> None:
+    nav = XHTML.format(
+        '<nav epub:type="toc"><ol><li><a href="c0.xhtml">Start</a></li>'
+        '<li><a href="c1.xhtml"><img src="x.jpg" alt="The abbey"/></a></li></ol></nav>'
+    )
+    path = make_epub(
+        tmp_path / "t.epub",
+        [("A", "<p>a</p>"), ("B", "<p>b</p>")],
+        extra_files={"OEBPS/nav.xhtml": nav},
+    )
+    assert [t.title for t in parse_book(path).toc] == ["Start", "The abbey"]
+
+
+def test_rtl_metadata_is_isolated_right_to_left(tmp_path: Path) -> None:
+    src = make_epub(tmp_path / "x.epub", [("A", "<p>a</p>")])
+    opf = zipfile.ZipFile(src).read("OEBPS/content.opf").decode()
+    opf = opf.replace("<dc:title>", '<dc:title dir="rtl">')
+    path = make_epub(tmp_path / "rtl.epub", [("A", "<p>a</p>")], opf_override=opf)
+    assert parse_book(path).title == "\u2067Test Book\u2069"
