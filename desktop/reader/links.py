@@ -16,7 +16,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, Qt, QUrl
-from PySide6.QtGui import QCursor, QDesktopServices, QImage
+from PySide6.QtGui import QCursor, QDesktopServices, QImage, QTextCursor
 from PySide6.QtWidgets import QFrame, QLabel, QMessageBox, QVBoxLayout, QWidget
 from selectolax.lexbor import LexborHTMLParser
 
@@ -60,17 +60,24 @@ class NotePopup(QFrame):
     def __init__(self, flow: PageFlow, page: int, note: str) -> None:
         super().__init__(flow, Qt.WindowType.Popup)
         self.setObjectName("notePopup")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setAccessibleName("Note")
         self.page = page
         self.flow = flow
+        theme = flow.theme  # the page's colours, so the note reads as part of the page
+        self.setStyleSheet(
+            f"#notePopup {{ background: {theme.background}; border: 1px solid {theme.link}; }}"
+            f"#notePopup QLabel {{ color: {theme.text}; background: transparent; }}"
+        )
         layout = QVBoxLayout(self)
         self.text = QLabel(note, self)
+        self.text.setMinimumWidth(280)
         self.text.setTextFormat(Qt.TextFormat.RichText)
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.text.setMaximumWidth(460)
-        self.go = QLabel('<a href="go">Go to the note</a>', self)
+        self.go = QLabel(f'<a href="go" style="color: {theme.link}">Go to the note</a>', self)
         self.go.setAccessibleName("Go to the note")
         self.go.linkActivated.connect(self._go)
         layout.addWidget(self.text)
@@ -86,7 +93,26 @@ class NotePopup(QFrame):
         self.show()
 
 
-def open_note(flow: PageFlow, page: int, name: str) -> NotePopup | None:
+def _below_link(flow: PageFlow, href: str) -> QPoint | None:
+    """Just below the link ``href`` on screen (where the reader clicked), in global
+    coordinates; None when it is not in the loaded text."""
+    doc = flow.document()
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            frag = it.fragment()
+            if frag.charFormat().isAnchor() and frag.charFormat().anchorHref() == href:
+                cursor = QTextCursor(doc)
+                cursor.setPosition(frag.position())
+                rect = flow.cursorRect(cursor)
+                return flow.viewport().mapToGlobal(QPoint(rect.left(), rect.bottom() + 4))
+            it += 1
+        block = block.next()
+    return None
+
+
+def open_note(flow: PageFlow, page: int, name: str, href: str = "") -> NotePopup | None:
     """Show the note ``name`` (on ``page``) in a pop-up at the mouse; None when the note
     cannot be found there (the caller jumps to the page instead)."""
     loader = getattr(flow, "_loader", None)
@@ -96,8 +122,12 @@ def open_note(flow: PageFlow, page: int, name: str) -> NotePopup | None:
     note = note_html(content.html or "", name)
     if not note:
         return None
+    for old in flow.findChildren(NotePopup):  # one note at a time
+        old.close()
+        old.setParent(None)
+        old.deleteLater()
     popup = NotePopup(flow, page, note)
-    popup.show_at(QCursor.pos() + QPoint(8, 12))
+    popup.show_at(_below_link(flow, href) or QCursor.pos() + QPoint(8, 12))
     return popup
 
 
@@ -144,7 +174,7 @@ def follow_link(flow: PageFlow, url: QUrl) -> bool:
     if url.scheme() == "page" and url.hasFragment():
         number = url.path()
         name = url.fragment(QUrl.ComponentFormattingOption.FullyDecoded)
-        return number.isdigit() and open_note(flow, int(number), name) is not None
+        return number.isdigit() and open_note(flow, int(number), name, url.toString()) is not None
     if url.scheme() in ("http", "https", "mailto"):
         ask_to_open(flow, url, flow.linkOpened.emit)
         return True
