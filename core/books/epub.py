@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 
 from core.books.epubdocs import book_image, picture_document, strip_subset, xml_problem
+from core.books.epubfonts import encode_faces, stylesheet_fonts
 from core.books.epubpackage import first_meta, progression, read_package
 from core.books.epubtoc import _Entry, _nav_toc, _ncx_toc
 from core.books.epubzip import (
@@ -97,6 +98,9 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
     kinds = {doc.path: doc for doc in pkg.spine}
     problems: list[str] = []
     link_targets: dict[str, set[str]] = {}  # ids that links point at, by document
+    styles = stylesheet_fonts(
+        arc, {k: (i.path, i.media_type) for k, i in pkg.manifest.items()}, pkg.listed
+    )
 
     toc_entries: list[_Entry] = []
     nav = next((v[0] for v in manifest.values() if "nav" in v[2].split()), None)
@@ -144,6 +148,8 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
             title, blocks, anchors = picture_document(arc, pkg, spine_doc, ref_labels)
         else:
             data = strip_subset(arc.read(doc))
+            if styles.faces or b"@font-face" in data:
+                styles.add_document(data, doc, pkg.listed)
             problem = xml_problem(data)
             if problem:
                 problems.append(f"{doc}: {problem}")
@@ -155,6 +161,7 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
                 ref_labels=ref_labels,
                 lang=language,
                 link_targets=link_targets,
+                font_classes=styles.classes,
             )
         if blocks:
             # where a link to the document itself lands (``margin:DOC#``)
@@ -251,6 +258,8 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
     extra: dict[str, str] = {}
     if problems:
         extra["problems"] = "; ".join(problems)
+    if styles.faces:
+        extra["fonts"] = encode_faces(styles.faces)
     if progression(opf):
         extra["progression"] = progression(opf)
     return ParsedBook(

@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlsplit
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from core.books.htmlbuilder import (
+    ALIAS,
     BLOCK_TAGS,
     BR,
     DROP,
@@ -41,6 +42,7 @@ from core.books.htmlbuilder import (
 )
 from core.books.htmlextras import (
     HIDING_SELECTOR,
+    font_of,
     hidden,
     internal_link,
     math_element,
@@ -79,6 +81,8 @@ def _text_only(node: LexborNode, b: _Builder) -> bool:
     element, which the caller walks."""
     first = node.child
     if first is None or first.next is not None or first.tag != "-text" or b._prefix is not None:
+        return False
+    if b._font:
         return False
     value = first.text_content or ""
     text = _clean(value)
@@ -169,6 +173,14 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             if b.hiding and hidden(child):
                 child = nxt
                 continue
+            if b.font_classes and (family := font_of(child, b.font_classes)):
+                if tag in BLOCK_TAGS or tag in HEADINGS:
+                    b.flush()
+                    b._font = family  # the block's HTML is wrapped in it
+                else:
+                    b.raw(f'<span style="font-family: {html.escape(repr(ALIAS + family))}">')
+                    stack.append((nxt, pre, _RAW, "</span>"))
+                    nxt = None
             if b.link_ids and child.id in b.link_ids:
                 if (tag in BLOCK_TAGS or tag in HEADINGS) and b._prefix is None:
                     b.flush()
@@ -338,6 +350,7 @@ def html_document(
     ref_labels: dict[str, str] | None = None,
     lang: str = "",
     link_targets: dict[str, set[str]] | None = None,
+    font_classes: dict[str, str] | None = None,
 ) -> tuple[str, list[Block], dict[str, int]]:
     """Parse a document and return (its <title>, its blocks, where the ``anchors`` land).
 
@@ -364,7 +377,8 @@ def html_document(
         if doc:
             b.link_ids = _link_ids(tree, doc) | (link_targets or {}).get(doc, set())
             b.link_targets = link_targets
-        b.browser = b.hiding or bool(b.link_ids)
+        b.font_classes = font_classes or {}
+        b.browser = b.hiding or bool(b.link_ids) or bool(b.font_classes)
         root_lang = (
             (tree.root.attributes.get("lang") or tree.root.attributes.get("xml:lang"))
             if tree.root

@@ -128,6 +128,10 @@ def _clean(text: str) -> str:
     return " ".join(text.split())
 
 
+ALIAS = "margin-book "
+"""The page HTML names an embedded face ``margin-book FAMILY``: no installed font has that
+name, so the text shows in it only while the window maps it to the book's loaded font (the
+book's styles on), and in the reader's font otherwise (``core/books/epubfonts.py``)."""
 TABLE_ROWS_CHARS = 1500
 """A table whose rows hold more text than this is cut into several table blocks, so that a
 long table still pages and chunks on row boundaries."""
@@ -188,6 +192,8 @@ class _Builder:
         self.link_targets: dict[str, set[str]] | None = None  # the book's, by document
         self.browser = False  # either of the two: the walk looks at attributes
         self.lang = "en"
+        self.font_classes: dict[str, str] = {}  # class → embedded font family
+        self._font = ""  # the family the block being built is shown in
         self.in_notes = 0
         self._docs: dict[str, str] = {}  # link path → document (see target)
         self.ol_number = 1
@@ -203,6 +209,7 @@ class _Builder:
         self._backlink = ""
 
     def _reset(self) -> None:
+        self._font = ""
         self._text.clear()
         self._html.clear()
         self._kind = "p"
@@ -246,6 +253,8 @@ class _Builder:
                 text = self._prefix[0] + text
                 frag = self._prefix[1] + frag
                 self._prefix = None
+            if self._font:
+                frag = f'<span style="font-family: {html.escape(repr(ALIAS + self._font))}">{frag}</span>'
             self.blocks.append(Block(kind, text, frag))
         self._reset()
 

@@ -46,6 +46,14 @@ def hidden(node: LexborNode) -> bool:
     return bool(style) and "display:none" in "".join(style.split()).lower()
 
 
+def font_of(node: LexborNode, classes: dict[str, str]) -> str:
+    """The embedded family an element's class names (``epubfonts.font_classes``)."""
+    names = node.attributes.get("class")
+    if not names:
+        return ""
+    return next((classes[name] for name in names.split() if name in classes), "")
+
+
 def quotes(lang: str) -> tuple[str, str]:
     return QUOTES.get(lang.lower().split("-")[0], QUOTES["en"])
 

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from core.books.model import PageContent
 from core.errors import MarginError
+from desktop.reader.book_fonts import apply_book_fonts
 from desktop.reader.book_images import decode_image
 from desktop.reader.links import data_image, follow_link
 from desktop.reader.typography import Typography, book_font, side_margin
@@ -148,6 +149,7 @@ class PageFlow(QTextBrowser):
 
     def _reset(self, page: int) -> None:
         doc = self.document()
+        apply_book_fonts(self)  # book_fonts.py: the book's embedded faces, when its styles are on
         # an image's line must not get the text's 140% line height (a gap under each picture)
         doc.setDefaultStyleSheet(
             page_css(self.theme, self.font_size, self.typography)

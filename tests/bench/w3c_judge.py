@@ -158,6 +158,24 @@ def toc(*titles: str) -> Callable[[Outcome], tuple[bool, str]]:
     return check
 
 
+def font(loads: bool) -> Callable[[Outcome], tuple[bool, str]]:
+    """The page names the book's face and the window loads it (or, for a font obfuscated
+    with another book's identifier, refuses it and shows the reader's font)."""
+
+    def check(o: Outcome) -> tuple[bool, str]:
+        from PySide6.QtGui import QGuiApplication
+
+        from desktop.reader.book_fonts import book_fonts
+
+        _app = QGuiApplication.instance() or QGuiApplication([])
+        loaded = book_fonts(EPUBS / f"{o.name}.epub")
+        named = "margin-book " in o.html
+        ok = named and bool(loaded) == loads and o.status == "imported"
+        return ok, f"page names the face: {named}; loaded: {sorted(loaded.values()) or 'none'}"
+
+    return check
+
+
 def rtl_title(o: Outcome) -> tuple[bool, str]:
     t = o.book.title if o.book else ""
     return t.startswith("\u2067"), f"title isolated right-to-left: {t.startswith(chr(0x2067))}"
@@ -236,14 +254,8 @@ CHECKS: dict[str, tuple[str, Callable[[Outcome], tuple[bool, str]]]] = {
         lambda o: (len(o.book.pages) == 1 if o.book else False, "only the one page"),
     ),
     "ocf-metainf-inc": ("Open Container Format", opens),
-    "ocf-font_obfuscation": (
-        "Open Container Format",
-        lambda o: (bool(o.book and o.book.extra.get("fonts")), "embedded font listed for the view"),
-    ),
-    "ocf-font_obfuscation_bis": (
-        "Open Container Format",
-        lambda o: (bool(o.book and o.book.extra.get("fonts")), "embedded font listed for the view"),
-    ),
+    "ocf-font_obfuscation": ("Open Container Format", font(True)),
+    "ocf-font_obfuscation_bis": ("Open Container Format", font(False)),
     "ocf-zip-mult": ("Open Container Format", error),
     "ocf-zip-comp": ("Open Container Format", error),
     "ocf-url_link-path-absolute": ("Open Container Format", images),
@@ -265,10 +277,10 @@ CHECKS: dict[str, tuple[str, Callable[[Outcome], tuple[bool, str]]]] = {
             "formula drawn with its superscript",
         ),
     ),
-    "cnt-css-fonts_ot": ("Content Documents", window_only("embedded fonts are not loaded")),
-    "cnt-css-fonts_tt": ("Content Documents", window_only("embedded fonts are not loaded")),
-    "cnt-css-fonts_woff": ("Content Documents", window_only("embedded fonts are not loaded")),
-    "cnt-css-fonts_woff2": ("Content Documents", window_only("embedded fonts are not loaded")),
+    "cnt-css-fonts_ot": ("Content Documents", font(True)),
+    "cnt-css-fonts_tt": ("Content Documents", font(True)),
+    "cnt-css-fonts_woff": ("Content Documents", font(True)),
+    "cnt-css-fonts_woff2": ("Content Documents", font(True)),
     # Core Media Types
     "pub-cmt-gif": ("Core Media Types", images),
     "pub-cmt-jpeg": ("Core Media Types", images),
