@@ -16,7 +16,7 @@ from pathlib import Path
 from core.books.epubdocs import book_image, picture_document, strip_subset, xml_problem
 from core.books.epubfonts import encode_faces, stylesheet_fonts
 from core.books.epubpackage import first_meta, progression, read_package
-from core.books.epubtoc import _Entry, _nav_toc, _ncx_toc
+from core.books.epubtoc import _Entry, _nav_toc, _ncx_toc, page_list
 from core.books.epubzip import (
     EpubArchive,
     _check_drm,
@@ -103,21 +103,27 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
     )
 
     toc_entries: list[_Entry] = []
+    printed: list[_Entry] = []  # the page-list: printed page numbers
     nav = next((v[0] for v in manifest.values() if "nav" in v[2].split()), None)
+    ncx = manifest.get(spine_el.get("toc", ""), (None,))[0] or next(
+        (v[0] for v in manifest.values() if v[1] == "application/x-dtbncx+xml"), None
+    )
     try:
         if nav and arc.has(nav):
             toc_entries = _nav_toc(arc, nav)
-        if not toc_entries:
-            ncx_id = spine_el.get("toc", "")
-            ncx = manifest.get(ncx_id, (None,))[0] or next(
-                (v[0] for v in manifest.values() if v[1] == "application/x-dtbncx+xml"), None
-            )
-            if ncx and arc.has(ncx):
-                toc_entries = _ncx_toc(arc, ncx)
+        if not toc_entries and ncx and arc.has(ncx):
+            toc_entries = _ncx_toc(arc, ncx)
     except BookError:
         raise
     except Exception:
         toc_entries = []  # a broken table of contents should not stop the book from opening
+    try:
+        printed = page_list(arc, nav, ncx)
+    except Exception:
+        printed = []  # nor a broken page-list
+    for entry in printed:
+        if entry.fragment:
+            link_targets.setdefault(entry.doc, set()).add(entry.fragment)
 
     wanted: dict[str, set[str]] = {}
     entries_of_doc: dict[str, list[int]] = {}
@@ -258,6 +264,11 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
     extra: dict[str, str] = {}
     if problems:
         extra["problems"] = "; ".join(problems)
+    if printed:
+        # where each printed page starts: the anchor names parse_book finds in the pages
+        extra["page_list"] = "\n".join(
+            f"{escape(f'{e.doc}#{e.fragment}')}\t{clean_title(e.title)}" for e in printed
+        )
     if styles.faces:
         extra["fonts"] = encode_faces(styles.faces)
     if progression(opf):

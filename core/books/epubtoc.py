@@ -98,3 +98,34 @@ def _ncx_toc(arc: EpubArchive, ncx_path: str) -> list[_Entry]:
     if nav_map is not None:
         walk(nav_map, 1)
     return out
+
+
+def page_list(arc: EpubArchive, nav_path: str | None, ncx_path: str | None) -> list[_Entry]:
+    """The printed page numbers the book marks (the nav's ``page-list``, else the NCX's
+    ``pageList``): each entry's title is the printed page's label ("40", "xii")."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    out: list[_Entry] = []
+    if nav_path and arc.has(nav_path):
+        tree = LexborHTMLParser(arc.read(nav_path).decode("utf-8", errors="replace"))
+        base = posixpath.dirname(nav_path)
+        for nav in tree.css("nav"):
+            if "page-list" not in (nav.attributes.get("epub:type") or "").split():
+                continue
+            for link in nav.css("a"):
+                entry = _entry(link.text(), 1, base, link.attributes.get("href") or "")
+                if entry is not None:
+                    out.append(entry)
+    if not out and ncx_path and arc.has(ncx_path):
+        root = _xml(arc.read(ncx_path), arc.path, "table of contents (NCX)")
+        base = posixpath.dirname(ncx_path)
+        for target in root.iter():
+            if _local(target.tag) != "pageTarget":
+                continue
+            label = next((c for c in target if _local(c.tag) == "navLabel"), None)
+            content = next((c for c in target if _local(c.tag) == "content"), None)
+            src = content.get("src", "") if content is not None else ""
+            entry = _entry(_text(label), 1, base, src)
+            if entry is not None:
+                out.append(entry)
+    return out

@@ -182,11 +182,7 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
                     stack.append((nxt, pre, _RAW, "</span>"))
                     nxt = None
             if b.link_ids and child.id in b.link_ids:
-                if (tag in BLOCK_TAGS or tag in HEADINGS) and b._prefix is None:
-                    b.flush()
-                    b._prefix = ("", b.anchor(child.id))  # starts the block's HTML
-                else:
-                    b.raw(b.anchor(child.id))
+                _link_anchor(child, tag in BLOCK_TAGS or tag in HEADINGS, b)
         stage = False
         if b.stage and tag in STAGE_TAGS and "stage-direction" in _types(child):
             stage = True
@@ -392,6 +388,19 @@ def html_document(
         _walk(root, b, False)
     b.flush()
     return title, b.blocks, b.anchors
+
+
+def _link_anchor(node: LexborNode, is_block: bool, b: _Builder) -> None:
+    """Where a link (or a printed page of the page-list) lands: an anchor at the start of
+    the block the element starts or, inside a paragraph, where it stands."""
+    anchor = b.anchor(node.id)
+    if is_block:
+        b.flush()
+    if is_block or not "".join(b._text).strip():
+        # nothing of this block yet: the anchor starts the next block that has text
+        b._prefix = (b._prefix[0], b._prefix[1] + anchor) if b._prefix else ("", anchor)
+    else:
+        b.raw(anchor)
 
 
 def _link_ids(tree: LexborHTMLParser, doc: str) -> set[str]:

@@ -216,3 +216,39 @@ def test_rtl_metadata_is_isolated_right_to_left(tmp_path: Path) -> None:
     opf = opf.replace("<dc:title>", '<dc:title dir="rtl">')
     path = make_epub(tmp_path / "rtl.epub", [("A", "<p>a</p>")], opf_override=opf)
     assert parse_book(path).title == "\u2067Test Book\u2069"
+
+
+def _page_list_book(tmp_path: Path) -> Path:
+    """Three printed pages (38–40) over two chapters, each long enough for several of
+    Margin's pages; the nav's page-list points at page-break markers."""
+    long = "".join(f"<p>{'Words of the printed page here. ' * 40}</p>" for _ in range(3))
+    one = f'<span epub:type="pagebreak" id="p38" title="38"/>{long}<p>Middle <span epub:type="pagebreak" id="p39"/>of a paragraph.</p>{long}'
+    two = f'<p id="p40">Page forty begins.</p>{long}'
+    nav = XHTML.format(
+        '<nav epub:type="toc"><ol><li><a href="c0.xhtml">One</a></li><li><a href="c1.xhtml">Two</a></li></ol></nav>'
+        '<nav epub:type="page-list"><ol><li><a href="c0.xhtml#p38">38</a></li>'
+        '<li><a href="c0.xhtml#p39">39</a></li><li><a href="c1.xhtml#p40">40</a></li></ol></nav>'
+    )
+    return make_epub(
+        tmp_path / "pl.epub", [("One", one), ("Two", two)], extra_files={"OEBPS/nav.xhtml": nav}
+    )
+
+
+def test_a_page_list_labels_pages_with_the_printed_page_they_start_in(tmp_path: Path) -> None:
+    pages = parse_book(_page_list_book(tmp_path)).pages
+    labels = [p.label for p in pages]
+    middle = next(p for p in pages if "Middle of a paragraph" in p.text)
+    forty = next(p for p in pages if p.text.startswith("Two"))
+    assert labels[0] == "38"  # the marker is at the top of the first page
+    assert middle.label == "38"  # page 39 starts inside it
+    assert pages[middle.number].label == "39"  # the next page starts in printed page 39
+    assert forty.label == "40"
+    assert all(p.label == "40" for p in pages[forty.number - 1 :])
+    assert "Middle of a paragraph." in middle.text  # the marker adds no text
+
+
+def test_an_rtl_title_keeps_its_isolate_on_display() -> None:
+    from core.labels import display_title
+
+    assert display_title("\u2067CSS: הרפתקה חדשה!\u2069") == "\u2067CSS: הרפתקה חדשה!\u2069"
+    assert display_title("A\u202eB") == "AB"  # a bare override is still removed
