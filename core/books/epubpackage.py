@@ -15,7 +15,16 @@ from core.books.epubzip import EpubArchive, _local, _text
 HTML_TYPES = frozenset(["application/xhtml+xml", "text/html", "application/x-dtbook+xml"])
 SVG_TYPE = "image/svg+xml"
 IMAGE_TYPES = frozenset(
-    ["image/jpeg", "image/png", "image/gif", "image/webp", SVG_TYPE, "image/bmp", "image/avif"]
+    [
+        "image/jpeg",
+        "image/png",
+        "image/gif",
+        "image/webp",
+        SVG_TYPE,
+        "image/bmp",
+        "image/avif",
+        "image/jxl",
+    ]
 )
 HTML_SUFFIXES = (".xhtml", ".html", ".htm")
 RLI, PDI = "\u2067", "\u2069"

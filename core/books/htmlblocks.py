@@ -374,6 +374,12 @@ def html_document(
             b.link_ids = _link_ids(tree, doc) | (link_targets or {}).get(doc, set())
             b.link_targets = link_targets
         b.font_classes = font_classes or {}
+        if tree.css_first("svg") is not None:
+            b.svg_css = "\n".join(
+                node.text()
+                for node in tree.css("style")
+                if node.parent is None or node.parent.tag != "svg"
+            )
         b.browser = b.hiding or bool(b.link_ids) or bool(b.font_classes)
         root_lang = (
             (tree.root.attributes.get("lang") or tree.root.attributes.get("xml:lang"))

@@ -193,6 +193,7 @@ class _Builder:
         self.browser = False  # either of the two: the walk looks at attributes
         self.lang = "en"
         self.font_classes: dict[str, str] = {}  # class → embedded font family
+        self.svg_css = ""  # the document's <style> text, when it includes an SVG
         self._font = ""  # the family the block being built is shown in
         self.in_notes = 0
         self._docs: dict[str, str] = {}  # link path → document (see target)

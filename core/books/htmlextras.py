@@ -100,6 +100,11 @@ def svg_element(node: LexborNode, b: _Builder) -> None:
         return
     if "xmlns=" not in markup[:400]:
         markup = markup.replace("<svg", f'<svg xmlns="{SVG_NS}"', 1)
+    if b.svg_css:  # the page's style sheet reaches an SVG it includes, as in a browser
+        head = markup.index(">") + 1
+        markup = (
+            f"{markup[:head]}<style>{html.escape(b.svg_css, quote=False)}</style>{markup[head:]}"
+        )
     url = "data:image/svg+xml;base64," + base64.b64encode(markup.encode("utf-8")).decode("ascii")
     b.image(url, alt)
     if words and not alt:

@@ -9,7 +9,7 @@ import binascii
 from urllib.parse import unquote_to_bytes
 
 from PySide6.QtCore import QByteArray, QRectF, QSize, Qt
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtGui import QColor, QImage, QPainter
 
 MAX_SIDE = 1600
 """The longest side an SVG is drawn at (the view scales images to its column)."""
@@ -60,3 +60,34 @@ def decode_image(data: bytes) -> QImage | None:
         return _svg(data)
     image = QImage.fromData(QByteArray(data))
     return None if image.isNull() else image
+
+
+FORMATS = {b"ftypavif": "AVIF", b"ftypavis": "AVIF", b"\xff\x0a": "JPEG XL", b"JXL ": "JPEG XL"}
+
+
+def image_format(data: bytes) -> str:
+    """The name of a picture format no plugin here reads, for the placeholder ("" if unknown)."""
+    head = data[:16]
+    if head[4:12] in FORMATS:
+        return FORMATS[head[4:12]]
+    if head[:2] == b"\xff\x0a" or head[4:8] == b"JXL ":
+        return "JPEG XL"
+    return ""
+
+
+def placeholder(data: bytes) -> QImage | None:
+    """A small grey frame saying which picture could not be drawn (the page's text keeps
+    its alt text): for formats Qt's image plugins do not read here (AVIF, JPEG XL)."""
+    kind = image_format(data)
+    if not kind:
+        return None
+    image = QImage(QSize(360, 64), QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(QColor(128, 128, 128, 40))
+    painter = QPainter(image)
+    painter.setPen(QColor(110, 110, 110))
+    painter.drawRect(0, 0, 359, 63)
+    painter.drawText(
+        image.rect(), Qt.AlignmentFlag.AlignCenter, f"A picture in {kind}, which Margin cannot show"
+    )
+    painter.end()
+    return image

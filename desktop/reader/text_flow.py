@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 from core.books.model import PageContent
 from core.errors import MarginError
 from desktop.reader.book_fonts import apply_book_fonts
-from desktop.reader.book_images import decode_image
+from desktop.reader.book_images import decode_image, placeholder
 from desktop.reader.links import data_image, follow_link
 from desktop.reader.typography import Typography, book_font, side_margin
 from desktop.theme import THEMES, Theme, page_css
@@ -107,7 +107,7 @@ class PageFlow(QTextBrowser):
         except MarginError as exc:
             log.info("image not shown: %s", exc.message)
             return None
-        image = decode_image(data)  # SVG at a bounded size too
+        image = decode_image(data) or placeholder(data)  # SVG at a bounded size too
         if image is None:
             return None
         self._images[url.toString()] = image.size()

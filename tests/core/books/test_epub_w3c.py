@@ -252,3 +252,28 @@ def test_an_rtl_title_keeps_its_isolate_on_display() -> None:
 
     assert display_title("\u2067CSS: הרפתקה חדשה!\u2069") == "\u2067CSS: הרפתקה חדשה!\u2069"
     assert display_title("A\u202eB") == "AB"  # a bare override is still removed
+
+
+def test_an_inline_svg_is_kept_as_an_image_with_the_pages_css(tmp_path: Path) -> None:
+    import base64
+
+    body = (
+        "<p>Look:</p><svg viewBox='0 0 10 10'><path class='x' d='M0 0h10v10z'/>"
+        "<text x='1' y='5'>Label</text></svg>"
+    )
+    doc = XHTML.replace(
+        "<head><title>T</title></head>", "<head><style>.x { fill: green }</style></head>"
+    )
+    path = make_epub(
+        tmp_path / "svg.epub",
+        [("S", "<p>x</p>")],
+        extra_files={"OEBPS/c0.xhtml": doc.replace("{}", body)},
+    )
+    book = parse_book(path)
+    match = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', book.pages[0].html or "")
+    assert match
+    svg = base64.b64decode(match.group(1)).decode()
+    assert (
+        "<style>.x { fill: green }</style>" in svg and 'xmlns="http://www.w3.org/2000/svg"' in svg
+    )
+    assert "Label" in book.pages[0].text
