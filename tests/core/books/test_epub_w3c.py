@@ -277,3 +277,15 @@ def test_an_inline_svg_is_kept_as_an_image_with_the_pages_css(tmp_path: Path) ->
         "<style>.x { fill: green }</style>" in svg and 'xmlns="http://www.w3.org/2000/svg"' in svg
     )
     assert "Label" in book.pages[0].text
+
+
+def test_the_cli_import_says_what_was_repaired(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from core.cli import main
+
+    path = make_epub(tmp_path / "w.epub", [("W", "<p>Unclosed paragraph.</div>")])
+    code = main(["import", str(path)])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "w.epub: repaired: OEBPS/c0.xhtml: not well-formed XML" in err
