@@ -230,6 +230,14 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
                 chapter_at[(doc, fragment)] = (len(chapters) - 1, len(last.blocks) + offset)
         chapter_of_doc.setdefault(doc, first)
 
+    if not chapters and pkg.unreadable and not pkg.spine:
+        kinds = ", ".join(sorted(set(pkg.unreadable)))
+        raise BookError(
+            BookCode.UNSUPPORTED,
+            f"{path.name} has nothing Margin can show: its pages are in formats it cannot read "
+            f"({kinds}), with no readable fallback.",
+            hint="Look for an edition of the book in EPUB with XHTML pages, or in PDF.",
+        )
     if not chapters:
         raise BookError(
             BookCode.EMPTY, f"{path.name} has no readable text (it may contain only images)."

@@ -56,6 +56,7 @@ class Package:
     manifest: dict[str, Item] = field(default_factory=dict)
     spine: list[SpineDoc] = field(default_factory=list)
     listed: set[str] = field(default_factory=set)  # every manifest path
+    unreadable: list[str] = field(default_factory=list)  # media types of spine items skipped
 
     def image_for(self, path: str) -> str | None:
         """The manifest path an image reference shows: itself when it is a core image type,
@@ -119,6 +120,9 @@ def read_package(opf: ET.Element, opf_path: str, arc: EpubArchive) -> Package:
             continue
         doc = _spine_doc(pkg, ref.get("idref", ""), arc)
         if doc is None:
+            item = pkg.manifest.get(ref.get("idref", ""))
+            if item is not None:
+                pkg.unreadable.append(item.media_type or posixpath.splitext(item.path)[1])
             continue
         if ref.get("linear", "yes").strip().lower() == "no":
             # kept, after the main flow: reachable by its links and listed last
