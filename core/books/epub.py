@@ -231,11 +231,11 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
         chapter_of_doc.setdefault(doc, first)
 
     if not chapters and pkg.unreadable and not pkg.spine:
-        kinds = ", ".join(sorted(set(pkg.unreadable)))
+        formats = ", ".join(sorted(set(pkg.unreadable)))
         raise BookError(
             BookCode.UNSUPPORTED,
             f"{path.name} has nothing Margin can show: its pages are in formats it cannot read "
-            f"({kinds}), with no readable fallback.",
+            f"({formats}), with no readable fallback.",
             hint="Look for an edition of the book in EPUB with XHTML pages, or in PDF.",
         )
     if not chapters:

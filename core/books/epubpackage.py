@@ -120,9 +120,9 @@ def read_package(opf: ET.Element, opf_path: str, arc: EpubArchive) -> Package:
             continue
         doc = _spine_doc(pkg, ref.get("idref", ""), arc)
         if doc is None:
-            item = pkg.manifest.get(ref.get("idref", ""))
-            if item is not None:
-                pkg.unreadable.append(item.media_type or posixpath.splitext(item.path)[1])
+            skipped = pkg.manifest.get(ref.get("idref", ""))
+            if skipped is not None:
+                pkg.unreadable.append(skipped.media_type or posixpath.splitext(skipped.path)[1])
             continue
         if ref.get("linear", "yes").strip().lower() == "no":
             # kept, after the main flow: reachable by its links and listed last
