@@ -4,6 +4,9 @@ Fetch the suite yourself (never at test time), unpack its ``tests/`` folder, the
 
     .venv/bin/python tests/bench/bench_epubtests.py /tmp/w3c/tests [--out /tmp/w3c/epubs]
     .venv/bin/python tests/bench/bench_epubtests.py /tmp/w3c/tests --markdown   (doc table)
+    .venv/bin/python tests/bench/bench_epubtests.py --import-time REF   (the fixture EPUBs'
+        import, end to end into a fresh library, code at git REF vs now, interleaved: each
+        round runs both in fresh processes; medians of the per-process medians)
 
 Each test folder is zipped as ``generateEpubs.sh`` does (``mimetype`` first, stored), except
 ``ocf-zip-comp`` (its files compressed with bzip2, which the test is about) and
@@ -68,7 +71,65 @@ def run_one(path: Path) -> Outcome:
     return Outcome(path.stem, "imported", book, "", time.perf_counter() - start)
 
 
+IMPORT_TIMER = """
+import statistics, sys, tempfile, time
+from pathlib import Path
+from core.books.importer import import_book
+from core.paths import resolve_paths
+from core.store.library import Library
+books = [Path(p) for p in sys.argv[1:]]
+times = []
+for _ in range(6):
+    with tempfile.TemporaryDirectory() as home:
+        lib = Library.open(resolve_paths(home))
+        start = time.perf_counter()
+        for book in books:
+            import_book(lib, book)
+        times.append(time.perf_counter() - start)
+        lib.close()
+print(statistics.median(times[1:]))
+"""
+
+
+def import_time(ref: str, rounds: int = 5) -> int:
+    """The fixture EPUBs imported by the code at ``ref`` and by this tree, interleaved."""
+    import subprocess
+    import tempfile
+
+    from common import FIXTURES, ROOT, median
+
+    books = [
+        str(p) for p in sorted((FIXTURES / "books").glob("*.epub")) if p.stat().st_size > 10_000
+    ]
+    old = Path(tempfile.mkdtemp(prefix="margin-ref-"))
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(old)], input=archive.stdout, check=True)
+    results: dict[str, list[float]] = {"before": [], "now": []}
+    for _ in range(rounds):
+        for name, tree in (("before", old), ("now", ROOT)):
+            done = subprocess.run(
+                [sys.executable, "-c", IMPORT_TIMER, *books],
+                capture_output=True,
+                text=True,
+                cwd=tree,
+                env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
+                check=True,
+            )
+            results[name].append(float(done.stdout.strip().splitlines()[-1]))
+    before, now = median(results["before"]), median(results["now"])
+    print(f"Import of {', '.join(Path(b).name for b in books)} — {machine()}")
+    print(
+        f"  before ({ref}): {before * 1000:.1f} ms   now: {now * 1000:.1f} ms   ratio {now / before:.2f}"
+    )
+    print(f"  target ≤ 1.20: {'OK' if now / before <= 1.2 else 'MISSED'}")
+    return 0 if now / before <= 1.2 else 1
+
+
 def main() -> int:
+    if len(sys.argv) == 3 and sys.argv[1] == "--import-time":
+        return import_time(sys.argv[2])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("tests", type=Path, help="the suite's tests/ folder")
     parser.add_argument("--out", type=Path, default=Path("/tmp/w3c/epubs"))
