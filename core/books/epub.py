@@ -26,6 +26,7 @@ from core.books.epubzip import (
     read_resource,
 )
 from core.books.htmlblocks import TITLE_CHARS, clean_title, html_document
+from core.books.htmlextras import own_quotes
 from core.books.limits import DEFAULT_LIMITS, Limits, too_large
 from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocAnchor, TocItem
 from core.errors import BookCode, BookError
@@ -98,6 +99,13 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
     kinds = {doc.path: doc for doc in pkg.spine}
     problems: list[str] = []
     link_targets: dict[str, set[str]] = {}  # ids that links point at, by document
+    quote_marks = not any(
+        own_quotes(arc.read(i.path).decode("utf-8", errors="replace"))
+        for i in pkg.manifest.values()
+        if i.media_type == "text/css"
+        and arc.has(i.path)
+        and arc.entries[i.path].file_size < 500_000
+    )
     styles = stylesheet_fonts(
         arc, {k: (i.path, i.media_type) for k, i in pkg.manifest.items()}, pkg.listed
     )
@@ -168,6 +176,7 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
                 lang=language,
                 link_targets=link_targets,
                 font_classes=styles.classes,
+                quote_marks=quote_marks,
             )
         if blocks:
             # where a link to the document itself lands (``margin:DOC#``)

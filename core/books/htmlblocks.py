@@ -46,7 +46,9 @@ from core.books.htmlextras import (
     hidden,
     internal_link,
     math_element,
+    own_quotes,
     quotes,
+    starts_quoted,
     sup_caret,
     svg_element,
 )
@@ -170,7 +172,8 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
         if b.wanted is not None and tag is not None and tag[0] != "-":
             b.mark(child, tag in BLOCK_TAGS or tag in HEADINGS)
         if b.browser and tag is not None and tag[0] != "-":
-            if b.hiding and hidden(child):
+            if b.hiding and tag not in HEADINGS and hidden(child):
+                # (a hidden heading still names its part: the contents and chapters use it)
                 child = nxt
                 continue
             if b.font_classes and (family := font_of(child, b.font_classes)):
@@ -307,9 +310,12 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
                 child = nxt
                 continue
             if tag == "q":
-                opening, closing = quotes(b.lang)
-                b.text(opening)
-                stack.append((nxt, pre, _TEXT, closing))
+                if b.quote_marks and not starts_quoted(child, b):
+                    opening, closing = quotes(b.lang)
+                    b.text(opening)
+                    stack.append((nxt, pre, _TEXT, closing))
+                else:  # the book draws its own marks (its CSS, or the text has them)
+                    stack.append((nxt, pre, _NONE, None))
                 child = child.child
                 continue
             if tag == "sup":
@@ -347,6 +353,7 @@ def html_document(
     lang: str = "",
     link_targets: dict[str, set[str]] | None = None,
     font_classes: dict[str, str] | None = None,
+    quote_marks: bool = True,
 ) -> tuple[str, list[Block], dict[str, int]]:
     """Parse a document and return (its <title>, its blocks, where the ``anchors`` land).
 
@@ -374,6 +381,9 @@ def html_document(
             b.link_ids = _link_ids(tree, doc) | (link_targets or {}).get(doc, set())
             b.link_targets = link_targets
         b.font_classes = font_classes or {}
+        b.quote_marks = quote_marks and not (
+            tree.css_first("q") is not None and any(own_quotes(n.text()) for n in tree.css("style"))
+        )
         if tree.css_first("svg") is not None:
             b.svg_css = "\n".join(
                 node.text()

@@ -192,6 +192,7 @@ class _Builder:
         self.link_targets: dict[str, set[str]] | None = None  # the book's, by document
         self.browser = False  # either of the two: the walk looks at attributes
         self.lang = "en"
+        self.quote_marks = True  # <q> gets marks (the book's CSS does not draw its own)
         self.font_classes: dict[str, str] = {}  # class → embedded font family
         self.svg_css = ""  # the document's <style> text, when it includes an SVG
         self._font = ""  # the family the block being built is shown in

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import html
 import posixpath
+import re
 from urllib.parse import unquote, urlsplit
 
 from selectolax.lexbor import LexborNode
@@ -52,6 +53,22 @@ def font_of(node: LexborNode, classes: dict[str, str]) -> str:
     if not names:
         return ""
     return next((classes[name] for name in names.split() if name in classes), "")
+
+
+_Q_CSS = re.compile(r"(?:^|[\s,}>])q\s*::?(?:before|after)\b")
+QUOTE_CHARS = "\"'“”‘’«»„‚‹›「」『』"
+
+
+def own_quotes(css: str) -> bool:
+    """A style sheet that says what ``<q>`` draws (Standard Ebooks: ``content: ""``)."""
+    return bool(_Q_CSS.search(css))
+
+
+def starts_quoted(node: LexborNode, b: _Builder) -> bool:
+    """A ``<q>`` whose text already has its marks, inside it or just before it."""
+    inner = node.text(deep=True).lstrip()
+    before = "".join(b._text[-1:]).rstrip()[-1:]
+    return (bool(inner) and inner[0] in QUOTE_CHARS) or (bool(before) and before in QUOTE_CHARS)
 
 
 def quotes(lang: str) -> tuple[str, str]:

@@ -15,6 +15,10 @@ Walk = Callable[[LexborNode, _Builder, bool], None]
 def _cell(node: LexborNode, b: _Builder, walk: Walk) -> tuple[str, str]:
     sub = _Builder(b.resolve_image, b.wanted, b.doc, b.ref_labels)
     sub.notes, sub.stage, sub.sup_links = b.notes, b.stage, b.sup_links
+    # what the document's walk knows about it (html_document), the same inside a cell
+    sub.hiding, sub.link_ids, sub.link_targets = b.hiding, b.link_ids, b.link_targets
+    sub.browser, sub.lang, sub.quote_marks = b.browser, b.lang, b.quote_marks
+    sub.font_classes, sub.svg_css = b.font_classes, b.svg_css
     sub.table_depth = b.table_depth + 1
     walk(node, sub, False)
     sub.flush()

@@ -289,3 +289,20 @@ def test_the_cli_import_says_what_was_repaired(
     err = capsys.readouterr().err
     assert code == 0
     assert "w.epub: repaired: OEBPS/c0.xhtml: not well-formed XML" in err
+
+
+def test_q_gets_no_marks_when_the_books_css_draws_its_own_or_the_text_has_them(
+    tmp_path: Path,
+) -> None:
+    body = "<p>Joyce: <q>So I do,</q> says she. Poe: “<q>La musique</q>,” says Marmontel.</p>"
+    css = 'q::before,\nq::after{\n\tcontent: "";\n}'
+    own = make_epub(
+        tmp_path / "se.epub",
+        [("Q", body)],
+        extra_manifest='<item id="css" href="core.css" media-type="text/css"/>',
+        extra_files={"OEBPS/core.css": css},
+    )
+    assert "Joyce: So I do, says she." in _text(own)
+    plain = _text(make_epub(tmp_path / "plain.epub", [("Q", body)]))
+    assert "Joyce: “So I do,” says she." in plain
+    assert "“La musique,” says" in plain  # its marks are already in the text
