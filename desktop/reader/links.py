@@ -73,6 +73,9 @@ class NotePopup(QFrame):
         layout = QVBoxLayout(self)
         self.text = QLabel(note, self)
         self.text.setMinimumWidth(280)
+        font = flow.document().defaultFont()  # the page's face, a little smaller
+        font.setPointSizeF(max(8.0, font.pointSizeF() * 0.9))
+        self.text.setFont(font)
         self.text.setTextFormat(Qt.TextFormat.RichText)
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
