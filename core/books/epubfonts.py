@@ -215,6 +215,8 @@ def book_font_faces(epub_path: Path, *, limits: Limits = DEFAULT_LIMITS) -> list
 
     arc = EpubArchive(epub_path, limits)
     try:
+        if not any(name.lower().endswith(FONT_SUFFIXES) for name in arc.entries):
+            return []  # most books: no font file at all (no package to read)
         opf_path = _find_opf(arc)
         pkg = read_package(_xml(arc.read(opf_path), arc.path, "package file"), opf_path, arc)
         manifest = {k: (i.path, i.media_type) for k, i in pkg.manifest.items()}

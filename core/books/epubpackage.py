@@ -27,6 +27,7 @@ IMAGE_TYPES = frozenset(
     ]
 )
 HTML_SUFFIXES = (".xhtml", ".html", ".htm")
+PICTURE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".svg", ".bmp")
 RLI, PDI = "\u2067", "\u2069"
 """Right-to-left isolate: a title or name marked ``dir="rtl"`` keeps its order in any widget."""
 
@@ -56,20 +57,22 @@ class Package:
     manifest: dict[str, Item] = field(default_factory=dict)
     spine: list[SpineDoc] = field(default_factory=list)
     listed: set[str] = field(default_factory=set)  # every manifest path
+    by_path: dict[str, Item] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)  # media types of spine items skipped
 
     def image_for(self, path: str) -> str | None:
-        """The manifest path an image reference shows: itself when it is a core image type,
-        else the first image down its fallback chain; None when the manifest lacks it."""
-        item = next((i for i in self.manifest.values() if i.path == path), None)
-        if item is None:
-            return None
+        """The manifest path an image reference shows: itself when it is a core image type
+        (or plainly a picture by its name, whatever type a careless manifest gives it), else
+        the first such image down its fallback chain; None when the manifest lacks it."""
+        first = item = self.by_path.get(path)
         seen: set[str] = set()
         while item is not None and item.path not in seen:
             seen.add(item.path)
-            if item.media_type in IMAGE_TYPES or not item.media_type.startswith("image/"):
-                return item.path if item.media_type in IMAGE_TYPES else None
+            if item.media_type in IMAGE_TYPES:
+                return item.path
             item = self.manifest.get(item.fallback)
+        if first is not None and first.path.lower().endswith(PICTURE_SUFFIXES):
+            return first.path  # "image/jpg", "", octet-stream…: the view decides
         return None
 
 
@@ -114,6 +117,7 @@ def read_package(opf: ET.Element, opf_path: str, arc: EpubArchive) -> Package:
                 item.get("fallback", ""),
             )
             pkg.listed.add(full)
+            pkg.by_path.setdefault(full, pkg.manifest[item.get("id", "")])
     later: list[SpineDoc] = []
     for ref in spine_el if spine_el is not None else ():
         if _local(ref.tag) != "itemref":

@@ -306,3 +306,13 @@ def test_q_gets_no_marks_when_the_books_css_draws_its_own_or_the_text_has_them(
     plain = _text(make_epub(tmp_path / "plain.epub", [("Q", body)]))
     assert "Joyce: “So I do,” says she." in plain
     assert "“La musique,” says" in plain  # its marks are already in the text
+
+
+def test_a_picture_with_a_careless_media_type_is_still_shown(tmp_path: Path) -> None:
+    path = make_epub(
+        tmp_path / "jpg.epub",
+        [("J", '<p><img src="a.jpg" alt="A"/></p>')],
+        extra_manifest='<item id="a" href="a.jpg" media-type="image/jpg"/>',
+        extra_files={"OEBPS/a.jpg": b"\xff\xd8\xff\xe0JFIF"},
+    )
+    assert 'src="book:/OEBPS/a.jpg"' in _html(path)
