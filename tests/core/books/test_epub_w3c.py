@@ -316,3 +316,11 @@ def test_a_picture_with_a_careless_media_type_is_still_shown(tmp_path: Path) -> 
         extra_files={"OEBPS/a.jpg": b"\xff\xd8\xff\xe0JFIF"},
     )
     assert 'src="book:/OEBPS/a.jpg"' in _html(path)
+
+
+def test_a_hostile_formula_nested_thousands_deep_is_read_without_a_crash() -> None:
+    from core.books.htmlblocks import html_document
+
+    deep = "<math>" + "<mrow>" * 5000 + "<mi>x</mi>" + "</mrow>" * 5000 + "</math>"
+    _, blocks, _ = html_document(f"<body><p>Before {deep} after.</p></body>", doc="a.xhtml")
+    assert blocks and blocks[0].text.startswith("Before") and blocks[0].text.endswith("after.")
