@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import logging
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, Qt, QUrl
@@ -31,7 +32,13 @@ MAX_NOTE_CHARS = 1500
 
 
 def data_image(url: QUrl) -> QImage | None:
-    data = data_url_bytes(url.toString(QUrl.ComponentFormattingOption.FullyDecoded))
+    """An inline ``data:`` picture, decoded once for the page's fitting and drawing."""
+    return _data_image(url.toString(QUrl.ComponentFormattingOption.FullyDecoded))
+
+
+@lru_cache(maxsize=32)
+def _data_image(url: str) -> QImage | None:
+    data = data_url_bytes(url)
     return decode_image(data) if data else None
 
 

@@ -196,6 +196,9 @@ class PageFlow(QTextBrowser):
             if natural is None and url.scheme() == "book" and self.book_file is not None:
                 self._image(url)
                 natural = self._images.get(url.toString())
+            elif natural is None and url.scheme() == "data":  # links.py (decoded once)
+                inline = data_image(url)
+                natural = inline.size() if inline is not None else None
             if natural is None or natural.width() <= column:
                 return tag
             return tag.replace("<img", f'<img width="{column}"', 1)

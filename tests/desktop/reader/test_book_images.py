@@ -4,6 +4,7 @@ and a placeholder naming a format Qt cannot read here (AVIF, JPEG XL)."""
 from __future__ import annotations
 
 import base64
+import re
 from typing import Any
 
 from PySide6.QtCore import QUrl
@@ -38,3 +39,29 @@ def test_an_avif_picture_gets_a_placeholder_naming_its_format(qapp: Any) -> None
     image = placeholder(avif)
     assert image is not None and image.width() > 100
     assert placeholder(b"not a picture at all") is None
+
+
+def test_an_inline_svg_on_a_page_is_fitted_to_the_column(
+    library: Any, qtbot: Any, real_font: str, tmp_path: Any
+) -> None:
+    from core.books.importer import import_book
+    from desktop.reader.reader import Reader
+    from desktop.reader.text_view import TextView
+    from tests.core.books.epubgen import make_epub
+
+    svg = '<svg viewBox="0 0 4000 1000"><rect width="4000" height="1000" fill="blue"/></svg>'
+    book = import_book(library, make_epub(tmp_path / "s.epub", [("S", f"<p>x</p>{svg}")])).book
+    reader = Reader(library)
+    qtbot.addWidget(reader)
+    reader.resize(800, 600)
+    reader.show()
+    qtbot.waitExposed(reader)
+    reader.open_book(book, 1)
+    view = reader.view
+    assert isinstance(view, TextView)
+    tags = [
+        t for t in re.findall(r"<img\b[^>]*>", view.document().toHtml()) if "data:image/svg" in t
+    ]
+    assert len(tags) == 1
+    width = re.search(r'width="(\d+)"', tags[0])
+    assert width and 50 < int(width.group(1)) < 800  # across the column, not 1,600 px wide
