@@ -14,6 +14,9 @@ from core.books.parse import parse_book
 from core.errors import BookCode, BookError
 from tests.core.books.epubgen import CONTAINER, make_epub
 
+# a test replaces a generated chapter or nav by writing the same name again (the last wins)
+pytestmark = pytest.mark.filterwarnings("ignore:Duplicate name:UserWarning")
+
 XHTML = (
     '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>T</title></head><body>{}</body></html>'
 )
