@@ -18,5 +18,10 @@ _INVISIBLE_CONTROLS = dict.fromkeys(
 
 def display_title(title: str) -> str:
     """A book's title for a window title or a one-line label: one line, without control
-    characters or the direction overrides (U+202E) that would flip the text after it."""
+    characters or the direction overrides (U+202E) that would flip the text after it. A
+    title isolated right-to-left as a whole (``dir="rtl"`` in its EPUB) keeps its isolate:
+    it closes itself, so nothing after it flips."""
+    if len(title) > 2 and title[0] == "\u2067" and title[-1] == "\u2069":
+        inner = display_title(title[1:-1])
+        return f"\u2067{inner}\u2069" if inner != "Untitled" else inner
     return " ".join(title.translate(_INVISIBLE_CONTROLS).split()) or "Untitled"

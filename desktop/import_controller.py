@@ -112,6 +112,13 @@ def import_summary(results: list[ImportResult], errors: list[str]) -> str:
         parts.append(f"Added {len(added)} books to your library.")
     if len(results) > len(added):
         parts.append(f"{len(results) - len(added)} already in your library.")
+    for result in results:
+        if result.problems:  # not-well-formed XHTML, read as a browser repairs it
+            count = result.problems.count("; shown as") or 1
+            parts.append(
+                f"“{result.book.title}” had {count} damaged page file{'s' if count > 1 else ''}"
+                " that Margin repaired as a web browser would."
+            )
     if len(errors) == 1:
         parts.append(f"Not added: {errors[0]}")
     elif errors:

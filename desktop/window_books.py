@@ -176,11 +176,28 @@ class BookActions(_Base):
 
         if self.reader.book is None:
             return
-        page, ok = QInputDialog.getInt(
-            self, "Go to page", "Page:", self.reader.page, 1, self.reader.book.page_count
+        labels, count = self.reader.labels, self.reader.book.page_count
+        if not any(label != str(n) for n, label in enumerate(labels.labels, 1)):
+            page, ok = QInputDialog.getInt(
+                self, "Go to page", "Page:", self.reader.page, 1, self.reader.book.page_count
+            )
+            if ok:
+                self.reader.go_to_page(page)
+            return
+        # a book with printed page numbers: "40" is Margin's page, "p. 40" the printed one
+        text, ok = QInputDialog.getText(
+            self,
+            "Go to page",
+            f"Page (1–{count}), or a printed page as in the paper book (p. 40):",
+            text=str(self.reader.page),
         )
-        if ok:
-            self.reader.go_to_page(page)
+        if not ok:
+            return
+        target = labels.find(text, count)
+        if target is None:
+            self.statusBar().showMessage(f"This book has no page {text.strip()!r}.", 4000)
+            return
+        self.reader.go_to_page(target)
 
     def export_highlights(self) -> None:
         from core.export import export_file_name, export_highlights

@@ -78,7 +78,7 @@ def _is_image(name: str, media_type: str) -> bool:
 
 def _cover_candidates(arc: EpubArchive) -> list[str]:
     """Archive names that may hold the cover image, best first."""
-    from core.books.epub import _find_opf, _local, _xml
+    from core.books.epubzip import _find_opf, _local, _xml
     from core.books.htmlblocks import resolve_relative
 
     opf_path = _find_opf(arc)

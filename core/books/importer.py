@@ -41,6 +41,7 @@ STALE_TEMP_S = 5.0  # a temporary copy is locked within microseconds of being cr
 class ImportResult:
     book: BookInfo
     already_present: bool
+    problems: str = ""  # what the parser repaired (not-well-formed XHTML), for people
 
 
 def _not_a_file(path: Path) -> BookError:
@@ -164,9 +165,10 @@ def import_book(
         len(parsed.pages),
         len(chunks),
     )
+    problems = parsed.extra.get("problems", "")
     del parsed, chunks
     give_back_memory()  # the parsed book is freed: hand its pages back to the system
-    return ImportResult(library.get_book(book_id), already_present=False)
+    return ImportResult(library.get_book(book_id), already_present=False, problems=problems)
 
 
 def _named(library: Library, sha: str) -> bool:

@@ -21,8 +21,10 @@ from core.books.model import Block, Chapter, PageContent
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])[\"'”’)\]]*\s+")
 _CLAUSE_END = re.compile(r"(?<=[;:—])\s+")
 _NOTE_MARK = re.compile(r"\[(\d{1,4}|[*†‡§¶])\]")
+_TAG = re.compile(r"<[^>]*>")
+_HEADING = re.compile(r"<h[1-6][^>]*>.*?</h[1-6]>", re.S)
 _ANCHOR_NAME = re.compile(r'<a name="([^"]*)"></a>')
-_NOTE_HREF = re.compile(r'href="margin:([^"]*)"')
+_LINK_HREF = re.compile(r'(class="noteref" )?href="margin:([^"]*)"')
 HEADING_KINDS = frozenset(["h1", "h2", "h3", "h4", "h5", "h6"])
 SUBTITLE_CHARS = 120
 SMALL_TAIL = 200
@@ -175,28 +177,45 @@ def split_html(frag: str, text: str, parts: list[str]) -> list[str] | None:
     return pieces if len(pieces) == len(parts) else None
 
 
-def resolve_note_links(pages: list[PageContent]) -> list[PageContent]:
-    """Turn the note links the parser left (``href="margin:DOC#ID"``) into links to the page
-    where their target landed (``href="page:N"``); a link whose target is not in the book
-    is left without a destination (``page:0``)."""
-    if not any(p.html and "margin:" in p.html for p in pages):
+def resolve_note_links(
+    pages: list[PageContent], keep: frozenset[str] = frozenset()
+) -> list[PageContent]:
+    """Turn the links the parser left inside the book (``href="margin:DOC#ID"``: note
+    references, back links, cross-references) into links to the page where their target
+    landed (``href="page:N"``). A link to an id that left no anchor goes to its document's
+    first page (``DOC#``); one whose target is not in the book is left without a destination
+    (``page:0``). A note reference names its note (``page:N#DOC#ID``) and keeps the note's
+    anchor, so the reader can show the note in a pop-up; anchors named in ``keep`` (where
+    printed pages start) stay too; other anchors are dropped."""
+    if not any(p.html and ("margin:" in p.html or "<a name=" in p.html) for p in pages):
         return pages
     where: dict[str, int] = {}
     for page in pages:
         if page.html and "<a name=" in page.html:
             for name in _ANCHOR_NAME.findall(page.html):
                 where.setdefault(name, page.number)
+    noted: set[str] = set()
 
     def link(match: re.Match[str]) -> str:
-        return f'href="page:{where.get(match.group(1), 0)}"'
+        target = match.group(2)  # escaped as the anchors' names are
+        page = where.get(target) or where.get(target.partition("#")[0] + "#", 0)
+        if match.group(1) and page and target in where:
+            noted.add(target)
+            return f'class="noteref" href="page:{page}#{target}"'
+        return f'href="page:{page}"'
 
-    def resolved(page: PageContent) -> PageContent:
-        if not page.html or ("margin:" not in page.html and "<a name=" not in page.html):
-            return page
-        # the anchors were only there to find the pages: the links now name them
-        return replace(page, html=_ANCHOR_NAME.sub("", _NOTE_HREF.sub(link, page.html)))
+    def anchor(match: re.Match[str]) -> str:
+        return match.group(0) if match.group(1) in noted or match.group(1) in keep else ""
 
-    return [resolved(page) for page in pages]
+    linked = [
+        _LINK_HREF.sub(link, p.html) if p.html and "margin:" in p.html else p.html for p in pages
+    ]
+    return [
+        replace(page, html=_ANCHOR_NAME.sub(anchor, text))
+        if text is not None and "<a name=" in text
+        else (replace(page, html=text) if text is not page.html else page)
+        for page, text in zip(pages, linked, strict=True)
+    ]
 
 
 def block_html(block: Block) -> str:
@@ -288,7 +307,9 @@ def _next_page(groups: list[list[Block]], where: list[int]) -> tuple[list[Block]
     return moved, sum(len(b.text) + 2 for b in moved)
 
 
-def paginate_blocks(chapters: Sequence[Chapter], *, target: int = 2000) -> Pagination:
+def paginate_blocks(
+    chapters: Sequence[Chapter], *, target: int = 2000, keep: frozenset[str] = frozenset()
+) -> Pagination:
     """``paginate`` that also records the page of every block."""
     pages: list[PageContent] = []
     first_pages: list[int] = []
@@ -345,4 +366,29 @@ def paginate_blocks(chapters: Sequence[Chapter], *, target: int = 2000) -> Pagin
         last = max(len(pages), 1)
         first_pages = [min(p, last) for p in first_pages]
         block_pages = [[min(p, last) for p in row] for row in block_pages]
-    return Pagination(resolve_note_links(pages), first_pages, block_pages)
+    return Pagination(resolve_note_links(pages, keep), first_pages, block_pages)
+
+
+def printed_labels(pages: list[PageContent], marks: dict[str, str]) -> list[PageContent]:
+    """Label each page with the printed page it starts in (``marks``: anchor name → printed
+    label, from an EPUB's page-list): the mark at the page's very top, else the last mark
+    before it (headings above a mark do not count: a chapter's title is on its first
+    printed page); the page holding the first mark is that printed page. Pages before it
+    keep their own number."""
+    current = ""
+    out = []
+    for page in pages:
+        label = current
+        found = [
+            (m.start(), m.group(1))
+            for m in _ANCHOR_NAME.finditer(page.html or "")
+            if m.group(1) in marks
+        ]
+        if found:
+            # only headings above the mark: the chapter starts on that printed page
+            before = _TAG.sub("", _HEADING.sub("", (page.html or "")[: found[0][0]]))
+            if not before.strip() or not current:
+                label = marks[found[0][1]]
+            current = marks[found[-1][1]]
+        out.append(replace(page, label=label or str(page.number)))
+    return out

@@ -8,7 +8,7 @@ from stat import S_ISDIR, S_ISREG
 
 from core.books.limits import DEFAULT_LIMITS, Limits, human_size, too_large
 from core.books.model import BookFormat, ParsedBook, TocItem
-from core.books.pages import paginate_blocks
+from core.books.pages import paginate_blocks, printed_labels
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
 
@@ -135,8 +135,11 @@ def parse_book(
     if cancel is not None:
         cancel.check()
     progress(0.9, "Cutting pages")
-    cut = paginate_blocks(book.chapters, target=PAGE_TARGET)
-    pages = cut.pages
+    marks = dict(
+        line.split("\t", 1) for line in book.extra.get("page_list", "").splitlines() if "\t" in line
+    )
+    cut = paginate_blocks(book.chapters, target=PAGE_TARGET, keep=frozenset(marks))
+    pages = printed_labels(cut.pages, marks) if marks else cut.pages
     if not pages:
         raise BookError(BookCode.EMPTY, f"{path.name} has no text in it.")
     if len(pages) > limits.max_pages:

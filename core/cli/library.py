@@ -59,12 +59,19 @@ def cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
             prepare_book(ctx.library.db, book.id)
         if args.json:
             results.append(
-                {"file": name, "already_present": result.already_present, "book": _book_json(book)}
+                {
+                    "file": name,
+                    "already_present": result.already_present,
+                    "book": _book_json(book),
+                    "repaired": result.problems,
+                }
             )
         elif result.already_present:
             say(f"{book.id}\t{book.title}\t(already in the library)")
         else:
             say(f"{book.id}\t{book.title}\t{book.page_count} pages")
+            if result.problems:
+                say(f"margin: {path.name}: repaired: {result.problems}", file=sys.stderr)
     if args.json:
         ctx.print_json(results)
     return 1 if failed else 0

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 # 2: contents anchors resolved to their pages (schema v5); 3: the book's own text in the pages
 # (note markers, numbered endnotes, verse lines, alt text; core/books, issue 33)
-PARSER_VERSION = 3
+PARSER_VERSION = 4  # 4: EPUB links, MathML, fallbacks, printed pages (issue 29)
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,17 @@ class Footer(QLabel):
         self._progress = ""
         self._note = ""
 
-    def show_progress(self, session: ReadingSession, chapter: str, chapters: Chapters) -> None:
-        """Chapter, page, percent and the time left in the chapter at the reader's pace, and
+    def show_progress(
+        self, session: ReadingSession, chapter: str, chapters: Chapters, printed: str = ""
+    ) -> None:
+        """Chapter, page (and the printed page of the paper book, from an EPUB's page-list or
+        a PDF's labels), percent and the time left in the chapter at the reader's pace, and
         the looking-ahead note."""
         page, total = session.page, session.page_count
-        parts = [chapter, f"p. {page} of {total}", f"{round(100 * page / total)}%"]
+        where = f"p. {page} of {total}"
+        if printed and printed != str(page):
+            where += f" (p. {printed} in print)"
+        parts = [chapter, where, f"{round(100 * page / total)}%"]
         left = chapters.left_from(page)
         self._note = session.bound_note()
         if left and not self._note:  # (looking ahead: the note takes the room)

@@ -312,13 +312,14 @@ class PagedFlow(TextMarks):
 
     def _in_column(self, column: Column, call: object) -> QTextCursor:
         bar = self.verticalScrollBar()
-        keep, busy = bar.value(), self._busy
+        keep, busy, screen = bar.value(), self._busy, self._columns
         self._busy = True
         try:
             bar.setValue(self._offset_of(column))
             return call()  # type: ignore[operator]
         finally:
-            bar.setValue(keep)
+            if self._columns is screen:  # a clicked link may have laid out another screen
+                bar.setValue(keep)
             self._busy = busy
 
     def _route(self, event: QMouseEvent, handler: object) -> None:

@@ -24,6 +24,20 @@ class PageLabels:
     def short(self, page: int) -> str:
         return self.printed(page) or str(page)
 
+    def find(self, text: str, page_count: int) -> int | None:
+        """The page a reader typed: "40" is Margin's page 40; "p. 40", "p40" or a label no
+        number can be ("xii") is the page where that printed page starts."""
+        text = " ".join(text.split()).lower()
+        printed = text.removeprefix("p.").removeprefix("p").strip() if text[:1] == "p" else ""
+        if text.isdigit() and not printed:
+            number = int(text)
+            return number if 1 <= number <= page_count else None
+        wanted = printed or text
+        for number, label in enumerate(self.labels, 1):
+            if label.lower() == wanted:
+                return number
+        return None
+
     def long(self, page: int) -> str:
         """ "p. 12", or "p. 14 (xii)" when the printed number differs."""
         label = self.short(page)

@@ -332,7 +332,8 @@ class Reader(QWidget):
         chapter = self.current_chapter()
         title = chapter.text(0) if chapter is not None else ""
         if self.session is not None:
-            self.footer.show_progress(self.session, title, self.chapters)
+            printed = self.labels.printed(self.session.page)
+            self.footer.show_progress(self.session, title, self.chapters, printed)
 
     def zoom_in(self) -> None:
         """A PDF's scale, or a text's font size (remembered for every book)."""

@@ -23,6 +23,9 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from core.books.model import PageContent
 from core.errors import MarginError
+from desktop.reader.book_fonts import apply_book_fonts
+from desktop.reader.book_images import decode_image, placeholder
+from desktop.reader.links import data_image, follow_link
 from desktop.reader.typography import Typography, book_font, side_margin
 from desktop.theme import THEMES, Theme, page_css
 
@@ -124,6 +127,8 @@ class PageFlow(QTextBrowser):
         if url.scheme() == "book" and self.book_file is not None and self.format == "epub":
             image = self._image(url)
             return image if image is not None else QByteArray()
+        if url.scheme() == "data":  # an image the book carries inline (links.py)
+            return data_image(url) or QByteArray()
         PageFlow.blockedRequests += 1
         return QByteArray()  # no network, no local files outside the book
 
@@ -136,13 +141,15 @@ class PageFlow(QTextBrowser):
         except MarginError as exc:
             log.info("image not shown: %s", exc.message)
             return None
-        image = QImage.fromData(data)
-        if image.isNull():
+        image = decode_image(data) or placeholder(data)  # SVG at a bounded size too
+        if image is None:
             return None
         self._images[url.toString()] = image.size()
         return image
 
     def _link(self, url: QUrl) -> None:
+        if follow_link(self, url):  # links.py: notes, jumps, asking before a browser
+            return
         if url.scheme() == "page":  # core.books.pages.resolve_note_links
             number = url.path()
             if number.isdigit() and int(number) > 0:
@@ -191,6 +198,7 @@ class PageFlow(QTextBrowser):
 
     def _reset(self, page: int) -> None:
         doc = self.document()
+        apply_book_fonts(self)  # book_fonts.py: the book's embedded faces, when its styles are on
         # an image's line must not get the text's 140% line height (a gap under each picture)
         doc.setDefaultStyleSheet(
             page_css(self.theme, self.font_size, self.typography)
@@ -241,6 +249,9 @@ class PageFlow(QTextBrowser):
             if natural is None and url.scheme() == "book" and self.book_file is not None:
                 self._image(url)
                 natural = self._images.get(url.toString())
+            elif natural is None and url.scheme() == "data":  # links.py (decoded once)
+                inline = data_image(url)
+                natural = inline.size() if inline is not None else None
             if natural is None or natural.width() <= column:
                 return tag
             return tag.replace("<img", f'<img width="{column}"', 1)

@@ -111,7 +111,7 @@ def test_note_reference_is_kept_apart_and_the_word_is_found(
     page = library.page(book.id, 1)
     assert page.html is not None
     # the window shows the number as a superscript link to the page of its note
-    assert re.search(r'<sup><a href="page:\d+">1</a></sup>', page.html)
+    assert re.search(r'<sup><a class="noteref" href="page:\d+#[^"]+">1</a></sup>', page.html)
 
 
 def test_endnotes_are_numbered_and_linked_both_ways(tmp_path: Path) -> None:
@@ -125,7 +125,7 @@ def test_endnotes_are_numbered_and_linked_both_ways(tmp_path: Path) -> None:
     ref_page = next(p for p in book.pages if "March,[1]" in p.text)
     assert notes_page.html and ref_page.html
     # reference → note, and note → reference (also from a back link in its own paragraph)
-    assert f'<sup><a href="page:{notes_page.number}">1</a></sup>' in ref_page.html
+    assert f'<sup><a class="noteref" href="page:{notes_page.number}#' in ref_page.html
     assert notes_page.html.count(f'<a href="page:{ref_page.number}">↩</a>') == 2
     assert "margin:" not in notes_page.html + ref_page.html
 

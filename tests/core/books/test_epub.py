@@ -64,7 +64,7 @@ def test_nav_toc_preferred_and_ncx_fallback(tmp_path: Path) -> None:
     assert [t.chapter for t in ncx_only.toc] == [0, 1]
 
 
-def test_non_linear_and_image_only_cover_skipped(tmp_path: Path) -> None:
+def test_non_linear_kept_after_the_main_flow_and_image_only_cover_skipped(tmp_path: Path) -> None:
     path = make_epub(
         tmp_path / "b.epub",
         [("Notes", "<p>Secret endnote text</p>"), ("Story", paragraphs(3))],
@@ -78,15 +78,19 @@ def test_non_linear_and_image_only_cover_skipped(tmp_path: Path) -> None:
         },
     )
     book = parse_book(path)
-    assert len(book.chapters) == 1
-    assert book.chapters[0].title == "Story"
-    assert not any("Secret endnote" in p.text for p in book.pages)
+    # linear="no" is kept (its text is the book's), after the main flow
+    assert [c.title for c in book.chapters] == ["Story", "Notes"]
+    assert "Secret endnote" in book.pages[-1].text
+    assert not any("[Illustration" in p.text for p in book.pages)
 
 
 def test_images_resolve_inside_book_and_remote_dropped(tmp_path: Path) -> None:
     body = '<p>Look <img src="pics/a.png" alt="A"/> and <img src="http://evil.example/x.png"/></p><script>alert(1)</script>'
     path = make_epub(
-        tmp_path / "img.epub", [("Pics", body)], extra_files={"OEBPS/pics/a.png": b"PNGDATA"}
+        tmp_path / "img.epub",
+        [("Pics", body)],
+        extra_files={"OEBPS/pics/a.png": b"PNGDATA"},
+        extra_manifest='<item id="a" href="pics/a.png" media-type="image/png"/>',
     )
     book = parse_book(path)
     html = book.pages[0].html or ""

@@ -32,7 +32,7 @@ def test_clicking_a_note_reference_opens_its_note_and_back_returns(
     view = reader.view
     assert isinstance(view, TextView)
     page = library.page(book.id, 1)
-    assert page.html is not None and '<sup><a href="page:' in page.html
+    assert page.html is not None and '<sup><a class="noteref" href="page:' in page.html
     notes_page = next(
         p.number for p in library.pages(book.id, 1, book.page_count) if "[1] John Rae" in p.text
     )

@@ -1,0 +1,108 @@
+"""The parts of an EPUB's documents a browser handles before the HTML walk: which image a
+reference shows, spine items that are pictures (SVG documents, images with a described
+fallback), and whether a document is well-formed XML (reported, then read as a browser
+repairs it).
+"""
+
+from __future__ import annotations
+
+import html
+import posixpath
+import re
+from xml.parsers import expat
+
+from selectolax.lexbor import LexborHTMLParser
+
+from core.books.epubpackage import Package, SpineDoc, _resolve
+from core.books.epubzip import EpubArchive
+from core.books.htmlblocks import html_document
+from core.books.htmlbuilder import _clean, illustration
+from core.books.model import Block
+
+MAX_DATA_URL = 2 * 1024 * 1024
+"""A ``data:`` image larger than this is not kept in the page (its alt text is)."""
+DATA_IMAGE = re.compile(r"data:image/(png|jpeg|jpg|gif|webp|svg\+xml|bmp)[;,]", re.I)
+_SUBSET = re.compile(rb"<!DOCTYPE[^\[>]*\[(.*?)\]\s*>", re.S | re.I)
+_DECLARED = re.compile(rb"<!ENTITY\s+%?\s*([\w.-]+)")
+
+
+def book_image(pkg: Package, arc: EpubArchive, doc_dir: str, src: str) -> str | None:
+    """The URL the page shows for an image reference: a ``data:`` image as it is, or
+    ``book:/PATH`` for a file the manifest lists (following its fallbacks to a type the
+    view draws); None for anything else (the page shows the alt text instead)."""
+    src = src.strip()
+    if src[:5].lower() == "data:":
+        return src if DATA_IMAGE.match(src) and len(src) <= MAX_DATA_URL else None
+    target = _resolve(doc_dir, src)
+    if target is None or target not in pkg.listed:
+        return None
+    shown = pkg.image_for(target)
+    return f"book:/{shown}" if shown and arc.has(shown) else None
+
+
+def strip_subset(data: bytes) -> bytes:
+    """Remove an internal DTD subset (``<!DOCTYPE html [ ... ]>``) and the references to
+    the entities it declares: a browser shows neither, and nothing is ever expanded."""
+    head = data[:65536]
+    match = _SUBSET.search(head)
+    if match is None:
+        return data
+    names = set(_DECLARED.findall(match.group(1)))
+    body = data[: match.start()] + b"<!DOCTYPE html>" + data[match.end() :]
+    for name in names:
+        body = body.replace(b"&" + name + b";", b"")
+    return body
+
+
+def xml_problem(data: bytes) -> str:
+    """Why an XHTML document is not well-formed XML ("" when it is). The reader still shows
+    it as a browser's HTML parser repairs it; the book's details report the problem."""
+    parser = expat.ParserCreate(namespace_separator=" ")
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    try:
+        parser.Parse(strip_subset(data), True)
+    except expat.ExpatError as exc:
+        reason = expat.ErrorString(exc.code) if exc.code else str(exc)
+        if "undefined entity" in reason:
+            return ""  # HTML entities (&nbsp;) that the XHTML DTD would define
+        return f"not well-formed XML (line {exc.lineno}: {reason}); shown as a browser repairs it"
+    return ""
+
+
+def svg_text(data: bytes) -> str:
+    """The words an SVG document draws (its ``<text>`` elements), for search and the model."""
+    tree = LexborHTMLParser(data.decode("utf-8", errors="replace"))
+    return _clean(" ".join(node.text(separator=" ") for node in tree.css("text")))
+
+
+def picture_document(
+    arc: EpubArchive, pkg: Package, doc: SpineDoc, ref_labels: dict[str, str]
+) -> tuple[str, list[Block], dict[str, int]]:
+    """A spine item that is a picture: an SVG document (drawn, its words as the page's
+    text) or an image (drawn, the XHTML fallback that describes it as its text)."""
+    data = arc.read(doc.path)
+    if doc.kind == "svg":
+        words = svg_text(data)
+    elif doc.text_from and arc.has(doc.text_from):
+        _, blocks, _ = html_document(
+            arc.read(doc.text_from), doc=doc.text_from, ref_labels=ref_labels
+        )
+        words = " ".join(b.text for b in blocks if b.text)
+    else:
+        words = ""
+    alt = html.escape(words)
+    frag = f'<img src="book:/{html.escape(doc.path)}" alt="{alt}">'
+    if doc.kind == "svg" and b"<image" in data:
+        # an SVG page wrapping raster images (a scanned page, a comic panel): the images
+        # themselves, since an SVG drawn from memory cannot reach the files beside it
+        tree = LexborHTMLParser(data.decode("utf-8", errors="replace"))
+        urls = [
+            book_image(pkg, arc, posixpath.dirname(doc.path), href)
+            for node in tree.css("image")
+            if (href := node.attributes.get("xlink:href") or node.attributes.get("href"))
+        ]
+        if urls and all(urls):
+            frag = "".join(f'<img src="{html.escape(u or "")}" alt="{alt}">' for u in urls)
+    text = words if doc.kind == "svg" else illustration(words)
+    title = posixpath.splitext(posixpath.basename(doc.path))[0]
+    return title, [Block("img", text, frag)], {}

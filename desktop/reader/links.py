@@ -1,0 +1,191 @@
+"""Links on a book page, as a reader expects them (KOReader's ``readerlink``).
+
+- A link inside the book (``page:N``) jumps there; the reader remembers the jump for Back and
+  a jump is not reading (``core/reading.py``). The page flow does that itself.
+- A note reference (``page:N#DOC#ID``, made by ``core.books.pages.resolve_note_links``) opens
+  a pop-up with the note's text, and a "Go to the note" link that jumps to it.
+- A web or e-mail link asks first, then hands the address to the system; when nothing opens
+  it, the reader is told so (with the address to copy).
+- ``data:`` images the book carries inline are decoded here for the view.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QPoint, Qt, QUrl
+from PySide6.QtGui import QCursor, QDesktopServices, QImage, QTextCursor
+from PySide6.QtWidgets import QFrame, QLabel, QMessageBox, QVBoxLayout, QWidget
+from selectolax.lexbor import LexborHTMLParser
+
+from desktop.reader.book_images import data_url_bytes, decode_image
+
+if TYPE_CHECKING:
+    from desktop.reader.text_flow import PageFlow
+
+log = logging.getLogger(__name__)
+NOTE_BLOCKS = ("p", "li", "div", "aside", "section", "blockquote", "dd", "td")
+MAX_NOTE_CHARS = 1500
+
+
+def data_image(url: QUrl) -> QImage | None:
+    """An inline ``data:`` picture, decoded once for the page's fitting and drawing."""
+    return _data_image(url.toString(QUrl.ComponentFormattingOption.FullyDecoded))
+
+
+@lru_cache(maxsize=32)
+def _data_image(url: str) -> QImage | None:
+    data = data_url_bytes(url)
+    return decode_image(data) if data else None
+
+
+def note_html(page_html: str, name: str) -> str:
+    """The note anchored at ``name`` on a page: the HTML of the block holding the anchor
+    (its number and text), "" when it is not there."""
+    tree = LexborHTMLParser(page_html)
+    for anchor in tree.css("a[name]"):
+        if anchor.attributes.get("name") != name:
+            continue
+        node = anchor.parent
+        while node is not None and node.tag not in NOTE_BLOCKS and node.tag != "body":
+            node = node.parent
+        if node is None or node.tag == "body":
+            node = anchor.parent
+        text = node.text(separator="") if node is not None else ""
+        if len(text) > MAX_NOTE_CHARS:
+            return html.escape(text[:MAX_NOTE_CHARS].rsplit(" ", 1)[0] + " …")
+        return node.html or "" if node is not None else ""
+    return ""
+
+
+class NotePopup(QFrame):
+    """The note beside its reference: its text, and a link to where it stands."""
+
+    def __init__(self, flow: PageFlow, page: int, note: str) -> None:
+        super().__init__(flow, Qt.WindowType.Popup)
+        self.setObjectName("notePopup")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAccessibleName("Note")
+        self.page = page
+        self.flow = flow
+        theme = flow.theme  # the page's colours, so the note reads as part of the page
+        self.setStyleSheet(
+            f"#notePopup {{ background: {theme.background}; border: 1px solid {theme.link}; }}"
+            f"#notePopup QLabel {{ color: {theme.text}; background: transparent; }}"
+        )
+        layout = QVBoxLayout(self)
+        self.text = QLabel(note, self)
+        self.text.setMinimumWidth(280)
+        font = flow.document().defaultFont()  # the page's face, a little smaller
+        font.setPointSizeF(max(8.0, font.pointSizeF() * 0.9))
+        self.text.setFont(font)
+        self.text.setTextFormat(Qt.TextFormat.RichText)
+        self.text.setWordWrap(True)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.text.setMaximumWidth(460)
+        self.go = QLabel(f'<a href="go" style="color: {theme.link}">Go to the note</a>', self)
+        self.go.setAccessibleName("Go to the note")
+        self.go.linkActivated.connect(self._go)
+        layout.addWidget(self.text)
+        layout.addWidget(self.go, 0, Qt.AlignmentFlag.AlignRight)
+
+    def _go(self, _link: str = "") -> None:
+        self.close()
+        self.flow.pageLinkOpened.emit(self.page)
+
+    def show_at(self, where: QPoint) -> None:
+        self.adjustSize()
+        self.move(where)
+        self.show()
+
+
+def _below_link(flow: PageFlow, href: str) -> QPoint | None:
+    """Just below the link ``href`` on screen (where the reader clicked), in global
+    coordinates; None when it is not in the loaded text."""
+    doc = flow.document()
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            frag = it.fragment()
+            if frag.charFormat().isAnchor() and frag.charFormat().anchorHref() == href:
+                cursor = QTextCursor(doc)
+                cursor.setPosition(frag.position())
+                rect = flow.cursorRect(cursor)
+                return flow.viewport().mapToGlobal(QPoint(rect.left(), rect.bottom() + 4))
+            it += 1
+        block = block.next()
+    return None
+
+
+def open_note(flow: PageFlow, page: int, name: str, href: str = "") -> NotePopup | None:
+    """Show the note ``name`` (on ``page``) in a pop-up at the mouse; None when the note
+    cannot be found there (the caller jumps to the page instead)."""
+    loader = getattr(flow, "_loader", None)
+    if loader is None or not (0 < page <= flow.page_count):
+        return None
+    content = loader(page)
+    note = note_html(content.html or "", name)
+    if not note:
+        return None
+    for old in flow.findChildren(NotePopup):  # one note at a time
+        old.close()
+        old.setParent(None)
+        old.deleteLater()
+    popup = NotePopup(flow, page, note)
+    popup.show_at(_below_link(flow, href) or QCursor.pos() + QPoint(8, 12))
+    return popup
+
+
+def ask_to_open(parent: QWidget, url: QUrl, opened: object = None) -> QMessageBox:
+    """Ask before a web or e-mail link leaves the book; open it on Yes, and say so plainly
+    when the system has nothing to open it with. Not modal to the app: returns the box."""
+    target = url.toString()
+    what = "your e-mail program" if url.scheme() == "mailto" else "your web browser"
+    box = QMessageBox(
+        QMessageBox.Icon.Question,
+        "Open link?",
+        f"This link leaves the book and opens in {what}:\n\n{target}",
+        QMessageBox.StandardButton.Open | QMessageBox.StandardButton.Cancel,
+        parent,
+    )
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+
+    def done(result: int) -> None:
+        if result != QMessageBox.StandardButton.Open:
+            return
+        if callable(opened):
+            opened(target)
+        if not QDesktopServices.openUrl(url):
+            log.info("no program opened a link from a book")
+            fail = QMessageBox(
+                QMessageBox.Icon.Warning,
+                "Link not opened",
+                f"No program on this computer could open the link. You can copy it:\n\n{target}",
+                QMessageBox.StandardButton.Ok,
+                parent,
+            )
+            fail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            parent._link_failed = fail  # type: ignore[attr-defined]
+            fail.open()
+
+    box.finished.connect(done)
+    parent._link_box = box  # type: ignore[attr-defined]
+    box.open()
+    return box
+
+
+def follow_link(flow: PageFlow, url: QUrl) -> bool:
+    """Handle a clicked link; False leaves it to the page flow (a plain page jump)."""
+    if url.scheme() == "page" and url.hasFragment():
+        number = url.path()
+        name = url.fragment(QUrl.ComponentFormattingOption.FullyDecoded)
+        return number.isdigit() and open_note(flow, int(number), name, url.toString()) is not None
+    if url.scheme() in ("http", "https", "mailto"):
+        ask_to_open(flow, url, flow.linkOpened.emit)
+        return True
+    return False
