@@ -15,9 +15,11 @@ import peewee as pw
 
 from core.domain.book import ChunkContent as BookChunk
 from core.domain.book import ParsedBook
+from core.errors import StorageError
 from core.progress import CancelToken
 from core.store import models as m
-from core.store.records import PARSER_VERSION, BookInfo, LibraryBase
+from core.store.anchoring import reanchor
+from core.store.records import PARSER_VERSION, BookInfo, LibraryBase, page_texts
 
 log = logging.getLogger("core.store.library")
 
@@ -237,9 +239,16 @@ class BookContent(LibraryBase):
         self, book_id: int, *, parsed: ParsedBook, chunks: Sequence[BookChunk]
     ) -> BookInfo:
         """Read a book again (a newer reader): its pages, contents, chunks and search index
-        replaced in one transaction; notes, highlights and conversations stay."""
+        replaced in one transaction; highlights, notes, threads, citations, the page on
+        screen and ``read_to`` are found again by their words (``anchoring.reanchor``), and
+        what is not found is marked lost (``Library.lost_anchors``)."""
         book = self.get_book(book_id)
         count = len(parsed.pages)
+        try:
+            old_pages = page_texts(self.db, book_id)
+        except StorageError:  # damaged text: nothing to find the old places by
+            log.warning("book %d: old pages unreadable, places kept by number", book_id)
+            old_pages = []
         with self.db.atomic():
             rebuild = not self._unindex([book_id])
             for model in (m.Chunk, m.Page, m.TocEntry):
@@ -248,10 +257,21 @@ class BookContent(LibraryBase):
             if rebuild:  # the damaged chunks are gone: index what is left, then the new ones
                 self.repair_index()
             self._insert_content(book_id, parsed, chunks)
+            page, read_to = max(1, min(book.page, count)), max(1, min(book.read_to, count))
+            if old_pages:  # highlights, notes, threads, citations, positions: by their words
+                moved = reanchor(
+                    self.db,
+                    book_id,
+                    old_pages,
+                    [(p.number, p.text) for p in parsed.pages],
+                    page=book.page,
+                    read_to=book.read_to,
+                )
+                page, read_to = moved.page, moved.read_to
             m.Book.update(
                 page_count=count,
-                page=max(1, min(book.page, count)),
-                read_to=max(1, min(book.read_to, count)),
+                page=page,
+                read_to=read_to,
                 parser_version=PARSER_VERSION,
                 updated_at=m.utcnow(),
             ).where(m.Book.id == book_id).execute()

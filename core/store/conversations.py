@@ -18,6 +18,7 @@ from typing import Any
 
 import peewee as pw
 
+from core.anchors import TextQuote
 from core.domain.messages import (
     AssistantMessage,
     CitationRef,
@@ -27,11 +28,13 @@ from core.domain.messages import (
     TextPart,
     ToolCallRecord,
     Usage,
+    citation_to_json,
     parts_to_json,
 )
 from core.errors import BookCode, BookError, StorageError
 from core.store import models as m
 from core.store import owner
+from core.store.anchoring import overlaps, quote_for_selection, resolve_citations
 from core.store.history import (
     SHOWN_KINDS,
     TOOL_CALL_COLUMNS,
@@ -64,6 +67,19 @@ class ConversationInfo:
     created_at: dt.datetime
     updated_at: dt.datetime
     message_count: int
+    quote: TextQuote | None = None  # a thread's passage; None for a free conversation
+
+    @property
+    def is_thread(self) -> bool:
+        return self.quote is not None
+
+    @property
+    def about(self) -> str:
+        """ "About p. 40: “…”" — what a thread is anchored to ("" for a free one)."""
+        if self.quote is None:
+            return ""
+        words = self.quote.exact if len(self.quote.exact) <= 90 else self.quote.exact[:89] + "…"
+        return f"About p. {self.quote.page}: “{words}”"
 
 
 @dataclass(frozen=True)
@@ -101,16 +117,52 @@ class Conversations(ConversationHistory):
     @staticmethod
     def _info(row: Any) -> ConversationInfo:
         return ConversationInfo(
-            row.id, row.book_id, row.title, row.created_at, row.updated_at, int(row.shown or 0)
+            row.id,
+            row.book_id,
+            row.title,
+            row.created_at,
+            row.updated_at,
+            int(row.shown or 0),
+            TextQuote.from_json(row.quote),
         )
 
-    def create(self, book_id: int, title: str = "") -> ConversationInfo:
+    def create(
+        self, book_id: int, title: str = "", *, quote: TextQuote | None = None
+    ) -> ConversationInfo:
+        """A conversation about the book; with ``quote``, a thread about that passage."""
         if m.Book.get_or_none((m.Book.id == book_id) & (m.Book.status == "ready")) is None:
             raise BookError(
                 BookCode.NOT_FOUND, f"There is no book number {book_id} in the library."
             )
-        row = m.Conversation.create(book=book_id, title=title.strip() or DEFAULT_TITLE)
+        row = m.Conversation.create(
+            book=book_id,
+            title=title.strip() or DEFAULT_TITLE,
+            quote=None if quote is None else quote.to_json(),
+        )
         return self.get(row.id)
+
+    # threads ----------------------------------------------------------------------------
+
+    def threads(self, book_id: int) -> list[ConversationInfo]:
+        """The book's threads (conversations about a passage), in book order."""
+        rows = self._select().where(
+            (m.Conversation.book == book_id) & m.Conversation.quote.is_null(False)
+        )
+        found = [self._info(r) for r in rows]
+        return sorted(
+            (t for t in found if t.quote is not None),
+            key=lambda t: (t.quote.page, t.quote.start, t.id) if t.quote else (0, 0, t.id),
+        )
+
+    def thread_for(self, book_id: int, text: str, page: int, *, near: int = -1) -> ConversationInfo:
+        """The thread about the passage ``text`` on ``page`` (``near``: its offset in the
+        page's stored text, when known): the newest thread whose passage overlaps it, else a
+        new one anchored there."""
+        quote = quote_for_selection(self.db, book_id, text, page, near)
+        for thread in sorted(self.threads(book_id), key=lambda t: t.updated_at, reverse=True):
+            if thread.quote is not None and overlaps(thread.quote, quote):
+                return thread
+        return self.create(book_id, title_from(quote.exact), quote=quote)
 
     def get(self, conversation_id: int) -> ConversationInfo:
         row = self._select().where(m.Conversation.id == conversation_id).first()
@@ -239,6 +291,7 @@ class Conversations(ConversationHistory):
         run with no text keeps no answer message. Returns the answer's id. An answer longer
         than ``MAX_ANSWER_CHARS`` keeps its beginning and a note saying so."""
         text, message = capped_answer(text, message)
+        citations = resolve_citations(self.db, citations)  # the book's own words, exactly
         with self.db.atomic():
             m.Message.delete().where(m.Message.id == ids.placeholder_id).execute()
             answer_id: int | None = None
@@ -251,7 +304,7 @@ class Conversations(ConversationHistory):
                     content=parts_to_json(message.parts),
                     text=text,
                     status=status,
-                    citations=[c.__dict__ for c in citations],
+                    citations=[citation_to_json(c) for c in citations],
                 )
                 answer_id = int(row.id)
             m.Run.update(

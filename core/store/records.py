@@ -13,6 +13,7 @@ from typing import Any
 
 import peewee as pw
 
+from core.anchors import TextQuote
 from core.domain.book import PageContent
 from core.errors import BookCode, BookError
 from core.paths import Paths
@@ -75,6 +76,7 @@ class HighlightRecord:
     colour: str
     anchor: Any
     created_at: dt.datetime
+    quote: TextQuote | None = None  # its words, found again after a re-read
 
 
 @dataclass(frozen=True)
@@ -126,7 +128,8 @@ def page_texts(db: pw.SqliteDatabase, book_id: int) -> list[tuple[int, str]]:
 
 
 def _highlight(row: m.Highlight) -> HighlightRecord:
-    return _record(HighlightRecord, row)
+    record = _record(HighlightRecord, row)
+    return dataclasses.replace(record, quote=TextQuote.from_json(record.quote))
 
 
 def _note(row: m.Note) -> NoteRecord:
