@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,9 +20,9 @@ OLD_TARGET = 1400  # an "older version" cut pages of about 1,400 characters
 
 
 @pytest.fixture
-def library() -> Library:
+def library() -> Iterator[Library]:
     lib = Library.open(resolve_paths())
-    yield lib  # type: ignore[misc]
+    yield lib
     lib.close()
 
 
