@@ -394,3 +394,37 @@ def backfill(db: pw.SqliteDatabase) -> None:
             continue
         updates.append((_dumps([citation_to_json(c) for c in resolve_citations(db, refs)]), mid))
     db.cursor().executemany("UPDATE message SET citations = ? WHERE id = ?", updates)
+
+
+# marks in the margin -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AnchoredMark:
+    """A passage something is anchored to, for the reader's margin."""
+
+    kind: str  # thread | note
+    key: int  # the conversation (thread), the highlight or note (note)
+    page: int
+    start: int
+    exact: str
+
+
+def anchored_marks(db: pw.SqliteDatabase, book_id: int) -> list[AnchoredMark]:
+    """The book's threads, highlights with a note, and notes about a page, at their words
+    (what was lost after a re-read stays out: it is listed, not drawn at a guess)."""
+    out = []
+    for kind, sql in (
+        ("thread", "SELECT id, quote FROM conversation WHERE book_id = ? AND quote IS NOT NULL"),
+        (
+            "note",
+            "SELECT id, quote FROM highlight WHERE book_id = ? AND note != ''"
+            " AND quote IS NOT NULL",
+        ),
+        ("note", "SELECT -id, quote FROM note WHERE book_id = ? AND quote IS NOT NULL"),
+    ):
+        for row_id, raw in db.execute_sql(sql, (book_id,)).fetchall():
+            quote = TextQuote.from_json(_loads(raw))
+            if quote is not None and not quote.lost and quote.page > 0:
+                out.append(AnchoredMark(kind, int(row_id), quote.page, quote.start, quote.exact))
+    return sorted(out, key=lambda a: (a.page, a.start, a.kind))

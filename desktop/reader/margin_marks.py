@@ -1,0 +1,267 @@
+"""Marks in the margin beside anchored passages: a speech mark where a thread is about the
+passage, a note mark where a note is (a highlight's note, a note about a page). Clicking a
+mark asks for its thread or note (``requestThread``, ``requestNote``).
+
+The marks are a narrow strip laid over the view's left margin and use only the views'
+position API, so they follow any view that keeps it: a reflowable view's ``loaded`` stored
+pages, ``page_text``/``starts`` and ``cursorRect`` (a stored (page, offset) → a line on
+screen), and a PDF view's page rectangles and text layout. Only the marks of the pages laid
+out are placed, each once per layout (cached), so a screen turn costs a few lookups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPainterPath, QPaintEvent, QTextCursor
+from PySide6.QtWidgets import QWidget
+
+from core.anchors import collapse, stored_to_view, view_to_stored
+
+THREAD_RGB = (47, 111, 223)  # the thread mark: a blue speech mark
+NOTE_RGB = (214, 140, 0)  # the note mark: an amber page corner
+MARK_SIZE = 12
+
+
+@dataclass(frozen=True)
+class MarginMark:
+    kind: str  # "thread" | "note"
+    key: int  # the conversation's id (thread), the highlight's or note's id (note)
+    page: int
+    start: int  # where the passage starts in the page's stored text
+    exact: str  # its words
+
+
+def stored_offset(reader: Any, page: int, anchor: Any) -> int:
+    """Where a selection starts in its page's stored text (-1 when not known): the text
+    view's anchor counts one paragraph break where the stored text has a blank line."""
+    try:
+        start = anchor["start"]
+        if int(start["page"]) != page or reader.host.pages is None:
+            return -1
+        return view_to_stored(reader.host.pages.stored_text(page), int(start["offset"]))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return -1
+
+
+class _TextPlaces:
+    """Where marks go in a reflowable view."""
+
+    def __init__(self, view: Any, stored: Callable[[int], str]) -> None:
+        self.view = view
+        self.stored = stored
+        self._cache: dict[tuple[int, int], int] = {}
+        self._layout: tuple[int, ...] = ()
+
+    def _position(self, mark: MarginMark) -> int | None:
+        view = self.view
+        if mark.page not in view.loaded:
+            return None
+        layout = (*view.loaded, *view.starts)
+        if layout != self._layout:
+            self._cache.clear()
+            self._layout = layout
+        key = (mark.page, mark.start)
+        if key not in self._cache:
+            i = view.loaded.index(mark.page)
+            self._cache[key] = view.starts[i] + stored_to_view(self.stored(mark.page), mark.start)
+        return self._cache[key]
+
+    def line_y(self, mark: MarginMark) -> float | None:
+        position = self._position(mark)
+        if position is None:
+            return None
+        cursor = QTextCursor(self.view.document())
+        cursor.setPosition(min(position, self.view.document().characterCount() - 1))
+        rect = self.view.cursorRect(cursor)
+        return rect.top() + rect.height() / 2
+
+    def strip(self) -> QRect:
+        # the root frame's left margin is where the text column starts (it stands for the
+        # document margin on that side once set)
+        left = self.view.document().rootFrame().frameFormat().leftMargin()
+        width = int(max(MARK_SIZE + 6, left - 6))
+        return QRect(0, 0, width, self.view.viewport().height())
+
+    def scroll_signals(self) -> list[Any]:
+        return [self.view.verticalScrollBar().valueChanged]
+
+
+class _PdfPlaces:
+    """Where marks go in a PDF view: beside the line of the page where the words are."""
+
+    def __init__(self, view: Any) -> None:
+        self.view = view
+        self._cache: dict[tuple[int, str], float | None] = {}
+
+    def _point_y(self, mark: MarginMark) -> float | None:
+        key = (mark.page, mark.exact[:60])
+        if key not in self._cache:
+            self._cache[key] = self._find(mark)
+        return self._cache[key]
+
+    def _find(self, mark: MarginMark) -> float | None:
+        from desktop.reader.pdf_view import _raw_index
+
+        document = self.view.document
+        selection = document.getAllText(mark.page - 1)
+        full = selection.text() if selection.isValid() else ""
+        words = collapse(mark.exact)[:60]
+        at = collapse(full).lower().find(words.lower()) if words else -1
+        if at < 0:
+            return None
+        found = document.getSelectionAtIndex(mark.page - 1, _raw_index(full, at), len(words))
+        if not found.isValid() or not found.bounds():
+            return None
+        box = found.bounds()[0].boundingRect()
+        return box.top() + box.height() / 2
+
+    def line_y(self, mark: MarginMark) -> float | None:
+        view = self.view
+        if not 1 <= mark.page <= len(view.rects):
+            return None
+        rect = view.rects[mark.page - 1]
+        top = view.verticalScrollBar().value()
+        if rect.bottom() < top or rect.top() > top + view.viewport().height():
+            return None  # not on screen: not looked up
+        y = self._point_y(mark)
+        if y is None:
+            return None
+        return view.canvas.mapTo(view.viewport(), QPointF(0, rect.top() + y * view.scale)).y()
+
+    def strip(self) -> QRect:
+        view = self.view
+        left = view.rects[0].left() if view.rects else 0
+        x = int(view.canvas.mapTo(view.viewport(), QPointF(left, 0)).x())
+        return QRect(max(0, x), 0, MARK_SIZE + 10, view.viewport().height())
+
+    def scroll_signals(self) -> list[Any]:
+        return [
+            self.view.verticalScrollBar().valueChanged,
+            self.view.horizontalScrollBar().valueChanged,
+            self.view.zoomChanged,
+        ]
+
+
+class MarginMarks(QWidget):
+    """The strip of marks over a view's left margin."""
+
+    requestThread = Signal(int)  # conversation id
+    requestNote = Signal(object)  # MarginMark
+
+    def __init__(self, view: Any, stored: Callable[[int], str] | None = None) -> None:
+        super().__init__(view.viewport())
+        self.setObjectName("marginMarks")
+        self.view = view
+        self.places: Any = (
+            _TextPlaces(view, stored) if stored is not None and hasattr(view, "loaded") else None
+        ) or _PdfPlaces(view)
+        self.marks: list[MarginMark] = []
+        self._by_page: dict[int, list[MarginMark]] = {}
+        self._hits: list[tuple[QRectF, MarginMark]] = []
+        self.setAttribute(Qt.WidgetAttribute.WA_NoSystemBackground)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        for signal in self.places.scroll_signals():
+            signal.connect(self._moved)
+        view.viewport().installEventFilter(self)
+        self._place()
+        self.show()
+
+    def set_marks(self, marks: list[MarginMark]) -> None:
+        self.marks = marks
+        self._by_page = {}
+        for mark in marks:
+            self._by_page.setdefault(mark.page, []).append(mark)
+        self.update()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            self._place()
+        return False
+
+    def _place(self) -> None:
+        self.setGeometry(self.places.strip())
+        self.raise_()
+
+    def _moved(self, *_: object) -> None:
+        self._place()
+        self.update()
+
+    def visible_marks(self) -> list[tuple[float, MarginMark]]:
+        """The marks on screen with the middle of their line (in this strip's coordinates)."""
+        pages = getattr(self.view, "loaded", None) or list(self._by_page)
+        out = []
+        height = self.height()
+        for page in pages:
+            for mark in self._by_page.get(page, ()):
+                y = self.places.line_y(mark)
+                if y is not None and -MARK_SIZE <= y <= height + MARK_SIZE:
+                    out.append((y, mark))
+        return out
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self._hits = []
+        taken: set[tuple[int, str]] = set()
+        right = self.width() - 4
+        for y, mark in sorted(self.visible_marks(), key=lambda m: (m[0], m[1].kind)):
+            line = (round(y / 4), mark.kind)
+            if line in taken:
+                continue  # one mark of a kind per line
+            taken.add(line)
+            x = right - MARK_SIZE if mark.kind == "thread" else right - 2 * MARK_SIZE - 3
+            box = QRectF(x, y - MARK_SIZE / 2, MARK_SIZE, MARK_SIZE)
+            (self._thread if mark.kind == "thread" else self._note)(painter, box)
+            self._hits.append((box.adjusted(-3, -3, 3, 3), mark))
+        painter.end()
+
+    @staticmethod
+    def _thread(painter: QPainter, box: QRectF) -> None:
+        """A speech mark: a rounded bubble with a tail."""
+        path = QPainterPath()
+        body = QRectF(box.left(), box.top(), box.width(), box.height() * 0.78)
+        path.addRoundedRect(body, 3, 3)
+        tail = QPainterPath()
+        tail.moveTo(box.left() + box.width() * 0.25, body.bottom() - 1)
+        tail.lineTo(box.left() + box.width() * 0.2, box.bottom())
+        tail.lineTo(box.left() + box.width() * 0.55, body.bottom() - 1)
+        path = path.united(tail)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(*THREAD_RGB))
+        painter.drawPath(path)
+
+    @staticmethod
+    def _note(painter: QPainter, box: QRectF) -> None:
+        """A note mark: a small page with a folded corner."""
+        path = QPainterPath()
+        fold = box.width() * 0.35
+        path.moveTo(box.left(), box.top())
+        path.lineTo(box.right() - fold, box.top())
+        path.lineTo(box.right(), box.top() + fold)
+        path.lineTo(box.right(), box.bottom())
+        path.lineTo(box.left(), box.bottom())
+        path.closeSubpath()
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(*NOTE_RGB))
+        painter.drawPath(path)
+
+    def mark_at(self, x: float, y: float) -> MarginMark | None:
+        for box, mark in self._hits:
+            if box.contains(QPointF(x, y)):
+                return mark
+        return None
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        mark = self.mark_at(event.position().x(), event.position().y())
+        if mark is None or event.button() != Qt.MouseButton.LeftButton:
+            event.ignore()
+            return
+        if mark.kind == "thread":
+            self.requestThread.emit(mark.key)
+        else:
+            self.requestNote.emit(mark)
+        event.accept()
