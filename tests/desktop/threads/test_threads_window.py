@@ -23,7 +23,8 @@ SHOTS = Path("/work/wt/shots/threads")
 
 
 def _close(colour: QColor, rgb: tuple[int, int, int], slack: int = 40) -> bool:
-    return all(abs(a - b) <= slack for a, b in zip(colour.getRgb()[:3], rgb, strict=True))
+    have = (colour.red(), colour.green(), colour.blue())
+    return all(abs(a - b) <= slack for a, b in zip(have, rgb, strict=True))
 
 
 def _mark_pixels(marks: MarginMarks, kind: str) -> list[QColor]:
@@ -136,7 +137,9 @@ def test_a_question_about_a_passage_is_a_thread_marked_in_the_margin(
         qtbot.waitUntil(lambda: chat.conversation_id == thread.id, timeout=5000)
         qtbot.waitUntil(lambda: chat.thread_header.isVisible(), timeout=5000)
         assert view.marked()
-        a, b = view.mark_position()
+        marked = view.mark_position()
+        assert marked is not None
+        a, b = marked
         cursor = QTextCursor(view.document())
         cursor.setPosition(a)
         cursor.setPosition(b, QTextCursor.MoveMode.KeepAnchor)
