@@ -162,7 +162,7 @@ class Conversations(ConversationHistory):
         for thread in sorted(self.threads(book_id), key=lambda t: t.updated_at, reverse=True):
             if thread.quote is not None and overlaps(thread.quote, quote):
                 return thread
-        return self.create(book_id, title_from(quote.exact), quote=quote)
+        return self.create(book_id, quote=quote)  # named by its first question
 
     def get(self, conversation_id: int) -> ConversationInfo:
         row = self._select().where(m.Conversation.id == conversation_id).first()

@@ -53,22 +53,19 @@ class _TextPlaces:
     def __init__(self, view: Any, stored: Callable[[int], str]) -> None:
         self.view = view
         self.stored = stored
-        self._cache: dict[tuple[int, int], int] = {}
-        self._layout: tuple[int, ...] = ()
+        # a mark's offset in its page as the view lays it out: found once (it depends on the
+        # stored text only), placed from the page's start on every paint
+        self._offsets: dict[tuple[int, int], int] = {}
 
     def _position(self, mark: MarginMark) -> int | None:
         view = self.view
         if mark.page not in view.loaded:
             return None
-        layout = (*view.loaded, *view.starts)
-        if layout != self._layout:
-            self._cache.clear()
-            self._layout = layout
         key = (mark.page, mark.start)
-        if key not in self._cache:
-            i = view.loaded.index(mark.page)
-            self._cache[key] = view.starts[i] + stored_to_view(self.stored(mark.page), mark.start)
-        return self._cache[key]
+        offset = self._offsets.get(key)
+        if offset is None:
+            offset = self._offsets[key] = stored_to_view(self.stored(mark.page), mark.start)
+        return int(view.starts[view.loaded.index(mark.page)]) + offset
 
     def line_y(self, mark: MarginMark) -> float | None:
         position = self._position(mark)
@@ -87,6 +84,9 @@ class _TextPlaces:
         return QRect(0, 0, width, self.view.viewport().height())
 
     def scroll_signals(self) -> list[Any]:
+        return []  # the strip stays put; a scroll only repaints it
+
+    def moved_signals(self) -> list[Any]:
         return [self.view.verticalScrollBar().valueChanged]
 
 
@@ -138,12 +138,11 @@ class _PdfPlaces:
         x = int(view.canvas.mapTo(view.viewport(), QPointF(left, 0)).x())
         return QRect(max(0, x), 0, MARK_SIZE + 10, view.viewport().height())
 
-    def scroll_signals(self) -> list[Any]:
-        return [
-            self.view.verticalScrollBar().valueChanged,
-            self.view.horizontalScrollBar().valueChanged,
-            self.view.zoomChanged,
-        ]
+    def scroll_signals(self) -> list[Any]:  # the pages move sideways: the strip follows
+        return [self.view.horizontalScrollBar().valueChanged, self.view.zoomChanged]
+
+    def moved_signals(self) -> list[Any]:
+        return [self.view.verticalScrollBar().valueChanged]
 
 
 class MarginMarks(QWidget):
@@ -166,6 +165,8 @@ class MarginMarks(QWidget):
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         for signal in self.places.scroll_signals():
             signal.connect(self._moved)
+        for signal in self.places.moved_signals():
+            signal.connect(self._moved)  # (the strip moves only when the column changed)
         view.viewport().installEventFilter(self)
         self._place()
         self.show()
@@ -183,8 +184,10 @@ class MarginMarks(QWidget):
         return False
 
     def _place(self) -> None:
-        self.setGeometry(self.places.strip())
-        self.raise_()
+        strip = self.places.strip()
+        if strip != self.geometry():
+            self.setGeometry(strip)
+            self.raise_()
 
     def _moved(self, *_: object) -> None:
         self._place()

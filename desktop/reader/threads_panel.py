@@ -93,9 +93,9 @@ class Threads(QObject):
             self.marks.deleteLater()
         self.marks = None
         if view is not None and self.book_id is not None:
-            pages = self.reader.host.pages
-            stored = pages.stored_text if pages is not None else None
-            self.marks = MarginMarks(view, stored if hasattr(view, "loaded") else None)
+            pages = self.reader.host.pages  # the pages the view reads, in batches, cached
+            text_view = pages is not None and hasattr(view, "loaded")
+            self.marks = MarginMarks(view, (lambda n: pages(n).text) if text_view else None)
             self.marks.requestThread.connect(self.open_thread)
             self.marks.requestNote.connect(self.open_note)
         self.refresh()
