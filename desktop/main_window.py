@@ -383,6 +383,10 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
 
     def open_page_request(self, request: OpenPageRequest) -> None:
         self.open_book(request.book_id, request.page, request.quote, near=request.near)
+        if request.near >= 0 and request.quote:  # an anchor: its words exactly
+            from desktop.reader.margin_marks import mark_exactly
+
+            mark_exactly(self.reader, request.page, request.near, request.quote)
 
     def _page_changed(self, book_id: int, page: int) -> None:
         self.statusBar().showMessage(f"Page {page}", 1500)

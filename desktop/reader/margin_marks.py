@@ -19,7 +19,7 @@ from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPainterPath, QPaintEvent, QTextCursor
 from PySide6.QtWidgets import QWidget
 
-from core.anchors import collapse, stored_to_view, view_to_stored
+from core.anchors import BookText, collapse, stored_to_view, view_to_stored
 
 THREAD_RGB = (47, 111, 223)  # the thread mark: a blue speech mark
 NOTE_RGB = (214, 140, 0)  # the note mark: an amber page corner
@@ -45,6 +45,30 @@ def stored_offset(reader: Any, page: int, anchor: Any) -> int:
         return view_to_stored(reader.host.pages.stored_text(page), int(start["offset"]))
     except (KeyError, TypeError, ValueError, AttributeError):
         return -1
+
+
+def mark_exactly(reader: Any, page: int, start: int, exact: str) -> bool:
+    """Mark the words ``exact`` that start at stored ``start`` of ``page`` exactly (a text
+    view marks a quote by searching its words, which stops at a paragraph break); False
+    when the words are not there or the view cannot."""
+    view, pages = reader.host.text_view(), reader.host.pages
+    if view is None or pages is None or page not in view.loaded or start < 0:
+        return False
+    if not hasattr(view, "mark_span"):
+        return False
+    stored = {n: pages(n).text for n in (page, page + 1) if n in view.loaded}
+    book = BookText(sorted(stored.items()))
+    words = collapse(exact)
+    first = book.position(page, start)
+    if not words or book.text[first : first + len(words)] != words:
+        return False
+    end_page, end = book.locate(first + len(words) - 1)
+
+    def at(n: int, offset: int) -> int:
+        return int(view.starts[view.loaded.index(n)]) + stored_to_view(stored[n], offset)
+
+    view.mark_span(at(page, start), at(end_page, end + 1))
+    return True
 
 
 class _TextPlaces:

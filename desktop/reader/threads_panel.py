@@ -11,11 +11,18 @@ from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.errors import MarginError
 from core.store.anchoring import AnchoredMark, anchored_marks
-from desktop.reader.margin_marks import MarginMark, MarginMarks
+from desktop.reader.margin_marks import MarginMark, MarginMarks, mark_exactly
 from desktop.tasks import in_background
 
 THREAD_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -145,13 +152,37 @@ class Threads(QObject):
         if thread is not None and thread.quote is not None:
             q = thread.quote
             self.reader.go_to_page(q.page, mark=q.exact, near=q.start)
+            mark_exactly(self.reader, q.page, q.start, q.exact)
 
     def open_note(self, mark: MarginMark) -> None:
         self.reader.go_to_page(mark.page, mark=mark.exact, near=mark.start)
+        mark_exactly(self.reader, mark.page, mark.start, mark.exact)
         if mark.key > 0:  # a highlight's note: the Highlights tab
             self.reader.side.setCurrentWidget(self.reader.side.highlights)
         elif hasattr(self.window, "open_notes"):
             self.window.open_notes()
+
+
+def show_lost(parent: QWidget, title: str, lost: list[Any]) -> None:
+    """After a re-read: what no longer matches the book's text, listed for the reader (it
+    stays at its old page, never moved by guess)."""
+    if not lost:
+        return
+    names = {"citation": "answer's source"}
+    lines = []
+    for a in lost[:12]:
+        words = " ".join(a.text.split())
+        short = words if len(words) <= 70 else words[:69] + "…"
+        lines.append(f"• p. {a.page}, {names.get(a.kind, a.kind)}: “{short}”")
+    if len(lost) > 12:
+        lines.append(f"… and {len(lost) - 12} more ('margin lost' lists them all).")
+    QMessageBox.information(
+        parent,
+        "Some passages were not found",
+        f"“{title}” was read again, and {len(lost)} of your highlights, notes, threads or "
+        "answers' sources no longer match its text. They stay at their old pages:\n\n"
+        + "\n".join(lines),
+    )
 
 
 def install_threads(window: Any) -> Threads:
