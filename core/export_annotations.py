@@ -55,6 +55,7 @@ def highlight_json(h: HighlightRecord) -> dict[str, Any]:
             "end": quote.end,
         },
         "lost": quote.lost,
+        "anchor": h.anchor,  # where the reader's view drew it (view offsets, or PDF polygons)
     }
 
 

@@ -10,6 +10,7 @@ few milliseconds (``busy_timeout``).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import signal
 import time
@@ -159,9 +160,16 @@ class Conversations(ConversationHistory):
         page's stored text, when known): the newest thread whose passage overlaps it, else a
         new one anchored there."""
         quote = quote_for_selection(self.db, book_id, text, page, near)
-        for thread in sorted(self.threads(book_id), key=lambda t: t.updated_at, reverse=True):
-            if thread.quote is not None and overlaps(thread.quote, quote):
-                return thread
+        rows = self.db.execute_sql(  # only the threads near the passage (a few ms at most)
+            "SELECT id, quote FROM conversation WHERE book_id = ? AND quote IS NOT NULL"
+            " AND json_extract(quote, '$.page') BETWEEN ? AND ?"
+            " ORDER BY updated_at DESC, id DESC",
+            (book_id, quote.page - 1, quote.end_page + 1),
+        ).fetchall()
+        for conversation_id, raw in rows:
+            stored = TextQuote.from_json(json.loads(raw))
+            if stored is not None and overlaps(stored, quote):
+                return self.get(int(conversation_id))
         return self.create(book_id, quote=quote)  # named by its first question
 
     def get(self, conversation_id: int) -> ConversationInfo:
