@@ -26,10 +26,15 @@ def library() -> Iterator[Library]:
     lib.close()
 
 
-def _old_import(library: Library, books_dir: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+def _old_import(
+    library: Library,
+    books_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str = "alice_in_wonderland.txt",
+) -> int:
     with monkeypatch.context() as patch:
         patch.setattr(parse_module, "PAGE_TARGET", OLD_TARGET)
-        return import_book(library, books_dir / "alice_in_wonderland.txt").book.id
+        return import_book(library, books_dir / name).book.id
 
 
 def _on_its_page(library: Library, book_id: int, page: int, words: str) -> bool:
@@ -53,10 +58,11 @@ def _answer(conversations: Conversations, conversation_id: int, cite: CitationRe
     )
 
 
+@pytest.mark.parametrize("name", ["alice_in_wonderland.txt", "alice_in_wonderland.epub"])
 def test_reimport_with_other_pages_keeps_everything_on_its_words(
-    library: Library, books_dir: Path, monkeypatch: pytest.MonkeyPatch
+    library: Library, books_dir: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    book_id = _old_import(library, books_dir, monkeypatch)
+    book_id = _old_import(library, books_dir, monkeypatch, name)
     old = library.get_book(book_id)
     texts = dict(library.page_texts(book_id))
     conversations = Conversations(library.db)
@@ -75,10 +81,10 @@ def test_reimport_with_other_pages_keeps_everything_on_its_words(
     note = library.add_note(book_id, "a note about this page", page=old.page_count // 3)
     note_words = collapse(texts[note.page or 1])[:40]
     thread_page = old.page_count // 2 + 5
-    thread_words = collapse(texts[thread_page])[100:170]
+    thread_words = collapse(texts[thread_page])[100:170].strip()
     thread = conversations.thread_for(book_id, thread_words, thread_page)
     cite_page = old.page_count - 10
-    cite_words = collapse(texts[cite_page])[200:260]
+    cite_words = collapse(texts[cite_page])[200:260].strip()
     _answer(conversations, thread.id, CitationRef(book_id, cite_page, cite_page, cite_words))
     library.set_position(book_id, old.page_count - 5)
     read_to_words = collapse(texts[old.page_count - 5])[-40:]
