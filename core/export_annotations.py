@@ -7,6 +7,7 @@ offset hint ride along under ``margin:`` keys that other tools ignore."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 from core.anchors import TextQuote, collapse
@@ -103,10 +104,37 @@ def thread_annotation(book: BookInfo, thread: Any, records: list[Any]) -> dict[s
     }
 
 
+def note_annotations(app: Any, book: BookInfo) -> list[dict[str, Any]]:
+    """Notes about a page, at the page's first words (Margin's own notes say so)."""
+    out = []
+    for note_id, text, raw, created, source in app.library.db.execute_sql(
+        "SELECT id, text, quote, created_at, source FROM note WHERE book_id = ?"
+        " AND quote IS NOT NULL ORDER BY id",
+        (book.id,),
+    ).fetchall():
+        quote = TextQuote.from_json(json.loads(raw))
+        if quote is None:
+            continue
+        out.append(
+            {
+                "id": f"urn:margin:book:{book.sha256}:note:{note_id}",
+                "type": "Annotation",
+                "motivation": "commenting",
+                "created": str(created).replace(" ", "T").split(".")[0] + "Z",
+                "body": {"type": "TextualBody", "value": text, "format": "text/plain"},
+                "target": _target(book, quote),
+                "margin:source": source,
+            }
+        )
+    return out
+
+
 def annotation_collection(app: Any, book_id: int) -> dict[str, Any]:
-    """The book's highlights and threads as a W3C Web Annotation collection (JSON-LD)."""
+    """The book's highlights, notes about a page and threads as a W3C Web Annotation
+    collection (JSON-LD)."""
     book = app.library.get_book(book_id)
     items = [highlight_annotation(book, h) for h in app.library.list_highlights(book_id)]
+    items += note_annotations(app, book)
     for thread in app.conversations.threads(book_id):
         items.append(thread_annotation(book, thread, app.conversations.history(thread.id)))
     items.sort(key=lambda a: (a["target"]["margin:page"], a["target"]["margin:start"]))
@@ -114,7 +142,7 @@ def annotation_collection(app: Any, book_id: int) -> dict[str, Any]:
         "@context": [CONTEXT, {"margin": MARGIN_NS}],
         "id": f"urn:margin:book:{book.sha256}:annotations",
         "type": "AnnotationCollection",
-        "label": f"{book.title} — highlights and threads",
+        "label": f"{book.title} — highlights, notes and threads",
         "total": len(items),
         "first": {"type": "AnnotationPage", "startIndex": 0, "items": items},
     }
