@@ -178,6 +178,7 @@ class MarginMarks(QWidget):
     def __init__(self, view: Any, stored: Callable[[int], str] | None = None) -> None:
         super().__init__(view.viewport())
         self.setObjectName("marginMarks")
+        self.setAccessibleName("Marks beside passages with threads or notes")
         self.view = view
         self.places: Any = (
             _TextPlaces(view, stored) if stored is not None and hasattr(view, "loaded") else None
