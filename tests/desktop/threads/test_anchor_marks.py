@@ -28,7 +28,7 @@ def _marked(view: Any) -> tuple[int, str]:
     cursor = QTextCursor(view.document())
     cursor.setPosition(marked[0])
     cursor.setPosition(marked[1], QTextCursor.MoveMode.KeepAnchor)
-    page, offset = view.page_offset(marked[0])
+    _page, offset = view.page_offset(marked[0])
     return offset, collapse(cursor.selectedText().replace("\u2029", " "))
 
 
