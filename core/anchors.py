@@ -27,6 +27,7 @@ MAX_CANDIDATES = 2000  # occurrences of a very common quote weighed at most
 FUZZY_WINDOW = 12_000  # characters either side of the hint searched for a changed quote
 FUZZY_CUTOFF = 85.0  # rapidfuzz partial ratio a changed quote must reach
 FUZZY_MIN = 12  # shorter quotes are only found word for word
+NEAR_WINDOW = 20_000  # characters either side of the hint looked at first
 _ODD_SPACE = re.compile(r"\s{2,}|[^\S ]")  # whitespace that is not a single space
 
 
@@ -107,35 +108,42 @@ class Found:
 class _Page:
     """One page's text with whitespace collapsed, and the map back to its stored offsets."""
 
-    __slots__ = ("lead", "norm", "norm_at", "orig_at", "shrink", "size")
+    __slots__ = ("_text", "lead", "norm", "norm_at", "orig_at", "shrink", "size")
 
     def __init__(self, stored: str) -> None:
-        text = stored.strip()
+        self._text = stored.strip()
         self.lead = len(stored) - len(stored.lstrip())  # whitespace before the first word
-        self.norm = _ODD_SPACE.sub(" ", text)
-        self.norm_at: list[int] = []  # normalised position just after a collapsed run
-        self.orig_at: list[int] = []  # the stored position just after that run
-        self.shrink: list[int] = []  # characters removed up to there
-        removed = 0
-        for match in _ODD_SPACE.finditer(text):
-            s, e = match.span()
-            removed += e - s - 1
-            self.orig_at.append(e)
-            self.norm_at.append(e - removed)
-            self.shrink.append(removed)
+        self.norm = _ODD_SPACE.sub(" ", self._text)
         self.size = len(self.norm)
+        self.norm_at: list[int] | None = None  # made when first needed (most pages never are)
+        self.orig_at: list[int] = []  # the stored position just after a collapsed run
+        self.shrink: list[int] = []  # characters removed up to there
+
+    def _maps(self) -> list[int]:
+        if self.norm_at is None:
+            norm_at: list[int] = []  # normalised position just after a collapsed run
+            removed = 0
+            for match in _ODD_SPACE.finditer(self._text):
+                s, e = match.span()
+                removed += e - s - 1
+                self.orig_at.append(e)
+                norm_at.append(e - removed)
+                self.shrink.append(removed)
+            self.norm_at = norm_at
+        return self.norm_at
 
     def to_stored(self, offset: int) -> int:
-        k = bisect_right(self.norm_at, offset) - 1
+        k = bisect_right(self._maps(), offset) - 1
         return self.lead + offset + (self.shrink[k] if k >= 0 else 0)
 
     def to_norm(self, offset: int) -> int:
+        norm_at = self._maps()
         offset -= self.lead
         k = bisect_right(self.orig_at, offset) - 1
         norm = offset - (self.shrink[k] if k >= 0 else 0)
         nxt = k + 1  # an offset inside a collapsed run is the run's one space
-        if nxt < len(self.norm_at):
-            norm = min(norm, self.norm_at[nxt] - 1)
+        if nxt < len(norm_at):
+            norm = min(norm, norm_at[nxt] - 1)
         return max(0, min(norm, self.size))
 
 
@@ -261,7 +269,11 @@ class BookText:
             return None
         if expected is None:
             expected = self.position(quote.page, quote.start)
-        at = self._exact(quote, expected, 0, len(self.text))
+        # near its old place first (one short scan), then anywhere in the book
+        near = max(NEAR_WINDOW, len(self.text) // 50)
+        at = self._exact(quote, expected, max(0, expected - near), expected + near + len(exact))
+        if at is None:
+            at = self._exact(quote, expected, 0, len(self.text))
         if at is not None:
             return Found(self.quote_between(at, at + len(exact)))
         span = self._fuzzy(exact, expected, window=FUZZY_WINDOW)
