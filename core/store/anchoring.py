@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -281,11 +282,15 @@ def quote_for_selection(
     """The quote of a selection: its words where they stand on ``page`` (or run on from
     it), closest to ``near``; its words alone at ``page`` when they are not found there
     (a PDF's extracted text may differ from what was selected)."""
-    rows = db.execute_sql(
-        "SELECT number, margin_text(text) FROM page WHERE book_id = ? AND number BETWEEN ? AND ?"
-        " ORDER BY number",
-        (book_id, max(1, page - 1), page + 1),
-    ).fetchall()
+    try:
+        rows = db.execute_sql(
+            "SELECT number, margin_text(text) FROM page WHERE book_id = ? AND number"
+            " BETWEEN ? AND ? ORDER BY number",
+            (book_id, max(1, page - 1), page + 1),
+        ).fetchall()
+    except (pw.DatabaseError, sqlite3.DatabaseError):  # damaged text: anchored by its words
+        log.warning("book %d: pages near %d unreadable; a passage kept by its words", book_id, page)
+        rows = []
     quote = BookText([(int(n), str(t)) for n, t in rows]).quote_of(text, page, near)
     return quote or TextQuote(collapse(text), page=page, end_page=page)
 

@@ -169,6 +169,20 @@ class _PdfPlaces:
         return [self.view.verticalScrollBar().valueChanged]
 
 
+class _NoPlaces:
+    def line_y(self, mark: MarginMark) -> float | None:
+        return None
+
+    def strip(self) -> QRect:
+        return QRect(0, 0, 0, 0)
+
+    def scroll_signals(self) -> list[Any]:
+        return []
+
+    def moved_signals(self) -> list[Any]:
+        return []
+
+
 class MarginMarks(QWidget):
     """The strip of marks over a view's left margin."""
 
@@ -180,9 +194,11 @@ class MarginMarks(QWidget):
         self.setObjectName("marginMarks")
         self.setAccessibleName("Marks beside passages with threads or notes")
         self.view = view
-        self.places: Any = (
-            _TextPlaces(view, stored) if stored is not None and hasattr(view, "loaded") else None
-        ) or _PdfPlaces(view)
+        self.places: Any = _NoPlaces()  # a view without the position API: no marks
+        if stored is not None and hasattr(view, "loaded") and hasattr(view, "cursorRect"):
+            self.places = _TextPlaces(view, stored)
+        elif hasattr(view, "rects") and hasattr(view, "canvas"):
+            self.places = _PdfPlaces(view)
         self.marks: list[MarginMark] = []
         self._by_page: dict[int, list[MarginMark]] = {}
         self._hits: list[tuple[QRectF, MarginMark]] = []

@@ -99,7 +99,7 @@ class Threads(QObject):
                 return
             self.marks.deleteLater()
         self.marks = None
-        if view is not None and self.book_id is not None:
+        if view is not None and self.book_id is not None and hasattr(view, "viewport"):
             pages = self.reader.host.pages  # the pages the view reads, in batches, cached
             text_view = pages is not None and hasattr(view, "loaded")
             self.marks = MarginMarks(view, (lambda n: pages(n).text) if text_view else None)
