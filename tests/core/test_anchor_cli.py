@@ -86,3 +86,22 @@ def test_reimport_lists_the_lost_and_exports_keep_the_quotes(
     code, out, _ = run(capsys, "export-conversation", "--book", str(book_id))
     assert out.count("Thread about p. ") == 2
     assert out.index("Thread about p. ") < out.index("A free conversation"), "threads first"
+
+
+def test_asking_about_a_passage_on_the_command_line_goes_to_its_thread(
+    capsys: pytest.CaptureFixture[str], books_dir: Path
+) -> None:
+    code, out, err = run(capsys, "import", str(books_dir / "metamorphosis.txt"))
+    assert code == 0, err
+    library = Library.open(resolve_paths())
+    passage = collapse(library.page(1, 20).text)[30:90].strip()
+    library.close()
+    for question in ("What happens here?", "And then?"):
+        code, out, err = run(
+            capsys, "ask", "1", question, "--selection", passage, "--selection-page", "20"
+        )
+        assert code == 0, err
+    code, out, _ = run(capsys, "threads", "1", "--json")
+    [thread] = json.loads(out)
+    assert thread["messages"] == 4 and thread["quote"]["exact"] == passage
+    assert thread["quote"]["page"] == 20
