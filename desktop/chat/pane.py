@@ -282,6 +282,8 @@ class ChatPane(QWidget):
             self.service.delete_conversation(conversation_id)
         except MarginError:
             pass  # deleted meanwhile (another window, the CLI)
+        if self.book_id is not None:
+            self.threadsChanged.emit(self.book_id)  # a thread's mark goes with it
         self._load(True)
 
     def answering(self, *, conversation_id: int | None = None, book_id: int | None = None) -> bool:
