@@ -169,6 +169,37 @@ class _PdfPlaces:
         return [self.view.verticalScrollBar().valueChanged]
 
 
+def _thread_shape(size: float) -> QPainterPath:
+    """A speech mark: a rounded bubble with a tail (made once, moved into place)."""
+    path = QPainterPath()
+    body = QRectF(0, 0, size, size * 0.78)
+    path.addRoundedRect(body, 3, 3)
+    tail = QPainterPath()
+    tail.moveTo(size * 0.25, body.bottom() - 1)
+    tail.lineTo(size * 0.2, size)
+    tail.lineTo(size * 0.55, body.bottom() - 1)
+    return path.united(tail)
+
+
+def _note_shape(size: float) -> QPainterPath:
+    """A note mark: a small page with a folded corner."""
+    path = QPainterPath()
+    fold = size * 0.35
+    path.moveTo(0, 0)
+    path.lineTo(size - fold, 0)
+    path.lineTo(size, fold)
+    path.lineTo(size, size)
+    path.lineTo(0, size)
+    path.closeSubpath()
+    return path
+
+
+SHAPES = {
+    "thread": (_thread_shape(MARK_SIZE), QColor(*THREAD_RGB)),
+    "note": (_note_shape(MARK_SIZE), QColor(*NOTE_RGB)),
+}
+
+
 class _NoPlaces:
     def line_y(self, mark: MarginMark) -> float | None:
         return None
@@ -249,6 +280,7 @@ class MarginMarks(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
         self._hits = []
         taken: set[tuple[int, str]] = set()
         right = self.width() - 4
@@ -259,39 +291,11 @@ class MarginMarks(QWidget):
             taken.add(line)
             x = right - MARK_SIZE if mark.kind == "thread" else right - 2 * MARK_SIZE - 3
             box = QRectF(x, y - MARK_SIZE / 2, MARK_SIZE, MARK_SIZE)
-            (self._thread if mark.kind == "thread" else self._note)(painter, box)
+            shape, colour = SHAPES[mark.kind]
+            painter.setBrush(colour)
+            painter.drawPath(shape.translated(box.topLeft()))
             self._hits.append((box.adjusted(-3, -3, 3, 3), mark))
         painter.end()
-
-    @staticmethod
-    def _thread(painter: QPainter, box: QRectF) -> None:
-        """A speech mark: a rounded bubble with a tail."""
-        path = QPainterPath()
-        body = QRectF(box.left(), box.top(), box.width(), box.height() * 0.78)
-        path.addRoundedRect(body, 3, 3)
-        tail = QPainterPath()
-        tail.moveTo(box.left() + box.width() * 0.25, body.bottom() - 1)
-        tail.lineTo(box.left() + box.width() * 0.2, box.bottom())
-        tail.lineTo(box.left() + box.width() * 0.55, body.bottom() - 1)
-        path = path.united(tail)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(*THREAD_RGB))
-        painter.drawPath(path)
-
-    @staticmethod
-    def _note(painter: QPainter, box: QRectF) -> None:
-        """A note mark: a small page with a folded corner."""
-        path = QPainterPath()
-        fold = box.width() * 0.35
-        path.moveTo(box.left(), box.top())
-        path.lineTo(box.right() - fold, box.top())
-        path.lineTo(box.right(), box.top() + fold)
-        path.lineTo(box.right(), box.bottom())
-        path.lineTo(box.left(), box.bottom())
-        path.closeSubpath()
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(*NOTE_RGB))
-        painter.drawPath(path)
 
     def mark_at(self, x: float, y: float) -> MarginMark | None:
         for box, mark in self._hits:
