@@ -221,6 +221,10 @@ def conversation_to_markdown(
 
     lines = [f"## {one_line(conversation.title)}", ""]
     lines += [f"*About {one_line(book.title)} · {conversation.created_at:%Y-%m-%d}*", ""]
+    quote = getattr(conversation, "quote", None)
+    if quote is not None:  # a thread: the passage it is about
+        lost = " — its words were not found when the book was read again" if quote.lost else ""
+        lines += [f"Thread about p. {quote.page}{lost}:", "", _quote(quote.exact), ""]
     for r in records:
         if r.role == "user":
             lines += [f"**Question:** {plain(r.text.strip())}", ""]
@@ -298,7 +302,9 @@ def conversation_markdown(app: Any, conversation_id: int) -> str:
 
 def book_conversations_markdown(app: Any, book_id: int) -> str:
     book = app.library.get_book(book_id)
-    conversations = sorted(app.conversations.list_for_book(book_id), key=lambda c: c.id)
+    threads = app.conversations.threads(book_id)  # in book order, then the free ones
+    free = [c for c in app.conversations.list_for_book(book_id) if c.quote is None]
+    conversations = threads + sorted(free, key=lambda c: c.id)
     parts = [f"# {one_line(book.title)} — conversations", ""]
     if not conversations:
         parts += ["No conversations about this book yet.", ""]

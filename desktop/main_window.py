@@ -244,6 +244,9 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
             chat.requestSettings.connect(self.open_settings)
             self.bookOpened.connect(chat.set_book)
         self.bookOpened.connect(lambda _book_id: order_tabs(self))  # (a new page widget)
+        from desktop.reader.threads_panel import install_threads
+
+        install_threads(self)  # threads: the side panel tab, margin marks, the chat's thread
 
     # state ------------------------------------------------------------------------------
 
@@ -347,7 +350,7 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
     # books --------------------------------------------------------------------------------
 
     def open_book(
-        self, book_id: int, page: int | None = None, highlight_text: str = ""
+        self, book_id: int, page: int | None = None, highlight_text: str = "", *, near: int = -1
     ) -> BookInfo | None:
         try:
             book = self.library.get_book(book_id)
@@ -359,7 +362,7 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
             elif page is not None:
                 self.reader.go_to_page(page)
             if highlight_text and page is not None:
-                self.reader.go_to_page(page, mark=highlight_text)
+                self.reader.go_to_page(page, mark=highlight_text, near=max(0, near))
         except MarginError as exc:
             self.library_panel.show_errors([str(exc)])
             if self.reader.book is None:
@@ -382,7 +385,11 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         return book
 
     def open_page_request(self, request: OpenPageRequest) -> None:
-        self.open_book(request.book_id, request.page, request.quote)
+        self.open_book(request.book_id, request.page, request.quote, near=request.near)
+        if request.near >= 0 and request.quote:  # an anchor: its words exactly
+            from desktop.reader.margin_marks import mark_exactly
+
+            mark_exactly(self.reader, request.page, request.near, request.quote)
 
     def _page_changed(self, book_id: int, page: int) -> None:
         self.statusBar().showMessage(f"Page {page}", 1500)

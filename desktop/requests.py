@@ -24,12 +24,15 @@ class AskRequest:
     text: str
     action: str = "ask"
     prompt: str = ""
+    near: int = -1  # where the selection starts in the page's stored text (-1: unknown)
 
 
 @dataclass(frozen=True)
 class OpenPageRequest:
-    """Turn the reader to ``page`` of ``book_id`` and mark ``quote`` there when found."""
+    """Turn the reader to ``page`` of ``book_id`` and mark ``quote`` there when found (the
+    occurrence nearest ``near``, an offset in the page's stored text, when given)."""
 
     book_id: int
     page: int
     quote: str = ""
+    near: int = -1

@@ -159,6 +159,9 @@ class BookActions(_Base):
             self.reader.close_book()
             self.open_book(updated.id, updated.page)
             self.statusBar().showMessage(f"“{updated.title}” was read again.", 5000)
+            from desktop.reader.threads_panel import show_lost
+
+            show_lost(self, updated.title, await run_blocking(self.library.lost_anchors, book.id))
 
         self.tasks.start(go(), key="reread")
 

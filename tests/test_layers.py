@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "base",
         (
+            "core.anchors",
             "core.domain",
             "core.errors",
             "core.labels",

@@ -158,6 +158,10 @@ def cmd_ask(args: argparse.Namespace, ctx: CliContext) -> int:
             raise MarginError(
                 "wrong_book", f"Conversation {conversation.id} is about another book."
             )
+    elif args.selection and args.selection_page:  # a passage: its thread (core.anchors)
+        conversation = ctx.app.conversations.thread_for(
+            book.id, args.selection, args.selection_page
+        )
     else:
         existing = [] if args.new else service.list_conversations(book.id)
         conversation = existing[0] if existing else service.create_conversation(book.id)

@@ -299,6 +299,9 @@ def cmd_reimport(args: argparse.Namespace, ctx: CliContext) -> int:
         f"{updated.id}\t{updated.title}\t{updated.page_count} pages (was {book.page_count}); "
         "notes, highlights and conversations kept"
     )
+    from core.cli.threads import say_lost
+
+    say_lost(ctx, updated.id)
     return 0
 
 
@@ -335,6 +338,12 @@ def cmd_highlights(args: argparse.Namespace, ctx: CliContext) -> int:
 
     book = ctx.library.find_book(args.book)
     highlights = ctx.library.list_highlights(book.id)
+    if args.w3c or args.json:
+        from core.export_annotations import annotation_collection, highlight_json
+
+        data = annotation_collection(ctx.app, book.id) if args.w3c else None
+        ctx.print_json(data if args.w3c else [highlight_json(h) for h in highlights])
+        return 0
     if args.markdown:
         say(highlights_to_markdown(book, highlights, ctx.library.list_notes(book.id)), end="")
         return 0
@@ -348,7 +357,12 @@ def cmd_highlights(args: argparse.Namespace, ctx: CliContext) -> int:
 
 def _highlight_line(h: HighlightRecord) -> str:
     note = f"  — {h.note}" if h.note else ""
-    return f"p. {h.page:<5} [{h.colour}] {h.text}{note}"
+    lost = (
+        "  (its words were not found when the book was read again)"
+        if h.quote and h.quote.lost
+        else ""
+    )
+    return f"p. {h.page:<5} [{h.colour}] {h.text}{note}{lost}"
 
 
 def cmd_notes(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -453,6 +467,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("book", metavar="BOOK")
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", action="store_true", help="print them as Markdown")
+    p.add_argument("--w3c", action="store_true", help="W3C Web Annotations (JSON-LD), threads too")
     p.set_defaults(handler=cmd_highlights)
 
     p = sub.add_parser("notes", help="list (or add) notes about a book")

@@ -42,12 +42,16 @@ class Passage:
 
 @dataclass(frozen=True)
 class CitationRef:
-    """Pages an answer cites (1-based, inclusive) with the quoted words."""
+    """Pages an answer cites (1-based, inclusive) with the quoted words. Once stored,
+    ``exact`` is the book's own words for the quote and ``start`` where they begin in the
+    first page's stored text (-1: not found there), so the reader marks exactly them."""
 
     book_id: int
     first_page: int
     last_page: int
     quoted_text: str
+    exact: str = ""
+    start: int = -1
 
     @property
     def label(self) -> str:
@@ -284,7 +288,11 @@ def _citation_json(c: CitationRef) -> dict[str, Any]:
         "first_page": c.first_page,
         "last_page": c.last_page,
         "quoted_text": c.quoted_text,
-    }
+    } | ({"exact": c.exact, "start": c.start} if c.exact else {})
+
+
+def citation_to_json(c: CitationRef) -> dict[str, Any]:
+    return _citation_json(c)
 
 
 def citation_from_json(raw: Mapping[str, Any]) -> CitationRef:
@@ -293,6 +301,8 @@ def citation_from_json(raw: Mapping[str, Any]) -> CitationRef:
         int(raw["first_page"]),
         int(raw["last_page"]),
         str(raw.get("quoted_text", "")),
+        str(raw.get("exact", "")),
+        int(raw.get("start", -1)),
     )
 
 

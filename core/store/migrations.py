@@ -26,6 +26,8 @@ def _v1_initial(db: pw.SqliteDatabase) -> None:
     db.execute_sql("ALTER TABLE run DROP COLUMN pid")
     db.execute_sql("ALTER TABLE run DROP COLUMN host")
     db.execute_sql("ALTER TABLE page ADD COLUMN html TEXT")  # dropped in v8
+    for table in ("highlight", "note", "conversation"):  # added by _text_quote_anchors
+        db.execute_sql(f"ALTER TABLE {table} DROP COLUMN quote")
 
 
 def _v2_tool_call_detail(db: pw.SqliteDatabase) -> None:
@@ -268,6 +270,18 @@ def _v13_chunk_vectors(db: pw.SqliteDatabase) -> None:
     )
 
 
+def _text_quote_anchors(db: pw.SqliteDatabase) -> None:
+    # Highlights, notes, citations and threads point into a book by its words (a W3C
+    # TextQuote with a page and offset hint), so a book read again keeps them on their text.
+    from core.store.anchoring import backfill
+
+    for table in ("highlight", "note", "conversation"):
+        columns = {row[1] for row in db.execute_sql(f"PRAGMA table_info({table})")}
+        if "quote" not in columns:
+            db.execute_sql(f"ALTER TABLE {table} ADD COLUMN quote TEXT")
+    backfill(db)
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -282,6 +296,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v11_reading_state,
     _v12_ids_never_reused,
     _v13_chunk_vectors,
+    _text_quote_anchors,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -258,6 +258,7 @@ class Highlight(BaseModel):
     note = pw.TextField(default="")
     colour = pw.TextField(default="yellow")
     anchor = JSONField(null=True)
+    quote = JSONField(null=True)  # a core.anchors.TextQuote: found again after a re-read
     created_at = pw.DateTimeField(default=utcnow)
     updated_at = pw.DateTimeField(default=utcnow)
 
@@ -270,6 +271,7 @@ class Note(BaseModel):
     page = pw.IntegerField(null=True)
     text = pw.TextField()
     source = pw.TextField(default="reader")  # "reader" | "agent"
+    quote = JSONField(null=True)  # the words of its page it follows after a re-read
     created_at = pw.DateTimeField(default=utcnow)
     updated_at = pw.DateTimeField(default=utcnow)
 
@@ -278,6 +280,7 @@ class Conversation(BaseModel):
     book_id: int
     book = pw.ForeignKeyField(Book, backref="conversations", on_delete="CASCADE")
     title = pw.TextField(default="New conversation")
+    quote = JSONField(null=True)  # a thread's passage (core.anchors.TextQuote); None: free
     created_at = pw.DateTimeField(default=utcnow)
     updated_at = pw.DateTimeField(default=utcnow)
 

@@ -35,6 +35,7 @@ from desktop.chat.header import ConversationHeader, ModeBanner, export_dialog
 from desktop.chat.messages import Messages
 from desktop.chat.render import quick_action_text
 from desktop.chat.runs import BUSY, Answering
+from desktop.chat.thread_header import ThreadHeader
 from desktop.chat.transcript import Transcript
 from desktop.requests import AskRequest
 from desktop.tasks import TaskKeeper, in_background
@@ -50,6 +51,7 @@ class ChatPane(QWidget):
     requestOpenPage = Signal(object)  # OpenPageRequest
     requestSettings = Signal()
     answerRendered = Signal(int)  # conversation id; for tests and benchmarks
+    threadsChanged = Signal(int)  # book id: a question about a passage started or went on
     _recovered = Signal()  # from recover() on a worker thread
 
     def __init__(self, app: Margin, tasks: TaskKeeper, parent: QWidget | None = None) -> None:
@@ -73,6 +75,8 @@ class ChatPane(QWidget):
         self.header.requestExportConversation.connect(lambda: self._export_dialog(False))
         self.header.requestExportBook.connect(lambda: self._export_dialog(True))
         self.conversations, self.cost = self.header.conversations, self.header.cost
+        self.thread_header = ThreadHeader()  # a thread's passage ("About p. 40: “…”")
+        self.thread_header.requestOpenPage.connect(self.requestOpenPage)
         self.banner = ModeBanner()
         self.banner.requestSettings.connect(self.requestSettings)
         self.connect_button = self.banner.connect_button
@@ -96,6 +100,7 @@ class ChatPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.header)
+        layout.addWidget(self.thread_header)
         layout.addWidget(self.banner)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.status)
@@ -213,6 +218,8 @@ class ChatPane(QWidget):
         self._loading = 0
         self.conversation_id = loaded.conversation_id
         self.header.fill(loaded.items, self.live, self.conversation_id)
+        shown = next((c for c in loaded.items if c.id == self.conversation_id), None)
+        self.thread_header.show_conversation(self.book_id, shown)
         self.cost.setText(loaded.cost)
         if loaded.pages is not None:
             self.composer.spoiler_page.setMaximum(max(1, loaded.pages))
@@ -275,6 +282,8 @@ class ChatPane(QWidget):
             self.service.delete_conversation(conversation_id)
         except MarginError:
             pass  # deleted meanwhile (another window, the CLI)
+        if self.book_id is not None:
+            self.threadsChanged.emit(self.book_id)  # a thread's mark goes with it
         self._load(True)
 
     def answering(self, *, conversation_id: int | None = None, book_id: int | None = None) -> bool:

@@ -194,12 +194,14 @@ def quick_action_text(action: str, text: str, page: int) -> str:
     return f"{label} · “{short_quote(text)}” (p. {page})"
 
 
-def cite_href(book_id: int, first: int, last: int, quote_text: str) -> str:
-    return f"margin-cite:{book_id}/{first}-{last}?q={quote(quote_text[:300], safe='')}"
+def cite_href(book_id: int, first: int, last: int, quote_text: str, at: int = -1) -> str:
+    where = f"&at={at}" if at >= 0 else ""  # the quote's offset in the page: that one is marked
+    return f"margin-cite:{book_id}/{first}-{last}?q={quote(quote_text[:300], safe='')}{where}"
 
 
 def page_chip(c: CitationRef) -> str:
-    href = cite_href(c.book_id, c.first_page, c.last_page, c.quoted_text)
+    # the book's own words when the store found them (marked exactly), else the model's
+    href = cite_href(c.book_id, c.first_page, c.last_page, c.exact or c.quoted_text, c.start)
     title = html.escape(c.quoted_text[:200])
     return f'<a class="chip" href="{href}" title="{title}">&nbsp;{c.label}&nbsp;</a>'
 

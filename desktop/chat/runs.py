@@ -131,11 +131,23 @@ class Answering:
         pane, service, book_id = self.pane, self.pane.service, self.pane.book_id
         if book_id is None:
             return None
+        if selection is not None and not regenerate:  # a passage: its thread (core.anchors)
+            thread = pane.app.conversations.thread_for(
+                book_id, selection.text, selection.page, near=selection.near
+            )
+            if thread.id != pane.conversation_id:
+                pane.select_conversation(thread.id)
+            pane.threadsChanged.emit(book_id)
         if pane.conversation_id is None:
             items = service.list_conversations(book_id)
             conv_id = items[0].id if items else service.create_conversation(book_id).id
             pane.select_conversation(conv_id)
-        if pane.conversation_id in self.live and elsewhere_if_busy and not regenerate:
+        if (
+            pane.conversation_id in self.live
+            and elsewhere_if_busy
+            and not regenerate
+            and selection is None  # a passage's question belongs in its thread
+        ):
             idle = history.idle_conversation(service, book_id, self.live)
             pane.select_conversation(idle or service.create_conversation(book_id).id)
         conversation_id = pane.conversation_id

@@ -29,7 +29,8 @@ def citation(url: QUrl) -> OpenPageRequest | None:
         book_id = int(book_s)
     except ValueError:
         return None
-    return OpenPageRequest(book_id, first, unquote(url.query().removeprefix("q=")))
+    query, _, at = url.query().removeprefix("q=").partition("&at=")
+    return OpenPageRequest(book_id, first, unquote(query), int(at) if at.isdigit() else -1)
 
 
 def action(url: QUrl) -> tuple[str, str] | None:

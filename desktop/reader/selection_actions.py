@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QInputDialog, QMenu
 
 from core.prompts import load_prompt
 from core.store.library import HIGHLIGHT_COLOURS
+from desktop.reader.margin_marks import stored_offset
 from desktop.reader.selection_bar import ACTIONS, SelectionBar
 from desktop.requests import AskRequest
 
@@ -131,7 +132,8 @@ class SelectionActions(QObject):
                 book_title=book.title,
                 language=reader_language(),
             )
-        self.reader.requestAsk.emit(AskRequest(book.id, page, text, action, prompt))
+        near = stored_offset(self.reader, page, anchor)  # the thread is about this occurrence
+        self.reader.requestAsk.emit(AskRequest(book.id, page, text, action, prompt, near))
         return True
 
     def save_highlight(

@@ -105,6 +105,13 @@ class TextMarks(PageFlow):
     def mark_position(self) -> tuple[int, int] | None:
         return self._mark
 
+    def mark_span(self, start: int, end: int) -> None:
+        """Mark document positions ``start``..``end``: a passage known by its offsets (an
+        anchor), marked exactly, also where it runs over a paragraph break."""
+        self._mark = (start, end)
+        self._mark_page = self.page_offset(start)[0]
+        self._decorate()
+
     def marked_page(self) -> int:
         return self._mark_page if self._mark is not None else 0
 

@@ -48,6 +48,8 @@ def test_ask_history_rename_forget(
         "Gregor Samsa",
         "--selection-page",
         "2",
+        "--conversation",  # (without it, a question about a passage goes to its own thread)
+        "1",
     )
     data = json.loads(out)
     assert data["answer"] == "Second answer." and data["success"]

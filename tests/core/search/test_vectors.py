@@ -140,7 +140,10 @@ def test_old_library_searches_then_gains_vectors(tmp_path: Path) -> None:
     indexer.stop()  # this test indexes by hand
     # as a library from before the vectors: no table, one version back
     lib.db.execute_sql("DROP TABLE chunk_vectors")
-    lib.db.execute_sql(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    from core.store import migrations
+
+    before = migrations.MIGRATIONS.index(migrations._v13_chunk_vectors)  # later ones run too
+    lib.db.execute_sql(f"PRAGMA user_version = {before}")
     lib.close()
     lib = Library.open(resolve_paths(home))
     assert current_version(lib.db) == SCHEMA_VERSION

@@ -132,7 +132,12 @@ def _old_library(path: Path, books_dir: Path) -> tuple[list[int], int]:
         import_book(library, books_dir / name).book.id
         for name in ("metamorphosis.txt", "alice_in_wonderland.txt", "metamorphosis.epub")
     ]
-    conversation = Conversations(db).create(ids[0]).id
+    # written as that version wrote it (today's models have columns it did not have)
+    conversation = db.execute_sql(
+        "INSERT INTO conversation (book_id, title, created_at, updated_at)"
+        " VALUES (?, 'New conversation', datetime('now'), datetime('now'))",
+        (ids[0],),
+    ).lastrowid
     library.delete_book(ids[-1])
     db.close()
     return ids, conversation

@@ -1,0 +1,169 @@
+"""The library's records and the base every part of ``Library`` shares: frozen records of
+books, highlights and notes (never peewee rows, so callers cannot write by accident), and the
+look-ups each part needs (a book by id, a page check, a copy's stored path)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import peewee as pw
+
+from core.anchors import TextQuote
+from core.domain.book import PageContent
+from core.errors import BookCode, BookError
+from core.paths import Paths
+from core.store import models as m
+from core.store.db import damaged_text
+
+# 2: contents anchors resolved to their pages (schema v5); 3: the book's own text in the pages
+# (note markers, numbered endnotes, verse lines, alt text; core/books, issue 33)
+PARSER_VERSION = 4  # 4: EPUB links, MathML, fallbacks, printed pages, the book's styles (issues 28, 29)
+
+
+@dataclass(frozen=True)
+class BookInfo:
+    id: int
+    title: str
+    author: str
+    language: str
+    format: str
+    sha256: str
+    original_path: str
+    file_path: str
+    file_size: int
+    page_count: int
+    page: int  # the page on screen (restored on open; every jump moves it)
+    read_to: int  # how far the reader has read: the spoiler bound (jumps never raise it)
+    finished: bool
+    status: str
+    added_at: dt.datetime
+    opened_at: dt.datetime | None
+    parser_version: int = PARSER_VERSION
+
+    @property
+    def outdated(self) -> bool:
+        """Read by an older version of Margin's book readers: its contents pages may be
+        wrong until the book is read again (``margin reimport``)."""
+        return self.parser_version < PARSER_VERSION
+
+    @property
+    def progress(self) -> float:
+        """Fraction read, 0..1 (1 when marked finished)."""
+        if self.finished:
+            return 1.0
+        if self.page_count <= 1:
+            return 0.0
+        return min(1.0, (self.read_to - 1) / (self.page_count - 1))
+
+    @property
+    def spoiler_bound(self) -> int | None:
+        """Last page the agent may read (``read_to``), or None when the book is finished."""
+        return None if self.finished else self.read_to
+
+
+@dataclass(frozen=True)
+class HighlightRecord:
+    id: int
+    book_id: int
+    page: int
+    text: str
+    note: str
+    colour: str
+    anchor: Any
+    created_at: dt.datetime
+    quote: TextQuote | None = None  # its words, found again after a re-read
+
+
+@dataclass(frozen=True)
+class NoteRecord:
+    id: int
+    book_id: int
+    page: int | None
+    text: str
+    source: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+HIGHLIGHT_COLOURS = ("yellow", "green", "blue", "pink", "purple")
+
+
+def _record[R](cls: type[R], row: Any) -> R:
+    """A frozen record from a peewee row: the record's fields are the row's attributes."""
+    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    return cls(**{name: getattr(row, name) for name in names})
+
+
+def _book(row: m.Book, data: Path) -> BookInfo:
+    """The record of a book row; its copy's path, stored relative to the data folder (so a
+    moved folder keeps working), made absolute under ``data``."""
+    info = _record(BookInfo, row)
+    if info.file_path and not Path(info.file_path).is_absolute():
+        return dataclasses.replace(info, file_path=str(data / info.file_path))
+    return info
+
+
+def _page(row: m.Page) -> PageContent:
+    try:
+        text, html = m.unpack_page(row.text)
+    except (ValueError, zlib.error) as exc:  # UnicodeDecodeError is a ValueError
+        raise damaged_text(f"page {row.number} of book {row.book_id}", row.book_id) from exc
+    return PageContent(row.number, row.label, text, html, row.chapter)
+
+
+def page_texts(db: pw.SqliteDatabase, book_id: int) -> list[tuple[int, str]]:
+    """Every page's number and text of a book, in order (the text is stored compressed)."""
+    rows = db.execute_sql(
+        "SELECT number, text FROM page WHERE book_id = ? ORDER BY number", (book_id,)
+    ).fetchall()
+    try:
+        return [(int(n), m.page_text(t)) for n, t in rows]
+    except (ValueError, zlib.error) as exc:
+        raise damaged_text(f"a page of book {book_id}", book_id) from exc
+
+
+def _highlight(row: m.Highlight) -> HighlightRecord:
+    record = _record(HighlightRecord, row)
+    return dataclasses.replace(record, quote=TextQuote.from_json(record.quote))
+
+
+def _note(row: m.Note) -> NoteRecord:
+    return _record(NoteRecord, row)
+
+
+class LibraryBase:
+    """What every part of ``Library`` stands on: the folder, the database, a book by id."""
+
+    def __init__(self, paths: Paths, db: pw.SqliteDatabase) -> None:
+        self.paths = paths
+        self.db = db
+
+    def get_book(self, book_id: int) -> BookInfo:
+        row = m.Book.get_or_none((m.Book.id == book_id) & (m.Book.status == "ready"))
+        if row is None:
+            raise BookError(
+                BookCode.NOT_FOUND,
+                f"There is no book number {book_id} in the library: it may have been "
+                "removed in another Margin window or with the margin command.",
+            )
+        return _book(row, self.paths.data)
+
+    def _check_page(self, book: BookInfo, number: int) -> None:
+        if not 1 <= number <= book.page_count:
+            raise BookError(
+                BookCode.BAD_PAGE,
+                f'"{book.title}" has pages 1 to {book.page_count}; there is no page {number}.',
+            )
+
+    def _stored_path(self, file_path: str) -> str:
+        """A copy's path as stored: relative to the data folder when it is inside it (moving
+        the folder keeps the library whole, and an old folder left behind is never read)."""
+        path = Path(file_path)
+        if path.is_absolute() and path.is_relative_to(self.paths.data):
+            return path.relative_to(self.paths.data).as_posix()
+        return file_path

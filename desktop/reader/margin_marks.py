@@ -1,0 +1,315 @@
+"""Marks in the margin beside anchored passages: a speech mark where a thread is about the
+passage, a note mark where a note is (a highlight's note, a note about a page). Clicking a
+mark asks for its thread or note (``requestThread``, ``requestNote``).
+
+The marks are a narrow strip laid over the view's left margin and use only the views'
+position API, so they follow any view that keeps it: a reflowable view's ``loaded`` stored
+pages, ``page_text``/``starts`` and ``cursorRect`` (a stored (page, offset) → a line on
+screen), and a PDF view's page rectangles and text layout. Only the marks of the pages laid
+out are placed, each once per layout (cached), so a screen turn costs a few lookups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPainterPath, QPaintEvent, QTextCursor
+from PySide6.QtWidgets import QWidget
+
+from core.anchors import BookText, collapse, stored_to_view, view_to_stored
+
+THREAD_RGB = (47, 111, 223)  # the thread mark: a blue speech mark
+NOTE_RGB = (214, 140, 0)  # the note mark: an amber page corner
+MARK_SIZE = 12
+
+
+@dataclass(frozen=True)
+class MarginMark:
+    kind: str  # "thread" | "note"
+    key: int  # the conversation's id (thread), the highlight's or note's id (note)
+    page: int
+    start: int  # where the passage starts in the page's stored text
+    exact: str  # its words
+
+
+def stored_offset(reader: Any, page: int, anchor: Any) -> int:
+    """Where a selection starts in its page's stored text (-1 when not known): the text
+    view's anchor counts one paragraph break where the stored text has a blank line."""
+    try:
+        start = anchor["start"]
+        if int(start["page"]) != page or reader.host.pages is None:
+            return -1
+        return view_to_stored(reader.host.pages.stored_text(page), int(start["offset"]))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return -1
+
+
+def mark_exactly(reader: Any, page: int, start: int, exact: str) -> bool:
+    """Mark the words ``exact`` that start at stored ``start`` of ``page`` exactly (a text
+    view marks a quote by searching its words, which stops at a paragraph break); False
+    when the words are not there or the view cannot."""
+    view, pages = reader.host.text_view(), reader.host.pages
+    if view is None or pages is None or page not in view.loaded or start < 0:
+        return False
+    if not hasattr(view, "mark_span"):
+        return False
+    stored = {n: pages(n).text for n in (page, page + 1) if n in view.loaded}
+    book = BookText(sorted(stored.items()))
+    words = collapse(exact)
+    first = book.position(page, start)
+    if not words or book.text[first : first + len(words)] != words:
+        return False
+    end_page, end = book.locate(first + len(words) - 1)
+
+    def at(n: int, offset: int) -> int:
+        return int(view.starts[view.loaded.index(n)]) + stored_to_view(stored[n], offset)
+
+    view.mark_span(at(page, start), at(end_page, end + 1))
+    return True
+
+
+class _TextPlaces:
+    """Where marks go in a reflowable view."""
+
+    def __init__(self, view: Any, stored: Callable[[int], str]) -> None:
+        self.view = view
+        self.stored = stored
+        # a mark's offset in its page as the view lays it out: found once (it depends on the
+        # stored text only), placed from the page's start on every paint
+        self._offsets: dict[tuple[int, int], int] = {}
+
+    def _position(self, mark: MarginMark) -> int | None:
+        view = self.view
+        if mark.page not in view.loaded:
+            return None
+        key = (mark.page, mark.start)
+        offset = self._offsets.get(key)
+        if offset is None:
+            offset = self._offsets[key] = stored_to_view(self.stored(mark.page), mark.start)
+        return int(view.starts[view.loaded.index(mark.page)]) + offset
+
+    def line_y(self, mark: MarginMark) -> float | None:
+        position = self._position(mark)
+        if position is None:
+            return None
+        cursor = QTextCursor(self.view.document())
+        cursor.setPosition(min(position, self.view.document().characterCount() - 1))
+        rect = self.view.cursorRect(cursor)
+        return rect.top() + rect.height() / 2
+
+    def strip(self) -> QRect:
+        # the root frame's left margin is where the text column starts (it stands for the
+        # document margin on that side once set)
+        left = self.view.document().rootFrame().frameFormat().leftMargin()
+        width = int(max(MARK_SIZE + 6, left - 6))
+        return QRect(0, 0, width, self.view.viewport().height())
+
+    def scroll_signals(self) -> list[Any]:
+        return []  # the strip stays put; a scroll only repaints it
+
+    def moved_signals(self) -> list[Any]:
+        return [self.view.verticalScrollBar().valueChanged]
+
+
+class _PdfPlaces:
+    """Where marks go in a PDF view: beside the line of the page where the words are."""
+
+    def __init__(self, view: Any) -> None:
+        self.view = view
+        self._cache: dict[tuple[int, str], float | None] = {}
+
+    def _point_y(self, mark: MarginMark) -> float | None:
+        key = (mark.page, mark.exact[:60])
+        if key not in self._cache:
+            self._cache[key] = self._find(mark)
+        return self._cache[key]
+
+    def _find(self, mark: MarginMark) -> float | None:
+        from desktop.reader.pdf_view import _raw_index
+
+        document = self.view.document
+        selection = document.getAllText(mark.page - 1)
+        full = selection.text() if selection.isValid() else ""
+        words = collapse(mark.exact)[:60]
+        at = collapse(full).lower().find(words.lower()) if words else -1
+        if at < 0:
+            return None
+        found = document.getSelectionAtIndex(mark.page - 1, _raw_index(full, at), len(words))
+        if not found.isValid() or not found.bounds():
+            return None
+        box = found.bounds()[0].boundingRect()
+        return box.top() + box.height() / 2
+
+    def line_y(self, mark: MarginMark) -> float | None:
+        view = self.view
+        if not 1 <= mark.page <= len(view.rects):
+            return None
+        rect = view.rects[mark.page - 1]
+        top = view.verticalScrollBar().value()
+        if rect.bottom() < top or rect.top() > top + view.viewport().height():
+            return None  # not on screen: not looked up
+        y = self._point_y(mark)
+        if y is None:
+            return None
+        return view.canvas.mapTo(view.viewport(), QPointF(0, rect.top() + y * view.scale)).y()
+
+    def strip(self) -> QRect:
+        view = self.view
+        left = view.rects[0].left() if view.rects else 0
+        x = int(view.canvas.mapTo(view.viewport(), QPointF(left, 0)).x())
+        return QRect(max(0, x), 0, MARK_SIZE + 10, view.viewport().height())
+
+    def scroll_signals(self) -> list[Any]:  # the pages move sideways: the strip follows
+        return [self.view.horizontalScrollBar().valueChanged, self.view.zoomChanged]
+
+    def moved_signals(self) -> list[Any]:
+        return [self.view.verticalScrollBar().valueChanged]
+
+
+def _thread_shape(size: float) -> QPainterPath:
+    """A speech mark: a rounded bubble with a tail (made once, moved into place)."""
+    path = QPainterPath()
+    body = QRectF(0, 0, size, size * 0.78)
+    path.addRoundedRect(body, 3, 3)
+    tail = QPainterPath()
+    tail.moveTo(size * 0.25, body.bottom() - 1)
+    tail.lineTo(size * 0.2, size)
+    tail.lineTo(size * 0.55, body.bottom() - 1)
+    return path.united(tail)
+
+
+def _note_shape(size: float) -> QPainterPath:
+    """A note mark: a small page with a folded corner."""
+    path = QPainterPath()
+    fold = size * 0.35
+    path.moveTo(0, 0)
+    path.lineTo(size - fold, 0)
+    path.lineTo(size, fold)
+    path.lineTo(size, size)
+    path.lineTo(0, size)
+    path.closeSubpath()
+    return path
+
+
+SHAPES = {
+    "thread": (_thread_shape(MARK_SIZE), QColor(*THREAD_RGB)),
+    "note": (_note_shape(MARK_SIZE), QColor(*NOTE_RGB)),
+}
+
+
+class _NoPlaces:
+    def line_y(self, mark: MarginMark) -> float | None:
+        return None
+
+    def strip(self) -> QRect:
+        return QRect(0, 0, 0, 0)
+
+    def scroll_signals(self) -> list[Any]:
+        return []
+
+    def moved_signals(self) -> list[Any]:
+        return []
+
+
+class MarginMarks(QWidget):
+    """The strip of marks over a view's left margin."""
+
+    requestThread = Signal(int)  # conversation id
+    requestNote = Signal(object)  # MarginMark
+
+    def __init__(self, view: Any, stored: Callable[[int], str] | None = None) -> None:
+        super().__init__(view.viewport())
+        self.setObjectName("marginMarks")
+        self.setAccessibleName("Marks beside passages with threads or notes")
+        self.view = view
+        self.places: Any = _NoPlaces()  # a view without the position API: no marks
+        if stored is not None and hasattr(view, "loaded") and hasattr(view, "cursorRect"):
+            self.places = _TextPlaces(view, stored)
+        elif hasattr(view, "rects") and hasattr(view, "canvas"):
+            self.places = _PdfPlaces(view)
+        self.marks: list[MarginMark] = []
+        self._by_page: dict[int, list[MarginMark]] = {}
+        self._hits: list[tuple[QRectF, MarginMark]] = []
+        self.setAttribute(Qt.WidgetAttribute.WA_NoSystemBackground)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        for signal in self.places.scroll_signals():
+            signal.connect(self._moved)
+        for signal in self.places.moved_signals():
+            signal.connect(self._moved)  # (the strip moves only when the column changed)
+        view.viewport().installEventFilter(self)
+        self._place()
+        self.show()
+
+    def set_marks(self, marks: list[MarginMark]) -> None:
+        self.marks = marks
+        self._by_page = {}
+        for mark in marks:
+            self._by_page.setdefault(mark.page, []).append(mark)
+        self.update()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            self._place()
+        return False
+
+    def _place(self) -> None:
+        strip = self.places.strip()
+        if strip != self.geometry():
+            self.setGeometry(strip)
+            self.raise_()
+
+    def _moved(self, *_: object) -> None:
+        self._place()
+        self.update()
+
+    def visible_marks(self) -> list[tuple[float, MarginMark]]:
+        """The marks on screen with the middle of their line (in this strip's coordinates)."""
+        pages = getattr(self.view, "loaded", None) or list(self._by_page)
+        out = []
+        height = self.height()
+        for page in pages:
+            for mark in self._by_page.get(page, ()):
+                y = self.places.line_y(mark)
+                if y is not None and -MARK_SIZE <= y <= height + MARK_SIZE:
+                    out.append((y, mark))
+        return out
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        self._hits = []
+        taken: set[tuple[int, str]] = set()
+        right = self.width() - 4
+        for y, mark in sorted(self.visible_marks(), key=lambda m: (m[0], m[1].kind)):
+            line = (round(y / 4), mark.kind)
+            if line in taken:
+                continue  # one mark of a kind per line
+            taken.add(line)
+            x = right - MARK_SIZE if mark.kind == "thread" else right - 2 * MARK_SIZE - 3
+            box = QRectF(x, y - MARK_SIZE / 2, MARK_SIZE, MARK_SIZE)
+            shape, colour = SHAPES[mark.kind]
+            painter.setBrush(colour)
+            painter.drawPath(shape.translated(box.topLeft()))
+            self._hits.append((box.adjusted(-3, -3, 3, 3), mark))
+        painter.end()
+
+    def mark_at(self, x: float, y: float) -> MarginMark | None:
+        for box, mark in self._hits:
+            if box.contains(QPointF(x, y)):
+                return mark
+        return None
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        mark = self.mark_at(event.position().x(), event.position().y())
+        if mark is None or event.button() != Qt.MouseButton.LeftButton:
+            event.ignore()
+            return
+        if mark.kind == "thread":
+            self.requestThread.emit(mark.key)
+        else:
+            self.requestNote.emit(mark)
+        event.accept()
