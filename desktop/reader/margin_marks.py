@@ -290,6 +290,10 @@ class MarginMarks(QWidget):
                 continue  # one mark of a kind per line
             taken.add(line)
             x = right - MARK_SIZE if mark.kind == "thread" else right - 2 * MARK_SIZE - 3
+            if x < 2:  # a narrow margin (the paged view's): one slot, a note just below
+                x = max(2, right - MARK_SIZE)
+                if mark.kind == "note" and (line[0], "thread") in taken:
+                    y += MARK_SIZE / 2 + 1
             box = QRectF(x, y - MARK_SIZE / 2, MARK_SIZE, MARK_SIZE)
             shape, colour = SHAPES[mark.kind]
             painter.setBrush(colour)
