@@ -284,7 +284,7 @@ class MarginMarks(QWidget):
         self._hits = []
         taken: set[tuple[int, str]] = set()
         right = self.width() - 4
-        for y, mark in sorted(self.visible_marks(), key=lambda m: (m[0], m[1].kind)):
+        for y, mark in sorted(self.visible_marks(), key=lambda m: (m[0], m[1].kind != "thread")):
             line = (round(y / 4), mark.kind)
             if line in taken:
                 continue  # one mark of a kind per line
