@@ -14,8 +14,8 @@ from core.agent.spoilers import (
     SpoilerIndex,
     SpoilerIndexCache,
     SpoilerTerm,
-    _boundaries,
 )
+from core.agent.spoiler_text import boundaries as _boundaries
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.store import models as m
@@ -372,7 +372,7 @@ def test_ordinary_words_on_the_first_page_are_no_spoiler(alice: SpoilerIndex) ->
 def test_word_statistics_are_counted_once_and_kept(tmp_path: Path) -> None:
     """The first index of a book counts its words and stores them; later ones, in any
     process, read them back and agree exactly; re-reading the book drops them."""
-    import core.agent.spoilers as spoilers
+    import core.agent.spoiler_stats as spoilers
 
     lib = Library.open(resolve_paths(tmp_path / "home"))
     try:

@@ -1,0 +1,143 @@
+"""Issue 23, case 5 with a model: the semantic layer's short verification call for doubtful
+sentences (``core.agent.spoiler_verify``), its setting and its verdicts; and the semantic layer
+with the ``llm-only`` strategy (no passages sent: the passages the check searched itself are
+its support)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.agent.answer import AnswerState
+from core.agent.events import RunFinished, SpoilerHidden, TextDelta
+from core.agent.service import AgentService
+from core.agent.spoilers import SpoilerGuard, SpoilerIndex
+from core.books.importer import import_book
+from core.paths import resolve_paths
+from core.settings import AgentLimits, Settings
+from core.store.library import Library
+from tests.conftest import BOOKS
+from tests.core.agent.conftest import fast_factory
+from tests.core.agent.test_spoilers_issue23 import (
+    KEY,
+    META_READ_TO,
+    collect,
+    service_for,
+)
+from tests.fakes.anthropic_server import FakeAnthropic, Reply
+
+
+@pytest.fixture(scope="module")
+def metamorphosis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SpoilerIndex]:
+    lib = Library.open(resolve_paths(tmp_path_factory.mktemp("verify") / "home"))
+    book = import_book(lib, BOOKS / "metamorphosis.epub").book
+    yield SpoilerIndex.build(lib.db, book.id)
+    lib.close()
+
+
+DOUBTFUL = "Gregor dies quietly that night, and his head sinks to the floor."
+
+
+def test_doubtful_sentence_is_in_between(metamorphosis: SpoilerIndex) -> None:
+    segment = SpoilerGuard(metamorphosis, read_to=META_READ_TO, question="").check(DOUBTFUL)
+    assert segment.doubtful and not segment.hidden
+
+
+@pytest.mark.parametrize("verify", [True, False])
+def test_a_model_verifies_doubtful_sentences(
+    library: Library,
+    books_dir: Path,
+    fake_anthropic: FakeAnthropic,
+    monkeypatch: pytest.MonkeyPatch,
+    verify: bool,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    book = import_book(library, books_dir / "metamorphosis.epub").book
+    library.set_position(book.id, META_READ_TO)
+    settings = Settings(
+        provider="anthropic",
+        base_url=fake_anthropic.url,
+        model="claude-test",
+        limits=AgentLimits(),
+        spoiler_verify=verify,
+    )
+    service = AgentService(
+        library, library.paths, settings, provider_factory=fast_factory, retry_delay=0.01
+    )
+    conv = service.create_conversation(book.id)
+    fake_anthropic.add(Reply.text(f"Gregor wakes up changed. {DOUBTFUL}"))
+    if verify:
+        fake_anthropic.add(Reply.text("UNSUPPORTED"))
+    events = collect(service.ask(conv.id, "What happens to Gregor?"))
+    assert isinstance(events[-1], RunFinished)
+    shown = "".join(e.text for e in events if isinstance(e, TextDelta))
+    hidden = [e.withheld for e in events if isinstance(e, SpoilerHidden)]
+    requests = fake_anthropic.message_requests
+    if not verify:
+        assert len(requests) == 1 and DOUBTFUL in shown and not hidden
+        return
+    assert len(requests) == 2
+    sent = json.dumps(requests[1].body)
+    assert "his head sinks" in sent and "UNSUPPORTED" in sent
+    assert DOUBTFUL not in shown and "Gregor wakes up changed." in shown
+    assert [w.reason for w in hidden] == ["unsupported"]
+    # its cost counts in the answer's usage (the cost meter) and it is in the event log
+    state = AnswerState()
+    for e in events:
+        state.apply(e)
+    assert state.usage is not None and events[-1].result.usage == state.usage
+    log = (library.paths.event_logs / f"conversation-{conv.id}.jsonl").read_text()
+    assert log.count('"LLM_INVOCATION"') == 2
+
+
+def test_a_failed_verification_keeps_the_sentence(
+    library: Library,
+    books_dir: Path,
+    fake_anthropic: FakeAnthropic,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    book = import_book(library, books_dir / "metamorphosis.epub").book
+    library.set_position(book.id, META_READ_TO)
+    service = service_for(library, fake_anthropic, "anthropic")
+    conv = service.create_conversation(book.id)
+    fake_anthropic.add(
+        Reply.text(f"Gregor wakes up changed. {DOUBTFUL}"),
+        Reply.error(400, "invalid_request_error", "No."),
+    )
+    events = collect(service.ask(conv.id, "What happens to Gregor?"))
+    assert isinstance(events[-1], RunFinished)
+    assert DOUBTFUL in "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+def test_spoiler_verify_setting(margin_home: Path) -> None:
+    from core.errors import SettingsError
+    from core.settings import load_settings, save_settings
+
+    paths = resolve_paths().ensure()
+    save_settings(paths, Settings(spoiler_verify=False))
+    assert load_settings(paths).spoiler_verify is False
+    paths.settings_file.write_text('spoiler_verify = "sometimes"')
+    with pytest.raises(SettingsError) as err:
+        load_settings(paths)
+    assert "spoiler_verify" in err.value.message and "true or false" in err.value.message
+
+
+@pytest.mark.parametrize(
+    ("reply", "unsupported"),
+    [
+        ("UNSUPPORTED", True),
+        ("**Unsupported.**", True),
+        ("Not supported: the passages do not say so.", True),
+        ("SUPPORTED", False),
+        ("Reply with one word: SUPPORTED or UNSUPPORTED.", False),  # a small model's echo
+        ("", False),
+    ],
+)
+def test_verdicts(reply: str, unsupported: bool) -> None:
+    from core.agent.spoiler_verify import unsupported_verdict
+
+    assert unsupported_verdict(reply) is unsupported
