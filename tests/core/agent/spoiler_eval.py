@@ -198,11 +198,17 @@ class Case:
     trick: str = ""
 
 
-def cases(books: Iterable[str] | None = None) -> list[Case]:
-    """Every case of ``cases.txt`` (tricks expanded), for the given books (default: all)."""
+CASE_FILES = ("cases.txt", "cases_new.txt")  # the second: written in issue 23's second session
+
+
+def cases(books: Iterable[str] | None = None, files: Iterable[str] = CASE_FILES) -> list[Case]:
+    """Every case of the case files (tricks expanded), for the given books (default: all)."""
     wanted = set(books) if books is not None else None
     out: list[Case] = []
-    for line in (DATA / "cases.txt").read_text(encoding="utf-8").splitlines():
+    lines = [
+        line for name in files for line in (DATA / name).read_text(encoding="utf-8").splitlines()
+    ]
+    for line in lines:
         if not line.strip() or line.startswith("#"):
             continue
         fields = [f.strip() for f in line.split(" | ")]

@@ -141,3 +141,40 @@ def test_verdicts(reply: str, unsupported: bool) -> None:
     from core.agent.spoiler_verify import unsupported_verdict
 
     assert unsupported_verdict(reply) is unsupported
+
+
+# --- the llm-only strategy: no passages sent, the check's own search is the support -----------
+
+CAT = "The Cat grins and grins and fades away, until only its grin is left."
+
+
+def test_llm_only_answer_about_pages_read_is_not_held(
+    library: Library,
+    books_dir: Path,
+    fake_anthropic: FakeAnthropic,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At p. 45 of Alice the reader has met the Cheshire Cat (pp. 40-45): with ``llm-only`` no
+    passage reaches the check, so the passages it searched itself within the bound support
+    the sentence; it is shown, with no verification call."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    library.set_position(book.id, 45)
+    settings = Settings(
+        provider="anthropic",
+        base_url=fake_anthropic.url,
+        model="claude-test",
+        strategy="llm-only",
+        limits=AgentLimits(),
+    )
+    service = AgentService(
+        library, library.paths, settings, provider_factory=fast_factory, retry_delay=0.01
+    )
+    conv = service.create_conversation(book.id)
+    fake_anthropic.add(Reply.text(f"Alice meets a grinning cat. {CAT}"))
+    fake_anthropic.add(Reply.text("UNSUPPORTED"))  # what a verification would be told
+    events = collect(service.ask(conv.id, "What does the Cheshire Cat do?"))
+    assert isinstance(events[-1], RunFinished)
+    shown = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert CAT in shown, [e.withheld for e in events if isinstance(e, SpoilerHidden)]
+    assert len(fake_anthropic.message_requests) == 1
