@@ -51,11 +51,15 @@ class SpoilerIndex:
     chunk_ids: tuple[int, int] = (0, -1)  # the book's chunk ids (FTS rowids), first and last
     contents_pages: frozenset[int] = frozenset()  # front pages that list chapter titles
     known: frozenset[str] = frozenset()  # stems of the book's title and author: always known
+    # distinctive only as motifs (ordinary English words the book comes back to): weaker
+    # evidence, that a model's verification may overrule (``Segment.doubtful``)
+    motifs: frozenset[str] = field(default=frozenset(), repr=False)
     _near: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
     _phrases: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
     _passage_stems: dict[int, frozenset[str]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _pages: dict[int, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, db: pw.SqliteDatabase, book_id: int) -> SpoilerIndex:
@@ -67,11 +71,12 @@ class SpoilerIndex:
             stats = spoiler_stats._book_stats(db, book_id)
             spoiler_stats._store_stats(db, book_id, stats)
         total = max(1, sum(stats.count.values()))
-        distinctive = frozenset(
-            stem
+        kinds = {
+            stem: _distinctive_kind(stem, n, stats.capital.get(stem, 0), total)
             for stem, n in stats.count.items()
-            if _is_distinctive(stem, n, stats.capital.get(stem, 0), total)
-        )
+        }
+        distinctive = frozenset(stem for stem, kind in kinds.items() if kind)
+        motifs = frozenset(stem for stem, kind in kinds.items() if kind == "motif")
         lo, hi = db.execute_sql(
             "SELECT min(id), max(id) FROM chunk WHERE book_id = ?", (book_id,)
         ).fetchone()
@@ -91,6 +96,7 @@ class SpoilerIndex:
             chunk_ids,
             stats.contents_pages,
             known,
+            motifs,
         )
 
     def phrase(self, words: str) -> tuple[int, int]:
@@ -159,31 +165,63 @@ class SpoilerIndex:
         """The word stems of the passages that best match ``words`` (``passage_ids``), each
         remembered."""
         ids = self.passage_ids(words, read_to, later=later, limit=limit)
-        if self.db is None:
-            return []
+        found = self.passage_stems(ids)
+        return [found.get(i, frozenset()) for i in ids]
+
+    def passage_stems(self, ids: Iterable[int]) -> dict[int, frozenset[str]]:
+        """Chunk id → the word stems of that passage (remembered)."""
+        ids = list(ids)
         missing = [i for i in ids if i not in self._passage_stems]
-        if missing:
+        if missing and self.db is not None:
             marks = ",".join("?" * len(missing))
             for cid, text in self.db.execute_sql(
                 f"SELECT id, text FROM chunk_text WHERE id IN ({marks})", missing
             ).fetchall():
                 words_ = {w.lower() for w in _WORD.findall(str(text))}
                 self._passage_stems[int(cid)] = frozenset(_STEMMER.stems(words_).values())
-        return [self._passage_stems.get(i, frozenset()) for i in ids]
+        return {i: self._passage_stems[i] for i in ids if i in self._passage_stems}
+
+    def windows(self, ids: list[int], read_to: int, *, later: bool) -> list[frozenset[str]]:
+        """The word stems of each passage with the passages just before and after it on the
+        same side of the bound: a scene runs over more than one passage of the index."""
+        lo, hi = self.chunk_ids
+        wanted = sorted({j for i in ids for j in (i - 1, i, i + 1) if lo <= j <= hi})
+        missing = [j for j in wanted if j not in self._pages]
+        if missing and self.db is not None:
+            marks = ",".join("?" * len(missing))
+            for cid, start, end in self.db.execute_sql(
+                f"SELECT id, start_page, end_page FROM chunk WHERE id IN ({marks})", missing
+            ).fetchall():
+                self._pages[int(cid)] = (int(start), int(end))
+
+        def same_side(j: int) -> bool:
+            pages = self._pages.get(j)
+            return pages is not None and (pages[0] > read_to if later else pages[1] <= read_to)
+
+        near = {j for j in wanted if same_side(j)}
+        stems = self.passage_stems(near)
+        return [
+            frozenset().union(*(stems.get(j, frozenset()) for j in (i - 1, i, i + 1) if j in near))
+            for i in ids
+        ]
 
 
-def _is_distinctive(stem: str, n: int, capitalised: int, total: int) -> bool:
+def _distinctive_kind(stem: str, n: int, capitalised: int, total: int) -> str:
+    """Why a stem is distinctive in the book: "name", "rare", "key" (a key word of the book),
+    "motif"; "" when it is not."""
     if len(stem) < MIN_LENGTH or stem.isdigit() or stem in _EXTRA_COMMON:
-        return False
+        return ""
     if n >= MIN_NAME_COUNT and capitalised >= NAME_SHARE * n:
-        return True
+        return "name"
     general = GENERAL_ZIPF.get(stem, 0.0)
     if general < RARE_ZIPF:
-        return True
-    if n >= MOTIF_COUNT and general <= MOTIF_ZIPF:
-        return True
+        return "rare"
     here = math.log10(n / total * 1e9)
-    return n >= MIN_KEY_COUNT and here - general >= KEYNESS
+    if n >= MIN_KEY_COUNT and here - general >= KEYNESS:
+        return "key"
+    if n >= MOTIF_COUNT and general <= MOTIF_ZIPF:
+        return "motif"
+    return ""
 
 
 def _phrase_word(stem: str) -> bool:

@@ -56,7 +56,7 @@ segments returned put together are exactly the text fed in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from core.agent.context import label_pages
 from core.agent.spoiler_index import (
@@ -70,6 +70,7 @@ from core.agent.spoiler_index import (
     _phrase_word,
 )
 from core.agent.spoiler_stats import STATS_VERSION, BookStats, prepare_book
+from core.agent.spoiler_support import Support, measure, search_words
 from core.agent.spoiler_text import (
     _EXTRA_COMMON,
     _GAP,
@@ -93,14 +94,8 @@ __all__ = [
 ]
 
 # The semantic layer: a sentence about the story must be supported by what the reader has read.
-SEARCH_WORDS = 5  # the rarest content words of a sentence look for its passages
 FUNCTION_ZIPF = 6.0  # words this common say nothing about the story ("the", "was", "he")
 MIN_STORY_WORDS = 5  # a sentence with fewer content words is not checked for support
-LATER_MATCH = 0.5  # a later passage has at least this share of the sentence (by rarity) ...
-STORY_GATE = True
-SUPPORT_MARGIN = 0.2  # ... and this much more than any passage the reader has read
-DOUBT_MATCH = 0.3  # a sentence short of that but this close is doubtful: a model may verify it
-DOUBT_MARGIN = 0.05
 _STORY_PRONOUNS = frozenset("he she they his her him them their hers".split())
 
 
@@ -110,6 +105,8 @@ class SpoilerTerm:
 
     term: str
     first_page: int
+    # found only as a motif, a phrase or a pair of ordinary words: a model may overrule it
+    weak: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -120,7 +117,7 @@ class Segment:
     hidden: bool
     terms: tuple[SpoilerTerm, ...] = ()
     kind: str = "later"  # why it is hidden: "later" (names what comes later) or "unsupported"
-    doubtful: bool = False  # shown by the lexical test, but a model may want to verify it
+    doubtful: bool = False  # a model may overrule the decision (``SpoilerGuard.check``)
 
 
 class SpoilerGuard:
@@ -153,7 +150,8 @@ class SpoilerGuard:
         self._known = set(
             index.stems(w.lower() for w in _WORD.findall(f"{question}\n{selection}")).values()
         ) | set(index.known)
-        self._support: set[str] = set(self._known)
+        self._support = frozenset(self._known)  # the reader's own words count everywhere
+        self._used: list[frozenset[str]] = []  # passages the answer used: read, like the pages
         # the page of a selection the reader supplied counts as read for this answer's labels
         self._selection_page = selection_page
         self.semantic = semantic
@@ -201,25 +199,27 @@ class SpoilerGuard:
         return [self.check(rest)] if rest else []
 
     def add_support(self, text: str) -> None:
-        """Text the answer may draw on (a passage the tools returned within the bound)."""
+        """Text the answer may draw on (a passage the tools returned within the bound): it
+        counts as a passage read, like those the check finds itself."""
         words = _WORD.findall(visible_text(text))
-        self._support.update(self.index.stems(w.lower() for w in words).values())
+        self._used.append(frozenset(self.index.stems(w.lower() for w in words).values()))
 
     def check(self, sentence: str) -> Segment:
-        """One sentence, checked on its own: first for what comes later, then for support."""
+        """One sentence, checked on its own: first for what comes later, then for support.
+        ``doubtful``: a model may overrule the decision (a sentence held only for words the
+        book uses as motifs, phrases or pairs may be shown; a story sentence the pages read
+        do not clearly support may be held)."""
         terms = self.spoiler_terms(sentence)
         if terms:
-            return Segment(sentence, True, terms)
+            return Segment(sentence, True, terms, doubtful=all(t.weak for t in terms))
         if not self.semantic:
             return Segment(sentence, False)
-        scores = self._support_scores(sentence)
-        if scores is None:
+        support = self.support(sentence)
+        if support is None:
             return Segment(sentence, False)
-        read, later = scores
-        if later >= LATER_MATCH and later - read >= SUPPORT_MARGIN:
+        if support.unsupported():
             return Segment(sentence, True, (), "unsupported")
-        doubtful = later >= DOUBT_MATCH and later - read >= DOUBT_MARGIN
-        return Segment(sentence, False, doubtful=doubtful)
+        return Segment(sentence, False, doubtful=support.doubtful())
 
     def support_passages(self, sentence: str, limit: int = 3) -> list[str]:
         """The text of the passages within the bound that best match ``sentence``: what a
@@ -230,8 +230,7 @@ class SpoilerGuard:
         content = self._content(sentence)
         if not content:
             return []
-        words = [content[s] for s in sorted(content, key=lambda s: GENERAL_ZIPF.get(s, 0.0))]
-        ids = index.passage_ids(words[:SEARCH_WORDS], self.read_to, later=False, limit=limit)
+        ids = index.passage_ids(search_words(content), self.read_to, later=False, limit=limit)
         if not ids:
             return []
         marks = ",".join("?" * len(ids))
@@ -243,12 +242,11 @@ class SpoilerGuard:
         return [str(rows[i]) for i in ids if i in rows]
 
     def supported(self, sentence: str) -> bool:
-        """Whether the sentence is supported by the pages read (see ``_support_scores``)."""
-        scores = self._support_scores(sentence)
-        if scores is None:
+        """Whether the sentence is supported by the pages read (see ``support``)."""
+        support = self.support(sentence)
+        if support is None:
             return True
-        read, later = scores
-        return not (later >= LATER_MATCH and later - read >= SUPPORT_MARGIN)
+        return not support.unsupported()
 
     def _content(self, sentence: str) -> dict[str, str]:
         """Stem → word of the sentence's content words (no function words)."""
@@ -263,13 +261,12 @@ class SpoilerGuard:
             and GENERAL_ZIPF.get(stems[w], 0.0) < FUNCTION_ZIPF
         }
 
-    def _support_scores(self, sentence: str) -> tuple[float, float] | None:
+    def support(self, sentence: str) -> Support | None:
         """How well what the reader has read supports a sentence that tells something about
         the story (it names something of this book, or tells what someone does), against how
-        well the later pages do: the share of its content words (the rarer, the heavier)
-        found in the best-matching passage within the bound, and after it. The passages the
-        answer used, the question and the selection count on both sides. ``None``: not a
-        sentence to check (no bound, too few content words, not about the story)."""
+        well the later pages do (``core.agent.spoiler_support``). The passages the answer
+        used, the question and the selection count as read. ``None``: not a sentence to
+        check (no bound, too few content words, not about the story)."""
         index = self.index
         if self.read_to is None or self.read_to >= index.page_count:
             return None
@@ -280,30 +277,9 @@ class SpoilerGuard:
         story = any(w in _STORY_PRONOUNS for w in words) or any(
             s in index.distinctive and index.first_page.get(s) is not None for s in content
         )
-        if not story and STORY_GATE:
+        if not story:
             return None
-        support = self._support
-
-        def weight(stem: str) -> float:
-            return max(0.5, 6.5 - GENERAL_ZIPF.get(stem, 0.0))
-
-        total = sum(weight(s) for s in content)
-
-        def best(passages: list[frozenset[str]]) -> float:
-            if not passages:
-                return 0.0
-            return (
-                max(sum(weight(s) for s in content if s in p or s in support) for p in passages)
-                / total
-            )
-
-        # the search: the rarest content words (they say most, and common ones match half
-        # the book, which costs time)
-        words_ = [content[s] for s in sorted(content, key=lambda s: GENERAL_ZIPF.get(s, 0.0))]
-        words_ = words_[:SEARCH_WORDS]
-        read = best(index.passages(words_, self.read_to, later=False))
-        later = best(index.passages(words_, self.read_to, later=True))
-        return read, later
+        return measure(index, content, self.read_to, self._support, self._used)
 
     def spoiler_terms(self, sentence: str) -> tuple[SpoilerTerm, ...]:
         """The words of ``sentence`` the reader cannot know yet, in order, each once."""
@@ -332,7 +308,7 @@ class SpoilerGuard:
             if page is None or page <= read_to:
                 continue
             if stem in index.distinctive:
-                found[stem] = SpoilerTerm(word, page)
+                found[stem] = SpoilerTerm(word, page, stem in index.motifs)
             elif _is_plain(stem) and len(plain) < MAX_PAIR_WORDS:
                 plain[stem] = (word, page)
         self._phrase_terms(sentence, spans, stems, found, read_to)
@@ -341,8 +317,8 @@ class SpoilerGuard:
             for i, (a, page_a) in enumerate(candidates):
                 for b, page_b in candidates[i + 1 :]:
                     if index.near(a.lower(), b.lower()):
-                        found.setdefault(stems[a.lower()], SpoilerTerm(a, page_a))
-                        found.setdefault(stems[b.lower()], SpoilerTerm(b, page_b))
+                        found.setdefault(stems[a.lower()], SpoilerTerm(a, page_a, True))
+                        found.setdefault(stems[b.lower()], SpoilerTerm(b, page_b, True))
         return labels + tuple(found.values())
 
     def _phrase_terms(
@@ -378,4 +354,4 @@ class SpoilerGuard:
                 page, passages = index.phrase(" ".join(words[i : j + 1]).lower())
                 if passages >= MIN_PHRASE_COUNT and page > read_to:
                     text = sentence[spans[i][0] : spans[j][1]]
-                    found[a + " " + b] = SpoilerTerm(text, page)
+                    found[a + " " + b] = SpoilerTerm(text, page, True)

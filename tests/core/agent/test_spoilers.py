@@ -8,6 +8,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from core.agent.spoiler_text import boundaries as _boundaries
 from core.agent.spoilers import (
     Segment,
     SpoilerGuard,
@@ -15,7 +16,6 @@ from core.agent.spoilers import (
     SpoilerIndexCache,
     SpoilerTerm,
 )
-from core.agent.spoiler_text import boundaries as _boundaries
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.store import models as m

@@ -38,7 +38,7 @@ def metamorphosis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SpoilerI
     lib.close()
 
 
-DOUBTFUL = "Gregor dies quietly that night, and his head sinks to the floor."
+DOUBTFUL = "The middle lodger spits on the floor and announces that he is leaving."
 
 
 def test_doubtful_sentence_is_in_between(metamorphosis: SpoilerIndex) -> None:
@@ -81,7 +81,7 @@ def test_a_model_verifies_doubtful_sentences(
         return
     assert len(requests) == 2
     sent = json.dumps(requests[1].body)
-    assert "his head sinks" in sent and "UNSUPPORTED" in sent
+    assert "middle lodger spits" in sent and "UNSUPPORTED" in sent
     assert DOUBTFUL not in shown and "Gregor wakes up changed." in shown
     assert [w.reason for w in hidden] == ["unsupported"]
     # its cost counts in the answer's usage (the cost meter) and it is in the event log
