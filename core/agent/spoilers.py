@@ -96,6 +96,7 @@ __all__ = [
 # The semantic layer: a sentence about the story must be supported by what the reader has read.
 FUNCTION_ZIPF = 6.0  # words this common say nothing about the story ("the", "was", "he")
 MIN_STORY_WORDS = 5  # a sentence with fewer content words is not checked for support
+PHRASE_RARE_ZIPF = 5.3  # a phrase has a word less common than this ("tea party")
 _STORY_PRONOUNS = frozenset("he she they his her him them their hers".split())
 
 
@@ -351,6 +352,8 @@ class SpoilerGuard:
                 b = keys[j]
                 if not _phrase_word(b) or b in found or (a, b) in self._known_pairs:
                     continue
+                if min(GENERAL_ZIPF.get(a, 0.0), GENERAL_ZIPF.get(b, 0.0)) >= PHRASE_RARE_ZIPF:
+                    continue  # two everyday words ("until she", "turned into"): no phrase
                 page, passages = index.phrase(" ".join(words[i : j + 1]).lower())
                 if passages >= MIN_PHRASE_COUNT and page > read_to:
                     text = sentence[spans[i][0] : spans[j][1]]

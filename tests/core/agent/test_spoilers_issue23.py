@@ -40,7 +40,7 @@ from core.settings import AgentLimits, Settings
 from core.store.library import BookInfo, Library
 from tests.conftest import BOOKS
 from tests.core.agent.conftest import fast_factory
-from tests.core.agent.spoiler_eval import TRICKS, evaluate_kinds, total
+from tests.core.agent.spoiler_eval import TRICKS, evaluate_kinds, oracle, total
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
 
 ALICE_READ_TO = 21  # the end of chapter III
@@ -440,19 +440,34 @@ def test_a_phrase_is_never_matched_across_the_models_punctuation(tmp_path: Path)
 
 
 def test_evaluation_by_kind(books: tuple[Library, dict[str, int]]) -> None:
-    """Regression guard at the figures measured on the fixture books when issue 23 was done
-    (before it: original 78 % / 1.8 %, plain 54 %, markup 54 %, look-alike 50 %). The aims
-    (95 % caught, 2 % false alarms in every kind) are met by the trick kinds only."""
+    """Regression guard at the figures measured on the fixture books (issue 23, second
+    session; before issue 23: original 78 % / 1.8 %, plain 54 %, markup 54 %, look-alike
+    50 %). With no model the lexical check decides alone; the aims (95 % caught, 2 % false
+    alarms in every kind) are met by the trick kinds, and false alarms in all kinds."""
     lib, ids = books
     kinds = evaluate_kinds(lib.db, ids)
     assert kinds["markup"].leaks >= 100 and kinds["look-alike"].leaks >= 40
     everything = total(kinds)
-    assert everything.leaks >= 150 and everything.honest >= 150
+    assert everything.leaks >= 300 and everything.honest >= 350
     details = "\n".join(m for r in kinds.values() for m in r.missed + r.alarms)
     for kind in ("markup", "look-alike"):
         assert kinds[kind].recall == 1.0 and kinds[kind].false_alarms == 0, details
-    # 87/105 when measured; 86/105 once issue 33 re-cut the pages (sentence ends, verse lines)
-    assert kinds["original"].recall >= 0.81, details
-    assert kinds["original"].false_alarm_rate <= 0.025, details
-    assert kinds["plain"].recall >= 0.6, details
-    assert everything.false_alarm_rate <= 0.02, details
+    assert kinds["original"].recall >= 0.81, details  # 86/105
+    assert kinds["original"].false_alarm_rate <= 0.02, details  # 3/164
+    assert kinds["plain"].recall >= 0.68, details  # 45/66
+    assert kinds["plain"].false_alarms == 0, details  # 0/54 (3 before: "until she" ...)
+    assert everything.false_alarm_rate <= 0.01, details  # 3/386
+
+
+def test_evaluation_with_a_verifying_model(books: tuple[Library, dict[str, int]]) -> None:
+    """The same set when a model verifies the doubtful sentences and answers them right (the
+    best a verification can do: a real model's accuracy is not measured here): 96 % of leaks
+    caught, 0.3 % false alarms, about one sentence in five verified."""
+    lib, ids = books
+    kinds = evaluate_kinds(lib.db, ids, verify=oracle)
+    everything = total(kinds)
+    details = "\n".join(m for r in kinds.values() for m in r.missed + r.alarms)
+    assert kinds["original"].recall >= 0.91, details  # 96/105
+    assert kinds["plain"].recall >= 0.9, details  # 60/66
+    assert everything.recall >= 0.95 and everything.false_alarm_rate <= 0.005, details
+    assert everything.verified <= 0.25 * everything.sentences  # 160/725

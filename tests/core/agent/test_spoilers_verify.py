@@ -178,3 +178,97 @@ def test_llm_only_answer_about_pages_read_is_not_held(
     shown = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert CAT in shown, [e.withheld for e in events if isinstance(e, SpoilerHidden)]
     assert len(fake_anthropic.message_requests) == 1
+
+
+@pytest.fixture(scope="module")
+def alice(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SpoilerIndex]:
+    lib = Library.open(resolve_paths(tmp_path_factory.mktemp("verify-alice") / "home"))
+    book = import_book(lib, BOOKS / "alice_in_wonderland.epub").book
+    yield SpoilerIndex.build(lib.db, book.id)
+    lib.close()
+
+
+def test_a_passage_the_answer_used_is_read_not_a_word_list(alice: SpoilerIndex) -> None:
+    """The search tool returned the pages where the Cat vanishes (within the bound): they
+    support the sentence like the pages the check finds itself. Before, their words counted
+    for the later pages as much as for the pages read, and one paraphrased word ("fades",
+    first used later) held the sentence back."""
+    guard = SpoilerGuard(alice, read_to=45, question="What does the Cheshire Cat do?")
+    for passage in guard.support_passages(CAT, limit=5):
+        guard.add_support(passage)
+    segment = guard.check(CAT)
+    assert not segment.hidden and not segment.doubtful
+
+
+NONSENSE = "This part of the book is full of nonsense verse and puns."
+
+
+def test_a_sentence_held_on_weak_evidence_is_doubtful(alice: SpoilerIndex) -> None:
+    """ "verse" is a motif of the book (first on p. 41): weak evidence a model may overrule;
+    a name never is."""
+    segment = SpoilerGuard(alice, read_to=21, question="").check(NONSENSE)
+    assert segment.hidden and segment.doubtful and [t.term for t in segment.terms] == ["verse"]
+    named = SpoilerGuard(alice, read_to=21, question="").check("The Hatter pours the tea.")
+    assert named.hidden and not named.doubtful
+
+
+@pytest.mark.parametrize(("reply", "shown"), [("SUPPORTED", True), ("UNSUPPORTED", False)])
+def test_a_model_may_show_a_sentence_held_on_weak_evidence(
+    library: Library,
+    books_dir: Path,
+    fake_anthropic: FakeAnthropic,
+    monkeypatch: pytest.MonkeyPatch,
+    reply: str,
+    shown: bool,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    library.set_position(book.id, 21)
+    service = service_for(library, fake_anthropic, "anthropic")
+    conv = service.create_conversation(book.id)
+    fake_anthropic.add(Reply.text(f"Alice falls down a hole. {NONSENSE}"), Reply.text(reply))
+    events = collect(service.ask(conv.id, "What is the book like?"))
+    assert isinstance(events[-1], RunFinished)
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    hidden = [e.withheld for e in events if isinstance(e, SpoilerHidden)]
+    assert len(fake_anthropic.message_requests) == 2
+    assert (NONSENSE in text) is shown
+    assert [w.reason for w in hidden] == ([] if shown else ["later"])
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict"),
+    [
+        ("SUPPORTED", True),
+        ("Supported.", True),
+        ("UNSUPPORTED", False),
+        ("Not supported.", False),
+        ("Reply with one word: SUPPORTED or UNSUPPORTED.", None),  # an echo: no verdict
+        ("I think so", None),
+        ("", None),
+    ],
+)
+def test_verdict(reply: str, verdict: bool | None) -> None:
+    from core.agent.spoiler_verify import verdict as parse
+
+    assert parse(reply) is verdict
+
+
+def test_a_reply_that_is_no_verdict_keeps_a_weak_hold(
+    library: Library,
+    books_dir: Path,
+    fake_anthropic: FakeAnthropic,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    library.set_position(book.id, 21)
+    service = service_for(library, fake_anthropic, "anthropic")
+    conv = service.create_conversation(book.id)
+    fake_anthropic.add(
+        Reply.text(f"Alice falls down a hole. {NONSENSE}"),
+        Reply.text("Reply with one word: SUPPORTED or UNSUPPORTED."),
+    )
+    events = collect(service.ask(conv.id, "What is the book like?"))
+    assert NONSENSE not in "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert [e.withheld.reason for e in events if isinstance(e, SpoilerHidden)] == ["later"]
