@@ -38,16 +38,29 @@ override read in its shown order, Cyrillic and Greek look-alike letters folded t
 page label past the bound ("[p. 300]") is a term of its own. Phrases are never matched across
 the model's punctuation ("The answer: Holmes" is no phrase of the book).
 
-The semantic layer (issue 23): a sentence that tells something about the story (it names
-something of this book, or tells what someone does) and has enough content words must be
-supported by what the reader has read. Lexically: the passages after the bound that best
-match it (BM25) must not cover much more of its words (weighted by rarity) than the passages
-within the bound, the passages the answer used, the question and the selection do. An
-unsupported sentence is held back with its own reason ("unsupported"), apart from the
-later-name notice. A leak told in plain words still passes when the pages read match it as
-well as the later ones; the figures by kind are in tests/bench/bench_spoilers.py.
+The semantic layer (issue 23, ``core.agent.spoiler_support``): a sentence that tells something
+about the story (it names something of this book, or tells what someone does) and has enough
+content words must be supported by what the reader has read. Lexically: the passages after
+the bound that best match it (BM25) must not cover much more of its words (weighted by rarity)
+than the passages within the bound do: those the check finds itself and those the answer used
+(the tools' passages count as passages read, whatever the strategy sent the model). The
+question and the selection count everywhere. An unsupported sentence is held back with its
+own reason ("unsupported"), apart from the later-name notice.
+
+Some decisions are *doubtful* (``Segment.doubtful``): a story sentence the pages read cover
+poorly, that adds words (or a distinctive word) only later pages have, or combines known words
+that only later pages have together; and a sentence held only for weak evidence (a motif, a
+phrase, a pair of ordinary words). With a model connected, a short verification call decides
+those (``core.agent.spoiler_verify``); with none, the lexical decision stands. A leak told in
+plain words still passes lexically when the pages read match it as well as the later ones;
+the figures by kind, with and without a verifying model, are in
+tests/bench/bench_spoilers.py.
 The system prompt's rule (``prompts/spoiler_rule.md``) is the first line of defence; this is
 the second.
+
+Modules: ``spoiler_text`` (what the reader sees, stems, sentence ends), ``spoiler_stats`` (a
+book's counts), ``spoiler_index`` (distinctive words, the FTS5 look-ups), ``spoiler_support``
+(the semantic layer), ``spoiler_verify`` (the model's verification); this one: the guard.
 
 Use: build one ``SpoilerIndex`` per book (``SpoilerIndexCache`` keeps them), one
 ``SpoilerGuard`` per answer; ``feed`` the streamed text, then ``flush`` at the end. The
