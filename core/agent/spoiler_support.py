@@ -56,6 +56,8 @@ class Support:
     pairs_read: int
     pairs_later: int
     distinctive_added: bool
+    future: bool = False  # the sentence tells what happens later or at the end
+    short: bool = False  # too few content words to hold it back (it may only be verified)
 
     def unsupported(self) -> bool:
         """Whether to hold the sentence back: a later passage tells it much better than any
@@ -65,7 +67,8 @@ class Support:
     def doubtful(self) -> bool:
         """Whether a model should verify the sentence (it is not clearly held back)."""
         return (
-            self.window < DOUBT_WINDOW
+            self.future
+            or self.window < DOUBT_WINDOW
             or len(self.added) >= DOUBT_ADDED
             or self.distinctive_added
             or any(GENERAL_ZIPF.get(s, 0.0) < ADDED_ZIPF for s in self.added)

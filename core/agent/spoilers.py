@@ -69,6 +69,8 @@ segments returned put together are exactly the text fed in.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass, field
 
 from core.agent.context import label_pages
@@ -109,6 +111,14 @@ __all__ = [
 # The semantic layer: a sentence about the story must be supported by what the reader has read.
 FUNCTION_ZIPF = 6.0  # words this common say nothing about the story ("the", "was", "he")
 MIN_STORY_WORDS = 5  # a sentence with fewer content words is not checked for support
+# A sentence that tells what happens later or at the end is doubtful (a model may verify it),
+# with fewer content words too: "In the end Gregor dies."
+_FUTURE = re.compile(
+    r"\b(?:in|at|by|towards?) the (?:very )?end\b|\blater\b|\bfinally\b|\beventually\b|"
+    r"\bafterwards?\b|\bever after\b|\bturns? out\b|\bends? up\b|\bin the last\b",
+    re.I,
+)
+MIN_FUTURE_WORDS = 2
 PHRASE_RARE_ZIPF = 5.3  # a phrase has a word less common than this ("tea party")
 _STORY_PRONOUNS = frozenset("he she they his her him them their hers".split())
 
@@ -231,7 +241,7 @@ class SpoilerGuard:
         support = self.support(sentence)
         if support is None:
             return Segment(sentence, False)
-        if support.unsupported():
+        if support.unsupported() and not support.short:
             return Segment(sentence, True, (), "unsupported")
         return Segment(sentence, False, doubtful=support.doubtful())
 
@@ -260,7 +270,7 @@ class SpoilerGuard:
         support = self.support(sentence)
         if support is None:
             return True
-        return not support.unsupported()
+        return support.short or not support.unsupported()
 
     def _content(self, sentence: str) -> dict[str, str]:
         """Stem → word of the sentence's content words (no function words)."""
@@ -284,16 +294,19 @@ class SpoilerGuard:
         index = self.index
         if self.read_to is None or self.read_to >= index.page_count:
             return None
-        words = [w.lower() for w in _WORD.findall(visible_text(sentence))]
+        shown = visible_text(sentence)
+        words = [w.lower() for w in _WORD.findall(shown)]
         content = self._content(sentence)
-        if len(content) < MIN_STORY_WORDS:
+        future = _FUTURE.search(shown) is not None
+        if len(content) < (MIN_FUTURE_WORDS if future else MIN_STORY_WORDS):
             return None
         story = any(w in _STORY_PRONOUNS for w in words) or any(
             s in index.distinctive and index.first_page.get(s) is not None for s in content
         )
-        if not story:
+        if not story and not future:
             return None
-        return measure(index, content, self.read_to, self._support, self._used)
+        found = measure(index, content, self.read_to, self._support, self._used)
+        return dataclasses.replace(found, future=future, short=len(content) < MIN_STORY_WORDS)
 
     def spoiler_terms(self, sentence: str) -> tuple[SpoilerTerm, ...]:
         """The words of ``sentence`` the reader cannot know yet, in order, each once."""

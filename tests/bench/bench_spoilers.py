@@ -5,7 +5,9 @@ set, by kind.
 Targets: a few ms per sentence (p95 < 5 ms), building a book's index well under 100 ms (it is
 cached per book), no wait for the first question after an import, leaks caught >= 95 % and
 false alarms <= 2 % in every kind (issue 23).
-Run: .venv/bin/python tests/bench/bench_spoilers.py
+Run: .venv/bin/python tests/bench/bench_spoilers.py [--before OLD_SPOILERS_PY]
+(``--before``: the figures and the cost per sentence before and after, in one run; see
+tests/bench/spoiler_before_after.py.)
 The evaluation uses the fixture books, and A Christmas Carol and The Adventures of Sherlock
 Holmes when tests/bench/spoiler_books.py has built them into its cache folder.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import tempfile
 import time
 import zipfile
@@ -229,6 +232,11 @@ def first_question_wait(tmp: Path, books: Path) -> None:
 
 
 def main() -> None:
+    before = None
+    if "--before" in sys.argv:  # a previous core/agent/spoilers.py (spoiler_before_after)
+        from spoiler_before_after import load
+
+        before = load(Path(sys.argv[sys.argv.index("--before") + 1]))
     print(f"bench_spoilers on {machine()}")
     books = FIXTURES / "books"
     with tempfile.TemporaryDirectory() as tmp:
@@ -343,6 +351,11 @@ def main() -> None:
             if (CACHE / extra.file).is_file():
                 ids[extra.name] = import_book(lib, CACHE / extra.file).book.id
         evaluation(lib, ids)
+        if before is not None:
+            from spoiler_before_after import accuracy, cost
+
+            accuracy(lib, ids, before)
+            cost(lib, book.id, book.page_count, before)
         print("  (the issue-16 figures below count only sentences held for a later word)")
         result = combined(evaluate(lib.db, ids), evaluate(lib.db, ids, "_heldout"))
         report(

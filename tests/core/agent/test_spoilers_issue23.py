@@ -462,12 +462,12 @@ def test_evaluation_by_kind(books: tuple[Library, dict[str, int]]) -> None:
 def test_evaluation_with_a_verifying_model(books: tuple[Library, dict[str, int]]) -> None:
     """The same set when a model verifies the doubtful sentences and answers them right (the
     best a verification can do: a real model's accuracy is not measured here): 96 % of leaks
-    caught, 0.3 % false alarms, about one sentence in five verified."""
+    caught, 0.3 % false alarms, about one sentence in four verified."""
     lib, ids = books
     kinds = evaluate_kinds(lib.db, ids, verify=oracle)
     everything = total(kinds)
     details = "\n".join(m for r in kinds.values() for m in r.missed + r.alarms)
-    assert kinds["original"].recall >= 0.91, details  # 96/105
-    assert kinds["plain"].recall >= 0.9, details  # 60/66
+    assert kinds["original"].recall >= 0.93, details  # 98/105
+    assert kinds["plain"].recall >= 0.92, details  # 61/66
     assert everything.recall >= 0.95 and everything.false_alarm_rate <= 0.005, details
-    assert everything.verified <= 0.25 * everything.sentences  # 160/725
+    assert everything.verified <= 0.25 * everything.sentences  # 166/725
