@@ -507,7 +507,11 @@ class AgentLoop:
             self.state.usage = self.state.usage + check.result.usage
             self.sink.emit(UsageReport(check.result.usage, step))
             self.sink.invocation(step, check.request, check.result, "", check.ms)
-        if check.supported:
+        if check.supported is None:  # no verdict: the lexical decision stands
+            return segment
+        if check.supported:  # shown; a sentence held only on weak evidence too
+            return dataclasses.replace(segment, hidden=False, terms=())
+        if segment.hidden:
             return segment
         return dataclasses.replace(segment, hidden=True, kind="unsupported")
 

@@ -5,7 +5,9 @@ set, by kind.
 Targets: a few ms per sentence (p95 < 5 ms), building a book's index well under 100 ms (it is
 cached per book), no wait for the first question after an import, leaks caught >= 95 % and
 false alarms <= 2 % in every kind (issue 23).
-Run: .venv/bin/python tests/bench/bench_spoilers.py
+Run: .venv/bin/python tests/bench/bench_spoilers.py [--before OLD_SPOILERS_PY]
+(``--before``: the figures and the cost per sentence before and after, in one run; see
+tests/bench/spoiler_before_after.py.)
 The evaluation uses the fixture books, and A Christmas Carol and The Adventures of Sherlock
 Holmes when tests/bench/spoiler_books.py has built them into its cache folder.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import tempfile
 import time
 import zipfile
@@ -32,6 +35,7 @@ from tests.core.agent.spoiler_eval import (
     combined,
     evaluate,
     evaluate_kinds,
+    oracle,
     sentences,
     total,
 )
@@ -131,6 +135,61 @@ def verification_latency() -> None:
         lib.close()
 
 
+def evaluation(lib: Library, ids: dict[str, int]) -> None:
+    """The evaluation set by kind and by book, with the lexical check alone (no model) and with
+    a model that verifies the doubtful sentences and judges them right (``oracle``: the best
+    a verification can do; a real model's accuracy is not measured), and what the
+    verification costs: calls per sentence and the size of each call."""
+    print(f"  evaluation by kind (books: {', '.join(ids)}):")
+    for label, verify in (("no model", None), ("verified", oracle)):
+        kinds = evaluate_kinds(lib.db, ids, verify=verify)
+        kinds["all"] = total(kinds)
+        for kind, r in kinds.items():
+            report(
+                f"{label}, {kind}: leaks caught",
+                f"{r.caught}/{r.leaks} = {r.recall:.0%}",
+                ">= 95 %",
+                r.recall >= 0.95,
+            )
+            report(
+                f"{label}, {kind}: false alarms",
+                f"{r.false_alarms}/{r.honest} = {r.false_alarm_rate:.1%}",
+                "<= 2 %",
+                r.false_alarm_rate <= 0.02,
+            )
+        everything = kinds["all"]
+        if verify is not None and everything.verify_chars:
+            chars = everything.verify_chars
+            share = everything.verified / everything.sentences
+            tokens = [c / 4 for c in chars]  # about 4 characters a token in English prose
+            print(
+                f"  verification: {everything.verified}/{everything.sentences} sentences "
+                f"({share:.0%}); input per call median {median(tokens):.0f} tokens, p95 "
+                f"{percentile(tokens, 95):.0f} (characters / 4), output at most 8 tokens; "
+                f"an 8-sentence answer: {8 * share:.1f} calls, about "
+                f"{8 * share * median(tokens):.0f} input tokens"
+            )
+    print("  by book and kind (no model | verified):")
+    plain = {name: evaluate_kinds(lib.db, {name: i}) for name, i in ids.items()}
+    checked = {name: evaluate_kinds(lib.db, {name: i}, verify=oracle) for name, i in ids.items()}
+    for name in ids:
+        for kind, r in plain[name].items():
+            v = checked[name][kind]
+            print(
+                f"    {name + '/' + kind:<26} caught {r.caught:>3}/{r.leaks:<3} | {v.caught:>3}"
+                f"   false alarms {r.false_alarms:>2}/{r.honest:<3} | {v.false_alarms:>2}"
+            )
+    new = evaluate_kinds(lib.db, ids, files=("cases_new.txt",), original=False)["plain"]
+    checked_new = evaluate_kinds(
+        lib.db, ids, verify=oracle, files=("cases_new.txt",), original=False
+    )["plain"]
+    print(
+        f"  new plain-word cases (written before this session's changes): caught "
+        f"{new.caught}/{new.leaks} | {checked_new.caught}, false alarms "
+        f"{new.false_alarms}/{new.honest} | {checked_new.false_alarms}"
+    )
+
+
 def first_question_wait(tmp: Path, books: Path) -> None:
     texts = [
         (books / name).read_text(encoding="utf-8")
@@ -173,6 +232,11 @@ def first_question_wait(tmp: Path, books: Path) -> None:
 
 
 def main() -> None:
+    before = None
+    if "--before" in sys.argv:  # a previous core/agent/spoilers.py (spoiler_before_after)
+        from spoiler_before_after import load
+
+        before = load(Path(sys.argv[sys.argv.index("--before") + 1]))
     print(f"bench_spoilers on {machine()}")
     books = FIXTURES / "books"
     with tempfile.TemporaryDirectory() as tmp:
@@ -286,22 +350,12 @@ def main() -> None:
         for extra in EXTRA_BOOKS:
             if (CACHE / extra.file).is_file():
                 ids[extra.name] = import_book(lib, CACHE / extra.file).book.id
-        print(f"  evaluation by kind (books: {', '.join(ids)}):")
-        kinds = evaluate_kinds(lib.db, ids)
-        kinds["all"] = total(kinds)
-        for kind, r in kinds.items():
-            report(
-                f"{kind}: leaks caught",
-                f"{r.caught}/{r.leaks} = {r.recall:.0%}",
-                ">= 95 %",
-                r.recall >= 0.95,
-            )
-            report(
-                f"{kind}: false alarms",
-                f"{r.false_alarms}/{r.honest} = {r.false_alarm_rate:.1%}",
-                "<= 2 %",
-                r.false_alarm_rate <= 0.02,
-            )
+        evaluation(lib, ids)
+        if before is not None:
+            from spoiler_before_after import accuracy, cost
+
+            accuracy(lib, ids, before)
+            cost(lib, book.id, book.page_count, before)
         print("  (the issue-16 figures below count only sentences held for a later word)")
         result = combined(evaluate(lib.db, ids), evaluate(lib.db, ids, "_heldout"))
         report(

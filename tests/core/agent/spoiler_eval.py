@@ -13,7 +13,7 @@ from pathlib import Path
 
 import peewee as pw
 
-from core.agent.spoilers import SpoilerGuard, SpoilerIndex, SpoilerTerm
+from core.agent.spoilers import Segment, SpoilerGuard, SpoilerIndex, SpoilerTerm
 
 DATA = Path(__file__).resolve().parent / "spoiler_data"
 
@@ -198,11 +198,17 @@ class Case:
     trick: str = ""
 
 
-def cases(books: Iterable[str] | None = None) -> list[Case]:
-    """Every case of ``cases.txt`` (tricks expanded), for the given books (default: all)."""
+CASE_FILES = ("cases.txt", "cases_new.txt")  # the second: written in issue 23's second session
+
+
+def cases(books: Iterable[str] | None = None, files: Iterable[str] = CASE_FILES) -> list[Case]:
+    """Every case of the case files (tricks expanded), for the given books (default: all)."""
     wanted = set(books) if books is not None else None
     out: list[Case] = []
-    for line in (DATA / "cases.txt").read_text(encoding="utf-8").splitlines():
+    lines = [
+        line for name in files for line in (DATA / name).read_text(encoding="utf-8").splitlines()
+    ]
+    for line in lines:
         if not line.strip() or line.startswith("#"):
             continue
         fields = [f.strip() for f in line.split(" | ")]
@@ -228,6 +234,9 @@ class KindResult:
     false_alarms: int = 0
     missed: list[str] = field(default_factory=list)
     alarms: list[str] = field(default_factory=list)
+    verified: int = 0  # sentences sent to a verification call
+    verify_chars: list[int] = field(default_factory=list)  # each call's prompt, in characters
+    sentences: int = 0
 
     @property
     def recall(self) -> float:
@@ -238,18 +247,60 @@ class KindResult:
         return self.false_alarms / self.honest if self.honest else 0.0
 
 
-def held(guard: SpoilerGuard, sentence: str) -> bool:
+# A verification: (guard, doubtful segment, whether the case is a leak) → the verdict
+# (True: supported, False: unsupported, None: no verdict) and the prompt's size in characters.
+Verify = Callable[[SpoilerGuard, Segment, bool], tuple[bool | None, int]]
+
+
+def held(
+    guard: SpoilerGuard, sentence: str, verify: Verify | None = None, leak: bool = False
+) -> bool:
+    return bool(checked(guard, sentence, verify, leak)[0])
+
+
+def checked(
+    guard: SpoilerGuard, sentence: str, verify: Verify | None = None, leak: bool = False
+) -> tuple[bool, list[int]]:
+    """Whether the sentence is held back, and the prompt sizes of its verification calls. With
+    ``verify``, doubtful segments are decided as ``core.agent.loop`` decides them."""
     segments = guard.feed(sentence) + guard.flush()
-    return any(s.hidden for s in segments)
+    hidden = False
+    calls: list[int] = []
+    for s in segments:
+        shown = not s.hidden
+        if s.doubtful and verify is not None:
+            supported, chars = verify(guard, s, leak)
+            calls.append(chars)
+            if supported is not None:
+                shown = supported
+        hidden = hidden or not shown
+    return hidden, calls
+
+
+def oracle(question: str = "") -> Verify:
+    """A verifier that answers as the evaluation's labels say (a model that judges every
+    doubtful sentence right: the best a verification call can do), with the size of the
+    prompt the real call would send."""
+    from core.agent.spoiler_verify import verification_prompt
+
+    def verify(guard: SpoilerGuard, segment: Segment, leak: bool) -> tuple[bool | None, int]:
+        system, prompt = verification_prompt(guard, segment.text, question)
+        return not leak, len(system) + len(prompt)
+
+    return verify
 
 
 def evaluate_kinds(
     db: pw.SqliteDatabase,
     book_ids: dict[str, int],
     make_guard: Callable[[SpoilerIndex, EvalBook, str], SpoilerGuard] | None = None,
+    verify: Callable[[str], Verify] | None = None,
+    files: Iterable[str] = CASE_FILES,
+    original: bool = True,
 ) -> dict[str, KindResult]:
-    """The set by kind: "original" (the four files of issue 16), and the kinds of
-    ``cases.txt``; books missing from ``book_ids`` are left out."""
+    """The set by kind: "original" (the four files of issue 16), and the kinds of the case
+    files; books missing from ``book_ids`` are left out. ``verify(question)`` makes the
+    verification of doubtful sentences (none: the lexical check alone)."""
     make = make_guard or (
         lambda index, book, question: SpoilerGuard(index, read_to=book.read_to, question=question)
     )
@@ -259,7 +310,11 @@ def evaluate_kinds(
 
     def one(kind: str, book: EvalBook, leak: bool, text: str, question: str) -> None:
         r = results.setdefault(kind, KindResult())
-        hit = held(make(indexes[book.name], book, question), text)
+        guard = make(indexes[book.name], book, question)
+        hit, calls = checked(guard, text, verify(question) if verify else None, leak)
+        r.sentences += 1
+        r.verified += len(calls)
+        r.verify_chars += calls
         if leak:
             r.leaks += 1
             r.caught += hit
@@ -272,14 +327,14 @@ def evaluate_kinds(
                 r.alarms.append(f"{book.name}: {text}")
 
     for book in BOOKS:
-        if book.name not in book_ids:
+        if book.name not in book_ids or not original:
             continue
         for part in ("", "_heldout"):
             for s in sentences(f"{book.name}{part}_leaks"):
                 one("original", book, True, s, book.question)
             for s in sentences(f"{book.name}{part}_honest"):
                 one("original", book, False, s, book.question)
-    for case in cases(book_ids):
+    for case in cases(book_ids, files):
         book = all_books[case.book]
         one(case.kind, book, case.leak, case.text, case.question or book.question)
     return results
@@ -292,4 +347,7 @@ def total(results: dict[str, KindResult]) -> KindResult:
         out.caught += r.caught
         out.honest += r.honest
         out.false_alarms += r.false_alarms
+        out.verified += r.verified
+        out.verify_chars += r.verify_chars
+        out.sentences += r.sentences
     return out

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from core.agent.spoiler_text import boundaries as _boundaries
 from core.agent.spoilers import (
     Segment,
     SpoilerGuard,
     SpoilerIndex,
     SpoilerIndexCache,
     SpoilerTerm,
-    _boundaries,
 )
 from core.books.importer import import_book
 from core.paths import resolve_paths
@@ -308,7 +308,8 @@ def test_evaluation_set(books: tuple[Library, dict[str, int]]) -> None:
     90 % caught, 2 % false alarms: the catch rate falls short, see the report of issue 16).
     Main set: 80 % caught, 1.6 % false alarms. Second set (written after the first tuning;
     it measured 63 % / 2.5 % then, and the phrase rule was added after): 73 % / 2.5 % (1 of 40).
-    Both: 78 % caught, 1.9 % false alarms."""
+    Both: 78 % caught, 1.9 % false alarms; 77 % since issue 23 left out phrases of two everyday
+    words ("turn into" caught one leak here, and held three honest sentences elsewhere)."""
     lib, ids = books
     main = evaluate(lib.db, ids)
     heldout = evaluate(lib.db, ids, "_heldout")
@@ -318,7 +319,7 @@ def test_evaluation_set(books: tuple[Library, dict[str, int]]) -> None:
     assert main.recall >= 0.8, details
     assert main.false_alarm_rate <= 0.02, details
     assert heldout.recall >= 0.7, details
-    assert both.recall >= 0.78, details
+    assert both.recall >= 0.77, details
     assert both.false_alarm_rate <= 0.02, details
 
 
@@ -372,7 +373,7 @@ def test_ordinary_words_on_the_first_page_are_no_spoiler(alice: SpoilerIndex) ->
 def test_word_statistics_are_counted_once_and_kept(tmp_path: Path) -> None:
     """The first index of a book counts its words and stores them; later ones, in any
     process, read them back and agree exactly; re-reading the book drops them."""
-    import core.agent.spoilers as spoilers
+    import core.agent.spoiler_stats as spoilers
 
     lib = Library.open(resolve_paths(tmp_path / "home"))
     try:

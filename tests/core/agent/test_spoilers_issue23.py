@@ -40,7 +40,7 @@ from core.settings import AgentLimits, Settings
 from core.store.library import BookInfo, Library
 from tests.conftest import BOOKS
 from tests.core.agent.conftest import fast_factory
-from tests.core.agent.spoiler_eval import TRICKS, evaluate_kinds, total
+from tests.core.agent.spoiler_eval import TRICKS, evaluate_kinds, oracle, total
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
 
 ALICE_READ_TO = 21  # the end of chapter III
@@ -440,126 +440,34 @@ def test_a_phrase_is_never_matched_across_the_models_punctuation(tmp_path: Path)
 
 
 def test_evaluation_by_kind(books: tuple[Library, dict[str, int]]) -> None:
-    """Regression guard at the figures measured on the fixture books when issue 23 was done
-    (before it: original 78 % / 1.8 %, plain 54 %, markup 54 %, look-alike 50 %). The aims
-    (95 % caught, 2 % false alarms in every kind) are met by the trick kinds only."""
+    """Regression guard at the figures measured on the fixture books (issue 23, second
+    session; before issue 23: original 78 % / 1.8 %, plain 54 %, markup 54 %, look-alike
+    50 %). With no model the lexical check decides alone; the aims (95 % caught, 2 % false
+    alarms in every kind) are met by the trick kinds, and false alarms in all kinds."""
     lib, ids = books
     kinds = evaluate_kinds(lib.db, ids)
     assert kinds["markup"].leaks >= 100 and kinds["look-alike"].leaks >= 40
     everything = total(kinds)
-    assert everything.leaks >= 150 and everything.honest >= 150
+    assert everything.leaks >= 300 and everything.honest >= 350
     details = "\n".join(m for r in kinds.values() for m in r.missed + r.alarms)
     for kind in ("markup", "look-alike"):
         assert kinds[kind].recall == 1.0 and kinds[kind].false_alarms == 0, details
-    # 87/105 when measured; 86/105 once issue 33 re-cut the pages (sentence ends, verse lines)
-    assert kinds["original"].recall >= 0.81, details
-    assert kinds["original"].false_alarm_rate <= 0.025, details
-    assert kinds["plain"].recall >= 0.6, details
-    assert everything.false_alarm_rate <= 0.02, details
+    assert kinds["original"].recall >= 0.81, details  # 86/105
+    assert kinds["original"].false_alarm_rate <= 0.02, details  # 3/164
+    assert kinds["plain"].recall >= 0.68, details  # 45/66
+    assert kinds["plain"].false_alarms == 0, details  # 0/54 (3 before: "until she" ...)
+    assert everything.false_alarm_rate <= 0.01, details  # 3/386
 
 
-# --- case 5 with a model: a short verification call for doubtful sentences -----------------
-
-DOUBTFUL = "Gregor dies quietly that night, and his head sinks to the floor."
-
-
-def test_doubtful_sentence_is_in_between(metamorphosis: SpoilerIndex) -> None:
-    segment = SpoilerGuard(metamorphosis, read_to=META_READ_TO, question="").check(DOUBTFUL)
-    assert segment.doubtful and not segment.hidden
-
-
-@pytest.mark.parametrize("verify", [True, False])
-def test_a_model_verifies_doubtful_sentences(
-    library: Library,
-    books_dir: Path,
-    fake_anthropic: FakeAnthropic,
-    monkeypatch: pytest.MonkeyPatch,
-    verify: bool,
-) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    book = import_book(library, books_dir / "metamorphosis.epub").book
-    library.set_position(book.id, META_READ_TO)
-    settings = Settings(
-        provider="anthropic",
-        base_url=fake_anthropic.url,
-        model="claude-test",
-        limits=AgentLimits(),
-        spoiler_verify=verify,
-    )
-    service = AgentService(
-        library, library.paths, settings, provider_factory=fast_factory, retry_delay=0.01
-    )
-    conv = service.create_conversation(book.id)
-    fake_anthropic.add(Reply.text(f"Gregor wakes up changed. {DOUBTFUL}"))
-    if verify:
-        fake_anthropic.add(Reply.text("UNSUPPORTED"))
-    events = collect(service.ask(conv.id, "What happens to Gregor?"))
-    assert isinstance(events[-1], RunFinished)
-    shown = "".join(e.text for e in events if isinstance(e, TextDelta))
-    hidden = [e.withheld for e in events if isinstance(e, SpoilerHidden)]
-    requests = fake_anthropic.message_requests
-    if not verify:
-        assert len(requests) == 1 and DOUBTFUL in shown and not hidden
-        return
-    assert len(requests) == 2
-    sent = json.dumps(requests[1].body)
-    assert "his head sinks" in sent and "UNSUPPORTED" in sent
-    assert DOUBTFUL not in shown and "Gregor wakes up changed." in shown
-    assert [w.reason for w in hidden] == ["unsupported"]
-    # its cost counts in the answer's usage (the cost meter) and it is in the event log
-    state = AnswerState()
-    for e in events:
-        state.apply(e)
-    assert state.usage is not None and events[-1].result.usage == state.usage
-    log = (library.paths.event_logs / f"conversation-{conv.id}.jsonl").read_text()
-    assert log.count('"LLM_INVOCATION"') == 2
-
-
-def test_a_failed_verification_keeps_the_sentence(
-    library: Library,
-    books_dir: Path,
-    fake_anthropic: FakeAnthropic,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    book = import_book(library, books_dir / "metamorphosis.epub").book
-    library.set_position(book.id, META_READ_TO)
-    service = service_for(library, fake_anthropic, "anthropic")
-    conv = service.create_conversation(book.id)
-    fake_anthropic.add(
-        Reply.text(f"Gregor wakes up changed. {DOUBTFUL}"),
-        Reply.error(400, "invalid_request_error", "No."),
-    )
-    events = collect(service.ask(conv.id, "What happens to Gregor?"))
-    assert isinstance(events[-1], RunFinished)
-    assert DOUBTFUL in "".join(e.text for e in events if isinstance(e, TextDelta))
-
-
-def test_spoiler_verify_setting(margin_home: Path) -> None:
-    from core.errors import SettingsError
-    from core.settings import load_settings, save_settings
-
-    paths = resolve_paths().ensure()
-    save_settings(paths, Settings(spoiler_verify=False))
-    assert load_settings(paths).spoiler_verify is False
-    paths.settings_file.write_text('spoiler_verify = "sometimes"')
-    with pytest.raises(SettingsError) as err:
-        load_settings(paths)
-    assert "spoiler_verify" in err.value.message and "true or false" in err.value.message
-
-
-@pytest.mark.parametrize(
-    ("reply", "unsupported"),
-    [
-        ("UNSUPPORTED", True),
-        ("**Unsupported.**", True),
-        ("Not supported: the passages do not say so.", True),
-        ("SUPPORTED", False),
-        ("Reply with one word: SUPPORTED or UNSUPPORTED.", False),  # a small model's echo
-        ("", False),
-    ],
-)
-def test_verdicts(reply: str, unsupported: bool) -> None:
-    from core.agent.spoiler_verify import unsupported_verdict
-
-    assert unsupported_verdict(reply) is unsupported
+def test_evaluation_with_a_verifying_model(books: tuple[Library, dict[str, int]]) -> None:
+    """The same set when a model verifies the doubtful sentences and answers them right (the
+    best a verification can do: a real model's accuracy is not measured here): 96 % of leaks
+    caught, 0.3 % false alarms, about one sentence in four verified."""
+    lib, ids = books
+    kinds = evaluate_kinds(lib.db, ids, verify=oracle)
+    everything = total(kinds)
+    details = "\n".join(m for r in kinds.values() for m in r.missed + r.alarms)
+    assert kinds["original"].recall >= 0.93, details  # 98/105
+    assert kinds["plain"].recall >= 0.92, details  # 61/66
+    assert everything.recall >= 0.95 and everything.false_alarm_rate <= 0.005, details
+    assert everything.verified <= 0.25 * everything.sentences  # 166/725
