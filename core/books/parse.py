@@ -105,9 +105,11 @@ def parse_book(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    password: str | None = None,
 ) -> ParsedBook:
     """Parse any supported file. The result always has its pages, and toc entries point at
-    1-based pages. Raises ``BookError`` with a sentence naming the file and the reason."""
+    1-based pages. Raises ``BookError`` with a sentence naming the file and the reason.
+    ``password`` opens a protected PDF (kept in memory only)."""
     path = Path(path)
     fmt = detect_format(path)
     _check_file(path, limits)
@@ -116,7 +118,9 @@ def parse_book(
     if fmt is BookFormat.PDF:
         from core.books.pdf import parse_pdf
 
-        return parse_pdf(path, progress=progress, cancel=cancel, limits=limits)
+        return parse_pdf(
+            path, progress=progress, cancel=cancel, limits=limits, password=password
+        )
     if fmt is BookFormat.EPUB:
         from core.books.epub import parse_epub
 
