@@ -358,6 +358,11 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
             if highlight_text and page is not None:
                 self.reader.go_to_page(page, mark=highlight_text)
         except MarginError as exc:
+            if exc.code in ("password", "wrong_password"):  # a protected PDF: ask, then open
+                from desktop.password_dialog import open_after_password
+
+                self.tasks.start(open_after_password(self, book_id, page, exc.code))
+                return None
             self.library_panel.show_errors([str(exc)])
             if self.reader.book is None:
                 self.show_library()

@@ -149,10 +149,13 @@ class BookActions(_Base):
 
         async def go() -> None:
             from core.books.importer import reimport_book
+            from desktop.password_dialog import known
 
             self.statusBar().showMessage(f"Reading “{book.title}” again…")
             try:
-                updated = await run_blocking(reimport_book, self.library, book.id)
+                updated = await run_blocking(
+                    reimport_book, self.library, book.id, password=known(book.sha256)
+                )
             except MarginError as exc:
                 self.statusBar().showMessage(str(exc), 10000)
                 return

@@ -118,9 +118,7 @@ def parse_book(
     if fmt is BookFormat.PDF:
         from core.books.pdf import parse_pdf
 
-        return parse_pdf(
-            path, progress=progress, cancel=cancel, limits=limits, password=password
-        )
+        return parse_pdf(path, progress=progress, cancel=cancel, limits=limits, password=password)
     if fmt is BookFormat.EPUB:
         from core.books.epub import parse_epub
 

@@ -34,9 +34,7 @@ __all__ = ["clean_page_text", "parse_pdf", "shutdown_workers", "warm_workers"]
 _worker_doc: tuple[tuple[str, int, int, str | None], object] | None = None
 
 
-def _worker_extract(
-    path_str: str, start: int, stop: int, password: str | None = None
-) -> list[str]:
+def _worker_extract(path_str: str, start: int, stop: int, password: str | None = None) -> list[str]:
     """Worker-process side: the document stays open across the pieces of one book (opening
     a long PDF costs more than a few pages of text) until ``_worker_close`` or another
     file."""
@@ -325,7 +323,9 @@ def _read_pages(
     def feed(w: int) -> None:
         while len(waiting[w]) < 2 and queue:
             index, (start, stop) = queue.popleft()
-            waiting[w].append((index, workers[w].submit(_worker_extract, name, start, stop, password)))
+            waiting[w].append(
+                (index, workers[w].submit(_worker_extract, name, start, stop, password))
+            )
 
     try:
         feed(0)

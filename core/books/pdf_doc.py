@@ -35,13 +35,41 @@ def wrong_password(path: Path) -> BookError:
     )
 
 
+_MAPPED_TO_NOTHING = dict.fromkeys(
+    [0xAD, 0x34F, 0x1806, 0x180B, 0x180C, 0x180D, 0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF]
+    + list(range(0xFE00, 0xFE10))
+)
+_SPACES_TO_SPACE = dict.fromkeys(
+    [0xA0, 0x1680, 0x202F, 0x205F, 0x3000, *range(0x2000, 0x200B)], " "
+)
+
+
+def password_variants(password: str | None) -> list[str | None]:
+    """The password as typed, then as SASLprep prepares it (what PDF 2.0 encryption expects:
+    soft hyphens and joiners dropped, odd spaces made spaces, NFKC), when that differs."""
+    import unicodedata
+
+    if not password:
+        return [None]
+    prepared = unicodedata.normalize(
+        "NFKC", password.translate(_MAPPED_TO_NOTHING).translate(_SPACES_TO_SPACE)
+    )
+    return [password] if prepared == password else [password, prepared]
+
+
 def open_pdf(path: Path, password: str | None = None):  # type: ignore[no-untyped-def]
     """The pypdfium2 document, or a ``BookError`` saying plainly why it cannot be opened
     (a password is needed, the password is wrong, the file is damaged)."""
     import pypdfium2 as pdfium
 
+    *first, last = password_variants(password)
+    for variant in first:
+        try:
+            return pdfium.PdfDocument(str(path), password=variant)
+        except pdfium.PdfiumError:
+            continue  # the prepared form may open it
     try:
-        return pdfium.PdfDocument(str(path), password=password or None)
+        return pdfium.PdfDocument(str(path), password=last)
     except pdfium.PdfiumError as exc:
         # pdfium's last-error value is not reset on success, so a stale "password" error can
         # show up for an unrelated file: only trust it when the file really is encrypted.

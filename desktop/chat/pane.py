@@ -33,6 +33,7 @@ from desktop.chat import history, sources
 from desktop.chat.composer import SPOILERS_END, Composer
 from desktop.chat.header import ConversationHeader, ModeBanner, export_dialog
 from desktop.chat.messages import Messages
+from desktop.chat.pictures_notice import PicturesNotice
 from desktop.chat.render import quick_action_text
 from desktop.chat.runs import BUSY, Answering
 from desktop.chat.transcript import Transcript
@@ -76,6 +77,7 @@ class ChatPane(QWidget):
         self.banner = ModeBanner()
         self.banner.requestSettings.connect(self.requestSettings)
         self.connect_button = self.banner.connect_button
+        self.pictures = PicturesNotice()  # the book's pages are pictures the assistant cannot read
         self.transcript = Transcript()
         self.transcript.setAccessibleName("Conversation")
         self.transcript.setOpenLinks(False)
@@ -97,6 +99,7 @@ class ChatPane(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.header)
         layout.addWidget(self.banner)
+        layout.addWidget(self.pictures)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.status)
         layout.addWidget(self.composer)
@@ -171,6 +174,7 @@ class ChatPane(QWidget):
         self.conversation_id = None
         self.composer.set_book(book_id is not None)
         self.header.set_book_open(book_id is not None)
+        self.pictures.set_book(self.app.library, book_id)
         self._load(True)
 
     def select_conversation(self, conversation_id: int) -> None:

@@ -112,7 +112,7 @@ class ViewHost(QStackedWidget):
                     f'The file of "{book.title}" is missing from the library folder.',
                     hint="Remove the book and add it again.",
                 )
-            view = self._pdf(path, theme, zoom)
+            view = self._pdf(path, theme, zoom, book.sha256)
         else:
             view = self._text(path, pages, theme, typography)
         self.view, self.pages = view, pages
@@ -120,11 +120,12 @@ class ViewHost(QStackedWidget):
         self.setCurrentWidget(view)
         return view
 
-    def _pdf(self, path: Path, theme: str, zoom: float | None) -> PdfView:
+    def _pdf(self, path: Path, theme: str, zoom: float | None, sha256: str = "") -> PdfView:
+        from desktop.password_dialog import known
         from desktop.reader.pdf_view import PdfView
         from desktop.theme import page_image_filter
 
-        pdf = PdfView(path)
+        pdf = PdfView(path, password=known(sha256))
         pdf.image_filter = page_image_filter(theme)
         if zoom is not None:
             pdf.scale = max(0.3, min(zoom, 6.0))

@@ -288,7 +288,9 @@ def test_protected_pdf_imports_with_its_password_which_is_never_stored(
     assert err.value.code == BookCode.WRONG_PASSWORD
     assert "is wrong, so nothing was imported" in err.value.message
     assert _counts(library) == (0, 0, 0, 0, 0, 0)
-    result = import_book(library, pdf_dir / "libreoffice-writer-password.pdf", password="openpassword")
+    result = import_book(
+        library, pdf_dir / "libreoffice-writer-password.pdf", password="openpassword"
+    )
     assert "Lorem ipsum" in library.page(result.book.id, 1).text
     library.close()
     for file in library.paths.data.rglob("*"):
