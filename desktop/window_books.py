@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from desktop.tasks import TaskKeeper
 
 BOOK_FILTER = (
-    "Books (*.epub *.pdf *.txt *.text *.md *.markdown *.html *.htm *.xhtml);;All files (*)"
+    "Books (*.epub *.pdf *.cbz *.txt *.text *.md *.markdown *.html *.htm *.xhtml);;All files (*)"
 )
 WELCOME = "Welcome to Margin.md"
 

@@ -175,6 +175,9 @@ class Reader(QWidget):
             typography=replace(self.typography, font_size=self.font_size),
             zoom=state.zoom,
         )
+        if hasattr(view, "apply_settings"):  # picture pages: direction, fit, spreads per book
+            view.apply_settings(state.view.get("pictures", {}))
+            view.settingsChanged.connect(lambda values, b=book.id: self._view_settings(b, values))
         self.book = book
         self.session = ReadingSession.of(book, pace=self._pace)
         self.toolbar.set_book(book, pdf=book.format == "pdf")
@@ -191,6 +194,9 @@ class Reader(QWidget):
             self.side.show_panel(state.side)
         self.side.book_opened(book.id)
         view.setFocus()
+
+    def _view_settings(self, book_id: int, values: dict[str, object]) -> None:
+        self.memory.remember(book_id, view={**self.memory.book(book_id).view, "pictures": values})
 
     def close_book(self) -> None:
         self._save_timer.stop()

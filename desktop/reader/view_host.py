@@ -105,6 +105,8 @@ class ViewHost(QStackedWidget):
         book = pages.book
         path = Path(book.file_path) if book.file_path else None
         view: QWidget
+        from desktop.reader.image_pages import picture_pages
+
         if book.format == "pdf":
             if path is None or not path.exists():
                 raise MarginError(
@@ -113,6 +115,8 @@ class ViewHost(QStackedWidget):
                     hint="Remove the book and add it again.",
                 )
             view = self._pdf(path, theme, zoom, book.sha256)
+        elif path is not None and (found := picture_pages(pages.library, book)) is not None:
+            view = self._pictures(path, found, theme)  # comics: desktop/reader/image_pages.py
         else:
             view = self._text(path, pages, theme, typography)
         self.view, self.pages = view, pages
@@ -144,6 +148,17 @@ class ViewHost(QStackedWidget):
         )
         return pdf
 
+    def _pictures(self, path: Path, found: tuple[list[str], bool], theme: str) -> QWidget:
+        from desktop.reader.image_pages import ImagePagesView
+
+        view = ImagePagesView(path, found[0], rtl=found[1])
+        view.set_theme(theme)
+        view.pageChanged.connect(lambda page: self.scrolledTo.emit(page, len(view.spread())))
+        view.drawn.connect(self.view_drawn)
+        view.requestBack.connect(self.requestBack)
+        view.requestForward.connect(self.requestForward)
+        return view
+
     def _text(self, path: Path | None, pages: PageSource, theme: str, typo: Typography) -> TextView:
         from desktop.reader.text_view import TextView
 
@@ -168,6 +183,8 @@ class ViewHost(QStackedWidget):
         return text_view
 
     def close_view(self) -> None:
+        if self.view is not None and hasattr(self.view, "shutdown"):
+            self.view.shutdown()  # picture pages: stop decoding, close the book file
         if self.view is not None:
             self.removeWidget(self.view)
             self.view.deleteLater()
@@ -198,6 +215,8 @@ class ViewHost(QStackedWidget):
             return text.top_position()
         if pdf is not None:
             return pdf.position()
+        if self.view is not None and hasattr(self.view, "position"):
+            return self.view.position()  # type: ignore[no-any-return]
         return (page, 0)
 
     def show_page(
@@ -237,6 +256,8 @@ class ViewHost(QStackedWidget):
             if text.show_at(page, offset, mark=mark, near=position):
                 shown = text.marked_page()
             self.view_drawn()
+        elif self.view is not None and hasattr(self.view, "go_to_page"):
+            self.view.go_to_page(page, offset)  # picture pages
         return shown
 
     def next_screen(self) -> bool:
@@ -279,6 +300,8 @@ class ViewHost(QStackedWidget):
             from desktop.theme import page_image_filter
 
             pdf.set_image_filter(page_image_filter(name))
+        elif self.view is not None and hasattr(self.view, "set_theme"):
+            self.view.set_theme(name)  # picture pages
 
     def set_font_size(self, size: int) -> None:
         text = self.text_view()
