@@ -155,9 +155,7 @@ class Margin:
     ) -> ImportResult:
         from core.books.importer import import_book
 
-        return import_book(
-            self.library, path, progress=progress, cancel=cancel, password=password
-        )
+        return import_book(self.library, path, progress=progress, cancel=cancel, password=password)
 
     def tidy_up(self) -> int:
         """After a crash: remove half-imported books and temporary copies whose import is

@@ -157,7 +157,10 @@ def image_epub(arc: object, *, only_pre_paginated: bool = True) -> ParsedBook | 
     if only_pre_paginated and layout != "pre-paginated":
         return None
     manifest = {
-        item.get("id", ""): (resolve_relative(base, item.get("href", "")), item.get("media-type", ""))
+        item.get("id", ""): (
+            resolve_relative(base, item.get("href", "")),
+            item.get("media-type", ""),
+        )
         for item in manifest_el
         if _local(item.tag) == "item" and item.get("href")
     }

@@ -140,7 +140,8 @@ class PdfView(QScrollArea):
             self._relayout_timer.start()
 
     def set_scale(self, scale: float, *, keep_fit: bool = False) -> None:
-        scale = max(0.3, min(scale, 6.0))
+        # fitting may enlarge a tiny page (a small scan) past the zoom buttons' 6x
+        scale = max(0.3, min(scale, 500.0 if keep_fit else 6.0))
         if abs(scale - self.scale) < 0.005:
             return
         page = self.current

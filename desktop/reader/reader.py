@@ -175,9 +175,10 @@ class Reader(QWidget):
             typography=replace(self.typography, font_size=self.font_size),
             zoom=state.zoom,
         )
-        if hasattr(view, "apply_settings"):  # picture pages: direction, fit, spreads per book
-            view.apply_settings(state.view.get("pictures", {}))
-            view.settingsChanged.connect(lambda values, b=book.id: self._view_settings(b, values))
+        pictures = self.host.picture_view()
+        if pictures is not None:  # direction, fit and spreads of a comic, kept per book
+            pictures.apply_settings(state.view.get("pictures", {}))
+            pictures.settingsChanged.connect(lambda v, b=book.id: self._view_settings(b, v))
         self.book = book
         self.session = ReadingSession.of(book, pace=self._pace)
         self.toolbar.set_book(book, pdf=book.format == "pdf")

@@ -18,6 +18,7 @@ from core.store.library import BookInfo, HighlightRecord, Library
 from desktop.reader.typography import Typography
 
 if TYPE_CHECKING:
+    from desktop.reader.image_pages import ImagePagesView
     from desktop.reader.pdf_view import PdfView
     from desktop.reader.text_view import TextView
 
@@ -148,7 +149,7 @@ class ViewHost(QStackedWidget):
         )
         return pdf
 
-    def _pictures(self, path: Path, found: tuple[list[str], bool], theme: str) -> QWidget:
+    def _pictures(self, path: Path, found: tuple[list[str], bool], theme: str) -> ImagePagesView:
         from desktop.reader.image_pages import ImagePagesView
 
         view = ImagePagesView(path, found[0], rtl=found[1])
@@ -183,8 +184,8 @@ class ViewHost(QStackedWidget):
         return text_view
 
     def close_view(self) -> None:
-        if self.view is not None and hasattr(self.view, "shutdown"):
-            self.view.shutdown()  # picture pages: stop decoding, close the book file
+        if (pictures := self.picture_view()) is not None:
+            pictures.shutdown()  # stop decoding, close the book file
         if self.view is not None:
             self.removeWidget(self.view)
             self.view.deleteLater()
@@ -206,6 +207,13 @@ class ViewHost(QStackedWidget):
 
         return self.view if isinstance(self.view, PdfView) else None
 
+    def picture_view(self) -> ImagePagesView | None:
+        if self.view is None:
+            return None
+        from desktop.reader.image_pages import ImagePagesView
+
+        return self.view if isinstance(self.view, ImagePagesView) else None
+
     # places -----------------------------------------------------------------------------
 
     def position(self, page: int) -> tuple[int, int]:
@@ -215,8 +223,9 @@ class ViewHost(QStackedWidget):
             return text.top_position()
         if pdf is not None:
             return pdf.position()
-        if self.view is not None and hasattr(self.view, "position"):
-            return self.view.position()  # type: ignore[no-any-return]
+        pictures = self.picture_view()
+        if pictures is not None:
+            return pictures.position()
         return (page, 0)
 
     def show_page(
@@ -256,8 +265,8 @@ class ViewHost(QStackedWidget):
             if text.show_at(page, offset, mark=mark, near=position):
                 shown = text.marked_page()
             self.view_drawn()
-        elif self.view is not None and hasattr(self.view, "go_to_page"):
-            self.view.go_to_page(page, offset)  # picture pages
+        elif (pictures := self.picture_view()) is not None:
+            pictures.go_to_page(page, offset)
         return shown
 
     def next_screen(self) -> bool:
@@ -300,8 +309,8 @@ class ViewHost(QStackedWidget):
             from desktop.theme import page_image_filter
 
             pdf.set_image_filter(page_image_filter(name))
-        elif self.view is not None and hasattr(self.view, "set_theme"):
-            self.view.set_theme(name)  # picture pages
+        elif (pictures := self.picture_view()) is not None:
+            pictures.set_theme(name)
 
     def set_font_size(self, size: int) -> None:
         text = self.text_view()

@@ -24,10 +24,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import resource
 import subprocess
 import sys
-import queue
 import tempfile
 import threading
 import time

@@ -47,7 +47,12 @@ def page_png(index: int, width: int = 200, height: int = 300) -> bytes:
 
 
 def make_cbz(
-    path: Path, pages: int, *, manga: bool = False, title: str = "", size: tuple[int, int] = (200, 300)
+    path: Path,
+    pages: int,
+    *,
+    manga: bool = False,
+    title: str = "",
+    size: tuple[int, int] = (200, 300),
 ) -> Path:
     """A CBZ of ``pages`` pictures named so that only a natural sort orders them
     (``page2.png`` before ``page10.png``)."""
@@ -66,7 +71,9 @@ def make_cbz(
     return path
 
 
-def make_fixed_layout_epub(path: Path, pages: int, *, rtl: bool = False, title: str = "A Comic") -> Path:
+def make_fixed_layout_epub(
+    path: Path, pages: int, *, rtl: bool = False, title: str = "A Comic"
+) -> Path:
     """A pre-paginated EPUB 3: one XHTML page per picture, the picture in an SVG wrapper
     (``<svg><image xlink:href>``), ``page-progression-direction`` as asked."""
     items, refs = [], []

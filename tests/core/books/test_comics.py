@@ -28,7 +28,11 @@ def test_cbz_pages_in_natural_order_with_comicinfo(tmp_path: Path) -> None:
     book = parse_book(make_cbz(tmp_path / "c.cbz", 12, manga=True, title="Night Train"))
     assert book.format == "cbz" and book.title == "Night Train" and book.author == "Test Writer"
     images = [image_of(p.html or "") for p in book.pages]
-    assert [name for name, _ in images][:3] == ["pages/page1.png", "pages/page2.png", "pages/page3.png"]
+    assert [name for name, _ in images][:3] == [
+        "pages/page1.png",
+        "pages/page2.png",
+        "pages/page3.png",
+    ]
     assert images[9][0] == "pages/page10.png", "page10 after page9, not after page1"
     assert all(rtl for _, rtl in images), "Manga=YesAndRightToLeft turns right to left"
     assert all(p.text == "" for p in book.pages)

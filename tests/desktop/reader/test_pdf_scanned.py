@@ -77,7 +77,9 @@ def test_scanned_pdf_opens_turns_pages_and_the_chat_says_it_cannot_read_them(
     assert "pictures without text" in notice.text()
 
 
-def test_pages_with_text_say_nothing(window: Any, library: Library, pdf_dir: Path, qtbot: Any) -> None:
+def test_pages_with_text_say_nothing(
+    window: Any, library: Library, pdf_dir: Path, qtbot: Any
+) -> None:
     book = import_book(library, pdf_dir / "pdflatex-4-pages.pdf").book
     window.open_book(book.id, 1)
     qtbot.wait(300)
