@@ -213,3 +213,24 @@ def image_epub(arc: object, *, only_pre_paginated: bool = True) -> ParsedBook | 
         toc=(),
         extra={"progression": "rtl" if rtl else "ltr"},
     )
+
+
+def cbz_cover_bytes(path: Path, *, max_bytes: int = 20 * 1024 * 1024) -> bytes | None:
+    """The first picture of a comic archive (its cover), or None."""
+    from core.books.epub import EpubArchive
+
+    try:
+        book = parse_cbz(path)
+    except BookError:
+        return None
+    first = image_of(book.pages[0].html or "")[0]
+    arc = EpubArchive(path)
+    try:
+        info = arc.entries.get(first)
+        if info is None or info.file_size > max_bytes:
+            return None
+        return arc.read(first)
+    except BookError:
+        return None
+    finally:
+        arc.close()

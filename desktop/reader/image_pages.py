@@ -224,10 +224,12 @@ class ImagePagesView(QScrollArea):
 
     def _relayout(self) -> None:
         viewport = self.viewport().size()
-        self.canvas.resize(viewport.width(), viewport.height())
-        if self.fit == "width":
+        height = viewport.height()
+        if self.fit == "width":  # (never shrunk in between: the scroll position stays)
+            self.canvas.resize(viewport.width(), max(height, self.canvas.height()))
             bottom = max((r.bottom() for _, r in self.placed()), default=0)
-            self.canvas.resize(viewport.width(), max(viewport.height(), int(bottom + GAP)))
+            height = max(height, int(bottom + GAP))
+        self.canvas.resize(viewport.width(), height)
         self.canvas.update()
 
     def resizeEvent(self, event: Any) -> None:

@@ -292,14 +292,19 @@ class ViewHost(QStackedWidget):
         """Zoom a PDF in (1) or out (-1); False when the view zooms by font size instead."""
         pdf = self.pdf_view()
         if pdf is None:
-            return False
+            pictures = self.picture_view()
+            if pictures is not None:  # picture pages: in to the width, out to the whole page
+                pictures.set_fit("width" if step > 0 else "page")
+            return pictures is not None
         pdf.zoom_in() if step > 0 else pdf.zoom_out()
         return True
 
     def fit_width(self) -> None:
-        pdf = self.pdf_view()
+        pdf, pictures = self.pdf_view(), self.picture_view()
         if pdf is not None:
             pdf.fit()
+        elif pictures is not None:
+            pictures.set_fit("width")
 
     def set_theme(self, name: str) -> None:
         text, pdf = self.text_view(), self.pdf_view()

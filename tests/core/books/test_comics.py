@@ -83,3 +83,10 @@ def test_comic_imports_into_the_library(library: Library, tmp_path: Path) -> Non
 
 def test_png_helper_is_a_real_png() -> None:
     assert page_png(0).startswith(b"\x89PNG")
+
+
+def test_the_cover_of_a_comic_is_its_first_picture(tmp_path: Path) -> None:
+    from core.books.comics import cbz_cover_bytes
+
+    assert cbz_cover_bytes(make_cbz(tmp_path / "c.cbz", 3)) == page_png(0)
+    assert cbz_cover_bytes(tmp_path / "missing.cbz") is None

@@ -123,3 +123,24 @@ def test_pre_paginated_rtl_epub_spreads_pages_right_to_left(
     assert view.spread() == [2, 3]
     view.set_spreads(False)
     assert view.spread() == [2]
+
+
+def test_fit_width_scrolls_down_the_page_before_turning(
+    window: Any, library: Library, tmp_path: Path, qtbot: Any
+) -> None:
+    window.resize(1500, 700)  # wide and low: a page fitted to the width is taller than the view
+    QApplication.processEvents()
+    view = _open(window, library, make_cbz(tmp_path / "w.cbz", 3), qtbot)
+    view.set_spreads(False)
+    assert window.reader.host.zoom(1)  # zoom in: fit the width
+    assert view.fit == "width"
+    bar = view.verticalScrollBar()
+    assert bar.maximum() > 0, "the page is taller than the view"
+    _key(view, Qt.Key.Key_Space)
+    assert window.reader.page == 1 and bar.value() > 0, "first down the page"
+    while bar.value() < bar.maximum():
+        _key(view, Qt.Key.Key_Space)
+    _key(view, Qt.Key.Key_Space)
+    assert window.reader.page == 2 and bar.value() == 0, "then the next page, from its top"
+    window.reader.host.zoom(-1)
+    assert view.fit == "page" and view.verticalScrollBar().maximum() == 0
