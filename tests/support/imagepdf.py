@@ -63,3 +63,59 @@ def make_image_pdf(path: Path, pages: int) -> Path:
     )
     path.write_bytes(bytes(out))
     return path
+
+
+def scan_of(source: Path, path: Path, *, dpi: int = 150) -> Path:
+    """A "scanned" copy of a text PDF: each page drawn in grey and stored as a picture only
+    (no text layer), as a scanner makes them."""
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument(str(source))
+    images: list[tuple[int, int, bytes, float, float]] = []
+    try:
+        for page in doc:
+            w_pt, h_pt = page.get_size()
+            bitmap = page.render(scale=dpi / 72, grayscale=True)
+            rows = bytes(bitmap.buffer)
+            stride, width, height = bitmap.stride, bitmap.width, bitmap.height
+            data = b"".join(rows[y * stride : y * stride + width] for y in range(height))
+            images.append((width, height, data, w_pt, h_pt))
+            bitmap.close()
+            page.close()
+    finally:
+        doc.close()
+    objects: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>"]
+    kids = " ".join(f"{3 + 3 * i} 0 R" for i in range(len(images)))
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(images)} >>".encode())
+    for i, (width, height, data, w_pt, h_pt) in enumerate(images):
+        content, image = 4 + 3 * i, 5 + 3 * i
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {w_pt:.2f} {h_pt:.2f}] "
+            f"/Resources << /XObject << /Im{i} {image} 0 R >> >> /Contents {content} 0 R >>".encode()
+        )
+        stream = f"q {w_pt:.2f} 0 0 {h_pt:.2f} 0 0 cm /Im{i} Do Q".encode()
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+        packed = zlib.compress(data)
+        objects.append(
+            (
+                f"<< /Type /XObject /Subtype /Image /Width {width} /Height {height} "
+                f"/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode "
+                f"/Length {len(packed)} >>\nstream\n"
+            ).encode()
+            + packed
+            + b"\nendstream"
+        )
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for offset in offsets:
+        out += f"{offset:010d} 00000 n \n".encode()
+    out += (
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    )
+    path.write_bytes(bytes(out))
+    return path
