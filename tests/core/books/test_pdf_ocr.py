@@ -26,12 +26,12 @@ def library() -> Library:
     lib.close()
 
 
-def _scanned_book(library: Library, tmp_path: Path) -> int:
+def _scanned_book(library: Library, tmp_path: Path, last: str = "quiet cranes") -> int:
     text = make_text_pdf(
         tmp_path / "text.pdf",
         [
             "The lighthouse keeper counted forty ships before dawn.",
-            "A second page about the harbour and its quiet cranes.",
+            f"A second page about the harbour and its {last}.",
         ],
     )
     book = import_book(library, scan_of(text, tmp_path / "scan.pdf")).book
@@ -55,7 +55,7 @@ def test_recognised_text_is_searchable_and_stays_with_the_book(
     first = library.page(book_id, 1).text.lower()
     assert "lighthouse keeper" in first and "forty ships" in first
     hits = BookSearch(library.db).search_book(book_id, "harbour cranes", limit=3, hybrid=False)
-    assert hits and hits[0].end_page == 2 and "«harbour»" in hits[0].text
+    assert hits and hits[0].end_page == 2 and "harbour" in hits[0].text
 
 
 def test_recognition_through_a_given_reader_and_stop(library: Library, tmp_path: Path) -> None:
@@ -77,7 +77,7 @@ def test_recognition_through_a_given_reader_and_stop(library: Library, tmp_path:
         return "never saved"
 
     (tmp_path / "other").mkdir()
-    other = _scanned_book(library, tmp_path / "other")
+    other = _scanned_book(library, tmp_path / "other", last="gulls")
     with pytest.raises(BookError) as err:
         ocr.recognise_book(library, other, recognise=stop, cancel=token)
     assert err.value.code == BookCode.CANCELLED
