@@ -356,6 +356,7 @@ class ChatPane(QWidget):
 
     async def shutdown(self) -> None:
         self._closed = True
+        self.pictures.stop_ocr()  # a text recognition under way ends its tesseract
         if shiboken6.isValid(self._timer):  # the window may already be gone
             self._timer.stop()
         await self.live.stop(list(self.live.values()), wait_s=3.0)
