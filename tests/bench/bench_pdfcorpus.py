@@ -22,6 +22,7 @@ one of those opens in Margin.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import queue
@@ -68,10 +69,14 @@ def qt_draws(path: Path, password: str | None) -> tuple[str, bool]:
     from PySide6.QtCore import QSize
     from PySide6.QtPdf import QPdfDocument
 
-    from core.books.pdf_doc import password_variants
+    try:
+        from core.books.pdf_doc import password_variants
 
+        variants = password_variants(password)
+    except ImportError:  # an older Margin (MARGIN_ROOT)
+        variants = [password]
     doc = QPdfDocument()
-    for variant in password_variants(password):
+    for variant in variants:
         if variant:
             doc.setPassword(variant)
         error = doc.load(str(path))
@@ -98,6 +103,7 @@ def child(files: list[str], passwords: dict[str, str], home: str, view: bool) ->
 
         app = QGuiApplication([])  # noqa: F841  (QtPdf renders with a GUI application)
     library = Library.open(resolve_paths())
+    takes_password = "password" in inspect.signature(import_book).parameters
     for name in files:
         path = Path(name)
         password = passwords.get(path.name)
@@ -106,7 +112,10 @@ def child(files: list[str], passwords: dict[str, str], home: str, view: bool) ->
         row: dict[str, object] = {"file": path.name, "password": bool(password)}
         row["pdfium"] = pdfium_loads(path, password)
         try:
-            result = import_book(library, path, password=password)
+            if takes_password:
+                result = import_book(library, path, password=password)
+            else:  # an older Margin (MARGIN_ROOT) that has no passwords
+                result = import_book(library, path)
             row["outcome"] = "opened"
             row["pages"] = result.book.page_count
             texts = library.page_texts(result.book.id)
