@@ -84,7 +84,7 @@ def test_manga_cbz_turns_right_to_left_with_keys_and_clicks(
     assert window.reader.page == 6, "the last page stays"
     notice = window.chat.pictures
     qtbot.waitUntil(notice.isVisible, timeout=5000)
-    assert "cannot read pictures" in notice.text()
+    assert "cannot read pictures" in notice.text.text()
 
 
 def test_left_to_right_comic_and_the_direction_setting(

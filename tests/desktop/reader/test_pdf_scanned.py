@@ -73,8 +73,8 @@ def test_scanned_pdf_opens_turns_pages_and_the_chat_says_it_cannot_read_them(
     assert window.reader.page == 3
     notice = window.chat.pictures
     qtbot.waitUntil(notice.isVisible, timeout=5000)
-    assert "cannot read these pages" in notice.text()
-    assert "pictures without text" in notice.text()
+    assert "cannot read these pages" in notice.text.text()
+    assert "pictures without text" in notice.text.text()
 
 
 def test_pages_with_text_say_nothing(
