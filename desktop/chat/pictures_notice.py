@@ -14,7 +14,15 @@ import time
 
 import shiboken6
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.errors import BookCode, MarginError
 from core.progress import CancelToken
@@ -46,8 +54,10 @@ class PicturesNotice(QFrame):
         buttons = QHBoxLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
         buttons.addWidget(self.progress, 1)
-        buttons.addWidget(self.ocr_button)
-        buttons.addWidget(self.stop_button)
+        buttons.addStretch(0)
+        for button in (self.ocr_button, self.stop_button):
+            button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+            buttons.addWidget(button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.text)
