@@ -7,7 +7,6 @@ on decoding in the window's thread; a few pages around the current one are kept.
 from __future__ import annotations
 
 import threading
-import zipfile
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +37,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QMenu, QScrollArea, QWidget
 
+from core.errors import MarginError
 from desktop.widgets import history_button
 
 CACHE = 10  # decoded pages kept (each at screen size: a few MB)
@@ -109,7 +109,9 @@ class ImagePagesView(QScrollArea):
         self.spreads = True
         self.background = BACKGROUNDS["light"]
         self.current = 1
-        self._zip = zipfile.ZipFile(path)
+        from core.books.epub import EpubArchive  # the names and safety checks of the parser
+
+        self._zip = EpubArchive(path)
         self._zip_lock = threading.Lock()
         self._decoded = _Decoded()
         self._decoded.done.connect(self._arrived, Qt.ConnectionType.QueuedConnection)
@@ -135,7 +137,7 @@ class ImagePagesView(QScrollArea):
         try:
             with self._zip_lock:
                 return self._zip.read(self.images[index])
-        except (KeyError, OSError, ValueError, zipfile.BadZipFile, RuntimeError):
+        except (MarginError, OSError, ValueError):
             return b""  # drawn as an empty page
 
     def shutdown(self) -> None:

@@ -95,7 +95,16 @@ async def one_run(comic: Path, home: Path) -> dict[str, float]:
         while not view.is_drawn():
             await asyncio.sleep(0.002)
         turns.append((time.perf_counter() - t) * 1000)
+    window.reader.close_book()  # opened again: the window's own first-use costs are paid
+    again = time.perf_counter()
+    window.open_book(book.id, 50)
+    view = window.reader.view
+    assert isinstance(view, ImagePagesView)
+    while not view.is_drawn():
+        await asyncio.sleep(0.002)
+    reopen_ms = (time.perf_counter() - again) * 1000
     result = {
+        "reopen_ms": reopen_ms,
         "import_ms": (imported - started) * 1000,
         "open_ms": (shown - imported) * 1000,
         "total_ms": (shown - started) * 1000,
@@ -159,6 +168,7 @@ def main() -> None:
         "≤ 1000 ms",
         med["total_ms"] <= 1000,
     )
+    report("open again at page 50, painted", f"{med['reopen_ms']:.0f} ms", "", True)
     report(
         "page turn painted (median / p95)",
         f"{med['turn_median_ms']:.0f} / {med['turn_p95_ms']:.0f} ms",
