@@ -135,9 +135,10 @@ def image_epub(arc: object, *, only_pre_paginated: bool = True) -> ParsedBook | 
     ``pre-paginated`` and whose every page document shows a picture with few words (a
     fixed-layout comic). Otherwise (called after the text reader found no text) any book
     whose page documents show pictures."""
-    from core.books.epub import _find_opf, _xml, resolve_relative
+    from core.books.epub import _check_drm, _find_opf, _xml, resolve_relative
 
     path: Path = arc.path  # type: ignore[attr-defined]
+    _check_drm(arc)  # type: ignore[arg-type]  # encrypted pictures are no pages to show
     opf_path = _find_opf(arc)  # type: ignore[arg-type]
     opf = _xml(arc.read(opf_path), path, "package file")  # type: ignore[attr-defined]
     base = posixpath.dirname(opf_path)

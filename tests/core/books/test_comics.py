@@ -90,3 +90,19 @@ def test_the_cover_of_a_comic_is_its_first_picture(tmp_path: Path) -> None:
 
     assert cbz_cover_bytes(make_cbz(tmp_path / "c.cbz", 3)) == page_png(0)
     assert cbz_cover_bytes(tmp_path / "missing.cbz") is None
+
+
+def test_a_drm_protected_comic_is_refused_as_such(tmp_path: Path) -> None:
+    path = make_fixed_layout_epub(tmp_path / "locked.epub", 2, rtl=True)
+    with zipfile.ZipFile(path, "a") as zf:
+        zf.writestr(
+            "META-INF/encryption.xml",
+            '<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" '
+            'xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData>'
+            '<enc:EncryptionMethod Algorithm="http://www.w3.org/2001/04/xmlenc#aes128-cbc"/>'
+            '<enc:CipherData><enc:CipherReference URI="OEBPS/images/p1.png"/></enc:CipherData>'
+            "</enc:EncryptedData></encryption>",
+        )
+    with pytest.raises(BookError) as err:
+        parse_book(path)
+    assert err.value.code == BookCode.DRM
