@@ -308,7 +308,17 @@ def cmd_reimport(args: argparse.Namespace, ctx: CliContext) -> int:
     from core.books.importer import reimport_book
 
     book = ctx.library.find_book(args.book)
-    updated = reimport_book(ctx.library, book.id, progress=_progress_printer(book.title))
+    password = args.password
+    if password is None and book.format == "pdf" and sys.stdin.isatty():
+        from core.books.pdf_doc import is_encrypted
+
+        if book.file_path and is_encrypted(Path(book.file_path)):
+            import getpass
+
+            password = getpass.getpass(f"Password for {clean(book.title)}: ") or None
+    updated = reimport_book(
+        ctx.library, book.id, progress=_progress_printer(book.title), password=password
+    )
     say(
         f"{updated.id}\t{updated.title}\t{updated.page_count} pages (was {book.page_count}); "
         "notes, highlights and conversations kept"
@@ -455,6 +465,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "reimport", help="read a book again from its copy (fixes contents pages of older imports)"
     )
     p.add_argument("book", metavar="BOOK")
+    p.add_argument("--password", help="the password of a protected PDF (asked on a terminal)")
     p.set_defaults(handler=cmd_reimport)
 
     p = sub.add_parser("finished", help="mark a book finished (lifts the spoiler limit)")

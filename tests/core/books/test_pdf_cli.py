@@ -72,3 +72,13 @@ def test_on_a_terminal_it_asks_for_the_password(pdf_dir: Path, margin_home: Path
     assert os.waitstatus_to_exitcode(status) == 0, text
     assert "openpassword" not in text, "the password is not echoed"
     assert "1 pages" in text
+
+
+def test_reimport_of_a_protected_pdf_takes_its_password(
+    capsys: pytest.CaptureFixture[str], pdf_dir: Path
+) -> None:
+    run(capsys, "import", "--password", "openpassword", str(pdf_dir / PROTECTED))
+    code, _, err = run(capsys, "reimport", "libreoffice")
+    assert code == 1 and "is protected by a password" in err
+    code, out, err = run(capsys, "reimport", "libreoffice", "--password", "openpassword")
+    assert code == 0 and "1 pages (was 1)" in out, err
