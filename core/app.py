@@ -151,10 +151,11 @@ class Margin:
         *,
         progress: ProgressCallback = no_progress,
         cancel: CancelToken | None = None,
+        password: str | None = None,
     ) -> ImportResult:
         from core.books.importer import import_book
 
-        return import_book(self.library, path, progress=progress, cancel=cancel)
+        return import_book(self.library, path, progress=progress, cancel=cancel, password=password)
 
     def tidy_up(self) -> int:
         """After a crash: remove half-imported books and temporary copies whose import is

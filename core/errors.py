@@ -31,6 +31,7 @@ class BookCode(StrEnum):
     CORRUPT = "corrupt"
     DRM = "drm"
     PASSWORD = "password"
+    WRONG_PASSWORD = "wrong_password"
     NO_TEXT = "no_text"
     TOO_LARGE = "too_large"
     CANCELLED = "cancelled"

@@ -25,7 +25,7 @@ WINDOW_OPTIONS = ("--open", "--page", "--screenshot", "--exit-after-shown")
 # the suffixes of ``core.books.parse.SUFFIXES`` (a test keeps them equal): importing the
 # parsers only to read this list cost ~40 ms of every start
 BOOK_SUFFIXES = frozenset(
-    (".epub", ".pdf", ".txt", ".text", ".md", ".markdown", ".html", ".htm", ".xhtml")
+    (".epub", ".pdf", ".txt", ".text", ".md", ".markdown", ".html", ".htm", ".xhtml", ".cbz")
 )
 
 

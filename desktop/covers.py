@@ -214,6 +214,11 @@ def make_cover(job: CoverJob, size: QSize = COVER_SIZE) -> QImage:
             image = decode_image(data, size) if data else None
         elif job.format == "pdf":
             image = pdf_first_page(Path(job.file_path), size)
+        elif job.format == "cbz":  # a comic: its first picture
+            from core.books.comics import cbz_cover_bytes
+
+            data = cbz_cover_bytes(Path(job.file_path))
+            image = decode_image(data, size) if data else None
     except Exception:
         log.warning("no cover from %s; drawing one", job.file_path, exc_info=True)
         image = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
@@ -61,9 +61,7 @@ class ImportController(QObject):
                         self.progressed.emit(fraction, message)  # queued to the UI thread
 
                 try:
-                    result = await run_blocking(
-                        import_book, self.library, path, progress=progress, cancel=self.token
-                    )
+                    result = await self._import(import_book, path, progress)
                 except BookError as exc:
                     if exc.code == BookCode.CANCELLED:
                         errors.append(f"Stopped adding {path.name}.")
@@ -100,6 +98,47 @@ class ImportController(QObject):
         if isinstance(window, QWidget):  # heard by screen-reader users, wherever focus is
             announce(window, import_summary(results, errors), assertive=bool(errors))
         return results
+
+    async def _import(self, import_book: Any, path: Path, progress: Any) -> ImportResult:
+        """Import ``path``; a protected PDF asks for its password (again while it is wrong),
+        kept in memory for the session so the page view can open it."""
+        from desktop import password_dialog
+
+        password: str | None = None
+        while True:
+            try:
+                result: ImportResult = await run_blocking(
+                    import_book,
+                    self.library,
+                    path,
+                    progress=progress,
+                    cancel=self.token,
+                    password=password,
+                )
+            except BookError as exc:
+                if exc.code not in (BookCode.PASSWORD, BookCode.WRONG_PASSWORD):
+                    raise
+                typed = await self.ask_password(path.name, exc.code == BookCode.WRONG_PASSWORD)
+                if not typed:
+                    if exc.code == BookCode.WRONG_PASSWORD:
+                        raise
+                    raise BookError(
+                        BookCode.PASSWORD,
+                        f"{path.name} was not added: it is protected by a password, "
+                        "and none was given.",
+                        hint="Add it again and type its password.",
+                    ) from None
+                password = typed
+                continue
+            if password:
+                password_dialog.remember(result.book.sha256, password)
+            return result
+
+    async def ask_password(self, file_name: str, wrong: bool) -> str | None:
+        from desktop.password_dialog import ask_password
+
+        parent = self.parent()
+        return await ask_password(parent if isinstance(parent, QWidget) else None, file_name, wrong)
 
 
 def import_summary(results: list[ImportResult], errors: list[str]) -> str:

@@ -238,6 +238,8 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         self.reader.pageChanged.connect(self._page_changed)
         self.reader.fontSizeChanged.connect(self._font_size_changed)
         chat = self.chat
+        if hasattr(chat, "pictures"):  # text recognised on a scanned PDF: show it read anew
+            chat.pictures.recognised.connect(self._text_recognised)
         if hasattr(chat, "handle_ask"):
             self.requestAsk.connect(chat.handle_ask)
             chat.requestOpenPage.connect(self.open_page_request)
@@ -364,6 +366,11 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
             if highlight_text and page is not None:
                 self.reader.go_to_page(page, mark=highlight_text, near=max(0, near))
         except MarginError as exc:
+            if exc.code in ("password", "wrong_password"):  # a protected PDF: ask, then open
+                from desktop.password_dialog import open_after_password
+
+                self.tasks.start(open_after_password(self, book_id, page, exc.code))
+                return None
             self.library_panel.show_errors([str(exc)])
             if self.reader.book is None:
                 self.show_library()
@@ -383,6 +390,12 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         if self._reading_settings is not None:
             self._load_reading_settings()
         return book
+
+    def _text_recognised(self, book_id: int) -> None:
+        if self.reader.book is not None and self.reader.book.id == book_id:
+            page = self.reader.page
+            self.reader.close_book()
+            self.open_book(book_id, page)
 
     def open_page_request(self, request: OpenPageRequest) -> None:
         self.open_book(request.book_id, request.page, request.quote, near=request.near)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from desktop.tasks import TaskKeeper
 
 BOOK_FILTER = (
-    "Books (*.epub *.pdf *.txt *.text *.md *.markdown *.html *.htm *.xhtml);;All files (*)"
+    "Books (*.epub *.pdf *.cbz *.txt *.text *.md *.markdown *.html *.htm *.xhtml);;All files (*)"
 )
 WELCOME = "Welcome to Margin.md"
 
@@ -149,10 +149,13 @@ class BookActions(_Base):
 
         async def go() -> None:
             from core.books.importer import reimport_book
+            from desktop.password_dialog import known
 
             self.statusBar().showMessage(f"Reading “{book.title}” again…")
             try:
-                updated = await run_blocking(reimport_book, self.library, book.id)
+                updated = await run_blocking(
+                    reimport_book, self.library, book.id, password=known(book.sha256)
+                )
             except MarginError as exc:
                 self.statusBar().showMessage(str(exc), 10000)
                 return

@@ -73,7 +73,18 @@ def parse_epub(
 ) -> ParsedBook:
     arc = EpubArchive(path, limits)
     try:
-        return _parse(arc, progress, cancel)
+        from core.books.comics import image_epub  # pre-paginated and image-only books
+
+        pictures = image_epub(arc)
+        if pictures is not None:
+            return pictures
+        try:
+            return _parse(arc, progress, cancel)
+        except BookError as exc:
+            pictures = image_epub(arc, only_pre_paginated=False) if exc.code == "empty" else None
+            if pictures is None:
+                raise
+            return pictures
     finally:
         arc.close()
 

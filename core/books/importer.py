@@ -92,7 +92,9 @@ def import_book(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    password: str | None = None,
 ) -> ImportResult:
+    """``password`` opens a protected PDF; it is used in memory and never stored."""
     path = Path(path).expanduser()
     detect_format(path)  # unsupported files fail before anything is read
     check_file(path, limits)  # a regular file within the size limit: nothing can hang or bloat
@@ -106,7 +108,11 @@ def import_book(
         return ImportResult(existing, already_present=True)
 
     parsed = parse_book(
-        path, progress=lambda f, msg: progress(0.02 + f * 0.78, msg), cancel=cancel, limits=limits
+        path,
+        progress=lambda f, msg: progress(0.02 + f * 0.78, msg),
+        cancel=cancel,
+        limits=limits,
+        password=password,
     )
     if cancel is not None:
         cancel.check()
@@ -249,6 +255,7 @@ def reimport_book(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    password: str | None = None,
 ) -> BookInfo:
     """Read a book again from the library's own copy with today's readers (contents and
     chapter pages of books imported by older versions); notes, highlights and conversations
@@ -262,7 +269,11 @@ def reimport_book(
             hint="Import the original file again.",
         )
     parsed = parse_book(
-        copy, progress=lambda f, msg: progress(f * 0.8, msg), cancel=cancel, limits=limits
+        copy,
+        progress=lambda f, msg: progress(f * 0.8, msg),
+        cancel=cancel,
+        limits=limits,
+        password=password,
     )
     chunks = make_chunks(parsed.pages)
     progress(0.9, "Saving to your library")

@@ -22,6 +22,7 @@ SUFFIXES: dict[str, BookFormat] = {
     ".html": BookFormat.HTML,
     ".htm": BookFormat.HTML,
     ".xhtml": BookFormat.HTML,
+    ".cbz": BookFormat.CBZ,
 }
 PAGE_TARGET = 2000
 
@@ -33,7 +34,8 @@ def detect_format(path: Path) -> BookFormat:
         raise BookError(
             BookCode.UNSUPPORTED,
             f"{path.name} cannot be opened: Margin does not read {kind}.",
-            hint="Margin reads EPUB, PDF, plain text (.txt), Markdown (.md) and HTML books.",
+            hint="Margin reads EPUB, PDF, comics (.cbz), plain text (.txt), Markdown (.md) and "
+            "HTML books.",
         )
     return fmt
 
@@ -105,9 +107,11 @@ def parse_book(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    password: str | None = None,
 ) -> ParsedBook:
     """Parse any supported file. The result always has its pages, and toc entries point at
-    1-based pages. Raises ``BookError`` with a sentence naming the file and the reason."""
+    1-based pages. Raises ``BookError`` with a sentence naming the file and the reason.
+    ``password`` opens a protected PDF (kept in memory only)."""
     path = Path(path)
     fmt = detect_format(path)
     _check_file(path, limits)
@@ -116,13 +120,19 @@ def parse_book(
     if fmt is BookFormat.PDF:
         from core.books.pdf import parse_pdf
 
-        return parse_pdf(path, progress=progress, cancel=cancel, limits=limits)
+        return parse_pdf(path, progress=progress, cancel=cancel, limits=limits, password=password)
+    if fmt is BookFormat.CBZ:
+        from core.books.comics import parse_cbz
+
+        return parse_cbz(path, progress=progress, limits=limits)
     if fmt is BookFormat.EPUB:
         from core.books.epub import parse_epub
 
         book = parse_epub(
             path, progress=lambda f, m: progress(f * 0.9, m), cancel=cancel, limits=limits
         )
+        if book.pages and not book.chapters:
+            return book  # a picture book (core/books/comics.py): its pages are its pictures
     else:
         from core.books import text
 

@@ -7,12 +7,9 @@ computer's memory. Long PDFs are shared by two workers when a second core is fre
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import multiprocessing
 import os
-import re
-import statistics
 import threading
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
@@ -21,8 +18,8 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from core.books.limits import DEFAULT_LIMITS, Limits, human_size, too_large
-from core.books.model import BookFormat, PageContent, ParsedBook, TocItem
-from core.books.titles import clean_title
+from core.books.model import BookFormat, PageContent, ParsedBook
+from core.books.pdf_doc import clean_page_text, labels, meta, open_pdf, page_text, toc
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
 
@@ -31,104 +28,29 @@ PARALLEL_FROM_PAGES = 60
 """From this many pages a second worker may share the reading."""
 FIRST_PIECE = 16
 PIECE = 32
-_SPACES = re.compile(r"[ \t\u00a0]+")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")
+__all__ = ["clean_page_text", "parse_pdf", "shutdown_workers", "warm_workers"]
 
 
-def _open(path: Path):  # type: ignore[no-untyped-def]
-    import pypdfium2 as pdfium
-
-    try:
-        return pdfium.PdfDocument(str(path))
-    except pdfium.PdfiumError as exc:
-        # pdfium's last-error value is not reset on success, so a stale "password" error can
-        # show up for an unrelated file: only trust it when the file really is encrypted.
-        text = str(exc).lower()
-        if "password" in text and _is_encrypted(path):
-            raise BookError(
-                BookCode.PASSWORD,
-                f"{path.name} is password-protected, and Margin cannot open protected PDFs yet.",
-                hint="Save a copy without the password (most PDF viewers can) and open that.",
-            ) from None
-        if "success" in text or "password" in text:
-            raise BookError(
-                BookCode.EMPTY,
-                f"{path.name} has no pages (or its list of pages is damaged).",
-                hint="Open it in another viewer to check, and save a new copy.",
-            ) from None
-        raise BookError(
-            BookCode.CORRUPT,
-            f"{path.name} is damaged or is not really a PDF ({exc}).",
-            hint="Download it again, or open it in another viewer and save a new copy.",
-        ) from None
-    except OSError as exc:
-        raise BookError(
-            BookCode.UNREADABLE, f"{path.name} could not be read ({exc.strerror or exc})."
-        ) from None
+_worker_doc: tuple[tuple[str, int, int, str | None], object] | None = None
 
 
-def _is_encrypted(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            size = fh.seek(0, 2)
-            fh.seek(max(0, size - 1024 * 1024))
-            tail = fh.read()
-    except OSError:
-        return False
-    return b"/Encrypt" in tail
-
-
-def clean_page_text(raw: str) -> str:
-    """Normalise pdfium's text: line ends, soft hyphens, and a blank line between paragraphs
-    where a short line ends a sentence (a heuristic that keeps results deterministic)."""
-    text = _CONTROL.sub("", raw.replace("\r\n", "\n").replace("\r", "\n"))
-    lines = [_SPACES.sub(" ", ln).strip() for ln in text.split("\n")]
-    lines = [ln for ln in lines if ln]
-    if not lines:
-        return ""
-    typical = statistics.median(len(ln) for ln in lines)
-    out: list[str] = []
-    for i, line in enumerate(lines):
-        out.append(line)
-        if i == len(lines) - 1:
-            break
-        ends_para = line.endswith((".", "!", "?", ":", "”", '"')) and len(line) < 0.75 * typical
-        out.append("\n\n" if ends_para else "\n")
-    return "".join(out)
-
-
-def _page_text(doc: object, index: int) -> str:
-    page = doc[index]  # type: ignore[index]
-    try:
-        textpage = page.get_textpage()
-        try:
-            return clean_page_text(textpage.get_text_bounded())
-        finally:
-            textpage.close()
-    finally:
-        page.close()
-
-
-_worker_doc: tuple[tuple[str, int, int], object] | None = None
-
-
-def _worker_extract(path_str: str, start: int, stop: int) -> list[str]:
+def _worker_extract(path_str: str, start: int, stop: int, password: str | None = None) -> list[str]:
     """Worker-process side: the document stays open across the pieces of one book (opening
     a long PDF costs more than a few pages of text) until ``_worker_close`` or another
     file."""
     global _worker_doc
     try:
         stat = os.stat(path_str)
-        key = (path_str, stat.st_mtime_ns, stat.st_size)
+        key = (path_str, stat.st_mtime_ns, stat.st_size, password)
     except OSError:
-        key = (path_str, 0, 0)
+        key = (path_str, 0, 0, password)
     if _worker_doc is not None and _worker_doc[0] != key:
         _worker_close()
     if _worker_doc is None:
-        _worker_doc = (key, _open(Path(path_str)))
+        _worker_doc = (key, open_pdf(Path(path_str), password))
     doc = _worker_doc[1]
     try:
-        return [_page_text(doc, index) for index in range(start, stop)]
+        return [page_text(doc, index) for index in range(start, stop)]
     except BaseException:
         _worker_close()
         raise
@@ -141,91 +63,60 @@ def _worker_close() -> None:
         _worker_doc = None
 
 
-def _labels(doc: object, count: int) -> list[str]:
-    import pypdfium2.raw as raw
-
-    labels: list[str] = []
-    getter = getattr(raw, "FPDF_GetPageLabel", None)
-    for index in range(count):
-        label = ""
-        if getter is not None:
-            size = getter(doc.raw, index, None, 0)  # type: ignore[attr-defined]
-            if size > 2:
-                buffer = ctypes.create_string_buffer(size)
-                getter(doc.raw, index, buffer, size)  # type: ignore[attr-defined]
-                label = buffer.raw[: size - 2].decode("utf-16-le", errors="replace").strip()
-        labels.append(label or str(index + 1))
-    return labels
-
-
-def _toc(doc: object, count: int) -> list[TocItem]:
-    items: list[TocItem] = []
-    try:
-        for bookmark in doc.get_toc():  # type: ignore[attr-defined]
-            title = clean_title(bookmark.get_title() or "")
-            dest = bookmark.get_dest()
-            index = dest.get_index() if dest is not None else None
-            if title and index is not None and 0 <= index < count:
-                items.append(TocItem(title, bookmark.level + 1, page=index + 1))
-    except Exception:
-        return []  # a broken outline should not stop the book from opening
-    return items
-
-
-def _meta(doc: object) -> dict[str, str]:
-    try:
-        return {k: str(v).strip() for k, v in doc.get_metadata_dict().items() if v}  # type: ignore[attr-defined]
-    except Exception:
-        return {}
-
-
 def parse_pdf(
     path: Path,
     *,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    password: str | None = None,
 ) -> ParsedBook:
-    doc = _open(path)
+    """The PDF's real pages with their text. Pages without text (scanned pages, drawings)
+    are kept with none: the window draws them, and only search and the assistant have
+    nothing to read there. ``password`` opens a protected PDF; it stays in memory."""
+    doc = open_pdf(path, password)
     try:
         count = len(doc)
         if count == 0:
             raise BookError(BookCode.EMPTY, f"{path.name} has no pages.")
         if count > limits.max_pages:
             raise too_large(path, f"it has {count:,} pages, more than {limits.max_pages:,}")
-        labels = _labels(doc, count)
-        toc = _toc(doc, count)
-        meta = _meta(doc)
+        page_labels = labels(doc, count)
+        contents = toc(doc, count)
+        info = meta(doc)
     finally:
         doc.close()
-    texts = _extract_all(path, count, progress, cancel, limits)
-
-    if sum(len(t.strip()) for t in texts) < max(10, count):
-        raise BookError(
-            BookCode.NO_TEXT,
-            f"{path.name}: this PDF has no text (scanned pages); text recognition is not supported.",
-            hint="Run it through an OCR tool first (for example ocrmypdf) and open the result.",
-        )
-    for text in texts:
-        longest = max((len(p) for p in text.split("\n\n")), default=0)
-        if longest > limits.max_paragraph_chars:
-            raise too_large(
-                path, f"one paragraph is longer than {limits.max_paragraph_chars:,} characters"
-            )
+    texts = _extract_all(path, count, progress, cancel, limits, password=password)
+    texts = [_within(text, limits.max_paragraph_chars) for text in texts]
+    without = sum(1 for t in texts if not t.strip())
+    if without:
+        log.info("%d of %d pages have no text", without, count)
     pages = tuple(
-        PageContent(number=i + 1, label=labels[i], text=texts[i], chapter=0) for i in range(count)
+        PageContent(number=i + 1, label=page_labels[i], text=texts[i], chapter=0)
+        for i in range(count)
     )
-    title = meta.get("Title", "")
+    title = info.get("Title", "")
     if not title or title.lower() in ("untitled", "microsoft word", "title"):
         title = path.stem.replace("_", " ")
     return ParsedBook(
         format=BookFormat.PDF,
         title=title,
-        author=meta.get("Author", ""),
+        author=info.get("Author", ""),
         language="",
         pages=pages,
-        toc=tuple(toc),
+        toc=tuple(contents),
+        extra={"pages_without_text": str(without)},
     )
+
+
+def _within(text: str, limit: int) -> str:
+    """A page whose paragraph is longer than ``limit`` characters (a page of garbage, or a
+    file built to be too long) keeps the first ``limit`` of them: the page still opens."""
+    paragraphs = text.split("\n\n")
+    if max((len(p) for p in paragraphs), default=0) <= limit:
+        return text
+    log.info("a paragraph longer than %d characters was cut", limit)
+    return "\n\n".join(p[:limit] for p in paragraphs)
 
 
 _pools: dict[int, tuple[int, ProcessPoolExecutor]] = {}  # slot -> (memory cap, pool)
@@ -395,6 +286,7 @@ def _extract_all(
     limits: Limits,
     *,
     use_worker: bool | None = None,
+    password: str | None = None,
 ) -> list[str]:
     """Text of every page, in order, read in worker processes with a memory cap.
 
@@ -407,7 +299,7 @@ def _extract_all(
     """
     _busy()
     try:
-        return _read_pages(path, count, progress, cancel, limits, use_worker)
+        return _read_pages(path, count, progress, cancel, limits, use_worker, password)
     finally:
         _idle()
 
@@ -419,6 +311,7 @@ def _read_pages(
     cancel: CancelToken | None,
     limits: Limits,
     use_worker: bool | None,
+    password: str | None = None,
 ) -> list[str]:
     name = str(path)
     workers = [_started_pool(0, limits.max_pdf_worker_bytes)]
@@ -430,7 +323,9 @@ def _read_pages(
     def feed(w: int) -> None:
         while len(waiting[w]) < 2 and queue:
             index, (start, stop) = queue.popleft()
-            waiting[w].append((index, workers[w].submit(_worker_extract, name, start, stop)))
+            waiting[w].append(
+                (index, workers[w].submit(_worker_extract, name, start, stop, password))
+            )
 
     try:
         feed(0)

@@ -36,8 +36,29 @@ def _progress_printer(name: str) -> Any:
     return show
 
 
+def _import_one(ctx: CliContext, path: Path, password: str | None) -> Any:
+    """Import ``path``; a protected PDF uses ``--password``, or asks for it once on a
+    terminal (typed without echo). The password is used in memory, never stored."""
+    from core.books.importer import import_book
+    from core.errors import BookCode
+
+    try:
+        return import_book(
+            ctx.library, path, progress=_progress_printer(path.name), password=password
+        )
+    except MarginError as exc:
+        if exc.code != BookCode.PASSWORD or password or not sys.stdin.isatty():
+            raise
+    import getpass
+
+    typed = getpass.getpass(f"Password for {clean(path.name)}: ")
+    if not typed:
+        raise MarginError("password", f"{path.name} was not imported: no password was given.")
+    return import_book(ctx.library, path, progress=_progress_printer(path.name), password=typed)
+
+
 def cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
-    from core.books.importer import import_book, recover_incomplete
+    from core.books.importer import recover_incomplete
 
     recover_incomplete(ctx.library)  # copies left by imports that were killed
 
@@ -46,7 +67,7 @@ def cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
     for name in args.files:
         path = Path(name)
         try:
-            result = import_book(ctx.library, path, progress=_progress_printer(path.name))
+            result = _import_one(ctx, path, args.password)
         except MarginError as exc:
             failed += 1
             say(f"margin: {exc}", file=sys.stderr)
@@ -294,7 +315,17 @@ def cmd_reimport(args: argparse.Namespace, ctx: CliContext) -> int:
     from core.books.importer import reimport_book
 
     book = ctx.library.find_book(args.book)
-    updated = reimport_book(ctx.library, book.id, progress=_progress_printer(book.title))
+    password = args.password
+    if password is None and book.format == "pdf" and sys.stdin.isatty():
+        from core.books.pdf_doc import is_encrypted
+
+        if book.file_path and is_encrypted(Path(book.file_path)):
+            import getpass
+
+            password = getpass.getpass(f"Password for {clean(book.title)}: ") or None
+    updated = reimport_book(
+        ctx.library, book.id, progress=_progress_printer(book.title), password=password
+    )
     say(
         f"{updated.id}\t{updated.title}\t{updated.page_count} pages (was {book.page_count}); "
         "notes, highlights and conversations kept"
@@ -390,6 +421,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("import", help="add book files to the library")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--password",
+        help="the password of protected PDFs (asked for on a terminal when it is left out)",
+    )
     p.set_defaults(handler=cmd_import)
 
     p = sub.add_parser("books", help="list the books in the library")
@@ -451,6 +486,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "reimport", help="read a book again from its copy (fixes contents pages of older imports)"
     )
     p.add_argument("book", metavar="BOOK")
+    p.add_argument("--password", help="the password of a protected PDF (asked on a terminal)")
     p.set_defaults(handler=cmd_reimport)
 
     p = sub.add_parser("finished", help="mark a book finished (lifts the spoiler limit)")

@@ -18,6 +18,7 @@ class BookFormat(StrEnum):
     TXT = "txt"
     MARKDOWN = "md"
     HTML = "html"
+    CBZ = "cbz"  # a comic: a zip of pictures (core/books/comics.py)
 
 
 @dataclass(frozen=True)

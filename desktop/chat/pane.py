@@ -33,6 +33,7 @@ from desktop.chat import history, sources
 from desktop.chat.composer import SPOILERS_END, Composer
 from desktop.chat.header import ConversationHeader, ModeBanner, export_dialog
 from desktop.chat.messages import Messages
+from desktop.chat.pictures_notice import PicturesNotice
 from desktop.chat.render import quick_action_text
 from desktop.chat.runs import BUSY, Answering
 from desktop.chat.thread_header import ThreadHeader
@@ -80,6 +81,7 @@ class ChatPane(QWidget):
         self.banner = ModeBanner()
         self.banner.requestSettings.connect(self.requestSettings)
         self.connect_button = self.banner.connect_button
+        self.pictures = PicturesNotice()  # the book's pages are pictures the assistant cannot read
         self.transcript = Transcript()
         self.transcript.setAccessibleName("Conversation")
         self.transcript.setOpenLinks(False)
@@ -102,6 +104,7 @@ class ChatPane(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.thread_header)
         layout.addWidget(self.banner)
+        layout.addWidget(self.pictures)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.status)
         layout.addWidget(self.composer)
@@ -176,6 +179,7 @@ class ChatPane(QWidget):
         self.conversation_id = None
         self.composer.set_book(book_id is not None)
         self.header.set_book_open(book_id is not None)
+        self.pictures.set_book(self.app.library, book_id)
         self._load(True)
 
     def select_conversation(self, conversation_id: int) -> None:
@@ -361,6 +365,7 @@ class ChatPane(QWidget):
 
     async def shutdown(self) -> None:
         self._closed = True
+        self.pictures.stop_ocr()  # a text recognition under way ends its tesseract
         if shiboken6.isValid(self._timer):  # the window may already be gone
             self._timer.stop()
         await self.live.stop(list(self.live.values()), wait_s=3.0)

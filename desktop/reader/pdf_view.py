@@ -8,138 +8,24 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QRectF, QSize, QSizeF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QImage,
     QKeyEvent,
     QMouseEvent,
-    QPainter,
-    QPaintEvent,
     QPolygonF,
 )
 from PySide6.QtPdf import QPdfDocument, QPdfDocumentRenderOptions, QPdfPageRenderer
 from PySide6.QtWidgets import QScrollArea, QWidget
 
 from core.errors import BookCode, BookError
-from desktop.theme import MARK_RGBA, SELECTION_RGBA, highlight_colour
+from desktop.reader.pdf_canvas import GAP, _Pages, poly_points, to_poly
+from desktop.theme import highlight_colour
 from desktop.widgets import history_button
 
-GAP = 12
+__all__ = ["GAP", "PdfView", "poly_points", "to_poly"]
 CACHE_PAGES = 16
-
-
-class _Pages(QWidget):
-    """The tall canvas inside the scroll area; page ``i`` occupies ``rects[i]``."""
-
-    selectionFinished = Signal(int, str, object)  # page (1-based), text, rects in points
-    selectionCleared = Signal()
-
-    def __init__(self, view: PdfView) -> None:
-        super().__init__()
-        self.view = view
-        self.setMouseTracking(False)
-        self.setCursor(Qt.CursorShape.IBeamCursor)
-        self._press: tuple[int, QPointF] | None = None
-        self.selection_page = -1
-        self.selection_polys: list[QPolygonF] = []
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        painter = QPainter(self)
-        painter.fillRect(event.rect(), QColor("#808080"))
-        view = self.view
-        for index, rect in enumerate(view.rects):
-            if not rect.intersects(QRectF(event.rect())):
-                continue
-            image = view.image_for(index)
-            painter.fillRect(rect, QColor("white"))  # pages render with a transparent background
-            if image is not None:
-                painter.drawImage(rect, image)
-            scale = view.scale
-            for colour, polys in view.highlights.get(index + 1, []):
-                for poly in polys:
-                    painter.setBrush(colour)
-                    painter.setPen(Qt.PenStyle.NoPen)
-                    painter.drawPolygon(self._to_widget(poly, rect, scale))
-            if index == self.selection_page:
-                painter.setBrush(QColor(*SELECTION_RGBA))
-                painter.setPen(Qt.PenStyle.NoPen)
-                for poly in self.selection_polys:
-                    painter.drawPolygon(self._to_widget(poly, rect, scale))
-            if view.mark is not None and view.mark[0] == index:
-                painter.setBrush(QColor(*MARK_RGBA))
-                painter.setPen(Qt.PenStyle.NoPen)
-                for poly in view.mark[1]:
-                    painter.drawPolygon(self._to_widget(poly, rect, scale))
-        painter.end()
-        view.painted()
-
-    @staticmethod
-    def _to_widget(poly: QPolygonF, rect: QRectF, scale: float) -> QPolygonF:
-        return QPolygonF(
-            [
-                QPointF(rect.left() + poly.at(i).x() * scale, rect.top() + poly.at(i).y() * scale)
-                for i in range(poly.size())
-            ]
-        )
-
-    def _hit(self, pos: QPointF) -> tuple[int, QPointF] | None:
-        for index, rect in enumerate(self.view.rects):
-            if rect.top() - GAP / 2 <= pos.y() <= rect.bottom() + GAP / 2:
-                x = min(max(pos.x(), rect.left()), rect.right())
-                y = min(max(pos.y(), rect.top()), rect.bottom())
-                return index, QPointF(
-                    (x - rect.left()) / self.view.scale, (y - rect.top()) / self.view.scale
-                )
-        return None
-
-    def mousePressEvent(self, event: QMouseEvent) -> None:
-        if event.button() == Qt.MouseButton.LeftButton:
-            self._press = self._hit(event.position())
-            if self.selection_polys:
-                self.selection_polys = []
-                self.selection_page = -1
-                self.selectionCleared.emit()
-                self.update()
-        super().mousePressEvent(event)
-
-    def mouseMoveEvent(self, event: QMouseEvent) -> None:
-        if self._press is not None:
-            self._select(event.position(), final=False)
-
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        if self._press is not None and event.button() == Qt.MouseButton.LeftButton:
-            self._select(event.position(), final=True)
-            self._press = None
-        super().mouseReleaseEvent(event)
-
-    def _select(self, pos: QPointF, *, final: bool) -> None:
-        assert self._press is not None
-        page, start = self._press
-        hit = self._hit(pos)
-        if hit is None:
-            return
-        end_page, end = hit
-        if end_page != page:  # a selection stays on one page; clamp to its edge
-            size = self.view.document.pagePointSize(page)
-            end = QPointF(size.width(), size.height()) if end_page > page else QPointF(0, 0)
-        selection = self.view.document.getSelection(page, start, end)
-        self.selection_page = page
-        self.selection_polys = list(selection.bounds()) if selection.isValid() else []
-        self.update()
-        text = selection.text().strip() if selection.isValid() else ""
-        if final and text:
-            self.selectionFinished.emit(
-                page + 1, text, [poly_points(p) for p in self.selection_polys]
-            )
-
-
-def poly_points(poly: QPolygonF) -> list[list[float]]:
-    return [[round(poly.at(i).x(), 2), round(poly.at(i).y(), 2)] for i in range(poly.size())]
-
-
-def to_poly(points: list[list[float]]) -> QPolygonF:
-    return QPolygonF([QPointF(x, y) for x, y in points])
 
 
 class PdfView(QScrollArea):
@@ -149,19 +35,30 @@ class PdfView(QScrollArea):
     requestBack = Signal()
     requestForward = Signal()
 
-    def __init__(self, path: Path, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, path: Path, parent: QWidget | None = None, *, password: str | None = None
+    ) -> None:
         super().__init__(parent)
         self.setAccessibleName("PDF page view")
         self.document = QPdfDocument(self)
-        error = self.document.load(str(path))
-        if error != QPdfDocument.Error.None_:
-            code = (
-                BookCode.PASSWORD
-                if error == QPdfDocument.Error.IncorrectPassword
-                else BookCode.UNREADABLE
-            )
+        from core.books.pdf_doc import password_variants
+
+        for variant in password_variants(password):
+            if variant:
+                self.document.setPassword(variant)  # in memory only, for this view
+            error = self.document.load(str(path))
+            if error != QPdfDocument.Error.IncorrectPassword:
+                break
+        if error == QPdfDocument.Error.IncorrectPassword:
             raise BookError(
-                code,
+                BookCode.WRONG_PASSWORD if password else BookCode.PASSWORD,
+                f"“{path.name}” is protected by a password"
+                + (": the password given is wrong." if password else "."),
+                hint="Type its password to open it.",
+            )
+        if error != QPdfDocument.Error.None_:
+            raise BookError(
+                BookCode.UNREADABLE,
                 f"{path.name} cannot be shown ({error.name}).",
                 hint="Check that the file is still where Margin keeps it.",
             )
@@ -191,6 +88,14 @@ class PdfView(QScrollArea):
     def page_count(self) -> int:
         return int(self.document.pageCount())
 
+    def page_size(self, index: int) -> QSizeF:
+        """The page's size in points; a page QtPdf cannot measure (a damaged one) is drawn
+        blank at A4 size, like a viewer does, and the rest of the book reads normally."""
+        size = self.document.pagePointSize(index)
+        if size.width() <= 1 or size.height() <= 1:
+            return QSizeF(595, 842)
+        return size
+
     def page_label(self, page: int) -> str:
         label = self.document.pageLabel(page - 1)
         return label or str(page)
@@ -203,7 +108,7 @@ class PdfView(QScrollArea):
         y = float(GAP)
         widest = 0.0
         for i in range(self.page_count):
-            size = self.document.pagePointSize(i)
+            size = self.page_size(i)
             w, h = size.width() * self.scale, size.height() * self.scale
             widest = max(widest, w)
             self.rects.append(QRectF(0, y, w, h))
@@ -218,9 +123,7 @@ class PdfView(QScrollArea):
     def _apply_fit(self) -> None:
         if not self.fit_width or not self.page_count:
             return
-        widest = max(
-            self.document.pagePointSize(i).width() for i in range(min(self.page_count, 20))
-        )
+        widest = max(self.page_size(i).width() for i in range(min(self.page_count, 20)))
         available = self.viewport().width() - 2 * GAP
         if widest > 0 and available > 100:
             self.set_scale(available / widest, keep_fit=True)
@@ -237,7 +140,8 @@ class PdfView(QScrollArea):
             self._relayout_timer.start()
 
     def set_scale(self, scale: float, *, keep_fit: bool = False) -> None:
-        scale = max(0.3, min(scale, 6.0))
+        # fitting may enlarge a tiny page (a small scan) past the zoom buttons' 6x
+        scale = max(0.3, min(scale, 500.0 if keep_fit else 6.0))
         if abs(scale - self.scale) < 0.005:
             return
         page = self.current

@@ -175,6 +175,10 @@ class Reader(QWidget):
             typography=replace(self.typography, font_size=self.font_size),
             zoom=state.zoom,
         )
+        pictures = self.host.picture_view()
+        if pictures is not None:  # direction, fit and spreads of a comic, kept per book
+            pictures.apply_settings(state.view.get("pictures", {}))
+            pictures.settingsChanged.connect(lambda v, b=book.id: self._view_settings(b, v))
         self.book = book
         self.session = ReadingSession.of(book, pace=self._pace)
         self.toolbar.set_book(book, pdf=book.format == "pdf")
@@ -191,6 +195,9 @@ class Reader(QWidget):
             self.side.show_panel(state.side)
         self.side.book_opened(book.id)
         view.setFocus()
+
+    def _view_settings(self, book_id: int, values: dict[str, object]) -> None:
+        self.memory.remember(book_id, view={**self.memory.book(book_id).view, "pictures": values})
 
     def close_book(self) -> None:
         self._save_timer.stop()

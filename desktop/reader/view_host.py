@@ -18,6 +18,7 @@ from core.store.library import BookInfo, HighlightRecord, Library
 from desktop.reader.typography import Typography
 
 if TYPE_CHECKING:
+    from desktop.reader.image_pages import ImagePagesView
     from desktop.reader.pdf_view import PdfView
     from desktop.reader.text_view import TextView
 
@@ -105,6 +106,8 @@ class ViewHost(QStackedWidget):
         book = pages.book
         path = Path(book.file_path) if book.file_path else None
         view: QWidget
+        from desktop.reader.image_pages import picture_pages
+
         if book.format == "pdf":
             if path is None or not path.exists():
                 raise MarginError(
@@ -112,7 +115,9 @@ class ViewHost(QStackedWidget):
                     f'The file of "{book.title}" is missing from the library folder.',
                     hint="Remove the book and add it again.",
                 )
-            view = self._pdf(path, theme, zoom)
+            view = self._pdf(path, theme, zoom, book.sha256)
+        elif path is not None and (found := picture_pages(pages.library, book)) is not None:
+            view = self._pictures(path, found, theme)  # comics: desktop/reader/image_pages.py
         else:
             view = self._text(path, pages, theme, typography)
         self.view, self.pages = view, pages
@@ -120,11 +125,12 @@ class ViewHost(QStackedWidget):
         self.setCurrentWidget(view)
         return view
 
-    def _pdf(self, path: Path, theme: str, zoom: float | None) -> PdfView:
+    def _pdf(self, path: Path, theme: str, zoom: float | None, sha256: str = "") -> PdfView:
+        from desktop.password_dialog import known
         from desktop.reader.pdf_view import PdfView
         from desktop.theme import page_image_filter
 
-        pdf = PdfView(path)
+        pdf = PdfView(path, password=known(sha256))
         pdf.image_filter = page_image_filter(theme)
         if zoom is not None:
             pdf.scale = max(0.3, min(zoom, 6.0))
@@ -142,6 +148,17 @@ class ViewHost(QStackedWidget):
             lambda pos: self.contextMenuAt.emit(pdf.canvas.mapToGlobal(pos))
         )
         return pdf
+
+    def _pictures(self, path: Path, found: tuple[list[str], bool], theme: str) -> ImagePagesView:
+        from desktop.reader.image_pages import ImagePagesView
+
+        view = ImagePagesView(path, found[0], rtl=found[1])
+        view.set_theme(theme)
+        view.pageChanged.connect(lambda page: self.scrolledTo.emit(page, len(view.spread())))
+        view.drawn.connect(self.view_drawn)
+        view.requestBack.connect(self.requestBack)
+        view.requestForward.connect(self.requestForward)
+        return view
 
     def _text(self, path: Path | None, pages: PageSource, theme: str, typo: Typography) -> TextView:
         from desktop.reader.text_view import TextView
@@ -169,6 +186,8 @@ class ViewHost(QStackedWidget):
         return text_view
 
     def close_view(self) -> None:
+        if (pictures := self.picture_view()) is not None:
+            pictures.shutdown()  # stop decoding, close the book file
         if self.view is not None:
             self.removeWidget(self.view)
             self.view.deleteLater()
@@ -190,6 +209,13 @@ class ViewHost(QStackedWidget):
 
         return self.view if isinstance(self.view, PdfView) else None
 
+    def picture_view(self) -> ImagePagesView | None:
+        if self.view is None:
+            return None
+        from desktop.reader.image_pages import ImagePagesView
+
+        return self.view if isinstance(self.view, ImagePagesView) else None
+
     # places -----------------------------------------------------------------------------
 
     def position(self, page: int) -> tuple[int, int]:
@@ -199,6 +225,9 @@ class ViewHost(QStackedWidget):
             return text.top_position()
         if pdf is not None:
             return pdf.position()
+        pictures = self.picture_view()
+        if pictures is not None:
+            return pictures.position()
         return (page, 0)
 
     def show_page(
@@ -238,6 +267,8 @@ class ViewHost(QStackedWidget):
             if text.show_at(page, offset, mark=mark, near=position):
                 shown = text.marked_page()
             self.view_drawn()
+        elif (pictures := self.picture_view()) is not None:
+            pictures.go_to_page(page, offset)
         return shown
 
     def next_screen(self) -> bool:
@@ -263,14 +294,19 @@ class ViewHost(QStackedWidget):
         """Zoom a PDF in (1) or out (-1); False when the view zooms by font size instead."""
         pdf = self.pdf_view()
         if pdf is None:
-            return False
+            pictures = self.picture_view()
+            if pictures is not None:  # picture pages: in to the width, out to the whole page
+                pictures.set_fit("width" if step > 0 else "page")
+            return pictures is not None
         pdf.zoom_in() if step > 0 else pdf.zoom_out()
         return True
 
     def fit_width(self) -> None:
-        pdf = self.pdf_view()
+        pdf, pictures = self.pdf_view(), self.picture_view()
         if pdf is not None:
             pdf.fit()
+        elif pictures is not None:
+            pictures.set_fit("width")
 
     def set_theme(self, name: str) -> None:
         text, pdf = self.text_view(), self.pdf_view()
@@ -280,6 +316,8 @@ class ViewHost(QStackedWidget):
             from desktop.theme import page_image_filter
 
             pdf.set_image_filter(page_image_filter(name))
+        elif (pictures := self.picture_view()) is not None:
+            pictures.set_theme(name)
 
     def set_font_size(self, size: int) -> None:
         text = self.text_view()

@@ -105,7 +105,6 @@ def test_failure_inside_transaction_rolls_back(
         ("books/test_empty.epub", BookCode.EMPTY),
         ("books/test_corrupted.epub", BookCode.CORRUPT),
         ("pdf/libreoffice-writer-password.pdf", BookCode.PASSWORD),
-        ("pdf/imagemagick-images.pdf", BookCode.NO_TEXT),
     ],
 )
 def test_bad_fixtures_leave_nothing(library: Library, relative: str, code: str) -> None:
@@ -271,3 +270,29 @@ def test_special_files_are_refused_without_reading(tmp_path: Path, kind: str) ->
     assert done.stderr.count("\n") == 1
     books = tmp_path / "home" / "books"
     assert not books.exists() or list(books.iterdir()) == []
+
+
+def test_scanned_pdf_imports_with_pages_and_no_text(library: Library, pdf_dir: Path) -> None:
+    result = import_book(library, pdf_dir / "imagemagick-images.pdf")
+    book = result.book
+    assert book.page_count == 6 and book.format == "pdf"
+    assert [t for _, t in library.page_texts(book.id)] == [""] * 6
+    assert Path(book.file_path).is_file()
+
+
+def test_protected_pdf_imports_with_its_password_which_is_never_stored(
+    library: Library, pdf_dir: Path
+) -> None:
+    with pytest.raises(BookError) as err:
+        import_book(library, pdf_dir / "libreoffice-writer-password.pdf", password="wrong")
+    assert err.value.code == BookCode.WRONG_PASSWORD
+    assert "is wrong, so nothing was imported" in err.value.message
+    assert _counts(library) == (0, 0, 0, 0, 0, 0)
+    result = import_book(
+        library, pdf_dir / "libreoffice-writer-password.pdf", password="openpassword"
+    )
+    assert "Lorem ipsum" in library.page(result.book.id, 1).text
+    library.close()
+    for file in library.paths.data.rglob("*"):
+        if file.is_file():
+            assert b"openpassword" not in file.read_bytes(), file

@@ -37,20 +37,43 @@ def test_multicolumn_and_arabic_text(pdf_dir: Path) -> None:
     assert not any(ord(ch) < 32 and ch != "\n" for ch in arabic.pages[0].text)
 
 
-def test_password_pdf(pdf_dir: Path) -> None:
+def test_password_pdf_asks_for_its_password(pdf_dir: Path) -> None:
     with pytest.raises(BookError) as err:
         parse_book(pdf_dir / "libreoffice-writer-password.pdf")
     assert err.value.code == BookCode.PASSWORD
-    assert "password-protected" in err.value.message
+    assert "protected by a password" in err.value.message
     assert "libreoffice-writer-password.pdf" in err.value.message
 
 
-def test_scanned_pdf_says_no_text(pdf_dir: Path) -> None:
+def test_password_pdf_opens_with_its_password(pdf_dir: Path) -> None:
+    book = parse_book(pdf_dir / "libreoffice-writer-password.pdf", password="openpassword")
+    assert book.pages[0].text.startswith("Lorem ipsum dolor sit amet")
+
+
+def test_wrong_password_is_said_plainly(pdf_dir: Path) -> None:
     with pytest.raises(BookError) as err:
-        parse_book(pdf_dir / "imagemagick-images.pdf")
-    assert err.value.code == BookCode.NO_TEXT
-    assert "no text (scanned pages)" in err.value.message
-    assert "text recognition is not supported" in err.value.message
+        parse_book(pdf_dir / "libreoffice-writer-password.pdf", password="not-it")
+    assert err.value.code == BookCode.WRONG_PASSWORD
+    assert "password for libreoffice-writer-password.pdf is wrong" in err.value.message
+    assert "not-it" not in str(err.value)
+
+
+def test_scanned_pdf_opens_with_pages_without_text(pdf_dir: Path, tmp_path: Path) -> None:
+    from tests.support.imagepdf import make_image_pdf
+
+    real = parse_book(pdf_dir / "imagemagick-images.pdf")
+    assert len(real.pages) == 6 and all(p.text == "" for p in real.pages)
+    made = parse_book(make_image_pdf(tmp_path / "scan.pdf", 5))
+    assert [p.label for p in made.pages] == ["1", "2", "3", "4", "5"]
+    assert made.extra["pages_without_text"] == "5"
+
+
+def test_a_page_with_an_endless_paragraph_is_cut_not_refused(tmp_path: Path) -> None:
+    path = make_text_pdf(tmp_path / "long.pdf", ["word " * 400, "Second page."])
+    book = parse_book(path, limits=Limits(max_paragraph_chars=100))
+    assert len(book.pages) == 2
+    assert max(len(p) for p in book.pages[0].text.split("\n\n")) <= 100
+    assert book.pages[1].text == "Second page."
 
 
 def test_zero_page_and_garbage_pdf(tmp_path: Path) -> None:

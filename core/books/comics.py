@@ -1,0 +1,237 @@
+"""Books whose pages are pictures: comic archives (CBZ: a zip of images, with an optional
+ComicInfo.xml) and pre-paginated or image-only EPUBs (fixed-layout comics, picture books).
+
+Each page is one picture. Its stored HTML names the picture inside the book file
+(``<img class="margin-page" src="book:/path">``) and the reading direction; its text is
+whatever words the page document holds (usually none: the assistant cannot read pictures).
+The window draws these pages with ``desktop/reader/image_pages.py``.
+"""
+
+from __future__ import annotations
+
+import html
+import posixpath
+import re
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from core.books.limits import DEFAULT_LIMITS, Limits, too_large
+from core.books.model import BookFormat, PageContent, ParsedBook
+from core.errors import BookCode, BookError
+from core.progress import ProgressCallback, no_progress
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp", ".avif", ".jxl")
+MARKER = '<img class="margin-page"'
+_NUMBER = re.compile(r"(\d+)")
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+
+
+def page_html(image: str, rtl: bool) -> str:
+    direction = "rtl" if rtl else "ltr"
+    return f'{MARKER} src="book:/{html.escape(image)}" data-progression="{direction}">'
+
+
+def is_image_page(stored_html: str | None) -> bool:
+    return bool(stored_html) and stored_html.startswith(MARKER)  # type: ignore[union-attr]
+
+
+def image_of(stored_html: str) -> tuple[str, bool]:
+    """(the picture's path inside the book file, right to left) of a stored image page."""
+    src = re.search(r'src="book:/([^"]*)"', stored_html)
+    rtl = 'data-progression="rtl"' in stored_html
+    return (html.unescape(src.group(1)) if src else "", rtl)
+
+
+def _natural(name: str) -> list[object]:
+    return [int(p) if p.isdigit() else p.lower() for p in _NUMBER.split(name)]
+
+
+def _comic_info(data: bytes) -> dict[str, str]:
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError:
+        return {}
+    return {el.tag: (el.text or "").strip() for el in root if isinstance(el.tag, str)}
+
+
+def parse_cbz(
+    path: Path, *, progress: ProgressCallback = no_progress, limits: Limits = DEFAULT_LIMITS
+) -> ParsedBook:
+    """A zip of pictures, in the natural order of their names (``page2`` before ``page10``).
+    ComicInfo.xml gives the title, the writer and the direction (``Manga`` =
+    ``YesAndRightToLeft``: pages turn right to left)."""
+    from core.books.epub import EpubArchive  # the zip with its safety checks (bombs, paths)
+
+    arc = EpubArchive(path, limits)
+    try:
+        progress(0.2, "Reading the pages")
+        names = sorted(
+            (
+                n
+                for n in arc.entries
+                if n.lower().endswith(IMAGE_SUFFIXES)
+                and not any(p.startswith((".", "__MACOSX")) for p in n.split("/"))
+                and arc.entries[n].file_size > 0
+            ),
+            key=_natural,
+        )
+        info_name = next((n for n in arc.entries if n.lower().endswith("comicinfo.xml")), None)
+        info = _comic_info(arc.read(info_name)) if info_name else {}
+    finally:
+        arc.close()
+    if not names:
+        raise BookError(
+            BookCode.EMPTY,
+            f"{path.name} has no pictures in it (a comic archive is a zip of images).",
+            hint="Check that the file is a CBZ comic; CBR (RAR) archives are not read yet.",
+        )
+    if len(names) > limits.max_pages:
+        raise too_large(path, f"it has {len(names):,} pages, more than {limits.max_pages:,}")
+    rtl = info.get("Manga", "").lower() == "yesandrighttoleft"
+    pages = tuple(
+        PageContent(number=i + 1, label=str(i + 1), text="", html=page_html(name, rtl))
+        for i, name in enumerate(names)
+    )
+    title = info.get("Title") or info.get("Series") or path.stem.replace("_", " ")
+    if info.get("Series") and info.get("Number") and info.get("Title"):
+        title = f"{info['Series']} {info['Number']}: {info['Title']}"
+    progress(1.0, "Read")
+    return ParsedBook(
+        format=BookFormat.CBZ,
+        title=title,
+        author=info.get("Writer", ""),
+        language=info.get("LanguageISO", ""),
+        pages=pages,
+        toc=(),
+        extra={"progression": "rtl" if rtl else "ltr"},
+    )
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _first_image(doc: bytes) -> str:
+    """The first picture a page document shows: ``<img src>``, or SVG ``<image href>``."""
+    text = doc.decode("utf-8", errors="replace")
+    found = re.search(r"<img\b[^>]*?\bsrc\s*=\s*[\"']([^\"']+)[\"']", text, re.I) or re.search(
+        r"<(?:svg:)?image\b[^>]*?\b(?:xlink:)?href\s*=\s*[\"']([^\"']+)[\"']", text, re.I
+    )
+    return html.unescape(found.group(1)) if found else ""
+
+
+def _words(doc: bytes) -> str:
+    text = doc.decode("utf-8", errors="replace")
+    body = re.search(r"<body\b.*?</body>", text, re.I | re.S)
+    words = _SPACE.sub(" ", html.unescape(_TAG.sub(" ", body.group(0) if body else ""))).strip()
+    return words
+
+
+def image_epub(arc: object, *, only_pre_paginated: bool = True) -> ParsedBook | None:
+    """An EPUB read as picture pages, or None when it is not a picture book.
+
+    ``only_pre_paginated``: only a book whose package says ``rendition:layout`` is
+    ``pre-paginated`` and whose every page document shows a picture with few words (a
+    fixed-layout comic). Otherwise (called after the text reader found no text) any book
+    whose page documents show pictures."""
+    from core.books.epub import _check_drm, _find_opf, _xml, resolve_relative
+
+    path: Path = arc.path  # type: ignore[attr-defined]
+    _check_drm(arc)  # type: ignore[arg-type]  # encrypted pictures are no pages to show
+    opf_path = _find_opf(arc)  # type: ignore[arg-type]
+    opf = _xml(arc.read(opf_path), path, "package file")  # type: ignore[attr-defined]
+    base = posixpath.dirname(opf_path)
+    metadata = next((c for c in opf if _local(c.tag) == "metadata"), None)
+    manifest_el = next((c for c in opf if _local(c.tag) == "manifest"), None)
+    spine_el = next((c for c in opf if _local(c.tag) == "spine"), None)
+    if metadata is None or manifest_el is None or spine_el is None:
+        return None
+    layout = next(
+        (
+            (el.text or "").strip()
+            for el in metadata
+            if _local(el.tag) == "meta" and el.get("property") == "rendition:layout"
+        ),
+        "",
+    )
+    if only_pre_paginated and layout != "pre-paginated":
+        return None
+    manifest = {
+        item.get("id", ""): (
+            resolve_relative(base, item.get("href", "")),
+            item.get("media-type", ""),
+        )
+        for item in manifest_el
+        if _local(item.tag) == "item" and item.get("href")
+    }
+    rtl = spine_el.get("page-progression-direction", "") == "rtl"
+    pictures: list[tuple[str, str]] = []
+    for ref in spine_el:
+        if _local(ref.tag) != "itemref":
+            continue
+        target, media = manifest.get(ref.get("idref", ""), (None, ""))
+        if not target or not arc.has(target):  # type: ignore[attr-defined]
+            continue
+        if media.startswith("image/"):
+            pictures.append((target, ""))
+            continue
+        doc = arc.read(target)  # type: ignore[attr-defined]
+        src = _first_image(doc)
+        image = resolve_relative(posixpath.dirname(target), src) if src else None
+        words = _words(doc)
+        if not image or not arc.has(image):  # type: ignore[attr-defined]
+            if only_pre_paginated or words:
+                return None  # a page of text: not a picture book
+            continue
+        if only_pre_paginated and len(words) > 400:
+            return None  # a fixed-layout book of text: read as text
+        pictures.append((image, words))
+    if not pictures:
+        return None
+    title = next(
+        ((el.text or "").strip() for el in metadata if _local(el.tag) == "title" and el.text),
+        path.stem,
+    )
+    author = next(
+        ((el.text or "").strip() for el in metadata if _local(el.tag) == "creator" and el.text),
+        "",
+    )
+    language = next(
+        ((el.text or "").strip() for el in metadata if _local(el.tag) == "language" and el.text),
+        "",
+    )
+    pages = tuple(
+        PageContent(number=i + 1, label=str(i + 1), text=words, html=page_html(image, rtl))
+        for i, (image, words) in enumerate(pictures)
+    )
+    return ParsedBook(
+        format=BookFormat.EPUB,
+        title=title,
+        author=author,
+        language=language,
+        pages=pages,
+        toc=(),
+        extra={"progression": "rtl" if rtl else "ltr"},
+    )
+
+
+def cbz_cover_bytes(path: Path, *, max_bytes: int = 20 * 1024 * 1024) -> bytes | None:
+    """The first picture of a comic archive (its cover), or None."""
+    from core.books.epub import EpubArchive
+
+    try:
+        book = parse_cbz(path)
+    except BookError:
+        return None
+    first = image_of(book.pages[0].html or "")[0]
+    arc = EpubArchive(path)
+    try:
+        info = arc.entries.get(first)
+        if info is None or info.file_size > max_bytes:
+            return None
+        return arc.read(first)
+    except BookError:
+        return None
+    finally:
+        arc.close()

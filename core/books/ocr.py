@@ -1,0 +1,145 @@
+"""Text recognition (OCR) for PDF pages that are pictures, with the system's ``tesseract``
+when it is installed (Margin never bundles it). Each page without text is drawn in grey at
+300 dpi by pdfium and read by ``tesseract``; the text found becomes the page's text, so
+search finds it and answers cite it. The book's pages, chunks and index are replaced in one
+transaction (notes, highlights and conversations stay); a Stop leaves the book as it was."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from core.books.chunking import make_chunks
+from core.books.pdf_doc import clean_page_text, open_pdf
+from core.errors import BookCode, BookError
+from core.progress import CancelToken, ProgressCallback, no_progress
+from core.store.library import BookInfo, Library
+
+log = logging.getLogger("margin.ocr")
+DPI = 300
+PAGE_TIMEOUT_S = 120
+
+
+def engine() -> str | None:
+    """The ``tesseract`` program, or None when it is not installed."""
+    return shutil.which("tesseract")
+
+
+def available() -> bool:
+    return engine() is not None
+
+
+def _page_image(doc: object, index: int, dpi: int = DPI) -> bytes:
+    """The page drawn in grey as a PGM image (what tesseract reads from its input)."""
+    page = doc[index]  # type: ignore[index]
+    try:
+        bitmap = page.render(scale=dpi / 72, grayscale=True)
+        try:
+            width, height, stride = bitmap.width, bitmap.height, bitmap.stride
+            raw = bytes(bitmap.buffer)
+        finally:
+            bitmap.close()
+    finally:
+        page.close()
+    rows = b"".join(raw[y * stride : y * stride + width] for y in range(height))
+    return f"P5\n{width} {height}\n255\n".encode() + rows
+
+
+def recognise_image(
+    image: bytes, *, language: str = "eng", cancel: CancelToken | None = None
+) -> str:
+    """The text tesseract reads in ``image``; a Stop ends the program at once."""
+    program = engine()
+    if program is None:
+        raise BookError(
+            "ocr_missing",
+            "Text recognition needs the tesseract program, which is not installed.",
+            hint="Install tesseract (for example the tesseract-ocr package) and try again.",
+        )
+    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}  # one core: the window keeps the other
+    with tempfile.NamedTemporaryFile(prefix="margin-ocr-", suffix=".pgm") as picture:
+        picture.write(image)
+        picture.flush()
+        proc = subprocess.Popen(
+            [program, picture.name, "stdout", "-l", language],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        try:
+            waited = 0.0
+            while True:
+                try:
+                    out, _ = proc.communicate(timeout=0.2)
+                    break
+                except subprocess.TimeoutExpired:
+                    waited += 0.2
+                    if cancel is not None and cancel.cancelled:
+                        raise BookError(
+                            BookCode.CANCELLED, "Text recognition was stopped."
+                        ) from None
+                    if waited > PAGE_TIMEOUT_S:
+                        raise BookError("ocr_failed", "Reading a page took too long.") from None
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return clean_page_text(out.decode("utf-8", errors="replace"))
+
+
+def recognise_book(
+    library: Library,
+    book_id: int,
+    *,
+    password: str | None = None,
+    language: str = "eng",
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    recognise: Callable[[bytes], str] | None = None,
+    dpi: int = DPI,
+) -> tuple[BookInfo, int]:
+    """Read the text of the PDF's pages that have none. Returns the book and how many pages
+    now have text."""
+    from core.books.pdf import parse_pdf
+
+    book = library.get_book(book_id)
+    if book.format != "pdf":
+        raise BookError(BookCode.UNSUPPORTED, "Text recognition reads PDF pages only.")
+    path = Path(book.file_path or "")
+    if not path.is_file():
+        raise BookError(
+            BookCode.NOT_FOUND,
+            f'The library\'s copy of "{book.title}" is missing.',
+            hint="Import the original file again.",
+        )
+    parsed = parse_pdf(path, password=password, cancel=cancel)
+    empty = [p.number for p in parsed.pages if not p.text.strip()]
+    read = recognise or (lambda image: recognise_image(image, language=language, cancel=cancel))
+    found: dict[int, str] = {}
+    doc = open_pdf(path, password)
+    try:
+        for done, number in enumerate(empty):
+            if cancel is not None:
+                cancel.check()
+            progress(done / max(1, len(empty)), f"Reading page {done + 1} of {len(empty)}")
+            text = read(_page_image(doc, number - 1, dpi))
+            if text.strip():
+                found[number] = text
+    finally:
+        doc.close()
+    if cancel is not None:
+        cancel.check()
+    pages = tuple(replace(p, text=found.get(p.number, p.text)) for p in parsed.pages)
+    parsed = replace(parsed, pages=pages)
+    progress(0.95, "Saving the text")
+    updated = library.replace_content(book_id, parsed=parsed, chunks=make_chunks(parsed.pages))
+    log.info("text recognised on %d of %d pages of book %d", len(found), len(empty), book_id)
+    progress(1.0, "Done")
+    return updated, len(found)
