@@ -79,7 +79,13 @@ def parse_epub(
         if pictures is not None:
             return pictures
         try:
-            return _parse(arc, progress, cancel)
+            book = _parse(arc, progress, cancel)
+            words = (b.text for chapter in book.chapters for b in chapter.blocks)
+            if not any(text and not _only_pictures(text) for text in words):
+                # pictures only (their pages are images with no words): the picture view,
+                # with spreads and the book's direction, shows them better than the text flow
+                return image_epub(arc, only_pre_paginated=False) or book
+            return book
         except BookError as exc:
             pictures = image_epub(arc, only_pre_paginated=False) if exc.code == "empty" else None
             if pictures is None:
