@@ -30,7 +30,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from core.cli import chat, library, repair
+    from core.cli import chat, companions, library, repair
 
     parser = Parser(
         prog="margin",
@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     library.register(sub)
     chat.register(sub)
     repair.register(sub)
+    companions.register(sub)
     return parser
 
 

@@ -1,0 +1,61 @@
+"""``margin xray``, ``margin recap`` and ``margin cards``: the companions, bounded by how far
+the reader has read (``read_to``; the whole book once it is marked finished)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from core.cli.context import CliContext, number, say
+
+
+def cmd_xray(args: argparse.Namespace, ctx: CliContext) -> int:
+    from core.companions import xray
+
+    book = ctx.library.find_book(args.book)
+    made = xray.current(ctx.library.db, book.id)
+    entries = list(made.entries)
+    if args.name:
+        found = made.find(args.name)
+        if found is None:
+            say(
+                f'margin: no one called "{args.name}" in the pages read (1–{made.read_to}) '
+                f'of "{book.title}".',
+                file=sys.stderr,
+            )
+            return 1
+        entries = [found]
+    if args.json:
+        data = made.to_json()
+        data["entries"] = [e.to_json() for e in entries]
+        ctx.print_json(data)
+        return 0
+    if not entries:
+        say(f'Nobody named yet in pages 1–{made.read_to} of "{book.title}". Read on and ask again.')
+        return 0
+    say(f'X-Ray of "{book.title}", pages 1–{made.read_to} ({len(entries)} entries)')
+    for entry in entries[: args.limit] if not args.name else entries:
+        aka = f" (also {', '.join(entry.aliases[:4])})" if entry.aliases else ""
+        say(
+            f"\n{entry.name}{aka} — {entry.kind}, {entry.uses} mentions, first on p. {entry.first_page}"
+        )
+        if entry.note:
+            say(f"  {entry.note}")
+        for page, sentence in entry.description:
+            say(f"  p. {page}: {sentence}")
+        if args.name:
+            say("  Pages: " + ", ".join(str(p) for p, _, _ in entry.mentions))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser(
+        "xray",
+        help="the people, places and things of a book met so far, with their pages",
+    )
+    p.add_argument("book", metavar="BOOK", help="book number or the start of its title")
+    p.add_argument("--name", metavar="NAME", help="only this entry, with every page it is on")
+    p.add_argument("--limit", type=number, default=20, help="entries to list (default 20)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_xray)
