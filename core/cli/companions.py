@@ -49,6 +49,43 @@ def cmd_xray(args: argparse.Namespace, ctx: CliContext) -> int:
     return 0
 
 
+def cmd_recap(args: argparse.Namespace, ctx: CliContext) -> int:
+    from core.companions import recap
+
+    book = ctx.library.find_book(args.book)
+    db = ctx.library.db
+    made = recap.recap(db, book.id, only=args.chapter)
+    if args.json:
+        ctx.print_json(made.to_json())
+        return 0
+    if not made.chapters:
+        if args.chapter:
+            say(
+                f"margin: chapter {args.chapter} is not within the pages read "
+                f'(1–{made.read_to}) of "{book.title}".',
+                file=sys.stderr,
+            )
+            return 1
+        say(f'Nothing to recap yet in pages 1–{made.read_to} of "{book.title}".')
+        return 0
+    say(f'The story so far: "{book.title}", pages 1–{made.read_to}')
+    for c in made.chapters:
+        head = f"\n{c.chapter.index}. {c.chapter.title} (pp. {c.chapter.first}–{c.chapter.last})"
+        if c.state == "current":
+            say(
+                f"{head}\n  You are here: read to page {c.read_to} of this chapter's "
+                f"{c.chapter.first}–{c.chapter.last}; it is summarised when you finish it."
+            )
+            continue
+        say(head)
+        if c.text:
+            say(f"  {c.text}")
+        else:
+            for page, sentence in c.sentences:
+                say(f"  p. {page}: {sentence}")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "xray",
@@ -59,3 +96,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--limit", type=number, default=20, help="entries to list (default 20)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_xray)
+
+    p = sub.add_parser(
+        "recap",
+        help="the story so far: a summary of each chapter read, up to where you are",
+    )
+    p.add_argument("book", metavar="BOOK", help="book number or the start of its title")
+    p.add_argument("--chapter", type=number, metavar="N", help="only chapter N")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_recap)

@@ -1,0 +1,61 @@
+"""The companions in the window (issue 25): the X-Ray and the story-so-far tabs of the
+reader's side panel, "Who is this?" on the selection bar (Ctrl+Shift+X), and the chat's
+starters. ``install(window)`` adds them once the reading view is built."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QHBoxLayout
+
+from desktop.widgets import tool_button
+
+if TYPE_CHECKING:
+    from desktop.reader.reader import Reader
+
+WHO_IS_KEY = "Ctrl+Shift+X"
+
+
+def install(window: Any) -> None:
+    """Add the companion tabs and keys to ``window``'s reader."""
+    install_reader(window.reader)
+
+
+def install_reader(reader: Reader) -> dict[str, Any]:
+    from desktop.companions.recap_panel import RecapPanel
+    from desktop.companions.xray_panel import XRayPanel
+
+    xray = XRayPanel(reader.library)
+    recap = RecapPanel(reader.library)
+    for name, panel in (("X-Ray", xray), ("Story so far", recap)):
+        reader.side.add_panel(name, panel)
+        panel.requestPlace.connect(lambda page, mark: reader.go_to_page(page, mark=mark))
+        panel.requestFocusBook.connect(reader._focus_book)
+
+    def who_is() -> bool:
+        selection = reader.selection()
+        if selection is None or reader.book is None:
+            return False
+        reader.selection_bar.hide()
+        reader.side.show()
+        reader.side.setCurrentWidget(xray)
+        return xray.who_is(selection[1])
+
+    button = tool_button("Who is this?")
+    button.setAccessibleName("Who is this?")
+    button.setToolTip(f"Show the selected name in the X-Ray ({WHO_IS_KEY})")
+    button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+    button.clicked.connect(who_is)
+    bar = reader.selection_bar
+    layout = bar.layout()
+    assert isinstance(layout, QHBoxLayout)
+    layout.insertWidget(layout.indexOf(bar.buttons["highlight"]), button)
+    bar.buttons["whois"] = button
+    action = QAction("Who is this?", reader)
+    action.setShortcut(QKeySequence(WHO_IS_KEY))
+    action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+    action.triggered.connect(who_is)
+    reader.addAction(action)
+    return {"xray": xray, "recap": recap, "who_is": who_is, "action": action}
