@@ -10,10 +10,63 @@ from typing import Any
 from core.cli.context import CliContext, number, say
 
 
+def model_job(args: argparse.Namespace, ctx: CliContext, book_id: int, **what: bool) -> int | None:
+    """With ``--model``: plan the calls, say what they cost, check the budget, ask (unless
+    ``--yes``), run them. None when there was nothing to do or it went well; else the
+    exit status."""
+    import asyncio
+
+    from core.companions import model
+
+    if not args.model:
+        return None
+    app = ctx.app
+    provider = app.agent.provider()
+    if provider.name == "passages":
+        say(
+            "margin: no model is connected, so the X-Ray and recap are made from the book "
+            "alone. Connect one in the window's Settings, or set ANTHROPIC_API_KEY.",
+            file=sys.stderr,
+        )
+        return 1
+    db = app.library.db
+    job = model.plan(db, book_id, provider.model, **what)
+    if not job.calls:
+        return None
+    _u, chat_cost, _runs = app.conversations.book_usage(book_id)
+    _u2, companion_cost = model.spent(db, book_id)
+    model.check_budget(
+        job, app.settings.budget_per_book_usd, (chat_cost or 0.0) + (companion_cost or 0.0)
+    )
+    say(f"{len(job.calls)} calls to {provider.model}: {job.describe()}.", file=sys.stderr)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            say("margin: add --yes to go ahead.", file=sys.stderr)
+            return 2
+        if input("Go ahead? [y/N] ").strip().lower() not in ("y", "yes"):
+            return 1
+
+    def show(done: int, total: int, title: str) -> None:
+        if sys.stderr.isatty() and title:
+            sys.stderr.write(f"\r{done + 1}/{total} {title[:50]:50}")
+            sys.stderr.flush()
+
+    index = app.agent.spoilers.get(db, book_id)
+    used = asyncio.run(model.run(db, book_id, job, provider, index, progress=show))
+    say(
+        f"Used {used.input_tokens:,} input and {used.output_tokens:,} output tokens.",
+        file=sys.stderr,
+    )
+    return None
+
+
 def cmd_xray(args: argparse.Namespace, ctx: CliContext) -> int:
     from core.companions import xray
 
     book = ctx.library.find_book(args.book)
+    failed = model_job(args, ctx, book.id, recap=False, notes=True)
+    if failed is not None:
+        return failed
     made = xray.current(ctx.library.db, book.id)
     entries = list(made.entries)
     if args.name:
@@ -53,6 +106,9 @@ def cmd_recap(args: argparse.Namespace, ctx: CliContext) -> int:
     from core.companions import recap
 
     book = ctx.library.find_book(args.book)
+    failed = model_job(args, ctx, book.id, recap=True, notes=False)
+    if failed is not None:
+        return failed
     db = ctx.library.db
     made = recap.recap(db, book.id, only=args.chapter)
     if args.json:
@@ -95,6 +151,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--name", metavar="NAME", help="only this entry, with every page it is on")
     p.add_argument("--limit", type=number, default=20, help="entries to list (default 20)")
     p.add_argument("--json", action="store_true")
+    _model_flags(p)
     p.set_defaults(handler=cmd_xray)
 
     p = sub.add_parser(
@@ -104,4 +161,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("book", metavar="BOOK", help="book number or the start of its title")
     p.add_argument("--chapter", type=number, metavar="N", help="only chapter N")
     p.add_argument("--json", action="store_true")
+    _model_flags(p)
     p.set_defaults(handler=cmd_recap)
+
+
+def _model_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--model",
+        action="store_true",
+        help="write notes or summaries with the connected model (says the cost first)",
+    )
+    p.add_argument("--yes", action="store_true", help="with --model: do not ask before")

@@ -28,7 +28,7 @@ from core.companions.xray import bound_of
 RECAP_VERSION = 1
 KIND = "recap"
 KIND_VIEW = "recap_view"
-MIN_WORDS = 150  # a "chapter" shorter than this is a heading, a title page, an epigraph
+MIN_WORDS = 40  # a "chapter" shorter than this is a heading, a title page, an epigraph
 _WORD = re.compile(r"[^\W\d_]+(?:[’'][^\W\d_]+)?")
 _STOP = frozenset(
     "a an and are as at be been but by did do does for from had has have he her hers him his "

@@ -155,7 +155,10 @@ def build(
         )
     rows = store.page_rows(book_id, KIND_PAGE, bound)
     found = find_entities([(page, PageScan.from_json(data)) for page, data in rows])
-    entries = [_entry(f, bound) for f in found]
+    from core.companions.model import notes_for
+
+    notes = notes_for(db, book_id, bound)
+    entries = [_entry(f, bound, notes.get(f.key, "")) for f in found]
     value = {
         "read_to": bound,
         "print": fingerprint,
@@ -209,7 +212,7 @@ def _scan(
         progress(len(todo), len(todo))
 
 
-def _entry(found: Found, bound: int) -> Entry:
+def _entry(found: Found, bound: int, note: str = "") -> Entry:
     return Entry(
         found.key,
         found.name,
@@ -217,6 +220,7 @@ def _entry(found: Found, bound: int) -> Entry:
         found.aliases,
         tuple(m for m in found.mentions if m[0] <= bound),
         tuple(d for d in found.description if d[0] <= bound),
+        note,
     )
 
 

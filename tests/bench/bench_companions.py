@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tests.bench.common import machine, median, report  # noqa: E402
+from tests.bench.common import machine, median, report
 
 BOOK = Path(os.environ.get("MARGIN_SE_BOOKS", "/work/cache/se")) / (
     "jane-austen_pride-and-prejudice.epub"
