@@ -142,6 +142,38 @@ def cmd_recap(args: argparse.Namespace, ctx: CliContext) -> int:
     return 0
 
 
+def cmd_cards(args: argparse.Namespace, ctx: CliContext) -> int:
+    from pathlib import Path
+
+    from core.companions import anki, cards
+
+    book = ctx.library.find_book(args.book)
+    args.model = args.quiz
+    failed = model_job(args, ctx, book.id, recap=False, notes=False, quiz=True)
+    if failed is not None:
+        return failed
+    made = cards.cards(ctx.library, book.id)
+    if args.anki:
+        target = Path(args.anki)
+        if target.suffix.lower() != ".apkg":
+            target = target.with_name(target.name + ".apkg")
+        count = anki.write_apkg(target, book.title, book.sha256, made)
+        say(f'{count} cards of "{book.title}" written to {target} (import it in Anki).')
+        return 0
+    if args.json:
+        ctx.print_json([c.to_json() for c in made])
+        return 0
+    if not made:
+        say(
+            f'"{book.title}" has no cards yet: highlight passages or write notes, '
+            "and each becomes a card with its quote and page."
+        )
+        return 0
+    for c in made:
+        say(f"[{c.source}, p. {c.page}] {c.front[:200]}")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "xray",
@@ -163,6 +195,21 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--json", action="store_true")
     _model_flags(p)
     p.set_defaults(handler=cmd_recap)
+
+    p = sub.add_parser(
+        "cards",
+        help="flashcards from a book's highlights and notes; --anki FILE.apkg for Anki",
+    )
+    p.add_argument("book", metavar="BOOK", help="book number or the start of its title")
+    p.add_argument("--anki", metavar="FILE", help="write an Anki package (.apkg)")
+    p.add_argument(
+        "--quiz",
+        action="store_true",
+        help="add quiz questions on the chapters read, written by the connected model",
+    )
+    p.add_argument("--yes", action="store_true", help="with --quiz: do not ask before")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_cards)
 
 
 def _model_flags(p: argparse.ArgumentParser) -> None:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 CHARS_PER_TOKEN = 4
 RECAP_OUT = 350  # tokens a chapter summary may take
 NOTE_OUT = 150
+QUIZ_OUT = 400
 NOTE_ENTRIES = 20  # the X-Ray's most named entries get a note
 NOTE_PAGES = 4  # … written from this many of their pages (the first ones and the telling ones)
 PAGE_CHARS = 2500
@@ -88,7 +89,13 @@ def _digest(*parts: str) -> str:
 
 
 def plan(
-    db: pw.SqliteDatabase, book_id: int, model: str, *, recap: bool = True, notes: bool = True
+    db: pw.SqliteDatabase,
+    book_id: int,
+    model: str,
+    *,
+    recap: bool = True,
+    notes: bool = True,
+    quiz: bool = False,
 ) -> Plan:
     """The calls a full job needs now (what is kept is not asked again)."""
     from core.store.library import page_texts
@@ -115,6 +122,26 @@ def plan(
                 text="\n\n".join(t for _, t in pages),
             )
             calls.append(Call("recap", key, chapter.title, prompt, RECAP_OUT))
+    if quiz:
+        from core.companions.cards import QUIZ_VERSION
+
+        for chapter in recap_mod.chapters(db, book_id, texts):
+            if chapter.last > bound:
+                break
+            pages = recap_mod.chapter_text(texts, chapter)
+            key = recap_mod.text_key(pages)
+            if store.item(book_id, "quiz", key, QUIZ_VERSION) is not None:
+                continue
+            prompt = load_prompt(
+                "companion_quiz",
+                chapter=chapter.title,
+                book_title=title,
+                first=str(chapter.first),
+                last=str(chapter.last),
+                text="\n\n".join(t for _, t in pages),
+            )
+            meta: dict[str, Any] = {"first": chapter.first, "last": chapter.last}
+            calls.append(Call("quiz", key, chapter.title, prompt, QUIZ_OUT, meta))
     if notes:
         made = xray_mod.current(db, book_id)
         for entry in made.entries[:NOTE_ENTRIES]:
@@ -247,7 +274,16 @@ async def run(
                 "withheld": sum(1 for s in segments if s.hidden),
             },
         )
-        if call.kind == "recap":
+        if call.kind == "quiz":
+            from core.companions.cards import QUIZ_VERSION
+
+            questions = [  # each question checked on its own (a hidden one is dropped)
+                q
+                for q in parse_quiz(text, db, book_id, call.meta["first"], call.meta["last"])
+                if not _later(index, bound, f"{q['question']} {q['answer']}")
+            ]
+            store.put_item(book_id, "quiz", call.key, QUIZ_VERSION, {"questions": questions})
+        elif call.kind == "recap":
             store.put_item(
                 book_id, recap_mod.KIND, call.key, recap_mod.RECAP_VERSION, {"text": shown}
             )
@@ -264,6 +300,47 @@ async def run(
     if progress is not None:
         progress(len(job.calls), len(job.calls), "")
     return used
+
+
+def _later(index: SpoilerIndex, bound: int, text: str) -> bool:
+    """Whether the answer check hides ``text`` at ``bound`` (it names what comes later)."""
+    from core.agent.spoilers import SpoilerGuard
+
+    return SpoilerGuard(index, read_to=bound, question="", semantic=False).check(text).hidden
+
+
+def parse_quiz(
+    text: str, db: pw.SqliteDatabase, book_id: int, first: int, last: int
+) -> list[dict[str, object]]:
+    """The questions of a quiz reply (JSON, perhaps inside a code fence), each with the page
+    of its quote within the chapter (the chapter's first page when the quote is not found).
+    A reply that is not such JSON gives no questions."""
+    import json
+    import re
+
+    from core.store.library import page_texts
+
+    match = re.search(r"\[.*\]", text, re.DOTALL)
+    try:
+        items = json.loads(match.group(0)) if match else []
+    except ValueError:
+        items = []
+    pages = [(n, " ".join(t.split())) for n, t in page_texts(db, book_id) if first <= n <= last]
+    out: list[dict[str, object]] = []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or not str(item.get("question", "")).strip():
+            continue
+        quote = " ".join(str(item.get("quote", "")).split())
+        page = next((n for n, t in pages if quote and quote[:40] in t), first)
+        out.append(
+            {
+                "question": str(item["question"]).strip(),
+                "answer": str(item.get("answer", "")).strip(),
+                "quote": quote,
+                "page": page,
+            }
+        )
+    return out
 
 
 def notes_for(db: pw.SqliteDatabase, book_id: int, bound: int) -> dict[str, str]:

@@ -107,3 +107,25 @@ def test_budget_refused_and_stop(
     assert len(fake_anthropic.message_requests) == 1
     left = model.plan(library.db, story.id, "claude-opus-4", notes=False)
     assert len(left.calls) == len(job.calls) - 1  # the finished one is kept
+
+
+def test_quiz_cards_from_chapters_read(
+    library: Library, story: BookInfo, service: AgentService, fake_anthropic: FakeAnthropic
+) -> None:
+    from core.companions import cards
+
+    library.set_read_to(story.id, 3)
+    job = model.plan(library.db, story.id, "claude-haiku-4-5", recap=False, notes=False, quiz=True)
+    assert [c.kind for c in job.calls] == ["quiz", "quiz"]
+    fake_anthropic.add(
+        Reply.text(
+            '```json\n[{"question": "Who took the great house?", "answer": "Mr. Bingley", '
+            '"quote": "he had taken the great house at Netherfield"}, '
+            '{"question": "Whom does Wickham charm?", "answer": "everyone", "quote": "x"}]\n```'
+        ),
+        Reply.text("I cannot write JSON today."),
+    )
+    run(library, story, job, service)
+    quiz = [c for c in cards.cards(library, story.id) if c.source == "quiz"]
+    assert [(c.front, c.page) for c in quiz] == [("Who took the great house?", 2)]
+    assert "Mr. Bingley" in quiz[0].back and quiz[0].quote.startswith("he had taken")
