@@ -18,18 +18,24 @@ if TYPE_CHECKING:
 WHO_IS_KEY = "Ctrl+Shift+X"
 
 
-def install(window: Any) -> None:
+def install(window: Any) -> dict[str, Any]:
     """Add the companion tabs and keys to ``window``'s reader."""
-    install_reader(window.reader)
+    parts = install_reader(window.reader)
+    for name in ("xray", "recap", "cards"):
+        parts[name].job.app = window.app
+    return parts
 
 
 def install_reader(reader: Reader) -> dict[str, Any]:
+    from desktop.companions.cards_panel import CardsPanel
     from desktop.companions.recap_panel import RecapPanel
     from desktop.companions.xray_panel import XRayPanel
 
     xray = XRayPanel(reader.library)
     recap = RecapPanel(reader.library)
-    for name, panel in (("X-Ray", xray), ("Story so far", recap)):
+    cards = CardsPanel(reader.library)
+    reader.highlightsChanged.connect(lambda _book: cards.refresh() if cards.isVisible() else None)
+    for name, panel in (("X-Ray", xray), ("Story so far", recap), ("Cards", cards)):
         reader.side.add_panel(name, panel)
         panel.requestPlace.connect(lambda page, mark: reader.go_to_page(page, mark=mark))
         panel.requestFocusBook.connect(reader._focus_book)
@@ -58,4 +64,4 @@ def install_reader(reader: Reader) -> dict[str, Any]:
     action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
     action.triggered.connect(who_is)
     reader.addAction(action)
-    return {"xray": xray, "recap": recap, "who_is": who_is, "action": action}
+    return {"xray": xray, "recap": recap, "cards": cards, "who_is": who_is, "action": action}

@@ -52,6 +52,7 @@ class CompanionPanel(QWidget):
         self.bound = 0  # the bound of what is shown
         self.busy = False
         self._again = False
+        self.job: Any = None  # a ModelJobBar, when the tab has one
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setAccessibleName(f"{self.title} status")
@@ -77,8 +78,18 @@ class CompanionPanel(QWidget):
 
     # following the book -----------------------------------------------------------------
 
+    def add_job(self, label: str, **what: bool) -> None:
+        """A bar that writes this tab's notes or summaries with the model."""
+        from desktop.companions.model_job import ModelJobBar
+
+        self.job = ModelJobBar(label, what)
+        self.job.finished.connect(self.refresh)
+        self.layout_.addWidget(self.job)
+
     def book_opened(self, book_id: int) -> None:
         self.book_id = book_id
+        if self.job is not None:
+            self.job.book_id = book_id
         self.bound = 0
         self.clear()
         if self.isVisible():

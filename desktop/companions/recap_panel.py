@@ -22,6 +22,7 @@ class RecapPanel(CompanionPanel):
         self.view = self.browser("The story so far")
         self.layout_.addWidget(self.status)
         self.layout_.addWidget(self.view, 1)
+        self.add_job("Summarise with the model…", recap=True, notes=False)
 
     def load(self, book_id: int) -> recap.Recap:
         db = self.library.db

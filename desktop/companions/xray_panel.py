@@ -40,6 +40,7 @@ class XRayPanel(CompanionPanel):
         self.layout_.addWidget(self.filter)
         self.layout_.addWidget(self.status)
         self.layout_.addWidget(split, 1)
+        self.add_job("Write notes with the model…", recap=False, notes=True)
 
     def load(self, book_id: int) -> xray.XRay:
         db = self.library.db

@@ -152,3 +152,96 @@ def test_story_so_far_tab(library: Library, books_dir: Path, qtbot: Any, real_fo
         click_link(panel.view, position)
         target = int(href.split(":")[1].split("?")[0])
         qtbot.waitUntil(lambda: win.reader.page == target, timeout=5000)
+
+
+def test_story_tab_written_by_the_model_with_cost_first_budget_and_stop(
+    library: Library,
+    books_dir: Path,
+    qtbot: Any,
+    real_font: str,
+    fake_anthropic: Any,
+    monkeypatch: Any,
+) -> None:
+    import dataclasses
+
+    from tests.desktop.conftest import connect_claude
+    from tests.fakes.anthropic_server import Reply
+
+    with window_at(library, books_dir, qtbot, 33) as (win, _book):
+        connect_claude(win, fake_anthropic, monkeypatch)
+        service = win.app.agent  # the same, with a model that has a price
+        service.update_settings(dataclasses.replace(service.settings, model="claude-haiku-4-5"))
+        click_tab(win, "Story so far")
+        panel = win.reader.side.panel("Story so far")
+        qtbot.waitUntil(lambda: panel.made is not None, timeout=10000)
+        asked: list[str] = []
+        panel.job.confirm = lambda text: asked.append(text) or True
+        # past the budget: refused, in words, before anything is sent
+        win.app._settings = dataclasses.replace(win.app.settings, budget_per_book_usd=0.0001)
+        QTest.mouseClick(panel.job.start_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "past its budget" in panel.job.note.text(), timeout=10000)
+        assert fake_anthropic.message_requests == [] and asked == []
+        win.app._settings = dataclasses.replace(win.app.settings, budget_per_book_usd=0.0)
+        fake_anthropic.responder = lambda body: Reply.text("Alice followed the Rabbit and fell.")
+        QTest.mouseClick(panel.job.start_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "Used" in panel.job.note.text(), timeout=20000)
+        assert asked and asked[0].startswith("4 calls to claude-haiku-4-5: About ")
+        assert "tokens, ~$0.0" in asked[0]
+        qtbot.waitUntil(
+            lambda: "Alice followed the Rabbit" in panel.view.toPlainText(), timeout=10000
+        )
+        assert len(fake_anthropic.message_requests) == 4  # one per chapter read
+        from desktop.chat.history import cost_text
+
+        assert "This book: 480 tokens" in cost_text(win.app.agent, _book.id, None)
+        shoot(win, "recap_model")
+        # again: nothing left to ask
+        QTest.mouseClick(panel.job.start_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "already written" in panel.job.note.text(), timeout=10000)
+        assert len(fake_anthropic.message_requests) == 4
+        # X-Ray notes, stopped after the first: what is done is kept
+        click_tab(win, "X-Ray")
+        xray = win.reader.side.panel("X-Ray")
+        qtbot.waitUntil(lambda: xray.made is not None, timeout=10000)
+        xray.job.confirm = lambda text: True
+        fake_anthropic.responder = lambda body: Reply.text(
+            "Someone Alice met.", tokens_per_second=4.0
+        )
+        QTest.mouseClick(xray.job.start_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(xray.job.stop_button.isVisible, timeout=10000)
+        qtbot.waitUntil(lambda: len(fake_anthropic.message_requests) >= 5, timeout=10000)
+        QTest.mouseClick(xray.job.stop_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "Stopped" in xray.job.note.text(), timeout=10000)
+        assert len(fake_anthropic.message_requests) < 4 + 20
+
+
+def test_cards_tab_review_and_export(
+    library: Library, books_dir: Path, qtbot: Any, real_font: str, tmp_path: Path
+) -> None:
+    import sqlite3
+    import zipfile
+
+    with window_at(library, books_dir, qtbot, 20) as (win, book):
+        library.add_highlight(book.id, 3, "Alice was beginning to get very tired", note="Bored")
+        library.add_note(book.id, "Why a pocket watch?", page=4)
+        click_tab(win, "Cards")
+        panel = win.reader.side.panel("Cards")
+        qtbot.waitUntil(lambda: panel.total == 2, timeout=10000)
+        assert "2 due of 2" in panel.status.text()
+        assert "Alice was beginning" in panel.card.toPlainText()
+        QTest.mouseClick(panel.show_button, Qt.MouseButton.LeftButton)
+        assert "Bored" in panel.card.toPlainText() and panel.knew_button.isVisible()
+        shoot(win, "cards")
+        QTest.mouseClick(panel.knew_button, Qt.MouseButton.LeftButton)
+        assert "Why a pocket watch?" in panel.card.toPlainText()
+        QTest.mouseClick(panel.show_button, Qt.MouseButton.LeftButton)
+        QTest.mouseClick(panel.again_button, Qt.MouseButton.LeftButton)
+        assert "1 due of 2" in panel.status.text()  # the one not known comes round again
+        target = tmp_path / "alice"
+        panel.export_to(target)
+        qtbot.waitUntil(lambda: "exported" in panel.status.text(), timeout=10000)
+        assert "2 cards exported to alice.apkg" in panel.status.text()
+        with zipfile.ZipFile(tmp_path / "alice.apkg") as z:
+            z.extract("collection.anki2", tmp_path)
+        count = sqlite3.connect(tmp_path / "collection.anki2").execute("SELECT count(*) FROM cards")
+        assert count.fetchone()[0] == 2
