@@ -23,6 +23,14 @@ def install(window: Any) -> dict[str, Any]:
     parts = install_reader(window.reader)
     for name in ("xray", "recap", "cards"):
         parts[name].job.app = window.app
+    starters = getattr(window.chat, "starters", None)
+    if starters is not None:  # without a model the chat's starters open these tabs
+
+        def show_tab(name: str) -> None:
+            window.set_side_visible(True)
+            window.reader.side.show_panel(name)
+
+        starters.requestPanel.connect(show_tab)
     return parts
 
 

@@ -13,6 +13,7 @@ import logging
 from typing import Any
 from urllib.parse import parse_qs, quote, urlparse
 
+import shiboken6
 from PySide6.QtCore import QTimer, QUrl, Signal
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
@@ -117,6 +118,8 @@ class CompanionPanel(QWidget):
         )
 
     def _loaded(self, book_id: int, result: Any) -> None:
+        if not shiboken6.isValid(self):
+            return  # the window closed meanwhile
         self.busy = False
         if book_id == self.book_id and result is not None:
             self.show_result(result)
@@ -125,6 +128,8 @@ class CompanionPanel(QWidget):
             self.refresh()
 
     def _failed(self, exc: Exception) -> None:
+        if not shiboken6.isValid(self):
+            return
         self.busy = False
         log.warning("%s could not be made", self.title, exc_info=exc)
         message = getattr(exc, "message", "") or "Something went wrong; the log has the details."

@@ -1,0 +1,52 @@
+"""The chat's starters under an empty conversation: without a model they open the companion
+tabs; with one they ask (the prompt from prompts/, the question as shown)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from core.store.library import Library
+from tests.desktop.companions.test_companion_tabs import shoot, window_at
+
+
+def test_starters_open_tabs_without_a_model(
+    library: Library, books_dir: Path, qtbot: Any, real_font: str
+) -> None:
+    with window_at(library, books_dir, qtbot, 33) as (win, _book):
+        win.set_side_visible(False)
+        starters = win.chat.starters
+        qtbot.waitUntil(starters.isVisible, timeout=10000)
+        assert starters.buttons["Recap"].text() == "Recap chapters 1–4"
+        shoot(win, "starters")
+        QTest.mouseClick(starters.buttons["Who's who so far"], Qt.MouseButton.LeftButton)
+        assert win.reader.side.isVisible() and win.reader.side.current_name() == "X-Ray"
+        QTest.mouseClick(starters.buttons["Quiz me"], Qt.MouseButton.LeftButton)
+        assert win.reader.side.current_name() == "Cards"
+
+
+def test_starters_ask_with_a_model(
+    library: Library,
+    books_dir: Path,
+    qtbot: Any,
+    real_font: str,
+    fake_anthropic: Any,
+    monkeypatch: Any,
+) -> None:
+    from tests.desktop.conftest import connect_claude
+    from tests.fakes.anthropic_server import Reply
+
+    with window_at(library, books_dir, qtbot, 33) as (win, _book):
+        connect_claude(win, fake_anthropic, monkeypatch)
+        starters = win.chat.starters
+        qtbot.waitUntil(starters.isVisible, timeout=10000)
+        fake_anthropic.responder = lambda body: Reply.text("First question: who fell down?")
+        QTest.mouseClick(starters.buttons["Quiz me"], Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "who fell down" in win.chat.transcript_text(), timeout=15000)
+        sent = str(fake_anthropic.message_requests[0].body)
+        assert "Quiz me on what I have read so far" in sent
+        assert "Quiz me" in win.chat.transcript_text()
+        qtbot.waitUntil(lambda: not starters.isVisible(), timeout=5000)
