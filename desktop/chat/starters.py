@@ -46,7 +46,7 @@ class Starters(QWidget):
         """Shown under an empty conversation of an open book, hidden otherwise."""
         self.book_id = book_id
         self.wanted = book_id is not None and empty
-        if not self.wanted:
+        if book_id is None or not self.wanted:
             self.hide()
             return
         in_background(self._chapters_read, book_id, then=lambda n: self._show(book_id, n))
