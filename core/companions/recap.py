@@ -13,6 +13,7 @@ after ``read_to``.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import math
 import re
@@ -255,6 +256,24 @@ def previously(result: Recap, chapters_back: int = 2) -> str:
             f"(pages {current.chapter.first}–{current.chapter.last})."
         )
     return "\n\n".join(lines)
+
+
+def returning(
+    db: pw.SqliteDatabase, book_id: int, days: int, now: dt.datetime | None = None
+) -> bool:
+    """The book is being opened: whether the reader was away at least ``days`` days (0:
+    never say so). Remembers this opening for next time."""
+    now = now or dt.datetime.now(dt.UTC)
+    store = CompanionStore(db)
+    seen = store.item(book_id, "seen", "", 1)
+    store.put_item(book_id, "seen", "", 1, {"at": now.isoformat()})
+    if days <= 0 or not seen:
+        return False
+    try:
+        last = dt.datetime.fromisoformat(str(seen["at"]))
+    except (KeyError, ValueError):
+        return False
+    return now - last >= dt.timedelta(days=days)
 
 
 def _first_line(text: str) -> str:

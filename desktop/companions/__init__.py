@@ -23,6 +23,14 @@ def install(window: Any) -> dict[str, Any]:
     parts = install_reader(window.reader)
     for name in ("xray", "recap", "cards"):
         parts[name].job.app = window.app
+    recap = parts["recap"]
+    recap.days = lambda: int(getattr(window.app.settings, "previously_after_days", 3))
+
+    def welcome_back() -> None:
+        window.set_side_visible(True)
+        window.reader.side.setCurrentWidget(recap)
+
+    recap.requestShown.connect(welcome_back)
     starters = getattr(window.chat, "starters", None)
     if starters is not None:  # without a model the chat's starters open these tabs
 

@@ -6,19 +6,26 @@ book after some days."""
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from typing import Any
+
+import shiboken6
+from PySide6.QtCore import Signal
 
 from core.companions import recap
 from desktop.companions.panel import CompanionPanel, page_link
+from desktop.tasks import in_background
 
 
 class RecapPanel(CompanionPanel):
     title = "Story so far"
+    requestShown = Signal()  # "Previously…" is ready: bring the tab to the front
 
     def __init__(self, library: Any, parent: Any = None) -> None:
         super().__init__(library, parent)
         self.made: recap.Recap | None = None
         self.previously = ""  # set when the reader comes back after some days
+        self.days: Callable[[], int] = lambda: 3  # the setting (previously_after_days)
         self.view = self.browser("The story so far")
         self.layout_.addWidget(self.status)
         self.layout_.addWidget(self.view, 1)
@@ -32,6 +39,28 @@ class RecapPanel(CompanionPanel):
         super().clear()
         self.made = None
         self.view.clear()
+
+    def book_opened(self, book_id: int) -> None:
+        self.previously = ""
+        super().book_opened(book_id)
+        days = self.days()
+        in_background(
+            self._returning, book_id, days, then=lambda text: self._welcome(book_id, text)
+        )
+
+    def _returning(self, book_id: int, days: int) -> str:
+        """On a worker: "Previously…" when the reader was away ``days`` days or more."""
+        db = self.library.db
+        if not recap.returning(db, book_id, days):
+            return ""
+        made = recap.stored(db, book_id) or recap.recap(db, book_id)
+        return recap.previously(made)
+
+    def _welcome(self, book_id: int, text: str) -> None:
+        if not text or book_id != self.book_id or not shiboken6.isValid(self):
+            return
+        self.show_previously(text)
+        self.requestShown.emit()
 
     def show_previously(self, text: str) -> None:
         self.previously = text

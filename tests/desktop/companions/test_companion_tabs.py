@@ -245,3 +245,26 @@ def test_cards_tab_review_and_export(
             z.extract("collection.anki2", tmp_path)
         count = sqlite3.connect(tmp_path / "collection.anki2").execute("SELECT count(*) FROM cards")
         assert count.fetchone()[0] == 2
+
+
+def test_previously_when_coming_back_after_days(
+    library: Library, books_dir: Path, qtbot: Any, real_font: str
+) -> None:
+    import datetime as dt
+
+    from core.companions.store import CompanionStore
+
+    with window_at(library, books_dir, qtbot, 33) as (win, book):
+        panel = win.reader.side.panel("Story so far")
+        store = CompanionStore(library.db)
+        qtbot.waitUntil(lambda: store.item(book.id, "seen", "", 1) is not None, timeout=10000)
+        assert not panel.previously  # just opened: nothing to recall
+        away = dt.datetime.now(dt.UTC) - dt.timedelta(days=4)
+        store.put_item(book.id, "seen", "", 1, {"at": away.isoformat()})
+        win.reader.close_book()  # as on the next start of Margin, days later
+        win.set_side_visible(False)
+        win.open_book(book.id)
+        qtbot.waitUntil(lambda: "Previously…" in panel.view.toPlainText(), timeout=10000)
+        assert win.reader.side.isVisible() and win.reader.side.current_name() == "Story so far"
+        assert "You stopped on page 33" in panel.view.toPlainText()
+        shoot(win, "previously")
