@@ -64,3 +64,17 @@ def test_cli_recap(library: Library, alice: BookInfo, capsys: pytest.CaptureFixt
     assert "chapter 9 is not within the pages read (1–33)" in capsys.readouterr().err
     assert main(["recap", "alice", "--model"]) == 1  # no model connected: said in words
     assert "no model is connected" in capsys.readouterr().err
+
+
+def test_book_export_has_xray_and_story(
+    library: Library, alice: BookInfo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    library.set_read_to(alice.id, 33)
+    library.close()
+    assert main(["export-conversation", "--book", "alice"]) == 0
+    out = capsys.readouterr().out
+    assert "No conversations about this book yet." in out
+    assert "## X-Ray (pages 1–33)" in out and "### Alice" in out
+    assert "## The story so far (pages 1–33)" in out
+    assert "### CHAPTER V. Advice from a Caterpillar (pp. 31–37)" in out
+    assert "Hatter" not in out.split("## X-Ray")[1]  # first named on p. 43
