@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.bench.common import machine, median, report
@@ -75,6 +76,7 @@ def main() -> None:
     xray.build(db, book.id)
     recap.recap(db, book.id)
     tabs(library, book.id)
+    model_costs(library, book.id)
     library.close()
 
 
@@ -105,6 +107,57 @@ def tabs(library: object, book_id: int) -> None:
             kept.append(panel)
         ms = median(times) * 1000
         report(f"{name} from what is kept (median)", f"{ms:.0f} ms", "<= 100 ms", ms <= 100)
+
+
+def model_costs(library: Any, book_id: int) -> None:
+    """A full recap and X-Ray notes of the whole book with a model: the estimate said before
+    the job, then the tokens the fake server reports (input: the request's characters / 4,
+    as Claude's tokenizer roughly counts English; output: 250 tokens a summary, 80 a note)."""
+    import asyncio
+    import json
+
+    from core.agent.service import AgentService, make_provider
+    from core.companions import model
+    from core.domain.pricing import estimate_cost
+    from core.settings import Settings
+    from tests.fakes.anthropic_server import FakeAnthropic, Reply
+
+    os.environ["ANTHROPIC_API_KEY"] = "sk-ant-bench-not-a-key"
+    with FakeAnthropic() as fake:
+
+        def reply(body: dict[str, Any]) -> Reply:
+            size = len(json.dumps(body["messages"])) + len(json.dumps(body.get("system", "")))
+            out = 250 if body.get("max_tokens", 0) >= model.RECAP_OUT else 80
+            return Reply.text(
+                "A summary. " * 20, usage={"input_tokens": size // 4, "output_tokens": out}
+            )
+
+        fake.responder = reply
+        for name in ("claude-haiku-4-5", "claude-sonnet-4-5"):
+            db = library.db
+            db.execute_sql(
+                "DELETE FROM companion_item WHERE kind IN ('recap', 'xray_note', 'usage')"
+            )
+            settings = Settings(provider="anthropic", base_url=fake.url, model=name)
+            service = AgentService(
+                library,
+                library.paths,
+                settings,
+                provider_factory=lambda s, k: make_provider(s, k, max_retries=1, timeout=30.0),
+            )
+            job = model.plan(db, book_id, name)
+            t = time.perf_counter()
+            used = asyncio.run(
+                model.run(db, book_id, job, service.provider(), service.spoilers.get(db, book_id))
+            )
+            took = time.perf_counter() - t
+            cost = estimate_cost(name, used)
+            kinds = {k: sum(1 for c in job.calls if c.kind == k) for k in ("recap", "xray_note")}
+            print(
+                f"  {name}: {kinds['recap']} chapter recaps + {kinds['xray_note']} X-Ray notes; "
+                f"said before: {job.describe()}; reported: {used.input_tokens:,} in + "
+                f"{used.output_tokens:,} out = ${cost or 0:.3f} ({took:.1f} s against the fake)"
+            )
 
 
 if __name__ == "__main__":
