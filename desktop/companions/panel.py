@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, urlparse
 
 import shiboken6
-from PySide6.QtCore import QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from core.store.library import Library
@@ -99,6 +99,14 @@ class CompanionPanel(QWidget):
     def page_shown(self, book_id: int, page: int) -> None:
         if book_id == self.book_id and self.isVisible():
             self._check.start()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.repaint_content()  # links take the new theme's colour when drawn again
+
+    def repaint_content(self) -> None:
+        """Draw the shown text again (a theme change)."""
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)

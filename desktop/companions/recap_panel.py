@@ -62,6 +62,10 @@ class RecapPanel(CompanionPanel):
         self.show_previously(text)
         self.requestShown.emit()
 
+    def repaint_content(self) -> None:
+        if self.made is not None:
+            self.show_result(self.made)
+
     def show_previously(self, text: str) -> None:
         self.previously = text
         if self.made is not None:

@@ -86,6 +86,9 @@ class XRayPanel(CompanionPanel):
         elif self.list.currentItem() is None:
             self.list.setCurrentRow(0)
 
+    def repaint_content(self) -> None:
+        self._show_entry(self.list.currentItem())
+
     def _filter(self, text: str) -> None:
         needle = text.strip().casefold()
         for i in range(self.list.count()):
