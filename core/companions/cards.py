@@ -1,5 +1,5 @@
-"""Flashcards from what the reader kept: highlights (their quote and note), notes, and with a
-model quiz questions on chapters read (``core.companions.model``). Each card holds its quote
+"""Flashcards from what the reader kept: highlights (their quote and note), notes, the chat's
+Define lookups, and with a model quiz questions on chapters read (``core.companions.model``). Each card holds its quote
 and page; a review keeps when each card is next due (a short Leitner ladder).
 
 Cards are made on demand from the library, so a deleted highlight takes its card with it; the
@@ -32,7 +32,7 @@ class Card:
     back: str
     quote: str
     page: int
-    source: str  # "highlight", "note" or "quiz"
+    source: str  # "highlight", "note", "define" or "quiz"
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -62,6 +62,7 @@ def cards(library: Library, book_id: int) -> list[Card]:
         if page:
             back = f"{title}, p. {page}" + (f"\n\n“{quote}”" if quote else "")
         made.append(Card(f"note:{note.id}", note.text.strip(), back, quote, page, "note"))
+    made += define_cards(db, book_id, title)
     bound = bound_of(db, book_id)
     for key, value in sorted(CompanionStore(db).items(book_id, "quiz", QUIZ_VERSION).items()):
         for i, q in enumerate(value.get("questions", [])):
@@ -73,6 +74,32 @@ def cards(library: Library, book_id: int) -> list[Card]:
             made.append(Card(f"quiz:{key}:{i}", str(q["question"]), back, quote, page, "quiz"))
     made.sort(key=lambda c: (c.page, c.source != "highlight", c.key))
     return [c for c in made if c.front]
+
+
+DEFINE = "Define · "  # how the chat shows a Define lookup (desktop/chat/render.quick_action_text)
+
+
+def define_cards(db: pw.SqliteDatabase, book_id: int, title: str) -> list[Card]:
+    """A card per Define lookup in the book's conversations: the word or phrase selected,
+    the answer the chat gave, the page it was selected on."""
+    from core.store.conversations import Conversations
+
+    conversations = Conversations(db)
+    made: list[Card] = []
+    for conversation in conversations.list_for_book(book_id):
+        records = conversations.history(conversation.id)
+        for question, answer in zip(records, records[1:], strict=False):
+            if question.role != "user" or not question.text.startswith(DEFINE):
+                continue
+            if answer.role != "assistant" or answer.status != "complete" or not answer.text:
+                continue
+            term = " ".join((question.selection_text or "").split())
+            page = int(question.selection_page or 0)
+            if not term:
+                continue
+            back = f"{answer.text.strip()}\n\n{title}, p. {page}"
+            made.append(Card(f"define:{question.id}", term, back, term, page, "define"))
+    return made
 
 
 def _page_quote(db: pw.SqliteDatabase, book_id: int, page: int, chars: int = 200) -> str:

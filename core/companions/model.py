@@ -3,7 +3,8 @@ text, and a short X-Ray note on an entry written from its passages within the bo
 
 Every call goes through the chat's provider (``AgentService.provider()``), is checked by the
 chat's answer check (a ``SpoilerGuard`` at the reader's bound: a sentence naming what comes
-later is dropped), and its tokens are kept with the book (``companion_item`` "usage").
+later is dropped), and its trace (what was asked, the reply's start, stop reason, tokens,
+time, sentences withheld) is kept with the book (``companion_item`` "usage", gone with it).
 Results are kept (``companion_item``: "recap" ``model:<chapter text hash>``, "xray_note"
 ``<entry>:<pages hash>``) and never asked again. Before a job, ``plan`` says what it will
 cost ("About 45,000 tokens, ~$0.05"); ``check_budget`` refuses a job that would take the
@@ -270,6 +271,10 @@ async def run(
                 ],
                 "model": provider.model,
                 "kind": call.kind,
+                "title": call.title,
+                "request_chars": len(call.prompt),
+                "response": text[:300],
+                "stop_reason": str(result.stop_reason) if result is not None else "",
                 "ms": round((time.perf_counter() - started) * 1000),
                 "withheld": sum(1 for s in segments if s.hidden),
             },

@@ -268,3 +268,49 @@ def test_previously_when_coming_back_after_days(
         assert win.reader.side.isVisible() and win.reader.side.current_name() == "Story so far"
         assert "You stopped on page 33" in panel.view.toPlainText()
         shoot(win, "previously")
+
+
+def test_define_lookup_becomes_a_card_and_who_is_this_button(
+    library: Library,
+    books_dir: Path,
+    qtbot: Any,
+    real_font: str,
+    fake_anthropic: Any,
+    monkeypatch: Any,
+) -> None:
+    from tests.desktop.conftest import connect_claude
+    from tests.fakes.anthropic_server import Reply
+
+    with window_at(library, books_dir, qtbot, 33) as (win, _book):
+        connect_claude(win, fake_anthropic, monkeypatch)
+        fake_anthropic.responder = lambda body: Reply.text("A tall pipe smoked through water.")
+        view = text_view(win.reader)
+        win.reader.go_to_page(30)
+        cursor = view.document().find("hookah", view.textCursor())
+        assert not cursor.isNull()
+        view.setTextCursor(cursor)
+        view.setFocus()
+        qtbot.waitUntil(win.reader.selection_bar.isVisible, timeout=5000)
+        QTest.mouseClick(win.reader.selection_bar.buttons["define"], Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: "tall pipe" in win.chat.transcript_text(), timeout=15000)
+        qtbot.waitUntil(lambda: not win.chat.answering(), timeout=10000)
+        click_tab(win, "Cards")
+        panel = win.reader.side.panel("Cards")
+        qtbot.waitUntil(lambda: panel.total == 1, timeout=10000)
+        assert panel.card.toPlainText().strip() == "hookah"
+        QTest.mouseClick(panel.show_button, Qt.MouseButton.LeftButton)
+        assert "A tall pipe smoked through water." in panel.card.toPlainText()
+        # the selection bar's "Who is this?" opens the name's X-Ray entry
+        cursor = view.document().find("Caterpillar", view.textCursor())
+        view.setTextCursor(cursor)
+        qtbot.waitUntil(win.reader.selection_bar.isVisible, timeout=5000)
+        QTest.mouseClick(win.reader.selection_bar.buttons["whois"], Qt.MouseButton.LeftButton)
+        xray = win.reader.side.panel("X-Ray")
+        assert win.reader.side.current_name() == "X-Ray"
+        qtbot.waitUntil(
+            lambda: (
+                xray.list.currentItem() is not None
+                and xray.list.currentItem().text().startswith("Caterpillar")
+            ),
+            timeout=10000,
+        )
