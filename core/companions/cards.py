@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import peewee as pw
@@ -88,7 +89,7 @@ def define_cards(db: pw.SqliteDatabase, book_id: int, title: str) -> list[Card]:
     made: list[Card] = []
     for conversation in conversations.list_for_book(book_id):
         records = conversations.history(conversation.id)
-        for question, answer in zip(records, records[1:], strict=False):
+        for question, answer in pairwise(records):
             if question.role != "user" or not question.text.startswith(DEFINE):
                 continue
             if answer.role != "assistant" or answer.status != "complete" or not answer.text:
