@@ -156,6 +156,14 @@ def find_entities(scans: Sequence[tuple[int, PageScan]]) -> list[Found]:
         for k in uses
         if k not in titled and len(k.split()) > 1 and k.split()[0] not in surnames
     )
+    full_by_first: dict[str, set[str]] = defaultdict(set)  # first name → its full names
+    full_by_last: dict[str, set[str]] = defaultdict(set)  # surname → its full names
+    for key in uses:
+        parts = key.split()
+        if len(parts) == 2 and key not in titled:
+            full_by_first[parts[0]].add(key)
+            if parts[1] in surnames:
+                full_by_last[parts[1]].add(key)
     for key in list(uses):
         parts = key.split()
         if key in titled:
@@ -170,8 +178,13 @@ def find_entities(scans: Sequence[tuple[int, PageScan]]) -> list[Found]:
                 longer = [k for k in titled if k != key and k.startswith(key + " ")]
                 if len(longer) == 1:  # "Sir William" → "Sir William Lucas"
                     join(key, longer[0])
-        elif len(parts) > 1 and parts[0] in singles and parts[0] not in surnames:
-            join(key, parts[0])  # "Elizabeth Bennet" → "Elizabeth" (not "Lucas Lodge")
+        elif len(parts) == 2 and parts[0] in singles and parts[0] not in surnames:
+            second = display[key].most_common(1)[0][0].split()[-1]
+            if len(full_by_first[parts[0]]) == 1 or not totals.is_name(second):
+                join(key, parts[0])  # "Elizabeth Bennet" → "Elizabeth", "Netherfield Park" →
+                # "Netherfield" (not "Lucas Lodge"; nor "John Clay" beside "John Cobb")
+        elif len(parts) == 2 and parts[1] in surnames and len(full_by_last[parts[1]]) == 1:
+            join(key, parts[1])  # "Sherlock Holmes" → "Holmes" (→ "Mr. Holmes")
     for word in singles:
         if firsts[word] or word in named_so:
             continue  # a first name ("Elizabeth", "Alice"), its own entry
