@@ -97,6 +97,12 @@ class _Totals:
             self.speech.update(scan.speech)
             self.together.update(scan.together)
 
+    def capital_only(self, word: str) -> bool:
+        """Capitalised wherever the pages read have it, more than once (a first name that
+        only ever starts sentences)."""
+        mid, start, lower = self.words.get(word, (0, 0, 0))
+        return lower == 0 and mid + start >= MIN_MID and word not in NOT_NAMES
+
     def is_name(self, word: str) -> bool:
         mid, start, lower = self.words.get(word, (0, 0, 0))
         if word in NOT_NAMES or len(word) < 2 or word.rstrip(".") in _BARE_TITLES:
@@ -111,6 +117,8 @@ def _resolve(form: str, totals: _Totals) -> str:
     sentence's first word), and a run that keeps no name is not a name."""
     words = form.split()
     while words and not totals.is_name(words[0]) and words[0].rstrip(".") not in TITLES:
+        if len(words) > 1 and totals.is_name(words[1]) and totals.capital_only(words[0]):
+            break  # "John Clay" at a sentence's start: "John" is never written in lower case
         words.pop(0)
     while words and (words[-1].rstrip(".") in TITLES or words[-1][0].islower()):
         words.pop()

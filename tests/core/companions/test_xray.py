@@ -113,3 +113,34 @@ def test_cli(library: Library, alice: BookInfo, capsys: pytest.CaptureFixture[st
     assert main(["xray", "alice", "--name", "Rabbit"]) == 0
     out = capsys.readouterr().out
     assert "Rabbit" in out and "first on p. 3" in out and "Pages: 3" in out
+
+
+DETECTIVE = """THE CASE
+
+CHAPTER I
+
+Mr. Sherlock Holmes was seated at the breakfast table. Holmes smiled at me and lit his pipe. Mr. Holmes was a tall, thin man with a sharp face. "You have been in Afghanistan," said Holmes.
+
+John Clay was a clever thief, and John Clay had a long tunnel under the bank. John Cobb was the cabman who waited outside. John Cobb drove us to the bank at night.
+
+Holmes waited in the dark cellar. We walked to Saxe-Coburg Square, and Holmes tapped the pavement of Saxe-Coburg Square with his stick. Then Holmes said nothing for an hour, while Sherlock Holmes listened.
+"""
+
+
+def test_one_first_name_two_people(library: Library, tmp_path: object) -> None:
+    from pathlib import Path
+
+    from core.books.importer import import_book
+
+    path = Path(str(tmp_path)) / "the_case.txt"
+    path.write_text(DETECTIVE, encoding="utf-8")
+    book = import_book(library, path).book
+    made = xray.build(library.db, book.id, book.page_count)
+    by_name = {e.name: e for e in made.entries}
+    # the only full name of a man goes with his surname and title
+    assert {"Holmes", "Mr. Holmes", "Mr. Sherlock Holmes"} <= set(
+        by_name["Sherlock Holmes"].aliases
+    )
+    # two Johns are two people
+    assert {"John Clay", "John Cobb"} <= set(by_name)
+    assert "John Cobb" not in by_name["John Clay"].aliases
