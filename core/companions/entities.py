@@ -18,7 +18,14 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.companions.names import MALE_TITLES, NOT_NAMES, TITLES, PageScan, form_key
+from core.companions.names import (
+    MALE_TITLES,
+    NOT_NAMES,
+    THING,
+    TITLES,
+    PageScan,
+    form_key,
+)
 
 # titles that never stand for a person on their own ("the Queen" does, "Mr." does not)
 _BARE_TITLES = frozenset("Mr Mrs Miss Ms Mx Dr St Sir Rev Col Capt Madam Master Saint".split())
@@ -28,6 +35,9 @@ MIN_MID = 2  # … and capitalised inside a sentence at least this often
 MIN_USES = 2  # an entry is named at least this often in the pages read
 TOGETHER = 2  # paragraphs where a familiar and a formal name meet before they are one
 DESCRIPTION_SENTENCES = 2
+MIN_THING_USES = 4  # a thing is used this often in the pages read …
+MAX_THINGS = 20  # … and only the most used are entries
+THING_SHARE = 0.6  # … mostly after "the", "a", "his" (a noun)
 
 # familiar name → formal name (lower case): English hypocorisms, common in novels
 NICKNAMES: dict[str, str] = {
@@ -74,7 +84,7 @@ class Found:
 
     key: str
     name: str
-    kind: str  # "person", "place" or "other"
+    kind: str  # "person", "place", "thing" or "other"
     aliases: tuple[str, ...]
     mentions: tuple[tuple[int, int, str], ...]  # (page, uses, a form written there)
     description: tuple[tuple[int, str], ...]  # (page, sentence)
@@ -305,4 +315,62 @@ def _entries(
             Found(g, name, kind, aliases, mentions, tuple(sorted(chosen, key=lambda c: c[0])))
         )
     found.sort(key=lambda f: (-sum(m[1] for m in f.mentions), f.mentions[0][0]))
+    return found + _things(scans, totals)
+
+
+def _things(scans: Sequence[tuple[int, PageScan]], totals: _Totals) -> list[Found]:
+    """Things: words rare in English that the pages read come back to ("hookah", "entail"),
+    a plural with its singular, most used first (after the names)."""
+    uses: Counter[str] = Counter()
+    for _page, scan in scans:
+        for word, (n, _after) in scan.things.items():
+            uses[word] += n
+
+    def base(word: str) -> str:
+        return word[:-1] if word.endswith("s") and word[:-1] in uses else word
+
+    total: Counter[str] = Counter()
+    after: Counter[str] = Counter()
+    pages: dict[str, dict[int, Counter[str]]] = defaultdict(dict)
+    best: dict[str, list[tuple[float, int, str]]] = defaultdict(list)
+    for page, scan in scans:
+        for word, (n, det) in scan.things.items():
+            key = base(word)
+            total[key] += n
+            after[key] += det
+            pages[key].setdefault(page, Counter())[word] += n
+            telling = scan.best.get(THING + word)
+            if telling is not None:
+                best[key].append((telling[0], page, telling[1]))
+    found: list[Found] = []
+    for key, n in total.most_common():
+        if len(found) == MAX_THINGS or n < MIN_THING_USES:
+            break
+        if len(pages[key]) < 2 or totals.is_name(key.capitalize()):
+            continue
+        if after[key] < THING_SHARE * n:
+            continue  # "agreeable", "cannot": not something one points at
+        first = min(pages[key])
+        told = sorted(best[key], key=lambda t: (-(t[0] + (1.0 if t[1] <= first + 3 else 0)), t[1]))
+        chosen: list[tuple[int, str]] = []
+        for _score, page, sentence in told:
+            if sentence not in (c[1] for c in chosen):
+                chosen.append((page, sentence))
+            if len(chosen) == DESCRIPTION_SENTENCES:
+                break
+        mentions = tuple(
+            (page, sum(words.values()), words.most_common(1)[0][0])
+            for page, words in sorted(pages[key].items())
+        )
+        variants = {w for words in pages[key].values() for w in words} - {key}
+        found.append(
+            Found(
+                f"thing:{key}",
+                key,
+                "thing",
+                tuple(sorted(variants)),
+                mentions,
+                tuple(sorted(chosen, key=lambda c: c[0])),
+            )
+        )
     return found

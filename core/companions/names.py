@@ -61,6 +61,10 @@ _KIN = re.compile(
     r"gentleman|lady|man|woman|girl|boy|called|named)\b",
     re.IGNORECASE,
 )
+DETERMINERS = frozenset(
+    "the a an his her my your our their its this that these those some every each".split()
+)
+THING = "~"  # a thing's key among the forms' best sentences ("~hookah")
 MIN_SCORE = 2.0  # a sentence scored below this tells nothing about a name
 SENTENCE_CHARS = (30, 400)  # shorter says nothing, longer is a paragraph
 
@@ -75,6 +79,7 @@ class PageScan:
     speech: dict[str, int] = field(default_factory=dict)  # form → uses beside "said", …
     best: dict[str, tuple[float, str]] = field(default_factory=dict)  # form → best sentence
     together: dict[str, int] = field(default_factory=dict)  # "a|b": paragraphs with both
+    things: dict[str, list[int]] = field(default_factory=dict)  # rare word → [uses, after "the"]
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -84,6 +89,7 @@ class PageScan:
             "s": self.speech,
             "b": {k: [round(v[0], 2), v[1]] for k, v in self.best.items()},
             "t": self.together,
+            "x": self.things,
         }
 
     @classmethod
@@ -97,6 +103,7 @@ class PageScan:
             dict(data.get("s") or {}),  # type: ignore[call-overload]
             {k: (float(v[0]), str(v[1])) for k, v in best.items()},
             dict(data.get("t") or {}),  # type: ignore[call-overload]
+            dict(data.get("x") or {}),  # type: ignore[call-overload]
         )
 
 
@@ -141,10 +148,12 @@ def scan_page(
     capitalised: frozenset[str],
     nicknames: dict[str, str],
     exclude: frozenset[str] = frozenset(),
+    rare: frozenset[str] = frozenset(),
 ) -> PageScan:
     """Scan one page's text (see the module docstring). ``nicknames`` maps a familiar name to
     its formal one (lower case), for counting paragraphs that have both; forms in ``exclude``
-    (``form_key``: the book's author) are no entry."""
+    (``form_key``: the book's author) are no entry; lower-case words in ``rare`` (rare in
+    English) are counted as things ("hookah", "entail")."""
     scan = PageScan()
     for paragraph in text.split("\n\n"):
         seen_here: set[str] = set()
@@ -152,7 +161,7 @@ def scan_page(
         if _is_heading(paragraph):
             continue  # "The Rabbit Sends in a Little Bill": a title, not the story
         for sentence in split_sentences(" ".join(paragraph.split())):
-            _scan_sentence(sentence, scan, capitalised, seen_here, exclude, depth > 0)
+            _scan_sentence(sentence, scan, capitalised, seen_here, exclude, depth > 0, rare)
             depth = max(0, depth + sentence.count("“") - sentence.count("”"))
         for nick, formal in nicknames.items():
             if nick in seen_here and formal in seen_here:
@@ -168,12 +177,13 @@ def _scan_sentence(
     seen_here: set[str],
     exclude: frozenset[str],
     spoken: bool,
+    rare: frozenset[str] = frozenset(),
 ) -> None:
     tokens = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(sentence)]
     runs: list[tuple[int, int]] = []  # token index ranges of capitalised runs
     i = 0
     while i < len(tokens):
-        start, _end, word = tokens[i]
+        start, end, word = tokens[i]
         word = clean_word(word)
         initial = i == 0 or _opens(sentence, tokens[i - 1][1], start)
         if word[0].isupper():
@@ -195,6 +205,14 @@ def _scan_sentence(
         lowered = word.lower()
         if lowered in capitalised and lowered == word:
             scan.words.setdefault(word.capitalize(), [0, 0, 0])[2] += 1
+        if lowered == word and word in rare:
+            counts = scan.things.setdefault(word, [0, 0])
+            counts[0] += 1
+            if i > 0 and tokens[i - 1][2].lower() in DETERMINERS:
+                counts[1] += 1  # "the hookah", "a teacup": a thing, not a manner
+            score = _telling(sentence, start, end) - (1.5 if spoken else 0.0)
+            if score >= MIN_SCORE and score > scan.best.get(THING + word, (0.0, ""))[0]:
+                scan.best[THING + word] = (score, sentence)
         i += 1
     for a, b in runs:
         words = [clean_word(t[2]) for t in tokens[a:b]]

@@ -15,8 +15,9 @@ the pages it was written from, and shown only while those pages are within the b
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -27,12 +28,14 @@ from core.companions.names import PageScan, capitalised_words, form_key, scan_pa
 from core.companions.store import CompanionStore, book_print
 from core.progress import CancelToken
 
-XRAY_VERSION = 1  # bump when what a page scan holds or how entries are decided changes
+XRAY_VERSION = 4  # bump when what a page scan holds or how entries are decided changes
 KIND_PAGE = "xray"
 KIND_STATE = "xray_state"
 KIND_XRAY = "xray"
 BATCH = 50  # pages scanned between progress reports and cancel checks
 
+_NOT_THINGS = ("ly", "ing", "ed", "est")  # how, doing, done, most: not things
+_LOWER = re.compile(r"\b[a-z]+\b")
 Progress = Callable[[int, int], None]  # (pages done, pages to do)
 
 
@@ -191,6 +194,7 @@ def _scan(
     capitalised = capitalised_words(text for _, text in texts)
     row = db.execute_sql("SELECT title, author FROM book WHERE id = ?", (book_id,)).fetchone()
     exclude = frozenset(form_key(v) for v in (row or ()) if v)  # the cover is no character
+    rare = rare_words(db, book_id, (text for _, text in texts))
     todo = [(n, t) for n, t in texts if after < n <= until]
     rows: list[tuple[int, Any]] = []
     for i, (number, text) in enumerate(todo):
@@ -199,7 +203,7 @@ def _scan(
         scan = (
             PageScan()
             if is_front_matter(text)
-            else scan_page(text, capitalised, NICKNAMES, exclude)
+            else scan_page(text, capitalised, NICKNAMES, exclude, rare)
         )
         rows.append((number, scan.to_json()))
         if len(rows) >= BATCH:
@@ -210,6 +214,21 @@ def _scan(
     store.put_pages(book_id, KIND_PAGE, rows)
     if progress is not None:
         progress(len(todo), len(todo))
+
+
+THING_ZIPF = 3.5  # a thing is a word rarer than this in English (Zipf: log10 per billion)
+
+
+def rare_words(db: pw.SqliteDatabase, book_id: int, texts: Iterable[str]) -> frozenset[str]:
+    """The book's lower-case words (four letters or more) that are rare in general English,
+    by the answer check's frequency list and stemming: only these are counted as things."""
+    from core.agent.spoilers import GENERAL_ZIPF, SpoilerIndex
+
+    words: set[str] = set()
+    for text in texts:
+        words.update(w for w in _LOWER.findall(text) if len(w) >= 4 and not w.endswith(_NOT_THINGS))
+    stems = SpoilerIndex(book_id, 0, {}, {}, frozenset()).stems(words)
+    return frozenset(w for w in words if GENERAL_ZIPF.get(stems[w], 0.0) < THING_ZIPF)
 
 
 def _entry(found: Found, bound: int, note: str = "") -> Entry:

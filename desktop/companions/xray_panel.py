@@ -13,7 +13,7 @@ from core.companions import xray
 from desktop.companions.panel import CompanionPanel, page_link
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 20
-KINDS = {"person": "person", "place": "place", "other": "name"}
+KINDS = {"person": "person", "place": "place", "thing": "thing", "other": "name"}
 MENTIONS_SHOWN = 200
 
 

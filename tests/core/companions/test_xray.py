@@ -144,3 +144,12 @@ def test_one_first_name_two_people(library: Library, tmp_path: object) -> None:
     # two Johns are two people
     assert {"John Clay", "John Cobb"} <= set(by_name)
     assert "John Cobb" not in by_name["John Clay"].aliases
+
+
+def test_things_the_pages_read_come_back_to(library: Library, alice: BookInfo) -> None:
+    made = xray.build(library.db, alice.id, 60)
+    things = {e.name: e for e in made.entries if e.kind == "thing"}
+    assert "hookah" in things and things["hookah"].first_page == 30
+    assert not {"hastily", "anxiously"} & set(things)  # manners, not things
+    early = xray.build(library.db, alice.id, 25)
+    assert "hookah" not in {e.name for e in early.entries}  # first met on p. 30
