@@ -5,6 +5,7 @@ story so far and the flashcards, which need no model."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import shiboken6
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 from core.prompts import load_prompt
 from desktop.tasks import in_background
 
+log = logging.getLogger(__name__)
 WHOS_WHO, RECAP, QUIZ = "Who's who so far", "Recap", "Quiz me"
 PANELS = {WHOS_WHO: "X-Ray", RECAP: "Story so far", QUIZ: "Cards"}
 
@@ -49,7 +51,16 @@ class Starters(QWidget):
         if book_id is None or not self.wanted:
             self.hide()
             return
-        in_background(self._chapters_read, book_id, then=lambda n: self._show(book_id, n))
+        in_background(
+            self._chapters_read,
+            book_id,
+            then=lambda n: self._show(book_id, n),
+            failed=self._failed,
+        )
+
+    def _failed(self, exc: Exception) -> None:
+        # the book was removed meanwhile, or the library closed: no starters, no dialog
+        log.info("starters not shown: %s", exc)
 
     def _chapters_read(self, book_id: int) -> int:
         from core.companions import recap

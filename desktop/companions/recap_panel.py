@@ -6,6 +6,7 @@ book after some days."""
 from __future__ import annotations
 
 import html
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,8 @@ from PySide6.QtCore import Signal
 from core.companions import recap
 from desktop.companions.panel import CompanionPanel, page_link
 from desktop.tasks import in_background
+
+log = logging.getLogger(__name__)
 
 
 class RecapPanel(CompanionPanel):
@@ -45,7 +48,11 @@ class RecapPanel(CompanionPanel):
         super().book_opened(book_id)
         days = self.days()
         in_background(
-            self._returning, book_id, days, then=lambda text: self._welcome(book_id, text)
+            self._returning,
+            book_id,
+            days,
+            then=lambda text: self._welcome(book_id, text),
+            failed=lambda exc: log.info("no Previously… for book %s: %s", book_id, exc),
         )
 
     def _returning(self, book_id: int, days: int) -> str:

@@ -50,3 +50,22 @@ def test_starters_ask_with_a_model(
         assert "Quiz me on what I have read so far" in sent
         assert "Quiz me" in win.chat.transcript_text()
         qtbot.waitUntil(lambda: not starters.isVisible(), timeout=5000)
+
+
+def test_a_book_removed_meanwhile_is_no_error(app: Any, qtbot: Any) -> None:
+    from desktop.chat.starters import Starters
+    from desktop.companions.recap_panel import RecapPanel
+    from desktop.companions.xray_panel import XRayPanel
+
+    starters = Starters(app)
+    qtbot.addWidget(starters)
+    starters.update_for(999, True)  # no such book (removed while the read was under way)
+    xray, story = XRayPanel(app.library), RecapPanel(app.library)
+    for panel in (xray, story):
+        qtbot.addWidget(panel)
+        panel.show()
+        panel.book_opened(999)
+    qtbot.waitUntil(lambda: "not available" in xray.status.text(), timeout=10000)
+    assert "There is no book 999" in xray.status.text()
+    qtbot.wait(200)
+    assert not starters.isVisible()
