@@ -10,7 +10,7 @@ from typing import Any
 
 import shiboken6
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QBoxLayout, QLabel, QLayout, QPushButton, QSizePolicy, QWidget
 
 from core.prompts import load_prompt
 from desktop.tasks import in_background
@@ -33,16 +33,32 @@ class Starters(QWidget):
         self.wanted = False  # an empty conversation of an open book is shown
         self.label = QLabel("Start with:")
         self.buttons: dict[str, QPushButton] = {}
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.label)
+        # never wider than the chat is: the buttons stack when the pane is narrow
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.box = QBoxLayout(QBoxLayout.Direction.LeftToRight, self)
+        self.box.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
+        self.box.setContentsMargins(0, 0, 0, 0)
+        self.box.addWidget(self.label)
         for name in (WHOS_WHO, RECAP, QUIZ):
             button = QPushButton(name)
             button.clicked.connect(lambda _=False, n=name: self.choose(n))
-            layout.addWidget(button)
+            self.box.addWidget(button)
             self.buttons[name] = button
-        layout.addStretch(1)
+        self.box.addStretch(1)
         self.hide()
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        spacing = max(0, self.box.spacing())
+        wanted = sum(w.sizeHint().width() + spacing for w in (self.label, *self.buttons.values()))
+        across = QBoxLayout.Direction.LeftToRight
+        direction = across if wanted <= self.width() else QBoxLayout.Direction.TopToBottom
+        if self.box.direction() != direction:
+            self.box.setDirection(direction)
+            self.updateGeometry()
 
     def update_for(self, book_id: int | None, empty: bool) -> None:
         """Shown under an empty conversation of an open book, hidden otherwise."""
@@ -76,6 +92,7 @@ class Starters(QWidget):
         self.chapters = chapters
         recap_label = f"Recap chapters 1–{chapters}" if chapters > 1 else "Recap what I've read"
         self.buttons[RECAP].setText(recap_label)
+        self._fit()
         offline = self.app.mode() == "passages"
         for name, button in self.buttons.items():
             button.setToolTip(

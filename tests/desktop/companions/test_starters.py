@@ -22,6 +22,10 @@ def test_starters_open_tabs_without_a_model(
         qtbot.waitUntil(starters.isVisible, timeout=10000)
         assert starters.buttons["Recap"].text() == "Recap chapters 1–4"
         shoot(win, "starters")
+        win.resize(1024, 700)  # a narrow chat: the starters stack, the chat keeps its width
+        qtbot.waitUntil(lambda: starters.box.direction() != starters.box.Direction.LeftToRight)
+        assert starters.width() <= win.chat.width()
+        shoot(win, "starters_narrow")
         QTest.mouseClick(starters.buttons["Who's who so far"], Qt.MouseButton.LeftButton)
         assert win.reader.side.isVisible() and win.reader.side.current_name() == "X-Ray"
         QTest.mouseClick(starters.buttons["Quiz me"], Qt.MouseButton.LeftButton)
