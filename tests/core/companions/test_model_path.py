@@ -129,3 +129,44 @@ def test_quiz_cards_from_chapters_read(
     quiz = [c for c in cards.cards(library, story.id) if c.source == "quiz"]
     assert [(c.front, c.page) for c in quiz] == [("Who took the great house?", 2)]
     assert "Mr. Bingley" in quiz[0].back and quiz[0].quote.startswith("he had taken")
+
+
+def test_cli_recap_with_the_model(
+    library: Library,
+    story: BookInfo,
+    fake_anthropic: FakeAnthropic,
+    monkeypatch: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from core.cli import main
+    from core.settings import save_settings
+
+    save_settings(
+        library.paths,
+        Settings(
+            provider="anthropic",
+            base_url=fake_anthropic.url,
+            model="claude-haiku-4-5",
+            budget_per_book_usd=0.0001,
+        ),
+    )
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    library.set_read_to(story.id, 3)
+    library.close()
+    assert main(["recap", "the neighbours", "--model", "--yes"]) == 1  # past the budget
+    err = capsys.readouterr().err
+    assert "would take this book past its budget of $0.00" in err
+    assert fake_anthropic.message_requests == []
+    save_settings(
+        library.paths,
+        Settings(provider="anthropic", base_url=fake_anthropic.url, model="claude-haiku-4-5"),
+    )
+    assert main(["recap", "the neighbours", "--model"]) == 2  # not a terminal: asks for --yes
+    assert "add --yes to go ahead" in capsys.readouterr().err
+    fake_anthropic.responder = lambda body: Reply.text("Things happened at Netherfield.")
+    assert main(["recap", "the neighbours", "--model", "--yes"]) == 0
+    out, err = capsys.readouterr()
+    assert "2 calls to claude-haiku-4-5: About " in err and "Used 200 input" in err
+    assert out.count("Things happened at Netherfield.") == 2
+    assert main(["recap", "the neighbours", "--model", "--yes"]) == 0  # kept: nothing asked again
+    assert len(fake_anthropic.message_requests) == 2
