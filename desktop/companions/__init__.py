@@ -23,6 +23,7 @@ def install(window: Any) -> dict[str, Any]:
     parts = install_reader(window.reader)
     for name in ("xray", "recap", "cards"):
         parts[name].job.app = window.app
+        parts[name].job.tasks = getattr(window, "tasks", None)
     recap = parts["recap"]
     recap.days = lambda: int(getattr(window.app.settings, "previously_after_days", 3))
 

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -38,6 +39,7 @@ class ModelJobBar(QWidget):
         super().__init__(parent)
         self.what = what
         self.app: Any = None
+        self.tasks: Any = None  # the window's TaskKeeper
         self.book_id: int | None = None
         self.task: asyncio.Task[None] | None = None
         self.cancel = CancelToken()
@@ -76,7 +78,11 @@ class ModelJobBar(QWidget):
             return
         if self.app is None or self.book_id is None:
             return
-        self.task = asyncio.ensure_future(self._run(self.book_id))
+        coro = self._run(self.book_id)
+        # the window's tasks: closing the window stops the job (what is done is kept)
+        self.task = (
+            self.tasks.start(coro) if self.tasks is not None else asyncio.ensure_future(coro)
+        )
 
     def stop(self) -> None:
         self.cancel.cancel()
@@ -136,11 +142,14 @@ class ModelJobBar(QWidget):
             log.exception("a companion job failed")
             self.message(f"The job stopped: {exc.__class__.__name__}. The log has the details.")
         finally:
-            self.start_button.setEnabled(True)
-            self._idle()
-            self.finished.emit()
+            if shiboken6.isValid(self):
+                self.start_button.setEnabled(True)
+                self._idle()
+                self.finished.emit()
 
     def message(self, text: str) -> None:
+        if not shiboken6.isValid(self):
+            return  # the window closed while the job ran
         self.note.setText(text)
         self.note.setVisible(bool(text))
         self.messaged.emit(text)
