@@ -170,3 +170,17 @@ def test_cli_recap_with_the_model(
     assert out.count("Things happened at Netherfield.") == 2
     assert main(["recap", "the neighbours", "--model", "--yes"]) == 0  # kept: nothing asked again
     assert len(fake_anthropic.message_requests) == 2
+
+
+def test_a_book_read_again_keeps_its_summaries(
+    library: Library, story: BookInfo, service: AgentService, fake_anthropic: FakeAnthropic
+) -> None:
+    from core.books.importer import reimport_book
+
+    library.set_read_to(story.id, 3)
+    fake_anthropic.responder = lambda body: Reply.text("Bingley came to Netherfield.")
+    run(library, story, model.plan(library.db, story.id, "claude-haiku-4-5", notes=False), service)
+    reimport_book(library, story.id)  # the same text, read again: found by that text
+    assert model.plan(library.db, story.id, "claude-haiku-4-5", notes=False).calls == ()
+    made = recap.recap(library.db, story.id)
+    assert [c.text for c in made.chapters] == ["Bingley came to Netherfield."] * 2
