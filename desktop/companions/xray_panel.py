@@ -73,7 +73,8 @@ class XRayPanel(CompanionPanel):
             return
         self.status.setText(f"{len(made.entries)} names in pages 1–{made.read_to} (nothing after).")
         for entry in made.entries:
-            item = QListWidgetItem(f"{entry.name} — {entry.uses}")
+            kind = f" · {entry.kind}" if entry.kind in ("place", "thing") else ""
+            item = QListWidgetItem(f"{entry.name} — {entry.uses}{kind}")
             item.setData(KEY_ROLE, entry.key)
             item.setToolTip(f"{KINDS.get(entry.kind, 'name')}, first on p. {entry.first_page}")
             self.list.addItem(item)

@@ -15,7 +15,7 @@ from core.search import BookSearch
 from core.search.frontmatter import is_front_matter
 from core.search.vectors import DIMS, BookVectors, indexer_for, pack, unpack
 from core.store.library import BookInfo, Library
-from core.store.migrations import SCHEMA_VERSION, current_version, migrate
+from core.store.migrations import MIGRATIONS, SCHEMA_VERSION, current_version, migrate
 from tests.conftest import BOOKS
 
 
@@ -138,9 +138,12 @@ def test_old_library_searches_then_gains_vectors(tmp_path: Path) -> None:
     indexer = indexer_for(lib.db)
     assert indexer.wait(60)
     indexer.stop()  # this test indexes by hand
-    # as a library from before the vectors: no table, one version back
+    # as a library from before the vectors: no table, the version before their step (later
+    # helpers' migrations may follow it)
+    from core.store.migrations import _v13_chunk_vectors
+
     lib.db.execute_sql("DROP TABLE chunk_vectors")
-    lib.db.execute_sql(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    lib.db.execute_sql(f"PRAGMA user_version = {MIGRATIONS.index(_v13_chunk_vectors)}")
     lib.close()
     lib = Library.open(resolve_paths(home))
     assert current_version(lib.db) == SCHEMA_VERSION
