@@ -52,10 +52,13 @@ class Starters(QWidget):
         self._fit()
 
     def _fit(self) -> None:
+        """In a row when it fits (without "Start with:" if need be), else one under another."""
         spacing = max(0, self.box.spacing())
-        wanted = sum(w.sizeHint().width() + spacing for w in (self.label, *self.buttons.values()))
-        across = QBoxLayout.Direction.LeftToRight
-        direction = across if wanted <= self.width() else QBoxLayout.Direction.TopToBottom
+        buttons = sum(b.sizeHint().width() + spacing for b in self.buttons.values())
+        label = self.label.sizeHint().width() + spacing
+        across = buttons <= self.width()
+        self.label.setVisible(not across or buttons + label <= self.width())
+        direction = QBoxLayout.Direction.LeftToRight if across else QBoxLayout.Direction.TopToBottom
         if self.box.direction() != direction:
             self.box.setDirection(direction)
             self.updateGeometry()
