@@ -29,6 +29,8 @@ from core.companions.xray import bound_of
 RECAP_VERSION = 1
 KIND = "recap"
 KIND_VIEW = "recap_view"
+LONGEST = 40  # a "chapter" longer than this many pages is summarised in parts …
+SECTION = 20  # … of this many pages
 MIN_WORDS = 40  # a "chapter" shorter than this is a heading, a title page, an epigraph
 _WORD = re.compile(r"[^\W\d_]+(?:[’'][^\W\d_]+)?")
 _STOP = frozenset(
@@ -113,9 +115,16 @@ def chapters(
         if len(text.split()) < MIN_WORDS or all(is_front_matter(texts.get(p, "")) for p in pages):
             continue
         title = titles.get(pages[0]) or _first_line(texts.get(pages[0], ""))
-        found.append(
-            Chapter(len(found) + 1, title or f"Chapter {len(found) + 1}", pages[0], pages[-1])
-        )
+        title = title or f"Chapter {len(found) + 1}"
+        if len(pages) <= LONGEST:
+            found.append(Chapter(len(found) + 1, title, pages[0], pages[-1]))
+            continue
+        # a book without chapters (many PDFs, plain text): parts of SECTION pages, so the
+        # story so far grows as the reader reads rather than at the very end
+        for at in range(0, len(pages), SECTION):
+            part = pages[at : at + SECTION]
+            name = f"{title}, pp. {part[0]}–{part[-1]}"
+            found.append(Chapter(len(found) + 1, name, part[0], part[-1]))
     return found
 
 

@@ -78,3 +78,25 @@ def test_book_export_has_xray_and_story(
     assert "## The story so far (pages 1–33)" in out
     assert "### CHAPTER V. Advice from a Caterpillar (pp. 31–37)" in out
     assert "Hatter" not in out.split("## X-Ray")[1]  # first named on p. 43
+
+
+def test_a_book_without_chapters_is_recapped_in_parts(library: Library, tmp_path: object) -> None:
+    from pathlib import Path
+
+    from core.books.importer import import_book
+
+    sentences = [
+        f"The traveller reached the {w} village at dusk, and the people there told him "
+        f"about the old {w} road that led over the hills to the sea."
+        for w in ("northern", "southern", "eastern", "western", "quiet", "busy", "lonely", "hidden")
+    ]
+    text = "\n\n".join(" ".join(sentences[(i + j) % 8] for j in range(6)) for i in range(400))
+    path = Path(str(tmp_path)) / "journey.txt"
+    path.write_text(text, encoding="utf-8")
+    book = import_book(library, path).book
+    assert book.page_count > recap.LONGEST
+    made = recap.recap(library.db, book.id, 45)
+    parts = [(c.chapter.first, c.chapter.last, c.state) for c in made.chapters]
+    assert parts[0][:2] == (1, 20) and parts[1][:2] == (21, 40)
+    assert [s for *_, s in parts] == ["read", "read", "current"]
+    assert made.chapters[0].sentences
