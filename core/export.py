@@ -310,6 +310,9 @@ def book_conversations_markdown(app: Any, book_id: int) -> str:
         parts += ["No conversations about this book yet.", ""]
     for c in conversations:
         parts += [conversation_to_markdown(book, c, app.conversations.history(c.id)), ""]
+    from core.companions.export import companions_markdown  # X-Ray and recap (issue 25)
+
+    parts.append(companions_markdown(app.library.db, book_id))
     return "\n".join(parts).rstrip() + "\n"
 
 

@@ -50,6 +50,9 @@ class Settings:
     limits: AgentLimits = field(default_factory=AgentLimits)
     budget_per_book_usd: float = 0.0  # 0 = no budget; the chat pane warns before going past it
     spoiler_verify: bool = True  # with a model, a short call verifies doubtful sentences
+    previously_after_days: int = (
+        3  # "Previously…" when a book is opened after this many days (0: never)
+    )
 
     def effective_provider(self, has_key: bool) -> str:
         """The provider a question will really use."""
@@ -142,7 +145,15 @@ def load_settings(paths: Paths) -> Settings:
         isinstance(budget, int | float) and not isinstance(budget, bool) and budget >= 0,
         "an amount in US dollars, 0 or more (0 means no budget)",
     )
+    previously = raw.get("previously_after_days", 3)
+    _check(
+        path,
+        "previously_after_days",
+        isinstance(previously, int) and not isinstance(previously, bool) and previously >= 0,
+        "a whole number of days, 0 or more (0 means never)",
+    )
     known = {
+        "previously_after_days",
         "provider",
         "strategy",
         "base_url",
@@ -159,7 +170,7 @@ def load_settings(paths: Paths) -> Settings:
             key,
             key in known,
             "a known setting (provider, base_url, model, strategy, spoiler_safe, "
-            "spoiler_verify, limits, budget_per_book_usd, reader)",
+            "spoiler_verify, limits, budget_per_book_usd, previously_after_days, reader)",
         )
     return Settings(
         provider,
@@ -170,6 +181,7 @@ def load_settings(paths: Paths) -> Settings:
         _limits(path, raw.get("limits")),
         float(budget),
         verify,
+        int(previously),
     )
 
 

@@ -179,6 +179,9 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         self.splitter.setSizes([self.width() - self._chat_width, self._chat_width])
         self.reader.side.hide()  # Contents, Find, Highlights: Ctrl+T
         add_reader_buttons(self)
+        from desktop.companions import install as install_companions
+
+        install_companions(self)  # X-Ray and the story so far: side tabs, "Who is this?"
         self._wire_reading_view()
         from desktop import gc_policy  # collections fall when the reader is not looking
 

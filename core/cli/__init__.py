@@ -30,7 +30,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from core.cli import chat, library, repair, threads
+    from core.cli import chat, companions, library, repair, threads
 
     parser = Parser(
         prog="margin",
@@ -44,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.register(sub)
     repair.register(sub)
     threads.register(sub)
+    companions.register(sub)
     return parser
 
 

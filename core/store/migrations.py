@@ -282,6 +282,23 @@ def _text_quote_anchors(db: pw.SqliteDatabase) -> None:
     backfill(db)
 
 
+def _companions(db: pw.SqliteDatabase) -> None:
+    # Companions (core.companions, issue 25): what X-Ray read on each page (companion_page,
+    # one row per book, kind and page) and what was made from it (companion_item: the X-Ray
+    # as of a bound, chapter recaps, model notes, flashcards), both gone with the book.
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS companion_page (book_id INTEGER NOT NULL "
+        "REFERENCES book (id) ON DELETE CASCADE, kind TEXT NOT NULL, page INTEGER NOT NULL, "
+        "data BLOB NOT NULL, PRIMARY KEY (book_id, kind, page))"
+    )
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS companion_item (book_id INTEGER NOT NULL "
+        "REFERENCES book (id) ON DELETE CASCADE, kind TEXT NOT NULL, key TEXT NOT NULL, "
+        "version INTEGER NOT NULL, data BLOB NOT NULL, updated_at TEXT NOT NULL, "
+        "PRIMARY KEY (book_id, kind, key))"
+    )
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -297,6 +314,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v12_ids_never_reused,
     _v13_chunk_vectors,
     _text_quote_anchors,
+    _companions,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

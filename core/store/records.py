@@ -21,8 +21,9 @@ from core.store import models as m
 from core.store.db import damaged_text
 
 # 2: contents anchors resolved to their pages (schema v5); 3: the book's own text in the pages
-# (note markers, numbered endnotes, verse lines, alt text; core/books, issue 33)
-PARSER_VERSION = 4  # 4: EPUB links, MathML, fallbacks, printed pages, the book's styles (issues 28, 29)
+# (note markers, numbered endnotes, verse lines, alt text; core/books, issue 33); 4: EPUB
+# links, MathML, fallbacks, printed pages and the book's own styles (issues 28, 29)
+PARSER_VERSION = 4
 
 
 @dataclass(frozen=True)

@@ -111,8 +111,20 @@ def idle_conversation(service: Any, book_id: int, busy: Container[int]) -> int |
 
 
 def book_cost(service: Any, book_id: int) -> tuple[Usage, float | None, int]:
-    """Tokens and estimated cost of every conversation about the book, and how many runs."""
+    """Tokens and estimated cost of every conversation about the book, and how many runs,
+    with the companions' calls (X-Ray notes, recaps, quizzes) on it."""
     usage, cost, runs = service.conversations.book_usage(book_id)
+    from core.companions.model import spent
+
+    more, more_cost = spent(service.library.db, book_id)
+    usage = Usage(
+        usage.input_tokens + more.input_tokens,
+        usage.output_tokens + more.output_tokens,
+        usage.cache_read_tokens + more.cache_read_tokens,
+        usage.cache_write_tokens + more.cache_write_tokens,
+    )
+    if more_cost is not None:
+        cost = (cost or 0.0) + more_cost
     return usage, cost, runs
 
 

@@ -107,6 +107,11 @@ class ChatPane(QWidget):
         layout.addWidget(self.pictures)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.status)
+        from desktop.chat.starters import Starters
+
+        self.starters = Starters(app)  # one-click starters under an empty conversation
+        self.starters.requestAsk.connect(lambda shown, prompt: self.ask(shown, prompt=prompt))
+        layout.addWidget(self.starters)
         layout.addWidget(self.composer)
         stop_key = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         stop_key.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -229,6 +234,10 @@ class ChatPane(QWidget):
             self.composer.spoiler_page.setMaximum(max(1, loaded.pages))
         self.running_changed()
         placeholder = self.messages.placeholder(self.book_id is not None)
+        empty = self.conversation_id is None or not (
+            loaded.shown or self.conversation_id in self.live
+        )
+        self.starters.update_for(self.book_id, empty)
         if self.conversation_id is None:
             self.messages.clear(placeholder)
         else:

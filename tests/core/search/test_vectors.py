@@ -138,7 +138,9 @@ def test_old_library_searches_then_gains_vectors(tmp_path: Path) -> None:
     indexer = indexer_for(lib.db)
     assert indexer.wait(60)
     indexer.stop()  # this test indexes by hand
-    # as a library from before the vectors: no table, one version back
+    # as a library from before the vectors: no table, the version before their step (later
+    # helpers' migrations may follow it)
+
     lib.db.execute_sql("DROP TABLE chunk_vectors")
     from core.store import migrations
 

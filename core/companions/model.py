@@ -1,0 +1,357 @@
+"""Companions with a model: a recap of each finished chapter written from that chapter's own
+text, and a short X-Ray note on an entry written from its passages within the bound.
+
+Every call goes through the chat's provider (``AgentService.provider()``), is checked by the
+chat's answer check (a ``SpoilerGuard`` at the reader's bound: a sentence naming what comes
+later is dropped), and its trace (what was asked, the reply's start, stop reason, tokens,
+time, sentences withheld) is kept with the book (``companion_item`` "usage", gone with it).
+Results are kept (``companion_item``: "recap" ``model:<chapter text hash>``, "xray_note"
+``<entry>:<pages hash>``) and never asked again. Before a job, ``plan`` says what it will
+cost ("About 45,000 tokens, ~$0.05"); ``check_budget`` refuses a job that would take the
+book past its budget (chat and companions together).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from core.companions import recap as recap_mod
+from core.companions import xray as xray_mod
+from core.companions.store import CompanionStore
+from core.domain.messages import Usage
+from core.domain.pricing import estimate_cost
+from core.errors import MarginError
+from core.progress import CancelToken
+from core.prompts import load_prompt
+
+if TYPE_CHECKING:
+    import peewee as pw
+
+    from core.agent.providers.base import ChatProvider
+    from core.agent.spoilers import SpoilerIndex
+
+CHARS_PER_TOKEN = 4
+RECAP_OUT = 350  # tokens a chapter summary may take
+NOTE_OUT = 150
+QUIZ_OUT = 400
+NOTE_ENTRIES = 20  # the X-Ray's most named entries get a note
+NOTE_PAGES = 4  # … written from this many of their pages (the first ones and the telling ones)
+PAGE_CHARS = 2500
+
+
+class BudgetError(MarginError):
+    """A companion job would take the book past its budget."""
+
+
+@dataclass(frozen=True)
+class Call:
+    kind: str  # "recap" or "xray_note"
+    key: str  # where the result is kept
+    title: str  # for progress: "Chapter IV", "Mr. Darcy"
+    prompt: str
+    max_tokens: int
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tokens(self) -> int:
+        return (len(self.prompt) + 600) // CHARS_PER_TOKEN + self.max_tokens
+
+
+@dataclass(frozen=True)
+class Plan:
+    calls: tuple[Call, ...]
+    model: str
+
+    @property
+    def tokens(self) -> int:
+        return sum(c.tokens for c in self.calls)
+
+    @property
+    def cost(self) -> float | None:
+        out = sum(c.max_tokens for c in self.calls)
+        return estimate_cost(self.model, Usage(self.tokens - out, out))
+
+    def describe(self) -> str:
+        """ "About 45,000 tokens, ~$0.05" (no price for a local model)."""
+        tokens = f"About {round(self.tokens, -3 if self.tokens > 5000 else -2):,} tokens"
+        cost = self.cost
+        return tokens + (f", ~${cost:.2f}" if cost is not None else "")
+
+
+def _digest(*parts: str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode("utf-8", "surrogatepass") + b"\x00")
+    return h.hexdigest()[:24]
+
+
+def plan(
+    db: pw.SqliteDatabase,
+    book_id: int,
+    model: str,
+    *,
+    recap: bool = True,
+    notes: bool = True,
+    quiz: bool = False,
+) -> Plan:
+    """The calls a full job needs now (what is kept is not asked again)."""
+    from core.store.library import page_texts
+
+    store = CompanionStore(db)
+    bound = xray_mod.bound_of(db, book_id)
+    title = str(db.execute_sql("SELECT title FROM book WHERE id = ?", (book_id,)).fetchone()[0])
+    texts = dict(page_texts(db, book_id))
+    calls: list[Call] = []
+    if recap:
+        for chapter in recap_mod.chapters(db, book_id, texts):
+            if chapter.last > bound:
+                break
+            pages = recap_mod.chapter_text(texts, chapter)
+            key = f"model:{recap_mod.text_key(pages)}"
+            if store.item(book_id, recap_mod.KIND, key, recap_mod.RECAP_VERSION) is not None:
+                continue
+            prompt = load_prompt(
+                "companion_recap",
+                chapter=chapter.title,
+                book_title=title,
+                first=str(chapter.first),
+                last=str(chapter.last),
+                text="\n\n".join(t for _, t in pages),
+            )
+            calls.append(Call("recap", key, chapter.title, prompt, RECAP_OUT))
+    if quiz:
+        from core.companions.cards import QUIZ_VERSION
+
+        for chapter in recap_mod.chapters(db, book_id, texts):
+            if chapter.last > bound:
+                break
+            pages = recap_mod.chapter_text(texts, chapter)
+            key = recap_mod.text_key(pages)
+            if store.item(book_id, "quiz", key, QUIZ_VERSION) is not None:
+                continue
+            prompt = load_prompt(
+                "companion_quiz",
+                chapter=chapter.title,
+                book_title=title,
+                first=str(chapter.first),
+                last=str(chapter.last),
+                text="\n\n".join(t for _, t in pages),
+            )
+            meta: dict[str, Any] = {"first": chapter.first, "last": chapter.last}
+            calls.append(Call("quiz", key, chapter.title, prompt, QUIZ_OUT, meta))
+    if notes:
+        made = xray_mod.current(db, book_id)
+        for entry in made.entries[:NOTE_ENTRIES]:
+            used = _note_pages(entry)
+            key = f"{entry.key}:{_digest(*map(str, used))}"
+            if store.item(book_id, "xray_note", key, xray_mod.XRAY_VERSION) is not None:
+                continue
+            passages = "\n\n".join(
+                f'<passage page="{p}">{texts.get(p, "")[:PAGE_CHARS]}</passage>' for p in used
+            )
+            prompt = load_prompt(
+                "companion_xray",
+                book_title=title,
+                read_to=str(bound),
+                name=entry.name,
+                aliases=", ".join(entry.aliases) or "nothing else",
+                passages=passages,
+            )
+            meta = {"entry": entry.key, "pages": used}
+            calls.append(Call("xray_note", key, entry.name, prompt, NOTE_OUT, meta))
+    return Plan(tuple(calls), model)
+
+
+def _note_pages(entry: xray_mod.Entry) -> list[int]:
+    """The pages a note is written from: where the entry first comes, and its telling ones."""
+    pages = [entry.first_page, *(p for p, _ in entry.description)]
+    pages += [p for p, _, _ in entry.mentions]
+    seen: list[int] = []
+    for p in pages:
+        if p not in seen:
+            seen.append(p)
+    return sorted(seen[:NOTE_PAGES])
+
+
+def spent(db: pw.SqliteDatabase, book_id: int) -> tuple[Usage, float | None]:
+    """Tokens and estimated cost of the companions' calls on this book so far."""
+    total = Usage()
+    cost: float | None = None
+    for value in CompanionStore(db).items(book_id, "usage", 1).values():
+        u = Usage(*value["usage"])
+        total = Usage(
+            total.input_tokens + u.input_tokens,
+            total.output_tokens + u.output_tokens,
+            total.cache_read_tokens + u.cache_read_tokens,
+            total.cache_write_tokens + u.cache_write_tokens,
+        )
+        c = estimate_cost(str(value.get("model", "")), u)
+        if c is not None:
+            cost = (cost or 0.0) + c
+    return total, cost
+
+
+def check_budget(job: Plan, budget: float, already: float) -> None:
+    """Refuse a job that would take the book past ``budget`` (dollars; 0 = none), in words."""
+    cost = job.cost
+    if budget <= 0 or cost is None:
+        return
+    if already + cost > budget:
+        raise BudgetError(
+            "budget",
+            f"{job.describe()} would take this book past its budget of ${budget:.2f} "
+            f"(${already:.2f} spent so far).",
+            hint="Raise the budget in Settings, or ask for less (a chapter at a time).",
+        )
+
+
+async def run(
+    db: pw.SqliteDatabase,
+    book_id: int,
+    job: Plan,
+    provider: ChatProvider,
+    index: SpoilerIndex,
+    *,
+    progress: Callable[[int, int, str], None] | None = None,
+    cancel: CancelToken | None = None,
+) -> Usage:
+    """Make every call of ``job`` in turn, keeping each result as it comes (a Stop keeps what
+    is done). Returns the tokens used."""
+    from core.agent.providers.base import StreamText
+    from core.agent.spoilers import SpoilerGuard
+    from core.agent.types import Question, TurnRequest, TurnResult, UserMessage
+
+    store = CompanionStore(db)
+    bound = xray_mod.bound_of(db, book_id)
+    system = load_prompt("companion_system")
+    used = Usage()
+    for i, call in enumerate(job.calls):
+        if progress is not None:
+            progress(i, len(job.calls), call.title)
+        if cancel is not None and cancel.cancelled:
+            break  # Stop: what is done is kept
+        request = TurnRequest(
+            model=provider.model,
+            system=system,
+            messages=(UserMessage((Question(call.prompt),)),),
+            max_tokens=call.max_tokens,
+            tool_choice="none",
+        )
+        pieces: list[str] = []
+        result: TurnResult | None = None
+        started = time.perf_counter()
+        async for event in provider.stream_turn(request):
+            if isinstance(event, StreamText):
+                pieces.append(event.text)
+            elif isinstance(event, TurnResult):
+                result = event
+        text = "".join(pieces) or (result.message.text if result is not None else "")
+        guard = SpoilerGuard(index, read_to=bound, question="", semantic=False)
+        segments = guard.feed(text) + guard.flush()
+        shown = "".join(s.text for s in segments if not s.hidden).strip()
+        usage = result.usage if result is not None else Usage()
+        used = Usage(
+            used.input_tokens + usage.input_tokens, used.output_tokens + usage.output_tokens
+        )
+        store.put_item(
+            book_id,
+            "usage",
+            f"{time.time():.6f}:{call.kind}:{call.key}",
+            1,
+            {
+                "usage": [
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.cache_read_tokens,
+                    usage.cache_write_tokens,
+                ],
+                "model": provider.model,
+                "kind": call.kind,
+                "title": call.title,
+                "request_chars": len(call.prompt),
+                "response": text[:300],
+                "stop_reason": str(result.stop_reason) if result is not None else "",
+                "ms": round((time.perf_counter() - started) * 1000),
+                "withheld": sum(1 for s in segments if s.hidden),
+            },
+        )
+        if call.kind == "quiz":
+            from core.companions.cards import QUIZ_VERSION
+
+            questions = [  # each question checked on its own (a hidden one is dropped)
+                q
+                for q in parse_quiz(text, db, book_id, call.meta["first"], call.meta["last"])
+                if not _later(index, bound, f"{q['question']} {q['answer']}")
+            ]
+            store.put_item(book_id, "quiz", call.key, QUIZ_VERSION, {"questions": questions})
+        elif call.kind == "recap":
+            store.put_item(
+                book_id, recap_mod.KIND, call.key, recap_mod.RECAP_VERSION, {"text": shown}
+            )
+        else:
+            store.put_item(
+                book_id,
+                "xray_note",
+                call.key,
+                xray_mod.XRAY_VERSION,
+                {"text": shown, **call.meta},
+            )
+    recap_mod.forget_view(db, book_id)
+    CompanionStore(db).drop_items(book_id, "xray")  # notes join the entries when made again
+    if progress is not None:
+        progress(len(job.calls), len(job.calls), "")
+    return used
+
+
+def _later(index: SpoilerIndex, bound: int, text: str) -> bool:
+    """Whether the answer check hides ``text`` at ``bound`` (it names what comes later)."""
+    from core.agent.spoilers import SpoilerGuard
+
+    return SpoilerGuard(index, read_to=bound, question="", semantic=False).check(text).hidden
+
+
+def parse_quiz(
+    text: str, db: pw.SqliteDatabase, book_id: int, first: int, last: int
+) -> list[dict[str, object]]:
+    """The questions of a quiz reply (JSON, perhaps inside a code fence), each with the page
+    of its quote within the chapter (the chapter's first page when the quote is not found).
+    A reply that is not such JSON gives no questions."""
+    import json
+    import re
+
+    from core.store.library import page_texts
+
+    match = re.search(r"\[.*\]", text, re.DOTALL)
+    try:
+        items = json.loads(match.group(0)) if match else []
+    except ValueError:
+        items = []
+    pages = [(n, " ".join(t.split())) for n, t in page_texts(db, book_id) if first <= n <= last]
+    out: list[dict[str, object]] = []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or not str(item.get("question", "")).strip():
+            continue
+        quote = " ".join(str(item.get("quote", "")).split())
+        page = next((n for n, t in pages if quote and quote[:40] in t), first)
+        out.append(
+            {
+                "question": str(item["question"]).strip(),
+                "answer": str(item.get("answer", "")).strip(),
+                "quote": quote,
+                "page": page,
+            }
+        )
+    return out
+
+
+def notes_for(db: pw.SqliteDatabase, book_id: int, bound: int) -> dict[str, str]:
+    """Entry key → the model's note, for notes written only from pages within ``bound``."""
+    out: dict[str, str] = {}
+    for value in CompanionStore(db).items(book_id, "xray_note", xray_mod.XRAY_VERSION).values():
+        if value.get("text") and all(int(p) <= bound for p in value.get("pages", [])):
+            out[str(value["entry"])] = str(value["text"])
+    return out
