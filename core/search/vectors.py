@@ -169,6 +169,23 @@ class BookVectors:
     def has(self, book_id: int) -> bool:
         return self._stored(book_id) is not None
 
+    def cosines(self, book_id: int, query: str, rowids: tuple[int, int]) -> tuple[int, Any] | None:
+        """How close in meaning to ``query`` each chunk of the book within ``rowids`` is:
+        (the first chunk's id, their cosines in chunk order); None when the book has no
+        vectors (yet) or they do not cover ``rowids``."""
+        stored = self._stored(book_id)
+        if stored is None:
+            return None
+        first = rowids[0] - stored.first_chunk
+        last = rowids[1] - stored.first_chunk
+        if first < 0 or last >= stored.count or last < first:
+            return None
+        try:
+            wanted = embed([query])[0]
+        except VectorsUnavailable:
+            return None
+        return rowids[0], stored.matrix[first : last + 1] @ wanted
+
     def nearest(
         self, book_id: int, query: str, rowids: tuple[int, int], limit: int
     ) -> list[tuple[int, float]] | None:
@@ -176,24 +193,14 @@ class BookVectors:
         as (chunk id, cosine), best first; None when the book has no vectors (yet)."""
         import numpy as np
 
-        stored = self._stored(book_id)
-        if stored is None:
+        found = self.cosines(book_id, query, rowids)
+        if found is None:
             return None
-        first = max(rowids[0], stored.first_chunk) - stored.first_chunk
-        last = min(rowids[1], stored.first_chunk + stored.count - 1) - stored.first_chunk
-        if last < first:
-            return []
-        try:
-            wanted = embed([query])[0]
-        except VectorsUnavailable:
-            return None
-        scores = stored.matrix[first : last + 1] @ wanted
+        first, scores = found
         k = min(limit, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top])]
-        return [
-            (stored.first_chunk + first + int(i), float(scores[i])) for i in top if scores[i] > 0
-        ]
+        return [(first + int(i), float(scores[i])) for i in top if scores[i] > 0]
 
 
 class VectorIndexer:
