@@ -25,7 +25,6 @@ import sqlite3
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +33,7 @@ import peewee as pw
 from core.errors import MarginError
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
 from core.search.frontmatter import is_front_matter
-from core.search.sentences import closeness, matches, stems, weights
+from core.search.ranking import dense_ranking, fuse, merge_neighbours, rerank
 from core.search.vectors import BookVectors, request_vectors
 from core.store.models import unpack_chunk, unpack_page
 
@@ -67,11 +66,6 @@ RANKED = (
 
 POOL = 30  # candidates from each ranking before fusion
 RERANK = 45  # fused candidates re-ranked by closeness
-CLOSENESS = 2.0  # weight of the query's words gathered in two sentences (eval_search.py)
-RRF_K = 60
-KEYWORD_WEIGHT = 2.0  # the words lead (chosen on the tuned questions of eval_search.py)
-MERGE_MAX = 3
-LIBRARY_POOL = 300  # best chunks of the whole library ranked before grouping by book
 CACHED_PAGES = 512  # decoded page texts kept for re-ranking (about 1 MB)
 
 
@@ -327,7 +321,7 @@ class BookSearch:
             keyword = keyword[: limit * 2 + 4]
         if not keyword:
             return []  # not one word of the query is in the book: nothing near it in meaning
-        dense = _nearest(cosines, rowids, pool) if hybrid and cosines is not None else None
+        dense = dense_ranking(cosines, rowids, pool) if hybrid and cosines is not None else None
         if hybrid and dense is None:
             request_vectors(self.db)  # a book from before vectors, or just imported
         scores = dict(keyword)
@@ -360,159 +354,12 @@ class BookSearch:
     def search_all(
         self, query: str, *, per_book: int = 3, books: int = 20, bounded: bool = True
     ) -> list[tuple[int, list[SearchHit]]]:
-        """Where the library speaks of ``query``: (book id, its best passages), the book with
-        the best passage first, at most ``books`` books and ``per_book`` passages each. Each
-        book's reading bound (``read_to``, none once finished) applies unless ``bounded`` is
-        False. BM25 over the whole index (one ranked FTS5 query: passages with every word,
-        then with some); front matter never counts."""
-        strict = sanitize_query(query)
-        if not strict:
-            return []
-        per_book = max(1, min(int(per_book), 20))
-        books = max(1, min(int(books), 100))
-        loose = sanitize_query(query, any_term=True)
-        found: dict[int, list[tuple[int, float]]] = {}
-        for expression in dict.fromkeys((strict, loose)):
-            self._gather(expression, found, per_book, books, bounded)
-            if len(found) >= books:
-                break
-        ids = [c for hits in found.values() for c, _ in hits]
-        if not ids:
-            return []
-        scores = {c: score for hits in found.values() for c, score in hits}
-        try:
-            rows = self._rows(ids, None)
-        except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
-            raise _failed(exc, None) from exc
-        snippets = self._snippets(loose, ids, None)
-        grouped = []
-        for book_id, hits in found.items():
-            kept = [
-                _hit(rows[c], snippets.get(c) or _opening(rows[c][5]), scores[c])
-                for c, _ in hits
-                if c in rows and not is_front_matter(rows[c][5])
-            ]
-            if kept:
-                grouped.append((book_id, kept))
-        return grouped
+        """Where the library speaks of ``query`` (``core.search.everywhere``): (book id, its
+        best passages), at most ``books`` books and ``per_book`` passages each, within each
+        book's reading bound unless ``bounded`` is False."""
+        from core.search.everywhere import search_library
 
-    def _gather(
-        self,
-        expression: str,
-        found: dict[int, list[tuple[int, float]]],
-        per_book: int,
-        books: int,
-        bounded: bool,
-    ) -> None:
-        """Add the best chunks for ``expression`` to ``found`` (book id → (chunk, score)),
-        ranked inside the index over the whole library, within each book's bound."""
-        try:
-            rows = self.db.execute_sql(
-                "SELECT r.rowid, r.rank, c.book_id FROM (SELECT rowid, rank FROM chunk_index "
-                "WHERE chunk_index MATCH ? ORDER BY rank LIMIT ?) r "
-                "JOIN chunk c ON c.id = r.rowid JOIN book b ON b.id = c.book_id "
-                "WHERE b.status = 'ready' AND (? = 0 OR b.finished OR c.end_page <= b.read_to) "
-                "ORDER BY r.rank",
-                (expression, LIBRARY_POOL, 1 if bounded else 0),
-            ).fetchall()
-        except (sqlite3.OperationalError, pw.OperationalError) as exc:
-            raise _failed(exc, None) from exc
-        for chunk_id, rank, book_id in rows:
-            hits = found.get(int(book_id))
-            if hits is None:
-                if len(found) >= books:
-                    continue
-                hits = found[int(book_id)] = []
-            if len(hits) < per_book and all(c != chunk_id for c, _ in hits):
-                hits.append((int(chunk_id), -float(rank)))
-
-
-def _nearest(
-    cosines: tuple[int, Any], rowids: tuple[int, int], limit: int
-) -> list[tuple[int, float]]:
-    """The ``limit`` chunks closest in meaning (chunk id, cosine), best first."""
-    import numpy as np
-
-    first, values = cosines
-    k = min(limit, len(values))
-    if k <= 0:
-        return []
-    top = np.argpartition(-values, k - 1)[:k]
-    top = top[np.argsort(-values[top])]
-    return [(first + int(i), float(values[i])) for i in top if values[i] > 0]
-
-
-def fuse(keyword: list[int], dense: list[int], *, k: int = RRF_K) -> list[int]:
-    """Reciprocal rank fusion of two rankings of chunk ids (best first)."""
-    score: dict[int, float] = {}
-    for weight, ranking in ((KEYWORD_WEIGHT, keyword), (1.0, dense)):
-        for rank, chunk_id in enumerate(ranking):
-            score[chunk_id] = score.get(chunk_id, 0.0) + weight / (k + rank + 1)
-    return sorted(score, key=lambda c: -score[c])
-
-
-def rerank(
-    query: str, hits: list[SearchHit], keyword: list[int], dense: list[int]
-) -> list[SearchHit]:
-    """``hits`` re-ranked: their reciprocal ranks in the two rankings plus how closely the
-    query's telling words gather in the passage (about two sentences) (``closeness``)."""
-    rank = dict.fromkeys(keyword + dense, 0.0)
-    for weight_of, ranking in ((KEYWORD_WEIGHT, keyword), (1.0, dense)):
-        for n, chunk_id in enumerate(ranking):
-            rank[chunk_id] += weight_of * RRF_K / (RRF_K + n + 1)
-    wanted = stems(query)
-    found = [(h, matches(wanted, h.text)) for h in hits]
-    weight = weights([m for _, m in found])
-    score = {h.chunk_id: rank[h.chunk_id] + CLOSENESS * closeness(m, weight) for h, m in found}
-    return sorted(hits, key=lambda h: -score[h.chunk_id])
-
-
-def merge_neighbours(
-    hits: Iterable[SearchHit],
-    limit: int,
-    keep: Callable[[SearchHit], bool] = lambda hit: True,
-) -> list[SearchHit]:
-    """The first ``limit`` passages, where a hit that continues (or is continued by) a better
-    one is joined to it instead of taking a place of its own (at most MERGE_MAX chunks).
-    Only hits that ``keep`` accepts are used (asked only of hits that would be used)."""
-    groups: list[list[SearchHit]] = []
-    for hit in hits:
-        for group in groups:
-            ids = [h.chunk_id for h in group]
-            if (
-                len(group) < MERGE_MAX
-                and hit.chapter == group[0].chapter
-                and (hit.chunk_id == min(ids) - 1 or hit.chunk_id == max(ids) + 1)
-            ):
-                if keep(hit):
-                    group.append(hit)
-                break
-        else:
-            if len(groups) < limit and keep(hit):
-                groups.append([hit])
-    return [_joined(g) for g in groups]
-
-
-def _joined(group: list[SearchHit]) -> SearchHit:
-    if len(group) == 1:
-        return group[0]
-    best = group[0]
-    ordered = sorted(group, key=lambda h: h.chunk_id)
-    text = ordered[0].text
-    for hit in ordered[1:]:
-        head, _, rest = hit.text.partition("\n\n")
-        # a chunk starts with the tail of the one before it (chunking's overlap)
-        text = text + ("\n\n" + rest if rest and text.endswith(head) else "\n\n" + hit.text)
-    return SearchHit(
-        chunk_id=ordered[0].chunk_id,
-        book_id=best.book_id,
-        start_page=min(h.start_page for h in group),
-        end_page=max(h.end_page for h in group),
-        chapter=best.chapter,
-        text=text,
-        snippet=best.snippet,
-        score=best.score,
-    )
+        return search_library(self, query, per_book=per_book, books=books, bounded=bounded)
 
 
 def _hit(row: tuple[Any, ...], snippet: str, score: float) -> SearchHit:

@@ -7,6 +7,8 @@ the plain JOIN plan (``chunk_index JOIN chunk ... WHERE book_id = ?``) in the sa
 comparison. Target (issue 17, item 12): p95 <= 5 ms per query; issue 24: the same with the
 vector part (hybrid: BM25 + dense vectors + re-ranking), BM25 alone measured beside it in
 the same run, interleaved.
+The books' reading states are mixed (a third finished, a third read part-way, a third
+unread), as search --all applies each book's bound.
 Run: .venv/bin/python tests/bench/bench_search.py [--books 500]
 """
 
@@ -118,6 +120,14 @@ def main() -> None:
         )
         search = BookSearch(lib.db)
         pages = {b.id: b.page_count for b in lib.list_books()}
+        shelf = random.Random(3)
+        for book_id in ids:  # a library as readers have one: some finished, some begun
+            state = shelf.randrange(3)
+            if state == 0:
+                lib.set_finished(book_id, True)
+            elif state == 1:
+                lib.set_read_to(book_id, shelf.randint(2, pages[book_id]))
+                lib.mark_opened(book_id)
         rng = random.Random(7)
         runs = []
         for _ in range(300):
