@@ -22,6 +22,7 @@ import peewee as pw
 
 from core.search.frontmatter import is_front_matter
 from core.search.fts import MATCHING, _failed, _hit, _opening, query_terms
+from core.search.snippets import make_snippet, query_stems
 
 if TYPE_CHECKING:
     from core.search.fts import BookSearch, SearchHit
@@ -72,11 +73,11 @@ def search_library(
         rows = search._rows(ids, None)
     except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
         raise _failed(exc, None) from exc
-    snippets = search._snippets(loose, ids, None)
+    wanted = query_stems(terms)
     grouped = []
     for book_id, hits in found.items():
         kept = [
-            _hit(rows[c], snippets.get(c) or _opening(rows[c][5]), scores[c])
+            _hit(rows[c], make_snippet(rows[c][5], wanted) or _opening(rows[c][5]), scores[c])
             for c, _ in hits
             if c in rows and not is_front_matter(rows[c][5])
         ]

@@ -34,6 +34,7 @@ from core.errors import MarginError
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
 from core.search.frontmatter import is_front_matter
 from core.search.ranking import dense_ranking, fuse, merge_neighbours, rerank
+from core.search.snippets import make_snippet, query_stems
 from core.search.vectors import BookVectors, request_vectors
 from core.store.models import unpack_chunk, unpack_page
 
@@ -145,21 +146,6 @@ class BookSearch:
         except (sqlite3.OperationalError, pw.OperationalError) as exc:
             raise _failed(exc, book_id) from exc
         return [(int(r[0]), -float(r[1])) for r in rows]
-
-    def _snippets(self, expression: str, ids: list[int], book_id: int | None) -> dict[int, str]:
-        """FTS5 snippets of a few chunks (only the ones shown: a snippet costs)."""
-        if not ids:
-            return {}
-        marks = ",".join("?" * len(ids))
-        try:
-            rows = self.db.execute_sql(
-                f"SELECT rowid, {SNIPPET} FROM chunk_index "
-                f"WHERE chunk_index MATCH ? AND rowid IN ({marks})",
-                (expression, *ids),
-            ).fetchall()
-        except (sqlite3.OperationalError, pw.OperationalError) as exc:
-            raise _failed(exc, book_id) from exc
-        return {int(r[0]): str(r[1] or "") for r in rows}
 
     def _hits(
         self, ids: list[int], book_id: int, snippets: dict[int, str], scores: dict[int, float]
@@ -337,9 +323,9 @@ class BookSearch:
             h for h in hits if h.chunk_id not in every
         ]
         chosen = merge_neighbours(hits, limit, keep=lambda h: not is_front_matter(h.text))
-        snippets = self._snippets(loose, [h.chunk_id for h in chosen], book_id)
+        wanted = query_stems(terms)
         return [
-            dataclasses.replace(h, snippet=snippets.get(h.chunk_id) or _opening(h.text))
+            dataclasses.replace(h, snippet=make_snippet(h.text, wanted) or _opening(h.text))
             for h in chosen
         ]
 
