@@ -10,13 +10,19 @@ possessives) standing in for FTS5's Porter stemmer.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN
 
 WORDS = 24
+_CHARS_PER_WORD = 8  # generous: English words average about six letters and a space
+_SHORT_WORD = 5  # a stretch of short words
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
+_LETTERS = "\u00c0-\u024f\u1e00-\u1eff"  # letters with accents, which fold to others
+_ACCENTED = re.compile(f"[{_LETTERS}]")
+_ACCENTED_WORD = re.compile(f"(?<![\\w'’])\\w*[{_LETTERS}]\\w*(?:['’]\\w+)*")
 _SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s")
 
 
@@ -47,29 +53,48 @@ def query_stems(terms: list[str]) -> set[str]:
     return {stem(fold(w)) for term in terms for w in _WORD.findall(term)}
 
 
+@functools.lru_cache(maxsize=64)
+def _starting(wanted: frozenset[str]) -> re.Pattern[str]:
+    """Whole words (as ``_WORD`` cuts them) that start with one of the stems, any case."""
+    stems = "|".join(re.escape(w) for w in sorted(wanted, key=len, reverse=True))
+    return re.compile(rf"(?<![\w'’])(?:{stems})\w*(?:['’]\w+)*", re.IGNORECASE)
+
+
 def make_snippet(text: str, wanted: set[str], words: int = WORDS) -> str:
     """About ``words`` words of ``text`` where the most of the ``wanted`` stems are, each
-    matched word marked; "" when none of them is in ``text``."""
-    tokens = [(m.start(), m.end()) for m in _WORD.finditer(text)]
-    hits = [i for i, (a, b) in enumerate(tokens) if stem(fold(text[a:b])) in wanted]
-    if not hits:
+    matched word marked; "" when none of them is in ``text``. Only the words near the
+    matches are cut out (a passage is read once, by regular expressions)."""
+    if not wanted:
         return ""
-    best, best_key = 0, (-1, -1)
-    for first in hits:  # a window starts a little before a matched word
-        start = max(0, min(first - 2, len(tokens) - words))
-        inside = [i for i in hits if start <= i < start + words]
-        kinds = {stem(fold(text[tokens[i][0] : tokens[i][1]])) for i in inside}
-        key = (len(kinds), len(inside))
+    # only words that start like a wanted stem (or hold an accent) are folded and stemmed
+    candidates = list(_starting(frozenset(wanted)).finditer(text))
+    if _ACCENTED.search(text) is not None:
+        candidates += _ACCENTED_WORD.finditer(text)
+    found = sorted((m.start(), m.end(), stem(fold(m.group(0)))) for m in candidates)
+    found = [f for f in found if f[2] in wanted]
+    if not found:
+        return ""
+    reach = words * _SHORT_WORD  # a stretch that fits in ``words`` words even when short
+    best, best_key = found[0][0], (-1, -1)
+    for start, _, _ in found:  # the stretch after each match holding the most stems
+        inside = [f for f in found if start <= f[0] < start + reach]
+        key = (len({f[2] for f in inside}), len(inside))
         if key > best_key:
             best, best_key = start, key
-    last = min(len(tokens), best + words) - 1
-    marked = set(hits)
+    head = max(0, best - 4 * _CHARS_PER_WORD)
+    end = best + words * _CHARS_PER_WORD
+    tokens = [(m.start() + head, m.end() + head) for m in _WORD.finditer(text[head:end])]
+    at = next((i for i, (a, _) in enumerate(tokens) if a == best), 0)
+    first = max(0, at - 2)
+    chosen = tokens[first : first + words]
+    marked = {f[0] for f in found}
     out: list[str] = []
-    at = tokens[best][0]
-    for i in range(best, last + 1):
-        a, b = tokens[i]
-        out.append(text[at:a])
-        out.append(f"{QUOTE_OPEN}{text[a:b]}{QUOTE_CLOSE}" if i in marked else text[a:b])
-        at = b
+    cursor = chosen[0][0]
+    for a, b in chosen:
+        out.append(text[cursor:a])
+        out.append(f"{QUOTE_OPEN}{text[a:b]}{QUOTE_CLOSE}" if a in marked else text[a:b])
+        cursor = b
     body = " ".join("".join(out).split())
-    return ("…" if best > 0 else "") + body + ("…" if last < len(tokens) - 1 else "")
+    before = head > 0 or first > 0
+    after = _WORD.search(text, chosen[-1][1]) is not None
+    return ("…" if before else "") + body + ("…" if after else "")
