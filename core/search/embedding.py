@@ -46,10 +46,30 @@ def model_files() -> tuple[Path, Path]:
         raise VectorsUnavailable("the wordllama package is not installed")
     else:
         folder = Path(next(iter(spec.submodule_search_locations)))
+    # the packaged app ships the DIMS columns it uses (write_weights), half the wheel's file
+    trimmed = folder / "weights" / f"{WEIGHTS}_{DIMS}.safetensors"
     return (
-        folder / "weights" / f"{WEIGHTS}_{FULL_DIMS}.safetensors",
+        trimmed if trimmed.exists() else folder / "weights" / f"{WEIGHTS}_{FULL_DIMS}.safetensors",
         folder / "tokenizers" / f"{WEIGHTS}_tokenizer_config.json",
     )
+
+
+def write_weights(folder: Path) -> Path:
+    """Write the first DIMS columns of the wheel's token vectors as ``folder``/
+    ``l2_supercat_128.safetensors`` (the packaging step: the app reads no other column)."""
+    import json
+
+    source, _ = model_files()
+    table = _read_table(source)
+    data = table.astype("<f2").tobytes()
+    header = json.dumps(
+        {"embedding": {"dtype": "F16", "shape": list(table.shape), "data_offsets": [0, len(data)]}}
+    ).encode("utf-8")
+    header += b" " * (-len(header) % 8)  # the tensor starts 8-byte aligned
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{WEIGHTS}_{DIMS}.safetensors"
+    target.write_bytes(len(header).to_bytes(8, "little") + header + data)
+    return target
 
 
 def _read_table(path: Path) -> Any:
@@ -64,7 +84,7 @@ def _read_table(path: Path) -> Any:
         size = int.from_bytes(file.read(8), "little")
         header = json.loads(file.read(size))
     info = next(v for k, v in header.items() if k != "__metadata__")
-    if info["dtype"] != "F16" or len(info["shape"]) != 2:
+    if info["dtype"] != "F16" or len(info["shape"]) != 2 or info["shape"][1] < DIMS:
         raise VectorsUnavailable(f"unexpected weights in {path.name}: {info['dtype']}")
     begin, _ = info["data_offsets"]
     mapped = np.memmap(
@@ -81,13 +101,10 @@ def _load_model() -> tuple[Any, Any]:
     with _model_lock:
         if _model is None:
             try:
-                from tokenizers import Tokenizer
+                from core.search.tokenizer import Tokenizer
 
                 weights, vocabulary = model_files()
-                tokenizer = Tokenizer.from_file(str(vocabulary))
-                tokenizer.no_padding()
-                tokenizer.no_truncation()
-                _model = (_read_table(weights), tokenizer)
+                _model = (_read_table(weights), Tokenizer(vocabulary))
             except Exception as exc:  # any failure means: no vectors
                 log.warning("the embedding model could not be loaded", exc_info=True)
                 raise VectorsUnavailable(str(exc)) from exc
@@ -104,13 +121,7 @@ def embed(texts: Sequence[str]) -> np.ndarray:
     out = np.zeros((len(texts), DIMS), dtype=np.float32)
     for start in range(0, len(texts), BATCH):
         batch = [t[:EMBED_CHARS] for t in texts[start : start + BATCH]]
-        # one text (a query): plain encode, no thread pool to wake on a busy machine
-        encoded = (
-            [tokenizer.encode(batch[0], add_special_tokens=False)]
-            if len(batch) == 1
-            else tokenizer.encode_batch(batch, add_special_tokens=False)
-        )
-        rows = [(n, e.ids) for n, e in enumerate(encoded) if e.ids]
+        rows = [(n, ids) for n, ids in enumerate(map(tokenizer.encode, batch)) if ids]
         if not rows:
             continue
         lengths = np.array([len(ids) for _, ids in rows])

@@ -196,3 +196,15 @@ def test_words_are_weighed_by_the_book_without_fts5_ranking(
     detail = lib.db.execute_sql(f"EXPLAIN QUERY PLAN {fts.MATCHING}", ('"alice"', *bounded))
     plan = [str(r[3]) for r in detail.fetchall()]
     assert len(plan) == 1 and ">" in plan[0] and "<" in plan[0], plan  # the range in FTS5
+
+
+def test_the_packaged_weights_hold_the_columns_search_reads(tmp_path: Path) -> None:
+    """The bundle ships only the DIMS columns of the wheel's token vectors (half its 16 MB):
+    read back, they are the very numbers the wheel's file gives."""
+    from core.search import embedding
+
+    written = embedding.write_weights(tmp_path / "weights")
+    full, _ = embedding.model_files()
+    assert written.name == f"l2_supercat_{DIMS}.safetensors"
+    assert written.stat().st_size < full.stat().st_size * 0.6
+    assert (embedding._read_table(written) == embedding._read_table(full)).all()
