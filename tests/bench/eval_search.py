@@ -124,17 +124,22 @@ def main() -> None:
                     f"  {name} recall@5 {split:>8} {100 * sum(total) / len(total):5.1f} %"
                     f"  ({per})  {took:.1f} s"
                 )
-        shown = passages_mode(search, ids, data["questions"], show=show)
-        every = [x for v in shown.values() for x in v]
-        per = ", ".join(
-            f"{k} {sum(b for _, b in v)}/{len(v)} (sentence {sum(a for a, _ in v)})"
-            for k, v in shown.items()
-        )
-        print(
-            f"  passages mode: answer shown {100 * sum(b for _, b in every) / len(every):.1f} %,"
-            f" in the highlighted sentence {100 * sum(a for a, _ in every) / len(every):.1f} %"
-            f"  ({per})"
-        )
+        for split, questions in (("all", data["questions"]), ("held-out", held_out)):
+            if split != "all" and not questions:
+                continue
+            shown = passages_mode(search, ids, questions, show=show and split == "all")
+            every = [x for v in shown.values() for x in v]
+            if not every:
+                continue
+            per = ", ".join(
+                f"{k} {sum(b for _, b in v)}/{len(v)} (sentence {sum(a for a, _ in v)})"
+                for k, v in shown.items()
+            )
+            print(
+                f"  passages mode {split:>8}: answer shown"
+                f" {100 * sum(b for _, b in every) / len(every):.1f} %, in the highlighted"
+                f" sentence {100 * sum(a for a, _ in every) / len(every):.1f} %  ({per})"
+            )
         lib.close()
 
 
