@@ -20,6 +20,8 @@ from pathlib import Path
 
 _PIECE = re.compile("▁+[^▁]*|[^▁]+")
 CACHED_WORDS = 50_000
+_BITS = 15  # token ids are below 2**15 (32,000 tokens)
+_MASK = (1 << _BITS) - 1
 
 
 class Tokenizer:
@@ -30,11 +32,16 @@ class Tokenizer:
         model = config["model"]
         if model.get("type") != "BPE" or not model.get("byte_fallback"):
             raise ValueError(f"{path.name}: not a byte-fallback BPE tokenizer")
+        if len(model["vocab"]) > 1 << _BITS:
+            raise ValueError(f"{path.name}: a vocabulary larger than {1 << _BITS} tokens")
         self.vocab: dict[str, int] = model["vocab"]
-        self.ranks: dict[tuple[str, str], int] = {}
+        # a merge as one int: (left id << 15 | right id) → (rank << 15 | merged id); ints
+        # take a third of the memory of tuples of strings
+        self.merges: dict[int, int] = {}
         for rank, merge in enumerate(model["merges"]):
             left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
-            self.ranks.setdefault((left, right), rank)
+            code = self.vocab[left] << _BITS | self.vocab[right]
+            self.merges.setdefault(code, rank << _BITS | self.vocab[left + right])
         self.unknown = self.vocab.get(model.get("unk_token") or "<unk>", 0)
         self._bytes = [self.vocab.get(f"<0x{b:02X}>", self.unknown) for b in range(256)]
         self._words: dict[str, tuple[int, ...]] = {}
@@ -56,33 +63,36 @@ class Tokenizer:
         return ids
 
     def _merge(self, word: str) -> tuple[int, ...]:
-        symbols = list(word)
-        ranks = self.ranks
-        while len(symbols) > 1:
-            best = None
-            best_rank = len(ranks)
-            for i in range(len(symbols) - 1):
-                rank = ranks.get((symbols[i], symbols[i + 1]))
-                if rank is not None and rank < best_rank:
-                    best, best_rank = i, rank
-            if best is None:
-                break
-            pair = (symbols[best], symbols[best + 1])
-            merged: list[str] = []
-            i = 0
-            while i < len(symbols):  # every occurrence of the pair, left to right
-                if i < len(symbols) - 1 and (symbols[i], symbols[i + 1]) == pair:
-                    merged.append(symbols[i] + symbols[i + 1])
-                    i += 2
-                else:
-                    merged.append(symbols[i])
-                    i += 1
-            symbols = merged
+        vocab, merges = self.vocab, self.merges
         ids: list[int] = []
-        for symbol in symbols:
-            found = self.vocab.get(symbol)
+        for char in word:
+            found = vocab.get(char)
             if found is not None:
                 ids.append(found)
-            else:  # outside the vocabulary: its UTF-8 bytes
-                ids.extend(self._bytes[b] for b in symbol.encode("utf-8"))
-        return tuple(ids)
+            else:  # outside the vocabulary: its UTF-8 bytes, which never merge
+                ids.extend(-1 - self._bytes[b] for b in char.encode("utf-8"))
+        while len(ids) > 1:
+            best = -1
+            best_rule = 1 << 62
+            for i in range(len(ids) - 1):
+                left, right = ids[i], ids[i + 1]
+                if left < 0 or right < 0:
+                    continue
+                rule = merges.get(left << _BITS | right)
+                if rule is not None and rule < best_rule:
+                    best, best_rule = i, rule
+            if best < 0:
+                break
+            pair = (ids[best], ids[best + 1])
+            merged_id = best_rule & _MASK
+            merged: list[int] = []
+            i = 0
+            while i < len(ids):  # every occurrence of the pair, left to right
+                if i < len(ids) - 1 and (ids[i], ids[i + 1]) == pair:
+                    merged.append(merged_id)
+                    i += 2
+                else:
+                    merged.append(ids[i])
+                    i += 1
+            ids = merged
+        return tuple(i if i >= 0 else -1 - i for i in ids)
