@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from common import FIXTURES, machine, median, percentile, report
 
@@ -100,7 +101,14 @@ def timed(fn: object, runs: list[tuple[int, str, int]]) -> list[float]:
 class Before(BookSearch):
     """The hybrid search with FTS5's bm25 ranking the words (as before), for comparison."""
 
-    def _ranked_here(self, terms, rowids, book_id, cosines, pool):  # type: ignore[no-untyped-def]
+    def _ranked_here(
+        self,
+        terms: list[str],
+        rowids: tuple[int, int],
+        book_id: int,
+        cosines: tuple[int, Any],
+        pool: int,
+    ) -> tuple[list[tuple[int, float]], set[int]]:
         return self._ranked_fts(" AND ".join(terms), " OR ".join(terms), rowids, book_id, pool)
 
 
