@@ -18,12 +18,13 @@ few top hits only.
 from __future__ import annotations
 
 import dataclasses
+import heapq
+import math
 import re
 import sqlite3
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,8 @@ import peewee as pw
 from core.errors import MarginError
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
 from core.search.frontmatter import is_front_matter
-from core.search.sentences import closeness, matches, stems, weights
+from core.search.ranking import dense_ranking, fuse, merge_neighbours, rerank
+from core.search.snippets import make_snippet, query_stems
 from core.search.vectors import BookVectors, request_vectors
 from core.store.models import unpack_chunk, unpack_page
 
@@ -57,6 +59,7 @@ RANKED_IDS = (
     "SELECT rowid, rank FROM chunk_index "
     "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
 )
+MATCHING = "SELECT rowid FROM chunk_index WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ?"
 RANKED = (
     f"SELECT rowid, rank, {SNIPPET} FROM chunk_index "
     "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
@@ -64,11 +67,6 @@ RANKED = (
 
 POOL = 30  # candidates from each ranking before fusion
 RERANK = 45  # fused candidates re-ranked by closeness
-CLOSENESS = 1.0  # weight of the query's words gathered in two sentences (eval_search.py)
-RRF_K = 60
-KEYWORD_WEIGHT = 0.5  # the dense ranking leads ties (tests/bench/eval_search.py)
-MERGE_MAX = 3
-LIBRARY_POOL = 300  # best chunks of the whole library ranked before grouping by book
 CACHED_PAGES = 512  # decoded page texts kept for re-ranking (about 1 MB)
 
 
@@ -92,8 +90,9 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def sanitize_query(query: str, *, any_term: bool = False) -> str:
-    """An FTS5 MATCH expression for free text; "" when there is nothing to search for."""
+def query_terms(query: str) -> list[str]:
+    """The quoted FTS5 terms of free text: its "quoted phrases", then its meaningful words
+    (every word when all are stop words), each once, at most 32."""
     phrases: list[str] = []
     for match in _PHRASE.finditer(query):
         words = _WORD.findall(match.group(1))
@@ -110,7 +109,12 @@ def sanitize_query(query: str, *, any_term: bool = False) -> str:
         if key not in seen:
             seen.add(key)
             parts.append(term)
-    return (" OR " if any_term else " AND ").join(parts[:32])
+    return parts[:32]
+
+
+def sanitize_query(query: str, *, any_term: bool = False) -> str:
+    """An FTS5 MATCH expression for free text; "" when there is nothing to search for."""
+    return (" OR " if any_term else " AND ").join(query_terms(query))
 
 
 class BookSearch:
@@ -142,21 +146,6 @@ class BookSearch:
         except (sqlite3.OperationalError, pw.OperationalError) as exc:
             raise _failed(exc, book_id) from exc
         return [(int(r[0]), -float(r[1])) for r in rows]
-
-    def _snippets(self, expression: str, ids: list[int], book_id: int | None) -> dict[int, str]:
-        """FTS5 snippets of a few chunks (only the ones shown: a snippet costs)."""
-        if not ids:
-            return {}
-        marks = ",".join("?" * len(ids))
-        try:
-            rows = self.db.execute_sql(
-                f"SELECT rowid, {SNIPPET} FROM chunk_index "
-                f"WHERE chunk_index MATCH ? AND rowid IN ({marks})",
-                (expression, *ids),
-            ).fetchall()
-        except (sqlite3.OperationalError, pw.OperationalError) as exc:
-            raise _failed(exc, book_id) from exc
-        return {int(r[0]): str(r[1] or "") for r in rows}
 
     def _hits(
         self, ids: list[int], book_id: int, snippets: dict[int, str], scores: dict[int, float]
@@ -233,6 +222,50 @@ class BookSearch:
             for c in chunks
         }
 
+    def _ranked_fts(
+        self, strict: str, loose: str, rowids: tuple[int, int], book_id: int, pool: int
+    ) -> tuple[list[tuple[int, float]], set[int]]:
+        """FTS5's BM25 ranking (chunks with every term, then with some) and the chunks with
+        every term among them. FTS5 counts each term's passages in the whole library for
+        its weights, so this costs a millisecond or more for a common word in a large
+        library: used only when the book has no vectors yet, and for quoted phrases."""
+        keyword = self._ranked(strict, rowids, book_id, pool)
+        every = {c for c, _ in keyword}
+        if len(keyword) < pool and loose != strict:
+            extra = [h for h in self._ranked(loose, rowids, book_id, pool) if h[0] not in every]
+            keyword.extend(extra[: pool - len(keyword)])
+        return keyword, every
+
+    def _ranked_here(
+        self,
+        terms: list[str],
+        rowids: tuple[int, int],
+        book_id: int,
+        cosines: tuple[int, Any],
+        pool: int,
+    ) -> tuple[list[tuple[int, float]], set[int]]:
+        """The ``pool`` best chunks in ``rowids`` by the book's own weights of the terms they
+        hold (each term weighs log(1 + (N - n + 0.5) / (n + 0.5)) for n of the N chunks
+        holding it), ties broken by closeness in meaning; and the chunks holding every
+        term. Each term's chunks come from FTS5 without ranking (a few hundredths of a
+        millisecond, where FTS5's own ranking reads the term's postings in every book)."""
+        total = rowids[1] - rowids[0] + 1
+        score: dict[int, float] = {}
+        every: set[int] | None = None
+        for term in terms:
+            try:
+                rows = self.db.execute_sql(MATCHING, (term, *rowids)).fetchall()
+            except (sqlite3.OperationalError, pw.OperationalError) as exc:
+                raise _failed(exc, book_id) from exc
+            held = {int(r[0]) for r in rows}
+            every = held if every is None else every & held
+            weight = math.log(1 + (total - len(held) + 0.5) / (len(held) + 0.5))
+            for chunk_id in held:
+                score[chunk_id] = score.get(chunk_id, 0.0) + weight
+        first, values = cosines
+        best = heapq.nlargest(pool, score, key=lambda c: (score[c], float(values[c - first])))
+        return [(c, score[c]) for c in best], every or set()
+
     def search_book(
         self,
         book_id: int,
@@ -253,9 +286,10 @@ class BookSearch:
         (``rerank``). A book without vectors yet is searched by BM25 alone (and asks for its
         vectors). Neighbouring chunks among the best are merged into one passage."""
         limit = max(1, min(int(limit), 100))
-        strict = sanitize_query(query)
-        if not strict:
+        terms = query_terms(query)
+        if not terms:
             return []
+        strict, loose = " AND ".join(terms), " OR ".join(terms)
         rowids = self.chunk_range(book_id, until_page)
         if rowids is None:
             return []
@@ -263,18 +297,17 @@ class BookSearch:
         # passages hold (a name, a term): meaning joins in for questions and descriptions
         hybrid = hybrid and not _PHRASE.search(query)
         pool = max(POOL, limit * 3) if hybrid else limit * 2 + 4
-        loose = sanitize_query(query, any_term=True)
-        keyword = self._ranked(strict, rowids, book_id, pool)
-        if hybrid and strict.count(" AND ") < 2 and len(keyword) >= pool:
+        cosines = self.vectors.cosines(book_id, query, rowids) if hybrid else None
+        if cosines is not None:
+            keyword, every = self._ranked_here(terms, rowids, book_id, cosines, pool)
+        else:
+            keyword, every = self._ranked_fts(strict, loose, rowids, book_id, pool)
+        if hybrid and len(terms) < 3 and len(every) >= pool:
             hybrid = False
             keyword = keyword[: limit * 2 + 4]
-        every = {c for c, _ in keyword}
-        if len(keyword) < pool and loose != strict:
-            extra = [h for h in self._ranked(loose, rowids, book_id, pool) if h[0] not in every]
-            keyword.extend(extra[: pool - len(keyword)])
         if not keyword:
             return []  # not one word of the query is in the book: nothing near it in meaning
-        dense = self.vectors.nearest(book_id, query, rowids, pool) if hybrid else None
+        dense = dense_ranking(cosines, rowids, pool) if hybrid and cosines is not None else None
         if hybrid and dense is None:
             request_vectors(self.db)  # a book from before vectors, or just imported
         scores = dict(keyword)
@@ -290,9 +323,9 @@ class BookSearch:
             h for h in hits if h.chunk_id not in every
         ]
         chosen = merge_neighbours(hits, limit, keep=lambda h: not is_front_matter(h.text))
-        snippets = self._snippets(loose, [h.chunk_id for h in chosen], book_id)
+        wanted = query_stems(terms)
         return [
-            dataclasses.replace(h, snippet=snippets.get(h.chunk_id) or _opening(h.text))
+            dataclasses.replace(h, snippet=make_snippet(h.text, wanted) or _opening(h.text))
             for h in chosen
         ]
 
@@ -307,144 +340,12 @@ class BookSearch:
     def search_all(
         self, query: str, *, per_book: int = 3, books: int = 20, bounded: bool = True
     ) -> list[tuple[int, list[SearchHit]]]:
-        """Where the library speaks of ``query``: (book id, its best passages), the book with
-        the best passage first, at most ``books`` books and ``per_book`` passages each. Each
-        book's reading bound (``read_to``, none once finished) applies unless ``bounded`` is
-        False. BM25 over the whole index (one ranked FTS5 query: passages with every word,
-        then with some); front matter never counts."""
-        strict = sanitize_query(query)
-        if not strict:
-            return []
-        per_book = max(1, min(int(per_book), 20))
-        books = max(1, min(int(books), 100))
-        loose = sanitize_query(query, any_term=True)
-        found: dict[int, list[tuple[int, float]]] = {}
-        for expression in dict.fromkeys((strict, loose)):
-            self._gather(expression, found, per_book, books, bounded)
-            if len(found) >= books:
-                break
-        ids = [c for hits in found.values() for c, _ in hits]
-        if not ids:
-            return []
-        scores = {c: score for hits in found.values() for c, score in hits}
-        try:
-            rows = self._rows(ids, None)
-        except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
-            raise _failed(exc, None) from exc
-        snippets = self._snippets(loose, ids, None)
-        grouped = []
-        for book_id, hits in found.items():
-            kept = [
-                _hit(rows[c], snippets.get(c) or _opening(rows[c][5]), scores[c])
-                for c, _ in hits
-                if c in rows and not is_front_matter(rows[c][5])
-            ]
-            if kept:
-                grouped.append((book_id, kept))
-        return grouped
+        """Where the library speaks of ``query`` (``core.search.everywhere``): (book id, its
+        best passages), at most ``books`` books and ``per_book`` passages each, within each
+        book's reading bound unless ``bounded`` is False."""
+        from core.search.everywhere import search_library
 
-    def _gather(
-        self,
-        expression: str,
-        found: dict[int, list[tuple[int, float]]],
-        per_book: int,
-        books: int,
-        bounded: bool,
-    ) -> None:
-        """Add the best chunks for ``expression`` to ``found`` (book id → (chunk, score)),
-        ranked inside the index over the whole library, within each book's bound."""
-        try:
-            rows = self.db.execute_sql(
-                "SELECT r.rowid, r.rank, c.book_id FROM (SELECT rowid, rank FROM chunk_index "
-                "WHERE chunk_index MATCH ? ORDER BY rank LIMIT ?) r "
-                "JOIN chunk c ON c.id = r.rowid JOIN book b ON b.id = c.book_id "
-                "WHERE b.status = 'ready' AND (? = 0 OR b.finished OR c.end_page <= b.read_to) "
-                "ORDER BY r.rank",
-                (expression, LIBRARY_POOL, 1 if bounded else 0),
-            ).fetchall()
-        except (sqlite3.OperationalError, pw.OperationalError) as exc:
-            raise _failed(exc, None) from exc
-        for chunk_id, rank, book_id in rows:
-            hits = found.get(int(book_id))
-            if hits is None:
-                if len(found) >= books:
-                    continue
-                hits = found[int(book_id)] = []
-            if len(hits) < per_book and all(c != chunk_id for c, _ in hits):
-                hits.append((int(chunk_id), -float(rank)))
-
-
-def fuse(keyword: list[int], dense: list[int], *, k: int = RRF_K) -> list[int]:
-    """Reciprocal rank fusion of two rankings of chunk ids (best first)."""
-    score: dict[int, float] = {}
-    for weight, ranking in ((KEYWORD_WEIGHT, keyword), (1.0, dense)):
-        for rank, chunk_id in enumerate(ranking):
-            score[chunk_id] = score.get(chunk_id, 0.0) + weight / (k + rank + 1)
-    return sorted(score, key=lambda c: -score[c])
-
-
-def rerank(
-    query: str, hits: list[SearchHit], keyword: list[int], dense: list[int]
-) -> list[SearchHit]:
-    """``hits`` re-ranked: their reciprocal ranks in the two rankings plus how closely the
-    query's telling words gather in the passage (about two sentences) (``closeness``)."""
-    rank = dict.fromkeys(keyword + dense, 0.0)
-    for weight_of, ranking in ((KEYWORD_WEIGHT, keyword), (1.0, dense)):
-        for n, chunk_id in enumerate(ranking):
-            rank[chunk_id] += weight_of * RRF_K / (RRF_K + n + 1)
-    wanted = stems(query)
-    found = [(h, matches(wanted, h.text)) for h in hits]
-    weight = weights([m for _, m in found])
-    score = {h.chunk_id: rank[h.chunk_id] + CLOSENESS * closeness(m, weight) for h, m in found}
-    return sorted(hits, key=lambda h: -score[h.chunk_id])
-
-
-def merge_neighbours(
-    hits: Iterable[SearchHit],
-    limit: int,
-    keep: Callable[[SearchHit], bool] = lambda hit: True,
-) -> list[SearchHit]:
-    """The first ``limit`` passages, where a hit that continues (or is continued by) a better
-    one is joined to it instead of taking a place of its own (at most MERGE_MAX chunks).
-    Only hits that ``keep`` accepts are used (asked only of hits that would be used)."""
-    groups: list[list[SearchHit]] = []
-    for hit in hits:
-        for group in groups:
-            ids = [h.chunk_id for h in group]
-            if (
-                len(group) < MERGE_MAX
-                and hit.chapter == group[0].chapter
-                and (hit.chunk_id == min(ids) - 1 or hit.chunk_id == max(ids) + 1)
-            ):
-                if keep(hit):
-                    group.append(hit)
-                break
-        else:
-            if len(groups) < limit and keep(hit):
-                groups.append([hit])
-    return [_joined(g) for g in groups]
-
-
-def _joined(group: list[SearchHit]) -> SearchHit:
-    if len(group) == 1:
-        return group[0]
-    best = group[0]
-    ordered = sorted(group, key=lambda h: h.chunk_id)
-    text = ordered[0].text
-    for hit in ordered[1:]:
-        head, _, rest = hit.text.partition("\n\n")
-        # a chunk starts with the tail of the one before it (chunking's overlap)
-        text = text + ("\n\n" + rest if rest and text.endswith(head) else "\n\n" + hit.text)
-    return SearchHit(
-        chunk_id=ordered[0].chunk_id,
-        book_id=best.book_id,
-        start_page=min(h.start_page for h in group),
-        end_page=max(h.end_page for h in group),
-        chapter=best.chapter,
-        text=text,
-        snippet=best.snippet,
-        score=best.score,
-    )
+        return search_library(self, query, per_book=per_book, books=books, bounded=bounded)
 
 
 def _hit(row: tuple[Any, ...], snippet: str, score: float) -> SearchHit:

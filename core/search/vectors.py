@@ -1,8 +1,7 @@
 """Dense vectors of a book's chunks, for search by meaning beside BM25.
 
-The model is WordLlama's static embedding (MIT), whose weights ship inside its wheel: no
-download, ever, and about 0.3 s to load. It is imported the first time a vector is needed
-(never on the window's start-up path). A book's vectors are one row of ``chunk_vectors``
+The model (``core.search.embedding``) is WordLlama's static embedding, loaded the first time
+a vector is needed. A book's vectors are one row of ``chunk_vectors``
 (schema: core/store/migrations.py): int8 numbers, ``dims`` per chunk, for the book's chunk
 ids ``first_chunk`` … ``first_chunk + count - 1`` in order (a book's chunks are written in
 one transaction, so their ids are contiguous). When the book's chunks change (a re-read),
@@ -19,148 +18,29 @@ import logging
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import peewee as pw
 
-if TYPE_CHECKING:
-    import numpy as np
+from core.search.embedding import (  # re-exported: the model's names, where callers know them
+    DIMS,
+    MODEL,
+    VectorsUnavailable,
+    embed,
+    pack,
+    unpack,
+)
+
+__all__ = ["DIMS", "MODEL", "BookVectors", "VectorsUnavailable", "embed", "pack", "unpack"]
 
 log = logging.getLogger("margin.search.vectors")
 
-MODEL = "wordllama-l2-supercat"
-WEIGHTS = "l2_supercat"
-FULL_DIMS = 256  # the width of the weights the wheel ships
-DIMS = 128  # kept per chunk (Matryoshka-trained: the first dimensions carry the most)
-EMBED_CHARS = 2000  # WordLlama averages token vectors: more text only blurs the passage
-BATCH = 64
 CACHED_BOOKS = 8
 QUIET_S = 1.0  # background indexing waits for imports to pause this long
 IDLE_S = 10.0  # then its thread ends after this long with nothing to do
-
-_model: Any = None
-_model_lock = threading.Lock()
-
-
-class VectorsUnavailable(RuntimeError):
-    """The embedding model cannot be loaded (the package is missing or damaged)."""
-
-
-def model_files() -> tuple[Path, Path]:
-    """(weights, tokenizer) as the ``wordllama`` wheel ships them. The package itself is not
-    imported: its start-up pulls in far more than two files need (50 MB more memory)."""
-    import importlib.util
-    import sys
-
-    bundle = getattr(sys, "_MEIPASS", None)  # the packaged app carries just the two files
-    spec = None if bundle else importlib.util.find_spec("wordllama")
-    if bundle:
-        folder = Path(bundle) / "wordllama"
-    elif spec is None or not spec.submodule_search_locations:
-        raise VectorsUnavailable("the wordllama package is not installed")
-    else:
-        folder = Path(next(iter(spec.submodule_search_locations)))
-    return (
-        folder / "weights" / f"{WEIGHTS}_{FULL_DIMS}.safetensors",
-        folder / "tokenizers" / f"{WEIGHTS}_tokenizer_config.json",
-    )
-
-
-def _read_table(path: Path) -> Any:
-    """The first DIMS columns of the token vectors (float16), read through a memory map so
-    the full table is never copied into memory. A safetensors file is an 8-byte header
-    length, a JSON header, then the raw tensor."""
-    import json
-
-    import numpy as np
-
-    with path.open("rb") as file:
-        size = int.from_bytes(file.read(8), "little")
-        header = json.loads(file.read(size))
-    info = next(v for k, v in header.items() if k != "__metadata__")
-    if info["dtype"] != "F16" or len(info["shape"]) != 2:
-        raise VectorsUnavailable(f"unexpected weights in {path.name}: {info['dtype']}")
-    begin, _ = info["data_offsets"]
-    mapped = np.memmap(
-        path, dtype=np.float16, mode="r", offset=8 + size + begin, shape=tuple(info["shape"])
-    )
-    table = np.ascontiguousarray(mapped[:, :DIMS])
-    del mapped
-    return table
-
-
-def _load_model() -> tuple[Any, Any]:
-    """(token vectors, tokenizer) of the model, loaded once."""
-    global _model
-    with _model_lock:
-        if _model is None:
-            try:
-                from tokenizers import Tokenizer
-
-                weights, vocabulary = model_files()
-                tokenizer = Tokenizer.from_file(str(vocabulary))
-                tokenizer.no_padding()
-                tokenizer.no_truncation()
-                _model = (_read_table(weights), tokenizer)
-            except Exception as exc:  # any failure means: no vectors
-                log.warning("the embedding model could not be loaded", exc_info=True)
-                raise VectorsUnavailable(str(exc)) from exc
-        return _model
-
-
-def embed(texts: Sequence[str]) -> np.ndarray:
-    """Unit vectors (float32, one row per text) of ``texts``: the mean of their tokens'
-    vectors, as WordLlama computes it, without padding every text to the longest one (three
-    times faster on a book's chunks)."""
-    import numpy as np
-
-    table, tokenizer = _load_model()
-    out = np.zeros((len(texts), DIMS), dtype=np.float32)
-    for start in range(0, len(texts), BATCH):
-        batch = [t[:EMBED_CHARS] for t in texts[start : start + BATCH]]
-        # one text (a query): plain encode, no thread pool to wake on a busy machine
-        encoded = (
-            [tokenizer.encode(batch[0], add_special_tokens=False)]
-            if len(batch) == 1
-            else tokenizer.encode_batch(batch, add_special_tokens=False)
-        )
-        rows = [(n, e.ids) for n, e in enumerate(encoded) if e.ids]
-        if not rows:
-            continue
-        lengths = np.array([len(ids) for _, ids in rows])
-        ids = np.concatenate([np.asarray(ids, dtype=np.int64) for _, ids in rows])
-        np.clip(ids, 0, table.shape[0] - 1, out=ids)
-        sums = np.add.reduceat(
-            table[ids].astype(np.float32), np.r_[0, np.cumsum(lengths)[:-1]], axis=0
-        )
-        out[[start + n for n, _ in rows]] = sums / lengths[:, None]
-    return _unit(out)
-
-
-def _unit(matrix: np.ndarray) -> np.ndarray:
-    import numpy as np
-
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return (matrix / norms).astype(np.float32)
-
-
-def pack(matrix: np.ndarray) -> bytes:
-    """int8, each row scaled so its largest component is ±127 (cosine needs no scale)."""
-    import numpy as np
-
-    peak = np.abs(matrix).max(axis=1, keepdims=True)
-    peak[peak == 0] = 1.0
-    return np.round(matrix / peak * 127).astype(np.int8).tobytes()
-
-
-def unpack(blob: bytes, dims: int) -> np.ndarray:
-    import numpy as np
-
-    return _unit(np.frombuffer(blob, dtype=np.int8).reshape(-1, dims).astype(np.float32))
 
 
 @dataclass(frozen=True)
@@ -289,6 +169,23 @@ class BookVectors:
     def has(self, book_id: int) -> bool:
         return self._stored(book_id) is not None
 
+    def cosines(self, book_id: int, query: str, rowids: tuple[int, int]) -> tuple[int, Any] | None:
+        """How close in meaning to ``query`` each chunk of the book within ``rowids`` is:
+        (the first chunk's id, their cosines in chunk order); None when the book has no
+        vectors (yet) or they do not cover ``rowids``."""
+        stored = self._stored(book_id)
+        if stored is None:
+            return None
+        first = rowids[0] - stored.first_chunk
+        last = rowids[1] - stored.first_chunk
+        if first < 0 or last >= stored.count or last < first:
+            return None
+        try:
+            wanted = embed([query])[0]
+        except VectorsUnavailable:
+            return None
+        return rowids[0], stored.matrix[first : last + 1] @ wanted
+
     def nearest(
         self, book_id: int, query: str, rowids: tuple[int, int], limit: int
     ) -> list[tuple[int, float]] | None:
@@ -296,24 +193,14 @@ class BookVectors:
         as (chunk id, cosine), best first; None when the book has no vectors (yet)."""
         import numpy as np
 
-        stored = self._stored(book_id)
-        if stored is None:
+        found = self.cosines(book_id, query, rowids)
+        if found is None:
             return None
-        first = max(rowids[0], stored.first_chunk) - stored.first_chunk
-        last = min(rowids[1], stored.first_chunk + stored.count - 1) - stored.first_chunk
-        if last < first:
-            return []
-        try:
-            wanted = embed([query])[0]
-        except VectorsUnavailable:
-            return None
-        scores = stored.matrix[first : last + 1] @ wanted
+        first, scores = found
         k = min(limit, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top])]
-        return [
-            (stored.first_chunk + first + int(i), float(scores[i])) for i in top if scores[i] > 0
-        ]
+        return [(first + int(i), float(scores[i])) for i in top if scores[i] > 0]
 
 
 class VectorIndexer:

@@ -57,3 +57,35 @@ def test_search_needs_a_query(capsys: pytest.CaptureFixture[str], books_dir: Pat
     assert code != 0 and "margin search BOOK QUERY" in err and "--all" in err
     code, _, err = run(capsys, "search", "--all", "Gregor", "--until-page", "3")
     assert code != 0 and "--beyond-read" in err
+
+
+def test_a_word_in_most_of_the_library_lists_the_books_in_hand_first(
+    tmp_path: Path, books_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past RANKED_MAX matching passages (ranking them all would take tens of milliseconds
+    in a large library) the books come in the library's order, last opened first, each with
+    its first passages that match, within its bound, never its front matter."""
+    from core.books.importer import import_book
+    from core.paths import resolve_paths
+    from core.search import BookSearch, everywhere
+    from core.store.library import Library
+
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    alice = import_book(lib, books_dir / "alice_in_wonderland.epub").book
+    gregor = import_book(lib, books_dir / "metamorphosis.epub").book
+    lib.set_read_to(alice.id, 12)
+    lib.set_finished(gregor.id, True)
+    lib.mark_opened(alice.id)  # the book in hand, though Metamorphosis is newer
+    search = BookSearch(lib.db)
+    monkeypatch.setattr(everywhere, "RANKED_MAX", 0)
+    in_hand = search.search_all("sister", per_book=2)
+    assert [b for b, _ in in_hand] == [alice.id, gregor.id]
+    for _, hits in in_hand:
+        assert 1 <= len(hits) <= 2
+        assert [h.chunk_id for h in hits] == sorted(h.chunk_id for h in hits)  # book order
+        assert all("sister" in h.text.lower() for h in hits)
+        assert not any(everywhere.is_front_matter(h.text) for h in hits)
+    assert all(h.end_page <= 12 for h in dict(in_hand)[alice.id])
+    whole = dict(search.search_all("sister", per_book=2, bounded=False))
+    assert whole[alice.id] and search.search_all("zzzqqq") == []
+    lib.close()

@@ -165,3 +165,51 @@ def test_old_library_searches_then_gains_vectors(tmp_path: Path) -> None:
     assert search.search_book(book.id, "Why is a raven like a writing-desk?", limit=5)
     background.stop()
     lib.close()
+
+
+def test_words_are_weighed_by_the_book_without_fts5_ranking(
+    library: tuple[Library, BookInfo],
+) -> None:
+    """With vectors, the words' ranking reads each term's chunks in the book's rowid range
+    without FTS5's bm25 (which reads the term's postings in every book of the library): a
+    chunk weighs the book's own rarity of the terms it holds, so chunks with every term come
+    first, and nothing past the bound is read."""
+    import math
+
+    from core.search import fts
+
+    lib, book = library
+    search = BookSearch(lib.db)
+    bounded = search.chunk_range(book.id, until_page=40)
+    assert bounded is not None
+    cosines = search.vectors.cosines(book.id, "a caterpillar smoking", bounded)
+    assert cosines is not None and len(cosines[1]) == bounded[1] - bounded[0] + 1
+    terms = fts.query_terms("the Caterpillar and its hookah, said Alice")
+    ranked, every = search._ranked_here(terms, bounded, book.id, cosines, 30)
+    holding = {
+        t: {int(r[0]) for r in lib.db.execute_sql(fts.MATCHING, (t, *bounded)).fetchall()}
+        for t in terms
+    }
+    total = bounded[1] - bounded[0] + 1
+    weight = {t: math.log(1 + (total - len(c) + 0.5) / (len(c) + 0.5)) for t, c in holding.items()}
+    for chunk_id, score in ranked:
+        assert bounded[0] <= chunk_id <= bounded[1]
+        assert score == pytest.approx(sum(weight[t] for t in terms if chunk_id in holding[t]))
+    assert every == set.intersection(*holding.values()) and every
+    assert {c for c, _ in ranked[: len(every)]} == every
+    assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
+    detail = lib.db.execute_sql(f"EXPLAIN QUERY PLAN {fts.MATCHING}", ('"alice"', *bounded))
+    plan = [str(r[3]) for r in detail.fetchall()]
+    assert len(plan) == 1 and ">" in plan[0] and "<" in plan[0], plan  # the range in FTS5
+
+
+def test_the_packaged_weights_hold_the_columns_search_reads(tmp_path: Path) -> None:
+    """The bundle ships only the DIMS columns of the wheel's token vectors (half its 16 MB):
+    read back, they are the very numbers the wheel's file gives."""
+    from core.search import embedding
+
+    written = embedding.write_weights(tmp_path / "weights")
+    full, _ = embedding.model_files()
+    assert written.name == f"l2_supercat_{DIMS}.safetensors"
+    assert written.stat().st_size < full.stat().st_size * 0.6
+    assert (embedding._read_table(written) == embedding._read_table(full)).all()

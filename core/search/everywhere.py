@@ -1,0 +1,146 @@
+"""Search across the whole library (``margin search --all``, the window's library search).
+
+BM25 over the whole index: one FTS5 query ranked inside the index, passages with every word of
+the query first, then with some; each book's reading bound (``read_to``, none once the book is
+finished) applies unless the reader asks for whole books; front matter never counts.
+
+Speed: ranking costs FTS5 about a microsecond for every passage that matches, so a query
+whose words are in most of the library (tens of thousands of passages) would take tens of
+milliseconds. Counting the matches first costs a few hundredths of that; past
+``RANKED_MAX`` matches the books come in the library's own order (last opened, else last
+added, first), each with its first passages that hold the words: when a word is everywhere,
+no passage is much more about it than another, and the books in hand come first.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import zlib
+from typing import TYPE_CHECKING
+
+import peewee as pw
+
+from core.search.frontmatter import is_front_matter
+from core.search.fts import MATCHING, _failed, _hit, _opening, query_terms
+from core.search.snippets import make_snippet, query_stems
+
+if TYPE_CHECKING:
+    from core.search.fts import BookSearch, SearchHit
+
+LIBRARY_POOL = 300  # best chunks of the whole library ranked before grouping by book
+SPARE = 2  # passages beyond per_book taken in book order, for front matter left out
+RANKED_MAX = 8000  # matching passages FTS5 ranks within a few milliseconds (bench_search.py)
+COUNT = "SELECT count(*) FROM chunk_index WHERE chunk_index MATCH ?"
+RANKED = (
+    "SELECT r.rowid, r.rank, c.book_id FROM (SELECT rowid, rank FROM chunk_index "
+    "WHERE chunk_index MATCH ? ORDER BY rank LIMIT ?) r "
+    "JOIN chunk c ON c.id = r.rowid JOIN book b ON b.id = c.book_id "
+    "WHERE b.status = 'ready' AND (? = 0 OR b.finished OR c.end_page <= b.read_to) "
+    "ORDER BY r.rank"
+)
+IN_HAND = (
+    "SELECT id, CASE WHEN ? = 0 OR finished THEN NULL ELSE read_to END FROM book "
+    "WHERE status = 'ready' ORDER BY coalesce(opened_at, added_at) DESC, id DESC"
+)
+
+Found = dict[int, list[tuple[int, float]]]
+
+
+def search_library(
+    search: BookSearch, query: str, *, per_book: int = 3, books: int = 20, bounded: bool = True
+) -> list[tuple[int, list[SearchHit]]]:
+    """Where the library speaks of ``query``: (book id, its best passages), the book with the
+    best passage first, at most ``books`` books and ``per_book`` passages each."""
+    terms = query_terms(query)
+    if not terms:
+        return []
+    strict, loose = " AND ".join(terms), " OR ".join(terms)
+    per_book = max(1, min(int(per_book), 20))
+    books = max(1, min(int(books), 100))
+    found: Found = {}
+    for expression in dict.fromkeys((strict, loose)):
+        if _count(search, expression) <= RANKED_MAX:
+            _gather(search, expression, found, per_book, books, bounded)
+        else:
+            _in_hand(search, expression, found, per_book, books, bounded)
+        if len(found) >= books:
+            break
+    ids = [c for hits in found.values() for c, _ in hits]
+    if not ids:
+        return []
+    scores = {c: score for hits in found.values() for c, score in hits}
+    try:
+        rows = search._rows(ids, None)
+    except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
+        raise _failed(exc, None) from exc
+    wanted = query_stems(terms)
+    grouped = []
+    for book_id, hits in found.items():
+        kept = [
+            _hit(rows[c], make_snippet(rows[c][5], wanted) or _opening(rows[c][5]), scores[c])
+            for c, _ in hits
+            if c in rows and not is_front_matter(rows[c][5])
+        ]
+        if kept:
+            grouped.append((book_id, kept[:per_book]))
+    return grouped
+
+
+def _count(search: BookSearch, expression: str) -> int:
+    try:
+        row = search.db.execute_sql(COUNT, (expression,)).fetchone()
+    except (sqlite3.OperationalError, pw.OperationalError) as exc:
+        raise _failed(exc, None) from exc
+    return int(row[0]) if row else 0
+
+
+def _gather(
+    search: BookSearch, expression: str, found: Found, per_book: int, books: int, bounded: bool
+) -> None:
+    """Add the best chunks for ``expression`` to ``found`` (book id → (chunk, score)),
+    ranked inside the index over the whole library, within each book's bound."""
+    try:
+        rows = search.db.execute_sql(
+            RANKED, (expression, LIBRARY_POOL, 1 if bounded else 0)
+        ).fetchall()
+    except (sqlite3.OperationalError, pw.OperationalError) as exc:
+        raise _failed(exc, None) from exc
+    for chunk_id, rank, book_id in rows:
+        _add(found, int(book_id), int(chunk_id), -float(rank), per_book, books)
+
+
+def _in_hand(
+    search: BookSearch, expression: str, found: Found, per_book: int, books: int, bounded: bool
+) -> None:
+    """Add, for a query that matches most of the library, the books in the library's order
+    (last opened, else last added, first) with their first passages that match, within each book's bound: one unranked
+    FTS5 query inside each book's rowid range (a few hundredths of a millisecond)."""
+    try:
+        shelf = search.db.execute_sql(IN_HAND, (1 if bounded else 0,)).fetchall()
+        for book_id, bound in shelf:
+            if len(found) >= books:
+                return
+            if int(book_id) in found and len(found[int(book_id)]) >= per_book:
+                continue
+            rowids = search.chunk_range(int(book_id), None if bound is None else int(bound))
+            if rowids is None:
+                continue
+            rows = search.db.execute_sql(
+                MATCHING + " LIMIT ?", (expression, *rowids, per_book + SPARE)
+            ).fetchall()
+            for (chunk_id,) in rows:  # a few spare: a book's first matches may be its contents
+                _add(found, int(book_id), int(chunk_id), 0.0, per_book + SPARE, books)
+    except (sqlite3.OperationalError, pw.OperationalError) as exc:
+        raise _failed(exc, None) from exc
+
+
+def _add(
+    found: Found, book_id: int, chunk_id: int, score: float, per_book: int, books: int
+) -> None:
+    hits = found.get(book_id)
+    if hits is None:
+        if len(found) >= books:
+            return
+        hits = found[book_id] = []
+    if len(hits) < per_book and all(c != chunk_id for c, _ in hits):
+        hits.append((chunk_id, score))
