@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import peewee as pw
 
@@ -200,13 +201,26 @@ def update_lock(path: Path, on_wait: Callable[[], None] | None = None) -> Iterat
         os.close(fd)  # releases the lock
 
 
+class _Database(pw.SqliteDatabase):
+    """Transactions take the write lock when they begin (``BEGIN IMMEDIATE``). A deferred
+    one that reads and then writes (read a book's state, write it back) cannot wait for the
+    lock: when another process (the background vectors worker, the CLI, a second window)
+    has written since its read began, SQLite refuses the write at once with "database is
+    locked" and the busy timeout never applies. Taking the lock first makes it wait."""
+
+    def atomic(self, *args: Any, **kwargs: Any) -> Any:
+        if not args and "lock_type" not in kwargs:
+            kwargs["lock_type"] = "IMMEDIATE"
+        return super().atomic(*args, **kwargs)
+
+
 def open_database(path: Path, *, on_wait: Callable[[], None] | None = None) -> pw.SqliteDatabase:
     """Open (creating and migrating if needed) the database at ``path`` and bind the models.
     While another process updates the schema, this waits for it (``on_wait`` is called
     once, when the wait begins)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        db = pw.SqliteDatabase(str(path), pragmas=PRAGMAS, check_same_thread=False)
+        db = _Database(str(path), pragmas=PRAGMAS, check_same_thread=False)
         db.bind(ALL_MODELS, bind_refs=False, bind_backrefs=False)
         # Page and chunk text are stored compressed (schema v8): SQL reads a page's text with
         # margin_text(page.text), a chunk's through the view chunk_text (margin_chunk), and
