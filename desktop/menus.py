@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QToolButton
 
 from desktop import accessibility
@@ -42,6 +42,14 @@ def add_action(
     if name:
         setattr(window, f"action_{name}", action)
     return action
+
+
+def tick_theme(window: MainWindow) -> None:
+    """Put the View menu's tick on the theme the window shows."""
+    current = getattr(window, "theme", "") or "system"
+    themes = window.findChild(QActionGroup, "themes")
+    for action in themes.actions() if themes is not None else ():
+        action.setChecked(action.data() == current)
 
 
 def set_whole_answers(window: MainWindow) -> Any:
@@ -116,8 +124,12 @@ def build_menus(window: MainWindow) -> None:
     )
     add_action(window, view, "Fit &width", lambda: window.reader.fit_width(), "Ctrl+0", "fit")
     view.addSeparator()
+    # one checkable group: the current theme has the tick, however it was chosen
+    themes = QActionGroup(window)
+    themes.setObjectName("themes")
+    themes.setExclusive(True)
     for number, (theme, label) in enumerate(THEME_MENU, start=1):
-        add_action(
+        action = add_action(
             window,
             view,
             label,
@@ -125,6 +137,11 @@ def build_menus(window: MainWindow) -> None:
             f"Ctrl+Alt+{number}",
             f"theme_{theme}",
         )
+        action.setCheckable(True)
+        action.setData(theme)
+        themes.addAction(action)
+    tick_theme(window)
+    view.aboutToShow.connect(lambda: tick_theme(window))
     view.addSeparator()
     add_action(window, view, "&Library / book", window.toggle_library, "Ctrl+B", "toggle_library")
     add_action(

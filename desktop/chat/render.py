@@ -276,6 +276,13 @@ def settled_length(text: str) -> int:
 
 
 WHO_ANSWER = '<p class="who">Margin</p>'
+# an answer made with no model connected says so: passages, not a model's words
+WHO_PASSAGES = '<p class="who">Passages, no model</p>'
+
+
+def who_html(view: AnswerState) -> str:
+    """Who answered: Margin (a model), or passages found with no model connected."""
+    return WHO_PASSAGES if view.provider == "passages" else WHO_ANSWER
 
 
 def answer_html(
@@ -292,7 +299,7 @@ def answer_html(
     page chips and links."""
     key = view.key
     text = shown_text(view, revealed) if body is None else body
-    parts = [WHO_ANSWER] if body is None else []
+    parts = [who_html(view)] if body is None else []
     end = len(text) if full else cut_at(text)
     if text:
         parts.append(markdown(text[:end]))
