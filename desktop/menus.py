@@ -10,6 +10,7 @@ from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QToolButton
 
 from desktop import accessibility
+from desktop.shortcut_help import show_shortcuts
 
 if TYPE_CHECKING:
     from desktop.main_window import MainWindow
@@ -29,7 +30,7 @@ def add_action(
     menu: Any,
     text: str,
     slot: Any,
-    shortcut: QKeySequence.StandardKey | str | None = None,
+    shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
     name: str = "",
 ) -> QAction:
     action = QAction(text, window)
@@ -204,6 +205,14 @@ def build_menus(window: MainWindow) -> None:
     add_action(window, book, "Repair search &index", window._repair_index, None, "repair_index")
     add_action(window, book, "&Remove from library…", window.remove_current, None, "remove")
     help_menu = bar.addMenu("&Help")
+    add_action(
+        window,
+        help_menu,
+        "&Keyboard shortcuts",
+        lambda: show_shortcuts(window),
+        QKeySequence(Qt.Key.Key_F1),
+        "shortcuts",
+    )
     add_action(window, help_menu, "&Welcome guide", window.open_welcome)
     add_action(
         window,
