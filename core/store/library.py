@@ -85,6 +85,7 @@ class HighlightRecord:
     colour: str
     anchor: Any
     created_at: dt.datetime
+    style: str = "highlight"  # or "underline", "strike" (core.store.highlight_style)
 
 
 @dataclass(frozen=True)

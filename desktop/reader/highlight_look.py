@@ -1,0 +1,34 @@
+"""How a highlight is drawn in a text view: its colour as a background, or as an underline or
+a line through the words (an underline in the highlight's colour, made strong enough to see on
+the page; a line through in the text's colour over a faint wash of the highlight's)."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QTextCharFormat
+
+from desktop.theme import highlight_colour
+
+
+def line_colour(name: str) -> QColor:
+    """A highlight's colour as a line: opaque and darker, so a thin line shows on any page."""
+    colour = QColor(highlight_colour(name))
+    colour.setAlpha(255)
+    return colour.darker(160)
+
+
+def highlight_format(colour: str, style: str = "highlight") -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    if style == "underline":
+        fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
+        fmt.setUnderlineColor(line_colour(colour))
+        fmt.setFontUnderline(True)
+    elif style == "strike":
+        # the line is drawn in the text's colour (readable on every theme); a faint wash of
+        # the highlight's colour says which colour it is
+        fmt.setFontStrikeOut(True)
+        wash = QColor(highlight_colour(colour))
+        wash.setAlpha(wash.alpha() // 2)
+        fmt.setBackground(wash)
+    else:
+        fmt.setBackground(highlight_colour(colour))
+    return fmt
