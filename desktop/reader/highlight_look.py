@@ -1,6 +1,6 @@
 """How a highlight is drawn in a text view: its colour as a background, or as an underline or
-a line through the words (an underline in the highlight's colour, made strong enough to see on
-the page; a line through in the text's colour over a faint wash of the highlight's)."""
+a line through the words (an underline in the highlight's colour, a mid-tone that shows on light and
+dark pages; a line through in the text's colour over a faint wash of the highlight's)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,18 @@ from PySide6.QtGui import QColor, QTextCharFormat
 
 from desktop.theme import highlight_colour
 
+# a highlight's colour as a line: mid-tones that show on a white page and on a black one
+LINE_COLOURS = {
+    "yellow": "#c99400",
+    "green": "#2e9b3a",
+    "blue": "#2f74e0",
+    "pink": "#e0408f",
+    "purple": "#9a4fd8",
+}
+
 
 def line_colour(name: str) -> QColor:
-    """A highlight's colour as a line: opaque and darker, so a thin line shows on any page."""
-    colour = QColor(highlight_colour(name))
-    colour.setAlpha(255)
-    return colour.darker(160)
+    return QColor(LINE_COLOURS.get(name, LINE_COLOURS["yellow"]))
 
 
 def highlight_format(colour: str, style: str = "highlight") -> QTextCharFormat:

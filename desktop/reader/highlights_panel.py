@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtGui import QAction, QIcon, QKeyEvent, QKeySequence, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -32,7 +32,9 @@ from PySide6.QtWidgets import (
 from core.store.highlight_style import HIGHLIGHT_STYLES, STYLE_NAMES
 from core.store.library import HIGHLIGHT_COLOURS, HighlightRecord
 from desktop.reader import highlight_tools
+from desktop.reader.highlight_look import line_colour
 from desktop.reader.pages import ANCHOR_ROLE, PAGE_ROLE, PageLabels
+from desktop.theme import highlight_colour
 from desktop.widgets import tool_button
 
 if TYPE_CHECKING:
@@ -42,6 +44,20 @@ ID_ROLE = Qt.ItemDataRole.UserRole + 5  # the highlight's id
 STYLE_MARKS = {"underline": "underlined", "strike": "struck through"}
 # what the Show box can keep: (label, test on a highlight, or None for "this chapter")
 SHOW_ALL, SHOW_CHAPTER, SHOW_NOTED = "All highlights", "This chapter", "With a note"
+
+
+def swatch(colour: str, style: str) -> QIcon:
+    """A small square of the highlight's colour (a bar under it for an underline, a line
+    through it for a strike): the list shows each highlight's look at a glance."""
+    pixmap = QPixmap(14, 14)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    if style == "highlight":
+        painter.fillRect(1, 1, 12, 12, highlight_colour(colour))
+    else:
+        painter.fillRect(1, 6 if style == "strike" else 11, 12, 3, line_colour(colour))
+    painter.end()
+    return QIcon(pixmap)
 
 
 class HighlightsPanel(QWidget):
@@ -196,6 +212,7 @@ class HighlightsPanel(QWidget):
         item.setData(PAGE_ROLE, (h.page, h.text))
         item.setData(ID_ROLE, h.id)
         item.setToolTip(h.text[:600])
+        item.setIcon(swatch(h.colour, h.style))
         start = h.anchor.get("start") if isinstance(h.anchor, dict) else None
         if isinstance(start, dict) and isinstance(start.get("offset"), int):
             item.setData(ANCHOR_ROLE, (int(start.get("page", h.page)), start["offset"]))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QSplitter, QTabWidget, QWidget
 
@@ -53,6 +53,11 @@ class SidePanels(QTabWidget):
         self.addTab(self.contents, "Contents")
         self.addTab(self.finder, "Find")
         self.addTab(self.highlights, "Highlights")
+        # narrow beside the book: the tab names shorten rather than scroll out of sight
+        self.tabBar().setElideMode(Qt.TextElideMode.ElideRight)
+        self.setUsesScrollButtons(False)
+        for i in range(self.count()):
+            self.setTabToolTip(i, self.tabText(i))
         self.companions: dict[str, QWidget] = {}
         self.finder.requestShown.connect(lambda: self.setCurrentWidget(self.finder))
 
@@ -111,7 +116,7 @@ class SidePanels(QTabWidget):
         if old is not None:
             self.removeTab(self.indexOf(old))
         self.companions[name] = panel
-        self.addTab(panel, name)
+        self.setTabToolTip(self.addTab(panel, name), name)
 
     def focus_find(self) -> None:
         self.setCurrentWidget(self.finder)
