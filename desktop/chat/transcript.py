@@ -159,6 +159,12 @@ class Transcript(QTextEdit):
         self._order.clear()
         if placeholder:
             QTextCursor(doc).insertHtml(placeholder)
+            return
+        # an empty first block of no height that no message owns: every message, the first
+        # too, is then a block added after another one (a fresh format, nothing to clear)
+        head = QTextBlockFormat()
+        head.setLineHeight(0, QTextBlockFormat.LineHeightTypes.FixedHeight.value)
+        QTextCursor(doc).setBlockFormat(head)
 
     def frame_keys(self) -> list[str]:
         """The messages' keys in document order."""
@@ -175,39 +181,30 @@ class Transcript(QTextEdit):
             return start, self._starts[self._order[index + 1]].position() - 1
         return start, self.document().characterCount() - 1
 
-    def _fill(self, cursor: QTextCursor, key: str, html: str) -> None:
-        """Write ``html`` at ``cursor`` (at the start of an empty block) as message ``key``."""
+    def _new_block(self, position: int, key: str, html: str) -> None:
+        """Message ``key`` in a new block after the block that ends at ``position``."""
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(position)
+        cursor.beginEditBlock()  # one change for the layout, not two
+        cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
         start = cursor.position()
-        current = cursor.currentList()
-        if current is not None:  # the emptied block would keep a list item's bullet
-            current.remove(cursor.block())
-        cursor.setBlockFormat(QTextBlockFormat())
-        cursor.setCharFormat(QTextCharFormat())
         cursor.insertHtml(html)
+        cursor.endEditBlock()
+        self._mark(key, start)
+
+    def _mark(self, key: str, start: int) -> None:
         mark = self._starts.get(key) or QTextCursor(self.document())
         mark.setPosition(start)  # (a message replaced keeps its mark)
         self._starts[key] = mark
 
     def add(self, key: str, html: str) -> None:
-        cursor = QTextCursor(self.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        if self._order or not self.document().isEmpty():
-            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
         self._order.append(key)
-        self._fill(cursor, key, html)
+        self._new_block(self.document().characterCount() - 1, key, html)
 
     def _insert_before(self, before: str, key: str, html: str) -> None:
-        """A new message right before message ``before``: a block split off in front of it
-        (its own first block keeps its format), then filled."""
-        position = self._starts[before].position()
-        cursor = QTextCursor(self.document())
-        cursor.setPosition(position)
-        kept = cursor.blockFormat()
-        kept_chars = cursor.blockCharFormat()
-        cursor.insertBlock(kept, kept_chars)  # ``before`` moves on to the new block
-        cursor.setPosition(position)
+        position = self._starts[before].position() - 1  # the end of the block before it
         self._order.insert(self._order.index(before), key)
-        self._fill(cursor, key, html)
+        self._new_block(position, key, html)
 
     def prepend(self, key: str, html: str) -> None:
         """Insert a message before all the others (older history filled in later)."""
@@ -235,24 +232,24 @@ class Transcript(QTextEdit):
         cursor = QTextCursor(self.document())
         cursor.setPosition(start)
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        cursor.beginEditBlock()
         cursor.removeSelectedText()
-        self._fill(cursor, key, html)
+        current = cursor.currentList()
+        if current is not None:  # the emptied block would keep a list item's bullet
+            current.remove(cursor.block())
+        cursor.setBlockFormat(QTextBlockFormat())
+        cursor.setCharFormat(QTextCharFormat())
+        cursor.insertHtml(html)
+        cursor.endEditBlock()
+        self._mark(key, start)
 
     def remove(self, key: str) -> None:
         if key not in self._starts:
             return
         start, end = self.span(key)
-        index = self._order.index(key)
         cursor = QTextCursor(self.document())
-        if index + 1 < len(self._order):
-            cursor.setPosition(start)  # with the separator after it
-            cursor.setPosition(end + 1, QTextCursor.MoveMode.KeepAnchor)
-        elif index > 0:
-            cursor.setPosition(start - 1)  # with the separator before it
-            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        else:
-            cursor.setPosition(start)
-            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(start - 1)  # with the separator before it (there always is one)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
         del self._starts[key]
         self._order.remove(key)
