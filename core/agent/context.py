@@ -176,6 +176,21 @@ class BookContext:
         return _clean_start(messages)
 
 
+def earlier_turns(
+    stored: list[StoredMessage],
+    runs: dict[int, tuple[str, str, str]],
+    run_id: int,
+    provider: str,
+) -> list[StoredMessage]:
+    """The history of a question asked now (run ``run_id``, answered by ``provider``): the
+    stored turns of the other runs; for a model, a no-model reply is not its own words."""
+    earlier = [s for s in stored if s.run_id != run_id]
+    if provider == "passages":
+        return earlier
+    passages_runs = {r for r, (kind, _, _) in runs.items() if kind == "passages"}
+    return without_no_model_replies(earlier, passages_runs)
+
+
 def without_no_model_replies(
     stored: list[StoredMessage], passages_runs: set[int]
 ) -> list[StoredMessage]:
