@@ -102,6 +102,7 @@ class ShortcutHelp(QDialog):
         self.table.setAccessibleName("Keyboard shortcuts")
         self.table.setHorizontalHeaderLabels(["Where", "What it does", "Keys"])
         self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.setTabKeyNavigation(False)  # Tab leaves the table (no keyboard trap)
