@@ -204,3 +204,24 @@ def test_the_side_panel_keeps_the_book_at_55_percent(
         book = win.reader.split.sizes()[1]
         assert book >= BOOK_SHARE * win.width() - 1, (book, win.width())
         assert win.chat_visible() and win.reader.side.width() >= 160
+
+
+def test_tab_walks_the_highlights_panel_then_the_book(three: Any, qtbot: Any) -> None:
+    win, _book, _ = three
+    panel = panel_of(win)
+    click_row(panel, 0)  # a highlight chosen: its note and buttons are on
+    bar = win.reader.side.tabBar()
+    bar.setFocus(Qt.FocusReason.TabFocusReason)
+    seen = []
+    for _ in range(40):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        now = QApplication.focusWidget()
+        if now is win.reader.view:
+            break
+        seen.append(now)
+    else:
+        pytest.fail(f"Tab never reached the book: {[type(w).__name__ for w in seen]}")
+    for widget in (panel.search, panel.show_box, panel.list, panel.note, panel.copy_button):
+        assert widget in seen or widget.focusProxy() in seen, widget.accessibleName()
+    assert seen.index(panel.search) < seen.index(panel.list) < seen.index(panel.note)
+    assert panel.note.toPlainText() == "", "Tab through the note leaves it as it was"
