@@ -21,6 +21,7 @@ from desktop.reader.highlights_panel import HighlightsPanel
 BOOK_SHARE = 0.55  # the book keeps at least this share of the window beside the panels
 SIDE_MIN = 170  # pixels: the side panel gives way down to this (its narrowest)
 CHAT_MIN = 280  # and the chat down to this (desktop.window_layout.CHAT_MIN)
+SIDE_WIDE = 320  # pixels: on showing, the panel widens to its tab names' width, up to this
 
 
 def fit_book(
@@ -65,7 +66,7 @@ class SidePanels(QTabWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        QTimer.singleShot(0, self.make_room)
+        QTimer.singleShot(0, lambda: self.make_room(grow=True))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -84,7 +85,9 @@ class SidePanels(QTabWidget):
             outer = outer.parentWidget()
         return inner, outer if isinstance(outer, QSplitter) else None
 
-    def make_room(self) -> None:
+    def make_room(self, grow: bool = False) -> None:
+        """Keep the book at its share; on showing (``grow``), widen the panel to its natural
+        width (its tab names whole) where the book keeps its share all the same."""
         found = self._splitters()
         if found is None or not self.isVisible():
             return
@@ -98,6 +101,11 @@ class SidePanels(QTabWidget):
             chat_min = max(CHAT_MIN, chat_widget.minimumSizeHint().width())
         side_min = max(SIDE_MIN, self.minimumSizeHint().width())
         new_side, _, new_chat = fit_book(window, side, book, chat, side_min, chat_min)
+        if grow:
+            wanted = min(SIDE_WIDE, max(self.tabBar().sizeHint().width() + 8, side_min))
+            spare = book - math.ceil(BOOK_SHARE * window)
+            if new_side == side and new_chat == chat and side < wanted and spare > 0:
+                new_side = side + min(wanted - side, spare)
         if (new_side, new_chat) == (side, chat):
             return
         self._fitting = True
