@@ -153,6 +153,11 @@ class HighlightsPanel(QWidget):
 
     def attach(self, reader: Reader) -> None:
         self.reader = reader
+        reader.pageChanged.connect(self._page_changed)
+
+    def _page_changed(self, *_: object) -> None:
+        if self.show_box.currentText() == SHOW_CHAPTER:  # "this chapter" follows the page
+            self.show_matching()
 
     # the list (the reader calls these) ---------------------------------------------------
 

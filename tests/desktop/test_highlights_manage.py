@@ -137,6 +137,10 @@ def test_the_list_is_searched_and_filtered(three: Any, qtbot: Any) -> None:
     qtbot.keyClick(panel.show_box, Qt.Key.Key_Down)
     assert panel.show_box.currentText() == "This chapter"
     assert panel.count() == 2  # pages 12 and 13 are chapter II, page 40 is not
+    win.reader.go_to_page(40)  # "this chapter" follows the page
+    assert panel.count() == 1 and "(pink)" in panel.list.item(0).text()
+    win.reader.go_to_page(12)
+    assert panel.count() == 2
     qtbot.keyClick(panel.show_box, Qt.Key.Key_Down)
     assert panel.show_box.currentText() == "With a note" and panel.count() == 1
     qtbot.keyClick(panel.show_box, Qt.Key.Key_Home)
