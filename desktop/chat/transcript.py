@@ -54,6 +54,9 @@ class Transcript(QTextEdit):
             | flags.LinksAccessibleByKeyboard
         )
         self.viewport().setMouseTracking(True)
+        self.setAccessibleDescription(
+            "Questions and answers. Tab goes from link to link; Enter opens one."
+        )
 
     def setOpenLinks(self, on: bool) -> None:
         """(As ``QTextBrowser``'s: links never open by themselves here; the pane opens them.)"""
