@@ -15,7 +15,13 @@ from core.search import BookSearch
 from core.search.frontmatter import is_front_matter
 from core.search.vectors import DIMS, BookVectors, indexer_for, pack, unpack
 from core.store.library import BookInfo, Library
-from core.store.migrations import SCHEMA_VERSION, current_version, migrate
+from core.store.migrations import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    _v13_chunk_vectors,
+    current_version,
+    migrate,
+)
 from tests.conftest import BOOKS
 
 
@@ -140,7 +146,7 @@ def test_old_library_searches_then_gains_vectors(tmp_path: Path) -> None:
     indexer.stop()  # this test indexes by hand
     # as a library from before the vectors: no table, one version back
     lib.db.execute_sql("DROP TABLE chunk_vectors")
-    lib.db.execute_sql(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    lib.db.execute_sql(f"PRAGMA user_version = {MIGRATIONS.index(_v13_chunk_vectors)}")
     lib.close()
     lib = Library.open(resolve_paths(home))
     assert current_version(lib.db) == SCHEMA_VERSION
