@@ -21,7 +21,6 @@ from desktop.reader.highlights_panel import HighlightsPanel
 BOOK_SHARE = 0.55  # the book keeps at least this share of the window beside the panels
 SIDE_MIN = 170  # pixels: the side panel gives way down to this (its narrowest)
 CHAT_MIN = 280  # and the chat down to this (desktop.window_layout.CHAT_MIN)
-SIDE_WIDE = 320  # pixels: on showing, the panel widens to its tab names' width, up to this
 
 
 def fit_book(
@@ -54,7 +53,9 @@ class SidePanels(QTabWidget):
         self.addTab(self.contents, "Contents")
         self.addTab(self.finder, "Find")
         self.addTab(self.highlights, "Highlights")
-        # narrow beside the book: the tab names shorten rather than scroll out of sight
+        # narrow beside the book: tabs with less padding (the three names fit in 200 px),
+        # and shortened rather than scrolled out of sight when narrower still
+        self.tabBar().setStyleSheet("QTabBar::tab { padding: 4px 7px; }")
         self.tabBar().setElideMode(Qt.TextElideMode.ElideRight)
         self.setUsesScrollButtons(False)
         for i in range(self.count()):
@@ -66,7 +67,7 @@ class SidePanels(QTabWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        QTimer.singleShot(0, lambda: self.make_room(grow=True))
+        QTimer.singleShot(0, self.make_room)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -85,9 +86,8 @@ class SidePanels(QTabWidget):
             outer = outer.parentWidget()
         return inner, outer if isinstance(outer, QSplitter) else None
 
-    def make_room(self, grow: bool = False) -> None:
-        """Keep the book at its share; on showing (``grow``), widen the panel to its natural
-        width (its tab names whole) where the book keeps its share all the same."""
+    def make_room(self) -> None:
+        """Keep the book at its share of the window (the chat, then the panel, give way)."""
         found = self._splitters()
         if found is None or not self.isVisible():
             return
@@ -101,11 +101,6 @@ class SidePanels(QTabWidget):
             chat_min = max(CHAT_MIN, chat_widget.minimumSizeHint().width())
         side_min = max(SIDE_MIN, self.minimumSizeHint().width())
         new_side, _, new_chat = fit_book(window, side, book, chat, side_min, chat_min)
-        if grow:
-            wanted = min(SIDE_WIDE, max(self.tabBar().sizeHint().width() + 8, side_min))
-            spare = book - math.ceil(BOOK_SHARE * window)
-            if new_side == side and new_chat == chat and side < wanted and spare > 0:
-                new_side = side + min(wanted - side, spare)
         if (new_side, new_chat) == (side, chat):
             return
         self._fitting = True
