@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QMimeData
 from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
 from core.errors import MarginError
@@ -66,16 +64,11 @@ def cited(reader: Reader, h: HighlightRecord) -> str:
 
 
 def copy_with_citation(reader: Reader, h: HighlightRecord) -> str:
-    """Put the highlight and its citation on the clipboard (as Markdown text, and as rich
-    text with the title in italics); returns the text."""
+    """Put the highlight and its citation on the clipboard as text (Markdown: the title in
+    asterisks, which Markdown editors show in italics); returns the text. (Plain text only: a
+    QMimeData with HTML handed to the clipboard crashed the interpreter on exit here.)"""
     text = cited(reader, h)
-    title = " ".join((reader.book.title if reader.book is not None else "").split())
-    quote = escape(" ".join(h.text.split()))
-    page = escape(reader.labels.short(h.page))
-    data = QMimeData()
-    data.setText(text)
-    data.setHtml(f"“{quote}” — <i>{escape(title)}</i>, p. {page}")
-    QApplication.clipboard().setMimeData(data)
+    QApplication.clipboard().setText(text)
     return text
 
 
