@@ -60,7 +60,8 @@ def test_colour_and_style_are_chosen_from_the_panel_and_drawn(
     win, book, (first, *_) = three
     panel = panel_of(win)
     click_row(panel, 0)
-    assert panel.current() is not None and panel.current().id == first
+    chosen = panel.current()
+    assert chosen is not None and chosen.id == first
     menu = panel.look_button.menu()
     by_text = {a.text(): a for a in menu.actions()}
     by_text["Blue"].trigger()  # (a click on the menu's item)
@@ -111,7 +112,8 @@ def test_a_note_is_edited_in_place(three: Any, library: Library, qtbot: Any) -> 
     notes = {h.id: h.note for h in library.list_highlights(book.id)}
     assert notes[second] == "Alice swims in her own tears"
     assert "Note: Alice swims" in panel.list.item(1).text()
-    assert panel.current().id == second, "the edited highlight stays chosen"
+    chosen = panel.current()
+    assert chosen is not None and chosen.id == second, "the edited highlight stays chosen"
     # a note typed and left (Tab) is kept too, never lost
     click_row(panel, 0)
     panel.note.setFocus()
@@ -157,6 +159,7 @@ def test_each_opens_its_place_and_copies_with_its_citation(three: Any, qtbot: An
     panel.list.setFocus()
     qtbot.keyClick(panel.list, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
     h = panel.current()
+    assert h is not None
     copied = QApplication.clipboard().text()
     assert copied == f"“{h.text}” — *{book.title}*, p. 40"
 

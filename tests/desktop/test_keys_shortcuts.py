@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLineEdit
 
 from core.books.importer import import_book
 from desktop.main_window import MainWindow
@@ -53,7 +53,7 @@ def test_enter_and_shift_enter_in_find_step_through_matches(
     reader = window.reader
     window.reader.view.setFocus()
     qtbot.keyClick(window.reader.view, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
-    box = reader.side.finder.box
+    box: QLineEdit = reader.side.finder.box
     assert QApplication.focusWidget() is box
     qtbot.keyClicks(box, "Cheshire")
     qtbot.keyClick(box, Qt.Key.Key_Return)
