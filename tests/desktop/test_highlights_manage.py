@@ -230,3 +230,19 @@ def test_tab_walks_the_highlights_panel_then_the_book(three: Any, qtbot: Any) ->
         assert widget in seen or widget.focusProxy() in seen, widget.accessibleName()
     assert seen.index(panel.search) < seen.index(panel.list) < seen.index(panel.note)
     assert panel.note.toPlainText() == "", "Tab through the note leaves it as it was"
+
+
+def test_the_selection_bar_underlines(three: Any, library: Library, qtbot: Any) -> None:
+    win, book, _ = three
+    view = win.reader.view
+    view.setFocus()
+    for _ in range(12):
+        qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    bar = win.reader.selection_bar
+    qtbot.waitUntil(bar.isVisible, timeout=2000)
+    button = bar.buttons["underline"]
+    assert button.accessibleName() == "Underline" and button.font().underline()
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    newest = max(library.list_highlights(book.id), key=lambda h: h.id)
+    assert newest.style == "underline" and newest.colour == "yellow"
+    assert not bar.isVisible()
