@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QToolButton
 
 from desktop import accessibility
+from desktop.shortcut_help import show_shortcuts
 
 if TYPE_CHECKING:
     from desktop.main_window import MainWindow
@@ -29,7 +30,7 @@ def add_action(
     menu: Any,
     text: str,
     slot: Any,
-    shortcut: QKeySequence.StandardKey | str | None = None,
+    shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
     name: str = "",
 ) -> QAction:
     action = QAction(text, window)
@@ -42,6 +43,14 @@ def add_action(
     if name:
         setattr(window, f"action_{name}", action)
     return action
+
+
+def tick_theme(window: MainWindow) -> None:
+    """Put the View menu's tick on the theme the window shows."""
+    current = getattr(window, "theme", "") or "system"
+    themes = window.findChild(QActionGroup, "themes")
+    for action in themes.actions() if themes is not None else ():
+        action.setChecked(action.data() == current)
 
 
 def set_whole_answers(window: MainWindow) -> Any:
@@ -116,8 +125,12 @@ def build_menus(window: MainWindow) -> None:
     )
     add_action(window, view, "Fit &width", lambda: window.reader.fit_width(), "Ctrl+0", "fit")
     view.addSeparator()
+    # one checkable group: the current theme has the tick, however it was chosen
+    themes = QActionGroup(window)
+    themes.setObjectName("themes")
+    themes.setExclusive(True)
     for number, (theme, label) in enumerate(THEME_MENU, start=1):
-        add_action(
+        action = add_action(
             window,
             view,
             label,
@@ -125,6 +138,11 @@ def build_menus(window: MainWindow) -> None:
             f"Ctrl+Alt+{number}",
             f"theme_{theme}",
         )
+        action.setCheckable(True)
+        action.setData(theme)
+        themes.addAction(action)
+    tick_theme(window)
+    view.aboutToShow.connect(lambda: tick_theme(window))
     view.addSeparator()
     add_action(window, view, "&Library / book", window.toggle_library, "Ctrl+B", "toggle_library")
     add_action(
@@ -187,6 +205,14 @@ def build_menus(window: MainWindow) -> None:
     add_action(window, book, "Repair search &index", window._repair_index, None, "repair_index")
     add_action(window, book, "&Remove from library…", window.remove_current, None, "remove")
     help_menu = bar.addMenu("&Help")
+    add_action(
+        window,
+        help_menu,
+        "&Keyboard shortcuts",
+        lambda: show_shortcuts(window),
+        QKeySequence(Qt.Key.Key_F1),
+        "shortcuts",
+    )
     add_action(window, help_menu, "&Welcome guide", window.open_welcome)
     add_action(
         window,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from core.agent.answer import for_model
-from core.agent.context import ContextStrategy
+from core.agent.context import ContextStrategy, earlier_turns
 from core.agent.eventlog import EventLog, excerpt
 from core.agent.events import (
     TERMINAL_EVENTS,
@@ -369,7 +369,8 @@ class ChatWithBook:
                 )
             )
             stored = await self.db(self.conversations.stored_messages, conversation_id)
-            earlier = [s for s in stored if s.run_id != ids.run_id]
+            facts = await self.db(self.conversations.run_facts, conversation_id)
+            earlier = earlier_turns(stored, facts, ids.run_id, self.provider.name)
             history = self.context.history(earlier, self.limits, bound=bound)
 
             def shorter() -> list[Message]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Protocol
 
 from core.agent.types import (
@@ -54,6 +55,7 @@ __all__ = [
     "citable",
     "estimate_tokens",
     "label_pages",
+    "without_no_model_replies",
 ]
 
 
@@ -172,6 +174,39 @@ class BookContext:
         while len(messages) > 1 and estimate_tokens(messages) > budget:
             messages = _clean_start(messages[1:])
         return _clean_start(messages)
+
+
+def earlier_turns(
+    stored: list[StoredMessage],
+    runs: dict[int, tuple[str, str, str]],
+    run_id: int,
+    provider: str,
+) -> list[StoredMessage]:
+    """The history of a question asked now (run ``run_id``, answered by ``provider``): the
+    stored turns of the other runs; for a model, a no-model reply is not its own words."""
+    earlier = [s for s in stored if s.run_id != run_id]
+    if provider == "passages":
+        return earlier
+    passages_runs = {r for r, (kind, _, _) in runs.items() if kind == "passages"}
+    return without_no_model_replies(earlier, passages_runs)
+
+
+def without_no_model_replies(
+    stored: list[StoredMessage], passages_runs: set[int]
+) -> list[StoredMessage]:
+    """The history a model gets: a reply made with no model connected (passages mode) is
+    never given to it as its own words. Its tool turns go, and its answer becomes a labelled
+    note saying what the reader was shown."""
+    out: list[StoredMessage] = []
+    for s in stored:
+        if s.run_id is None or s.run_id not in passages_runs:
+            out.append(s)
+        elif s.kind == "answer":
+            note = TextPart(load_prompt("no_model_answer").strip())
+            out.append(replace(s, message=AssistantMessage((note,))))
+        elif s.kind == "question":
+            out.append(s)
+    return out
 
 
 def _max_page(message: Message) -> int:

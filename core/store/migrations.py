@@ -270,6 +270,14 @@ def _v13_chunk_vectors(db: pw.SqliteDatabase) -> None:
     )
 
 
+def _highlight_style(db: pw.SqliteDatabase) -> None:
+    # How a highlight is drawn besides its colour: "highlight" (a background), "underline" or
+    # "strike" (core.store.highlight_style). Self-contained: adds the column only if missing.
+    columns = {row[1] for row in db.execute_sql("PRAGMA table_info(highlight)").fetchall()}
+    if "style" not in columns:
+        db.execute_sql("ALTER TABLE highlight ADD COLUMN style TEXT NOT NULL DEFAULT 'highlight'")
+
+
 def _text_quote_anchors(db: pw.SqliteDatabase) -> None:
     # Highlights, notes, citations and threads point into a book by its words (a W3C
     # TextQuote with a page and offset hint), so a book read again keeps them on their text.
@@ -313,6 +321,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v11_reading_state,
     _v12_ids_never_reused,
     _v13_chunk_vectors,
+    _highlight_style,
     _text_quote_anchors,
     _companions,
 )

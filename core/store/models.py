@@ -256,6 +256,7 @@ class Highlight(BaseModel):
     page = pw.IntegerField()
     text = pw.TextField()
     note = pw.TextField(default="")
+    style = pw.TextField(default="highlight")  # highlight | underline | strike
     colour = pw.TextField(default="yellow")
     anchor = JSONField(null=True)
     quote = JSONField(null=True)  # a core.anchors.TextQuote: found again after a re-read

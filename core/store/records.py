@@ -78,6 +78,7 @@ class HighlightRecord:
     anchor: Any
     created_at: dt.datetime
     quote: TextQuote | None = None  # its words, found again after a re-read
+    style: str = "highlight"  # or "underline", "strike" (core.store.highlight_style)
 
 
 @dataclass(frozen=True)

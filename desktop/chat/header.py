@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -27,6 +28,8 @@ from PySide6.QtWidgets import (
 from core.errors import MarginError
 from desktop.chat import history
 from desktop.widgets import tool_button
+
+MIN_LIST_WIDTH = 150  # pixels: the conversations list never shrinks below a readable title
 
 
 class ConversationHeader(QWidget):
@@ -61,6 +64,8 @@ class ConversationHeader(QWidget):
         self.menu_button = tool_button("⋯")
         self.menu_button.setAccessibleName("More conversation actions")
         self.menu_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        # Fusion draws a menu arrow over the "⋯" of so narrow a button: the dots say it
+        self.menu_button.setStyleSheet("QToolButton::menu-indicator { image: none; width: 0; }")
         menu = QMenu(self.menu_button)
         menu.addAction("Export conversation as Markdown…", self.requestExportConversation.emit)
         menu.addAction("Export all conversations about this book…", self.requestExportBook.emit)
@@ -68,20 +73,53 @@ class ConversationHeader(QWidget):
         # a visible label: a screen reader names the box by it (labelled-by), not by its value
         self.conversations_label = QLabel("Chat:")
         self.conversations_label.setBuddy(self.conversations)
-        row = QHBoxLayout()
-        row.addWidget(self.conversations_label)
-        row.addWidget(self.conversations, 1)
-        for b in (self.new_button, self.rename_button, self.delete_button, self.menu_button):
-            row.addWidget(b)
+        self.row = QHBoxLayout()
+        self.row.addWidget(self.conversations_label)
+        self.row.addWidget(self.conversations, 1)
+        # the buttons sit beside the list when the pane is wide enough, else on a row of
+        # their own under it (never clipped: the "⋯" button stays whole at 1024 px)
+        # (layouts only: the buttons keep their parent, so the Tab order does not change)
+        self.buttons_row = QHBoxLayout()
+        self.buttons_row.addStretch(1)
+        self._buttons = (self.new_button, self.rename_button, self.delete_button, self.menu_button)
+        self._beside = False
+        self._place_buttons(beside=True)
         self.cost = QLabel("")
         # no fixed name: a screen reader reads what it says ("1,234 tokens · $0.01")
         self.cost.setAccessibleDescription("Tokens and cost")
-        # one line that never widens the pane: the transcript is never resized by it
-        self.cost.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        # never widens the pane (the transcript is never resized by it): it wraps instead
+        self.cost.setWordWrap(True)
+        self.cost.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(row)
+        layout.addLayout(self.row)
+        layout.setSpacing(2)  # an empty buttons row adds no gap to speak of
+        layout.addLayout(self.buttons_row)
         layout.addWidget(self.cost)
+
+    def _row_width(self) -> int:
+        """The width one row needs: the label, a list wide enough to read, the buttons."""
+        spacing = max(0, self.row.spacing()) * (len(self._buttons) + 1)
+        return (
+            self.conversations_label.sizeHint().width()
+            + MIN_LIST_WIDTH
+            + sum(b.sizeHint().width() for b in self._buttons)
+            + spacing
+        )
+
+    def _place_buttons(self, beside: bool) -> None:
+        if beside == self._beside:
+            return
+        self._beside = beside
+        into = self.row if beside else self.buttons_row
+        for b in self._buttons:
+            self.row.removeWidget(b)
+            self.buttons_row.removeWidget(b)
+            into.addWidget(b)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        self._place_buttons(self.width() >= self._row_width())
+        super().resizeEvent(event)
 
     def set_muted(self, colour: str) -> None:
         self.cost.setStyleSheet(f"color: {colour}; font-size: small;")

@@ -13,7 +13,6 @@ from PySide6.QtGui import QPalette
 from core.agent.answer import AnswerState
 from desktop.chat import history
 from desktop.chat.render import (
-    WHO_ANSWER,
     Colours,
     answer_html,
     css,
@@ -23,6 +22,7 @@ from desktop.chat.render import (
     question_html,
     settled_length,
     shown_text,
+    who_html,
 )
 from desktop.chat.runs import LiveRun
 from desktop.chat.sources import Opened
@@ -193,7 +193,7 @@ class Messages:
             return
         self.opened.whole.add(key)
         rest = pieces(shown_text(view, self.opened.revealed_in(key)))
-        self.transcript.replace(key, WHO_ANSWER + markdown(rest.pop(0) if rest else ""))
+        self.transcript.replace(key, who_html(view) + markdown(rest.pop(0) if rest else ""))
         generation = self._generation
 
         def step(after: str, index: int) -> None:
@@ -238,7 +238,7 @@ class Messages:
         self.views[live.key] = live.view
         if not self.transcript.has(live.key):
             live.settled = live.blocks = 0
-            self.transcript.add(f"{live.key}#h", WHO_ANSWER)
+            self.transcript.add(f"{live.key}#h", who_html(live.view))
         self.paint_live(live)
         self.transcript.scroll_to_end()
         self.follow = True

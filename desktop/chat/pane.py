@@ -115,9 +115,11 @@ class ChatPane(QWidget):
         layout.addWidget(self.composer)
         stop_key = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         stop_key.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        stop_key.setWhatsThis("Stop the answer (in the chat)")  # the shortcut list says it
         stop_key.activated.connect(self.stop)
         new_key = QShortcut(QKeySequence("Ctrl+N"), self)
         new_key.setContext(Qt.ShortcutContext.WindowShortcut)
+        new_key.setWhatsThis("New conversation")
         new_key.activated.connect(self.new_conversation)
         self._recovered.connect(self.redraw, Qt.ConnectionType.QueuedConnection)
         self._timer = QTimer(self)

@@ -98,7 +98,9 @@ body {{ color: {c.text}; }}
 p {{ margin-top: 4px; margin-bottom: 6px; line-height: 135%; }}
 li {{ line-height: 135%; }}
 a {{ color: {c.link}; }}
-.q {{ background-color: {c.question_bg}; }}
+.q {{ background-color: {c.question_bg}; margin-top: 0px; margin-bottom: 0px;
+      padding: 0px; }}
+.qtext {{ margin-bottom: 6px; }}
 .who {{ color: {c.muted}; font-size: small; font-weight: bold; }}
 .sel {{ color: {c.quote}; font-style: italic; }}
 .meta {{ color: {c.muted}; font-size: small; }}
@@ -213,9 +215,12 @@ def question_html(text: str, selection_text: str | None, selection_page: int | N
     if selection_text and short_quote(selection_text) not in text:
         short = selection_text if len(selection_text) < 300 else selection_text[:297] + "…"
         sel = f'<p class="sel">“{html.escape(" ".join(short.split()))}” — p. {selection_page}</p>'
+    # tinted paragraphs, not a table: a table's frame puts U+FDD0/U+FDD1 markers into the
+    # text a screen reader reads
+    sel = sel.replace('<p class="sel">', '<p class="q sel">')
     return (
-        '<table class="q" width="100%" cellpadding="8" cellspacing="0" style="margin-top: 14px;">'
-        f'<tr><td><p class="who">You</p>{sel}<p>{body}</p></td></tr></table>'
+        '<p class="q who" style="margin-top: 14px; margin-bottom: 0px;">You</p>'
+        f'{sel}<p class="q qtext">{body}</p>'
     )
 
 
@@ -278,6 +283,13 @@ def settled_length(text: str) -> int:
 
 
 WHO_ANSWER = '<p class="who">Margin</p>'
+# an answer made with no model connected says so: passages, not a model's words
+WHO_PASSAGES = '<p class="who">Passages, no model</p>'
+
+
+def who_html(view: AnswerState) -> str:
+    """Who answered: Margin (a model), or passages found with no model connected."""
+    return WHO_PASSAGES if view.provider == "passages" else WHO_ANSWER
 
 
 def answer_html(
@@ -294,7 +306,7 @@ def answer_html(
     page chips and links."""
     key = view.key
     text = shown_text(view, revealed) if body is None else body
-    parts = [WHO_ANSWER] if body is None else []
+    parts = [who_html(view)] if body is None else []
     end = len(text) if full else cut_at(text)
     if text:
         parts.append(markdown(text[:end]))

@@ -1,11 +1,13 @@
 """The Find side panel: find in the whole book (whole words, exact phrase), the matches listed
-in book order with a count, and F3 / Shift+F3 through all of them."""
+in book order with a count, and Enter / Shift+Enter in the box (or F3 / Shift+F3 anywhere in
+the reader) through all of them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -35,7 +37,9 @@ class FindPanel(QWidget):
         self.box = QLineEdit(placeholderText="Find in book…")
         self.box.setAccessibleName("Find in book")
         self.box.setClearButtonEnabled(True)
-        self.box.returnPressed.connect(self.run)
+        # Enter finds and goes to the first match from the page on screen, then the next
+        # one at each press; Shift+Enter goes back (as F3 / Shift+F3, without leaving the box)
+        self.box.installEventFilter(self)
         self.whole_word_box = QCheckBox("Whole words")
         self.exact_box = QCheckBox("Exact phrase")
         self.exact_box.setToolTip("Match case and punctuation exactly as typed")
@@ -58,11 +62,9 @@ class FindPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.box)
-        options = QHBoxLayout()
-        options.addWidget(self.whole_word_box)
-        options.addWidget(self.exact_box)
-        options.addStretch(1)
-        layout.addLayout(options)
+        # one option a line: the panel stays narrow beside the book (side_panels.SIDE_MIN)
+        layout.addWidget(self.whole_word_box)
+        layout.addWidget(self.exact_box)
         counts = QHBoxLayout()
         counts.addWidget(self.count, 1)
         counts.addWidget(self.prev_button)
@@ -75,6 +77,32 @@ class FindPanel(QWidget):
         self._texts: Callable[[], list[tuple[int, str]]] | None = None
         self._labels = PageLabels()
         self._page: Callable[[], int] = lambda: 1
+        self._searched: tuple[str, bool, bool] | None = None  # what the matches are for
+
+    def _query(self) -> tuple[str, bool, bool]:
+        return (
+            self.box.text().strip(),
+            self.whole_word_box.isChecked(),
+            self.exact_box.isChecked(),
+        )
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            watched is self.box
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        ):
+            back = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            self.enter(-1 if back else 1)
+            return True
+        return super().eventFilter(watched, event)
+
+    def enter(self, step: int = 1) -> None:
+        """Enter in the box: find (when the words or options changed) and go to a match."""
+        if self._searched != self._query():
+            self.run()
+        self.step(step)
 
     def set_book(
         self,
@@ -93,12 +121,14 @@ class FindPanel(QWidget):
         self.count.setText("")
         self.matches = []
         self.index = -1
+        self._searched = None
 
     def run(self) -> None:
         self.reset()
         query = self.box.text().strip()
         if self._texts is None or not query:
             return
+        self._searched = self._query()
         if self._book_text is None:
             self._book_text = BookText(self._texts())
         try:

@@ -130,6 +130,7 @@ class Reader(QWidget):
         side.highlights.requestPlace.connect(
             lambda page, text, at: self.go_to_page(page, mark=text, at=at)
         )
+        side.highlights.attach(self)  # it edits, copies and exports through the reader
         for panel in (side.contents, side.finder, side.highlights):
             panel.requestFocusBook.connect(self._focus_book)
         host.scrolledTo.connect(self._scrolled)
@@ -382,7 +383,7 @@ class Reader(QWidget):
 
     def _result_go(self, item: QListWidgetItem) -> None:
         """A Find result or a highlight was chosen in its list."""
-        if item.listWidget() is self.side.highlights:
+        if item.listWidget() is self.side.highlights.list:
             self.side.highlights.go_item(item)
         else:
             self.side.finder.go_item(item)

@@ -12,6 +12,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QInputDialog, QMenu
 
 from core.prompts import load_prompt
+from core.store.highlight_style import HIGHLIGHT_STYLES, STYLE_NAMES, set_style
 from core.store.library import HIGHLIGHT_COLOURS
 from desktop.reader.margin_marks import stored_offset
 from desktop.reader.selection_bar import ACTIONS, SelectionBar
@@ -101,6 +102,11 @@ class SelectionActions(QObject):
         hl.setEnabled(has)
         hl.triggered.connect(lambda: self.act("highlight"))
         menu.addAction(hl)
+        for style in ("underline", "strike"):  # the other looks of a highlight
+            look = QAction(STYLE_NAMES[style], menu)
+            look.setEnabled(has)
+            look.triggered.connect(lambda _=False, st=style: self.act(f"highlight:yellow:{st}"))
+            menu.addAction(look)
         menu.addSeparator()
         if reader.session is not None and reader.session.history.can_back():
             back = QAction("Back", menu)
@@ -121,8 +127,9 @@ class SelectionActions(QObject):
         page, text, anchor = sel
         self.bar.hide()
         if action == "highlight" or action.startswith("highlight:"):
-            colour = action.partition(":")[2] or "yellow"
-            return self.save_highlight(page, text, anchor, colour)
+            # "highlight", "highlight:pink" or "highlight:pink:underline"
+            _, colour, style = ([*action.split(":"), "", ""])[:3]
+            return self.save_highlight(page, text, anchor, colour or "yellow", style=style)
         prompt = ""
         if action != "ask":
             prompt = load_prompt(
@@ -143,6 +150,7 @@ class SelectionActions(QObject):
         anchor: object = None,
         colour: str = "yellow",
         note: str | None = None,
+        style: str = "",
     ) -> bool:
         """Save a highlight (asking for an optional note); False when the reader cancels."""
         reader = self.reader
@@ -152,7 +160,7 @@ class SelectionActions(QObject):
             note, ok = QInputDialog.getText(reader, "Highlight", "Note (optional):")
             if not ok:
                 return False
-        reader.library.add_highlight(
+        saved = reader.library.add_highlight(
             reader.book.id,
             page,
             text,
@@ -160,6 +168,8 @@ class SelectionActions(QObject):
             colour=colour if colour in HIGHLIGHT_COLOURS else "yellow",
             anchor=anchor,
         )
+        if style in HIGHLIGHT_STYLES and style != "highlight":
+            set_style(saved.id, style)
         reader.refresh_highlights()
         reader.highlightsChanged.emit(reader.book.id)
         reader.host.clear_selection()

@@ -1,5 +1,5 @@
 """The small bar that appears next to a selection: Ask…, Explain, Define, Summarize,
-Translate, and a highlight in one of four colours. The same actions are in the context menu;
+Translate, a highlight in one of four colours, or an underline or a line through. The same actions are in the context menu;
 each has a shortcut (shown in its tooltip)."""
 
 from __future__ import annotations
@@ -64,6 +64,23 @@ class SelectionBar(QFrame):
             )
             layout.addWidget(button)
             self.buttons[f"highlight:{colour}"] = button
+        for style, letter, name in (
+            ("underline", "U", "Underline"),
+            ("strike", "S", "Strike through"),
+        ):
+            button = tool_button(letter)
+            font = button.font()
+            font.setUnderline(style == "underline")
+            font.setStrikeOut(style == "strike")
+            button.setFont(font)
+            button.setAccessibleName(name)
+            button.setToolTip(f"{name} the selected text (a highlight drawn as a line)")
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            button.clicked.connect(
+                lambda _=False, st=style: self.actionChosen.emit(f"highlight:yellow:{st}")
+            )
+            layout.addWidget(button)
+            self.buttons[style] = button
         self.hide()
 
     def show_at(self, point: QPoint) -> None:

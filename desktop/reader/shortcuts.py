@@ -16,21 +16,28 @@ if TYPE_CHECKING:
 def install_shortcuts(reader: Reader) -> dict[str, QAction]:
     """Add the reader's shortcuts to it (active while focus is inside); returns them by key."""
     find, act = reader.side.finder, reader.selection_actions.act
-    table: list[tuple[str, Any]] = [
-        ("Alt+Left", reader.go_back),
-        ("Alt+Right", reader.go_forward),
-        ("F3", lambda: find.step(1)),
-        ("Shift+F3", lambda: find.step(-1)),
-        ("Ctrl+Shift+D", lambda: act("define")),
-        ("Ctrl+Shift+S", lambda: act("summarize")),
-        ("Ctrl+Shift+T", lambda: act("translate")),
-        ("Ctrl+Shift+R", reader.mark_read_to_here),
+    # (keys, what they do: the shortcut list shows it, slot)
+    table: list[tuple[str, str, Any]] = [
+        ("Alt+Left", "Back to where you were", reader.go_back),
+        ("Alt+Right", "Forward again", reader.go_forward),
+        ("F3", "Next match of Find", lambda: find.step(1)),
+        ("Shift+F3", "Previous match of Find", lambda: find.step(-1)),
+        ("Ctrl+Shift+D", "Define the selection", lambda: act("define")),
+        ("Ctrl+Shift+S", "Summarize the selection", lambda: act("summarize")),
+        ("Ctrl+Shift+T", "Translate the selection", lambda: act("translate")),
+        ("Ctrl+Shift+R", "Read to here (I have read up to here)", reader.mark_read_to_here),
     ]
     for i, colour in enumerate(BAR_COLOURS, start=1):
-        table.append((f"Ctrl+{i}", lambda c=colour: act(f"highlight:{c}")))
+        table.append(
+            (
+                f"Ctrl+{i}",
+                f"Highlight the selection in {colour}",
+                lambda c=colour: act(f"highlight:{c}"),
+            )
+        )
     actions: dict[str, QAction] = {}
-    for keys, slot in table:
-        action = QAction(keys, reader)
+    for keys, text, slot in table:
+        action = QAction(text, reader)
         action.setShortcut(QKeySequence(keys))
         action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         action.triggered.connect(slot)

@@ -1,16 +1,47 @@
 """The reader's side panel: Contents, Find and Highlights, plus a slot for companion panels
-(notes, X-Ray, recaps, threads …) that other parts of the window add by name.
+(notes, X-Ray, recaps, threads …) that other parts of the window add by name. It opens
+beside the book without shrinking it below 55 % of the window (the chat, then the panel
+itself, give way).
 
 A companion panel is any widget; if it has a ``page_shown(book_id, page)`` method it is told
 each time the page on screen changes, and ``book_opened(book_id)`` when a book opens."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QTabWidget, QWidget
+import math
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QResizeEvent, QShowEvent
+from PySide6.QtWidgets import QSplitter, QTabWidget, QWidget
 
 from desktop.reader.contents_panel import ContentsPanel
 from desktop.reader.find_panel import FindPanel
 from desktop.reader.highlights_panel import HighlightsPanel
+
+BOOK_SHARE = 0.55  # the book keeps at least this share of the window beside the panels
+SIDE_MIN = 170  # pixels: the side panel gives way down to this (its narrowest)
+CHAT_MIN = 280  # and the chat down to this (desktop.window_layout.CHAT_MIN)
+
+
+def fit_book(
+    window_width: int,
+    side: int,
+    book: int,
+    chat: int,
+    side_min: int = SIDE_MIN,
+    chat_min: int = CHAT_MIN,
+) -> tuple[int, int, int]:
+    """(side, book, chat) widths with the book at least ``BOOK_SHARE`` of the window: the
+    chat gives way first (down to ``chat_min``), then the side panel (to ``side_min``)."""
+    need = math.ceil(BOOK_SHARE * window_width) - book
+    if need <= 0:
+        return side, book, chat
+    from_chat = max(0, min(need, chat - chat_min)) if chat > 0 else 0
+    chat -= from_chat
+    need -= from_chat
+    from_side = max(0, min(need, side - side_min))
+    side -= from_side
+    return side, book + from_chat + from_side, chat
 
 
 class SidePanels(QTabWidget):
@@ -22,8 +53,65 @@ class SidePanels(QTabWidget):
         self.addTab(self.contents, "Contents")
         self.addTab(self.finder, "Find")
         self.addTab(self.highlights, "Highlights")
+        # narrow beside the book: tabs with less padding (the three names fit in 200 px),
+        # and shortened rather than scrolled out of sight when narrower still
+        self.tabBar().setStyleSheet("QTabBar::tab { padding: 4px 7px; }")
+        self.tabBar().setElideMode(Qt.TextElideMode.ElideRight)
+        self.setUsesScrollButtons(False)
+        for i in range(self.count()):
+            self.setTabToolTip(i, self.tabText(i))
         self.companions: dict[str, QWidget] = {}
         self.finder.requestShown.connect(lambda: self.setCurrentWidget(self.finder))
+
+    # the book keeps its share of the window when the panel opens or the window resizes ----
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        QTimer.singleShot(0, self.make_room)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if not self._fitting:
+            QTimer.singleShot(0, self.make_room)
+
+    _fitting = False
+
+    def _splitters(self) -> tuple[QSplitter, QSplitter | None] | None:
+        """The splitter the panel is in (beside the book) and the window's (book | chat)."""
+        inner = self.parentWidget()
+        if not isinstance(inner, QSplitter):
+            return None
+        outer = inner.parentWidget()
+        while outer is not None and not isinstance(outer, QSplitter):
+            outer = outer.parentWidget()
+        return inner, outer if isinstance(outer, QSplitter) else None
+
+    def make_room(self) -> None:
+        """Keep the book at its share of the window (the chat, then the panel, give way)."""
+        found = self._splitters()
+        if found is None or not self.isVisible():
+            return
+        inner, outer = found
+        window = self.window().width()
+        side, book = inner.sizes()[:2]
+        chat = outer.sizes()[1] if outer is not None and len(outer.sizes()) > 1 else 0
+        chat_min = CHAT_MIN
+        chat_widget = outer.widget(1) if outer is not None and outer.count() > 1 else None
+        if chat_widget is not None:
+            chat_min = max(CHAT_MIN, chat_widget.minimumSizeHint().width())
+        side_min = max(SIDE_MIN, self.minimumSizeHint().width())
+        new_side, _, new_chat = fit_book(window, side, book, chat, side_min, chat_min)
+        if (new_side, new_chat) == (side, chat):
+            return
+        self._fitting = True
+        inner_width = sum(inner.sizes()) + chat - new_chat  # what the chat gave the reader
+        try:
+            if outer is not None and new_chat != chat:
+                first = outer.sizes()[0]
+                outer.setSizes([first + chat - new_chat, new_chat])
+            inner.setSizes([new_side, inner_width - new_side])
+        finally:
+            self._fitting = False
 
     def add_panel(self, name: str, panel: QWidget) -> None:
         """Add (or replace) the companion panel called ``name`` as a tab of its own."""
@@ -31,7 +119,7 @@ class SidePanels(QTabWidget):
         if old is not None:
             self.removeTab(self.indexOf(old))
         self.companions[name] = panel
-        self.addTab(panel, name)
+        self.setTabToolTip(self.addTab(panel, name), name)
 
     def focus_find(self) -> None:
         self.setCurrentWidget(self.finder)

@@ -11,8 +11,9 @@ from typing import Any
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QTextEdit, QWidget
 
+from desktop.reader.highlight_look import highlight_format
 from desktop.reader.text_flow import PageFlow
-from desktop.theme import MARK_RGBA, highlight_colour
+from desktop.theme import MARK_RGBA
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class Span:
     colour: str
     start: tuple[int, int] | None = None
     end: tuple[int, int] | None = None
+    style: str = "highlight"  # or "underline", "strike"
 
 
 class TextMarks(PageFlow):
@@ -136,9 +138,7 @@ class TextMarks(PageFlow):
             if cursor is not None:
                 sel = QTextEdit.ExtraSelection()
                 sel.cursor = cursor
-                fmt = QTextCharFormat()
-                fmt.setBackground(highlight_colour(span.colour))
-                sel.format = fmt
+                sel.format = highlight_format(span.colour, span.style)
                 extras.append(sel)
         if self._mark is not None:
             cursor = QTextCursor(doc)

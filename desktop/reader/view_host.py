@@ -361,7 +361,7 @@ class ViewHost(QStackedWidget):
                     end = (int(e["page"]), int(e["offset"]))
                 except (KeyError, TypeError, ValueError):
                     start = end = None
-                spans.append(Span(h.page, h.text, h.colour, start, end))
+                spans.append(Span(h.page, h.text, h.colour, start, end, h.style))
             text.set_spans(spans)
 
     def clear_selection(self) -> None:

@@ -27,7 +27,18 @@ def main() -> None:
     window.show()
     window.refresh_library()
     window.open_book(book.id, int(sys.argv[2]))
-    QTimer.singleShot(500, lambda: print("ready", flush=True))
+    # a question in passages mode (no model): the transcript has a question, an answer and
+    # its links for the walk to read
+    margin.library.set_position(book.id, 30)
+    QTimer.singleShot(300, lambda: window.chat.ask("Who is the White Rabbit?"))  # (in the loop)
+
+    def ready() -> None:  # once the answer is written
+        if window.chat.live:
+            QTimer.singleShot(200, ready)
+        else:
+            print("ready", flush=True)
+
+    QTimer.singleShot(500, ready)
     if len(sys.argv) > 3:  # a second book added a while later: its import is announced
         later = Path(sys.argv[3])
         tasks = []

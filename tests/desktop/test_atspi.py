@@ -114,5 +114,10 @@ def test_a_screen_reader_walks_the_real_tree(tmp_path: Path, books_dir: Path) ->
     assert footer, "the reading progress is read as it says"
     page = next(n for n in shown if n["name"] == "Book page")
     assert "Rabbit" in page["text"] and page.get("caret", -1) >= 0
+    # the transcript: a read-only text (not a label) whose text has no frame markers
+    chat = next(n for n in shown if n["name"] == "Conversation")
+    assert chat["role"] not in ("label", "static"), chat["role"]
+    assert "White Rabbit" in chat["text"], chat["text"][:300]
+    assert "\ufdd0" not in chat["text"] and "\ufdd1" not in chat["text"]
     # what Orca hears: the import's announcement, on the bus
     assert "Added “Metamorphosis” to your library." in heard, heard

@@ -137,7 +137,7 @@ def test_streaming_repaints_only_the_live_answer_and_reads_history_once(
     text = chat.transcript_text()
     positions = [text.index(f"Earlier question {i}?") for i in range(20)]
     assert positions == sorted(positions)
-    frames = {k: chat.transcript._frames[k] for k in before}
+    marks = {k: chat.transcript._starts[k] for k in before}
     reads: list[int] = []
     original = chat.service.history
     monkeypatch.setattr(chat.service, "history", lambda cid: reads.append(cid) or original(cid))
@@ -152,7 +152,7 @@ def test_streaming_repaints_only_the_live_answer_and_reads_history_once(
     assert reads == [conv.id], "the store is read once, when the answer ends, not per tick"
     after = chat.transcript.frame_keys()
     assert after[:40] == before, "earlier messages are never re-inserted"
-    assert all(chat.transcript._frames[k] is frames[k] for k in before)
+    assert all(chat.transcript._starts[k] is marks[k] for k in before)
     assert not any(k.startswith("live-") for k in after)
     assert chat.transcript_text().count("Paragraph 29 of") == 1
     bar = chat.transcript.verticalScrollBar()

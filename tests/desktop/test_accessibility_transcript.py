@@ -1,0 +1,130 @@
+"""The transcript as a screen reader gets it (issue 32's leftovers): no frame markers in its
+text, a document a screen reader moves through (not a label), and its citations and actions
+reachable as links: Tab goes from link to link, each announced as a link, Enter or a click
+opens it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent, QTextCursor
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from core.books.importer import import_book
+from desktop import accessibility
+from desktop.main_window import MainWindow
+from tests.desktop.conftest import close_window
+
+
+@pytest.fixture
+def window(app: Any, qtbot: Any, real_font: str) -> Any:
+    win = MainWindow(app, restore=False)
+    qtbot.addWidget(win)
+    win.reader.setProperty("headless", True)
+    win.resize(1280, 800)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    close_window(qtbot, win)
+
+
+@pytest.fixture
+def heard() -> Any:
+    said: list[str] = []
+
+    def listen(event: QAccessibleAnnouncementEvent) -> None:
+        said.append(event.message())
+
+    accessibility.listeners.append(listen)
+    yield said
+    accessibility.listeners.remove(listen)
+
+
+def ask_twice(window: Any, books_dir: Path, qtbot: Any) -> Any:
+    book = import_book(window.library, books_dir / "alice_in_wonderland.epub").book
+    window.library.set_position(book.id, 30)
+    window.refresh_library()
+    window.open_book(book.id, 10)
+    chat = window.chat
+    for question in ("Who is the White Rabbit?", "Where does Alice fall?"):
+        chat.input.setFocus()
+        qtbot.keyClicks(chat.input, question)
+        qtbot.keyClick(chat.input, Qt.Key.Key_Return)
+        qtbot.waitUntil(lambda: not chat.live, timeout=15000)
+    return chat
+
+
+def test_the_transcript_text_is_clean_and_not_a_label(
+    window: Any, books_dir: Path, qtbot: Any
+) -> None:
+    chat = ask_twice(window, books_dir, qtbot)
+    iface = QAccessible.queryAccessibleInterface(chat.transcript)
+    assert iface.role() != QAccessible.Role.StaticText, "read as a document, not a label"
+    assert iface.state().readOnly and iface.state().focusable
+    assert iface.text(QAccessible.Text.Name) == "Conversation"
+    text = iface.textInterface()
+    content = text.text(0, text.characterCount())
+    assert "White Rabbit" in content and "Passages, no model" in content
+    assert "\ufdd0" not in content and "\ufdd1" not in content
+    assert "\ufffc" not in content
+
+
+def test_tab_goes_from_link_to_link_and_each_is_announced(
+    window: Any, books_dir: Path, qtbot: Any, heard: Any
+) -> None:
+    chat = ask_twice(window, books_dir, qtbot)
+    transcript = chat.transcript
+    hrefs = [h for _, _, h in transcript.links()]
+    assert any(h.startswith("margin-cite:") for h in hrefs), hrefs
+    assert any(h.startswith("margin-action:copy/") for h in hrefs)
+    transcript.setFocus(Qt.FocusReason.TabFocusReason)
+    focused = []
+    for _ in range(len(hrefs)):
+        qtbot.keyClick(transcript, Qt.Key.Key_Tab)
+        assert transcript.hasFocus()
+        focused.append(transcript.focused_link())
+    assert focused == hrefs, "every link once, in order"
+    links = [t for t in heard if t.startswith("Link: ")]
+    assert "Link: Copy" in links and any(t.startswith("Link: p.") for t in links)
+    # Shift+Tab goes back through them; past the first, focus leaves the transcript
+    qtbot.keyClick(transcript, Qt.Key.Key_Backtab)
+    assert transcript.focused_link() == hrefs[-2]
+    qtbot.keyClick(transcript, Qt.Key.Key_Tab)
+    qtbot.keyClick(transcript, Qt.Key.Key_Tab)
+    assert not transcript.hasFocus(), "after the last link Tab moves on (no trap)"
+
+
+def test_enter_and_a_click_open_a_link(window: Any, books_dir: Path, qtbot: Any) -> None:
+    chat = ask_twice(window, books_dir, qtbot)
+    transcript = chat.transcript
+    start, end, href = next(link for link in transcript.links() if "copy/" in link[2])
+    cursor = QTextCursor(transcript.document())
+    cursor.setPosition(start)
+    cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+    transcript.setTextCursor(cursor)
+    transcript.setFocus()
+    QApplication.clipboard().clear()
+    with qtbot.waitSignal(transcript.anchorClicked, timeout=2000) as opened:
+        qtbot.keyClick(transcript, Qt.Key.Key_Return)
+    assert opened.args[0].toString() == href
+    assert QApplication.clipboard().text().strip(), "Copy put the answer on the clipboard"
+    # a click on a page citation opens the page
+    start, _end, cite = next(
+        link for link in transcript.links() if link[2].startswith("margin-cite:")
+    )
+    at = QTextCursor(transcript.document())
+    at.setPosition(start + 1)
+    transcript.setTextCursor(at)
+    transcript.ensureCursorVisible()
+    QApplication.processEvents()
+    rect = transcript.cursorRect(at)
+    point = QPoint(rect.x() + 2, rect.center().y())
+    assert transcript.anchorAt(point) == cite
+    with qtbot.waitSignal(chat.requestOpenPage, timeout=3000):
+        QTest.mouseClick(transcript.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    first, _, last = cite.split("/")[1].split("?")[0].partition("-")
+    assert int(first) <= window.reader.page <= int(last or first), (cite, window.reader.page)
