@@ -16,9 +16,7 @@ from core.search.frontmatter import is_front_matter
 from core.search.vectors import DIMS, BookVectors, indexer_for, pack, unpack
 from core.store.library import BookInfo, Library
 from core.store.migrations import (
-    MIGRATIONS,
     SCHEMA_VERSION,
-    _v13_chunk_vectors,
     current_version,
     migrate,
 )
