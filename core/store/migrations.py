@@ -28,6 +28,7 @@ def _v1_initial(db: pw.SqliteDatabase) -> None:
     db.execute_sql("ALTER TABLE page ADD COLUMN html TEXT")  # dropped in v8
     for table in ("highlight", "note", "conversation"):  # added by _text_quote_anchors
         db.execute_sql(f"ALTER TABLE {table} DROP COLUMN quote")
+    db.execute_sql("ALTER TABLE highlight DROP COLUMN style")  # added by _highlight_style
 
 
 def _v2_tool_call_detail(db: pw.SqliteDatabase) -> None:

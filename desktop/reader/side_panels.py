@@ -120,6 +120,11 @@ class SidePanels(QTabWidget):
             self.removeTab(self.indexOf(old))
         self.companions[name] = panel
         self.setTabToolTip(self.addTab(panel, name), name)
+        # more tabs than fit a narrow panel even shortened (Threads, X-Ray, Story so far,
+        # Cards): arrows scroll the tab bar rather than the panel pushing the book below its
+        # share of the window
+        self.setUsesScrollButtons(True)
+        self.tabBar().setElideMode(Qt.TextElideMode.ElideNone)  # whole names, scrolled
 
     def focus_find(self) -> None:
         self.setCurrentWidget(self.finder)
