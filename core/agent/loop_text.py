@@ -11,7 +11,6 @@ from core.agent.loop_state import RunSink, RunState
 from core.agent.repetition import RepetitionCheck
 from core.agent.spoiler_verify import (
     CONCURRENCY,
-    TIMEOUT,
     PendingSegments,
     SupportCheck,
     SupportVerifier,
@@ -42,7 +41,7 @@ class ShownText:
         verifier: SupportVerifier | None,
         watch_loops: bool,
         concurrency: int = CONCURRENCY,
-        timeout: float = TIMEOUT,
+        timeout: float | None = None,
     ) -> None:
         self.state = state
         self.sink = sink

@@ -28,6 +28,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from core.agent.providers.base import ChatProvider, StreamText
 from core.agent.spoilers import Segment, SpoilerGuard
@@ -138,6 +139,13 @@ def decide(segment: Segment, check: SupportCheck | None) -> Segment:
     return dataclasses.replace(segment, hidden=True, kind="unsupported")
 
 
+class Verifies(Protocol):
+    """A verification of one sentence (``SupportVerifier``), with a verdict due in ``within``
+    seconds."""
+
+    async def __call__(self, sentence: str, within: float = ...) -> SupportCheck: ...
+
+
 # Where a decided segment goes: (the segment as decided, its verification if it had one, step).
 Decided = Callable[[Segment, SupportCheck | None, int], None]
 
@@ -159,15 +167,15 @@ class PendingSegments:
 
     def __init__(
         self,
-        verifier: SupportVerifier | None,
+        verifier: Verifies | None,
         out: Decided,
         *,
         concurrency: int = CONCURRENCY,
-        timeout: float = TIMEOUT,
+        timeout: float | None = None,
     ) -> None:
         self.verifier = verifier
         self.out = out
-        self.timeout = timeout
+        self.timeout = TIMEOUT if timeout is None else timeout
         self._slots = asyncio.Semaphore(concurrency)
         self._queue: deque[_Entry] = deque()
 
