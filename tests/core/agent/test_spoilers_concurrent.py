@@ -37,8 +37,11 @@ def is_verification(body: dict[str, Any]) -> bool:
 
 
 def late_verdicts(fake: FakeAnthropic, verdict: str, delay: float) -> None:
-    def respond(body: dict[str, Any]) -> Reply | None:
-        return Reply.text(verdict, delay_before=delay) if is_verification(body) else None
+    """Every request after the scripted answer is a verification, answered ``delay`` late."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        assert is_verification(body)
+        return Reply.text(verdict, delay_before=delay)
 
     fake.responder = respond
 
