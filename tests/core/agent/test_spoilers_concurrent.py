@@ -205,3 +205,36 @@ def test_abandon_keeps_the_lexical_decisions_and_cancels_the_calls() -> None:
 
     out, waiting = asyncio.run(go())
     assert out == [("A. ", True), ("B.", False)] and not waiting
+
+
+def test_a_stop_does_not_wait_for_verdicts(
+    library: Library, fake_anthropic: FakeAnthropic, metamorphosis: int
+) -> None:
+    """Stop while a verification is out: the run ends at once, the doubtful sentence and
+    the text after it keep the lexical decision (shown), in order."""
+    import time
+
+    from core.agent.events import RunCancelled
+
+    service = service_for(library, fake_anthropic, "anthropic")
+    conv = service.create_conversation(metamorphosis)
+    fake_anthropic.add(Reply.text(f"Gregor wakes up changed. {DOUBTFUL[0]} That is all."))
+    late_verdicts(fake_anthropic, "UNSUPPORTED", 5.0)
+
+    async def go() -> tuple[list[Any], float]:
+        stop = asyncio.Event()
+        events: list[Any] = []
+        stopped_at = 0.0
+        async for e in service.ask(conv.id, "What happens to Gregor?", stop=stop):
+            events.append(e)
+            if isinstance(e, TextDelta) and not stop.is_set():
+                await asyncio.sleep(0.3)  # the verification is out
+                stop.set()
+                stopped_at = time.perf_counter()
+        return events, time.perf_counter() - stopped_at
+
+    events, took = asyncio.run(go())
+    assert isinstance(events[-1], RunCancelled)
+    assert took < 3.0  # not the verification's 5 s
+    assert events[-1].result.answer == f"Gregor wakes up changed. {DOUBTFUL[0]} That is all."
+    assert not [e for e in events if isinstance(e, SpoilerHidden)]
