@@ -84,6 +84,8 @@ def test_doubtful_sentences_are_verified_side_by_side(
     )
     log = (library.paths.event_logs / f"conversation-{conv.id}.jsonl").read_text()
     assert log.count('"LLM_INVOCATION"') == 1 + len(DOUBTFUL)  # usage recorded for each
+    usage = events[-1].result.usage  # the fake server counts 100 input tokens a call
+    assert usage.input_tokens == 100 * (1 + len(DOUBTFUL))
 
 
 def test_a_verification_starts_when_its_sentence_ends(
