@@ -138,8 +138,9 @@ def verification_latency() -> None:
 def evaluation(lib: Library, ids: dict[str, int]) -> None:
     """The evaluation set by kind and by book, with the lexical check alone (no model) and with
     a model that verifies the doubtful sentences and judges them right (``oracle``: the best
-    a verification can do; a real model's accuracy is not measured), and what the
-    verification costs: calls per sentence and the size of each call."""
+    a verification can do; an honest estimate of a real judge, and a real small model, are in
+    tests/bench/bench_spoiler_judges.py), and what the verification costs: calls per
+    sentence and the size of each call (the wait it adds: tests/bench/bench_spoiler_verify.py)."""
     print(f"  evaluation by kind (books: {', '.join(ids)}):")
     for label, verify in (("no model", None), ("verified", oracle)):
         kinds = evaluate_kinds(lib.db, ids, verify=verify)
