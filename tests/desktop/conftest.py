@@ -93,6 +93,28 @@ def library(app: Margin) -> Library:
     return app.library
 
 
+def open_window(app: Margin, qtbot: Any, size: tuple[int, int] | None = None) -> Any:
+    """A shown main window that asks no modal questions ("headless"), sized when asked."""
+    from desktop.main_window import MainWindow
+
+    win = MainWindow(app, restore=False)
+    qtbot.addWidget(win)
+    win.reader.setProperty("headless", True)
+    if size is not None:
+        win.resize(*size)
+    win.show()
+    qtbot.waitExposed(win)
+    return win
+
+
+@pytest.fixture
+def window(app: Margin, qtbot: Any, real_font: str) -> Iterator[Any]:
+    """``open_window`` at its default size, closed after the test."""
+    win = open_window(app, qtbot)
+    yield win
+    close_window(qtbot, win)
+
+
 def close_window(qtbot: Any, window: Any) -> None:
     """Close a MainWindow and finish its background tasks while the test's loop still runs."""
     window.close()

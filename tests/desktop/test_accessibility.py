@@ -26,17 +26,6 @@ KEY = "sk-ant-a11y-test-KEY"
 
 
 @pytest.fixture
-def window(app: Any, qtbot: Any, real_font: str) -> Any:
-    win = MainWindow(app, restore=False)
-    qtbot.addWidget(win)
-    win.reader.setProperty("headless", True)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    close_window(qtbot, win)
-
-
-@pytest.fixture
 def heard() -> Any:
     """The announcements the window sends, as (text, politeness)."""
     said: list[tuple[str, QAccessible.AnnouncementPoliteness]] = []

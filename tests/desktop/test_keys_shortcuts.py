@@ -13,19 +13,13 @@ from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QLineEdit
 
 from core.books.importer import import_book
-from desktop.main_window import MainWindow
 from desktop.shortcut_help import ShortcutHelp, key_text, plain
-from tests.desktop.conftest import close_window
+from tests.desktop.conftest import close_window, open_window
 
 
 @pytest.fixture
 def window(app: Any, qtbot: Any, real_font: str) -> Any:
-    win = MainWindow(app, restore=False)
-    qtbot.addWidget(win)
-    win.reader.setProperty("headless", True)
-    win.resize(1280, 800)
-    win.show()
-    qtbot.waitExposed(win)
+    win = open_window(app, qtbot, (1280, 800))
     yield win
     close_window(qtbot, win)
 

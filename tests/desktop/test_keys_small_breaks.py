@@ -12,22 +12,9 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
 from core.books.importer import import_book
-from desktop.main_window import MainWindow
 from desktop.menus import THEME_MENU
-from tests.desktop.conftest import close_window
 
 COST = "12,345 tokens in · 2,345 out · about $0.07 this conversation · $0.31 this book"
-
-
-@pytest.fixture
-def window(app: Any, qtbot: Any, real_font: str) -> Any:
-    win = MainWindow(app, restore=False)
-    qtbot.addWidget(win)
-    win.reader.setProperty("headless", True)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    close_window(qtbot, win)
 
 
 def open_alice(window: Any, books_dir: Path, page: int = 5) -> int:

@@ -26,17 +26,6 @@ from tests.desktop.conftest import close_window
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def window(app: Any, qtbot: Any, real_font: str) -> Any:
-    win = MainWindow(app, restore=False)
-    qtbot.addWidget(win)
-    win.reader.setProperty("headless", True)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    close_window(qtbot, win)
-
-
 def run_until(qtbot: Any, coro: Any, timeout: float = 20.0) -> Any:
     task = asyncio.ensure_future(coro)
     qtbot.waitUntil(task.done, timeout=int(timeout * 1000))

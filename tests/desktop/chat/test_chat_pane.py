@@ -13,22 +13,11 @@ from core.agent.providers.anthropic.wire import source_for
 from core.books.importer import import_book
 from core.settings import get_api_key
 from core.store import models as m
-from desktop.main_window import MainWindow
 from desktop.requests import AskRequest
-from tests.desktop.conftest import close_window, connect_claude
+from tests.desktop.conftest import connect_claude
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, search_result_citation
 
 KEY = "sk-ant-desktop-test-KEY-42"
-
-
-@pytest.fixture
-def window(app: Any, qtbot: Any, real_font: str) -> Any:
-    win = MainWindow(app, restore=False)
-    qtbot.addWidget(win)
-    win.reader.setProperty("headless", True)
-    win.show()
-    yield win
-    close_window(qtbot, win)
 
 
 @pytest.fixture

@@ -22,9 +22,8 @@ from core.books.importer import import_book
 from core.settings import Settings
 from core.store import models as m
 from desktop.chat.render import Colours
-from desktop.main_window import MainWindow
 from desktop.requests import AskRequest
-from tests.desktop.conftest import close_window
+from tests.desktop.conftest import close_window, open_window
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, search_result_citation
 
 KEY = "sk-ant-desktop-test-KEY-15"
@@ -33,11 +32,7 @@ LEAK = "Later, at the trial, the Knave of Hearts is accused of stealing the tart
 
 @pytest.fixture
 def window(app: Any, qtbot: Any, real_font: str) -> Any:
-    win = MainWindow(app, restore=False)
-    qtbot.addWidget(win)
-    win.reader.setProperty("headless", True)
-    win.resize(1200, 800)
-    win.show()
+    win = open_window(app, qtbot, (1200, 800))
     yield win
     close_window(qtbot, win)
 

@@ -16,20 +16,14 @@ from PySide6.QtWidgets import QApplication
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.main_window import MainWindow
 from desktop.reader.image_pages import ImagePagesView
-from tests.desktop.conftest import close_window
+from tests.desktop.conftest import close_window, open_window
 from tests.support.comics import make_cbz, make_fixed_layout_epub, page_colour
 
 
 @pytest.fixture
 def window(app: Any, qtbot: Any, real_font: str) -> Any:
-    win = MainWindow(app, restore=False)
-    qtbot.addWidget(win)
-    win.reader.setProperty("headless", True)
-    win.resize(900, 900)
-    win.show()
-    qtbot.waitExposed(win)
+    win = open_window(app, qtbot, (900, 900))
     yield win
     close_window(qtbot, win)
 

@@ -14,20 +14,14 @@ from PySide6.QtTest import QTest
 from core.books import ocr
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.main_window import MainWindow
-from tests.desktop.conftest import close_window
+from tests.desktop.conftest import close_window, open_window
 from tests.support.imagepdf import scan_of
 from tests.support.pdfgen import make_text_pdf
 
 
 @pytest.fixture
 def window(app: Any, qtbot: Any, real_font: str) -> Any:
-    win = MainWindow(app, restore=False)
-    qtbot.addWidget(win)
-    win.reader.setProperty("headless", True)
-    win.resize(1200, 800)
-    win.show()
-    qtbot.waitExposed(win)
+    win = open_window(app, qtbot, (1200, 800))
     yield win
     close_window(qtbot, win)
 
