@@ -17,6 +17,8 @@ from typing import Any
 import peewee as pw
 from playhouse.sqlite_ext import FTS5Model, RowIDField, SearchField
 
+from core.store.page_dict import PAGE_DICT
+
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
@@ -111,11 +113,16 @@ def unpack_chunk(value: bytes | str | None, first_page: Any, last_page: Any) -> 
     return (unpacker.decompress(value[9:]) + unpacker.flush()).decode("utf-8")
 
 
-# A page (schema v8) is one blob: b"P", what its HTML is (none, the text's paragraphs, or
+# A page (schema v8) is one blob: a mark, what its HTML is (none, the text's paragraphs, or
 # its own), the length of the text in bytes, then the text and the HTML compressed together
 # (an EPUB page's HTML repeats its text, so together they compress to little more than one).
+# Mark b"P": deflate alone (level 1), pages written before the dictionary; b"D": deflate at
+# level 6 against the preset dictionary ``PAGE_DICT`` of common English words (a page of
+# prose packs about a sixth smaller; core/store/page_dict.py). Both are read.
 PAGE_BLOB = b"P"
+PAGE_BLOB_DICT = b"D"
 _NO_HTML, _PLAIN, _OWN_HTML = 0, 1, 2
+_PAGE_LEVEL = 6  # 0.06 ms a page, level 1 without the dictionary 0.05 (and 19 % larger)
 
 
 def pack_page(text: str, html: str | None) -> bytes:
@@ -126,8 +133,17 @@ def pack_page(text: str, html: str | None) -> bytes:
         kind, extra = _PLAIN, b""
     else:
         kind, extra = _OWN_HTML, html.encode("utf-8")
-    head = PAGE_BLOB + bytes([kind]) + len(body).to_bytes(4, "little")
-    return head + zlib.compress(body + extra, 1)  # level 1: 5 % larger, a third faster
+    head = PAGE_BLOB_DICT + bytes([kind]) + len(body).to_bytes(4, "little")
+    packer = zlib.compressobj(_PAGE_LEVEL, zdict=PAGE_DICT)
+    return head + packer.compress(body + extra) + packer.flush()
+
+
+def _unpacker(mark: bytes) -> Any:
+    if mark == PAGE_BLOB_DICT:
+        return zlib.decompressobj(zdict=PAGE_DICT)
+    if mark == PAGE_BLOB:
+        return zlib.decompressobj()
+    raise ValueError("not a stored page")
 
 
 def unpack_page(value: bytes | str | None) -> tuple[str, str | None]:
@@ -139,10 +155,13 @@ def unpack_page(value: bytes | str | None) -> tuple[str, str | None]:
         return value, None
     if isinstance(value, memoryview):
         value = bytes(value)
-    if not value.startswith(PAGE_BLOB):
+    if len(value) < 6:
         raise ValueError("not a stored page")
+    unpacker = _unpacker(value[:1])
     kind, size = value[1], int.from_bytes(value[2:6], "little")
-    data = zlib.decompress(value[6:])
+    data = unpacker.decompress(value[6:])
+    if not unpacker.eof:
+        raise zlib.error("a stored page is cut short")
     text = data[:size].decode("utf-8")
     if kind == _NO_HTML:
         return text, None
@@ -157,12 +176,12 @@ def page_text(value: bytes | str | None) -> str:
     stored after it."""
     if isinstance(value, memoryview):
         value = bytes(value)
-    if not isinstance(value, bytes) or not value.startswith(PAGE_BLOB):
+    if not isinstance(value, bytes) or value[:1] not in (PAGE_BLOB, PAGE_BLOB_DICT):
         return unpack_page(value)[0]
     size = int.from_bytes(value[2:6], "little")
     if size == 0:  # (a max_length of 0 would mean "no limit")
         return ""
-    return zlib.decompressobj().decompress(value[6:], size).decode("utf-8")
+    return _unpacker(value[:1]).decompress(value[6:], size).decode("utf-8")
 
 
 class BaseModel(pw.Model):
