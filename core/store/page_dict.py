@@ -4,7 +4,7 @@
 A page is one to four kilobytes of text: deflate alone finds few repeats in so little and
 packs English prose about 2 : 1. A dictionary of common English words, the most frequent
 last (deflate codes near matches in fewer bits), gives it matches from the first word on:
-the 16 MiB-of-XHTML EPUB's pages take 8.05 MB instead of 9.58 MB (tests/bench/bench_dbsize.py).
+the 16 MiB-of-XHTML EPUB's pages take 8.34 MB instead of 9.64 MB (tests/bench/bench_dbsize.py).
 
 The words are the 1,227 most frequent words of a public-domain novel (Kafka's *Metamorphosis*,
 Project Gutenberg), its names left out: a list of common words, not the book's text.

@@ -200,3 +200,17 @@ def test_no_index_only_repeats_the_start_of_another() -> None:
         assert "page_book_id_number" in str(plan)
     finally:
         library.close()
+
+
+def test_a_chunk_cut_from_its_pages_is_stored_as_where_it_is() -> None:
+    first, last = "It was a dark and stormy night. " * 20, "The end came at last."
+    text = first[40:] + "\n\n" + last[:7]
+    packed = pack_chunk(text, chunk_pages(first, last))
+    assert packed[:1] == b"S" and len(packed) == 13
+    assert unpack_chunk(packed, pack_page(first, None), pack_page(last, None)) == text
+    changed = first.replace("stormy", "sunny!", 3)  # same length: only the CRC can tell
+    with pytest.raises(ValueError, match="does not match its pages"):
+        unpack_chunk(packed, pack_page(changed, None), pack_page(last, None))
+    old = pack_chunk(text + " and more", chunk_pages(first, last))  # not a stretch: deflate
+    assert old[:1] == b"C"
+    assert unpack_chunk(old, pack_page(first, None), pack_page(last, None)) == text + " and more"
