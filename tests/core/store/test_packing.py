@@ -214,3 +214,15 @@ def test_a_chunk_cut_from_its_pages_is_stored_as_where_it_is() -> None:
     old = pack_chunk(text + " and more", chunk_pages(first, last))  # not a stretch: deflate
     assert old[:1] == b"C"
     assert unpack_chunk(old, pack_page(first, None), pack_page(last, None)) == text + " and more"
+
+
+def test_the_page_dictionary_never_changes() -> None:
+    """Stored pages read only with the very bytes they were packed against (a new
+    dictionary needs a new mark, this one kept for the rows already written)."""
+    import hashlib
+
+    from core.store.page_dict import PAGE_DICT
+
+    assert hashlib.sha256(PAGE_DICT).hexdigest() == (
+        "a4cf84e12f16fd71bec4816449f59fd41c60f90eaea7508ef5434e57ad7b5c21"
+    )
