@@ -22,10 +22,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROUNDS = 3
 BASE = "fd5c526"
-# Issue 27, item 11 compares against main before it: --base 2ccdf7b
+# Issue 27, item 11 compares against main before it: --base 2ccdf7b (figures of the
+# dbsize branch: --base bbffe79, main when it began)
 
 
 def worker(root: Path, files: list[Path]) -> None:
@@ -53,8 +55,14 @@ def worker(root: Path, files: list[Path]) -> None:
         lib.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
         lib.db.execute_sql("VACUUM")
         size = lib.paths.database.stat().st_size
+        try:  # where the bytes are (SQLite's dbstat table, when it is compiled in)
+            rows = lib.db.execute_sql(
+                "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 5"
+            ).fetchall()
+        except Exception:  # only a breakdown for the report
+            rows = []
         lib.close()
-    print(json.dumps({"size": size, "seconds": elapsed}))
+    print(json.dumps({"size": size, "seconds": elapsed, "tables": dict(rows)}))
 
 
 def book_sets(folder: Path) -> dict[str, list[Path]]:
@@ -142,7 +150,7 @@ def book_sets(folder: Path) -> dict[str, list[Path]]:
     }
 
 
-def run_worker(root: Path, files: list[Path]) -> dict[str, float]:
+def run_worker(root: Path, files: list[Path]) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, __file__, "--worker", str(root), *map(str, files)],
         capture_output=True,
@@ -168,7 +176,7 @@ def main(base: str) -> None:
         sets = book_sets(folder)
         for name, files in sets.items():
             books = sum(f.stat().st_size for f in files)
-            figures: dict[str, list[dict[str, float]]] = {"base": [], "now": []}
+            figures: dict[str, list[dict[str, Any]]] = {"base": [], "now": []}
             for _ in range(ROUNDS):
                 figures["base"].append(run_worker(old, files))
                 figures["now"].append(run_worker(ROOT, files))
@@ -187,6 +195,12 @@ def main(base: str) -> None:
                 "<= 2.5 x",
                 size["now"] <= 2.5 * books,
             )
+            for side in ("base", "now"):
+                tables = figures[side][-1].get("tables", {})
+                print(
+                    f"    largest tables, {side}: "
+                    + ", ".join(f"{n} {b / 1e6:.2f} MB" for n, b in tables.items())
+                )
             ratio = secs["now"] / secs["base"]
             report(
                 "  import time now / base",

@@ -128,3 +128,101 @@ def test_damaged_stored_text_is_reported_and_re_reading_repairs_it(books_dir: Pa
         assert [b.id for b in library.list_books()] == [book.id]
     finally:
         library.close()
+
+
+def _page_before_the_dictionary(text: str, html: str | None) -> bytes:
+    """A page as written until the preset dictionary (mark b"P", plain deflate level 1)."""
+    body, kind = text.encode(), 0 if html is None else 2
+    extra = b"" if html is None else html.encode()
+    return b"P" + bytes([kind]) + len(body).to_bytes(4, "little") + zlib.compress(body + extra, 1)
+
+
+def test_pages_written_before_the_dictionary_still_read(books_dir: Path) -> None:
+    """A library's older pages keep their format (they are not repacked): the reader, SQL's
+    margin_text, a chunk's view and search all read them beside new pages."""
+    from core.books.importer import import_book
+    from core.paths import resolve_paths
+    from core.search import BookSearch
+
+    old = _page_before_the_dictionary("Old words.", "<p>Old <i>words</i>.</p>")
+    assert unpack_page(old) == ("Old words.", "<p>Old <i>words</i>.</p>")
+    assert page_text(old) == "Old words."
+    library = Library.open(resolve_paths())
+    try:
+        book = import_book(library, books_dir / "metamorphosis.epub").book
+        rows = library.db.execute_sql(
+            "SELECT id, text FROM page WHERE book_id = ?", (book.id,)
+        ).fetchall()
+        assert all(bytes(blob)[:1] == b"D" for _, blob in rows)  # new pages: the dictionary
+        expected = library.page_texts(book.id)
+        for pid, blob in rows:  # the whole book back in the old format
+            text, html = unpack_page(blob)
+            old_blob = _page_before_the_dictionary(text, html)
+            library.db.execute_sql("UPDATE page SET text = ? WHERE id = ?", (old_blob, pid))
+        assert library.page_texts(book.id) == expected
+        sql = library.db.execute_sql(
+            "SELECT number, margin_text(text) FROM page WHERE book_id = ? ORDER BY number",
+            (book.id,),
+        ).fetchall()
+        assert [(int(n), t) for n, t in sql] == expected
+        library.db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('integrity-check')")
+        assert "Gregor" in BookSearch(library.db).search_book(book.id, "Gregor sister")[0].text
+    finally:
+        library.close()
+
+
+def test_the_dictionary_packs_real_pages_smaller_and_a_cut_page_fails(books_dir: Path) -> None:
+    parsed = parse_book(books_dir / "alice_in_wonderland.epub")  # not the dictionary's source
+    now = sum(len(pack_page(p.text, p.html)) for p in parsed.pages)
+    before = sum(len(_page_before_the_dictionary(p.text, p.html)) for p in parsed.pages)
+    assert now < 0.9 * before
+    packed = pack_page(parsed.pages[3].text, parsed.pages[3].html)
+    with pytest.raises(zlib.error):
+        unpack_page(packed[:-20])
+    with pytest.raises(ValueError, match="not a stored page"):
+        unpack_page(b"D\x00")
+
+
+def test_no_index_only_repeats_the_start_of_another() -> None:
+    from core.paths import resolve_paths
+
+    library = Library.open(resolve_paths())
+    try:
+        names = {
+            r[0]
+            for r in library.db.execute_sql("SELECT name FROM sqlite_master WHERE type = 'index'")
+        }
+        assert {"page_book_id_number", "chunk_book_id_end_page"} <= names
+        assert not {"page_book_id", "chunk_book_id"} & names
+        plan = library.db.execute_sql(
+            "EXPLAIN QUERY PLAN SELECT text FROM page WHERE book_id = 1"
+        ).fetchall()
+        assert "page_book_id_number" in str(plan)
+    finally:
+        library.close()
+
+
+def test_a_chunk_cut_from_its_pages_is_stored_as_where_it_is() -> None:
+    first, last = "It was a dark and stormy night. " * 20, "The end came at last."
+    text = first[40:] + "\n\n" + last[:7]
+    packed = pack_chunk(text, chunk_pages(first, last))
+    assert packed[:1] == b"S" and len(packed) == 13
+    assert unpack_chunk(packed, pack_page(first, None), pack_page(last, None)) == text
+    changed = first.replace("stormy", "sunny!", 3)  # same length: only the CRC can tell
+    with pytest.raises(ValueError, match="does not match its pages"):
+        unpack_chunk(packed, pack_page(changed, None), pack_page(last, None))
+    old = pack_chunk(text + " and more", chunk_pages(first, last))  # not a stretch: deflate
+    assert old[:1] == b"C"
+    assert unpack_chunk(old, pack_page(first, None), pack_page(last, None)) == text + " and more"
+
+
+def test_the_page_dictionary_never_changes() -> None:
+    """Stored pages read only with the very bytes they were packed against (a new
+    dictionary needs a new mark, this one kept for the rows already written)."""
+    import hashlib
+
+    from core.store.page_dict import PAGE_DICT
+
+    assert hashlib.sha256(PAGE_DICT).hexdigest() == (
+        "a4cf84e12f16fd71bec4816449f59fd41c60f90eaea7508ef5434e57ad7b5c21"
+    )
