@@ -117,27 +117,28 @@ class _TextPlaces:
 class _PdfPlaces:
     """Where marks go in a PDF view: beside the line of the page where the words are."""
 
-    def __init__(self, view: Any) -> None:
+    def __init__(self, view: Any, stored: Callable[[int], str] | None = None) -> None:
         self.view = view
-        self._cache: dict[tuple[int, str], float | None] = {}
+        self.stored = stored  # the pages' stored text: which of two equal passages is meant
+        self._cache: dict[tuple[int, int, str], float | None] = {}
 
     def _point_y(self, mark: MarginMark) -> float | None:
-        key = (mark.page, mark.exact[:60])
+        key = (mark.page, mark.start, mark.exact[:60])
         if key not in self._cache:
             self._cache[key] = self._find(mark)
         return self._cache[key]
 
     def _find(self, mark: MarginMark) -> float | None:
-        from desktop.reader.pdf_view import _raw_index
+        from desktop.reader.pdf_marks import find_words
 
         document = self.view.document
         selection = document.getAllText(mark.page - 1)
         full = selection.text() if selection.isValid() else ""
-        words = collapse(mark.exact)[:60]
-        at = collapse(full).lower().find(words.lower()) if words else -1
-        if at < 0:
+        stored = self.stored(mark.page) if self.stored is not None else ""
+        place = find_words(full, mark.exact, stored, mark.start)
+        if place is None:
             return None
-        found = document.getSelectionAtIndex(mark.page - 1, _raw_index(full, at), len(words))
+        found = document.getSelectionAtIndex(mark.page - 1, place[0], min(place[1], 60))
         if not found.isValid() or not found.bounds():
             return None
         box = found.bounds()[0].boundingRect()
@@ -229,7 +230,7 @@ class MarginMarks(QWidget):
         if stored is not None and hasattr(view, "loaded") and hasattr(view, "cursorRect"):
             self.places = _TextPlaces(view, stored)
         elif hasattr(view, "rects") and hasattr(view, "canvas"):
-            self.places = _PdfPlaces(view)
+            self.places = _PdfPlaces(view, stored)
         self.marks: list[MarginMark] = []
         self._by_page: dict[int, list[MarginMark]] = {}
         self._hits: list[tuple[QRectF, MarginMark]] = []
