@@ -22,7 +22,7 @@ import peewee as pw
 
 from core.anchors import BookText, Found, TextQuote, collapse, moved, stored_to_view
 from core.anchors import view_to_stored as _view_to_stored
-from core.domain.messages import CitationRef, citation_from_json, citation_to_json
+from core.domain.messages import CitationRef, Passage, citation_from_json, citation_to_json
 from core.store.records import page_texts
 
 log = logging.getLogger(__name__)
@@ -308,20 +308,53 @@ def overlaps(a: TextQuote, b: TextQuote) -> bool:
 
 
 def resolve_citations(
-    db: pw.SqliteDatabase, citations: Iterable[CitationRef]
+    db: pw.SqliteDatabase, citations: Iterable[CitationRef], passages: Sequence[Passage] = ()
 ) -> tuple[CitationRef, ...]:
     """Each citation with the book's own words for its quote and where they start (the
-    occurrence on its first page, or running on from it); unchanged when not found. Never
-    fails: an answer is saved with its citations as the model gave them if this goes wrong."""
+    occurrence on its first page, or running on from it); unchanged when not found. When the
+    words stand more than once there, the passage the model read them in (``passages``: what
+    the tools returned) says which: the occurrence whose surrounding words are the
+    passage's. Never fails: an answer is saved with its citations as the model gave them if
+    this goes wrong."""
     citations = tuple(citations)
     try:
-        return _resolve(db, citations)
+        return _resolve(db, citations, passages)
     except Exception:
         log.warning("citations kept as given: finding their words failed", exc_info=True)
         return citations
 
 
-def _resolve(db: pw.SqliteDatabase, citations: tuple[CitationRef, ...]) -> tuple[CitationRef, ...]:
+CITED_CONTEXT = 300  # characters of the passage around a quote that say where it stands
+
+
+def cited_context(citation: CitationRef, passages: Sequence[Passage]) -> tuple[str, str]:
+    """The words before and after ``citation``'s quote in the passage it was read in: a
+    passage of exactly its pages (a citation's source names the passage's pages) before one
+    that overlaps them, the first that holds the quote once; empty when none does."""
+    exact = collapse(citation.quoted_text)
+    if not exact:
+        return "", ""
+    pages = (citation.first_page, citation.last_page)
+    near = [
+        p
+        for p in passages
+        if p.book_id == citation.book_id
+        and p.last_page >= citation.first_page - 1
+        and p.first_page <= citation.last_page + 1
+    ]
+    for p in sorted(near, key=lambda p: (p.first_page, p.last_page) != pages):
+        text = collapse(p.text)
+        at = text.find(exact)
+        if at < 0 or text.find(exact, at + 1) >= 0:
+            continue  # not in it, or twice in it: it cannot tell which
+        end = at + len(exact)
+        return text[max(0, at - CITED_CONTEXT) : at], text[end : end + CITED_CONTEXT]
+    return "", ""
+
+
+def _resolve(
+    db: pw.SqliteDatabase, citations: tuple[CitationRef, ...], passages: Sequence[Passage]
+) -> tuple[CitationRef, ...]:
     out = []
     for c in citations:
         if c.exact or not c.quoted_text.strip():
@@ -335,7 +368,9 @@ def _resolve(db: pw.SqliteDatabase, citations: tuple[CitationRef, ...]) -> tuple
         if not rows:
             out.append(c)
             continue
-        quote = BookText([(int(n), str(t)) for n, t in rows]).quote_of(c.quoted_text, c.first_page)
+        before, after = cited_context(c, passages)
+        book = BookText([(int(n), str(t)) for n, t in rows])
+        quote = book.quote_of(c.quoted_text, c.first_page, prefix=before, suffix=after)
         if quote is None or not c.first_page - 1 <= quote.page <= c.last_page + 1:
             out.append(c)
             continue
