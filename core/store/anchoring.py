@@ -23,6 +23,7 @@ import peewee as pw
 from core.anchors import BookText, Found, TextQuote, collapse, moved, stored_to_view
 from core.anchors import view_to_stored as _view_to_stored
 from core.domain.messages import CitationRef, Passage, citation_from_json, citation_to_json
+from core.store.anchoring_history import PageMover, move_history
 from core.store.records import page_texts
 
 log = logging.getLogger(__name__)
@@ -182,6 +183,8 @@ def reanchor(
     db.cursor().executemany("UPDATE conversation SET quote = ? WHERE id = ?", threads)
 
     messages: list[tuple[str, int]] = []
+    cited: dict[int, dict[tuple[int, int], tuple[int, int]]] = {}
+    quoted: dict[int, dict[str, tuple[int, int]]] = {}
     for mid, raw in db.execute_sql(
         "SELECT m.id, m.citations FROM message m JOIN conversation c ON c.id = m.conversation_id"
         " WHERE c.book_id = ? AND m.citations IS NOT NULL AND m.citations != '[]'",
@@ -190,12 +193,19 @@ def reanchor(
         cites = _loads(raw)
         if not isinstance(cites, list):
             continue
+        spans, quotes = cited.setdefault(int(mid), {}), quoted.setdefault(int(mid), {})
         for cite in cites:
             if not isinstance(cite, dict) or int(cite.get("book_id", 0)) != book_id:
                 continue
+            before = (int(cite.get("first_page", 1)), int(cite.get("last_page", 1)))
             _move_citation(cite, old, new, follow, mid, last)
+            after = (int(cite["first_page"]), int(cite["last_page"]))
+            spans.setdefault(before, after)
+            quotes.setdefault(str(cite.get("quoted_text", "")), after)
         messages.append((_dumps(cites) or "[]", mid))
     db.cursor().executemany("UPDATE message SET citations = ? WHERE id = ?", messages)
+    # what the model re-reads (answers' labels and citations, passages) names the new pages
+    move_history(db, book_id, PageMover(old, new, last), cited, quoted)
 
     out.read_to = _moved_page(old, new, old.page_end_quote(read_to), end=True) or read_to
     out.page = _moved_page(old, new, old.page_start_quote(page)) or page
