@@ -104,10 +104,13 @@ class _TextPlaces:
         position = self._position(mark)
         if position is None:
             return None
-        cursor = QTextCursor(self.view.document())
-        cursor.setPosition(min(position, self.view.document().characterCount() - 1))
-        rect = self.view.cursorRect(cursor)  # a paged view answers in the column holding it
+        position = min(position, self.view.document().characterCount() - 1)
         columns = self._columns()
+        if columns > 1 and not self.view.on_screen(position):
+            return None  # in neither column: no place beside one
+        cursor = QTextCursor(self.view.document())
+        cursor.setPosition(position)
+        rect = self.view.cursorRect(cursor)  # a paged view answers in the column holding it
         column = min(columns - 1, max(0, rect.x() // self._column_width())) if columns > 1 else 0
         return int(column), rect.top() + rect.height() / 2
 
