@@ -1,6 +1,6 @@
 """After a book is read again, the conversations about it name its new pages: what the model
-re-reads as history (an answer's text and its citations, the passages the tools returned, a
-selection's page, "pages after N are hidden") is rewritten in the stored messages, in the
+re-reads as history (an answer's text and its citations, the passages the tools returned and
+the pages it asked them for, a selection's page, "pages after N are hidden") is rewritten in the stored messages, in the
 same transaction that moved the answers' page chips (``anchoring.reanchor``).
 
 Rewriting once, where the pages moved, keeps every reader of the stored messages consistent —
@@ -25,6 +25,7 @@ from core.labels import pages_label
 # what a model writes and the reader sees as a page chip: [p. 12], [pp. 12–13]
 _LABEL = re.compile(r"\[(p|pp)\.\s*(\d+)(?:(\s*[–-]\s*)(\d+))?\]")
 EDGE = 100  # characters of a passage's start and end it is found again by
+_PAGE_ARGUMENTS = {"read_pages": ("start", "end"), "save_note": ("page",)}  # tools' pages
 
 Span = tuple[int, int]
 
@@ -144,6 +145,12 @@ class _Rewriter:
                 self.selection_page = int(selection["page"])
             elif kind == "hidden_after":
                 part["page"] = self.mover.page(int(part["page"]))
+            elif kind == "tool_call" and isinstance(part.get("arguments"), dict):
+                # the model's own request, as its result (moved above) now answers it
+                arguments = part["arguments"]
+                for key in _PAGE_ARGUMENTS.get(str(part.get("name")), ()):
+                    if isinstance(arguments.get(key), int):
+                        arguments[key] = self.mover.page(arguments[key])
         except (KeyError, TypeError, ValueError):
             return  # a part this version does not know the shape of: left as it was
 

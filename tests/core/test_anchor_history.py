@@ -17,7 +17,14 @@ from core.agent.service import AgentService
 from core.anchors import collapse
 from core.books import parse as parse_module
 from core.books.importer import import_book, reimport_book
-from core.domain.messages import AssistantMessage, CitationRef, Question, TextPart, Usage
+from core.domain.messages import (
+    AssistantMessage,
+    CitationRef,
+    Question,
+    TextPart,
+    ToolCall,
+    Usage,
+)
 from core.labels import pages_label
 from core.search import BookSearch
 from core.store import models as m
@@ -136,11 +143,12 @@ def test_page_labels_in_an_answer_follow_its_citation(
     )
     cite = CitationRef(book_id, page, page, words)
     answer = f"There [p. {page}], and again [pp. {page}–{page + 1}]."
+    read = ToolCall("c1", "read_pages", {"start": page, "end": page + 1})
     conversations.finish(
         conversation_id=conv.id,
         ids=ids,
         status="complete",
-        message=AssistantMessage((TextPart(answer, (cite,)),)),
+        message=AssistantMessage((read, TextPart(answer, (cite,)))),
         text=answer,
         citations=(cite,),
         steps=1,
@@ -155,4 +163,8 @@ def test_page_labels_in_an_answer_follow_its_citation(
     assert part["text"].startswith(f"There [p. {moved}], and again [pp. ")
     assert row.text == part["text"], "what the reader sees names the same pages"
     assert part["citations"][0]["first_page"] == moved
+    # the pages the model asked for follow the words they started with
+    [call] = [p for p in row.content if p.get("kind") == "tool_call"]
+    starts = [_page_of(library, book_id, collapse(texts[n])[:48]) for n in (page, page + 1)]
+    assert [call["arguments"]["start"], call["arguments"]["end"]] == starts
     assert json.dumps(row.citations).count(f'"first_page": {moved}') == 1
