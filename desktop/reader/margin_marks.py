@@ -45,7 +45,10 @@ class MarginMark:
 
 def stored_offset(reader: Any, page: int, anchor: Any) -> int:
     """Where a selection starts in its page's stored text (-1 when not known): the text
-    view's anchor counts one paragraph break where the stored text has a blank line."""
+    view's anchor counts one paragraph break where the stored text has a blank line; a PDF
+    selection's (its boxes) is found by the words QtPdf selects there."""
+    if isinstance(anchor, dict) and "polys" in anchor and "start" not in anchor:
+        return _pdf_stored_offset(reader, page, anchor["polys"])
     try:
         start = anchor["start"]
         if int(start["page"]) != page or reader.host.pages is None:
@@ -53,6 +56,34 @@ def stored_offset(reader: Any, page: int, anchor: Any) -> int:
         return view_to_stored(reader.host.pages.stored_text(page), int(start["offset"]))
     except (KeyError, TypeError, ValueError, AttributeError):
         return -1
+
+
+def _pdf_stored_offset(reader: Any, page: int, polys: Any) -> int:
+    from desktop.reader.pdf_canvas import to_poly
+    from desktop.reader.pdf_marks import stored_start
+
+    pdf, pages = reader.host.pdf_view(), reader.host.pages
+    if pdf is None or pages is None or not polys:
+        return -1
+    try:
+        boxes = [to_poly(p).boundingRect() for p in polys]
+    except (TypeError, ValueError, IndexError):
+        return -1
+    first, last = boxes[0], boxes[-1]
+    selection = pdf.document.getSelection(
+        page - 1,
+        QPointF(first.left() + 0.5, first.center().y()),
+        QPointF(last.right() - 0.5, last.center().y()),
+    )
+    if not selection.isValid() or not selection.text().strip():
+        return -1
+    raw = pdf.document.getAllText(page - 1)
+    return stored_start(
+        raw.text() if raw.isValid() else "",
+        int(selection.startIndex()),
+        selection.text(),
+        pages.stored_text(page),
+    )
 
 
 def mark_exactly(reader: Any, page: int, start: int, exact: str) -> bool:

@@ -102,3 +102,25 @@ def _running_on(text: str, words: str, least: int = 3) -> int:
         if text.endswith(head):
             return len(head)
     return 0
+
+
+def stored_start(raw: str, raw_index: int, exact: str, stored: str) -> int:
+    """Where the words ``exact``, selected from index ``raw_index`` of QtPdf's page text
+    ``raw``, start in the page's stored text ``stored`` (the same occurrence when they stand
+    there more than once); -1 when they are not there."""
+    words = collapse(_SKIP.sub("", exact))
+    if not words or not stored:
+        return -1
+    text, at = _collapsed(raw)
+    found = _occurrences(text, words)
+    book = BookText([(1, stored)])
+    in_stored = _occurrences(book.text, words)
+    if not found or not in_stored:
+        return -1
+    nth = min(range(len(found)), key=lambda k: abs(at[found[k]] - raw_index))
+    if len(found) == len(in_stored):
+        place = in_stored[nth]
+    else:
+        expected = found[nth] * len(book.text) / max(1, len(text))
+        place = min(in_stored, key=lambda p: abs(p - expected))
+    return book.locate(place)[1]

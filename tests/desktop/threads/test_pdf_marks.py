@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPointF, Qt, QUrl
+from PySide6.QtCore import QPoint, QPointF, Qt, QUrl
 from PySide6.QtTest import QTest
 
 from core.anchors import collapse
@@ -115,3 +115,45 @@ def test_words_found_in_the_raw_text_of_a_page() -> None:
     assert find_words(raw, "nothing like it") is None
     assert find_words("", "words") is None
     assert find_words(raw, "   ") is None
+
+
+def test_asking_about_the_second_of_two_equal_sentences_in_a_pdf_anchors_there(
+    library: Library, pdf_dir: Path, books_dir: Path, qtbot: Any, real_font: str
+) -> None:
+    book = import_book(library, pdf_dir / "pdflatex-4-pages.pdf").book
+    stored = library.page(book.id, PAGE).text
+    pattern = r"\s+".join(re.escape(w) for w in PHRASE.split())
+    first, second = [m.start() for m in re.finditer(pattern, stored)][:2]
+    with alice_window(library, books_dir, qtbot, 3) as (win, _alice):
+        win.resize(1200, 900)
+        win.open_book(book.id, PAGE)
+        view = win.reader.view
+        assert isinstance(view, PdfView)
+        qtbot.waitUntil(view.is_drawn, timeout=10000)
+        # the second sentence's boxes on the page, then a real drag over them
+        raw = view.document.getAllText(PAGE - 1).text()
+        place = find_words(raw, PHRASE, stored, second)
+        assert place is not None
+        boxes = [
+            p.boundingRect() for p in view.document.getSelectionAtIndex(PAGE - 1, *place).bounds()
+        ]
+        rect = view.rects[PAGE - 1]
+
+        def on_canvas(x: float, y: float) -> QPoint:
+            return QPoint(round(rect.left() + x * view.scale), round(rect.top() + y * view.scale))
+
+        start = on_canvas(boxes[0].left() + 0.5, boxes[0].center().y())
+        end = on_canvas(boxes[-1].right() - 0.5, boxes[-1].center().y())
+        view.ensureVisible(start.x(), start.y(), 50, 200)
+        QTest.mousePress(view.canvas, Qt.MouseButton.LeftButton, pos=start)
+        QTest.mouseMove(view.canvas, end)
+        QTest.mouseRelease(view.canvas, Qt.MouseButton.LeftButton, pos=end)
+        bar = win.reader.selection_bar
+        qtbot.waitUntil(bar.isVisible, timeout=3000)
+        QTest.mouseClick(bar.buttons["explain"], Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: len(win.app.conversations.threads(book.id)) == 1, timeout=5000)
+        [thread] = win.app.conversations.threads(book.id)
+        assert thread.quote is not None
+        assert (thread.quote.page, thread.quote.exact) == (PAGE, PHRASE)
+        assert thread.quote.start == second != first, "the occurrence selected, not the first"
+        qtbot.waitUntil(lambda: not win.chat.answering(conversation_id=thread.id), timeout=10000)
