@@ -240,16 +240,20 @@ class BookText:
         first, last = self.page_bounds(page)
         return self.quote_between(max(first, last - size), last)
 
-    def quote_of(self, words: str, page: int, near: int = -1) -> TextQuote | None:
+    def quote_of(
+        self, words: str, page: int, near: int = -1, *, prefix: str = "", suffix: str = ""
+    ) -> TextQuote | None:
         """The quote of ``words`` as they stand on (or run on from) ``page``: the occurrence
-        closest to stored offset ``near`` of that page (its first one when ``near`` is -1),
-        fuzzy when they differ a little (a model quoting loosely). None when not there."""
+        closest to stored offset ``near`` of that page (its first one when ``near`` is -1)
+        whose surroundings best match ``prefix`` and ``suffix`` (the words around them where
+        a model read them), fuzzy when they differ a little (a model quoting loosely). None
+        when not there."""
         exact = collapse(words)
         if not exact or not self.numbers:
             return None
         first, last = self.page_bounds(page)
         expected = first if near < 0 else self.position(page, near)
-        hint = TextQuote(exact, page=page)
+        hint = TextQuote(exact, prefix=collapse(prefix), suffix=collapse(suffix), page=page)
         found = self._exact(hint, expected, first, last + len(exact))
         if found is None:
             found = self._exact(hint, expected, max(0, first - len(exact)), last + len(exact))

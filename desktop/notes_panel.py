@@ -29,6 +29,7 @@ from desktop.requests import OpenPageRequest
 from desktop.tasks import in_background
 
 ROLE = Qt.ItemDataRole.UserRole + 3
+LOST_ROLE = Qt.ItemDataRole.UserRole + 4  # True: not found when the book was read again
 
 
 class NotesPanel(QWidget):
@@ -43,6 +44,7 @@ class NotesPanel(QWidget):
         self.book_id: int | None = None
         self._generation = 0
         self.title = QLabel()
+        self.title.setWordWrap(True)
         self.items = QListWidget()
         self.items.setWordWrap(True)
         self.items.setAccessibleName("Notes and highlights list")
@@ -81,9 +83,15 @@ class NotesPanel(QWidget):
             self._fill(generation, None)
             return
 
-        def read() -> tuple[Any, list[Any], list[Any]]:
+        def read() -> tuple[Any, list[Any], list[Any], set[tuple[str, int]]]:
             book = self.library.get_book(book_id)
-            return book, self.library.list_notes(book_id), self.library.list_highlights(book_id)
+            lost = {(a.kind, a.id) for a in self.library.lost_anchors(book_id)}
+            return (
+                book,
+                self.library.list_notes(book_id),
+                self.library.list_highlights(book_id),
+                lost,
+            )
 
         def gone(exc: Exception) -> None:
             if not isinstance(exc, MarginError):  # a bug: the global hook logs it
@@ -95,27 +103,58 @@ class NotesPanel(QWidget):
 
         in_background(read, then=lambda found: self._fill(generation, found), failed=gone)
 
-    def _fill(self, generation: int, found: tuple[Any, list[Any], list[Any]] | None) -> None:
+    def _fill(
+        self,
+        generation: int,
+        found: tuple[Any, list[Any], list[Any], set[tuple[str, int]]] | None,
+    ) -> None:
         if generation != self._generation or not shiboken6.isValid(self.items):
             return  # another book was chosen meanwhile, or the panel is gone
         self.items.clear()
         if found is None:
             self.title.setText("Open a book to see its notes and highlights.")
             return
-        book, notes, highlights = found
-        self.title.setText(f"<b>{book.title}</b>")
+        book, notes, highlights, lost = found
+        ours = {key for key in lost if key[0] in ("note", "highlight")}
+        title = f"<b>{book.title}</b>"
+        if ours:
+            count = len(ours)
+            title += (
+                f"<br>{count} of these no longer match{'es' if count == 1 else ''} the book's "
+                "text since it was read again: marked “Not found”, kept at the old page."
+            )
+        self.title.setText(title)
         for note in notes:
             who = "Saved by the assistant" if note.source == "agent" else "Your note"
             where = f", p. {note.page}" if note.page else ""
             item = QListWidgetItem(f"{who}{where}:\n{note.text}")
             item.setData(ROLE, ("note", note.id, note.page, note.text))
+            self._lost(item, ("note", note.id) in lost, note.page)
             self.items.addItem(item)
         for h in highlights:
             extra = f"\nNote: {h.note}" if h.note else ""
             item = QListWidgetItem(f"Highlight, p. {h.page} ({h.colour}):\n“{h.text}”{extra}")
             item.setData(ROLE, ("highlight", h.id, h.page, h.text))
+            self._lost(item, ("highlight", h.id) in lost, h.page)
             self.items.addItem(item)
         self.filled.emit()
+
+    @staticmethod
+    def _lost(item: QListWidgetItem, lost: bool, page: int | None) -> None:
+        """A note or highlight whose words were not found when the book was read again:
+        said in its text (read aloud too), its tooltip, and in italics."""
+        item.setData(LOST_ROLE, lost)
+        if not lost:
+            return
+        where = f"p. {page}" if page else "its old place"
+        item.setText(f"Not found after re-reading (kept at {where}) — {item.text()}")
+        item.setToolTip(
+            "The book was read again and these words are no longer in its text. "
+            "It stays at its old page; edit or delete it if it no longer fits."
+        )
+        font = item.font()
+        font.setItalic(True)
+        item.setFont(font)
 
     def markdown(self) -> str:
         assert self.book_id is not None

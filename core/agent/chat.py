@@ -440,6 +440,7 @@ class ChatWithBook:
                         usage=state.usage,
                         stop_reason=state.stop_reason or status,
                         error=error,
+                        passages=tuple(state.passages),
                     )
                 )
             except asyncio.CancelledError:

@@ -22,7 +22,8 @@ import peewee as pw
 
 from core.anchors import BookText, Found, TextQuote, collapse, moved, stored_to_view
 from core.anchors import view_to_stored as _view_to_stored
-from core.domain.messages import CitationRef, citation_from_json, citation_to_json
+from core.domain.messages import CitationRef, Passage, citation_from_json, citation_to_json
+from core.store.anchoring_history import PageMover, move_history
 from core.store.records import page_texts
 
 log = logging.getLogger(__name__)
@@ -182,6 +183,8 @@ def reanchor(
     db.cursor().executemany("UPDATE conversation SET quote = ? WHERE id = ?", threads)
 
     messages: list[tuple[str, int]] = []
+    cited: dict[int, dict[tuple[int, int], tuple[int, int]]] = {}
+    quoted: dict[int, dict[str, tuple[int, int]]] = {}
     for mid, raw in db.execute_sql(
         "SELECT m.id, m.citations FROM message m JOIN conversation c ON c.id = m.conversation_id"
         " WHERE c.book_id = ? AND m.citations IS NOT NULL AND m.citations != '[]'",
@@ -190,12 +193,19 @@ def reanchor(
         cites = _loads(raw)
         if not isinstance(cites, list):
             continue
+        spans, quotes = cited.setdefault(int(mid), {}), quoted.setdefault(int(mid), {})
         for cite in cites:
             if not isinstance(cite, dict) or int(cite.get("book_id", 0)) != book_id:
                 continue
+            before = (int(cite.get("first_page", 1)), int(cite.get("last_page", 1)))
             _move_citation(cite, old, new, follow, mid, last)
+            after = (int(cite["first_page"]), int(cite["last_page"]))
+            spans.setdefault(before, after)
+            quotes.setdefault(str(cite.get("quoted_text", "")), after)
         messages.append((_dumps(cites) or "[]", mid))
     db.cursor().executemany("UPDATE message SET citations = ? WHERE id = ?", messages)
+    # what the model re-reads (answers' labels and citations, passages) names the new pages
+    move_history(db, book_id, PageMover(old, new, last), cited, quoted)
 
     out.read_to = _moved_page(old, new, old.page_end_quote(read_to), end=True) or read_to
     out.page = _moved_page(old, new, old.page_start_quote(page)) or page
@@ -308,20 +318,53 @@ def overlaps(a: TextQuote, b: TextQuote) -> bool:
 
 
 def resolve_citations(
-    db: pw.SqliteDatabase, citations: Iterable[CitationRef]
+    db: pw.SqliteDatabase, citations: Iterable[CitationRef], passages: Sequence[Passage] = ()
 ) -> tuple[CitationRef, ...]:
     """Each citation with the book's own words for its quote and where they start (the
-    occurrence on its first page, or running on from it); unchanged when not found. Never
-    fails: an answer is saved with its citations as the model gave them if this goes wrong."""
+    occurrence on its first page, or running on from it); unchanged when not found. When the
+    words stand more than once there, the passage the model read them in (``passages``: what
+    the tools returned) says which: the occurrence whose surrounding words are the
+    passage's. Never fails: an answer is saved with its citations as the model gave them if
+    this goes wrong."""
     citations = tuple(citations)
     try:
-        return _resolve(db, citations)
+        return _resolve(db, citations, passages)
     except Exception:
         log.warning("citations kept as given: finding their words failed", exc_info=True)
         return citations
 
 
-def _resolve(db: pw.SqliteDatabase, citations: tuple[CitationRef, ...]) -> tuple[CitationRef, ...]:
+CITED_CONTEXT = 300  # characters of the passage around a quote that say where it stands
+
+
+def cited_context(citation: CitationRef, passages: Sequence[Passage]) -> tuple[str, str]:
+    """The words before and after ``citation``'s quote in the passage it was read in: a
+    passage of exactly its pages (a citation's source names the passage's pages) before one
+    that overlaps them, the first that holds the quote once; empty when none does."""
+    exact = collapse(citation.quoted_text)
+    if not exact:
+        return "", ""
+    pages = (citation.first_page, citation.last_page)
+    near = [
+        p
+        for p in passages
+        if p.book_id == citation.book_id
+        and p.last_page >= citation.first_page - 1
+        and p.first_page <= citation.last_page + 1
+    ]
+    for p in sorted(near, key=lambda p: (p.first_page, p.last_page) != pages):
+        text = collapse(p.text)
+        at = text.find(exact)
+        if at < 0 or text.find(exact, at + 1) >= 0:
+            continue  # not in it, or twice in it: it cannot tell which
+        end = at + len(exact)
+        return text[max(0, at - CITED_CONTEXT) : at], text[end : end + CITED_CONTEXT]
+    return "", ""
+
+
+def _resolve(
+    db: pw.SqliteDatabase, citations: tuple[CitationRef, ...], passages: Sequence[Passage]
+) -> tuple[CitationRef, ...]:
     out = []
     for c in citations:
         if c.exact or not c.quoted_text.strip():
@@ -335,7 +378,9 @@ def _resolve(db: pw.SqliteDatabase, citations: tuple[CitationRef, ...]) -> tuple
         if not rows:
             out.append(c)
             continue
-        quote = BookText([(int(n), str(t)) for n, t in rows]).quote_of(c.quoted_text, c.first_page)
+        before, after = cited_context(c, passages)
+        book = BookText([(int(n), str(t)) for n, t in rows])
+        quote = book.quote_of(c.quoted_text, c.first_page, prefix=before, suffix=after)
         if quote is None or not c.first_page - 1 <= quote.page <= c.last_page + 1:
             out.append(c)
             continue

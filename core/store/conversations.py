@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from core.domain.messages import (
     CitationRef,
     ErrorInfo,
     Message,
+    Passage,
     Question,
     TextPart,
     ToolCallRecord,
@@ -294,12 +296,15 @@ class Conversations(ConversationHistory):
         usage: Usage,
         stop_reason: str,
         error: ErrorInfo | None = None,
+        passages: Sequence[Passage] = (),
     ) -> int | None:
         """Write the answer as the conversation's newest message and close the run. A failed
         run with no text keeps no answer message. Returns the answer's id. An answer longer
-        than ``MAX_ANSWER_CHARS`` keeps its beginning and a note saying so."""
+        than ``MAX_ANSWER_CHARS`` keeps its beginning and a note saying so. ``passages``
+        (what the tools returned) say which occurrence a citation quotes."""
         text, message = capped_answer(text, message)
-        citations = resolve_citations(self.db, citations)  # the book's own words, exactly
+        # the book's own words, exactly, where the passage the model read them in has them
+        citations = resolve_citations(self.db, citations, passages)
         with self.db.atomic():
             m.Message.delete().where(m.Message.id == ids.placeholder_id).execute()
             answer_id: int | None = None

@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPainterPath, QPaintEvent, QTextCursor
+from PySide6.QtGui import (
+    QColor,
+    QMouseEvent,
+    QPainter,
+    QPainterPath,
+    QPaintEvent,
+    QRegion,
+    QTextCursor,
+)
 from PySide6.QtWidgets import QWidget
 
 from core.anchors import BookText, collapse, stored_to_view, view_to_stored
@@ -37,7 +45,10 @@ class MarginMark:
 
 def stored_offset(reader: Any, page: int, anchor: Any) -> int:
     """Where a selection starts in its page's stored text (-1 when not known): the text
-    view's anchor counts one paragraph break where the stored text has a blank line."""
+    view's anchor counts one paragraph break where the stored text has a blank line; a PDF
+    selection's (its boxes) is found by the words QtPdf selects there."""
+    if isinstance(anchor, dict) and "polys" in anchor and "start" not in anchor:
+        return _pdf_stored_offset(reader, page, anchor["polys"])
     try:
         start = anchor["start"]
         if int(start["page"]) != page or reader.host.pages is None:
@@ -45,6 +56,34 @@ def stored_offset(reader: Any, page: int, anchor: Any) -> int:
         return view_to_stored(reader.host.pages.stored_text(page), int(start["offset"]))
     except (KeyError, TypeError, ValueError, AttributeError):
         return -1
+
+
+def _pdf_stored_offset(reader: Any, page: int, polys: Any) -> int:
+    from desktop.reader.pdf_canvas import to_poly
+    from desktop.reader.pdf_marks import stored_start
+
+    pdf, pages = reader.host.pdf_view(), reader.host.pages
+    if pdf is None or pages is None or not polys:
+        return -1
+    try:
+        boxes = [to_poly(p).boundingRect() for p in polys]
+    except (TypeError, ValueError, IndexError):
+        return -1
+    first, last = boxes[0], boxes[-1]
+    selection = pdf.document.getSelection(
+        page - 1,
+        QPointF(first.left() + 0.5, first.center().y()),
+        QPointF(last.right() - 0.5, last.center().y()),
+    )
+    if not selection.isValid() or not selection.text().strip():
+        return -1
+    raw = pdf.document.getAllText(page - 1)
+    return stored_start(
+        raw.text() if raw.isValid() else "",
+        int(selection.startIndex()),
+        selection.text(),
+        pages.stored_text(page),
+    )
 
 
 def mark_exactly(reader: Any, page: int, start: int, exact: str) -> bool:
@@ -91,21 +130,38 @@ class _TextPlaces:
             offset = self._offsets[key] = stored_to_view(self.stored(mark.page), mark.start)
         return int(view.starts[view.loaded.index(mark.page)]) + offset
 
-    def line_y(self, mark: MarginMark) -> float | None:
+    def place(self, mark: MarginMark) -> tuple[int, float] | None:
+        """(the column that holds the mark's line, the middle of that line)."""
         position = self._position(mark)
         if position is None:
             return None
+        position = min(position, self.view.document().characterCount() - 1)
+        columns = self._columns()
+        if columns > 1 and not self.view.on_screen(position):
+            return None  # in neither column: no place beside one
         cursor = QTextCursor(self.view.document())
-        cursor.setPosition(min(position, self.view.document().characterCount() - 1))
-        rect = self.view.cursorRect(cursor)
-        return rect.top() + rect.height() / 2
+        cursor.setPosition(position)
+        rect = self.view.cursorRect(cursor)  # a paged view answers in the column holding it
+        column = min(columns - 1, max(0, rect.x() // self._column_width())) if columns > 1 else 0
+        return int(column), rect.top() + rect.height() / 2
 
-    def strip(self) -> QRect:
+    def _columns(self) -> int:
+        count = getattr(self.view, "column_count", None)
+        return int(count()) if callable(count) and getattr(self.view, "paged", False) else 1
+
+    def _column_width(self) -> int:
+        width = getattr(self.view, "column_width", None)
+        return max(1, int(width())) if callable(width) else self.view.viewport().width()
+
+    def strips(self) -> list[QRect]:
+        """The left margin of each column on screen (the second's is the gutter)."""
         # the root frame's left margin is where the text column starts (it stands for the
         # document margin on that side once set)
         left = self.view.document().rootFrame().frameFormat().leftMargin()
         width = int(max(MARK_SIZE + 6, left - 6))
-        return QRect(0, 0, width, self.view.viewport().height())
+        height = self.view.viewport().height()
+        step = self._column_width()
+        return [QRect(i * step, 0, width, height) for i in range(self._columns())]
 
     def scroll_signals(self) -> list[Any]:
         return []  # the strip stays put; a scroll only repaints it
@@ -117,33 +173,38 @@ class _TextPlaces:
 class _PdfPlaces:
     """Where marks go in a PDF view: beside the line of the page where the words are."""
 
-    def __init__(self, view: Any) -> None:
+    def __init__(self, view: Any, stored: Callable[[int], str] | None = None) -> None:
         self.view = view
-        self._cache: dict[tuple[int, str], float | None] = {}
+        self.stored = stored  # the pages' stored text: which of two equal passages is meant
+        self._cache: dict[tuple[int, int, str], float | None] = {}
 
     def _point_y(self, mark: MarginMark) -> float | None:
-        key = (mark.page, mark.exact[:60])
+        key = (mark.page, mark.start, mark.exact[:60])
         if key not in self._cache:
             self._cache[key] = self._find(mark)
         return self._cache[key]
 
     def _find(self, mark: MarginMark) -> float | None:
-        from desktop.reader.pdf_view import _raw_index
+        from desktop.reader.pdf_marks import find_words
 
         document = self.view.document
         selection = document.getAllText(mark.page - 1)
         full = selection.text() if selection.isValid() else ""
-        words = collapse(mark.exact)[:60]
-        at = collapse(full).lower().find(words.lower()) if words else -1
-        if at < 0:
+        stored = self.stored(mark.page) if self.stored is not None else ""
+        place = find_words(full, mark.exact, stored, mark.start)
+        if place is None:
             return None
-        found = document.getSelectionAtIndex(mark.page - 1, _raw_index(full, at), len(words))
+        found = document.getSelectionAtIndex(mark.page - 1, place[0], min(place[1], 60))
         if not found.isValid() or not found.bounds():
             return None
         box = found.bounds()[0].boundingRect()
         return box.top() + box.height() / 2
 
-    def line_y(self, mark: MarginMark) -> float | None:
+    def place(self, mark: MarginMark) -> tuple[int, float] | None:
+        y = self._line_y(mark)
+        return None if y is None else (0, y)
+
+    def _line_y(self, mark: MarginMark) -> float | None:
         view = self.view
         if not 1 <= mark.page <= len(view.rects):
             return None
@@ -156,11 +217,11 @@ class _PdfPlaces:
             return None
         return view.canvas.mapTo(view.viewport(), QPointF(0, rect.top() + y * view.scale)).y()
 
-    def strip(self) -> QRect:
+    def strips(self) -> list[QRect]:
         view = self.view
         left = view.rects[0].left() if view.rects else 0
         x = int(view.canvas.mapTo(view.viewport(), QPointF(left, 0)).x())
-        return QRect(max(0, x), 0, MARK_SIZE + 10, view.viewport().height())
+        return [QRect(max(0, x), 0, MARK_SIZE + 10, view.viewport().height())]
 
     def scroll_signals(self) -> list[Any]:  # the pages move sideways: the strip follows
         return [self.view.horizontalScrollBar().valueChanged, self.view.zoomChanged]
@@ -201,11 +262,11 @@ SHAPES = {
 
 
 class _NoPlaces:
-    def line_y(self, mark: MarginMark) -> float | None:
+    def place(self, mark: MarginMark) -> tuple[int, float] | None:
         return None
 
-    def strip(self) -> QRect:
-        return QRect(0, 0, 0, 0)
+    def strips(self) -> list[QRect]:
+        return [QRect(0, 0, 0, 0)]
 
     def scroll_signals(self) -> list[Any]:
         return []
@@ -215,7 +276,9 @@ class _NoPlaces:
 
 
 class MarginMarks(QWidget):
-    """The strip of marks over a view's left margin."""
+    """The strip of marks over a view's left margin — over each column's left margin in a
+    two-column paged view (a mask: the text between stays the view's, for clicks and the
+    mouse pointer)."""
 
     requestThread = Signal(int)  # conversation id
     requestNote = Signal(object)  # MarginMark
@@ -229,10 +292,11 @@ class MarginMarks(QWidget):
         if stored is not None and hasattr(view, "loaded") and hasattr(view, "cursorRect"):
             self.places = _TextPlaces(view, stored)
         elif hasattr(view, "rects") and hasattr(view, "canvas"):
-            self.places = _PdfPlaces(view)
+            self.places = _PdfPlaces(view, stored)
         self.marks: list[MarginMark] = []
         self._by_page: dict[int, list[MarginMark]] = {}
         self._hits: list[tuple[QRectF, MarginMark]] = []
+        self._strips: list[QRect] = []
         self.setAttribute(Qt.WidgetAttribute.WA_NoSystemBackground)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         for signal in self.places.scroll_signals():
@@ -256,10 +320,22 @@ class MarginMarks(QWidget):
         return False
 
     def _place(self) -> None:
-        strip = self.places.strip()
-        if strip != self.geometry():
-            self.setGeometry(strip)
+        strips = self.places.strips()
+        if strips == self._strips:
+            return
+        self._strips = strips
+        bounds = QRect(strips[0])
+        region = QRegion()
+        for strip in strips:
+            bounds = bounds.united(strip)
+            region = region.united(QRegion(strip))
+        if bounds != self.geometry():
+            self.setGeometry(bounds)
             self.raise_()
+        if len(strips) > 1:
+            self.setMask(region.translated(-bounds.topLeft()))
+        else:
+            self.clearMask()
 
     def _moved(self, *_: object) -> None:
         self._place()
@@ -267,14 +343,18 @@ class MarginMarks(QWidget):
 
     def visible_marks(self) -> list[tuple[float, MarginMark]]:
         """The marks on screen with the middle of their line (in this strip's coordinates)."""
+        return [(y, mark) for _column, y, mark in self.placed_marks()]
+
+    def placed_marks(self) -> list[tuple[int, float, MarginMark]]:
+        """The marks on screen: the column holding their line and its middle."""
         pages = getattr(self.view, "loaded", None) or list(self._by_page)
         out = []
         height = self.height()
         for page in pages:
             for mark in self._by_page.get(page, ()):
-                y = self.places.line_y(mark)
-                if y is not None and -MARK_SIZE <= y <= height + MARK_SIZE:
-                    out.append((y, mark))
+                place = self.places.place(mark)
+                if place is not None and -MARK_SIZE <= place[1] <= height + MARK_SIZE:
+                    out.append((place[0], place[1], mark))
         return out
 
     def paintEvent(self, event: QPaintEvent) -> None:
@@ -282,17 +362,21 @@ class MarginMarks(QWidget):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(Qt.PenStyle.NoPen)
         self._hits = []
-        taken: set[tuple[int, str]] = set()
-        right = self.width() - 4
-        for y, mark in sorted(self.visible_marks(), key=lambda m: (m[0], m[1].kind != "thread")):
-            line = (round(y / 4), mark.kind)
+        taken: set[tuple[int, int, str]] = set()
+        strips = self._strips or [self.rect()]
+        origin = self.geometry().left()
+        placed = sorted(self.placed_marks(), key=lambda m: (m[0], m[1], m[2].kind != "thread"))
+        for column, y, mark in placed:
+            line = (column, round(y / 4), mark.kind)
             if line in taken:
                 continue  # one mark of a kind per line
             taken.add(line)
+            strip = strips[min(column, len(strips) - 1)]
+            left, right = strip.left() - origin, strip.right() - origin - 3
             x = right - MARK_SIZE if mark.kind == "thread" else right - 2 * MARK_SIZE - 3
-            if x < 2:  # a narrow margin (the paged view's): one slot, a note just below
-                x = max(2, right - MARK_SIZE)
-                if mark.kind == "note" and (line[0], "thread") in taken:
+            if x < left + 2:  # a narrow margin (the paged view's): one slot, a note below
+                x = max(left + 2, right - MARK_SIZE)
+                if mark.kind == "note" and (column, line[1], "thread") in taken:
                     y += MARK_SIZE / 2 + 1
             box = QRectF(x, y - MARK_SIZE / 2, MARK_SIZE, MARK_SIZE)
             shape, colour = SHAPES[mark.kind]

@@ -342,25 +342,19 @@ class PdfView(QScrollArea):
             )
         self.canvas.update()
 
-    def mark_text(self, page: int, text: str) -> bool:
-        """Mark where ``text`` (or its start) appears on ``page``; False when not found."""
-        from PySide6.QtPdf import QPdfSearchModel
+    def mark_text(self, page: int, text: str, *, near: int = -1, stored: str = "") -> bool:
+        """Mark the words ``text`` on ``page`` exactly — the occurrence that starts at
+        ``near`` in the page's stored text ``stored`` when they stand there twice (see
+        ``pdf_marks.find_words``); False when they are not on the page."""
+        from desktop.reader.pdf_marks import find_words
 
-        words = " ".join(text.split()[:8])
-        if not words:
-            return False
-        model = QPdfSearchModel(self)
-        model.setDocument(self.document)
-        model.setSearchString(words)
-        # the search model fills asynchronously; fall back to the page's own text layout
         selection = self.document.getAllText(page - 1)
         full = selection.text() if selection.isValid() else ""
-        start = " ".join(full.split()).lower().find(words.lower())
-        model.deleteLater()
-        if start < 0:
+        place = find_words(full, text, stored, near)
+        if place is None:
             self.mark = None
             return False
-        found = self.document.getSelectionAtIndex(page - 1, _raw_index(full, start), len(words))
+        found = self.document.getSelectionAtIndex(page - 1, *place)
         self.mark = (page - 1, list(found.bounds())) if found.isValid() else None
         self.canvas.update()
         return self.mark is not None
@@ -369,21 +363,3 @@ class PdfView(QScrollArea):
         self.canvas.selection_polys = []
         self.canvas.selection_page = -1
         self.canvas.update()
-
-
-def _raw_index(raw: str, normalised_index: int) -> int:
-    """Map an index in whitespace-normalised text back to the raw text."""
-    count = 0
-    in_space = False
-    stripped_start = len(raw) - len(raw.lstrip())
-    for i, ch in enumerate(raw[stripped_start:], start=stripped_start):
-        if count >= normalised_index and not ch.isspace():
-            return i
-        if ch.isspace():
-            if not in_space:
-                count += 1
-            in_space = True
-        else:
-            count += 1
-            in_space = False
-    return 0

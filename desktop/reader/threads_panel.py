@@ -101,8 +101,7 @@ class Threads(QObject):
         self.marks = None
         if view is not None and self.book_id is not None and hasattr(view, "viewport"):
             pages = self.reader.host.pages  # the pages the view reads, in batches, cached
-            text_view = pages is not None and hasattr(view, "loaded")
-            self.marks = MarginMarks(view, (lambda n: pages(n).text) if text_view else None)
+            self.marks = MarginMarks(view, (lambda n: pages(n).text) if pages is not None else None)
             self.marks.requestThread.connect(self.open_thread)
             self.marks.requestNote.connect(self.open_note)
         self.refresh()

@@ -248,7 +248,8 @@ class ViewHost(QStackedWidget):
         pdf, text = self.pdf_view(), self.text_view()
         if pdf is not None:
             if mark:
-                found = pdf.mark_text(page, mark)
+                stored = self.pages.stored_text(page) if self.pages is not None else ""
+                found = pdf.mark_text(page, mark, near=near, stored=stored)
                 if not found and page < page_count and pdf.mark_text(page + 1, mark):
                     shown = page + 1
                 if pdf.mark is not None:

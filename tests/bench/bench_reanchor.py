@@ -44,6 +44,53 @@ def _book_file(folder: Path) -> Path:
     return path
 
 
+def _conversation(
+    book_id: int, conversation_id: int, texts: dict[int, str], rng: random.Random
+) -> None:
+    """A search's five passages as a tool result, then an answer citing one of them."""
+    from core.anchors import collapse
+    from core.domain.messages import (
+        CitationRef,
+        Passage,
+        TextPart,
+        citation_to_json,
+        part_to_json,
+    )
+    from core.labels import pages_label
+    from core.store import models as m
+
+    passages = []
+    for _ in range(5):
+        first = rng.randint(1, len(texts) - 1)
+        text = texts[first][-700:] + "\n\n" + texts[first + 1][:700]
+        label = pages_label(first, first + 1)
+        passages.append(Passage(book_id, first, first + 1, text, f"A book, {label}"))
+    result = {
+        "kind": "tool_result",
+        "call_id": "c",
+        "is_error": False,
+        "parts": [part_to_json(p) for p in passages],
+    }
+    m.Message.create(
+        conversation=conversation_id, role="user", kind="tool_results", content=[result]
+    )
+    cited = passages[0]
+    cite = CitationRef(book_id, cited.first_page, cited.last_page, collapse(cited.text)[100:160])
+    text = f"As it says [{pages_label(cite.first_page, cite.last_page)}]."
+    m.Message.create(
+        conversation=conversation_id,
+        role="assistant",
+        kind="answer",
+        content=[part_to_json(TextPart(text, (cite,)))],
+        text=text,
+        citations=[citation_to_json(cite)],
+    )
+
+
+def _unmoved(*_args: object) -> int:
+    return 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
@@ -78,6 +125,9 @@ def main() -> None:
             words = collapse(texts[page])
             start = rng.randint(0, max(0, len(words) - 80))
             threads.thread_for(book.id, words[start : start + 60], page)
+        conversations = [t.id for t in threads.threads(book.id)]
+        for conversation_id in conversations:  # each: a search's 5 passages, a cited answer
+            _conversation(book.id, conversation_id, texts, rng)
         library.set_position(book.id, book.page_count * 2 // 3)
         old_pages = library.page_texts(book.id)
         old_text = BookText(old_pages)
@@ -94,9 +144,15 @@ def main() -> None:
             f"{len(old_pages)} pages before, {len(new_pages)} after; "
             "500 highlights + 100 threads + read_to and page"
         )
-        timings, found, lost, on_words = [], 0, 0, 0
+        found, lost, on_words = 0, 0, 0
+        timings: list[float] = []
+        without: list[float] = []  # the same, the conversations' history left as it was
         new_text = BookText(new_pages)
-        for _ in range(args.rounds):
+        import core.store.anchoring as anchoring
+
+        moving = anchoring.move_history
+        for round_ in range(2 * args.rounds):  # with and without, interleaved
+            anchoring.move_history = moving if round_ % 2 == 0 else _unmoved  # type: ignore[assignment]
             with library.db.atomic() as txn:
                 began = time.perf_counter()
                 out = reanchor(
@@ -107,7 +163,7 @@ def main() -> None:
                     page=book.page,
                     read_to=book.page_count * 2 // 3,
                 )
-                timings.append(time.perf_counter() - began)
+                (timings if round_ % 2 == 0 else without).append(time.perf_counter() - began)
                 found, lost = out.found, len(out.lost)
                 rows = library.db.execute_sql("SELECT id, quote FROM highlight").fetchall()
                 placed = [(i, TextQuote.from_json(json.loads(raw))) for i, raw in rows]
@@ -120,6 +176,7 @@ def main() -> None:
                     for i, q in placed
                 )
                 txn.rollback()
+        anchoring.move_history = moving
         whole = []
         for _ in range(2):
             began = time.perf_counter()
@@ -132,6 +189,11 @@ def main() -> None:
             f"{took * 1000:.0f} ms median",
             "≤ 1000 ms",
             took <= 1.0 and lost == 0,
+        )
+        print(
+            f"  of which the {len(conversations)} conversations' history (answers, 5 passages "
+            f"each): {(took - median(without)) * 1000:.0f} ms "
+            f"(without it: {median(without) * 1000:.0f} ms median)"
         )
         print(
             f"  highlights on their own words (not a copy elsewhere) after re-anchoring: "
