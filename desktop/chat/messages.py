@@ -40,6 +40,7 @@ class Messages:
         self.views: dict[str, AnswerState] = {}
         self.last_answer = ""
         self.follow = True
+        self.labels: list[str] = []  # the book's printed page labels (chips name them)
         self._cache: dict[str, tuple[Any, str]] = {}
         self._older: list[history.Shown] = []  # not yet inserted (oldest first)
         self._generation = 0
@@ -52,6 +53,12 @@ class Messages:
         self.colours = Colours.from_palette(palette)
         self.css = css(self.colours)
         self._cache.clear()
+
+    def set_labels(self, labels: list[str]) -> None:
+        """The open book's printed page labels: chips drawn from now on name them."""
+        if labels != self.labels:
+            self.labels = labels
+            self._cache.clear()
 
     def _scrolled(self, _value: int) -> None:
         self.follow = self.transcript.at_bottom()
@@ -93,6 +100,7 @@ class Messages:
             expanded=self.opened.expanded,
             last=key == self.last_answer,
             revealed=self.opened.revealed_in(key),
+            labels=self.labels,
         )
         if view.finished:
             self._cache[key] = (variant, text)
@@ -183,6 +191,7 @@ class Messages:
             last=view.key == self.last_answer,
             revealed=self.opened.revealed_in(view.key),
             body="",
+            labels=self.labels,
         )
 
     def show_all(self, key: str) -> None:
@@ -262,7 +271,11 @@ class Messages:
         self.transcript.replace(
             live.key,
             answer_html(
-                view, expanded=self.opened.expanded, revealed=revealed, body=text[live.settled :]
+                view,
+                expanded=self.opened.expanded,
+                revealed=revealed,
+                body=text[live.settled :],
+                labels=self.labels,
             ),
         )
 

@@ -233,6 +233,7 @@ class ChatPane(QWidget):
         if loaded.pages is not None:
             self.composer.spoiler_page.setMaximum(max(1, loaded.pages))
         self.running_changed()
+        self.messages.set_labels(loaded.labels)
         placeholder = self.messages.placeholder(self.book_id is not None)
         empty = self.conversation_id is None or not (
             loaded.shown or self.conversation_id in self.live
