@@ -164,6 +164,10 @@ class ViewHost(QStackedWidget):
         from desktop.reader.text_view import TextView
 
         text_view = TextView(path, pages.book.format)
+        from core.books.progression import page_progression
+
+        book = pages.book
+        text_view.rtl = page_progression(path, book.format, book.language) == "rtl"
         text_view.font_size = typo.font_size
         text_view.typography = typo
         text_view.set_theme(theme)
