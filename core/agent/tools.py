@@ -21,7 +21,7 @@ from typing import Any
 
 from core.agent.types import BookText, HiddenAfter, Note, Passage, ResultPart, ToolSpec
 from core.errors import MarginError
-from core.labels import cited_pages
+from core.labels import cited_pages, printed_pages
 from core.prompts import load_prompt
 from core.search import BookSearch
 from core.store.library import BookInfo, Library
@@ -186,6 +186,7 @@ def search_tool(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolOutput:
             h.text,
             f"{ctx.book.title}, {cited_pages(h.start_page, h.end_page, labels)}"
             + _chapter_of(chapters, h.start_page),
+            printed=printed_pages(h.start_page, h.end_page, labels),
         )
         for h in hits
     )
@@ -235,6 +236,7 @@ def read_pages_tool(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolOutpu
             p.number,
             p.text[:share] or "(this page has no text)",
             f"{ctx.book.title}, {cited_pages(p.number, p.number, {p.number: p.label})}",
+            printed=printed_pages(p.number, p.number, {p.number: p.label}),
         )
         for p in pages
     )

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from core.agent.providers.anthropic.wire import _parts_text
 from core.agent.tools import ToolContext, default_tools
 from core.agent.types import AssistantMessage, CitationRef, Question, Selection, TextPart, Usage
 from core.app import Margin
 from core.books.importer import import_book
 from core.cli import main
+from core.domain.messages import part_from_json, part_to_json
 from core.export import conversation_markdown, export_highlights
 from core.labels import cited_pages, printed_pages
 from core.paths import resolve_paths
@@ -54,9 +57,14 @@ def test_the_assistants_passages_name_the_printed_page(app: Margin, tmp_path: Pa
     found = default_tools().run(ctx, "search_book", {"query": "forty begins"})
     assert found.passages
     hit = next(p for p in found.passages if p.first_page == forty)
-    assert f"p. {forty} (p. 40 in print)" in hit.title
+    assert f"p. {forty} (p. 40 in print)" in hit.title and hit.printed == "p. 40 in print"
     read = default_tools().run(ctx, "read_pages", {"start": forty, "end": forty})
     assert read.passages[0].title.endswith(f"p. {forty} (p. 40 in print)")
+    # a model without native citations reads it beside the label; the store keeps it
+    sent = _parts_text(read.passages)
+    assert f'label="[p. {forty}]" printed="p. 40 in print"' in sent
+    assert part_from_json(part_to_json(read.passages[0])) == read.passages[0]
+    assert 'printed="p. 3&quot;' in _parts_text([replace(hit, printed='p. 3" x')])
 
 
 def test_exports_name_the_printed_page(
