@@ -182,6 +182,7 @@ class ChatPane(QWidget):
             return
         self.book_id = book_id
         self.conversation_id = None
+        self.messages.set_labels([])  # the new book's printed pages come with its conversations
         self.composer.set_book(book_id is not None)
         self.header.set_book_open(book_id is not None)
         self.pictures.set_book(self.app.library, book_id)
@@ -324,7 +325,7 @@ class ChatPane(QWidget):
         if request.action == "ask" or not request.prompt:
             self.composer.show_selection(request)
             return
-        shown = quick_action_text(request.action, request.text, request.page)
+        shown = quick_action_text(request.action, request.text, request.page, self.messages.labels)
         self.ask(shown, request, prompt=request.prompt, elsewhere_if_busy=True)
 
     def clear_selection(self) -> None:

@@ -188,10 +188,11 @@ def short_quote(text: str, limit: int = 60) -> str:
     return words[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def quick_action_text(action: str, text: str, page: int) -> str:
-    """A quick action as the reader would say it: "Explain · “I had seen…” (p. 3)"."""
+def quick_action_text(action: str, text: str, page: int, labels: Labels = ()) -> str:
+    """A quick action as the reader would say it: "Explain · “I had seen…” (p. 3)", or
+    "(p. 40 in print)" in a book with printed page numbers."""
     label = QUICK_LABELS.get(action, action.capitalize())
-    return f"{label} · “{short_quote(text)}” (p. {page})"
+    return f"{label} · “{short_quote(text)}” ({chip_text(page, page, labels)[0]})"
 
 
 def cite_href(book_id: int, first: int, last: int, quote_text: str, at: int = -1) -> str:
@@ -218,13 +219,18 @@ def page_chip(c: CitationRef, labels: Labels = ()) -> str:
     return f'<a class="chip" href="{href}" title="{title}">&nbsp;{html.escape(text)}&nbsp;</a>'
 
 
-def question_html(text: str, selection_text: str | None, selection_page: int | None) -> str:
-    """The reader's message: a tinted block, the quoted passage on its own line."""
+def question_html(
+    text: str, selection_text: str | None, selection_page: int | None, labels: Labels = ()
+) -> str:
+    """The reader's message: a tinted block, the quoted passage on its own line (with its
+    printed page when the book has one)."""
     body = html.escape(text).replace("\n", "<br>")
     sel = ""
     if selection_text and short_quote(selection_text) not in text:
         short = selection_text if len(selection_text) < 300 else selection_text[:297] + "…"
-        sel = f'<p class="sel">“{html.escape(" ".join(short.split()))}” — p. {selection_page}</p>'
+        page = selection_page
+        where = f" — {html.escape(chip_text(page, page, labels)[0])}" if page else ""
+        sel = f'<p class="sel">“{html.escape(" ".join(short.split()))}”{where}</p>'
     return (
         '<table class="q" width="100%" cellpadding="8" cellspacing="0" style="margin-top: 14px;">'
         f'<tr><td><p class="who">You</p>{sel}<p>{body}</p></td></tr></table>'

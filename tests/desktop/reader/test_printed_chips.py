@@ -8,7 +8,14 @@ from typing import Any
 
 from PySide6.QtWidgets import QApplication
 
-from core.agent.types import AssistantMessage, CitationRef, Question, TextPart, Usage
+from core.agent.types import (
+    AssistantMessage,
+    CitationRef,
+    Question,
+    Selection,
+    TextPart,
+    Usage,
+)
 from core.books.importer import import_book
 from desktop.main_window import MainWindow
 from tests.core.books.test_epub_w3c import _page_list_book
@@ -25,7 +32,9 @@ def _answer(app: Any, book_id: int, page: int) -> None:
         provider="anthropic",
         model="claude-test",
         strategy="tool-use",
-        question=Question("Where does page forty begin?"),
+        question=Question(
+            "Where does page forty begin?", Selection("Page forty begins and goes on.", page)
+        ),
     )
     app.conversations.finish(
         conversation_id=conv.id,
@@ -59,7 +68,8 @@ def test_a_chip_names_the_printed_page(
         transcript = window.chat.transcript
         qtbot.waitUntil(lambda: "in print" in transcript.toPlainText(), timeout=5000)
         shown = transcript.toPlainText()
-        assert "p. 40 in print" in shown
+        assert "Sources:  p. 40 in print" in shown.replace("\xa0", " ")
+        assert "“Page forty begins and goes on.” — p. 40 in print" in shown  # the selection
         assert f"Margin's p. {forty}" in transcript.toHtml()  # the tooltip keeps Margin's page
         SHOTS.mkdir(parents=True, exist_ok=True)
         for theme in ("light", "dark"):
@@ -68,3 +78,14 @@ def test_a_chip_names_the_printed_page(
             window.grab().save(str(SHOTS / f"printed-chip-{theme}.png"))
     finally:
         close_window(qtbot, window)
+
+
+def test_quick_actions_and_a_book_without_printed_pages() -> None:
+    from desktop.chat.render import question_html, quick_action_text
+
+    labels = ["1", "38", "40"]
+    assert quick_action_text("explain", "Page forty", 3, labels).endswith("(p. 40 in print)")
+    assert quick_action_text("explain", "Page one", 1, labels).endswith("(p. 1)")
+    assert quick_action_text("explain", "Page one", 2).endswith("(p. 2)")
+    assert "” — p. 9</p>" in question_html("Why?", "Some words", 9)
+    assert "p. None" not in question_html("Why?", "Some words", None)
