@@ -149,10 +149,12 @@ class ViewHost(QStackedWidget):
         )
         return pdf
 
-    def _pictures(self, path: Path, found: tuple[list[str], bool], theme: str) -> ImagePagesView:
+    def _pictures(
+        self, path: Path, found: tuple[list[str], bool, list[str]], theme: str
+    ) -> ImagePagesView:
         from desktop.reader.image_pages import ImagePagesView
 
-        view = ImagePagesView(path, found[0], rtl=found[1])
+        view = ImagePagesView(path, found[0], rtl=found[1], sides=found[2])
         view.set_theme(theme)
         view.pageChanged.connect(lambda page: self.scrolledTo.emit(page, len(view.spread())))
         view.drawn.connect(self.view_drawn)
