@@ -56,7 +56,7 @@ PUBLISHED = {
     "BinB": "57 %",
 }
 
-_IMG = re.compile(r'<img src="([^"]+)"')
+_IMG = re.compile(r'<img\b[^>]*?\bsrc="([^"]+)"')  # also picture pages (class="margin-page")
 
 
 def _decodes(outcome: Outcome, src: str) -> bool:
