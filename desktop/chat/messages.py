@@ -21,6 +21,7 @@ from desktop.chat.render import (
     markdown,
     pieces,
     question_html,
+    selection_page_name,
     settled_length,
     shown_text,
 )
@@ -76,7 +77,11 @@ class Messages:
             if cached is None or cached[0] != (q.run_id, q.text):  # ids come back after a delete
                 cached = (
                     (q.run_id, q.text),
-                    question_html(q.text, q.selection_text, q.selection_page, self.labels),
+                    question_html(
+                        q.text,
+                        q.selection_text,
+                        selection_page_name(q.selection_page, self.labels),
+                    ),
                 )
                 self._cache[shown.key] = cached
             return cached[1]
@@ -242,7 +247,11 @@ class Messages:
         if not self.transcript.has(live.question_key):
             self.transcript.add(
                 live.question_key,
-                question_html(live.question, live.selection_text, live.selection_page, self.labels),
+                question_html(
+                    live.question,
+                    live.selection_text,
+                    selection_page_name(live.selection_page, self.labels),
+                ),
             )
         self.views[live.key] = live.view
         if not self.transcript.has(live.key):

@@ -211,6 +211,13 @@ def chip_text(first: int, last: int, labels: Labels = ()) -> tuple[str, str]:
     )
 
 
+def selection_page_name(page: int | None, labels: Labels = ()) -> int | str | None:
+    """How the reader's quoted selection names its page (after "p. "): Margin's number, or
+    "40 in print" in a book with printed page numbers."""
+    printed = printed_pages(page, page, labels) if page else ""
+    return html.escape(printed.removeprefix("p. ")) if printed else page
+
+
 def page_chip(c: CitationRef, labels: Labels = ()) -> str:
     # the book's own words when the store found them (marked exactly), else the model's
     href = cite_href(c.book_id, c.first_page, c.last_page, c.exact or c.quoted_text, c.start)
@@ -219,18 +226,13 @@ def page_chip(c: CitationRef, labels: Labels = ()) -> str:
     return f'<a class="chip" href="{href}" title="{title}">&nbsp;{html.escape(text)}&nbsp;</a>'
 
 
-def question_html(
-    text: str, selection_text: str | None, selection_page: int | None, labels: Labels = ()
-) -> str:
-    """The reader's message: a tinted block, the quoted passage on its own line (with its
-    printed page when the book has one)."""
+def question_html(text: str, selection_text: str | None, selection_page: int | str | None) -> str:
+    """The reader's message: a tinted block, the quoted passage on its own line."""
     body = html.escape(text).replace("\n", "<br>")
     sel = ""
     if selection_text and short_quote(selection_text) not in text:
         short = selection_text if len(selection_text) < 300 else selection_text[:297] + "…"
-        page = selection_page
-        where = f" — {html.escape(chip_text(page, page, labels)[0])}" if page else ""
-        sel = f'<p class="sel">“{html.escape(" ".join(short.split()))}”{where}</p>'
+        sel = f'<p class="sel">“{html.escape(" ".join(short.split()))}” — p. {selection_page}</p>'
     return (
         '<table class="q" width="100%" cellpadding="8" cellspacing="0" style="margin-top: 14px;">'
         f'<tr><td><p class="who">You</p>{sel}<p>{body}</p></td></tr></table>'
@@ -310,7 +312,7 @@ def answer_html(
 ) -> str:
     """An answer: its text (or ``body``, the unsettled tail while it streams; the first
     ``SHOWN_CHARS`` and a Show all link unless ``full``), its state, error, grounding label,
-    page chips and links. ``labels``: the book's printed page labels, for the chips."""
+    page chips and links."""
     key = view.key
     text = shown_text(view, revealed) if body is None else body
     parts = [WHO_ANSWER] if body is None else []

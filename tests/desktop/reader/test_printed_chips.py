@@ -81,11 +81,12 @@ def test_a_chip_names_the_printed_page(
 
 
 def test_quick_actions_and_a_book_without_printed_pages() -> None:
-    from desktop.chat.render import question_html, quick_action_text
+    from desktop.chat.render import question_html, quick_action_text, selection_page_name
 
     labels = ["1", "38", "40"]
     assert quick_action_text("explain", "Page forty", 3, labels).endswith("(p. 40 in print)")
     assert quick_action_text("explain", "Page one", 1, labels).endswith("(p. 1)")
     assert quick_action_text("explain", "Page one", 2).endswith("(p. 2)")
     assert "” — p. 9</p>" in question_html("Why?", "Some words", 9)
-    assert "p. None" not in question_html("Why?", "Some words", None)
+    assert selection_page_name(3, labels) == "40 in print"
+    assert selection_page_name(1, labels) == 1 and selection_page_name(2) == 2
