@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import MarginError
-from core.labels import pages_label
+from core.labels import Labels, cited_pages
 from core.store.conversations import ConversationInfo, MessageRecord
 from core.store.library import BookInfo, HighlightRecord, Library, NoteRecord
 
@@ -123,16 +123,21 @@ def export_file_name(title: str, what: str) -> str:
 
 
 def highlights_to_markdown(
-    book: BookInfo, highlights: Sequence[HighlightRecord], notes: Sequence[NoteRecord] = ()
+    book: BookInfo,
+    highlights: Sequence[HighlightRecord],
+    notes: Sequence[NoteRecord] = (),
+    labels: Labels = (),
 ) -> str:
-    """Highlights in page order (with their notes), then the reader's and Margin's notes."""
+    """Highlights in page order (with their notes), then the reader's and Margin's notes;
+    pages with a printed number (``labels``) name it: "p. 7 (p. 40 in print)"."""
     lines = [f"# {one_line(book.title)}", ""]
     if book.author:
         lines += [f"*{one_line(book.author)}*", ""]
     if highlights:
         lines += ["## Highlights", ""]
         for h in sorted(highlights, key=lambda h: (h.page, h.id)):
-            lines += [f"**p. {h.page}** ({one_line(h.colour)})", "", _quote(h.text), ""]
+            where = cited_pages(h.page, h.page, labels)
+            lines += [f"**{where}** ({one_line(h.colour)})", "", _quote(h.text), ""]
             if h.note.strip():
                 lines += [f"Note: {plain(h.note.strip())}", ""]
     reader = [n for n in notes if n.source != "agent"]
@@ -141,7 +146,7 @@ def highlights_to_markdown(
         if group:
             lines += [heading, ""]
             for n in group:
-                where = f"**p. {n.page}** " if n.page else ""
+                where = f"**{cited_pages(n.page, n.page, labels)}** " if n.page else ""
                 lines += [f"- {where}{one_line(n.text)}"]
             lines.append("")
     if not highlights and not notes:
@@ -152,7 +157,10 @@ def highlights_to_markdown(
 def export_highlights(library: Library, book_id: int, path: Path) -> Path:
     book = library.get_book(book_id)
     text = highlights_to_markdown(
-        book, library.list_highlights(book_id), library.list_notes(book_id)
+        book,
+        library.list_highlights(book_id),
+        library.list_notes(book_id),
+        library.page_labels(book_id),
     )
     return write_text_atomic(path, text)
 
@@ -160,9 +168,10 @@ def export_highlights(library: Library, book_id: int, path: Path) -> Path:
 # conversations ------------------------------------------------------------------------------
 
 
-def answer_sources(record: MessageRecord) -> list[dict[str, Any]]:
-    """The passages an answer cited, with their pages and exact quotes: its citations, and
-    for each cited page the passage the tools returned for it (quote from the book)."""
+def answer_sources(record: MessageRecord, labels: Labels = ()) -> list[dict[str, Any]]:
+    """The passages an answer cited, with their pages ("p. 7 (p. 40 in print)" when the
+    book's ``labels`` give a printed page) and exact quotes: its citations, and for each
+    cited page the passage the tools returned for it (quote from the book)."""
     out: list[dict[str, Any]] = []
     seen: set[tuple[int, int, str]] = set()
     for c in record.citations:
@@ -183,7 +192,7 @@ def answer_sources(record: MessageRecord) -> list[dict[str, Any]]:
         seen.add(key)
         out.append(
             {
-                "pages": pages_label(c.first_page, c.last_page),
+                "pages": cited_pages(c.first_page, c.last_page, labels),
                 "first_page": c.first_page,
                 "last_page": c.last_page,
                 "quote": quote,
@@ -192,7 +201,7 @@ def answer_sources(record: MessageRecord) -> list[dict[str, Any]]:
     return out
 
 
-def answer_passages(record: MessageRecord) -> list[dict[str, Any]]:
+def answer_passages(record: MessageRecord, labels: Labels = ()) -> list[dict[str, Any]]:
     """Every passage the tools returned for an answer (what "Show sources" lists)."""
     out: list[dict[str, Any]] = []
     seen: set[tuple[int, int, str]] = set()
@@ -203,7 +212,7 @@ def answer_passages(record: MessageRecord) -> list[dict[str, Any]]:
             seen.add(key)
             out.append(
                 {
-                    "pages": p.label,
+                    "pages": cited_pages(p.first_page, p.last_page, labels),
                     "first_page": p.first_page,
                     "last_page": p.last_page,
                     "quote": quote,
@@ -213,7 +222,10 @@ def answer_passages(record: MessageRecord) -> list[dict[str, Any]]:
 
 
 def conversation_to_markdown(
-    book: BookInfo, conversation: ConversationInfo, records: Sequence[MessageRecord]
+    book: BookInfo,
+    conversation: ConversationInfo,
+    records: Sequence[MessageRecord],
+    labels: Labels = (),
 ) -> str:
     """Questions, answers (held-back sentences stay hidden), and the quoted passages each
     answer cited with their page labels."""
@@ -224,12 +236,15 @@ def conversation_to_markdown(
     quote = getattr(conversation, "quote", None)
     if quote is not None:  # a thread: the passage it is about
         lost = " — its words were not found when the book was read again" if quote.lost else ""
-        lines += [f"Thread about p. {quote.page}{lost}:", "", _quote(quote.exact), ""]
+        where = cited_pages(quote.page, quote.page, labels)
+        lines += [f"Thread about {where}{lost}:", "", _quote(quote.exact), ""]
     for r in records:
         if r.role == "user":
             lines += [f"**Question:** {plain(r.text.strip())}", ""]
             if r.selection_text and r.selection_text.strip()[:40] not in r.text:
-                lines += [_quote(r.selection_text) + f" (p. {r.selection_page})", ""]
+                page = r.selection_page
+                where = f" ({cited_pages(page, page, labels)})" if page else ""
+                lines += [_quote(r.selection_text) + where, ""]
             continue
         text = fill_hidden(r.text, r.withheld).strip()
         lines += ["**Answer:**", ""]
@@ -238,7 +253,7 @@ def conversation_to_markdown(
         if r.status not in ("complete", "running"):
             why = f" {plain(r.error.message)}" if r.error is not None else ""
             lines += [f"*({r.status}.{why})*", ""]
-        sources = answer_sources(r)
+        sources = answer_sources(r, labels)
         if sources:
             lines += ["Sources:", ""]
             for s in sources:
@@ -296,7 +311,12 @@ def _write_failed(path: Path, exc: OSError) -> MarginError:
 def conversation_markdown(app: Any, conversation_id: int) -> str:
     conversation = app.conversations.get(conversation_id)
     book = app.library.get_book(conversation.book_id)
-    body = conversation_to_markdown(book, conversation, app.conversations.history(conversation_id))
+    body = conversation_to_markdown(
+        book,
+        conversation,
+        app.conversations.history(conversation_id),
+        app.library.page_labels(book.id),
+    )
     return f"# {one_line(book.title)}\n\n{body.rstrip()}\n"
 
 
@@ -306,10 +326,11 @@ def book_conversations_markdown(app: Any, book_id: int) -> str:
     free = [c for c in app.conversations.list_for_book(book_id) if c.quote is None]
     conversations = threads + sorted(free, key=lambda c: c.id)
     parts = [f"# {one_line(book.title)} — conversations", ""]
+    labels = app.library.page_labels(book_id)
     if not conversations:
         parts += ["No conversations about this book yet.", ""]
     for c in conversations:
-        parts += [conversation_to_markdown(book, c, app.conversations.history(c.id)), ""]
+        parts += [conversation_to_markdown(book, c, app.conversations.history(c.id), labels), ""]
     from core.companions.export import companions_markdown  # X-Ray and recap (issue 25)
 
     parts.append(companions_markdown(app.library.db, book_id))

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from core.anchors import TextQuote, collapse
+from core.labels import Labels, printed_pages
 from core.store.library import BookInfo, HighlightRecord
 
 CONTEXT = "http://www.w3.org/ns/anno.jsonld"
@@ -37,13 +38,16 @@ def _target(book: BookInfo, quote: TextQuote) -> dict[str, Any]:
     }
 
 
-def highlight_json(h: HighlightRecord) -> dict[str, Any]:
-    """One highlight as ``margin highlights --json`` prints it."""
+def highlight_json(h: HighlightRecord, labels: Labels = ()) -> dict[str, Any]:
+    """One highlight as ``margin highlights --json`` prints it (``printed_page``: the paper
+    book's page number, from ``labels``, "" when the book has none for it)."""
     quote = _quote_of(h)
+    printed = printed_pages(h.page, h.page, labels)
     return {
         "id": h.id,
         "book_id": h.book_id,
         "page": h.page,
+        "printed_page": printed.removeprefix("p. ").removesuffix(" in print"),
         "text": h.text,
         "note": h.note,
         "colour": h.colour,

@@ -19,8 +19,9 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.agent.types import BookText, HiddenAfter, Note, Passage, ResultPart, ToolSpec, pages_label
+from core.agent.types import BookText, HiddenAfter, Note, Passage, ResultPart, ToolSpec
 from core.errors import MarginError
+from core.labels import cited_pages, printed_pages
 from core.prompts import load_prompt
 from core.search import BookSearch
 from core.store.library import BookInfo, Library
@@ -176,14 +177,16 @@ def search_tool(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolOutput:
     hits = ctx.search.search_book(ctx.book.id, query, limit=top_k, until_page=ctx.bound)
     beyond = _beyond_note(ctx)
     chapters = _chapters(ctx) if hits else []
+    labels = ctx.library.page_labels(ctx.book.id) if hits else []  # printed pages (page-list)
     passages = tuple(
         Passage(
             ctx.book.id,
             h.start_page,
             h.end_page,
             h.text,
-            f"{ctx.book.title}, {pages_label(h.start_page, h.end_page)}"
+            f"{ctx.book.title}, {cited_pages(h.start_page, h.end_page, labels)}"
             + _chapter_of(chapters, h.start_page),
+            printed=printed_pages(h.start_page, h.end_page, labels),
         )
         for h in hits
     )
@@ -232,8 +235,8 @@ def read_pages_tool(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolOutpu
             p.number,
             p.number,
             p.text[:share] or "(this page has no text)",
-            f"{ctx.book.title}, p. {p.number}"
-            + (f" (printed page {p.label})" if p.label and p.label != str(p.number) else ""),
+            f"{ctx.book.title}, {cited_pages(p.number, p.number, {p.number: p.label})}",
+            printed=printed_pages(p.number, p.number, {p.number: p.label}),
         )
         for p in pages
     )

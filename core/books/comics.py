@@ -27,9 +27,54 @@ _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
 
 
-def page_html(image: str, rtl: bool) -> str:
+SIDES = ("left", "right", "center")  # where a page goes in a spread (EPUB page-spread-*)
+
+
+def page_html(image: str, rtl: bool, side: str = "") -> str:
     direction = "rtl" if rtl else "ltr"
-    return f'{MARKER} src="book:/{html.escape(image)}" data-progression="{direction}">'
+    spread = f' data-spread="{side}"' if side in SIDES else ""
+    return f'{MARKER} src="book:/{html.escape(image)}" data-progression="{direction}"{spread}>'
+
+
+def spread_side(properties: str) -> str:
+    """Where an EPUB spine item asks to be in a two-page spread: "left", "right", "center"
+    (alone, in the middle: ``page-spread-center`` or ``rendition:spread-none``), or ""."""
+    for prop in properties.split():
+        name = prop.removeprefix("rendition:")
+        if name in ("page-spread-left", "page-spread-right", "page-spread-center"):
+            return name.removeprefix("page-spread-")
+        if name == "spread-none":
+            return "center"
+    return ""
+
+
+def pair_pages(sides: list[str], rtl: bool) -> list[tuple[int, ...]]:
+    """The two-page spreads of a book (1-based pages, reading order) from each page's spread
+    side (``sides``; "" for none). Without hints: the cover alone, then (2, 3), (4, 5)…
+    A page asking for the side a spread starts on (left, or right when pages turn right to
+    left) opens a pair; one asking for the other side ends it, alone when the page before
+    could not open it; a centred page is alone."""
+    closes = "left" if rtl else "right"  # the side a pair ends on
+    out: list[tuple[int, ...]] = []
+    page, count = 1, len(sides)
+    while page <= count:
+        side = sides[page - 1]
+        if side in (closes, "center") or (page == 1 and not side):
+            out.append((page,))
+            page += 1
+        elif page < count and sides[page] in ("", closes):
+            out.append((page, page + 1))
+            page += 2
+        else:
+            out.append((page,))
+            page += 1
+    return out
+
+
+def side_of(stored_html: str) -> str:
+    """The spread side a stored image page asks for ("" when none)."""
+    found = re.search(r'data-spread="(left|right|center)"', stored_html)
+    return found.group(1) if found else ""
 
 
 def is_image_page(stored_html: str | None) -> bool:
@@ -166,15 +211,16 @@ def image_epub(arc: object, *, only_pre_paginated: bool = True) -> ParsedBook | 
         if _local(item.tag) == "item" and item.get("href")
     }
     rtl = spine_el.get("page-progression-direction", "") == "rtl"
-    pictures: list[tuple[str, str]] = []
+    pictures: list[tuple[str, str, str]] = []  # (picture, words, spread side)
     for ref in spine_el:
         if _local(ref.tag) != "itemref":
             continue
         target, media = manifest.get(ref.get("idref", ""), (None, ""))
         if not target or not arc.has(target):  # type: ignore[attr-defined]
             continue
+        side = spread_side(ref.get("properties", ""))
         if media.startswith("image/"):
-            pictures.append((target, ""))
+            pictures.append((target, "", side))
             continue
         doc = arc.read(target)  # type: ignore[attr-defined]
         src = _first_image(doc)
@@ -186,7 +232,7 @@ def image_epub(arc: object, *, only_pre_paginated: bool = True) -> ParsedBook | 
             continue
         if only_pre_paginated and len(words) > 400:
             return None  # a fixed-layout book of text: read as text
-        pictures.append((image, words))
+        pictures.append((image, words, side))
     if not pictures:
         return None
     title = next(
@@ -202,8 +248,8 @@ def image_epub(arc: object, *, only_pre_paginated: bool = True) -> ParsedBook | 
         "",
     )
     pages = tuple(
-        PageContent(number=i + 1, label=str(i + 1), text=words, html=page_html(image, rtl))
-        for i, (image, words) in enumerate(pictures)
+        PageContent(number=i + 1, label=str(i + 1), text=words, html=page_html(image, rtl, side))
+        for i, (image, words, side) in enumerate(pictures)
     )
     return ParsedBook(
         format=BookFormat.EPUB,

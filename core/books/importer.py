@@ -275,6 +275,9 @@ def reimport_book(
         limits=limits,
         password=password,
     )
+    from core.books.ocr import keep_recognised
+
+    parsed = keep_recognised(library, book, parsed)  # picture pages keep their OCR text
     chunks = make_chunks(parsed.pages)
     progress(0.9, "Saving to your library")
     updated = library.replace_content(book_id, parsed=parsed, chunks=chunks)

@@ -2,7 +2,13 @@
 when it is installed (Margin never bundles it). Each page without text is drawn in grey at
 300 dpi by pdfium and read by ``tesseract``; the text found becomes the page's text, so
 search finds it and answers cite it. The book's pages, chunks and index are replaced in one
-transaction (notes, highlights and conversations stay); a Stop leaves the book as it was."""
+transaction (notes, highlights and conversations stay); a Stop leaves the book as it was.
+
+The recognised text is also kept on its own (table ``ocr_text``, with the file's SHA-256):
+reading the book again (``reimport_book``: a newer reader) finds its picture pages without
+text again, and ``keep_recognised`` gives them back what was recognised, without running
+tesseract again, when the file is the one it was read from (so the pictures are unchanged)
+and the page still has no text of its own."""
 
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from core.books.chunking import make_chunks
+from core.books.model import ParsedBook
 from core.books.pdf_doc import clean_page_text, open_pdf
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
@@ -139,7 +146,42 @@ def recognise_book(
     pages = tuple(replace(p, text=found.get(p.number, p.text)) for p in parsed.pages)
     parsed = replace(parsed, pages=pages)
     progress(0.95, "Saving the text")
-    updated = library.replace_content(book_id, parsed=parsed, chunks=make_chunks(parsed.pages))
+    with library.db.atomic():
+        updated = library.replace_content(book_id, parsed=parsed, chunks=make_chunks(parsed.pages))
+        _remember(library, book, found)
     log.info("text recognised on %d of %d pages of book %d", len(found), len(empty), book_id)
     progress(1.0, "Done")
     return updated, len(found)
+
+
+def _remember(library: Library, book: BookInfo, found: dict[int, str]) -> None:
+    """Keep what was recognised on each page, for ``keep_recognised`` (a run replaces the
+    last one: it read every page without text of its own)."""
+    library.db.execute_sql("DELETE FROM ocr_text WHERE book_id = ?", (book.id,))
+    for number, text in sorted(found.items()):
+        library.db.execute_sql(
+            "INSERT INTO ocr_text (book_id, number, sha256, text) VALUES (?, ?, ?, ?)",
+            (book.id, number, book.sha256, text),
+        )
+
+
+def keep_recognised(library: Library, book: BookInfo, parsed: ParsedBook) -> ParsedBook:
+    """``parsed`` (the book read again from its library copy) with the text recognised
+    before on its picture pages: only when the copy is the file that was recognised (same
+    SHA-256 and page count: the pictures are the same) and only on pages the new reading
+    finds no text on (a page with text of its own keeps it)."""
+    rows = library.db.execute_sql(
+        "SELECT number, text FROM ocr_text WHERE book_id = ? AND sha256 = ?",
+        (book.id, book.sha256),
+    ).fetchall()
+    if not rows or len(parsed.pages) != book.page_count:
+        return parsed
+    found = {int(number): str(text) for number, text in rows}
+    pages = tuple(
+        replace(p, text=found[p.number]) if p.number in found and not p.text.strip() else p
+        for p in parsed.pages
+    )
+    kept = sum(1 for old, new in zip(parsed.pages, pages, strict=True) if old is not new)
+    if kept:
+        log.info("book %d read again: recognised text kept on %d pages", book.id, kept)
+    return replace(parsed, pages=pages)

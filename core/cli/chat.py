@@ -238,11 +238,13 @@ def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
     records = service.history(args.conversation)
     if args.json:
         rows = []
+        book_id = service.conversations.get(args.conversation).book_id
+        labels = service.library.page_labels(book_id)  # printed pages ("p. 40 in print")
         for r in records:
             data = dataclasses.asdict(r)
             if r.role == "assistant":
-                data["sources"] = answer_sources(r)  # the pages it cited, with quotes
-                data["passages_used"] = answer_passages(r)  # what the tools returned
+                data["sources"] = answer_sources(r, labels)  # the pages it cited, with quotes
+                data["passages_used"] = answer_passages(r, labels)  # what the tools returned
                 data["text_shown"] = fill_hidden(r.text, r.withheld, reveal=args.reveal)
             if "withheld" in data:
                 data["withheld"] = withheld_json(r.withheld, reveal=args.reveal)

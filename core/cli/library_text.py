@@ -119,10 +119,13 @@ def cmd_highlights(args: argparse.Namespace, ctx: CliContext) -> int:
         from core.export_annotations import annotation_collection, highlight_json
 
         data = annotation_collection(ctx.app, book.id) if args.w3c else None
-        ctx.print_json(data if args.w3c else [highlight_json(h) for h in highlights])
+        labels = [] if args.w3c else ctx.library.page_labels(book.id)
+        ctx.print_json(data if args.w3c else [highlight_json(h, labels) for h in highlights])
         return 0
     if args.markdown:
-        say(highlights_to_markdown(book, highlights, ctx.library.list_notes(book.id)), end="")
+        notes = ctx.library.list_notes(book.id)
+        labels = ctx.library.page_labels(book.id)
+        say(highlights_to_markdown(book, highlights, notes, labels), end="")
         return 0
     return ctx.print_list(
         highlights,

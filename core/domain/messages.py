@@ -34,6 +34,7 @@ class Passage:
     text: str
     title: str = ""  # "Alice's Adventures in Wonderland, p. 3"
     quote: str = ""
+    printed: str = ""  # "p. 40 in print": the paper book's pages (an EPUB's page-list)
 
     @property
     def label(self) -> str:
@@ -279,7 +280,7 @@ def _passage_json(p: Passage) -> dict[str, Any]:
         "text": p.text,
         "title": p.title,
         "quote": p.quote,
-    }
+    } | ({"printed": p.printed} if p.printed else {})
 
 
 def _citation_json(c: CitationRef) -> dict[str, Any]:
@@ -363,6 +364,7 @@ def part_from_json(raw: Mapping[str, Any]) -> Any:
             str(raw.get("text", "")),
             str(raw.get("title", "")),
             str(raw.get("quote", "")),
+            str(raw.get("printed", "")),
         )
     if kind == "book_text":
         return BookText(str(raw.get("book_kind", "")), str(raw.get("text", "")))

@@ -324,6 +324,16 @@ def _no_duplicate_indexes(db: pw.SqliteDatabase) -> None:
             db.execute_sql(f'DROP INDEX IF EXISTS "{short}"')
 
 
+def _ocr_text(db: pw.SqliteDatabase) -> None:
+    # Text recognised on a book's picture pages (core.books.ocr), kept on its own with the
+    # SHA-256 of the file it was read from, so reading the book again keeps it.
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS ocr_text (book_id INTEGER NOT NULL REFERENCES book (id) "
+        "ON DELETE CASCADE, number INTEGER NOT NULL, sha256 TEXT NOT NULL, text TEXT NOT NULL, "
+        "PRIMARY KEY (book_id, number))"
+    )
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -342,6 +352,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _text_quote_anchors,
     _companions,
     _no_duplicate_indexes,
+    _ocr_text,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -44,6 +44,7 @@ class Loaded:
     shown: list[Shown] = field(default_factory=list)
     cost: str = ""
     pages: int | None = None
+    labels: list[str] = field(default_factory=list)  # printed page labels, for the chips
 
 
 def answer_state(record: MessageRecord, facts: RunFacts | None, question: str) -> AnswerState:
@@ -99,8 +100,9 @@ def read(service: Any, book_id: int | None, conversation_id: int | None, newest:
     if newest or conversation_id not in {c.id for c in items}:
         conversation_id = items[0].id if items else None
     shown = load(service, conversation_id) if conversation_id else []
+    labels = service.library.page_labels(book_id)
     return Loaded(
-        conversation_id, items, shown, cost_text(service, book_id, conversation_id), pages
+        conversation_id, items, shown, cost_text(service, book_id, conversation_id), pages, labels
     )
 
 

@@ -20,6 +20,7 @@ from desktop.chat.render import (
     markdown,
     pieces,
     question_html,
+    selection_page_name,
     settled_length,
     shown_text,
     who_html,
@@ -40,6 +41,7 @@ class Messages:
         self.views: dict[str, AnswerState] = {}
         self.last_answer = ""
         self.follow = True
+        self.labels: list[str] = []  # the book's printed page labels (chips name them)
         self._cache: dict[str, tuple[Any, str]] = {}
         self._older: list[history.Shown] = []  # not yet inserted (oldest first)
         self._generation = 0
@@ -52,6 +54,12 @@ class Messages:
         self.colours = Colours.from_palette(palette)
         self.css = css(self.colours)
         self._cache.clear()
+
+    def set_labels(self, labels: list[str]) -> None:
+        """The open book's printed page labels: chips drawn from now on name them."""
+        if labels != self.labels:
+            self.labels = labels
+            self._cache.clear()
 
     def _scrolled(self, _value: int) -> None:
         self.follow = self.transcript.at_bottom()
@@ -69,7 +77,11 @@ class Messages:
             if cached is None or cached[0] != (q.run_id, q.text):  # ids come back after a delete
                 cached = (
                     (q.run_id, q.text),
-                    question_html(q.text, q.selection_text, q.selection_page),
+                    question_html(
+                        q.text,
+                        q.selection_text,
+                        selection_page_name(q.selection_page, self.labels),
+                    ),
                 )
                 self._cache[shown.key] = cached
             return cached[1]
@@ -93,6 +105,7 @@ class Messages:
             expanded=self.opened.expanded,
             last=key == self.last_answer,
             revealed=self.opened.revealed_in(key),
+            labels=self.labels,
         )
         if view.finished:
             self._cache[key] = (variant, text)
@@ -183,6 +196,7 @@ class Messages:
             last=view.key == self.last_answer,
             revealed=self.opened.revealed_in(view.key),
             body="",
+            labels=self.labels,
         )
 
     def show_all(self, key: str) -> None:
@@ -233,7 +247,11 @@ class Messages:
         if not self.transcript.has(live.question_key):
             self.transcript.add(
                 live.question_key,
-                question_html(live.question, live.selection_text, live.selection_page),
+                question_html(
+                    live.question,
+                    live.selection_text,
+                    selection_page_name(live.selection_page, self.labels),
+                ),
             )
         self.views[live.key] = live.view
         if not self.transcript.has(live.key):
@@ -262,7 +280,11 @@ class Messages:
         self.transcript.replace(
             live.key,
             answer_html(
-                view, expanded=self.opened.expanded, revealed=revealed, body=text[live.settled :]
+                view,
+                expanded=self.opened.expanded,
+                revealed=revealed,
+                body=text[live.settled :],
+                labels=self.labels,
             ),
         )
 

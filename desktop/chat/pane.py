@@ -184,6 +184,7 @@ class ChatPane(QWidget):
             return
         self.book_id = book_id
         self.conversation_id = None
+        self.messages.set_labels([])  # the new book's printed pages come with its conversations
         self.composer.set_book(book_id is not None)
         self.header.set_book_open(book_id is not None)
         self.pictures.set_book(self.app.library, book_id)
@@ -235,6 +236,7 @@ class ChatPane(QWidget):
         if loaded.pages is not None:
             self.composer.spoiler_page.setMaximum(max(1, loaded.pages))
         self.running_changed()
+        self.messages.set_labels(loaded.labels)
         placeholder = self.messages.placeholder(self.book_id is not None)
         empty = self.conversation_id is None or not (
             loaded.shown or self.conversation_id in self.live
@@ -325,7 +327,7 @@ class ChatPane(QWidget):
         if request.action == "ask" or not request.prompt:
             self.composer.show_selection(request)
             return
-        shown = quick_action_text(request.action, request.text, request.page)
+        shown = quick_action_text(request.action, request.text, request.page, self.messages.labels)
         self.ask(shown, request, prompt=request.prompt, elsewhere_if_busy=True)
 
     def clear_selection(self) -> None:

@@ -20,7 +20,7 @@ from PySide6.QtGui import QColor, QPalette
 from core.agent.answer import AnswerState, fill_hidden, notice_text
 from core.agent.pricing import estimate_cost
 from core.agent.types import CitationRef, Passage, Withheld
-from core.labels import QUOTE_CLOSE, QUOTE_OPEN
+from core.labels import QUOTE_CLOSE, QUOTE_OPEN, Labels, pages_label, printed_pages
 from desktop.accessibility import contrast
 
 MIN_CONTRAST = 4.6  # WCAG AA asks 4.5 : 1 of small text; rounding of #rrggbb takes the rest
@@ -190,10 +190,11 @@ def short_quote(text: str, limit: int = 60) -> str:
     return words[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def quick_action_text(action: str, text: str, page: int) -> str:
-    """A quick action as the reader would say it: "Explain · “I had seen…” (p. 3)"."""
+def quick_action_text(action: str, text: str, page: int, labels: Labels = ()) -> str:
+    """A quick action as the reader would say it: "Explain · “I had seen…” (p. 3)", or
+    "(p. 40 in print)" in a book with printed page numbers."""
     label = QUICK_LABELS.get(action, action.capitalize())
-    return f"{label} · “{short_quote(text)}” (p. {page})"
+    return f"{label} · “{short_quote(text)}” ({chip_text(page, page, labels)[0]})"
 
 
 def cite_href(book_id: int, first: int, last: int, quote_text: str, at: int = -1) -> str:
@@ -201,14 +202,33 @@ def cite_href(book_id: int, first: int, last: int, quote_text: str, at: int = -1
     return f"margin-cite:{book_id}/{first}-{last}?q={quote(quote_text[:300], safe='')}{where}"
 
 
-def page_chip(c: CitationRef) -> str:
+def chip_text(first: int, last: int, labels: Labels = ()) -> tuple[str, str]:
+    """What a page chip says and the start of its tooltip: the printed page when the book
+    has one ("p. 40 in print", with Margin's "p. 7" in the tooltip), else "p. 7"."""
+    printed = printed_pages(first, last, labels)
+    return (
+        (printed, f"Margin's {pages_label(first, last)}: ")
+        if printed
+        else (pages_label(first, last), "")
+    )
+
+
+def selection_page_name(page: int | None, labels: Labels = ()) -> int | str | None:
+    """How the reader's quoted selection names its page (after "p. "): Margin's number, or
+    "40 in print" in a book with printed page numbers."""
+    printed = printed_pages(page, page, labels) if page else ""
+    return html.escape(printed.removeprefix("p. ")) if printed else page
+
+
+def page_chip(c: CitationRef, labels: Labels = ()) -> str:
     # the book's own words when the store found them (marked exactly), else the model's
     href = cite_href(c.book_id, c.first_page, c.last_page, c.exact or c.quoted_text, c.start)
-    title = html.escape(c.quoted_text[:200])
-    return f'<a class="chip" href="{href}" title="{title}">&nbsp;{c.label}&nbsp;</a>'
+    text, where = chip_text(c.first_page, c.last_page, labels)
+    title = html.escape(where + c.quoted_text[:200])
+    return f'<a class="chip" href="{href}" title="{title}">&nbsp;{html.escape(text)}&nbsp;</a>'
 
 
-def question_html(text: str, selection_text: str | None, selection_page: int | None) -> str:
+def question_html(text: str, selection_text: str | None, selection_page: int | str | None) -> str:
     """The reader's message: a tinted block, the quoted passage on its own line."""
     body = html.escape(text).replace("\n", "<br>")
     sel = ""
@@ -300,6 +320,7 @@ def answer_html(
     revealed: Collection[int] = (),
     body: str | None = None,
     full: bool = False,
+    labels: Labels = (),
 ) -> str:
     """An answer: its text (or ``body``, the unsettled tail while it streams; the first
     ``SHOWN_CHARS`` and a Show all link unless ``full``), its state, error, grounding label,
@@ -361,7 +382,9 @@ def answer_html(
         )
     chips = source_refs(view)
     if chips:
-        parts.append(f'<p class="meta">Sources: {" ".join(page_chip(c) for c in chips)}</p>')
+        parts.append(
+            f'<p class="meta">Sources: {" ".join(page_chip(c, labels) for c in chips)}</p>'
+        )
     if view.status != "running":
         links = [f'<a href="margin-action:copy/{key}">Copy</a>']
         if last:
@@ -373,7 +396,7 @@ def answer_html(
         links.append(f'<a href="margin-action:trace/{key}">{word} trace</a>')
         parts.append(f'<p class="meta">{" · ".join(links)}</p>')
     if "s" + key in expanded:
-        parts.append(sources_html(view))
+        parts.append(sources_html(view, labels))
     if "t" + key in expanded:
         parts.append(trace_html(view))
     return "".join(parts)
@@ -407,7 +430,7 @@ def unique_passages(passages: list[Passage]) -> list[Passage]:
     return out
 
 
-def sources_html(view: AnswerState) -> str:
+def sources_html(view: AnswerState, labels: Labels = ()) -> str:
     rows = []
     for call in view.tool_calls:
         args = call.arguments
@@ -425,7 +448,8 @@ def sources_html(view: AnswerState) -> str:
             words = cut + "…" if cut != words else words
         href = cite_href(p.book_id, p.first_page, p.last_page, _passage_quote(p))
         rows.append(
-            f'<li><a class="chip" href="{href}">&nbsp;{p.label}&nbsp;</a> “{html.escape(words)}”</li>'
+            f'<li><a class="chip" href="{href}">&nbsp;{html.escape(chip_text(p.first_page, p.last_page, labels)[0])}'
+            f"&nbsp;</a> “{html.escape(words)}”</li>"
         )
     return f'<ul class="meta">{"".join(rows) or "<li>No book text was used.</li>"}</ul>'
 

@@ -97,12 +97,21 @@ class ImagePagesView(QScrollArea):
     settingsChanged = Signal(dict)
 
     def __init__(
-        self, path: Path, images: list[str], *, rtl: bool = False, parent: QWidget | None = None
+        self,
+        path: Path,
+        images: list[str],
+        *,
+        rtl: bool = False,
+        sides: list[str] | None = None,
+        parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setAccessibleName("Picture pages")
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.path, self.images = path, images
+        # each page's spread side from the book (EPUB page-spread-left/right/center), or ""
+        self.sides = list(sides or ())[: len(images)] + [""] * (len(images) - len(sides or ()))
+        self._paired: tuple[bool, dict[int, tuple[int, ...]]] | None = None
         self.book_rtl = rtl
         self.rtl = rtl
         self.fit = "page"  # or "width"
@@ -185,13 +194,26 @@ class ImagePagesView(QScrollArea):
         return self.spreads and viewport.width() > viewport.height() * 1.15
 
     def spread(self, page: int | None = None) -> list[int]:
-        """The pages (1-based, reading order) shown with ``page``: the cover alone, then
-        pairs (2, 3), (4, 5)… when the view is wide."""
+        """The pages (1-based, reading order) shown with ``page``: when the view is wide,
+        the cover alone, then pairs (2, 3), (4, 5)…, or as the book's spread hints pair
+        them (``core.books.comics.pair_pages``)."""
         page = self.current if page is None else page
-        if not self.wide() or page == 1:
+        if not self.wide():
             return [page]
-        first = page if page % 2 == 0 else page - 1
-        return [p for p in (first, first + 1) if p <= self.page_count]
+        if self._paired is None or self._paired[0] != self.rtl:
+            from core.books.comics import pair_pages
+
+            pairs = pair_pages(self.sides, self.rtl)
+            self._paired = (self.rtl, {p: pair for pair in pairs for p in pair})
+        return list(self._paired[1].get(page, (page,)))
+
+    def _alone_on(self, pages: list[int]) -> str:
+        """ "left" or "right": a page shown alone in a wide view that the book puts on that
+        side of its spread (drawn there, beside an empty half, as in the printed book)."""
+        if len(pages) != 1 or not self.wide():
+            return ""
+        side = self.sides[pages[0] - 1] if 0 < pages[0] <= len(self.sides) else ""
+        return side if side in ("left", "right") else ""
 
     def _ratio(self, index: int) -> float:
         size = self.sizes.get(index)
@@ -207,8 +229,10 @@ class ImagePagesView(QScrollArea):
             pages = list(reversed(pages))  # the first page of a pair is on the right
         viewport = self.viewport().size()
         ratios = [self._ratio(p - 1) for p in pages]
-        avail_w = viewport.width() - GAP * (len(pages) + 1)
-        width = avail_w / len(pages)
+        alone = self._alone_on(pages)
+        slots = 2 if alone else len(pages)
+        avail_w = viewport.width() - GAP * (slots + 1)
+        width = avail_w / slots
         if self.fit == "page":
             height = min(viewport.height() - 2 * GAP, max(width * r for r in ratios))
             widths = [min(width, height / r) for r in ratios]
@@ -216,6 +240,10 @@ class ImagePagesView(QScrollArea):
             widths = [width] * len(pages)
         total = sum(widths) + GAP * (len(pages) - 1)
         x = max(GAP, (self.canvas.width() - total) / 2)
+        if alone == "left":
+            x = max(GAP, self.canvas.width() / 2 - GAP / 2 - widths[0])
+        elif alone == "right":
+            x = self.canvas.width() / 2 + GAP / 2
         tallest = max(w * r for w, r in zip(widths, ratios, strict=True))
         top = max(GAP, (viewport.height() - tallest) / 2) if self.fit == "page" else GAP
         out = []
@@ -413,10 +441,11 @@ class ImagePagesView(QScrollArea):
         menu.exec(event.globalPos())
 
 
-def picture_pages(library: Any, book: Any) -> tuple[list[str], bool] | None:
+def picture_pages(library: Any, book: Any) -> tuple[list[str], bool, list[str]] | None:
     """The pictures of a book whose pages are pictures (a comic, a pre-paginated EPUB), in
-    order, and whether it reads right to left; None for a book of text."""
-    from core.books.comics import image_of, is_image_page
+    order, whether it reads right to left and each page's spread side ("left", "right",
+    "center" or ""); None for a book of text."""
+    from core.books.comics import image_of, is_image_page, side_of
 
     if book.format not in ("cbz", "epub") or book.page_count < 1:
         return None
@@ -424,4 +453,5 @@ def picture_pages(library: Any, book: Any) -> tuple[list[str], bool] | None:
         return None
     pages = library.pages(book.id, 1, book.page_count)
     found = [image_of(p.html or "") for p in pages]
-    return [name for name, _ in found], any(rtl for _, rtl in found[:1])
+    sides = [side_of(p.html or "") for p in pages]
+    return [name for name, _ in found], any(rtl for _, rtl in found[:1]), sides

@@ -6,6 +6,10 @@ The document stays one flow of stored pages (``PageFlow``), so positions, marks,
 and the selection work as in scrolling. In two columns the document is laid out at the width
 of one column; the scroll bar (hidden) sits at the first column's top, and a mouse event in
 the second column is handled with the scroll bar moved to that column's top for the moment.
+
+A book whose pages turn right to left (``rtl``: an EPUB's ``page-progression-direction``,
+or a right-to-left language) lays its first column on the right, and turns forward with
+the left click zone and the Left arrow.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class PagedFlow(TextMarks):
         self._wheel = 0
         self._press: tuple[QPointF, bool] | None = None  # where, and a selection was there
         self.turn_most = 2  # stored pages a turn may move and still be reading on
+        self.rtl = False  # pages turn right to left: the first column is on the right
 
     # geometry ----------------------------------------------------------------------------
 
@@ -66,6 +71,12 @@ class PagedFlow(TextMarks):
 
     def column_width(self) -> int:
         return max(1, self.viewport().width() // self.column_count())
+
+    def column_x(self, index: int) -> int:
+        """Where column ``index`` (0: the screen's first) starts in the viewport: from the
+        left, or from the right when pages turn right to left."""
+        slot = self.column_count() - 1 - index if self.rtl else index
+        return max(0, slot) * self.column_width()
 
     def page_height(self) -> float:
         return max(20.0, self.viewport().height() - 2 * PAD)
@@ -200,7 +211,7 @@ class PagedFlow(TextMarks):
         first = self._offset_of(self._columns[0])
         for i, column in enumerate(self._columns):
             if column.first <= cursor.position() < column.end:
-                return rect.translated(i * self.column_width(), first - self._offset_of(column))
+                return rect.translated(self.column_x(i), first - self._offset_of(column))
         return rect
 
     def on_screen(self, position: int) -> bool:
@@ -257,7 +268,7 @@ class PagedFlow(TextMarks):
                 continue
             offset = self._offset_of(column)
             painter.save()
-            painter.translate(i * width, -offset)
+            painter.translate(self.column_x(i), -offset)
             clip = QRectF(0, column.top, width, height)
             painter.setClipRect(clip)
             context = QAbstractTextDocumentLayout.PaintContext()
@@ -294,12 +305,14 @@ class PagedFlow(TextMarks):
 
     def _column_at(self, point: QPointF) -> tuple[int, Column, QPointF]:
         width = self.column_width()
-        i = max(0, min(len(self._columns) - 1, int(point.x() // width)))
+        slot = int(point.x() // width)
+        slot = self.column_count() - 1 - slot if self.rtl else slot
+        i = max(0, min(len(self._columns) - 1, slot))
         column = self._columns[i]
         offset = self._offset_of(column)
         top = column.top - offset
         height = max(1.0, min(column.bottom - column.top, self.page_height()) - 1)
-        x = max(0.0, min(point.x() - i * width, width - 1.0))
+        x = max(0.0, min(point.x() - self.column_x(i), width - 1.0))
         y = max(top, min(point.y(), top + height))
         return i, column, QPointF(x, y)
 
@@ -367,10 +380,15 @@ class PagedFlow(TextMarks):
         ):
             return
         width = self.viewport().width()
+        left, right = (
+            (self.next_screen, self.previous_screen)
+            if self.rtl
+            else (self.previous_screen, self.next_screen)
+        )
         if event.position().x() < width * CLICK_ZONE:
-            self.previous_screen()
+            left()
         elif event.position().x() > width * (1 - CLICK_ZONE):
-            self.next_screen()
+            right()
 
     def _anchor_under(self, point: QPointF) -> str:
         _, column, local = self._column_at(point)

@@ -404,8 +404,11 @@ class TextView(PagedFlow):
         if self.caret_browsing and key in self._CARET_KEYS:
             self._move_caret(event)
             return
-        forward = (Qt.Key.Key_PageDown, Qt.Key.Key_Right, Qt.Key.Key_Down)
-        backward = (Qt.Key.Key_PageUp, Qt.Key.Key_Left, Qt.Key.Key_Up)
+        ahead, back = (
+            (Qt.Key.Key_Left, Qt.Key.Key_Right) if self.rtl else (Qt.Key.Key_Right, Qt.Key.Key_Left)
+        )
+        forward = (Qt.Key.Key_PageDown, ahead, Qt.Key.Key_Down)
+        backward = (Qt.Key.Key_PageUp, back, Qt.Key.Key_Up)
         if (plain and (key in forward or key == Qt.Key.Key_Space)) or (
             shift and key == Qt.Key.Key_PageDown
         ):

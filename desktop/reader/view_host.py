@@ -149,10 +149,12 @@ class ViewHost(QStackedWidget):
         )
         return pdf
 
-    def _pictures(self, path: Path, found: tuple[list[str], bool], theme: str) -> ImagePagesView:
+    def _pictures(
+        self, path: Path, found: tuple[list[str], bool, list[str]], theme: str
+    ) -> ImagePagesView:
         from desktop.reader.image_pages import ImagePagesView
 
-        view = ImagePagesView(path, found[0], rtl=found[1])
+        view = ImagePagesView(path, found[0], rtl=found[1], sides=found[2])
         view.set_theme(theme)
         view.pageChanged.connect(lambda page: self.scrolledTo.emit(page, len(view.spread())))
         view.drawn.connect(self.view_drawn)
@@ -164,6 +166,10 @@ class ViewHost(QStackedWidget):
         from desktop.reader.text_view import TextView
 
         text_view = TextView(path, pages.book.format)
+        from core.books.progression import page_progression
+
+        book = pages.book
+        text_view.rtl = page_progression(path, book.format, book.language) == "rtl"
         text_view.font_size = typo.font_size
         text_view.typography = typo
         text_view.set_theme(theme)

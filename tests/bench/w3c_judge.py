@@ -56,7 +56,7 @@ PUBLISHED = {
     "BinB": "57 %",
 }
 
-_IMG = re.compile(r'<img src="([^"]+)"')
+_IMG = re.compile(r'<img\b[^>]*?\bsrc="([^"]+)"')  # also picture pages (class="margin-page")
 
 
 def _decodes(outcome: Outcome, src: str) -> bool:
@@ -201,6 +201,15 @@ def rtl_title(o: Outcome) -> tuple[bool, str]:
 def plain_title(o: Outcome) -> tuple[bool, str]:
     t = o.book.title if o.book else ""
     return bool(t) and not t.startswith("\u2067"), "title shown as written (no bidi control)"
+
+
+def turns_right_to_left(o: Outcome) -> tuple[bool, str]:
+    from core.books.progression import progression_of
+
+    rtl = bool(o.book) and (
+        progression_of(o.book.extra.get("progression", ""), o.book.language) == "rtl"
+    )
+    return rtl, "pages turn right to left" if rtl else "pages turn left to right"
 
 
 def window_only(why: str) -> Callable[[Outcome], tuple[bool, str]]:
@@ -421,14 +430,10 @@ CHECKS: dict[str, tuple[str, Callable[[Outcome], tuple[bool, str]]]] = {
             "pages left to right",
         ),
     ),
-    "pkg-spine-progression_rtl": (
-        "Internationalization",
-        window_only("the reflowable view turns pages left to right"),
-    ),
-    "pkg-spine-progression-default": (
-        "Internationalization",
-        window_only("the reflowable view turns pages left to right"),
-    ),
+    # the paged view turns as core.books.progression says (Left and the left click zone go
+    # forward, first column on the right): tests/desktop/reader/test_rtl_progression.py
+    "pkg-spine-progression_rtl": ("Internationalization", turns_right_to_left),
+    "pkg-spine-progression-default": ("Internationalization", turns_right_to_left),
     # Structural Semantics
     "pss-support": (
         "Structural Semantics",

@@ -13,6 +13,7 @@ misbehaving server cannot poison the stored history that every later request rep
 
 from __future__ import annotations
 
+import html
 import logging
 import re
 from collections.abc import Iterable
@@ -85,8 +86,10 @@ def _hidden(part: HiddenAfter) -> str:
 
 
 def _labelled(p: Passage) -> str:
+    # the paper book's page, from the book's page-list (its words: escaped)
+    printed = f' printed="{html.escape(p.printed)}"' if p.printed else ""
     return (
-        f'<book_text pages="{p.first_page}-{p.last_page}" label="[{p.label}]">\n'
+        f'<book_text pages="{p.first_page}-{p.last_page}" label="[{p.label}]"{printed}>\n'
         f"{defuse(p.text)}\n</book_text>"
     )
 

@@ -1,0 +1,60 @@
+"""Spread hints in the picture view (issue 29): a wide window pairs the pages as the EPUB's
+``page-spread-*`` properties say, and a page alone that belongs on one side of a spread is
+drawn on that side (real key presses)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from core.store.library import Library
+from tests.core.books.test_comics_spreads import with_sides
+from tests.desktop.reader.test_comics import _colour_at, _is, _key, _open, window  # noqa: F401
+from tests.support.comics import make_fixed_layout_epub
+
+SHOTS = Path("/work/wt/shots/fidelity2")
+
+
+def test_hinted_spreads_in_a_wide_window(
+    window: Any,  # noqa: F811
+    library: Library,
+    tmp_path: Path,
+    qtbot: Any,
+) -> None:
+    window.resize(1500, 800)
+    QApplication.processEvents()
+    sides = {
+        1: "rendition:page-spread-right",  # the cover is a right-hand page
+        2: "page-spread-left",
+        3: "page-spread-right",
+        4: "rendition:page-spread-center",  # a fold-out, alone in the middle
+        5: "page-spread-left",
+        6: "page-spread-right",
+    }
+    path = with_sides(make_fixed_layout_epub(tmp_path / "c.epub", 6), sides)
+    view = _open(window, library, path, qtbot)
+    qtbot.waitUntil(view.wide, timeout=3000)
+    assert view.spread() == [1]
+    [(_, cover)] = view.placed()
+    assert cover.left() >= view.canvas.width() / 2, "the right-hand cover is on the right"
+    assert _is(_colour_at(view, qtbot, 0.7), 1)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for theme in ("light", "dark"):
+        view.set_theme(theme)
+        QApplication.processEvents()
+        view.canvas.grab().save(str(SHOTS / f"spread-cover-right-{theme}.png"))
+    _key(view, Qt.Key.Key_Right)
+    assert view.spread() == [2, 3]
+    assert _is(_colour_at(view, qtbot, 0.3), 2) and _is(_colour_at(view, qtbot, 0.7), 3)
+    _key(view, Qt.Key.Key_Right)
+    assert view.spread() == [4]
+    [(_, fold)] = view.placed()
+    middle = view.canvas.width() / 2
+    assert fold.left() < middle < fold.right(), "a centred page is in the middle"
+    _key(view, Qt.Key.Key_Right)
+    assert view.spread() == [5, 6] and window.reader.page == 5
+    _key(view, Qt.Key.Key_Left)
+    assert view.spread() == [4]
