@@ -280,7 +280,11 @@ async def run(
                     kind=call.kind,
                     title=call.title,
                     request=summarise_request(request),
-                    response={"error": _error_text(exc, scrub)},
+                    response=(
+                        {"stopped": True, "text": excerpt("".join(pieces))}
+                        if isinstance(exc, asyncio.CancelledError)
+                        else {"error": _error_text(exc, scrub)}
+                    ),
                     usage=None,
                     duration_ms=round((time.perf_counter() - started) * 1000, 2),
                     withheld=0,

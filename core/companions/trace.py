@@ -55,10 +55,13 @@ class CallTrace:
     withheld: int
     error: str = ""
     terms: list[str] = field(default_factory=list)
+    stopped: bool = False  # Stop came while the reply was coming
 
     def line(self) -> str:
         """ "CHAPTER I (summary): 100 in, 20 out tokens · end_turn · 35 ms · 1 sentence withheld" """
         head = f"{self.step}. {self.title} ({KIND_WORDS.get(self.kind, self.kind)})"
+        if self.stopped:
+            return f"{head}: stopped during the reply, {self.duration_ms:,.0f} ms"
         if self.error:
             return f"{head}: failed — {self.error}"
         bits = [
@@ -172,6 +175,7 @@ def jobs(folder: Path, book_id: int, kinds: set[str] | None = None, last: int = 
                     withheld=int(record.get("withheld", 0)),
                     error=str(response.get("error", "")),
                     terms=[str(t) for t in record.get("terms", [])],
+                    stopped=bool(response.get("stopped")),
                 )
             )
         elif kind == "JOB_FINISHED":

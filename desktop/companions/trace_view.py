@@ -55,6 +55,7 @@ class TraceView(QWidget):
         self.view = QTextBrowser()
         self.view.setAccessibleName("Model calls")
         self.view.setMaximumHeight(200)
+        self.view.document().setIndentWidth(14)  # the side panel is narrow
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view)

@@ -167,3 +167,9 @@ def test_a_line_cut_short_is_skipped(tmp_path: Path) -> None:
     (job,) = trace.jobs(tmp_path, 7)
     assert job.status == "interrupted" and job.calls == []
     assert "No call was made" not in trace.text([job]) and "(no calls made)" in trace.text([job])
+
+
+def test_an_error_naming_a_key_is_written_without_it() -> None:
+    assert trace.scrub(f"rejected {KEY}.") == "rejected sk-…."
+    text = model._error_text(RuntimeError(f"header x-api-key: {KEY}"), trace.scrub)
+    assert text.startswith("RuntimeError: header x-api-key: sk-…") and KEY not in text

@@ -80,6 +80,8 @@ def test_show_trace_lists_each_call_of_the_last_jobs(
         qtbot.waitUntil(xray.job.trace.isVisible, timeout=5000)
         shown = xray.job.trace.view.toPlainText()
         assert "stopped" in shown and "(note)" in shown and "(summary)" not in shown
+        assert "failed" not in shown and "Error" not in shown  # Stop is no failure
+        shoot(win, "trace_xray")
         assert xray.job.trace.jobs is not None and len(xray.job.trace.jobs) == 1
         assert len(xray.job.trace.jobs[0].calls) >= 1
         # closed again with the same button; another book's bar starts closed
