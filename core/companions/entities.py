@@ -336,7 +336,10 @@ def _things(scans: Sequence[tuple[int, PageScan]], totals: _Totals) -> list[Foun
     pages: dict[str, dict[int, Counter[str]]] = defaultdict(dict)
     best: dict[str, list[tuple[float, int, str]]] = defaultdict(list)
     describing: Counter[str] = Counter()
+    described: dict[str, set[str]] = defaultdict(set)  # the nouns it stood before
     for page, scan in scans:
+        for word, nouns in scan.before.items():
+            described[base(word)].update(nouns)
         for word, (n, det, *rest) in scan.things.items():
             key = base(word)
             total[key] += n
@@ -354,8 +357,12 @@ def _things(scans: Sequence[tuple[int, PageScan]], totals: _Totals) -> list[Foun
             continue
         if after[key] < THING_SHARE * n:
             continue  # "agreeable", "cannot": not something one points at
-        if describing[key] >= max(2, DESCRIBING_SHARE * after[key]):
-            continue  # "a shrill voice", "a solemn air": it describes a thing, is none
+        many = describing[key]
+        if many >= max(2, DESCRIBING_SHARE * after[key]) and (
+            not described[key] or len(described[key]) >= DESCRIBING_SHARE * many
+        ):
+            continue  # "a shrill voice", "a solemn air": it describes things, is none
+        # (before one noun again and again it is half of a name: "the opium den")
         first = min(pages[key])
         told = sorted(best[key], key=lambda t: (-(t[0] + (1.0 if t[1] <= first + 3 else 0)), t[1]))
         chosen: list[tuple[int, str]] = []

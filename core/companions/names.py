@@ -93,6 +93,8 @@ class PageScan:
     together: dict[str, int] = field(default_factory=dict)  # "a|b": paragraphs with both
     # rare word → [uses, after "the", after "the" and before the noun it describes]
     things: dict[str, list[int]] = field(default_factory=dict)
+    # rare word → the words it stood before ("shrill" → voice, loud; "opium" → den, den)
+    before: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -103,6 +105,7 @@ class PageScan:
             "b": {k: [round(v[0], 2), v[1]] for k, v in self.best.items()},
             "t": self.together,
             "x": self.things,
+            "n": self.before,
         }
 
     @classmethod
@@ -117,6 +120,7 @@ class PageScan:
             {k: (float(v[0]), str(v[1])) for k, v in best.items()},
             dict(data.get("t") or {}),  # type: ignore[call-overload]
             dict(data.get("x") or {}),  # type: ignore[call-overload]
+            dict(data.get("n") or {}),  # type: ignore[call-overload]
         )
 
 
@@ -243,6 +247,7 @@ def _scan_sentence(
                 counts[1] += 1  # "the hookah", "a teacup": a thing, not a manner
                 if _describes(sentence, tokens, i):
                     counts[2] += 1  # "a shrill voice", "the finer ones": it describes a noun
+                    scan.before.setdefault(word, []).append(tokens[i + 1][2])
             score = _telling(sentence, start, end) - (1.5 if spoken else 0.0)
             if score >= MIN_SCORE and score > scan.best.get(THING + word, (0.0, ""))[0]:
                 scan.best[THING + word] = (score, sentence)
