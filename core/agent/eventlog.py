@@ -4,6 +4,9 @@
 response (stop reason, text excerpt, tool calls), usage and duration; ``TOOL_CALL`` records
 hold the name, parameters, an excerpt of the output and the duration. Never the API key:
 nothing from the client or its headers is written here.
+
+The companions (X-Ray notes, recaps, quiz questions) keep one log per book
+(``companions_log_name``), written the same way by ``core.companions.trace``.
 """
 
 from __future__ import annotations
@@ -25,11 +28,23 @@ def excerpt(value: Any) -> str:
     return text if len(text) <= EXCERPT else text[:EXCERPT] + "…"
 
 
+def companions_log_name(book_id: int) -> str:
+    """A book's log of its companions' model calls (deleted with the book)."""
+    return f"companions-book-{book_id}.jsonl"
+
+
 class EventLog:
     def __init__(self, folder: Path, conversation_id: int) -> None:
         self.path = folder / event_log_name(conversation_id)
 
-    def write(self, kind: str, **fields: Any) -> None:
+    @classmethod
+    def named(cls, folder: Path, name: str) -> EventLog:
+        """A log in ``folder`` under ``name`` (a book's companions log)."""
+        made = cls.__new__(cls)
+        made.path = folder / name
+        return made
+
+    def write(self, kind: str, /, **fields: Any) -> None:
         record = {
             "ts": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
             "type": kind,
@@ -45,8 +60,19 @@ class EventLog:
     def read(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
-        return [
-            json.loads(line)
-            for line in self.path.read_text(encoding="utf-8").splitlines()
-            if line.strip()
-        ]
+        records: list[dict[str, Any]] = []
+        try:
+            lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError as exc:
+            log.warning("could not read the event log %s: %s", self.path, exc)
+            return records
+        for line in lines:
+            if not line.strip():
+                continue
+            try:  # a line cut short (a crash while writing) is skipped, not fatal
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+        return records

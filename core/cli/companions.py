@@ -52,7 +52,9 @@ def model_job(args: argparse.Namespace, ctx: CliContext, book_id: int, **what: b
             sys.stderr.flush()
 
     index = app.agent.spoilers.get(db, book_id)
-    used = asyncio.run(model.run(db, book_id, job, provider, index, progress=show))
+    used = asyncio.run(
+        model.run(db, book_id, job, provider, index, progress=show, events=app.paths.event_logs)
+    )
     say(
         f"Used {used.input_tokens:,} input and {used.output_tokens:,} output tokens.",
         file=sys.stderr,
@@ -60,10 +62,30 @@ def model_job(args: argparse.Namespace, ctx: CliContext, book_id: int, **what: b
     return None
 
 
+def show_trace(
+    args: argparse.Namespace, ctx: CliContext, book_id: int, title: str, kind: str
+) -> int:
+    """``--trace``: every model call of the book's jobs of this kind, from its event log."""
+    from core.companions import trace
+
+    found = trace.jobs(ctx.paths.event_logs, book_id, {kind}, last=args.last)
+    if args.json:
+        ctx.print_json([j.to_json() for j in found])
+        return 0
+    if not found:
+        say(f'No model calls yet for "{title}" here. Add --model to have them written.')
+        return 0
+    say(f'Model calls for "{title}" ({len(found)} job{"s" if len(found) != 1 else ""}):')
+    say(trace.text(found))
+    return 0
+
+
 def cmd_xray(args: argparse.Namespace, ctx: CliContext) -> int:
     from core.companions import xray
 
     book = ctx.library.find_book(args.book)
+    if args.trace:
+        return show_trace(args, ctx, book.id, book.title, "xray_note")
     failed = model_job(args, ctx, book.id, recap=False, notes=True)
     if failed is not None:
         return failed
@@ -106,6 +128,8 @@ def cmd_recap(args: argparse.Namespace, ctx: CliContext) -> int:
     from core.companions import recap
 
     book = ctx.library.find_book(args.book)
+    if args.trace:
+        return show_trace(args, ctx, book.id, book.title, "recap")
     failed = model_job(args, ctx, book.id, recap=True, notes=False)
     if failed is not None:
         return failed
@@ -148,6 +172,8 @@ def cmd_cards(args: argparse.Namespace, ctx: CliContext) -> int:
     from core.companions import anki, cards
 
     book = ctx.library.find_book(args.book)
+    if args.trace:
+        return show_trace(args, ctx, book.id, book.title, "quiz")
     args.model = args.quiz
     failed = model_job(args, ctx, book.id, recap=False, notes=False, quiz=True)
     if failed is not None:
@@ -209,6 +235,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--yes", action="store_true", help="with --quiz: do not ask before")
     p.add_argument("--json", action="store_true")
+    _trace_flags(p, "quiz")
     p.set_defaults(handler=cmd_cards)
 
 
@@ -219,3 +246,16 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
         help="write notes or summaries with the connected model (says the cost first)",
     )
     p.add_argument("--yes", action="store_true", help="with --model: do not ask before")
+    _trace_flags(p, "model")
+
+
+def _trace_flags(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help=f"list each {what} call made for this book (tokens, stop reason, time, "
+        "sentences withheld) instead",
+    )
+    p.add_argument(
+        "--last", type=number, default=0, metavar="N", help="with --trace: only the last N jobs"
+    )

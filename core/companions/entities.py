@@ -38,6 +38,7 @@ DESCRIPTION_SENTENCES = 2
 MIN_THING_USES = 4  # a thing is used this often in the pages read …
 MAX_THINGS = 20  # … and only the most used are entries
 THING_SHARE = 0.6  # … mostly after "the", "a", "his" (a noun)
+DESCRIBING_SHARE = 0.5  # … and not half the time before a noun it describes ("a shrill voice")
 
 # familiar name → formal name (lower case): English hypocorisms, common in novels
 NICKNAMES: dict[str, str] = {
@@ -320,10 +321,11 @@ def _entries(
 
 def _things(scans: Sequence[tuple[int, PageScan]], totals: _Totals) -> list[Found]:
     """Things: words rare in English that the pages read come back to ("hookah", "entail"),
-    a plural with its singular, most used first (after the names)."""
+    a plural with its singular, most used first (after the names); not a word that stands
+    as often as not before a noun it describes ("a shrill voice")."""
     uses: Counter[str] = Counter()
     for _page, scan in scans:
-        for word, (n, _after) in scan.things.items():
+        for word, (n, *_counts) in scan.things.items():
             uses[word] += n
 
     def base(word: str) -> str:
@@ -333,11 +335,16 @@ def _things(scans: Sequence[tuple[int, PageScan]], totals: _Totals) -> list[Foun
     after: Counter[str] = Counter()
     pages: dict[str, dict[int, Counter[str]]] = defaultdict(dict)
     best: dict[str, list[tuple[float, int, str]]] = defaultdict(list)
+    describing: Counter[str] = Counter()
+    described: dict[str, set[str]] = defaultdict(set)  # the nouns it stood before
     for page, scan in scans:
-        for word, (n, det) in scan.things.items():
+        for word, nouns in scan.before.items():
+            described[base(word)].update(nouns)
+        for word, (n, det, *rest) in scan.things.items():
             key = base(word)
             total[key] += n
             after[key] += det
+            describing[key] += rest[0] if rest else 0
             pages[key].setdefault(page, Counter())[word] += n
             telling = scan.best.get(THING + word)
             if telling is not None:
@@ -350,6 +357,12 @@ def _things(scans: Sequence[tuple[int, PageScan]], totals: _Totals) -> list[Foun
             continue
         if after[key] < THING_SHARE * n:
             continue  # "agreeable", "cannot": not something one points at
+        many = describing[key]
+        if many >= max(2, DESCRIBING_SHARE * after[key]) and (
+            not described[key] or len(described[key]) >= DESCRIBING_SHARE * many
+        ):
+            continue  # "a shrill voice", "a solemn air": it describes things, is none
+        # (before one noun again and again it is half of a name: "the opium den")
         first = min(pages[key])
         told = sorted(best[key], key=lambda t: (-(t[0] + (1.0 if t[1] <= first + 3 else 0)), t[1]))
         chosen: list[tuple[int, str]] = []

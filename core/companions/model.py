@@ -4,7 +4,9 @@ text, and a short X-Ray note on an entry written from its passages within the bo
 Every call goes through the chat's provider (``AgentService.provider()``), is checked by the
 chat's answer check (a ``SpoilerGuard`` at the reader's bound: a sentence naming what comes
 later is dropped), and its trace (what was asked, the reply's start, stop reason, tokens,
-time, sentences withheld) is kept with the book (``companion_item`` "usage", gone with it).
+time, sentences withheld) is written to the book's companions event log
+(``core.companions.trace``: ``--trace`` in the CLI, "Show trace" in the tabs) and its tokens
+kept with the book (``companion_item`` "usage", the cost meter; gone with it).
 Results are kept (``companion_item``: "recap" ``model:<chapter text hash>``, "xray_note"
 ``<entry>:<pages hash>``) and never asked again. Before a job, ``plan`` says what it will
 cost ("About 45,000 tokens, ~$0.05"); ``check_budget`` refuses a job that would take the
@@ -13,10 +15,12 @@ book past its budget (chat and companions together).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.companions import recap as recap_mod
@@ -148,7 +152,7 @@ def plan(
         for entry in made.entries[:NOTE_ENTRIES]:
             used = _note_pages(entry)
             key = f"{entry.key}:{_digest(*map(str, used))}"
-            if store.item(book_id, "xray_note", key, xray_mod.XRAY_VERSION) is not None:
+            if store.item(book_id, "xray_note", key, xray_mod.NOTE_VERSION) is not None:
                 continue
             passages = "\n\n".join(
                 f'<passage page="{p}">{texts.get(p, "")[:PAGE_CHARS]}</passage>' for p in used
@@ -218,93 +222,179 @@ async def run(
     *,
     progress: Callable[[int, int, str], None] | None = None,
     cancel: CancelToken | None = None,
+    events: Path | None = None,
 ) -> Usage:
     """Make every call of ``job`` in turn, keeping each result as it comes (a Stop keeps what
-    is done). Returns the tokens used."""
+    is done). Returns the tokens used. With ``events`` (the event logs' folder), every call is
+    written to the book's companions log (``core.companions.trace``)."""
+    from core.agent.eventlog import excerpt
+    from core.agent.loop_state import summarise_request
     from core.agent.providers.base import StreamText
     from core.agent.spoilers import SpoilerGuard
     from core.agent.types import Question, TurnRequest, TurnResult, UserMessage
+    from core.companions.trace import JobTrace, scrub
 
     store = CompanionStore(db)
     bound = xray_mod.bound_of(db, book_id)
     system = load_prompt("companion_system")
     used = Usage()
-    for i, call in enumerate(job.calls):
-        if progress is not None:
-            progress(i, len(job.calls), call.title)
-        if cancel is not None and cancel.cancelled:
-            break  # Stop: what is done is kept
-        request = TurnRequest(
-            model=provider.model,
-            system=system,
-            messages=(UserMessage((Question(call.prompt),)),),
-            max_tokens=call.max_tokens,
-            tool_choice="none",
-        )
-        pieces: list[str] = []
-        result: TurnResult | None = None
-        started = time.perf_counter()
-        async for event in provider.stream_turn(request):
-            if isinstance(event, StreamText):
-                pieces.append(event.text)
-            elif isinstance(event, TurnResult):
-                result = event
-        text = "".join(pieces) or (result.message.text if result is not None else "")
-        guard = SpoilerGuard(index, read_to=bound, question="", semantic=False)
-        segments = guard.feed(text) + guard.flush()
-        shown = "".join(s.text for s in segments if not s.hidden).strip()
-        usage = result.usage if result is not None else Usage()
-        used = Usage(
-            used.input_tokens + usage.input_tokens, used.output_tokens + usage.output_tokens
-        )
-        store.put_item(
-            book_id,
-            "usage",
-            f"{time.time():.6f}:{call.kind}:{call.key}",
-            1,
-            {
-                "usage": [
-                    usage.input_tokens,
-                    usage.output_tokens,
-                    usage.cache_read_tokens,
-                    usage.cache_write_tokens,
-                ],
-                "model": provider.model,
-                "kind": call.kind,
-                "title": call.title,
-                "request_chars": len(call.prompt),
-                "response": text[:300],
-                "stop_reason": str(result.stop_reason) if result is not None else "",
-                "ms": round((time.perf_counter() - started) * 1000),
-                "withheld": sum(1 for s in segments if s.hidden),
-            },
-        )
-        if call.kind == "quiz":
-            from core.companions.cards import QUIZ_VERSION
-
-            questions = [  # each question checked on its own (a hidden one is dropped)
-                q
-                for q in parse_quiz(text, db, book_id, call.meta["first"], call.meta["last"])
-                if not _later(index, bound, f"{q['question']} {q['answer']}")
-            ]
-            store.put_item(book_id, "quiz", call.key, QUIZ_VERSION, {"questions": questions})
-        elif call.kind == "recap":
-            store.put_item(
-                book_id, recap_mod.KIND, call.key, recap_mod.RECAP_VERSION, {"text": shown}
+    trace = JobTrace(events, book_id)
+    trace.write(
+        "JOB_STARTED",
+        provider=provider.name,
+        model=provider.model,
+        calls=len(job.calls),
+        kinds=sorted({c.kind for c in job.calls}),
+        estimate=job.describe(),
+        spoiler_bound=bound,
+    )
+    made = 0
+    status, error = "done", ""
+    try:
+        for i, call in enumerate(job.calls):
+            if progress is not None:
+                progress(i, len(job.calls), call.title)
+            if cancel is not None and cancel.cancelled:
+                status = "stopped"
+                break  # Stop: what is done is kept
+            request = TurnRequest(
+                model=provider.model,
+                system=system,
+                messages=(UserMessage((Question(call.prompt),)),),
+                max_tokens=call.max_tokens,
+                tool_choice="none",
             )
-        else:
+            pieces: list[str] = []
+            result: TurnResult | None = None
+            started = time.perf_counter()
+            try:
+                async for event in provider.stream_turn(request):
+                    if isinstance(event, StreamText):
+                        pieces.append(event.text)
+                    elif isinstance(event, TurnResult):
+                        result = event
+            except BaseException as exc:  # traced, then raised again
+                trace.write(
+                    "LLM_INVOCATION",
+                    step=i + 1,
+                    kind=call.kind,
+                    title=call.title,
+                    request=summarise_request(request),
+                    response=(
+                        {"stopped": True, "text": excerpt("".join(pieces))}
+                        if isinstance(exc, asyncio.CancelledError)
+                        else {"error": _error_text(exc, scrub)}
+                    ),
+                    usage=None,
+                    duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                    withheld=0,
+                )
+                raise
+            text = "".join(pieces) or (result.message.text if result is not None else "")
+            guard = SpoilerGuard(index, read_to=bound, question="", semantic=False)
+            segments = guard.feed(text) + guard.flush()
+            shown = "".join(s.text for s in segments if not s.hidden).strip()
+            usage = result.usage if result is not None else Usage()
+            ms = (time.perf_counter() - started) * 1000
+            used = Usage(
+                used.input_tokens + usage.input_tokens, used.output_tokens + usage.output_tokens
+            )
+            hidden = [s for s in segments if s.hidden]
+            questions: list[dict[str, object]] = []
+            if call.kind == "quiz":  # each question checked on its own (a hidden one dropped)
+                asked = parse_quiz(text, db, book_id, call.meta["first"], call.meta["last"])
+                questions = [
+                    q for q in asked if not _later(index, bound, f"{q['question']} {q['answer']}")
+                ]
+                withheld = len(asked) - len(questions)
+            else:
+                withheld = len(hidden)
+            stop = str(result.stop_reason.value) if result is not None else ""
+            terms = sorted({t.term for s in hidden for t in s.terms})
+            trace.write(
+                "LLM_INVOCATION",
+                step=i + 1,
+                kind=call.kind,
+                title=call.title,
+                request=summarise_request(request),
+                response={"stop_reason": stop, "text": excerpt(text)},
+                usage=usage.__dict__,
+                duration_ms=round(ms, 2),
+                withheld=withheld,
+                terms=terms,
+            )
+            for n, s in enumerate(hidden):
+                trace.write(
+                    "SPOILER_CHECK",
+                    step=i + 1,
+                    hidden=n,
+                    read_to=bound,
+                    terms=[{"term": t.term, "first_page": t.first_page} for t in s.terms],
+                )
             store.put_item(
                 book_id,
-                "xray_note",
-                call.key,
-                xray_mod.XRAY_VERSION,
-                {"text": shown, **call.meta},
+                "usage",
+                f"{time.time():.6f}:{call.kind}:{call.key}",
+                1,
+                {
+                    "usage": [
+                        usage.input_tokens,
+                        usage.output_tokens,
+                        usage.cache_read_tokens,
+                        usage.cache_write_tokens,
+                    ],
+                    "model": provider.model,
+                    "kind": call.kind,
+                    "title": call.title,
+                    "request_chars": len(call.prompt),
+                    "response": text[:300],
+                    "stop_reason": stop,
+                    "ms": round(ms),
+                    "withheld": withheld,
+                },
             )
+            made += 1
+            if call.kind == "quiz":
+                from core.companions.cards import QUIZ_VERSION
+
+                store.put_item(book_id, "quiz", call.key, QUIZ_VERSION, {"questions": questions})
+            elif call.kind == "recap":
+                store.put_item(
+                    book_id, recap_mod.KIND, call.key, recap_mod.RECAP_VERSION, {"text": shown}
+                )
+            else:
+                store.put_item(
+                    book_id,
+                    "xray_note",
+                    call.key,
+                    xray_mod.NOTE_VERSION,
+                    {"text": shown, **call.meta},
+                )
+    except asyncio.CancelledError:
+        status = "stopped"
+        raise
+    except BaseException as exc:
+        status, error = "failed", _error_text(exc, scrub)
+        raise
+    finally:
+        trace.write(
+            "JOB_FINISHED",
+            status=status,
+            calls=made,
+            usage=used.__dict__,
+            error=error or None,
+        )
     recap_mod.forget_view(db, book_id)
     CompanionStore(db).drop_items(book_id, "xray")  # notes join the entries when made again
     if progress is not None:
         progress(len(job.calls), len(job.calls), "")
     return used
+
+
+def _error_text(exc: BaseException, scrub: Callable[[str], str]) -> str:
+    """What the trace keeps of an error: its kind and message, never a key."""
+    message = getattr(exc, "message", "") or str(exc)
+    return scrub(f"{exc.__class__.__name__}: {message}")[:300]
 
 
 def _later(index: SpoilerIndex, bound: int, text: str) -> bool:
@@ -351,7 +441,7 @@ def parse_quiz(
 def notes_for(db: pw.SqliteDatabase, book_id: int, bound: int) -> dict[str, str]:
     """Entry key → the model's note, for notes written only from pages within ``bound``."""
     out: dict[str, str] = {}
-    for value in CompanionStore(db).items(book_id, "xray_note", xray_mod.XRAY_VERSION).values():
+    for value in CompanionStore(db).items(book_id, "xray_note", xray_mod.NOTE_VERSION).values():
         if value.get("text") and all(int(p) <= bound for p in value.get("pages", [])):
             out[str(value["entry"])] = str(value["text"])
     return out

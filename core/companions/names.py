@@ -64,6 +64,18 @@ _KIN = re.compile(
 DETERMINERS = frozenset(
     "the a an his her my your our their its this that these those some every each".split()
 )
+# words that may follow a noun at once ("the hookah was", "a teacup and"); any other
+# lower-case word right after "a shrill" makes "shrill" a word describing it
+FOLLOWERS = frozenset(
+    "a an and are as at be but by could did do does for from had has have he her his i if in "
+    "into is it its me my nor not of off on or out over she should so than that the their them "
+    "then there they this to up upon was we were what when where which while who whom why will "
+    "with would you your said says being been seemed stood lay sat went came ran took got made "
+    "gave saw myself himself herself itself about above after again against along among around "
+    "before behind below beneath beside between beyond down here just now once only still "
+    "through till too toward towards under until very yet".split()
+)
+_VERB_ENDS = ("ed", "ing", "ly")  # "the chaise arrived", "the parlour repining"
 THING = "~"  # a thing's key among the forms' best sentences ("~hookah")
 MIN_SCORE = 2.0  # a sentence scored below this tells nothing about a name
 SENTENCE_CHARS = (30, 400)  # shorter says nothing, longer is a paragraph
@@ -79,7 +91,10 @@ class PageScan:
     speech: dict[str, int] = field(default_factory=dict)  # form → uses beside "said", …
     best: dict[str, tuple[float, str]] = field(default_factory=dict)  # form → best sentence
     together: dict[str, int] = field(default_factory=dict)  # "a|b": paragraphs with both
-    things: dict[str, list[int]] = field(default_factory=dict)  # rare word → [uses, after "the"]
+    # rare word → [uses, after "the", after "the" and before the noun it describes]
+    things: dict[str, list[int]] = field(default_factory=dict)
+    # rare word → the words it stood before ("shrill" → voice, loud; "opium" → den, den)
+    before: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -90,6 +105,7 @@ class PageScan:
             "b": {k: [round(v[0], 2), v[1]] for k, v in self.best.items()},
             "t": self.together,
             "x": self.things,
+            "n": self.before,
         }
 
     @classmethod
@@ -104,7 +120,24 @@ class PageScan:
             {k: (float(v[0]), str(v[1])) for k, v in best.items()},
             dict(data.get("t") or {}),  # type: ignore[call-overload]
             dict(data.get("x") or {}),  # type: ignore[call-overload]
+            dict(data.get("n") or {}),  # type: ignore[call-overload]
         )
+
+
+def _describes(sentence: str, tokens: list[tuple[int, int, str]], i: int) -> bool:
+    """Whether token ``i`` stands before a noun it describes: the next word follows at once
+    (a space between, or a comma as in "a shrill, loud voice"), in lower case, and is no word
+    that follows a noun (a verb, a preposition, a pronoun)."""
+    if i + 1 >= len(tokens):
+        return False
+    start, _end, word = tokens[i + 1]
+    gap = sentence[tokens[i][1] : start]
+    return (
+        (gap.isspace() or gap.strip() == ",")
+        and word.islower()
+        and word not in FOLLOWERS
+        and not word.endswith(_VERB_ENDS)
+    )
 
 
 def capitalised_words(texts: Iterable[str]) -> frozenset[str]:
@@ -206,10 +239,15 @@ def _scan_sentence(
         if lowered in capitalised and lowered == word:
             scan.words.setdefault(word.capitalize(), [0, 0, 0])[2] += 1
         if lowered == word and word in rare:
-            counts = scan.things.setdefault(word, [0, 0])
+            counts = scan.things.setdefault(word, [0, 0, 0])
+            if len(counts) < 3:
+                counts.append(0)
             counts[0] += 1
             if i > 0 and tokens[i - 1][2].lower() in DETERMINERS:
                 counts[1] += 1  # "the hookah", "a teacup": a thing, not a manner
+                if _describes(sentence, tokens, i):
+                    counts[2] += 1  # "a shrill voice", "the finer ones": it describes a noun
+                    scan.before.setdefault(word, []).append(tokens[i + 1][2])
             score = _telling(sentence, start, end) - (1.5 if spoken else 0.0)
             if score >= MIN_SCORE and score > scan.best.get(THING + word, (0.0, ""))[0]:
                 scan.best[THING + word] = (score, sentence)

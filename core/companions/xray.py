@@ -28,7 +28,8 @@ from core.companions.names import PageScan, capitalised_words, form_key, scan_pa
 from core.companions.store import CompanionStore, book_print
 from core.progress import CancelToken
 
-XRAY_VERSION = 4  # bump when what a page scan holds or how entries are decided changes
+XRAY_VERSION = 5  # bump when what a page scan holds or how entries are decided changes
+NOTE_VERSION = 4  # the model's notes (paid for): bump only when what a note is changes
 KIND_PAGE = "xray"
 KIND_STATE = "xray_state"
 KIND_XRAY = "xray"
@@ -221,14 +222,63 @@ THING_ZIPF = 3.5  # a thing is a word rarer than this in English (Zipf: log10 pe
 
 def rare_words(db: pw.SqliteDatabase, book_id: int, texts: Iterable[str]) -> frozenset[str]:
     """The book's lower-case words (four letters or more) that are rare in general English,
-    by the answer check's frequency list and stemming: only these are counted as things."""
+    by the answer check's frequency list and stemming, and do not read as a quality or a
+    span of time (``abstract``): only these are counted as things."""
     from core.agent.spoilers import GENERAL_ZIPF, SpoilerIndex
 
     words: set[str] = set()
     for text in texts:
         words.update(w for w in _LOWER.findall(text) if len(w) >= 4 and not w.endswith(_NOT_THINGS))
     stems = SpoilerIndex(book_id, 0, {}, {}, frozenset()).stems(words)
-    return frozenset(w for w in words if GENERAL_ZIPF.get(stems[w], 0.0) < THING_ZIPF)
+    rare = {w for w in words if GENERAL_ZIPF.get(stems[w], 0.0) < THING_ZIPF}
+    parts = {p for w in rare for p in _parts(w)}
+    part_stems = SpoilerIndex(book_id, 0, {}, {}, frozenset()).stems(parts)
+
+    def common(part: str) -> bool:
+        return GENERAL_ZIPF.get(part_stems.get(part, part), 0.0) >= THING_ZIPF
+
+    return frozenset(w for w in rare if not abstract(w, common))
+
+
+# a noun made from a quality or an act ("imprudence", "approbation", "perverseness"):
+# (suffix, shortest word); "-ness" only after a word ("governess" stays a thing)
+_ABSTRACT = (
+    ("ence", 8),
+    ("ance", 8),
+    ("tion", 8),
+    ("sion", 8),
+    ("ity", 8),
+    ("ety", 8),
+    ("ship", 7),
+    ("hood", 7),
+    ("ism", 7),
+)
+_UNDOING = ("mis", "dis", "un")  # "misfortune", "displeasure", "uneasiness": not things
+_SPANS = ("night", "month", "week", "year")  # "fortnight", "twelvemonth": spans of time
+
+
+def _parts(word: str) -> list[str]:
+    out = [word[: -len("ness")]] if word.endswith("ness") else []
+    if out and out[0].endswith("i"):
+        out.append(out[0][:-1] + "y")  # "happiness" → "happy"
+    out += [word[len(p) :] for p in _UNDOING if word.startswith(p)]
+    out += [word[: -len(s)] for s in _SPANS if word.endswith(s)]
+    return [p for p in out if len(p) >= 3]
+
+
+def abstract(word: str, common: Callable[[str], bool]) -> bool:
+    """Whether ``word`` names a quality, an act or a span of time rather than something one
+    points at, by its form: an abstract suffix, "-ness" after a common word, "mis-", "dis-"
+    or "un-" before one, or a common word before "-night", "-month" ("fortnight")."""
+    if any(word.endswith(s) and len(word) >= n for s, n in _ABSTRACT):
+        return True
+    if word.endswith("ness") and any(common(p) for p in _parts(word)[:2]):
+        return True
+    if any(word.startswith(p) and common(word[len(p) :]) for p in _UNDOING):
+        return True
+    return any(
+        word.endswith(s) and len(word) - len(s) >= 3 and common(word[: -len(s)]) for s in _SPANS
+    )
 
 
 def _entry(found: Found, bound: int, note: str = "") -> Entry:

@@ -1,6 +1,7 @@
 """The bar under a companion tab that writes its notes or summaries with the connected model:
 it says what the job costs before it starts ("About 45,000 tokens, ~$0.05"), refuses past the
 book's budget, runs in the background with progress, and Stop ends it (what is done is kept).
+Each call is written to the book's companions event log; "Show trace" lists them.
 
 The plan (reading the book) runs on a worker; the calls stream on the window's event loop,
 as the chat's answers do."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import shiboken6
@@ -37,10 +39,14 @@ class ModelJobBar(QWidget):
 
     def __init__(self, label: str, what: dict[str, bool], parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        from core.companions.trace import kinds_of
+        from desktop.companions.trace_view import TraceView
+
         self.what = what
         self.app: Any = None
         self.tasks: Any = None  # the window's TaskKeeper
-        self.book_id: int | None = None
+        self.trace = TraceView(kinds_of(what), self._events)
+        self._book_id: int | None = None
         self.task: asyncio.Task[None] | None = None
         self.cancel = CancelToken()
         self.confirm: Callable[[str], bool] = self._ask
@@ -58,11 +64,28 @@ class ModelJobBar(QWidget):
         row.addWidget(self.start_button)
         row.addWidget(self.progress, 1)
         row.addWidget(self.stop_button)
+        row.addWidget(self.trace.button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)
         layout.addWidget(self.note)
+        layout.addWidget(self.trace)
+        self.finished.connect(self.trace.job_ended)
         self._idle()
+
+    @property
+    def book_id(self) -> int | None:
+        return self._book_id
+
+    @book_id.setter
+    def book_id(self, book_id: int | None) -> None:
+        if book_id != self._book_id:
+            self.trace.set_book(book_id)
+        self._book_id = book_id
+
+    def _events(self) -> Path | None:
+        """The event logs' folder, where each call of a job is written."""
+        return Path(self.app.paths.event_logs) if self.app is not None else None
 
     def _idle(self) -> None:
         self.progress.hide()
@@ -131,7 +154,14 @@ class ModelJobBar(QWidget):
                 self.progress.setFormat(f"{done}/{total} {title}")
 
             used = await model.run(
-                db, book_id, job, provider, index, progress=progress, cancel=self.cancel
+                db,
+                book_id,
+                job,
+                provider,
+                index,
+                progress=progress,
+                cancel=self.cancel,
+                events=self._events(),
             )
             self.message(f"Used {used.input_tokens + used.output_tokens:,} tokens.")
         except asyncio.CancelledError:

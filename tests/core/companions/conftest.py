@@ -2,12 +2,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from core.agent.service import AgentService, make_provider
 from core.books.importer import import_book
 from core.paths import resolve_paths
+from core.settings import Settings
 from core.store.library import BookInfo, Library
+from tests.fakes.anthropic_server import FakeAnthropic
+
+KEY = "sk-ant-test-KEY-companions"
 
 # A small book whose people are named as novels name them: titles, full names, a familiar
 # name beside the formal one, and a man who only comes in on the last pages.
@@ -54,3 +60,17 @@ def story(library: Library, tmp_path: Path) -> BookInfo:
     path = tmp_path / "the_neighbours.txt"
     path.write_text(STORY, encoding="utf-8")
     return import_book(library, path).book
+
+
+@pytest.fixture
+def service(library: Library, fake_anthropic: FakeAnthropic, monkeypatch: Any) -> AgentService:
+    """The chat's service talking to the fake Claude (a key in the environment)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    settings = Settings(provider="anthropic", base_url=fake_anthropic.url, model="claude-haiku-4-5")
+    return AgentService(
+        library,
+        library.paths,
+        settings,
+        provider_factory=lambda s, k: make_provider(s, k, max_retries=1, timeout=5.0),
+        retry_delay=0.01,
+    )

@@ -8,27 +8,13 @@ from typing import Any
 
 import pytest
 
-from core.agent.service import AgentService, make_provider
+from core.agent.service import AgentService
 from core.companions import model, recap, xray
 from core.progress import CancelToken
 from core.settings import Settings
 from core.store.library import BookInfo, Library
+from tests.core.companions.conftest import KEY
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
-
-KEY = "sk-ant-test-KEY-companions"
-
-
-@pytest.fixture
-def service(library: Library, fake_anthropic: FakeAnthropic, monkeypatch: Any) -> AgentService:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    settings = Settings(provider="anthropic", base_url=fake_anthropic.url, model="claude-haiku-4-5")
-    return AgentService(
-        library,
-        library.paths,
-        settings,
-        provider_factory=lambda s, k: make_provider(s, k, max_retries=1, timeout=5.0),
-        retry_delay=0.01,
-    )
 
 
 def run(library: Library, book: BookInfo, job: model.Plan, service: AgentService, **kw: Any) -> Any:

@@ -153,3 +153,48 @@ def test_things_the_pages_read_come_back_to(library: Library, alice: BookInfo) -
     assert not {"hastily", "anxiously"} & set(things)  # manners, not things
     early = xray.build(library.db, alice.id, 25)
     assert "hookah" not in {e.name for e in early.entries}  # first met on p. 30
+
+
+def test_things_are_not_qualities_spans_of_time_or_words_that_describe() -> None:
+    """Pride and Prejudice's "fortnight", "misfortune", "imprudence", "ladyship" and Alice's
+    "shrill" were listed as things: they are no longer, and "governess", "hookah" still are."""
+    from core.companions.entities import NICKNAMES, find_entities
+    from core.companions.names import scan_page
+
+    common = {"fortune", "fort", "twelve", "perverse", "pleasure", "easy", "kind"}.__contains__
+    for word in (
+        "imprudence",
+        "forbearance",
+        "approbation",
+        "ladyship",
+        "impropriety",
+        "misfortune",
+        "displeasure",
+        "fortnight",
+        "twelvemonth",
+        "perverseness",
+    ):
+        assert xray.abstract(word, common), word
+    for word in ("governess", "patroness", "hookah", "chaise", "knight", "mansion", "witness"):
+        assert not xray.abstract(word, common), word
+    page = (
+        "She heard a shrill voice from the hookah. The hookah was lit at once. "
+        "Then a shrill, loud cry came from behind the hookah, and the shrill little thing ran. "
+        "He went to the opium den; the opium den was dark, and the opium den was full."
+    )
+    rare = frozenset({"shrill", "hookah", "opium"})
+    scans = [(n, scan_page(page, frozenset(), NICKNAMES, rare=rare)) for n in (1, 2)]
+    assert scans[0][1].things["shrill"] == [3, 3, 3]  # every time before a word it describes
+    assert scans[0][1].before["shrill"] == ["voice", "loud", "little"]
+    assert scans[0][1].things["hookah"] == [3, 3, 0]
+    things = {f.name for f in find_entities(scans) if f.kind == "thing"}
+    assert things == {"hookah", "opium"}  # always before one noun: half of a name
+    # a scan kept by an older version (two counts a word) still reads
+    old = scan_page(page, frozenset(), NICKNAMES, rare=rare)
+    old.things = {w: c[:2] for w, c in old.things.items()}
+    old.before = {}
+    assert {f.name for f in find_entities([(1, old), (2, old)]) if f.kind == "thing"} == {
+        "hookah",
+        "shrill",
+        "opium",
+    }
