@@ -75,6 +75,15 @@ def view_span(anchor: Any) -> tuple[int, int, int, int] | None:
         return None
 
 
+def _stored_near(anchor: Any) -> int:
+    """A PDF highlight anchor's ``stored_start`` (its words' offset in the stored page, which
+    the selection's boxes say: the occurrence selected, not the page's first); -1 if none."""
+    try:
+        return int(anchor["stored_start"]) if isinstance(anchor, Mapping) else -1
+    except (KeyError, TypeError, ValueError):
+        return -1
+
+
 def highlight_quote(
     book: BookText, texts: Mapping[int, str], page: int, text: str, anchor: Any
 ) -> TextQuote:
@@ -90,8 +99,8 @@ def highlight_quote(
         if quote.exact == words:
             return quote
         near = start  # the offsets are near, not on, its words (an image, a note mark)
-    else:
-        near = -1
+    else:  # a PDF selection's boxes: where its words start in the stored page, when known
+        near = _stored_near(anchor)
     found = book.quote_of(words, page, near) if words else None
     return found or TextQuote(words, page=page, end_page=page)
 

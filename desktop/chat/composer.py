@@ -3,13 +3,15 @@ Shift+Enter a new line), the spoiler choice for the next question, Send and Stop
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QComboBox,
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -101,18 +103,61 @@ class Composer(QWidget):
         self.spoilers_label = QLabel("Spoilers:")
         self.spoilers_label.setToolTip(self.spoilers.toolTip())
         self.spoilers_label.setBuddy(self.spoilers)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.spoilers_label)
-        buttons.addWidget(self.spoilers)
-        buttons.addWidget(self.spoiler_page)
-        buttons.addStretch(1)
-        buttons.addWidget(self.stop_button)
-        buttons.addWidget(self.send_button)
-        layout = QVBoxLayout(self)
+        # the spoiler choice and the buttons share a row; in a narrow chat pane they stack
+        # (the choice above, the buttons under it on the right), so the row never holds the
+        # pane wider than its other parts need (``minimumSizeHint``)
+        self._choice = QHBoxLayout()
+        self._choice.addWidget(self.spoilers_label)
+        self._choice.addWidget(self.spoilers)
+        self._choice.addWidget(self.spoiler_page)
+        self._choice.addStretch(1)
+        self._actions = QHBoxLayout()
+        self._actions.addStretch(1)
+        self._actions.addWidget(self.stop_button)
+        self._actions.addWidget(self.send_button)
+        self.row = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        self.row.addLayout(self._choice, 1)
+        self.row.addLayout(self._actions)
+        layout = self._layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        # the widget's minimum is ``minimumSizeHint`` (the stacked row's), not the layout's
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         layout.addWidget(self.card)
         layout.addWidget(self.input)
-        layout.addLayout(buttons)
+        layout.addLayout(self.row)
+
+    # one row when it fits, stacked when the pane is narrower -------------------------------
+
+    def _one_row_width(self) -> int:
+        spacing = max(0, self.row.spacing())
+        return self._choice.minimumSize().width() + spacing + self._actions.minimumSize().width()
+
+    def stacked(self) -> bool:
+        return self.row.direction() == QBoxLayout.Direction.TopToBottom
+
+    def _fit_row(self) -> None:
+        wanted = (
+            QBoxLayout.Direction.TopToBottom
+            if self.width() < self._one_row_width()
+            else QBoxLayout.Direction.LeftToRight
+        )
+        if self.row.direction() != wanted:
+            self.row.setDirection(wanted)
+            self.updateGeometry()  # the stacked row is taller
+
+    def minimumSizeHint(self) -> QSize:
+        hint = self._layout.minimumSize()
+        narrow = max(
+            self._choice.minimumSize().width(),
+            self._actions.minimumSize().width(),
+            self.input.minimumSizeHint().width(),
+            self.card.minimumSizeHint().width() if self.card.isVisible() else 0,
+        )
+        return QSize(narrow, hint.height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_row()
 
     def set_book(self, enabled: bool, pages: int | None = None) -> None:
         self.clear_selection()
@@ -135,6 +180,7 @@ class Composer(QWidget):
 
     def _spoilers_changed(self) -> None:
         self.spoiler_page.setVisible(self.spoilers.currentData() == "page")
+        self._fit_row()  # the page box makes the choice wider
 
     def spoilers_until(self) -> int | None:
         """The reader's choice for the next question only."""

@@ -39,7 +39,9 @@ class CardsPanel(CompanionPanel):
         self.layout_.addWidget(self.card, 1)
         self.layout_.addLayout(row)
         self.layout_.addWidget(self.export_button)
-        self.add_job("Quiz questions with the model…", recap=False, notes=False, quiz=True)
+        self.add_job("Model quiz…", recap=False, notes=False, quiz=True)
+        if self.job is not None:  # a short label fits a narrow panel
+            self.job.setToolTip("Quiz questions on the chapters read, written by the model")
         self._buttons(answered=None)
 
     def load(self, book_id: int) -> tuple[list[cards.Card], int]:

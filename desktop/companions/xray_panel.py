@@ -40,7 +40,9 @@ class XRayPanel(CompanionPanel):
         self.layout_.addWidget(self.filter)
         self.layout_.addWidget(self.status)
         self.layout_.addWidget(split, 1)
-        self.add_job("Write notes with the model…", recap=False, notes=True)
+        self.add_job("Model notes…", recap=False, notes=True)
+        if self.job is not None:  # a short label fits a narrow panel
+            self.job.setToolTip("Notes on the people and things met so far, written by the model")
 
     def load(self, book_id: int) -> xray.XRay:
         db = self.library.db

@@ -10,6 +10,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPolygonF
 from PySide6.QtWidgets import QWidget
 
+from desktop.reader.highlight_look import paint_highlight
 from desktop.theme import MARK_RGBA, SELECTION_RGBA
 
 if TYPE_CHECKING:
@@ -45,11 +46,9 @@ class _Pages(QWidget):
             if image is not None:
                 painter.drawImage(rect, image)
             scale = view.scale
-            for colour, polys in view.highlights.get(index + 1, []):
+            for colour, style, polys in view.highlights.get(index + 1, []):
                 for poly in polys:
-                    painter.setBrush(colour)
-                    painter.setPen(Qt.PenStyle.NoPen)
-                    painter.drawPolygon(self._to_widget(poly, rect, scale))
+                    paint_highlight(painter, self._to_widget(poly, rect, scale), colour, style)
             if index == self.selection_page:
                 painter.setBrush(QColor(*SELECTION_RGBA))
                 painter.setPen(Qt.PenStyle.NoPen)

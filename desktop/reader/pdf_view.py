@@ -10,7 +10,6 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, QRectF, QSize, QSizeF, Qt, QTimer, Signal
 from PySide6.QtGui import (
-    QColor,
     QImage,
     QKeyEvent,
     QMouseEvent,
@@ -21,7 +20,6 @@ from PySide6.QtWidgets import QScrollArea, QWidget
 
 from core.errors import BookCode, BookError
 from desktop.reader.pdf_canvas import GAP, _Pages, poly_points, to_poly
-from desktop.theme import highlight_colour
 from desktop.widgets import history_button
 
 __all__ = ["GAP", "PdfView", "poly_points", "to_poly"]
@@ -75,7 +73,7 @@ class PdfView(QScrollArea):
         self.rects: list[QRectF] = []
         self.cache: OrderedDict[tuple[int, int], QImage] = OrderedDict()
         self.pending: set[tuple[int, int]] = set()
-        self.highlights: dict[int, list[tuple[QColor, list[QPolygonF]]]] = {}
+        self.highlights: dict[int, list[tuple[str, str, list[QPolygonF]]]] = {}
         self.mark: tuple[int, list[QPolygonF]] | None = None
         self.current = 1
         self._drawn_page = 0
@@ -334,11 +332,13 @@ class PdfView(QScrollArea):
 
     # highlights and marks -------------------------------------------------------------
 
-    def set_highlights(self, items: list[tuple[int, str, list[list[list[float]]]]]) -> None:
+    def set_highlights(self, items: list[tuple[int, str, list[list[list[float]]], str]]) -> None:
+        """(page, colour name, polygons, style): drawn by ``highlight_look.paint_highlight``
+        as a background, an underline or a line through, like the text view's."""
         self.highlights = {}
-        for page, colour, polys in items:
+        for page, colour, polys, style in items:
             self.highlights.setdefault(page, []).append(
-                (highlight_colour(colour), [to_poly(p) for p in polys])
+                (colour, style, [to_poly(p) for p in polys])
             )
         self.canvas.update()
 

@@ -127,6 +127,9 @@ class SelectionActions(QObject):
         page, text, anchor = sel
         self.bar.hide()
         if action == "highlight" or action.startswith("highlight:"):
+            if isinstance(anchor, dict) and "polys" in anchor and "start" not in anchor:
+                # a PDF selection: its quote is the occurrence selected, not the page's first
+                anchor = {**anchor, "stored_start": stored_offset(self.reader, page, anchor)}
             # "highlight", "highlight:pink" or "highlight:pink:underline"
             _, colour, style = ([*action.split(":"), "", ""])[:3]
             return self.save_highlight(page, text, anchor, colour or "yellow", style=style)

@@ -119,6 +119,9 @@ class SidePanels(QTabWidget):
         if old is not None:
             self.removeTab(self.indexOf(old))
         self.companions[name] = panel
+        # a companion's widest row (a job bar's buttons) must not hold the panel, and with it
+        # the book, wider than the panel's narrowest: its rows are cut there until widened
+        panel.setMinimumWidth(min(panel.minimumSizeHint().width(), SIDE_MIN - 10))
         self.setTabToolTip(self.addTab(panel, name), name)
         # more tabs than fit a narrow panel even shortened (Threads, X-Ray, Story so far,
         # Cards): arrows scroll the tab bar rather than the panel pushing the book below its

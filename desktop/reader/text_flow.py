@@ -19,13 +19,14 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QPoint, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QImage, QTextCursor, QTextDocument
-from PySide6.QtWidgets import QTextBrowser, QWidget
+from PySide6.QtWidgets import QWidget
 
 from core.books.model import PageContent
 from core.errors import MarginError
 from desktop.reader.book_fonts import apply_book_fonts
 from desktop.reader.book_images import decode_image, placeholder
 from desktop.reader.links import data_image, follow_link
+from desktop.reader.readable_text import ReadableBrowser
 from desktop.reader.typography import Typography, book_font, side_margin
 from desktop.theme import THEMES, Theme, page_css
 
@@ -87,7 +88,7 @@ def book_styles(body: str, typography: Typography, font_size: float) -> str:
     return _STYLE.sub(lambda m: f' style="{_EM.sub(lengths, m.group(1))}"', body)
 
 
-class PageFlow(QTextBrowser):
+class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_text)
     linkOpened = Signal(str)
     pageLinkOpened = Signal(int)  # a note reference or a note's back link: its page
     blockedRequests = 0  # remote resources refused (tests read it)

@@ -350,7 +350,7 @@ class ViewHost(QStackedWidget):
         if pdf is not None:
             pdf.set_highlights(
                 [
-                    (h.page, h.colour, (h.anchor or {}).get("polys", []))
+                    (h.page, h.colour, (h.anchor or {}).get("polys", []), h.style)
                     for h in items
                     if isinstance(h.anchor, dict)
                 ]

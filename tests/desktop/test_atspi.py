@@ -114,6 +114,7 @@ def test_a_screen_reader_walks_the_real_tree(tmp_path: Path, books_dir: Path) ->
     assert footer, "the reading progress is read as it says"
     page = next(n for n in shown if n["name"] == "Book page")
     assert "Rabbit" in page["text"] and page.get("caret", -1) >= 0
+    assert page["role"] not in ("label", "static"), page["role"]  # a document, not a label
     # the transcript: a read-only text (not a label) whose text has no frame markers
     chat = next(n for n in shown if n["name"] == "Conversation")
     assert chat["role"] not in ("label", "static"), chat["role"]

@@ -192,7 +192,7 @@ def test_a_chapter_or_the_book_is_exported_as_markdown(
     assert "could not be saved" in panel.export(chapter=False)
 
 
-@pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
+@pytest.mark.parametrize("size", [(1024, 700), (1280, 800), (1920, 1080)])
 def test_the_side_panel_keeps_the_book_at_55_percent(
     library: Library, books_dir: Path, qtbot: Any, real_font: str, size: tuple[int, int]
 ) -> None:
