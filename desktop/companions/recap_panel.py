@@ -32,7 +32,9 @@ class RecapPanel(CompanionPanel):
         self.view = self.browser("The story so far")
         self.layout_.addWidget(self.status)
         self.layout_.addWidget(self.view, 1)
-        self.add_job("Summarise with the model…", recap=True, notes=False)
+        self.add_job("Model recap…", recap=True, notes=False)
+        if self.job is not None:  # a short label fits a narrow panel
+            self.job.setToolTip("Chapter summaries written by the model")
 
     def load(self, book_id: int) -> recap.Recap:
         db = self.library.db

@@ -53,9 +53,9 @@ class SidePanels(QTabWidget):
         self.addTab(self.contents, "Contents")
         self.addTab(self.finder, "Find")
         self.addTab(self.highlights, "Highlights")
-        # narrow beside the book: tabs with less padding (the three names fit in 200 px),
-        # and shortened rather than scrolled out of sight when narrower still
-        self.tabBar().setStyleSheet("QTabBar::tab { padding: 4px 7px; }")
+        # narrow beside the book: names shortened rather than scrolled out of sight (no style
+        # sheet for tighter tabs: a style sheet here kept the panel in the light theme's
+        # colours when the window turned dark)
         self.tabBar().setElideMode(Qt.TextElideMode.ElideRight)
         self.setUsesScrollButtons(False)
         for i in range(self.count()):
