@@ -18,6 +18,11 @@ def event_log_name(conversation_id: int) -> str:
     return f"conversation-{conversation_id}.jsonl"
 
 
+def companions_log_name(book_id: int) -> str:
+    """A book's companion jobs' event log (``core.companions.trace``), deleted with it."""
+    return f"companions-book-{book_id}.jsonl"
+
+
 @dataclass(frozen=True)
 class Paths:
     data: Path

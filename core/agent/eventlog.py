@@ -6,7 +6,7 @@ hold the name, parameters, an excerpt of the output and the duration. Never the 
 nothing from the client or its headers is written here.
 
 The companions (X-Ray notes, recaps, quiz questions) keep one log per book
-(``companions_log_name``), written the same way by ``core.companions.trace``.
+(``core.paths.companions_log_name``), written the same way by ``core.companions.trace``.
 """
 
 from __future__ import annotations
@@ -26,11 +26,6 @@ EXCERPT = 500
 def excerpt(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= EXCERPT else text[:EXCERPT] + "…"
-
-
-def companions_log_name(book_id: int) -> str:
-    """A book's log of its companions' model calls (deleted with the book)."""
-    return f"companions-book-{book_id}.jsonl"
 
 
 class EventLog:

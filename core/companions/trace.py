@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.agent.eventlog import EventLog, companions_log_name
+from core.agent.eventlog import EventLog
 from core.domain.messages import Usage
 from core.domain.pricing import estimate_cost
+from core.paths import companions_log_name
 
 KEY_SHAPE = re.compile(r"sk-[A-Za-z0-9_\-]{8,}")
 WHAT_KINDS = {"recap": "recap", "notes": "xray_note", "quiz": "quiz"}  # model.plan's flags

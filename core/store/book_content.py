@@ -39,7 +39,7 @@ class BookContent(LibraryBase):
             self._delete_rows([book_id])
         for conversation_id in conversation_ids:  # their event logs go with them
             self.paths.event_log(conversation_id).unlink(missing_ok=True)
-        from core.agent.eventlog import companions_log_name
+        from core.paths import companions_log_name
 
         (self.paths.event_logs / companions_log_name(book_id)).unlink(missing_ok=True)
         if book.file_path:

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from core.agent.eventlog import EventLog, companions_log_name
+from core.agent.eventlog import EventLog
 from core.agent.service import AgentService
 from core.companions import model, trace
+from core.paths import companions_log_name
 from core.progress import CancelToken
 from core.settings import Settings
 from core.store.library import BookInfo, Library

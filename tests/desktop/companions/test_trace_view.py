@@ -11,7 +11,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from core.agent.eventlog import companions_log_name
+from core.paths import companions_log_name
 from core.store.library import Library
 from tests.desktop.companions.test_companion_tabs import click_tab, shoot, window_at
 
