@@ -7,6 +7,8 @@ from __future__ import annotations
 import zlib
 from pathlib import Path
 
+from tests.support.pdfgen import write_pdf
+
 COLOURS = [(200, 60, 60), (60, 160, 60), (60, 80, 200), (200, 160, 40), (140, 60, 160)]
 SIZE = 48
 
@@ -49,20 +51,7 @@ def make_image_pdf(path: Path, pages: int) -> Path:
             + b"\nendstream"
         )
         del page
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    for offset in offsets:
-        out += f"{offset:010d} 00000 n \n".encode()
-    out += (
-        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    )
-    path.write_bytes(bytes(out))
-    return path
+    return write_pdf(path, objects)
 
 
 def scan_of(source: Path, path: Path, *, dpi: int = 150) -> Path:
@@ -105,17 +94,4 @@ def scan_of(source: Path, path: Path, *, dpi: int = 150) -> Path:
             + packed
             + b"\nendstream"
         )
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    for offset in offsets:
-        out += f"{offset:010d} 00000 n \n".encode()
-    out += (
-        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    )
-    path.write_bytes(bytes(out))
-    return path
+    return write_pdf(path, objects)

@@ -16,6 +16,26 @@ def _escape(line: str) -> bytes:
     return raw.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
 
 
+def write_pdf(path: Path, objects: Sequence[bytes], *, info: int | None = None) -> Path:
+    """Write numbered ``objects`` (object 1 the catalog) as a PDF with a correct
+    cross-reference table; ``info`` is the number of the document information object."""
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for offset in offsets:
+        out += f"{offset:010d} 00000 n \n".encode()
+    trailer = (
+        f"<< /Size {len(objects) + 1} /Root 1 0 R" + (f" /Info {info} 0 R" if info else "") + " >>"
+    )
+    out += f"trailer\n{trailer}\nstartxref\n{xref}\n%%EOF\n".encode()
+    path.write_bytes(bytes(out))
+    return path
+
+
 def make_text_pdf(path: Path, pages: Sequence[str], *, title: str = "") -> Path:
     """Write ``pages`` (plain text, wrapped to ~90 columns) as a PDF at ``path``."""
     objects: list[bytes] = []
@@ -45,21 +65,7 @@ def make_text_pdf(path: Path, pages: Sequence[str], *, title: str = "") -> Path:
     if title:
         objects.append(b"<< /Title (" + _escape(title) + b") >>")
         info = len(objects)
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    for offset in offsets:
-        out += f"{offset:010d} 00000 n \n".encode()
-    trailer = (
-        f"<< /Size {len(objects) + 1} /Root 1 0 R" + (f" /Info {info} 0 R" if info else "") + " >>"
-    )
-    out += f"trailer\n{trailer}\nstartxref\n{xref}\n%%EOF\n".encode()
-    path.write_bytes(bytes(out))
-    return path
+    return write_pdf(path, objects, info=info)
 
 
 def book_pages(count: int, source: Path, chars: int = 2500) -> list[str]:
