@@ -7,14 +7,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtTest import QTest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.reader.pdf_marks import find_words
 from desktop.reader.pdf_view import PdfView
+from tests.desktop.pdf_drag import drag_over_words
 from tests.desktop.reader.conftest import alice_window
 
 PHRASE = "Is there a difference between this text and some nonsense like “Huardest gefburn”?"
@@ -40,23 +39,7 @@ def test_highlighting_the_second_of_two_equal_sentences_in_a_pdf_stores_the_seco
         view = win.reader.view
         assert isinstance(view, PdfView)
         qtbot.waitUntil(view.is_drawn, timeout=10000)
-        raw = view.document.getAllText(PAGE - 1).text()
-        place = find_words(raw, PHRASE, stored, second)
-        assert place is not None
-        boxes = [
-            p.boundingRect() for p in view.document.getSelectionAtIndex(PAGE - 1, *place).bounds()
-        ]
-        rect = view.rects[PAGE - 1]
-
-        def on_canvas(x: float, y: float) -> QPoint:
-            return QPoint(round(rect.left() + x * view.scale), round(rect.top() + y * view.scale))
-
-        start = on_canvas(boxes[0].left() + 0.5, boxes[0].center().y())
-        end = on_canvas(boxes[-1].right() - 0.5, boxes[-1].center().y())
-        view.ensureVisible(start.x(), start.y(), 50, 200)
-        QTest.mousePress(view.canvas, Qt.MouseButton.LeftButton, pos=start)
-        QTest.mouseMove(view.canvas, end)
-        QTest.mouseRelease(view.canvas, Qt.MouseButton.LeftButton, pos=end)
+        drag_over_words(view, PAGE, PHRASE, stored, second)
         qtbot.waitUntil(win.reader.selection_bar.isVisible, timeout=3000)
         qtbot.keyClick(win, Qt.Key.Key_H, Qt.KeyboardModifier.ControlModifier)
         qtbot.waitUntil(lambda: len(library.list_highlights(book.id)) == 1, timeout=3000)

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPoint, QPointF, Qt, QUrl
+from PySide6.QtCore import QPointF, Qt, QUrl
 from PySide6.QtTest import QTest
 
 from core.anchors import collapse
@@ -19,6 +19,7 @@ from desktop.chat.render import page_chip
 from desktop.chat.sources import citation
 from desktop.reader.pdf_marks import find_words
 from desktop.reader.pdf_view import PdfView
+from tests.desktop.pdf_drag import drag_over_words
 from tests.desktop.reader.conftest import alice_window
 
 # stands twice on page 2 of pdflatex-4-pages.pdf, across a line end each time
@@ -131,23 +132,7 @@ def test_asking_about_the_second_of_two_equal_sentences_in_a_pdf_anchors_there(
         assert isinstance(view, PdfView)
         qtbot.waitUntil(view.is_drawn, timeout=10000)
         # the second sentence's boxes on the page, then a real drag over them
-        raw = view.document.getAllText(PAGE - 1).text()
-        place = find_words(raw, PHRASE, stored, second)
-        assert place is not None
-        boxes = [
-            p.boundingRect() for p in view.document.getSelectionAtIndex(PAGE - 1, *place).bounds()
-        ]
-        rect = view.rects[PAGE - 1]
-
-        def on_canvas(x: float, y: float) -> QPoint:
-            return QPoint(round(rect.left() + x * view.scale), round(rect.top() + y * view.scale))
-
-        start = on_canvas(boxes[0].left() + 0.5, boxes[0].center().y())
-        end = on_canvas(boxes[-1].right() - 0.5, boxes[-1].center().y())
-        view.ensureVisible(start.x(), start.y(), 50, 200)
-        QTest.mousePress(view.canvas, Qt.MouseButton.LeftButton, pos=start)
-        QTest.mouseMove(view.canvas, end)
-        QTest.mouseRelease(view.canvas, Qt.MouseButton.LeftButton, pos=end)
+        drag_over_words(view, PAGE, PHRASE, stored, second)
         bar = win.reader.selection_bar
         qtbot.waitUntil(bar.isVisible, timeout=3000)
         QTest.mouseClick(bar.buttons["explain"], Qt.MouseButton.LeftButton)
