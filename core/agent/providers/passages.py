@@ -28,6 +28,7 @@ from core.agent.types import (
     Usage,
     UserMessage,
 )
+from core.labels import pages_label
 from core.search.sentences import ENDED as _ENDED
 from core.search.sentences import sentences, stems
 
@@ -40,6 +41,9 @@ TAIL = "Connect Claude or a local model in Settings to get real answers."
 QUOTE_CHARS = 450
 CONTEXT_CHARS = 3000  # whole sentences around the best one (tests/bench/eval_search.py)
 MEANING = 1.5  # weight of closeness in meaning against the question's telling words
+SHOWN = 6  # passages in a reply (tests/bench/eval_passages.py: 5 -> 6 shows the answer more)
+ASKED = 10  # passages asked of search: those continuing a better one join it
+OVERLAP_MIN, OVERLAP_MAX = 40, 400  # characters a chunk repeats of the one before it
 CHAPTER_MARK = " — "  # a passage's title: "Book, p. 3 — Chapter title" (core.agent.tools)
 _TERM_STRIP = ".,;:!?\"'“”’"
 
@@ -119,7 +123,7 @@ def best_sentence(parts: list[str], query: str, weight: dict[str, float] | None 
     overlap = [sum(weight.get(t, 0.0) for t in wanted & stems(s)) for s in parts]
     meaning = [0.0] * len(parts)
     try:
-        from core.search.vectors import embed
+        from core.search.embedding import embed
 
         vectors = embed([query, *parts])
         meaning = [float(v) for v in vectors[1:] @ vectors[0]]
@@ -156,6 +160,80 @@ def present(
     return Shown(parts[best], " ".join(around), first > 0, last < len(parts) - 1)
 
 
+def _folded(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _continuation(before: str, after: str) -> int:
+    """How many characters of ``after`` (spaces folded) repeat the end of ``before``: a
+    chunk starts with the tail of the one before it. 0 when ``after`` does not continue
+    ``before``."""
+    for size in range(min(len(before), len(after), OVERLAP_MAX), OVERLAP_MIN - 1, -1):
+        if before.endswith(after[:size]):
+            return size
+    return 0
+
+
+def _printed_span(first: str, last: str) -> str:
+    """ "pp. 40–42 in print" from the printed pages of two passages that continue each
+    other ("" when either has none)."""
+    if not first or not last:
+        return ""
+    start = first.split()[1].split("–")[0]
+    end = last.split()[1].split("–")[-1]
+    return f"p. {start} in print" if start == end else f"pp. {start}–{end} in print"
+
+
+def join(first: Passage, second: Passage) -> Passage | None:
+    """One passage of two that continue each other (``second`` goes on where ``first``
+    ends, or holds it whole), or None when they do not."""
+    if first.book_id != second.book_id:
+        return None
+    a, b = _folded(first.text), _folded(second.text)
+    if b in a:
+        return first
+    if a in b:
+        return second
+    for head, tail in ((first, second), (second, first)):
+        x, y = _folded(head.text), _folded(tail.text)
+        if head.last_page <= tail.first_page <= head.last_page + 1:
+            size = _continuation(x, y)
+            if size:
+                base, _, chapter = head.title.partition(CHAPTER_MARK)
+                printed = _printed_span(head.printed, tail.printed)
+                title = f"{base.rpartition(', p')[0] or base}, "
+                title += pages_label(head.first_page, tail.last_page)
+                title += (f" ({printed})" if printed else "") + (
+                    f"{CHAPTER_MARK}{chapter}" if chapter else ""
+                )
+                return Passage(
+                    head.book_id,
+                    head.first_page,
+                    tail.last_page,
+                    x + y[size:],
+                    title,
+                    printed=printed,
+                )
+    return None
+
+
+def merge_continuing(passages: list[Passage], chars: int = CONTEXT_CHARS) -> list[Passage]:
+    """The passages in their order, where one that continues (or repeats) a better one is
+    joined to it instead of taking a place of its own, when the two together are at most
+    ``chars`` long (a passage is shown whole up to about that: a longer join would hide
+    some of what each showed alone)."""
+    out: list[Passage] = []
+    for p in passages:
+        for i, kept in enumerate(out):
+            joined = join(kept, p)
+            if joined is not None and (joined in (kept, p) or len(joined.text) <= chars):
+                out[i] = joined
+                break
+        else:
+            out.append(p)
+    return out
+
+
 def _hidden_text(part: HiddenAfter) -> str:
     return f"Passages after page {part.page}, beyond where you have read, are not shown."
 
@@ -167,7 +245,8 @@ class PassagesProvider:
     supports_citations = True
     bills_tokens = False
 
-    def __init__(self, top_k: int = 5) -> None:
+    def __init__(self, top_k: int = ASKED, shown: int = SHOWN) -> None:
+        self.shown = shown
         self.top_k = top_k
         self._counter = 0
 
@@ -202,6 +281,7 @@ class PassagesProvider:
             passages = [
                 p for part in last.parts if isinstance(part, Passages) for p in part.passages
             ]
+        passages = merge_continuing(passages)[: self.shown]
         query = query_for(question)
         parts: list[str] = []
         citations: list[CitationRef] = []
