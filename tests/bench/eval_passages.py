@@ -3,10 +3,11 @@
 Each question of tests/bench/data/search_eval.json goes the way a reader's question goes:
 the real ``search_book`` tool (``core.agent.tools``, the book read to the end) with the
 query passages mode asks for, then ``PassagesProvider`` writes its reply. The judge reads
-that reply's Markdown, not the search hits: a question counts as *shown* when its answer
-quote (folded as eval_search folds it) is in one of the quoted passages of the reply, and
-as *highlighted* when it is in a passage's first, bold sentence. Header, page lines and tail
-are not counted.
+that reply's Markdown, not the search hits, and only as much of it as the chat pane shows
+before its "Show all" link (``desktop.chat.render.cut_at``): a question counts as *shown*
+when its answer quote (folded as eval_search folds it) is in one of the quoted passages on
+screen, and as *highlighted* when it is in a passage's first, bold sentence. Header, page
+lines and tail are not counted.
 
 Reported for the questions the mode was tuned on ("tuned", all but the held-out), the
 held-out ones (nothing was tuned on them: the honest estimate) and all, per book.
@@ -39,6 +40,7 @@ from core.agent.types import (
 from core.paths import resolve_paths
 from core.search import BookSearch
 from core.store.library import Library
+from desktop.chat.render import cut_at
 
 SEARCH = ToolSpec("search_book", "", {})
 
@@ -75,7 +77,8 @@ def reply_passages(reply: str) -> list[Shown]:
 def reply_for(
     provider: PassagesProvider, ctx: ToolContext, question: Question
 ) -> tuple[str, list[Shown]]:
-    """The reply passages mode gives ``question``, through the real tool and provider."""
+    """The reply passages mode gives ``question``, through the real tool and provider, and
+    its passages on screen."""
 
     async def go() -> str:
         first = UserMessage((question,))
@@ -92,46 +95,52 @@ def reply_for(
         return "".join(getattr(p, "text", "") for p in final.message.parts)
 
     reply = asyncio.run(go())
-    return reply, reply_passages(reply)
+    return reply, reply_passages(reply[: cut_at(reply)])
+
+
+def is_cut(reply: str) -> bool:
+    """Whether the chat pane shows only part of ``reply`` (the rest behind "Show all")."""
+    return cut_at(reply) < len(reply)
 
 
 def judge(
     lib: Library, ids: dict[str, int], questions: list[dict], *, show: bool = False
-) -> dict[str, list[tuple[bool, bool, int]]]:
+) -> dict[str, list[tuple[bool, bool, int, bool]]]:
     """Per book, per question: (answer in a highlighted sentence, answer in a shown passage,
-    characters of quoted text in the reply)."""
+    characters of the reply, whether the chat cuts it)."""
     search = BookSearch(lib.db)
     provider = PassagesProvider()
-    found: dict[str, list[tuple[bool, bool, int]]] = defaultdict(list)
+    found: dict[str, list[tuple[bool, bool, int, bool]]] = defaultdict(list)
     for q in questions:
         key = q["book"]
         if key not in ids:
             continue
         book = lib.find_book(ids[key])
         ctx = ToolContext(lib, search, book, book.spoiler_bound)
-        _, shown = reply_for(provider, ctx, Question(q["question"]))
+        reply, shown = reply_for(provider, ctx, Question(q["question"]))
         answer = fold(q["answer"])
         lit = any(answer in fold(s.highlighted) for s in shown)
         seen = any(answer in fold(s.passage) for s in shown)
-        found[key].append((lit, seen, sum(len(s.passage) for s in shown)))
+        found[key].append((lit, seen, len(reply), is_cut(reply)))
         if show and not seen:
             print(f"    miss [{key}] {q['question']}  -> {q['answer']}")
     return found
 
 
-def line(name: str, found: dict[str, list[tuple[bool, bool, int]]]) -> str:
+def line(name: str, found: dict[str, list[tuple[bool, bool, int, bool]]]) -> str:
     every = [x for v in found.values() for x in v]
     if not every:
         return f"  {name:>8}: no questions"
     per = ", ".join(
-        f"{k} {sum(s for _, s, _ in v)}/{len(v)} (sentence {sum(h for h, _, _ in v)})"
+        f"{k} {sum(x[1] for x in v)}/{len(v)} (sentence {sum(x[0] for x in v)})"
         for k, v in found.items()
     )
-    chars = sorted(c for _, _, c in every)[len(every) // 2]
+    chars = sorted(x[2] for x in every)
     return (
-        f"  {name:>8}: answer shown {100 * sum(s for _, s, _ in every) / len(every):5.1f} %,"
-        f" in the highlighted sentence {100 * sum(h for h, _, _ in every) / len(every):5.1f} %"
-        f"  ({per}); median {chars} characters quoted"
+        f"  {name:>8}: answer shown {100 * sum(x[1] for x in every) / len(every):5.1f} %,"
+        f" in the highlighted sentence {100 * sum(x[0] for x in every) / len(every):5.1f} %"
+        f"  ({per}); reply median {chars[len(chars) // 2]}, most {chars[-1]} characters,"
+        f" {sum(x[3] for x in every)} cut by the chat's Show all"
     )
 
 

@@ -82,7 +82,7 @@ def passages_mode(lib, ids, questions, *, show: bool) -> dict[str, list[tuple[bo
     from eval_passages import judge
 
     found = judge(lib, ids, questions, show=show)
-    return {k: [(lit, seen) for lit, seen, _ in v] for k, v in found.items()}
+    return {k: [(x[0], x[1]) for x in v] for k, v in found.items()}
 
 
 def main() -> None:

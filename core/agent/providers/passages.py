@@ -39,7 +39,10 @@ HEADER = (
 )
 TAIL = "Connect Claude or a local model in Settings to get real answers."
 QUOTE_CHARS = 450
-CONTEXT_CHARS = 3000  # whole sentences around the best one (tests/bench/eval_search.py)
+CONTEXT_CHARS = 3000  # at most, whole sentences around the best one
+REPLY_CHARS = 11_000  # the passages of a reply: the chat shows 12,000 before "Show all"
+LEAN = (3.0, 2.0)  # room of the first two passages against the others' (1 each)
+PAGE_LINE = 90  # a passage's line of pages and chapter, and its Markdown
 MEANING = 1.5  # weight of closeness in meaning against the question's telling words
 SHOWN = 6  # passages in a reply (tests/bench/eval_passages.py: 5 -> 6 shows the answer more)
 ASKED = 10  # passages asked of search: those continuing a better one join it
@@ -133,33 +136,6 @@ def best_sentence(parts: list[str], query: str, weight: dict[str, float] | None 
     return max(range(len(parts)), key=lambda i: (scores[i], -i))
 
 
-def present(
-    text: str, query: str, chars: int = CONTEXT_CHARS, weight: dict[str, float] | None = None
-) -> Shown:
-    """The best sentence of ``text`` for ``query`` and about ``chars`` of whole sentences
-    around it (the whole passage when it is shorter)."""
-    parts = whole_sentences(text)
-    if not parts:
-        return Shown("", "", False, False)
-    best = best_sentence(parts, query, weight)
-    first = last = best
-    size = len(parts[best])
-    while True:
-        grown = False
-        if last + 1 < len(parts) and size + len(parts[last + 1]) <= chars:
-            last += 1
-            size += len(parts[last]) + 1
-            grown = True
-        if first > 0 and size + len(parts[first - 1]) <= chars:
-            first -= 1
-            size += len(parts[first]) + 1
-            grown = True
-        if not grown:
-            break
-    around = [*parts[first:best], f"**{parts[best]}**", *parts[best + 1 : last + 1]]
-    return Shown(parts[best], " ".join(around), first > 0, last < len(parts) - 1)
-
-
 def _folded(text: str) -> str:
     return " ".join(text.split())
 
@@ -234,6 +210,75 @@ def merge_continuing(passages: list[Passage], chars: int = CONTEXT_CHARS) -> lis
     return out
 
 
+def present(
+    text: str, query: str, chars: int = CONTEXT_CHARS, weight: dict[str, float] | None = None
+) -> Shown:
+    """The best sentence of ``text`` for ``query`` and about ``chars`` of whole sentences
+    around it (the whole passage when it is shorter)."""
+    parts = whole_sentences(text)
+    return around(parts, best_sentence(parts, query, weight), chars)
+
+
+def around(parts: list[str], best: int, chars: int) -> Shown:
+    """Sentence ``best`` of ``parts`` and the whole sentences around it, at most about
+    ``chars`` characters in all (at least the sentence itself)."""
+    if not parts:
+        return Shown("", "", False, False)
+    first = last = best
+    size = len(parts[best])
+    while True:
+        grown = False
+        if last + 1 < len(parts) and size + len(parts[last + 1]) + 1 <= chars:
+            last += 1
+            size += len(parts[last]) + 1
+            grown = True
+        if first > 0 and size + len(parts[first - 1]) + 1 <= chars:
+            first -= 1
+            size += len(parts[first]) + 1
+            grown = True
+        if not grown:
+            break
+    shown = [*parts[first:best], f"**{parts[best]}**", *parts[best + 1 : last + 1]]
+    return Shown(parts[best], " ".join(shown), first > 0, last < len(parts) - 1)
+
+
+def shares(
+    sizes: list[int], room: int, most: int = CONTEXT_CHARS, lean: tuple[float, ...] = ()
+) -> list[int]:
+    """Characters for each passage out of ``room``, in proportion to ``lean`` (1 each when not
+    given): a passage shorter than its share is shown whole and leaves the rest to the
+    others (at most ``most`` each)."""
+    lean = tuple(lean[i] if i < len(lean) else 1.0 for i in range(len(sizes)))
+    out = [0] * len(sizes)
+    left = max(0, room)
+    order = sorted(range(len(sizes)), key=lambda i: sizes[i] / lean[i])
+    for n, i in enumerate(order):
+        share = left * lean[i] / sum(lean[j] for j in order[n:])
+        out[i] = int(min(sizes[i], most, share))
+        left -= out[i]
+    return out
+
+
+def choose(
+    passages: list[Passage], query: str, count: int = SHOWN, room: int = REPLY_CHARS
+) -> list[tuple[Passage, Shown]]:
+    """The passages a reply shows and what of each: those continuing a better one joined to
+    it, the first ``count``, each around its best sentence, all of them (the best sentences
+    shown first too, and a line of pages each) in about ``room`` characters, so the chat
+    shows the whole reply without a "Show all"."""
+    chosen = merge_continuing(passages)[:count]
+    weight = sentence_weights([p.text for p in chosen], query)
+    split = [whole_sentences(p.text) for p in chosen]
+    best = [best_sentence(parts, query, weight) for parts in split]
+    fixed = sum(len(parts[b]) + PAGE_LINE for parts, b in zip(split, best, strict=True) if parts)
+    sizes = [len(" ".join(parts)) for parts in split]
+    given = shares(sizes, room - fixed, lean=LEAN)
+    return [
+        (p, around(parts, b, chars))
+        for p, parts, b, chars in zip(chosen, split, best, given, strict=True)
+    ]
+
+
 def _hidden_text(part: HiddenAfter) -> str:
     return f"Passages after page {part.page}, beyond where you have read, are not shown."
 
@@ -281,16 +326,13 @@ class PassagesProvider:
             passages = [
                 p for part in last.parts if isinstance(part, Passages) for p in part.passages
             ]
-        passages = merge_continuing(passages)[: self.shown]
         query = query_for(question)
         parts: list[str] = []
         citations: list[CitationRef] = []
         if passages:
             parts.append(HEADER + "\n\n")
             yield StreamText(parts[-1])
-            weight = sentence_weights([p.text for p in passages], query)
-            for p in passages:
-                shown = present(p.text, query, weight=weight)
+            for p, shown in choose(passages, query, self.shown):
                 quote = shown.answer or excerpt(p.text, [])[0]
                 around = (
                     ("… " if shown.cut_start else "")

@@ -1,0 +1,52 @@
+"""A passages-mode reply (no model) as the reader sees it in the chat pane: the sentence most
+likely to answer first in bold, whole-sentence passages with their page chips and chapters,
+said to be matches and not an answer. Real window, real Alice, typed into the question box;
+screenshots in light and dark under MARGIN_SHOTS (default /work/wt/shots/passages)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from core.agent.providers.passages import SHOWN
+from core.books.importer import import_book
+
+SHOTS = Path(os.environ.get("MARGIN_SHOTS", "/work/wt/shots/passages"))
+
+
+def test_a_passages_reply_reads_as_matches_with_chips_and_chapters(
+    window: Any, books_dir: Path, qtbot: Any
+) -> None:
+    book = import_book(window.library, books_dir / "alice_in_wonderland.epub").book
+    window.library.set_position(book.id, 60)
+    window.refresh_library()
+    window.open_book(book.id, 60)
+    chat = window.chat
+    assert chat.banner.isVisible(), "no model is connected"
+    chat.input.setFocus()
+    QTest.keyClicks(chat.input, "What did the Hatter ask about a raven?")
+    QTest.keyClick(chat.input, Qt.Key.Key_Return)
+    try:
+        qtbot.waitUntil(lambda: not chat.live and "Settings" in chat.transcript_text(), timeout=15000)
+    finally:
+        print("TRANSCRIPT", chat.live, chat.transcript_text()[-1500:], chat.input.toPlainText())
+    text = chat.transcript_text()
+    assert "Passages, no model" in text and "not an answer" in text
+    assert "Why is a raven like a writing-desk?" in text
+    html = chat.transcript.toHtml()
+    chips = set(re.findall(r'href="(margin-cite:[^"]+)"', html))
+    assert 1 < len(chips) <= SHOWN, "each passage is cited by its page chip"
+    assert "A Mad Tea-Party" in text, "the passage names its chapter"
+    assert not re.search(r"Contents|Project Gutenberg License", text), "no front matter"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for theme in ("light", "dark"):
+        window.set_theme(theme)
+        QTest.qWait(50)
+        window.grab().save(str(SHOTS / f"passages-reply-{theme}.png"))
+        chat.grab().save(str(SHOTS / f"passages-chat-{theme}.png"))
+    window.set_theme("light")
