@@ -31,22 +31,28 @@ def test_a_passages_reply_reads_as_matches_with_chips_and_chapters(
     chat.input.setFocus()
     QTest.keyClicks(chat.input, "What did the Hatter ask about a raven?")
     QTest.keyClick(chat.input, Qt.Key.Key_Return)
-    try:
-        qtbot.waitUntil(lambda: not chat.live and "Settings" in chat.transcript_text(), timeout=15000)
-    finally:
-        print("TRANSCRIPT", chat.live, chat.transcript_text()[-1500:], chat.input.toPlainText())
+    qtbot.waitUntil(lambda: not chat.live and "Settings" in chat.transcript_text(), timeout=15000)
     text = chat.transcript_text()
     assert "Passages, no model" in text and "not an answer" in text
     assert "Why is a raven like a writing-desk?" in text
+    assert "Show all" not in text, "the whole reply is on screen"
     html = chat.transcript.toHtml()
     chips = set(re.findall(r'href="(margin-cite:[^"]+)"', html))
     assert 1 < len(chips) <= SHOWN, "each passage is cited by its page chip"
     assert "A Mad Tea-Party" in text, "the passage names its chapter"
     assert not re.search(r"Contents|Project Gutenberg License", text), "no front matter"
+    shoot(window, chat.transcript)
+
+
+def shoot(window: Any, transcript: Any) -> None:
+    """The window with the reply's start in view (the transcript scrolled to its top), light and
+    dark."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     for theme in ("light", "dark"):
         window.set_theme(theme)
+        QTest.qWait(300)  # the transcript is drawn again in the theme's colours
+        transcript.verticalScrollBar().setValue(0)  # as the scroll bar dragged to the top
         QTest.qWait(50)
+        assert transcript.verticalScrollBar().value() == 0, "the reader reads from its start"
         window.grab().save(str(SHOTS / f"passages-reply-{theme}.png"))
-        chat.grab().save(str(SHOTS / f"passages-chat-{theme}.png"))
     window.set_theme("light")
