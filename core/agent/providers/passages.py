@@ -340,9 +340,9 @@ class PassagesProvider:
                     + (" …" if shown.cut_end else "")
                 )
                 chapter = p.title.partition(CHAPTER_MARK)[2]
-                where = f"— {p.label}" + (f" ({p.printed})" if p.printed else "")
+                where = p.label + (f" ({p.printed})" if p.printed else "")
                 where += f" · {chapter}" if chapter else ""
-                parts.append(f"> **{quote}**\n>\n> {around}\n\n{where}\n\n")
+                parts.append(f"{where}\n\n> **{quote}**\n>\n> {around}\n\n")
                 yield StreamText(parts[-1])
                 ref = CitationRef(p.book_id, p.first_page, p.last_page, quote)
                 citations.append(ref)

@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 
 from core.agent.providers.passages import SHOWN
@@ -39,9 +40,47 @@ def test_a_passages_reply_reads_as_matches_with_chips_and_chapters(
     html = chat.transcript.toHtml()
     chips = set(re.findall(r'href="(margin-cite:[^"]+)"', html))
     assert 1 < len(chips) <= SHOWN, "each passage is cited by its page chip"
+    lines = [" ".join(line.split()) for line in text.splitlines()]  # chips pad with nbsp
+    heads = [line for line in lines if re.match(r"pp?\. \d+(–\d+)? · CHAPTER", line)]
+    cites = [(h, at) for h, at in links(chat.transcript) if h.startswith("margin-cite:")]
+    assert len(heads) > 1 and len(cites) == 2 * len(heads), "a chip above each passage and below"
     assert "A Mad Tea-Party" in text, "the passage names its chapter"
     assert not re.search(r"Contents|Project Gutenberg License", text), "no front matter"
     shoot(window, chat.transcript)
+    href, at = cites[0]
+    page = int(href.split("/")[1].split("-")[0])
+    window.reader.go_to_page(2)
+    click_at(chat.transcript, at)
+    qtbot.waitUntil(
+        lambda: window.reader.page == page and window.reader.view.marked(), timeout=5000
+    )
+
+
+def links(view: Any) -> list[tuple[str, int]]:
+    """(href, position) of every link in a browser's document, in document order."""
+    found: list[tuple[str, int]] = []
+    block = view.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            if fragment.charFormat().anchorHref():
+                found.append((fragment.charFormat().anchorHref(), fragment.position() + 1))
+            it += 1
+        block = block.next()
+    return found
+
+
+def click_at(view: Any, position: int) -> None:
+    """A mouse click on the character at ``position`` of a browser's document."""
+    cursor = QTextCursor(view.document())
+    cursor.setPosition(position)
+    view.setTextCursor(cursor)
+    view.ensureCursorVisible()
+    rect = view.cursorRect(cursor)
+    QTest.mouseClick(
+        view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.x() + 2, rect.center().y())
+    )
 
 
 def shoot(window: Any, transcript: Any) -> None:
