@@ -279,6 +279,19 @@ def choose(
     ]
 
 
+def _after_lead(shown: Shown) -> str:
+    """The quoted lines under a passage's best sentence: the whole sentences around it, the
+    best one in bold where it stands; when they start with it, only what follows (it is
+    just above, not twice in a row)."""
+    lead = f"**{shown.answer}**"
+    context, cut_start = shown.context, shown.cut_start
+    if context.startswith(lead):
+        context, cut_start = context[len(lead) :].strip(), False
+    if not context:
+        return ""
+    return f">\n> {'… ' if cut_start else ''}{context}{' …' if shown.cut_end else ''}\n"
+
+
 def _hidden_text(part: HiddenAfter) -> str:
     return f"Passages after page {part.page}, beyond where you have read, are not shown."
 
@@ -334,15 +347,10 @@ class PassagesProvider:
             yield StreamText(parts[-1])
             for p, shown in choose(passages, query, self.shown):
                 quote = shown.answer or excerpt(p.text, [])[0]
-                around = (
-                    ("… " if shown.cut_start else "")
-                    + shown.context
-                    + (" …" if shown.cut_end else "")
-                )
                 chapter = p.title.partition(CHAPTER_MARK)[2]
                 where = p.label + (f" ({p.printed})" if p.printed else "")
                 where += f" · {chapter}" if chapter else ""
-                parts.append(f"{where}\n\n> **{quote}**\n>\n> {around}\n\n")
+                parts.append(f"{where}\n\n> **{quote}**\n{_after_lead(shown)}\n")
                 yield StreamText(parts[-1])
                 ref = CitationRef(p.book_id, p.first_page, p.last_page, quote)
                 citations.append(ref)

@@ -113,3 +113,15 @@ def test_present_keeps_whole_sentences() -> None:
     assert shown.cut_start and shown.cut_end
     assert shown.context.startswith("First one here.") and shown.context.endswith("here.")
     assert "**The key was tiny and golden.**" in shown.context and len(shown.context) <= 220
+
+
+def test_a_best_sentence_opening_its_passage_is_not_shown_twice_in_a_row() -> None:
+    text = "The key was tiny and golden. Alice tried it in the little door. It fitted!"
+    passage = Passage(7, 8, 8, text, "Alice, p. 8 — CHAPTER I. Down the Rabbit-Hole")
+    events = turn(
+        UserMessage((Question("What was the key like?"),)),
+        UserMessage((ToolResult("passages_1", (passage,)),)),
+    )
+    shown = "".join(e.text for e in events if isinstance(e, StreamText))
+    assert shown.count("The key was tiny and golden.") == 1
+    assert "> **The key was tiny and golden.**\n>\n> Alice tried it in the little door." in shown
