@@ -124,3 +124,21 @@ def test_choose_shows_a_short_passage_whole(library: Library, alice: BookInfo) -
     first, _second = continuing(alice_chunks(library, alice))
     ((_, shown),) = choose([first], "Alice")
     assert not shown.cut_start and not shown.cut_end
+
+
+def test_joined_passages_keep_their_printed_pages(library: Library, alice: BookInfo) -> None:
+    first, second = continuing(alice_chunks(library, alice))
+    a = Passage(
+        first.book_id,
+        7,
+        7,
+        first.text,
+        "Alice, p. 7 (p. 40 in print) — Ch 2",
+        printed="p. 40 in print",
+    )
+    b = Passage(
+        second.book_id, 8, 9, second.text, "Alice, pp. 8–9 — Ch 2", printed="pp. 41–42 in print"
+    )
+    (joined,) = merge_continuing([a, b])
+    assert joined.printed == "pp. 40–42 in print"
+    assert joined.title == "Alice, pp. 7–9 (pp. 40–42 in print) — Ch 2"
