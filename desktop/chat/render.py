@@ -22,6 +22,7 @@ from core.agent.pricing import estimate_cost
 from core.agent.types import CitationRef, Passage, Withheld
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, Labels, pages_label, printed_pages
 from desktop.accessibility import contrast
+from desktop.chat.passage_chips import passage_chips
 
 MIN_CONTRAST = 4.6  # WCAG AA asks 4.5 : 1 of small text; rounding of #rrggbb takes the rest
 
@@ -330,7 +331,10 @@ def answer_html(
     parts = [who_html(view)] if body is None else []
     end = len(text) if full else cut_at(text)
     if text:
-        parts.append(markdown(text[:end]))
+        body_html = markdown(text[:end])
+        if view.provider == "passages":
+            body_html = passage_chips(body_html, view.citations, lambda c: page_chip(c, labels))
+        parts.append(body_html)
     if end < len(text):
         more = f"Showing {end:,} of {len(text):,} characters."
         if view.status == "running":

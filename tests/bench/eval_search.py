@@ -76,26 +76,13 @@ def recall(search, ids, questions, *, hybrid: bool, show: bool) -> dict[str, lis
     return found
 
 
-def passages_mode(search, ids, questions, *, show: bool) -> dict[str, list[tuple[bool, bool]]]:
+def passages_mode(lib, ids, questions, *, show: bool) -> dict[str, list[tuple[bool, bool]]]:
     """Per question: (the answer is in a highlighted sentence, in a shown passage) of the
-    passages passages mode shows."""
-    from core.agent.providers.passages import PassagesProvider, present, sentence_weights
+    reply passages mode gives, read from the reply itself (eval_passages.py)."""
+    from eval_passages import judge
 
-    found: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
-    for q in questions:
-        key = q["book"]
-        if key not in ids:
-            continue
-        hits = search.search_book(ids[key], q["question"], limit=PassagesProvider().top_k)
-        weight = sentence_weights([h.text for h in hits], q["question"])
-        shown = [present(h.text, q["question"], weight=weight) for h in hits]
-        answer = fold(q["answer"])
-        in_sentence = any(answer in fold(s.answer) for s in shown)
-        in_passage = any(answer in fold(s.context) for s in shown)
-        found[key].append((in_sentence, in_passage))
-        if show and not in_passage:
-            print(f"    passages miss [{key}] {q['question']}  -> {q['answer']}")
-    return found
+    found = judge(lib, ids, questions, show=show)
+    return {k: [(x[0], x[1]) for x in v] for k, v in found.items()}
 
 
 def main() -> None:
@@ -127,7 +114,7 @@ def main() -> None:
         for split, questions in (("all", data["questions"]), ("held-out", held_out)):
             if split != "all" and not questions:
                 continue
-            shown = passages_mode(search, ids, questions, show=show and split == "all")
+            shown = passages_mode(lib, ids, questions, show=show and split == "all")
             every = [x for v in shown.values() for x in v]
             if not every:
                 continue

@@ -28,6 +28,7 @@ from core.agent.types import (
     Usage,
     UserMessage,
 )
+from core.labels import pages_label
 from core.search.sentences import ENDED as _ENDED
 from core.search.sentences import sentences, stems
 
@@ -38,8 +39,14 @@ HEADER = (
 )
 TAIL = "Connect Claude or a local model in Settings to get real answers."
 QUOTE_CHARS = 450
-CONTEXT_CHARS = 3000  # whole sentences around the best one (tests/bench/eval_search.py)
+CONTEXT_CHARS = 3000  # at most, whole sentences around the best one
+REPLY_CHARS = 11_000  # the passages of a reply: the chat shows 12,000 before "Show all"
+LEAN = (3.0, 2.0)  # room of the first two passages against the others' (1 each)
+PAGE_LINE = 90  # a passage's line of pages and chapter, and its Markdown
 MEANING = 1.5  # weight of closeness in meaning against the question's telling words
+SHOWN = 6  # passages in a reply (tests/bench/eval_passages.py: 5 -> 6 shows the answer more)
+ASKED = 8  # asked of search: one continuing a better one joins it, the next takes its place
+OVERLAP_MIN, OVERLAP_MAX = 40, 400  # characters a chunk repeats of the one before it
 CHAPTER_MARK = " — "  # a passage's title: "Book, p. 3 — Chapter title" (core.agent.tools)
 _TERM_STRIP = ".,;:!?\"'“”’"
 
@@ -119,7 +126,7 @@ def best_sentence(parts: list[str], query: str, weight: dict[str, float] | None 
     overlap = [sum(weight.get(t, 0.0) for t in wanted & stems(s)) for s in parts]
     meaning = [0.0] * len(parts)
     try:
-        from core.search.vectors import embed
+        from core.search.embedding import embed
 
         vectors = embed([query, *parts])
         meaning = [float(v) for v in vectors[1:] @ vectors[0]]
@@ -129,31 +136,160 @@ def best_sentence(parts: list[str], query: str, weight: dict[str, float] | None 
     return max(range(len(parts)), key=lambda i: (scores[i], -i))
 
 
+def _folded(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _continuation(before: str, after: str) -> int:
+    """How many characters of ``after`` (spaces folded) repeat the end of ``before``: a
+    chunk starts with the tail of the one before it. 0 when ``after`` does not continue
+    ``before``."""
+    for size in range(min(len(before), len(after), OVERLAP_MAX), OVERLAP_MIN - 1, -1):
+        if before.endswith(after[:size]):
+            return size
+    return 0
+
+
+def _printed_span(first: str, last: str) -> str:
+    """ "pp. 40–42 in print" from the printed pages of two passages that continue each
+    other ("" when either has none)."""
+    if not first or not last:
+        return ""
+    start = first.split()[1].split("–")[0]
+    end = last.split()[1].split("–")[-1]
+    return f"p. {start} in print" if start == end else f"pp. {start}–{end} in print"
+
+
+def join(first: Passage, second: Passage) -> Passage | None:
+    """One passage of two that continue each other (``second`` goes on where ``first``
+    ends, or holds it whole), or None when they do not."""
+    if first.book_id != second.book_id:
+        return None
+    a, b = _folded(first.text), _folded(second.text)
+    if b in a:
+        return first
+    if a in b:
+        return second
+    for head, tail in ((first, second), (second, first)):
+        x, y = _folded(head.text), _folded(tail.text)
+        if head.last_page <= tail.first_page <= head.last_page + 1:
+            size = _continuation(x, y)
+            if size:
+                base, _, chapter = head.title.partition(CHAPTER_MARK)
+                printed = _printed_span(head.printed, tail.printed)
+                title = f"{base.rpartition(', p')[0] or base}, "
+                title += pages_label(head.first_page, tail.last_page)
+                title += (f" ({printed})" if printed else "") + (
+                    f"{CHAPTER_MARK}{chapter}" if chapter else ""
+                )
+                return Passage(
+                    head.book_id,
+                    head.first_page,
+                    tail.last_page,
+                    x + y[size:],
+                    title,
+                    printed=printed,
+                )
+    return None
+
+
+def merge_continuing(passages: list[Passage], chars: int = CONTEXT_CHARS) -> list[Passage]:
+    """The passages in their order, where one that continues (or repeats) a better one is
+    joined to it instead of taking a place of its own, when the two together are at most
+    ``chars`` long (a passage is shown whole up to about that: a longer join would hide
+    some of what each showed alone)."""
+    out: list[Passage] = []
+    for p in passages:
+        for i, kept in enumerate(out):
+            joined = join(kept, p)
+            if joined is not None and (joined in (kept, p) or len(joined.text) <= chars):
+                out[i] = joined
+                break
+        else:
+            out.append(p)
+    return out
+
+
 def present(
     text: str, query: str, chars: int = CONTEXT_CHARS, weight: dict[str, float] | None = None
 ) -> Shown:
     """The best sentence of ``text`` for ``query`` and about ``chars`` of whole sentences
     around it (the whole passage when it is shorter)."""
     parts = whole_sentences(text)
+    return around(parts, best_sentence(parts, query, weight), chars)
+
+
+def around(parts: list[str], best: int, chars: int) -> Shown:
+    """Sentence ``best`` of ``parts`` and the whole sentences around it, at most about
+    ``chars`` characters in all (at least the sentence itself)."""
     if not parts:
         return Shown("", "", False, False)
-    best = best_sentence(parts, query, weight)
     first = last = best
     size = len(parts[best])
     while True:
         grown = False
-        if last + 1 < len(parts) and size + len(parts[last + 1]) <= chars:
+        if last + 1 < len(parts) and size + len(parts[last + 1]) + 1 <= chars:
             last += 1
             size += len(parts[last]) + 1
             grown = True
-        if first > 0 and size + len(parts[first - 1]) <= chars:
+        if first > 0 and size + len(parts[first - 1]) + 1 <= chars:
             first -= 1
             size += len(parts[first]) + 1
             grown = True
         if not grown:
             break
-    around = [*parts[first:best], f"**{parts[best]}**", *parts[best + 1 : last + 1]]
-    return Shown(parts[best], " ".join(around), first > 0, last < len(parts) - 1)
+    shown = [*parts[first:best], f"**{parts[best]}**", *parts[best + 1 : last + 1]]
+    return Shown(parts[best], " ".join(shown), first > 0, last < len(parts) - 1)
+
+
+def shares(
+    sizes: list[int], room: int, most: int = CONTEXT_CHARS, lean: tuple[float, ...] = ()
+) -> list[int]:
+    """Characters for each passage out of ``room``, in proportion to ``lean`` (1 each when not
+    given): a passage shorter than its share is shown whole and leaves the rest to the
+    others (at most ``most`` each)."""
+    lean = tuple(lean[i] if i < len(lean) else 1.0 for i in range(len(sizes)))
+    out = [0] * len(sizes)
+    left = max(0, room)
+    order = sorted(range(len(sizes)), key=lambda i: sizes[i] / lean[i])
+    for n, i in enumerate(order):
+        share = left * lean[i] / sum(lean[j] for j in order[n:])
+        out[i] = int(min(sizes[i], most, share))
+        left -= out[i]
+    return out
+
+
+def choose(
+    passages: list[Passage], query: str, count: int = SHOWN, room: int = REPLY_CHARS
+) -> list[tuple[Passage, Shown]]:
+    """The passages a reply shows and what of each: those continuing a better one joined to
+    it, the first ``count``, each around its best sentence, all of them (the best sentences
+    shown first too, and a line of pages each) in about ``room`` characters, so the chat
+    shows the whole reply without a "Show all"."""
+    chosen = merge_continuing(passages)[:count]
+    weight = sentence_weights([p.text for p in chosen], query)
+    split = [whole_sentences(p.text) for p in chosen]
+    best = [best_sentence(parts, query, weight) for parts in split]
+    fixed = sum(len(parts[b]) + PAGE_LINE for parts, b in zip(split, best, strict=True) if parts)
+    sizes = [len(" ".join(parts)) for parts in split]
+    given = shares(sizes, room - fixed, lean=LEAN)
+    return [
+        (p, around(parts, b, chars))
+        for p, parts, b, chars in zip(chosen, split, best, given, strict=True)
+    ]
+
+
+def _after_lead(shown: Shown) -> str:
+    """The quoted lines under a passage's best sentence: the whole sentences around it, the
+    best one in bold where it stands; when they start with it, only what follows (it is
+    just above, not twice in a row)."""
+    lead = f"**{shown.answer}**"
+    context, cut_start = shown.context, shown.cut_start
+    if context.startswith(lead):
+        context, cut_start = context[len(lead) :].strip(), False
+    if not context:
+        return ""
+    return f">\n> {'… ' if cut_start else ''}{context}{' …' if shown.cut_end else ''}\n"
 
 
 def _hidden_text(part: HiddenAfter) -> str:
@@ -167,7 +303,8 @@ class PassagesProvider:
     supports_citations = True
     bills_tokens = False
 
-    def __init__(self, top_k: int = 5) -> None:
+    def __init__(self, top_k: int = ASKED, shown: int = SHOWN) -> None:
+        self.shown = shown
         self.top_k = top_k
         self._counter = 0
 
@@ -208,19 +345,12 @@ class PassagesProvider:
         if passages:
             parts.append(HEADER + "\n\n")
             yield StreamText(parts[-1])
-            weight = sentence_weights([p.text for p in passages], query)
-            for p in passages:
-                shown = present(p.text, query, weight=weight)
+            for p, shown in choose(passages, query, self.shown):
                 quote = shown.answer or excerpt(p.text, [])[0]
-                around = (
-                    ("… " if shown.cut_start else "")
-                    + shown.context
-                    + (" …" if shown.cut_end else "")
-                )
                 chapter = p.title.partition(CHAPTER_MARK)[2]
-                where = f"— {p.label}" + (f" ({p.printed})" if p.printed else "")
+                where = p.label + (f" ({p.printed})" if p.printed else "")
                 where += f" · {chapter}" if chapter else ""
-                parts.append(f"> **{quote}**\n>\n> {around}\n\n{where}\n\n")
+                parts.append(f"{where}\n\n> **{quote}**\n{_after_lead(shown)}\n")
                 yield StreamText(parts[-1])
                 ref = CitationRef(p.book_id, p.first_page, p.last_page, quote)
                 citations.append(ref)

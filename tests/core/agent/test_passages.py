@@ -64,7 +64,11 @@ def test_quotes_are_exact_text_and_cite_their_pages() -> None:
     assert quote in " ".join(text.split()), "the quote can be found on the page"
     assert not quote.startswith("…") and not quote.endswith("…")
     shown = "".join(e.text for e in events if isinstance(e, StreamText))
-    assert "— pp. 40–41" in shown and "after page 45" in shown and "Passages from the book" in shown
+    assert (
+        "\n\npp. 40–41\n\n> **" in shown
+        and "after page 45" in shown
+        and "Passages from the book" in shown
+    )
 
 
 def test_excerpt_centres_on_the_query_and_reports_cuts() -> None:
@@ -93,11 +97,10 @@ def test_the_sentence_that_answers_comes_first_in_bold_with_page_and_chapter() -
     )
     shown = "".join(e.text for e in events if isinstance(e, StreamText))
     assert "not an answer" in shown, "it says honestly that these are matches"
-    body = shown.split("\n\n", 1)[1]
-    first = body.splitlines()[0]
-    assert first == "> **“Why is a raven like a writing-desk?” he asked at last.**"
+    where, first = shown.split("\n\n")[1:3]
+    assert where == "p. 44 · CHAPTER VII. A Mad Tea-Party", "pages and chapter head the passage"
+    assert first.splitlines()[0] == "> **“Why is a raven like a writing-desk?” he asked at last.**"
     assert "cut by the chunker" not in shown, "a sentence cut at the passage's start is left out"
-    assert "— p. 44 · CHAPTER VII. A Mad Tea-Party" in shown
     (cite,) = [e.citation for e in events if isinstance(e, StreamCitation)]
     assert cite.quoted_text == "“Why is a raven like a writing-desk?” he asked at last."
     assert cite.quoted_text in text
@@ -110,3 +113,15 @@ def test_present_keeps_whole_sentences() -> None:
     assert shown.cut_start and shown.cut_end
     assert shown.context.startswith("First one here.") and shown.context.endswith("here.")
     assert "**The key was tiny and golden.**" in shown.context and len(shown.context) <= 220
+
+
+def test_a_best_sentence_opening_its_passage_is_not_shown_twice_in_a_row() -> None:
+    text = "The key was tiny and golden. Alice tried it in the little door. It fitted!"
+    passage = Passage(7, 8, 8, text, "Alice, p. 8 — CHAPTER I. Down the Rabbit-Hole")
+    events = turn(
+        UserMessage((Question("What was the key like?"),)),
+        UserMessage((ToolResult("passages_1", (passage,)),)),
+    )
+    shown = "".join(e.text for e in events if isinstance(e, StreamText))
+    assert shown.count("The key was tiny and golden.") == 1
+    assert "> **The key was tiny and golden.**\n>\n> Alice tried it in the little door." in shown

@@ -1,0 +1,97 @@
+"""A passages-mode reply (no model) as the reader sees it in the chat pane: the sentence most
+likely to answer first in bold, whole-sentence passages with their page chips and chapters,
+said to be matches and not an answer. Real window, real Alice, typed into the question box;
+screenshots in light and dark under MARGIN_SHOTS (default /work/wt/shots/passages)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QTextCursor
+from PySide6.QtTest import QTest
+
+from core.agent.providers.passages import SHOWN
+from core.books.importer import import_book
+
+SHOTS = Path(os.environ.get("MARGIN_SHOTS", "/work/wt/shots/passages"))
+
+
+def test_a_passages_reply_reads_as_matches_with_chips_and_chapters(
+    window: Any, books_dir: Path, qtbot: Any
+) -> None:
+    book = import_book(window.library, books_dir / "alice_in_wonderland.epub").book
+    window.library.set_position(book.id, 60)
+    window.refresh_library()
+    window.open_book(book.id, 60)
+    chat = window.chat
+    assert chat.banner.isVisible(), "no model is connected"
+    chat.input.setFocus()
+    QTest.keyClicks(chat.input, "What did the Hatter ask about a raven?")
+    QTest.keyClick(chat.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not chat.live and "Settings" in chat.transcript_text(), timeout=15000)
+    text = chat.transcript_text()
+    assert "Passages, no model" in text and "not an answer" in text
+    assert "Why is a raven like a writing-desk?" in text
+    assert "Show all" not in text, "the whole reply is on screen"
+    html = chat.transcript.toHtml()
+    chips = set(re.findall(r'href="(margin-cite:[^"]+)"', html))
+    assert 1 < len(chips) <= SHOWN, "each passage is cited by its page chip"
+    lines = [" ".join(line.split()) for line in text.splitlines()]  # chips pad with nbsp
+    heads = [line for line in lines if re.match(r"pp?\. \d+(–\d+)? · CHAPTER", line)]
+    cites = [(h, at) for h, at in links(chat.transcript) if h.startswith("margin-cite:")]
+    assert len(heads) > 1 and len(cites) == 2 * len(heads), "a chip above each passage and below"
+    assert "A Mad Tea-Party" in text, "the passage names its chapter"
+    assert not re.search(r"Contents|Project Gutenberg License", text), "no front matter"
+    shoot(window, chat.transcript)
+    href, at = cites[0]
+    page = int(href.split("/")[1].split("-")[0])
+    window.reader.go_to_page(2)
+    click_at(chat.transcript, at)
+    qtbot.waitUntil(
+        lambda: window.reader.page == page and window.reader.view.marked(), timeout=5000
+    )
+
+
+def links(view: Any) -> list[tuple[str, int]]:
+    """(href, position) of every link in a browser's document, in document order."""
+    found: list[tuple[str, int]] = []
+    block = view.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            if fragment.charFormat().anchorHref():
+                found.append((fragment.charFormat().anchorHref(), fragment.position() + 1))
+            it += 1
+        block = block.next()
+    return found
+
+
+def click_at(view: Any, position: int) -> None:
+    """A mouse click on the character at ``position`` of a browser's document."""
+    cursor = QTextCursor(view.document())
+    cursor.setPosition(position)
+    view.setTextCursor(cursor)
+    view.ensureCursorVisible()
+    rect = view.cursorRect(cursor)
+    QTest.mouseClick(
+        view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.x() + 2, rect.center().y())
+    )
+
+
+def shoot(window: Any, transcript: Any) -> None:
+    """The window with the reply's start in view (the transcript scrolled to its top), light and
+    dark."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for theme in ("light", "dark"):
+        window.set_theme(theme)
+        QTest.qWait(300)  # the transcript is drawn again in the theme's colours
+        transcript.verticalScrollBar().setValue(0)  # as the scroll bar dragged to the top
+        QTest.qWait(50)
+        assert transcript.verticalScrollBar().value() == 0, "the reader reads from its start"
+        window.grab().save(str(SHOTS / f"passages-reply-{theme}.png"))
+    window.set_theme("light")
