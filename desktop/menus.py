@@ -152,6 +152,9 @@ def build_menus(window: MainWindow) -> None:
     add_action(
         window, view, "&Reading settings…", window.open_reading_settings, "Ctrl+Shift+A", "reading"
     )
+    caret = add_action(window, view, "Caret &browsing", window.set_caret_browsing, "F7", "caret")
+    caret.setCheckable(True)
+    caret.setToolTip("The arrow keys move a caret through the book; Shift+arrows select")
     whole = add_action(
         window, view, "Spea&k whole answers", set_whole_answers(window), None, "whole"
     )

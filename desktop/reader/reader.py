@@ -42,6 +42,7 @@ class Reader(QWidget):
     pageChanged = Signal(int, int)  # book id, page
     highlightsChanged = Signal(int)  # book id
     fontSizeChanged = Signal(int)  # zoomed with the keys or buttons
+    caretBrowsingChanged = Signal(bool)  # F7 pressed in the page
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -140,6 +141,7 @@ class Reader(QWidget):
         host.zoomChanged.connect(lambda s, fit: self._remember(zoom=None if fit else round(s, 3)))
         host.imageOpened.connect(lambda url: self.host.show_image(url, self))
         host.pageLinkOpened.connect(lambda page: self.go_to_page(page))
+        host.caretBrowsingChanged.connect(self._caret_toggled)
         self.pageChanged.connect(side.page_shown)
         side.currentChanged.connect(lambda: self._remember(side=self.side.current_name()))
 
@@ -364,6 +366,15 @@ class Reader(QWidget):
         self.typography = typography
         self.font_size = max(8, min(typography.font_size, 40))
         self.host.set_typography(typography)
+
+    def _caret_toggled(self, on: bool) -> None:
+        self.typography = replace(self.typography, caret_browsing=on)
+        self.caretBrowsingChanged.emit(on)
+
+    def set_caret_browsing(self, on: bool) -> None:
+        """Caret browsing on or off, without laying the book out again."""
+        self.typography = replace(self.typography, caret_browsing=on)
+        self.host.set_caret_browsing(on)
 
     def set_theme(self, name: str) -> None:
         self.theme = name
