@@ -101,10 +101,15 @@ def build_menus(window: MainWindow) -> None:
         QKeySequence.StandardKey.MoveToPreviousPage,
         "previous",
     )
-    add_action(window, view, "Next page (arrow)", lambda: window.reader.next_page(), "Ctrl+Right")
+    # (the arrows turn as the book's pages do: Ctrl+Left goes forward in a right-to-left book)
     add_action(
-        window, view, "Previous page (arrow)", lambda: window.reader.previous_page(), "Ctrl+Left"
-    )
+        window, view, "Page to the right (arrow)", lambda: window.reader.page_towards("right"),
+        "Ctrl+Right",
+    )  # fmt: skip
+    add_action(
+        window, view, "Page to the left (arrow)", lambda: window.reader.page_towards("left"),
+        "Ctrl+Left",
+    )  # fmt: skip
     add_action(window, view, "&Go to page…", window.go_to_page_dialog, "Ctrl+G", "goto")
     view.addSeparator()
     add_action(

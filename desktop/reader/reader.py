@@ -182,9 +182,13 @@ class Reader(QWidget):
         if pictures is not None:  # direction, fit and spreads of a comic, kept per book
             pictures.apply_settings(state.view.get("pictures", {}))
             pictures.settingsChanged.connect(lambda v, b=book.id: self._view_settings(b, v))
+            pictures.settingsChanged.connect(
+                lambda v: self.toolbar.set_right_to_left(bool(v.get("rtl")))
+            )
         self.book = book
         self.session = ReadingSession.of(book, pace=self._pace)
         self.toolbar.set_book(book, pdf=book.format == "pdf")
+        self.toolbar.set_right_to_left(self.host.right_to_left())
         self.side.contents.fill(self.library.toc(book.id), self.labels)
         self.side.finder.set_book(self.page_texts, self.labels, lambda: self.page)
         self.refresh_highlights()
@@ -285,6 +289,14 @@ class Reader(QWidget):
     def previous_page(self) -> None:
         if self.page > 1:
             self.go_to_page(self.page - 1, remember=False)
+
+    def page_towards(self, side: str) -> None:
+        """A page to the ``side`` ("left" or "right"): forward to the left in a book whose
+        pages turn right to left (Ctrl+Left, Ctrl+Right)."""
+        if (side == "left") == self.toolbar.rtl:
+            self.next_page()
+        else:
+            self.previous_page()
 
     def chapter_edge(self, end: bool) -> None:
         """Home / End: the start or the end of the current chapter (a jump)."""

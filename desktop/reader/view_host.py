@@ -218,6 +218,11 @@ class ViewHost(QStackedWidget):
 
         return self.view if isinstance(self.view, PdfView) else None
 
+    def right_to_left(self) -> bool:
+        """The open book's pages turn right to left (a right-to-left text, a manga)."""
+        view = self.text_view() or self.picture_view()
+        return bool(view is not None and view.rtl)
+
     def picture_view(self) -> ImagePagesView | None:
         if self.view is None:
             return None
