@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from core.books.importer import import_book
 from tests.desktop.reader.test_rtl_progression import rtl_book
+from tests.support.comics import make_cbz
 
 
 def open_in(window: Any, path: Path, page: int = 2) -> Any:
@@ -85,3 +86,19 @@ def test_a_left_to_right_book_opened_next_puts_them_back(
     reader.view.setFocus()
     qtbot.keyClick(reader.view, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)
     assert reader.page == 3
+
+
+def test_a_manga_and_the_comics_direction_setting_mirror_them_too(
+    window: Any, tmp_path: Path, qtbot: Any
+) -> None:
+    bar = open_in(window, make_cbz(tmp_path / "manga.cbz", 6, manga=True))
+    reader = window.reader
+    assert reader.view.rtl and bar.turn_buttons() == (bar.next_button, bar.prev_button)
+    click(qtbot, bar.turn_buttons()[0])
+    assert reader.page == 3, "◀ reads on in a manga"
+    reader.view.set_rtl(False)  # the view's "Right to left (manga)" setting, unticked
+    QApplication.processEvents()
+    assert bar.turn_buttons() == (bar.prev_button, bar.next_button)
+    assert bar.prev_button.x() < bar.page_box.x() < bar.next_button.x()
+    click(qtbot, bar.next_button)
+    assert reader.page == 4
