@@ -37,15 +37,16 @@ def test_first_sentence_is_plain_and_short() -> None:
     assert first_sentence("") == ""
 
 
+@pytest.fixture
+def claude(window: Any, fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The window answering from the fake server."""
+    return connect_claude(window, fake_anthropic, monkeypatch, KEY)
+
+
 def test_a_finished_answer_is_announced(
-    window: Any,
-    books_dir: Path,
-    qtbot: Any,
-    heard: Any,
-    fake_anthropic: FakeAnthropic,
-    monkeypatch: pytest.MonkeyPatch,
+    claude: Any, books_dir: Path, qtbot: Any, heard: Any, fake_anthropic: FakeAnthropic
 ) -> None:
-    connect_claude(window, fake_anthropic, monkeypatch, KEY)
+    window = claude
     open_alice(window, books_dir, page=90, read_to=90)
     chat = window.chat
     fake_anthropic.add(Reply.text("Alice is sitting by her sister. She is bored."))
@@ -65,14 +66,9 @@ def test_a_finished_answer_is_announced(
 
 
 def test_a_stopped_answer_is_announced(
-    window: Any,
-    books_dir: Path,
-    qtbot: Any,
-    heard: Any,
-    fake_anthropic: FakeAnthropic,
-    monkeypatch: pytest.MonkeyPatch,
+    claude: Any, books_dir: Path, qtbot: Any, heard: Any, fake_anthropic: FakeAnthropic
 ) -> None:
-    connect_claude(window, fake_anthropic, monkeypatch, KEY)
+    window = claude
     open_alice(window, books_dir)
     chat = window.chat
     fake_anthropic.add(Reply.text("slow words " * 300, tokens_per_second=60, chunk_chars=5))

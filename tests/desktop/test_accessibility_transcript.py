@@ -8,21 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAccessible, QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from core.books.importer import import_book
-from tests.desktop.conftest import close_window, open_window
-
-
-@pytest.fixture
-def window(app: Any, qtbot: Any, real_font: str) -> Any:
-    win = open_window(app, qtbot, (1280, 800))
-    yield win
-    close_window(qtbot, win)
 
 
 def ask_twice(window: Any, books_dir: Path, qtbot: Any) -> Any:

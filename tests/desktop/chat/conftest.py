@@ -1,14 +1,15 @@
 """Helpers of the chat pane's tests: the pane talking to the fake server, Alice open at a page
-the reader has read to, stored answers, and a wait for the answer to end."""
+the reader has read to, earlier answers in the store, and a wait for the answer to end."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from core.agent.types import AssistantMessage, Question, TextPart, Usage
+from core.agent.types import Usage
 from tests.desktop.conftest import connect_claude, open_alice
 from tests.fakes.anthropic_server import FakeAnthropic
+from tests.support.answers import store_answer
 
 KEY = "sk-ant-desktop-test-KEY-15"
 
@@ -35,50 +36,26 @@ def done(chat: Any, qtbot: Any, text: str = "", timeout: int = 15000) -> None:
         raise
 
 
-def seed_answer(
-    window: Any,
-    conversation_id: int,
-    text: str,
-    question: str = "Go on?",
-    usage: Usage | None = None,
-    provider: str = "local",
-    model: str = "m",
-) -> None:
-    """A finished answer stored in the conversation, as if asked earlier."""
-    store = window.app.conversations
-    ids = store.start_run(
-        conversation_id,
-        provider=provider,
-        model=model,
-        strategy="tool-use",
-        question=Question(question),
-    )
-    store.finish(
-        conversation_id=conversation_id,
-        ids=ids,
-        status="complete",
-        message=AssistantMessage((TextPart(text),)),
-        text=text,
-        citations=(),
-        steps=1,
-        usage=usage or Usage(),
-        stop_reason="end_turn",
-    )
-
-
 def seed_answers(window: Any, conversation_id: int, count: int) -> None:
     """``count`` long earlier questions and answers."""
     for i in range(count):
-        text = f"Earlier answer {i}. " + "Alice sat by her sister on the bank. " * 40
-        seed_answer(
-            window,
+        store_answer(
+            window.app.conversations,
             conversation_id,
-            text,
+            f"Earlier answer {i}. " + "Alice sat by her sister on the bank. " * 40,
             question=f"Earlier question {i}?",
             usage=Usage(1000, 500),
             provider="anthropic",
             model="claude-sonnet-4-6",
         )
+
+
+def earlier_answers(window: Any, books_dir: Path, count: int) -> int:
+    """Alice open and a conversation of ``count`` earlier answers: its id."""
+    book_id = read_alice(window, books_dir)
+    conversation_id = int(window.chat.service.create_conversation(book_id).id)
+    seed_answers(window, conversation_id, count)
+    return conversation_id
 
 
 def as_if_crashed(run_id: int) -> None:

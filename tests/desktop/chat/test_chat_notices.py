@@ -9,12 +9,7 @@ from typing import Any
 from PySide6.QtCore import QUrl
 
 from core.agent.types import Question
-from tests.desktop.chat.conftest import (
-    as_if_crashed,
-    done,
-    read_alice,
-    use_server,
-)
+from tests.desktop.chat.conftest import as_if_crashed, done, read_alice, use_server
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
 
 LEAK = "Later, at the trial, the Knave of Hearts is accused of stealing the tarts."

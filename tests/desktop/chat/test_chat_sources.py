@@ -13,11 +13,7 @@ from PySide6.QtCore import QUrl
 from core.agent.providers.anthropic.wire import source_for
 from core.store import models as m
 from desktop.requests import AskRequest
-from tests.desktop.chat.conftest import (
-    done,
-    read_alice,
-    use_server,
-)
+from tests.desktop.chat.conftest import done, read_alice, use_server
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, search_result_citation
 
 

@@ -9,24 +9,17 @@ from typing import Any
 
 from PySide6.QtCore import QUrl
 
-from tests.desktop.chat.conftest import (
-    done,
-    read_alice,
-    seed_answer,
-    seed_answers,
-    use_server,
-)
+from tests.desktop.chat.conftest import done, earlier_answers, use_server
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
+from tests.support.answers import store_answer
 
 
 def test_streaming_repaints_only_the_live_answer_and_reads_history_once(
     window: Any, fake_anthropic: FakeAnthropic, books_dir: Path, qtbot: Any, monkeypatch: Any
 ) -> None:
     chat = use_server(window, fake_anthropic, monkeypatch)
-    book_id = read_alice(window, books_dir)
-    conv = chat.service.create_conversation(book_id)
-    seed_answers(window, conv.id, 20)
-    chat.select_conversation(conv.id)
+    conv = earlier_answers(window, books_dir, 20)
+    chat.select_conversation(conv)
     assert len(chat.transcript.frame_keys()) < 40, "older messages come a few at a time"
     qtbot.waitUntil(chat.history_complete, timeout=5000)
     before = chat.transcript.frame_keys()
@@ -45,9 +38,9 @@ def test_streaming_repaints_only_the_live_answer_and_reads_history_once(
     chat.send()
     qtbot.waitUntil(lambda: "Paragraph 3 " in chat.transcript_text(), timeout=10000)
     live_frames = [k for k in chat.transcript.frame_keys() if k.startswith("live-")]
-    assert f"live-{conv.id}#0" in live_frames, "finished paragraphs are rendered apart"
+    assert f"live-{conv}#0" in live_frames, "finished paragraphs are rendered apart"
     done(chat, qtbot, "Paragraph 29 of")
-    assert reads == [conv.id], "the store is read once, when the answer ends, not per tick"
+    assert reads == [conv], "the store is read once, when the answer ends, not per tick"
     after = chat.transcript.frame_keys()
     assert after[:40] == before, "earlier messages are never re-inserted"
     assert all(chat.transcript._starts[k] is marks[k] for k in before)
@@ -62,10 +55,7 @@ def test_reader_scrolled_up_is_not_pulled_down(
     window: Any, fake_anthropic: FakeAnthropic, books_dir: Path, qtbot: Any, monkeypatch: Any
 ) -> None:
     chat = use_server(window, fake_anthropic, monkeypatch)
-    book_id = read_alice(window, books_dir)
-    conv = chat.service.create_conversation(book_id)
-    seed_answers(window, conv.id, 8)
-    chat.select_conversation(conv.id)
+    chat.select_conversation(earlier_answers(window, books_dir, 8))
     qtbot.waitUntil(chat.history_complete, timeout=5000)
     fake_anthropic.add(Reply.text("word " * 400, tokens_per_second=150, chunk_chars=10))
     chat.ask("Go on")
@@ -81,10 +71,8 @@ def test_reader_scrolled_up_is_not_pulled_down(
 def test_history_is_read_on_a_worker_thread(window: Any, books_dir: Path, qtbot: Any) -> None:
     import threading
 
-    book_id = read_alice(window, books_dir)
+    conv = earlier_answers(window, books_dir, 2)
     chat = window.chat
-    conv = chat.service.create_conversation(book_id)
-    seed_answers(window, conv.id, 2)
     threads: list[str] = []
     original = chat.service.history
 
@@ -93,7 +81,7 @@ def test_history_is_read_on_a_worker_thread(window: Any, books_dir: Path, qtbot:
         return original(conversation_id)
 
     chat.service.history = history
-    chat.select_conversation(conv.id)
+    chat.select_conversation(conv)
     assert not chat.history_complete(), "the pane waits for the worker"
     qtbot.waitUntil(chat.history_complete, timeout=5000)
     assert "Earlier answer 1." in chat.transcript_text()
@@ -107,13 +95,12 @@ def test_a_huge_answer_shows_its_beginning_and_all_of_it_on_request(
     3,000-row table froze the window for minutes when the book opened."""
     from desktop.chat.render import SHOWN_CHARS
 
-    book_id = read_alice(window, books_dir)
+    conv = earlier_answers(window, books_dir, 0)
     chat = window.chat
-    conv = chat.service.create_conversation(book_id)
-    seed_answer(window, conv.id, "w" * 1_000_000)
+    store_answer(window.app.conversations, conv, "w" * 1_000_000)
     table = "| row | value |\n|---|---|\n" + "".join(f"| r{i} | v{i} |\n" for i in range(3000))
-    seed_answer(window, conv.id, table)
-    chat.select_conversation(conv.id)
+    store_answer(window.app.conversations, conv, table)
+    chat.select_conversation(conv)
     qtbot.waitUntil(chat.history_complete, timeout=10000)
     text = chat.transcript_text()
     assert len(text) < 3 * SHOWN_CHARS, "only the beginning of each answer is drawn"

@@ -14,11 +14,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from core.settings import Settings
 from desktop.chat.render import Colours
-from tests.desktop.chat.conftest import (
-    done,
-    read_alice,
-    use_server,
-)
+from tests.desktop.chat.conftest import done, read_alice, use_server
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
 
 
