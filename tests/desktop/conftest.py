@@ -176,9 +176,17 @@ def open_alice(
 ) -> int:
     """Alice imported and open in ``window`` at ``page`` (read up to ``read_to`` when given,
     the side panel shown when ``side``)."""
+    path = books_dir / "alice_in_wonderland.epub"
+    return open_book_file(window, path, page, read_to, side=side)
+
+
+def open_book_file(
+    window: Any, path: Path, page: int = 1, read_to: int = 0, *, side: bool = False
+) -> int:
+    """The book at ``path`` imported and open in ``window``, as ``open_alice``: its id."""
     from core.books.importer import import_book
 
-    book = import_book(window.library, books_dir / "alice_in_wonderland.epub").book
+    book = import_book(window.library, path).book
     if read_to:
         window.library.set_position(book.id, read_to)
     window.refresh_library()

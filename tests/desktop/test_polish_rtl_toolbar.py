@@ -11,16 +11,14 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from core.books.importer import import_book
+from tests.desktop.conftest import open_book_file
 from tests.desktop.reader.test_rtl_progression import rtl_book
 from tests.support.comics import make_cbz
 
 
-def open_in(window: Any, path: Path, page: int = 2) -> Any:
-    book = import_book(window.library, path).book
-    window.refresh_library()
-    window.open_book(book.id, page)
-    QApplication.processEvents()
+def open_in(window: Any, path: Path) -> Any:
+    """The book at ``path`` open at page 2: the window's toolbar."""
+    open_book_file(window, path, 2)
     return window.reader.toolbar
 
 
