@@ -183,6 +183,7 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
 
         install_companions(self)  # X-Ray and the story so far: side tabs, "Who is this?"
         self._wire_reading_view()
+        self.tick_caret(self.reader.typography.caret_browsing)
         from desktop import gc_policy  # collections fall when the reader is not looking
 
         gc_policy.install(busy=lambda: bool(getattr(self.chat, "live", None)))
@@ -240,6 +241,7 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         self.reader.requestAsk.connect(self.requestAsk)
         self.reader.pageChanged.connect(self._page_changed)
         self.reader.fontSizeChanged.connect(self._font_size_changed)
+        self.reader.caretBrowsingChanged.connect(self.set_caret_browsing)
         chat = self.chat
         if hasattr(chat, "pictures"):  # text recognised on a scanned PDF: show it read anew
             chat.pictures.recognised.connect(self._text_recognised)
@@ -390,6 +392,7 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         self.back_to_book.show()
         self.show_reader()
         self.bookOpened.emit(book.id)
+        self.tick_caret(self.reader.typography.caret_browsing)
         if self._reading_settings is not None:
             self._load_reading_settings()
         return book

@@ -101,10 +101,15 @@ def build_menus(window: MainWindow) -> None:
         QKeySequence.StandardKey.MoveToPreviousPage,
         "previous",
     )
-    add_action(window, view, "Next page (arrow)", lambda: window.reader.next_page(), "Ctrl+Right")
+    # (the arrows turn as the book's pages do: Ctrl+Left goes forward in a right-to-left book)
     add_action(
-        window, view, "Previous page (arrow)", lambda: window.reader.previous_page(), "Ctrl+Left"
-    )
+        window, view, "Page to the right (arrow)", lambda: window.reader.page_towards("right"),
+        "Ctrl+Right",
+    )  # fmt: skip
+    add_action(
+        window, view, "Page to the left (arrow)", lambda: window.reader.page_towards("left"),
+        "Ctrl+Left",
+    )  # fmt: skip
     add_action(window, view, "&Go to page…", window.go_to_page_dialog, "Ctrl+G", "goto")
     view.addSeparator()
     add_action(
@@ -152,6 +157,9 @@ def build_menus(window: MainWindow) -> None:
     add_action(
         window, view, "&Reading settings…", window.open_reading_settings, "Ctrl+Shift+A", "reading"
     )
+    caret = add_action(window, view, "Caret &browsing", window.set_caret_browsing, "F7", "caret")
+    caret.setCheckable(True)
+    caret.setToolTip("The arrow keys move a caret through the book; Shift+arrows select")
     whole = add_action(
         window, view, "Spea&k whole answers", set_whole_answers(window), None, "whole"
     )

@@ -40,6 +40,7 @@ class WindowPanels(_Base):
     _built: bool
     _focus_mode: bool
     _reading_settings: Any
+    action_caret: Any
 
     if TYPE_CHECKING:
 
@@ -105,6 +106,27 @@ class WindowPanels(_Base):
         except MarginError as exc:
             self.statusBar().showMessage(str(exc), 6000)
         self.reader.set_typography(typography)
+        self.tick_caret(typography.caret_browsing)
+
+    def set_caret_browsing(self, on: bool) -> None:
+        """Caret browsing on or off (F7, View › Caret browsing): the view, the menu and the
+        reading settings agree, and the choice is kept as the font size is (for the open book
+        when it has a look of its own, else for every book)."""
+        book_id = self._book_id()
+        own = book_id is not None and self.typography.has_override(book_id)
+        look = replace(self.typography.for_book(book_id), caret_browsing=on)
+        try:
+            self.typography.save(look, book_id if own else None)
+        except MarginError as exc:
+            self.statusBar().showMessage(str(exc), 6000)
+        self.reader.set_caret_browsing(on)
+        self.tick_caret(on)
+        if self._reading_settings is not None:
+            self._load_reading_settings()
+
+    def tick_caret(self, on: bool) -> None:
+        """The View menu's tick follows caret browsing (setChecked does not trigger it)."""
+        self.action_caret.setChecked(on)
 
     def _font_size_changed(self, size: int) -> None:
         """Zoomed with the keys or buttons: the reader has redrawn, remember the size."""

@@ -42,6 +42,7 @@ class Reader(QWidget):
     pageChanged = Signal(int, int)  # book id, page
     highlightsChanged = Signal(int)  # book id
     fontSizeChanged = Signal(int)  # zoomed with the keys or buttons
+    caretBrowsingChanged = Signal(bool)  # F7 pressed in the page
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -140,6 +141,7 @@ class Reader(QWidget):
         host.zoomChanged.connect(lambda s, fit: self._remember(zoom=None if fit else round(s, 3)))
         host.imageOpened.connect(lambda url: self.host.show_image(url, self))
         host.pageLinkOpened.connect(lambda page: self.go_to_page(page))
+        host.caretBrowsingChanged.connect(self._caret_toggled)
         self.pageChanged.connect(side.page_shown)
         side.currentChanged.connect(lambda: self._remember(side=self.side.current_name()))
 
@@ -180,9 +182,13 @@ class Reader(QWidget):
         if pictures is not None:  # direction, fit and spreads of a comic, kept per book
             pictures.apply_settings(state.view.get("pictures", {}))
             pictures.settingsChanged.connect(lambda v, b=book.id: self._view_settings(b, v))
+            pictures.settingsChanged.connect(
+                lambda v: self.toolbar.set_right_to_left(bool(v.get("rtl")))
+            )
         self.book = book
         self.session = ReadingSession.of(book, pace=self._pace)
         self.toolbar.set_book(book, pdf=book.format == "pdf")
+        self.toolbar.set_right_to_left(self.host.right_to_left())
         self.side.contents.fill(self.library.toc(book.id), self.labels)
         self.side.finder.set_book(self.page_texts, self.labels, lambda: self.page)
         self.refresh_highlights()
@@ -284,6 +290,14 @@ class Reader(QWidget):
         if self.page > 1:
             self.go_to_page(self.page - 1, remember=False)
 
+    def page_towards(self, side: str) -> None:
+        """A page to the ``side`` ("left" or "right"): forward to the left in a book whose
+        pages turn right to left (Ctrl+Left, Ctrl+Right)."""
+        if (side == "left") == self.toolbar.rtl:
+            self.next_page()
+        else:
+            self.previous_page()
+
     def chapter_edge(self, end: bool) -> None:
         """Home / End: the start or the end of the current chapter (a jump)."""
         pages = self.chapters.pages_with(self.page) if self.book is not None else []
@@ -364,6 +378,15 @@ class Reader(QWidget):
         self.typography = typography
         self.font_size = max(8, min(typography.font_size, 40))
         self.host.set_typography(typography)
+
+    def _caret_toggled(self, on: bool) -> None:
+        self.typography = replace(self.typography, caret_browsing=on)
+        self.caretBrowsingChanged.emit(on)
+
+    def set_caret_browsing(self, on: bool) -> None:
+        """Caret browsing on or off, without laying the book out again."""
+        self.typography = replace(self.typography, caret_browsing=on)
+        self.host.set_caret_browsing(on)
 
     def set_theme(self, name: str) -> None:
         self.theme = name

@@ -3,7 +3,15 @@ here" and "Finished". It only shows and forwards: the reader connects its button
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSpinBox,
+    QToolButton,
+    QWidget,
+)
 
 from core.store.library import BookInfo
 from desktop.widgets import tool_button
@@ -19,11 +27,10 @@ class ReaderToolbar(QWidget):
         self.forward_button.setToolTip("Forward again (Alt+Right)")
         self.forward_button.setAccessibleName("Forward")
         self.prev_button = tool_button("◀")
-        self.prev_button.setToolTip("Previous page (Page Up)")
         self.prev_button.setAccessibleName("Previous page")
         self.next_button = tool_button("▶")
-        self.next_button.setToolTip("Next page (Page Down)")
         self.next_button.setAccessibleName("Next page")
+        self.rtl = False  # the open book's pages turn right to left
         self.page_box = QSpinBox()
         self.page_box.setAccessibleName("Page number")
         self.page_box.setMinimum(1)
@@ -70,6 +77,49 @@ class ReaderToolbar(QWidget):
             self.finished_box,
         ):
             bar.addWidget(right)
+        self._say_turns()
+
+    def set_right_to_left(self, rtl: bool) -> None:
+        """A book whose pages turn right to left (``rtl``): the left-pointing button, on the
+        left, turns forward — as the Left arrow key and the page's left edge do — and the
+        right-pointing one goes back. Tab still goes through them from left to right."""
+        if rtl == self.rtl:
+            return
+        self.rtl = rtl
+        bar = self.layout()
+        assert isinstance(bar, QHBoxLayout)
+        left, right = self.turn_buttons()
+        bar.removeWidget(left)
+        bar.removeWidget(right)
+        bar.insertWidget(bar.indexOf(self.page_box), left)
+        bar.insertWidget(bar.indexOf(self.page_total) + 1, right)
+        QWidget.setTabOrder(self.forward_button, left)
+        QWidget.setTabOrder(left, self.page_box)
+        QWidget.setTabOrder(self.page_box, right)
+        self._say_turns()
+
+    def turn_buttons(self) -> tuple[QToolButton, QToolButton]:
+        """The page-turn buttons as they stand, (left, right)."""
+        if self.rtl:
+            return self.next_button, self.prev_button
+        return self.prev_button, self.next_button
+
+    def _say_turns(self) -> None:
+        """Arrows by position, words by what each does."""
+        left, right = self.turn_buttons()
+        left.setText("◀")
+        right.setText("▶")
+        if self.rtl:
+            self.next_button.setToolTip(
+                "Next page (Page Down or Left arrow): this book's pages turn right to left"
+            )
+            self.prev_button.setToolTip("Previous page (Page Up or Right arrow)")
+        else:
+            self.next_button.setToolTip("Next page (Page Down)")
+            self.prev_button.setToolTip("Previous page (Page Up)")
+        direction = "Pages turn right to left" if self.rtl else ""
+        for button in (left, right):
+            button.setAccessibleDescription(direction)
 
     def set_enabled(self, enabled: bool) -> None:
         """Everything but Back/Forward (the reading session says when those work)."""

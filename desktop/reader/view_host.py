@@ -6,6 +6,7 @@ one set of calls and signals whatever the view. It draws and reports; the readin
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -81,6 +82,7 @@ class ViewHost(QStackedWidget):
     zoomChanged = Signal(float, bool)  # PDF scale, fit to width
     imageOpened = Signal(str)
     pageLinkOpened = Signal(int)  # a note reference or its back link was clicked
+    caretBrowsingChanged = Signal(bool)  # F7 pressed in a text view
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -185,6 +187,7 @@ class ViewHost(QStackedWidget):
         text_view.requestForward.connect(self.requestForward)
         text_view.imageOpened.connect(self.imageOpened)
         text_view.pageLinkOpened.connect(self.pageLinkOpened)
+        text_view.caretBrowsingChanged.connect(self.caretBrowsingChanged)
         text_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         text_view.customContextMenuRequested.connect(
             lambda pos: self.contextMenuAt.emit(text_view.viewport().mapToGlobal(pos))
@@ -214,6 +217,11 @@ class ViewHost(QStackedWidget):
         from desktop.reader.pdf_view import PdfView
 
         return self.view if isinstance(self.view, PdfView) else None
+
+    def right_to_left(self) -> bool:
+        """The open book's pages turn right to left (a right-to-left text, a manga)."""
+        view = self.text_view() or self.picture_view()
+        return bool(view is not None and view.rtl)
 
     def picture_view(self) -> ImagePagesView | None:
         if self.view is None:
@@ -335,6 +343,12 @@ class ViewHost(QStackedWidget):
         text = self.text_view()
         if text is not None:
             text.set_typography(typography)
+
+    def set_caret_browsing(self, on: bool) -> None:
+        text = self.text_view()
+        if text is not None and text.caret_browsing != on:
+            text.typography = replace(text.typography, caret_browsing=on)
+            text.set_caret_browsing(on)
 
     def show_image(self, url: str, parent: QWidget) -> None:
         from desktop.reader.image_viewer import show_image

@@ -286,24 +286,11 @@ async def bench(
 
 def seed_one(app: object, book_id: int, text: str) -> int:
     """A conversation holding one answer ``text`` (as a local server ignoring max_tokens)."""
-    from core.agent.types import AssistantMessage, Question, TextPart, Usage
+    from tests.support.answers import store_answer
 
     conversations = app.conversations  # type: ignore[attr-defined]
     conv = conversations.create(book_id, "huge")
-    ids = conversations.start_run(
-        conv.id, provider="local", model="m", strategy="tool-use", question=Question("Go on?")
-    )
-    conversations.finish(
-        conversation_id=conv.id,
-        ids=ids,
-        status="complete",
-        message=AssistantMessage((TextPart(text),)),
-        text=text,
-        citations=(),
-        steps=1,
-        usage=Usage(),
-        stop_reason="end_turn",
-    )
+    store_answer(conversations, conv.id, text)
     return int(conv.id)
 
 

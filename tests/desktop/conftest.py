@@ -14,6 +14,7 @@ import asyncio
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -64,6 +65,24 @@ def _no_modal_dialogs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes)
     )
+
+
+@pytest.fixture
+def heard() -> Iterator[list[tuple[str, Any]]]:
+    """The announcements the window sends a screen reader, as (text, politeness)."""
+    from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent
+
+    from desktop import accessibility
+
+    said: list[tuple[str, Any]] = []
+
+    def listen(event: QAccessibleAnnouncementEvent) -> None:
+        assert event.type() == QAccessible.Event.Announcement
+        said.append((event.message(), event.politeness()))
+
+    accessibility.listeners.append(listen)
+    yield said
+    accessibility.listeners.remove(listen)
 
 
 @pytest.fixture(scope="session")
@@ -123,20 +142,26 @@ def close_window(qtbot: Any, window: Any) -> None:
 
 
 def connect_claude(
-    window: Any, fake: Any, monkeypatch: pytest.MonkeyPatch, key: str = "sk-ant-desktop-test-KEY-42"
+    window: Any,
+    fake: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    key: str = "sk-ant-desktop-test-KEY-42",
+    *,
+    max_retries: int = 1,
+    **settings: Any,
 ) -> Any:
     """``window`` answering with "Claude" from the fake server ``fake`` (a key in the
-    environment, quick retries), its chat pane told so."""
+    environment, quick retries; ``settings`` override the provider's), its chat pane told so."""
     from core.agent.service import AgentService, make_provider
     from core.settings import Settings
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", key)
-    settings = Settings(provider="anthropic", base_url=fake.url, model="claude-test")
+    values: dict[str, Any] = {"provider": "anthropic", "base_url": fake.url, "model": "claude-test"}
     window.app.agent = AgentService(
         window.library,
         window.paths,
-        settings,
-        provider_factory=lambda s, k: make_provider(s, k, max_retries=1, timeout=5.0),
+        Settings(**(values | settings)),
+        provider_factory=lambda s, k: make_provider(s, k, max_retries=max_retries, timeout=5.0),
         retry_delay=0.01,
         conversations=window.app.conversations,
         search=window.app.search,
@@ -144,3 +169,36 @@ def connect_claude(
     )
     window.chat._update_banner()
     return window
+
+
+def open_alice(
+    window: Any, books_dir: Path, page: int = 5, read_to: int = 0, *, side: bool = False
+) -> int:
+    """Alice imported and open in ``window`` at ``page`` (read up to ``read_to`` when given,
+    the side panel shown when ``side``)."""
+    path = books_dir / "alice_in_wonderland.epub"
+    return open_book_file(window, path, page, read_to, side=side)
+
+
+def open_book_file(
+    window: Any, path: Path, page: int = 1, read_to: int = 0, *, side: bool = False
+) -> int:
+    """The book at ``path`` imported and open in ``window``, as ``open_alice``: its id."""
+    from core.books.importer import import_book
+
+    book = import_book(window.library, path).book
+    if read_to:
+        window.library.set_position(book.id, read_to)
+    window.refresh_library()
+    window.open_book(book.id, page)
+    if side:
+        window.set_side_visible(True)
+    QApplication.processEvents()
+    return int(book.id)
+
+
+def run_until(qtbot: Any, coro: Any, timeout: float = 20.0) -> Any:
+    """Run ``coro`` on the test's loop until it is done (Qt events flowing): its result."""
+    task = asyncio.ensure_future(coro)
+    qtbot.waitUntil(task.done, timeout=int(timeout * 1000))
+    return task.result()

@@ -1,53 +1,23 @@
 """The window as a screen reader and a keyboard-only reader meet it: the tab chain, names,
-labels, announcements, mnemonics, shortcuts and contrast, read through Qt's accessibility
-interfaces (what AT-SPI, UI Automation and NSAccessibility are built on)."""
+labels, mnemonics, shortcuts, the caret and alt text, read through Qt's accessibility
+interfaces (what AT-SPI, UI Automation and NSAccessibility are built on). Announcements and
+contrast have their own files."""
 
 from __future__ import annotations
 
-import asyncio
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent, QKeySequence
+from PySide6.QtGui import QAccessible, QKeySequence
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QMenu, QWidget
 
 from core.books.importer import import_book
-from desktop import accessibility
-from desktop.accessibility import contrast, first_sentence
-from desktop.chat.render import MIN_CONTRAST, Colours
-from desktop.main_window import MainWindow
-from desktop.theme import APP_THEMES, THEMES, WINDOW_THEMES, window_palette
-from tests.desktop.conftest import close_window, connect_claude
-from tests.fakes.anthropic_server import FakeAnthropic, Reply
+from tests.desktop.conftest import open_alice as open_book_at
 
-KEY = "sk-ant-a11y-test-KEY"
-
-
-@pytest.fixture
-def heard() -> Any:
-    """The announcements the window sends, as (text, politeness)."""
-    said: list[tuple[str, QAccessible.AnnouncementPoliteness]] = []
-
-    def listen(event: QAccessibleAnnouncementEvent) -> None:
-        assert event.type() == QAccessible.Event.Announcement
-        said.append((event.message(), event.politeness()))
-
-    accessibility.listeners.append(listen)
-    yield said
-    accessibility.listeners.remove(listen)
-
-
-def open_alice(window: Any, books_dir: Path, page: int = 3, read_to: int = 0) -> int:
-    book = import_book(window.library, books_dir / "alice_in_wonderland.epub").book
-    if read_to:
-        window.library.set_position(book.id, read_to)
-    window.refresh_library()
-    window.open_book(book.id, page)
-    window.set_side_visible(True)
-    QApplication.processEvents()
-    return int(book.id)
+# Alice at page 3 with the side panel shown, unless a test says otherwise
+open_alice = partial(open_book_at, page=3, side=True)
 
 
 def reachable(window: QWidget) -> list[QWidget]:
@@ -89,6 +59,15 @@ def tab_walk(qtbot: Any, start: QWidget, key: Qt.Key = Qt.Key.Key_Tab) -> list[Q
         assert now not in seen, f"focus loops before the start: {[type(w).__name__ for w in seen]}"
         seen.append(now)
     raise AssertionError("Tab never came back to where it started")
+
+
+def _menus(window: Any) -> list[QMenu]:
+    return [a.menu() for a in window.menuBar().actions() if a.menu() is not None]
+
+
+def _mnemonic(text: str) -> str:
+    i = text.replace("&&", "").find("&")
+    return text.replace("&&", "")[i + 1].lower() if i >= 0 else ""
 
 
 def test_tab_and_shift_tab_leave_the_question_box(window: Any, books_dir: Path, qtbot: Any) -> None:
@@ -156,6 +135,25 @@ def test_every_focusable_control_is_named_and_combos_have_labels(
     assert not by_value, f"combo boxes without a label of their own: {by_value}"
 
 
+def test_dialog_controls_are_named_and_labelled(window: Any, books_dir: Path, qtbot: Any) -> None:
+    from desktop.reader.reading_settings import ReadingSettings
+    from desktop.settings_dialog import SettingsDialog
+
+    open_alice(window, books_dir)
+    for dialog in (SettingsDialog(window.paths, window), ReadingSettings(window)):
+        qtbot.addWidget(dialog)
+        dialog.show()
+        QApplication.processEvents()
+        for w in reachable(dialog):
+            target = control(w)
+            iface = QAccessible.queryAccessibleInterface(target)
+            assert iface.text(QAccessible.Text.Name).strip(), f"unnamed {type(target).__name__}"
+            if isinstance(target, QComboBox):
+                labels = iface.relations(QAccessible.RelationFlag.Label)
+                assert labels, f"{target.accessibleName()!r} in {type(dialog).__name__}"
+        dialog.close()
+
+
 def test_status_texts_are_read_as_they_change(window: Any, books_dir: Path) -> None:
     open_alice(window, books_dir)
     footer = window.reader.footer
@@ -173,83 +171,6 @@ def test_status_texts_are_read_as_they_change(window: Any, books_dir: Path) -> N
     assert QAccessible.queryAccessibleInterface(status).text(QAccessible.Text.Name) == (
         "Answer copied."
     )
-
-
-def test_first_sentence_is_plain_and_short() -> None:
-    assert first_sentence("The **Cheshire** cat grins. Then it fades.") == (
-        "The Cheshire cat grins."
-    )
-    assert first_sentence("⟪hidden:0⟫ Alice falls. More.") == "Alice falls."
-    assert len(first_sentence("word " * 200)) <= accessibility.LEAD_CHARS
-    assert first_sentence("") == ""
-
-
-def test_a_finished_answer_is_announced(
-    window: Any,
-    books_dir: Path,
-    qtbot: Any,
-    heard: Any,
-    fake_anthropic: FakeAnthropic,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    connect_claude(window, fake_anthropic, monkeypatch, KEY)
-    open_alice(window, books_dir, page=90, read_to=90)
-    chat = window.chat
-    fake_anthropic.add(Reply.text("Alice is sitting by her sister. She is bored."))
-    chat.input.setFocus()
-    chat.input.setPlainText("Why does the rabbit hurry?")
-    qtbot.keyClick(chat.input, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not chat.live, timeout=15000)
-    polite = QAccessible.AnnouncementPoliteness.Polite
-    assert ("Answer ready: Alice is sitting by her sister.", polite) in heard
-    assert QApplication.focusWidget() is chat.input, "focus stays where the reader is"
-    # a failure interrupts
-    fake_anthropic.add(Reply.error(401, "authentication_error", "invalid x-api-key"))
-    chat.ask("Hello?")
-    qtbot.waitUntil(lambda: not chat.live, timeout=15000)
-    failed = [(t, p) for t, p in heard if t.startswith("The answer failed")]
-    assert failed and failed[-1][1] == QAccessible.AnnouncementPoliteness.Assertive
-
-
-def test_a_stopped_answer_is_announced(
-    window: Any,
-    books_dir: Path,
-    qtbot: Any,
-    heard: Any,
-    fake_anthropic: FakeAnthropic,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    connect_claude(window, fake_anthropic, monkeypatch, KEY)
-    open_alice(window, books_dir)
-    chat = window.chat
-    fake_anthropic.add(Reply.text("slow words " * 300, tokens_per_second=60, chunk_chars=5))
-    chat.ask("Tell me everything")
-    qtbot.waitUntil(lambda: "slow words" in chat.transcript_text(), timeout=10000)
-    chat.stop_button.click()
-    qtbot.waitUntil(lambda: not chat.live, timeout=5000)
-    assert [t for t, _ in heard if t.startswith("Answer")] == ["Answer stopped."]
-
-
-def test_an_import_is_announced(window: Any, books_dir: Path, qtbot: Any, heard: Any) -> None:
-    task = asyncio.ensure_future(
-        window.importer.import_files(
-            [books_dir / "alice_in_wonderland.epub", books_dir / "test_corrupted.epub"]
-        )
-    )
-    qtbot.waitUntil(task.done, timeout=30000)
-    text, politeness = heard[-1]
-    assert text.startswith("Added “") and "to your library" in text
-    assert "Not added:" in text and "test_corrupted.epub" in text
-    assert politeness == QAccessible.AnnouncementPoliteness.Assertive
-
-
-def _menus(window: Any) -> list[QMenu]:
-    return [a.menu() for a in window.menuBar().actions() if a.menu() is not None]
-
-
-def _mnemonic(text: str) -> str:
-    i = text.replace("&&", "").find("&")
-    return text.replace("&&", "")[i + 1].lower() if i >= 0 else ""
 
 
 def test_mnemonics_are_unique_in_every_menu(window: Any) -> None:
@@ -290,65 +211,6 @@ def test_common_actions_have_unique_shortcuts(window: Any) -> None:
         keys[key] = action.text()
     window.action_theme_contrast.trigger()
     assert window.theme == "contrast"
-
-
-# contrast -------------------------------------------------------------------------------------
-
-
-def test_contrast_ratio_matches_wcag() -> None:
-    assert contrast("#000000", "#ffffff") == pytest.approx(21.0)
-    assert contrast("#777777", "#ffffff") == pytest.approx(4.48, abs=0.01)
-    assert contrast("#ffffff", "#ffffff") == pytest.approx(1.0)
-
-
-@pytest.mark.parametrize("name", [n for n in APP_THEMES if n != "system"])
-def test_every_text_and_edge_has_enough_contrast(name: str, qapp: QApplication) -> None:
-    w = WINDOW_THEMES[name]
-    page = THEMES[name]
-    text_pairs = {
-        "text on panels": (w.text, w.window),
-        "text on fields": (w.text, w.base),
-        "text on buttons": (w.text, w.button),
-        "text on alternate rows": (w.text, w.alt_base),
-        "selected text": (w.highlighted_text, w.highlight),
-        "links": (w.link, w.base),
-        "placeholders": (w.dim_text, w.base),
-        "placeholders on panels": (w.dim_text, w.window),
-        "errors": (w.error, w.window),
-        "tooltips": (w.text, w.tooltip),
-        "page text": (page.text, page.background),
-        "page links": (page.link, page.background),
-    }
-    chat = Colours.from_palette(window_palette(w))
-    question_bg = chat.question_bg
-    text_pairs |= {
-        "chat text": (chat.text, w.base),
-        "speaker labels and Sources": (chat.muted, w.base),
-        "speaker label on a question": (chat.muted, question_bg),
-        "token meter": (chat.muted, w.window),
-        "chat quotes": (chat.quote, w.base),
-        "chat links": (chat.link, w.base),
-        "chat errors": (chat.error, w.base),
-        "chat warnings": (chat.warn, w.base),
-        "page chips": (chat.chip_fg, chat.chip_bg),
-        "code": (chat.text, chat.code_bg),
-    }
-    low = {
-        what: round(contrast(fg, bg), 2)
-        for what, (fg, bg) in text_pairs.items()
-        if contrast(fg, bg) < 4.5
-    }
-    assert not low, f"{name}: text below 4.5 : 1: {low}"
-    assert MIN_CONTRAST >= 4.5
-    edges = {
-        "scroll handles on the page": (w.scroll_handle, w.base),
-        "scroll handles on panels": (w.scroll_handle, w.window),
-        "check box edges": (w.scroll_handle, w.window),
-    }
-    weak = {
-        what: round(contrast(fg, bg), 2) for what, (fg, bg) in edges.items() if contrast(fg, bg) < 3
-    }
-    assert not weak, f"{name}: control edges below 3 : 1: {weak}"
 
 
 def test_the_caret_follows_the_page_on_screen(window: Any, books_dir: Path, qtbot: Any) -> None:
@@ -420,101 +282,3 @@ def test_an_images_alt_text_is_in_the_pages_accessible_text(
     cursor = view.document().find("[Illustration:")
     assert not cursor.isNull()
     assert view.document().documentLayout().blockBoundingRect(cursor.block()).height() <= 3
-
-
-def test_keyboard_alone_turn_ask_hear_read_open_a_citation_and_highlight(
-    window: Any, books_dir: Path, qtbot: Any, heard: Any
-) -> None:
-    """The walk-through of the issue, with keys only (passages mode: no model needed)."""
-    book_id = open_alice(window, books_dir, page=10, read_to=30)
-    window.set_side_visible(False)
-    view = window.reader.view
-    view.setFocus()
-    qtbot.keyClick(view, Qt.Key.Key_PageDown)  # a screen on
-    shown = window.reader.page
-    qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ControlModifier)  # a page on
-    assert window.reader.page == shown + 1
-    # ask: Ctrl+L, type, Enter; the answer is announced while focus stays in the question box
-    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
-    chat = window.chat
-    assert QApplication.focusWidget() is chat.input
-    qtbot.keyClicks(chat.input, "Who is the Rabbit")
-    qtbot.keyClick(chat.input, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not chat.live, timeout=15000)
-    assert any(t.startswith("Answer ready:") for t, _ in heard), heard
-    assert QApplication.focusWidget() is chat.input
-    # read it: Shift+Tab reaches the transcript, whose text has the answer
-    qtbot.keyClick(chat.input, Qt.Key.Key_Backtab)
-    transcript: Any = chat.transcript
-    assert transcript.hasFocus()
-    text = QAccessible.queryAccessibleInterface(transcript).textInterface()
-    assert "Rabbit" in text.text(0, text.characterCount())
-    # open a citation: Tab goes from link to link inside the transcript, Enter opens one
-    for _ in range(40):
-        qtbot.keyClick(transcript, Qt.Key.Key_Tab)
-        if not transcript.hasFocus():
-            pytest.fail("Tab left the transcript before reaching a citation")
-        if transcript.textCursor().charFormat().anchorHref().startswith("margin-cite:"):
-            break
-    href = transcript.textCursor().charFormat().anchorHref()
-    cited = int(href.split("/")[1].split("-")[0])
-    with qtbot.waitSignal(chat.requestOpenPage, timeout=3000):
-        qtbot.keyClick(transcript, Qt.Key.Key_Return)
-    assert window.reader.page == cited
-    # highlight: back to the page, select words with Shift+arrows, Ctrl+H
-    view = window.reader.view
-    view.setFocus()
-    for _ in range(12):
-        qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
-    assert view.textCursor().hasSelection()
-    qtbot.keyClick(window, Qt.Key.Key_H, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: bool(window.library.list_highlights(book_id)), timeout=5000)
-
-
-def test_whole_answers_can_be_announced_and_the_choice_is_kept(
-    window: Any, books_dir: Path, qtbot: Any, heard: Any, app: Any
-) -> None:
-    open_alice(window, books_dir, page=12, read_to=12)
-    chat = window.chat
-    assert not window.action_whole.isChecked()
-    window.action_whole.trigger()
-    try:
-        chat.ask("Who is the White Rabbit?")
-        qtbot.waitUntil(lambda: not chat.live, timeout=15000)
-        said = [t for t, _ in heard if t.startswith("Answer ready:")][-1]
-        assert len(said) > 2 * accessibility.LEAD_CHARS, "the whole answer, not its lead"
-        assert "Passages" in said and "**" not in said
-        again = MainWindow(app, restore=False)
-        qtbot.addWidget(again)
-        assert again.action_whole.isChecked(), "the choice is kept"
-        close_window(qtbot, again)
-    finally:
-        window.action_whole.trigger()
-    assert not accessibility.whole_answers
-
-
-def test_chat_status_messages_are_announced(window: Any, books_dir: Path, heard: Any) -> None:
-    open_alice(window, books_dir)
-    window.chat.status.setText("Answer copied.")
-    window.chat.status.setText("Answer copied.")  # the same message: said once
-    window.chat.status.setText("")
-    assert [t for t, _ in heard] == ["Answer copied."]
-
-
-def test_dialog_controls_are_named_and_labelled(window: Any, books_dir: Path, qtbot: Any) -> None:
-    from desktop.reader.reading_settings import ReadingSettings
-    from desktop.settings_dialog import SettingsDialog
-
-    open_alice(window, books_dir)
-    for dialog in (SettingsDialog(window.paths, window), ReadingSettings(window)):
-        qtbot.addWidget(dialog)
-        dialog.show()
-        QApplication.processEvents()
-        for w in reachable(dialog):
-            target = control(w)
-            iface = QAccessible.queryAccessibleInterface(target)
-            assert iface.text(QAccessible.Text.Name).strip(), f"unnamed {type(target).__name__}"
-            if isinstance(target, QComboBox):
-                labels = iface.relations(QAccessible.RelationFlag.Label)
-                assert labels, f"{target.accessibleName()!r} in {type(dialog).__name__}"
-        dialog.close()

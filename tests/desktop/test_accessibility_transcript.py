@@ -8,34 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent, QTextCursor
+from PySide6.QtGui import QAccessible, QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from core.books.importer import import_book
-from desktop import accessibility
-from tests.desktop.conftest import close_window, open_window
-
-
-@pytest.fixture
-def window(app: Any, qtbot: Any, real_font: str) -> Any:
-    win = open_window(app, qtbot, (1280, 800))
-    yield win
-    close_window(qtbot, win)
-
-
-@pytest.fixture
-def heard() -> Any:
-    said: list[str] = []
-
-    def listen(event: QAccessibleAnnouncementEvent) -> None:
-        said.append(event.message())
-
-    accessibility.listeners.append(listen)
-    yield said
-    accessibility.listeners.remove(listen)
 
 
 def ask_twice(window: Any, books_dir: Path, qtbot: Any) -> Any:
@@ -82,7 +60,7 @@ def test_tab_goes_from_link_to_link_and_each_is_announced(
         assert transcript.hasFocus()
         focused.append(transcript.focused_link())
     assert focused == hrefs, "every link once, in order"
-    links = [t for t in heard if t.startswith("Link: ")]
+    links = [t for t, _ in heard if t.startswith("Link: ")]
     assert "Link: Copy" in links and any(t.startswith("Link: p.") for t in links)
     # Shift+Tab goes back through them; past the first, focus leaves the transcript
     qtbot.keyClick(transcript, Qt.Key.Key_Backtab)

@@ -7,29 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QLineEdit
 
-from core.books.importer import import_book
 from desktop.shortcut_help import ShortcutHelp, key_text, plain
-from tests.desktop.conftest import close_window, open_window
-
-
-@pytest.fixture
-def window(app: Any, qtbot: Any, real_font: str) -> Any:
-    win = open_window(app, qtbot, (1280, 800))
-    yield win
-    close_window(qtbot, win)
-
-
-def open_alice(window: Any, books_dir: Path, page: int = 5) -> int:
-    book = import_book(window.library, books_dir / "alice_in_wonderland.epub").book
-    window.refresh_library()
-    window.open_book(book.id, page)
-    QApplication.processEvents()
-    return int(book.id)
+from tests.desktop.conftest import open_alice
 
 
 def press_f1(window: Any, qtbot: Any) -> ShortcutHelp:

@@ -11,18 +11,10 @@ import pytest
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
-from core.books.importer import import_book
 from desktop.menus import THEME_MENU
+from tests.desktop.conftest import open_alice
 
 COST = "12,345 tokens in · 2,345 out · about $0.07 this conversation · $0.31 this book"
-
-
-def open_alice(window: Any, books_dir: Path, page: int = 5) -> int:
-    book = import_book(window.library, books_dir / "alice_in_wonderland.epub").book
-    window.refresh_library()
-    window.open_book(book.id, page)
-    QApplication.processEvents()
-    return int(book.id)
 
 
 def inside(widget: QWidget, outer: QWidget) -> bool:

@@ -16,7 +16,7 @@ from core.paths import resolve_paths
 from core.store.library import Library
 from core.store.migrations import SCHEMA_VERSION
 from desktop.app import UPDATING, open_library
-from tests.desktop.test_window import run_until
+from tests.desktop.conftest import run_until
 
 
 def _library_of_the_previous_version(home: Path, books_dir: Path) -> None:

@@ -10,6 +10,7 @@ from core.paths import resolve_paths
 from core.store import models as m
 from core.store.conversations import CUT_NOTE, MAX_ANSWER_CHARS, Conversations
 from core.store.library import Library
+from tests.support.answers import store_answer
 
 
 def test_a_huge_answer_is_stored_cut_with_a_note(margin_home: Path) -> None:
@@ -51,21 +52,8 @@ def test_a_normal_answer_is_kept_whole(margin_home: Path) -> None:
     store = Conversations(lib.db)
     book = m.Book.create(title="T", format="txt", sha256="e" * 64, page_count=10)
     conv = store.create(int(book.id))
-    ids = store.start_run(
-        conv.id, provider="local", model="m", strategy="tool-use", question=Question("q")
-    )
     text = "word " * 20_000
-    store.finish(
-        conversation_id=conv.id,
-        ids=ids,
-        status="complete",
-        message=AssistantMessage((TextPart(text),)),
-        text=text,
-        citations=(),
-        steps=1,
-        usage=Usage(),
-        stop_reason="end_turn",
-    )
+    store_answer(store, conv.id, text, question="q")
     [answer] = [r for r in store.history(conv.id) if r.role == "assistant"]
     assert answer.text == text
     lib.close()

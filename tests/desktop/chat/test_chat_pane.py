@@ -14,6 +14,7 @@ from core.books.importer import import_book
 from core.settings import get_api_key
 from core.store import models as m
 from desktop.requests import AskRequest
+from tests.desktop.chat.conftest import read_alice
 from tests.desktop.conftest import connect_claude
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, search_result_citation
 
@@ -25,19 +26,11 @@ def with_claude(window: Any, fake_anthropic: FakeAnthropic, monkeypatch: pytest.
     return connect_claude(window, fake_anthropic, monkeypatch, KEY)
 
 
-def open_alice(window: Any, books_dir: Path, page: int = 45) -> int:
-    book = import_book(window.library, books_dir / "alice_in_wonderland.epub").book
-    window.library.set_position(book.id, page)
-    window.refresh_library()
-    window.open_book(book.id, page)
-    return int(book.id)
-
-
 def test_ask_streams_answer_and_citation_moves_reader(
     with_claude: Any, fake_anthropic: FakeAnthropic, books_dir: Path, qtbot: Any
 ) -> None:
     window = with_claude
-    book_id = open_alice(window, books_dir)
+    book_id = read_alice(window, books_dir)
     chat = window.chat
     assert not chat.banner.isVisible()
     cite = search_result_citation(source_for(book_id, 40, 40), "p. 40", "It’s a Cheshire cat")
@@ -72,7 +65,7 @@ def test_ask_streams_answer_and_citation_moves_reader(
 
 
 def test_shift_enter_is_a_new_line(with_claude: Any, books_dir: Path, qtbot: Any) -> None:
-    open_alice(with_claude, books_dir)
+    read_alice(with_claude, books_dir)
     box = with_claude.chat.input
     box.setPlainText("line one")
     box.moveCursor(box.textCursor().MoveOperation.End)
@@ -86,7 +79,7 @@ def test_stop_mid_stream_keeps_partial_marked_stopped(
     with_claude: Any, fake_anthropic: FakeAnthropic, books_dir: Path, qtbot: Any
 ) -> None:
     window = with_claude
-    open_alice(window, books_dir)
+    read_alice(window, books_dir)
     chat = window.chat
     fake_anthropic.add(Reply.text("slow words " * 300, tokens_per_second=60, chunk_chars=5))
     chat.input.setPlainText("Tell me everything")
@@ -107,7 +100,7 @@ def test_overloaded_error_shows_message_and_retry_works(
     with_claude: Any, fake_anthropic: FakeAnthropic, books_dir: Path, qtbot: Any
 ) -> None:
     window = with_claude
-    open_alice(window, books_dir)
+    read_alice(window, books_dir)
     chat = window.chat
     fake_anthropic.add(Reply.stream_error("Half an ans"), Reply.text("A complete answer."))
     chat.input.setPlainText("What is the Caucus-race?")
@@ -128,7 +121,7 @@ def test_bad_key_offers_settings(
     with_claude: Any, fake_anthropic: FakeAnthropic, books_dir: Path, qtbot: Any
 ) -> None:
     window = with_claude
-    open_alice(window, books_dir)
+    read_alice(window, books_dir)
     chat = window.chat
     fake_anthropic.add(Reply.error(401, "authentication_error", "invalid x-api-key"))
     chat.ask("Hello?")
@@ -145,7 +138,7 @@ def test_two_conversations_stream_at_once(
     with_claude: Any, fake_anthropic: FakeAnthropic, books_dir: Path, qtbot: Any
 ) -> None:
     window = with_claude
-    open_alice(window, books_dir)
+    read_alice(window, books_dir)
     chat = window.chat
     fake_anthropic.add(
         Reply.text("first " * 80, tokens_per_second=100),
@@ -173,7 +166,7 @@ def test_quick_action_sends_at_once_with_selection(
     with_claude: Any, fake_anthropic: FakeAnthropic, books_dir: Path, qtbot: Any
 ) -> None:
     window = with_claude
-    book_id = open_alice(window, books_dir)
+    book_id = read_alice(window, books_dir)
     chat = window.chat
     fake_anthropic.add(Reply.text("It means to grin widely."))
     chat.handle_ask(AskRequest(book_id, 40, "grinning from ear to ear", "ask"))
@@ -200,7 +193,7 @@ def test_quick_action_sends_at_once_with_selection(
 
 def test_passages_mode_without_key(window: Any, books_dir: Path, qtbot: Any) -> None:
     assert get_api_key() is None
-    open_alice(window, books_dir)
+    read_alice(window, books_dir)
     chat = window.chat
     assert chat.banner.isVisible()
     with qtbot.waitSignal(chat.requestSettings, timeout=1000):
@@ -263,7 +256,7 @@ def test_settings_dialog_test_connection_and_models(
 def test_notes_panel_lists_edits_and_exports(window: Any, books_dir: Path, qtbot: Any) -> None:
     from desktop.notes_panel import NotesPanel
 
-    book_id = open_alice(window, books_dir)
+    book_id = read_alice(window, books_dir)
     window.library.add_note(book_id, "The Cat can vanish.", page=42, source="agent")
     window.library.add_highlight(book_id, 3, "ORANGE MARMALADE", note="jar")
     panel = NotesPanel(window.library)
@@ -284,7 +277,7 @@ def test_chat_run_survives_switching_books(
     with_claude: Any, fake_anthropic: FakeAnthropic, books_dir: Path, qtbot: Any
 ) -> None:
     window = with_claude
-    alice_id = open_alice(window, books_dir)
+    alice_id = read_alice(window, books_dir)
     chat = window.chat
     fake_anthropic.add(Reply.text("still here " * 50, tokens_per_second=200))
     conv = chat.ask("Long question")
@@ -307,7 +300,7 @@ def test_deleting_during_an_answer_stops_the_answer_first(
     """Delete (or Remove book) while an answer streams: the answer stops and saves what it
     wrote first, then the conversation or book goes; nothing fails or hangs."""
     window = with_claude
-    book_id = open_alice(window, books_dir)
+    book_id = read_alice(window, books_dir)
     chat = window.chat
     fake_anthropic.add(Reply.text("slowly " * 300, tokens_per_second=50))
     conversation = chat.ask("Take your time")
