@@ -70,6 +70,7 @@ def worker(root: Path, files: list[Path]) -> None:
         left["checkpointed"] = database.stat().st_size
         left["free_pages"] = db.execute_sql("PRAGMA freelist_count").fetchone()[0]
         db.execute_sql("VACUUM")
+        db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # VACUUM wrote to the log
         size = database.stat().st_size
         try:  # where the bytes are (SQLite's dbstat table, when it is compiled in)
             rows = db.execute_sql(
@@ -104,6 +105,7 @@ def _with_vectors(lib: Any) -> int:
         vectors.index_book(book.id)
     lib.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     lib.db.execute_sql("VACUUM")
+    lib.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     return int(lib.paths.database.stat().st_size)
 
 

@@ -97,3 +97,34 @@ def test_a_chunk_reads_from_its_pages_text_alone() -> None:
     with pytest.raises(zlib.error):
         unpack_page(cut)
     assert unpack_chunk(stored, cut, cut) == chunk
+
+
+def test_deleting_or_re_reading_a_book_leaves_no_dead_entries_in_the_index(
+    books_dir: Path,
+) -> None:
+    """FTS5 keeps a removed row's entries, and a "delete" entry beside them, until it merges
+    its segments: without a merge, every re-read added the book's index again and deleting a
+    book made the index larger."""
+    from core.books.importer import reimport_book
+
+    library = Library.open(resolve_paths())
+
+    def index_bytes() -> int:
+        row = library.db.execute_sql("SELECT sum(length(block)) FROM chunk_index_data")
+        return int(row.fetchone()[0])
+
+    try:
+        kept = import_book(library, books_dir / "metamorphosis.txt").book
+        book = import_book(library, books_dir / "alice_in_wonderland.txt").book
+        both = index_bytes()
+        reimport_book(library, book.id)
+        assert index_bytes() <= both * 1.05
+        library.delete_book(book.id)
+        assert index_bytes() < both * 0.6
+        library.db.execute_sql(
+            "INSERT INTO chunk_index(chunk_index, rank) VALUES('integrity-check', 1)"
+        )
+        hits = BookSearch(library.db).search_book(kept.id, "Samsa", hybrid=False)
+        assert hits and "Samsa" in hits[0].text
+    finally:
+        library.close()
