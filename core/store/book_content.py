@@ -22,6 +22,9 @@ from core.store.anchoring import reanchor
 from core.store.records import PARSER_VERSION, BookInfo, LibraryBase, page_texts
 
 log = logging.getLogger("core.store.library")
+# the search index is merged after removing passages when they were at least a quarter of
+# the passages left (``BookContent._compact_index``)
+COMPACT_SHARE = 4
 
 
 class BookContent(LibraryBase):
@@ -52,10 +55,13 @@ class BookContent(LibraryBase):
         transaction): FTS5 rows have no foreign key to cascade."""
         if not book_ids:
             return
+        removed = m.Chunk.select().where(m.Chunk.book.in_(book_ids)).count()
         rebuild = not self._unindex(book_ids)
         m.Book.delete().where(m.Book.id.in_(book_ids)).execute()
         if rebuild:
             self.repair_index()
+        else:
+            self._compact_index(removed)
 
     def _unindex(self, book_ids: list[int]) -> bool:
         """Take books' chunks out of the search index (inside a transaction). An external-
@@ -72,6 +78,19 @@ class BookContent(LibraryBase):
             log.warning("damaged chunk text or index (books %s): the index is rebuilt", book_ids)
             return False
         return True
+
+    def _compact_index(self, removed: int) -> None:
+        """Removing rows from an FTS5 index adds "delete" entries beside the old ones; both go
+        only when FTS5 merges its segments. Deleting the 16 MiB EPUB from a library grew its
+        index from 9 to 14 MB, and every re-read of a book added its index again. So the
+        index is merged into one segment (FTS5 'optimize', about 50 MB of index a second)
+        when what was removed is a large part of what remains: the merge then costs at most
+        a few times the removal itself (which reads every removed passage's text)."""
+        if removed <= 0:
+            return
+        remaining = m.Chunk.select().count()
+        if removed * COMPACT_SHARE >= remaining:
+            self.db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('optimize')")
 
     def _rebuild_index(self) -> None:
         self.db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('rebuild')")
@@ -253,6 +272,7 @@ class BookContent(LibraryBase):
             log.warning("book %d: old pages unreadable, places kept by number", book_id)
             old_pages = []
         with self.db.atomic():
+            removed = m.Chunk.select().where(m.Chunk.book == book_id).count()
             rebuild = not self._unindex([book_id])
             for model in (m.Chunk, m.Page, m.TocEntry):
                 model.delete().where(model.book == book_id).execute()
@@ -260,6 +280,8 @@ class BookContent(LibraryBase):
             if rebuild:  # the damaged chunks are gone: index what is left, then the new ones
                 self.repair_index()
             self._insert_content(book_id, parsed, chunks)
+            if not rebuild:
+                self._compact_index(removed)
             page, read_to = max(1, min(book.page, count)), max(1, min(book.read_to, count))
             if old_pages:  # highlights, notes, threads, citations, positions: by their words
                 moved = reanchor(

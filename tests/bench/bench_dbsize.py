@@ -10,7 +10,11 @@ either the code at git ``--base`` (default: the commit before schema v8) or the 
 alternating, ``ROUNDS`` times; the database is checkpointed and vacuumed before it is
 measured. Target (issue 17, item 13): database <= 2.5 x the books' size, import no slower.
 Run: .venv/bin/python tests/bench/bench_dbsize.py [--base REF]
-     (BENCH_DBSIZE_SETS=27: only the fixture books and the 16 MiB EPUB)
+     (BENCH_DBSIZE_SETS=27: only the fixture books and the 16 MiB EPUB;
+      BENCH_DBSIZE_VECTORS=1: also the size once the background indexer has added the books'
+      vectors, about 8 s more per round for the 16 MiB EPUB)
+     The search index's options (detail, pages as documents) and what each costs:
+     tests/bench/bench_fts_detail.py
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROUNDS = 3
+ROUNDS = int(os.environ.get("BENCH_DBSIZE_ROUNDS", "3"))
 BASE = "fd5c526"
 # Issue 27, item 11 compares against main before it: --base 2ccdf7b (figures of the
 # dbsize branch: --base bbffe79, main when it began)
@@ -52,17 +56,57 @@ def worker(root: Path, files: list[Path]) -> None:
             import_book(lib, path)
         elapsed = time.perf_counter() - start
         shutdown_workers()
-        lib.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-        lib.db.execute_sql("VACUUM")
-        size = lib.paths.database.stat().st_size
+        db, database = lib.db, lib.paths.database
+        wal = Path(f"{database}-wal")
+        # as left on disk by the import (the log holds the whole import's transaction until
+        # it is checkpointed), then checkpointed: free pages are what VACUUM would give back
+        left = {
+            "database": database.stat().st_size,
+            "wal": wal.stat().st_size if wal.exists() else 0,
+        }
+        db.execute_sql("UPDATE book SET opened_at = datetime('now')")  # the next write
+        left["wal_after_write"] = wal.stat().st_size if wal.exists() else 0
+        db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        left["checkpointed"] = database.stat().st_size
+        left["free_pages"] = db.execute_sql("PRAGMA freelist_count").fetchone()[0]
+        db.execute_sql("VACUUM")
+        db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # VACUUM wrote to the log
+        size = database.stat().st_size
         try:  # where the bytes are (SQLite's dbstat table, when it is compiled in)
-            rows = lib.db.execute_sql(
-                "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 5"
+            rows = db.execute_sql(
+                "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC"
             ).fetchall()
         except Exception:  # only a breakdown for the report
             rows = []
+        vectors = _with_vectors(lib) if os.environ.get("BENCH_DBSIZE_VECTORS") else 0
         lib.close()
-    print(json.dumps({"size": size, "seconds": elapsed, "tables": dict(rows)}))
+    print(
+        json.dumps(
+            {
+                "size": size,
+                "seconds": elapsed,
+                "tables": dict(rows),
+                "left": left,
+                "vectors": vectors,
+            }
+        )
+    )
+
+
+def _with_vectors(lib: Any) -> int:
+    """The database's size once the background indexer has given the books their vectors
+    (search by meaning; a few seconds after an import in the app)."""
+    try:
+        from core.search.vectors import BookVectors
+    except ImportError:  # code from before vectors
+        return 0
+    vectors = BookVectors(lib.db)
+    for book in lib.list_books():
+        vectors.index_book(book.id)
+    lib.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    lib.db.execute_sql("VACUUM")
+    lib.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    return int(lib.paths.database.stat().st_size)
 
 
 def book_sets(folder: Path) -> dict[str, list[Path]]:
@@ -196,11 +240,29 @@ def main(base: str) -> None:
                 size["now"] <= 2.5 * books,
             )
             for side in ("base", "now"):
-                tables = figures[side][-1].get("tables", {})
+                last = figures[side][-1]
+                tables = last.get("tables", {})
+                big = {n: b for n, b in tables.items() if b >= 50_000}
+                rest = sum(b for n, b in tables.items() if n not in big)
                 print(
-                    f"    largest tables, {side}: "
-                    + ", ".join(f"{n} {b / 1e6:.2f} MB" for n, b in tables.items())
+                    f"    where the bytes are, {side}: "
+                    + ", ".join(f"{n} {b / 1e6:.2f}" for n, b in big.items())
+                    + f", {len(tables) - len(big)} others {rest / 1e6:.2f} MB"
                 )
+                left = last.get("left")
+                if left:
+                    print(
+                        f"    left by the import, {side}: database {left['database'] / 1e6:.2f} MB"
+                        f" + log {left['wal'] / 1e6:.2f} MB (after the next write"
+                        f" {left['wal_after_write'] / 1e6:.2f} MB); checkpointed"
+                        f" {left['checkpointed'] / 1e6:.2f} MB with {left['free_pages']} free"
+                        f" pages; vacuumed {last['size'] / 1e6:.2f} MB"
+                    )
+                if last.get("vectors"):
+                    print(
+                        f"    with the books' vectors, {side}: {last['vectors'] / 1e6:.2f} MB ="
+                        f" {last['vectors'] / books:.2f} x"
+                    )
             ratio = secs["now"] / secs["base"]
             report(
                 "  import time now / base",

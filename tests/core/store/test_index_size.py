@@ -1,0 +1,130 @@
+"""The library's size (issue 27, item 11): the fixture books' database against the books, the
+search index's definition (positions kept: phrases and NEAR need them), and the write-ahead
+log cut back after a large transaction. Timings live in tests/bench/bench_dbsize.py."""
+
+from __future__ import annotations
+
+import os
+import zlib
+from pathlib import Path
+
+import pytest
+
+from core.books.importer import import_book
+from core.paths import resolve_paths
+from core.search import BookSearch
+from core.store.db import WAL_LIMIT
+from core.store.library import Library
+from core.store.migrations import CHUNK_INDEX_V8
+from core.store.models import chunk_pages, pack_chunk, pack_page, unpack_chunk, unpack_page
+
+FIXTURES = (
+    "alice_in_wonderland.epub",
+    "alice_in_wonderland.txt",
+    "metamorphosis.epub",
+    "metamorphosis.txt",
+)
+
+
+def test_the_fixture_books_library_is_at_most_two_and_a_half_times_the_books(
+    books_dir: Path,
+) -> None:
+    from core.search.vectors import stop_for
+
+    books = [books_dir / name for name in FIXTURES]
+    library = Library.open(resolve_paths())
+    try:
+        for path in books:
+            import_book(library, path)
+        stop_for(library.db)  # the size an import leaves (vectors follow in the background)
+        library.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        library.db.execute_sql("VACUUM")
+        size = library.paths.database.stat().st_size
+    finally:
+        library.close()
+    assert size <= 2.5 * sum(p.stat().st_size for p in books)
+
+
+def test_the_search_index_keeps_positions_so_phrases_and_near_work(books_dir: Path) -> None:
+    """detail=column or none would make the index about a quarter (or three quarters) smaller,
+    but FTS5 then refuses phrases and NEAR (tests/bench/bench_fts_detail.py)."""
+    library = Library.open(resolve_paths())
+    try:
+        book = import_book(library, books_dir / "alice_in_wonderland.txt").book
+        row = library.db.execute_sql(
+            "SELECT sql FROM sqlite_master WHERE name = 'chunk_index'"
+        ).fetchone()
+        assert row[0] == CHUNK_INDEX_V8
+        assert "detail" not in row[0]
+        hits = BookSearch(library.db).search_book(book.id, '"queen of hearts"', limit=3)
+        assert hits and all("queen of hearts" in h.text.lower() for h in hits)
+        near = library.db.execute_sql(
+            "SELECT count(*) FROM chunk_index WHERE chunk_index MATCH ?",
+            ('NEAR("knave" "tarts", 20)',),
+        ).fetchone()[0]
+        assert near > 0
+    finally:
+        library.close()
+
+
+def test_the_write_ahead_log_is_cut_back_after_a_large_transaction() -> None:
+    """The log grows to the largest transaction (an import); SQLite would keep the file that
+    size for as long as the library is open."""
+    library = Library.open(resolve_paths())
+    db = library.db
+    wal = Path(f"{library.paths.database}-wal")
+    try:
+        db.execute_sql("CREATE TABLE scratch (data BLOB)")
+        with db.atomic():
+            for _ in range(2 * WAL_LIMIT // 100_000):
+                db.execute_sql("INSERT INTO scratch VALUES (?)", (os.urandom(100_000),))
+        assert wal.stat().st_size > WAL_LIMIT
+        db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
+        db.execute_sql("INSERT INTO scratch VALUES (1)")  # the next write starts it afresh
+        assert wal.stat().st_size <= WAL_LIMIT
+    finally:
+        library.close()
+
+
+def test_a_chunk_reads_from_its_pages_text_alone() -> None:
+    """Reading a chunk inflates only the text of its pages, never their HTML after it."""
+    text = "It was the best of times, it was the worst of times. " * 40
+    html = "".join(f"<p class='x{i}'>{text}</p>" for i in range(3))
+    page = pack_page(text, html)
+    chunk = text[100:900]
+    stored = pack_chunk(chunk, chunk_pages(text, text))
+    cut = page[: len(page) - 40]  # the HTML's end gone: the page as a whole no longer reads
+    with pytest.raises(zlib.error):
+        unpack_page(cut)
+    assert unpack_chunk(stored, cut, cut) == chunk
+
+
+def test_deleting_or_re_reading_a_book_leaves_no_dead_entries_in_the_index(
+    books_dir: Path,
+) -> None:
+    """FTS5 keeps a removed row's entries, and a "delete" entry beside them, until it merges
+    its segments: without a merge, every re-read added the book's index again and deleting a
+    book made the index larger."""
+    from core.books.importer import reimport_book
+
+    library = Library.open(resolve_paths())
+
+    def index_bytes() -> int:
+        row = library.db.execute_sql("SELECT sum(length(block)) FROM chunk_index_data")
+        return int(row.fetchone()[0])
+
+    try:
+        kept = import_book(library, books_dir / "metamorphosis.txt").book
+        book = import_book(library, books_dir / "alice_in_wonderland.txt").book
+        both = index_bytes()
+        reimport_book(library, book.id)
+        assert index_bytes() <= both * 1.05
+        library.delete_book(book.id)
+        assert index_bytes() < both * 0.6
+        library.db.execute_sql(
+            "INSERT INTO chunk_index(chunk_index, rank) VALUES('integrity-check', 1)"
+        )
+        hits = BookSearch(library.db).search_book(kept.id, "Samsa", hybrid=False)
+        assert hits and "Samsa" in hits[0].text
+    finally:
+        library.close()
