@@ -127,17 +127,21 @@ class BookActions(_Base):
             async def stop_then_delete() -> None:
                 # its answers stop first and save what they wrote; then the book goes
                 await chat.stop_answers(book_id=book_id)
-                self._delete_book(book_id)
+                await self._delete_book(book_id, book.title)
 
             self.tasks.start(stop_then_delete(), key=f"remove:{book_id}")
             return
-        self._delete_book(book_id)
+        self.tasks.start(self._delete_book(book_id, book.title), key=f"remove:{book_id}")
 
-    def _delete_book(self, book_id: int) -> None:
+    async def _delete_book(self, book_id: int, title: str) -> None:
+        # off the UI thread: taking a big book out of the search index takes seconds
+        # (about 5 s for a 16 MiB EPUB), and the window must keep answering meanwhile
+        self.statusBar().showMessage(f"Removing “{title}”…")
         try:
-            self.library.delete_book(book_id)
+            await run_blocking(self.library.delete_book, book_id)
         except MarginError:
             pass  # removed meanwhile (another window, the CLI)
+        self.statusBar().showMessage(f"“{title}” was removed from your library.", 5000)
         self.refresh_library()
 
     def reread_current(self) -> None:
