@@ -41,6 +41,7 @@ IDLE_SECONDS = 4.0  # no key press, click or wheel for this long
 FIRST_SECONDS = 10.0  # the first idle collection: soon, the SDK may have just loaded
 EVERY_SECONDS = 60.0  # later ones at most once a minute
 SETTLE_MS = 1500  # give_back_soon: after the last call, once the follow-up reads are done
+SETTLE_WAITS = 20  # …waiting for them this many times SETTLE_MS at most
 _INPUT = {
     QEvent.Type.KeyPress,
     QEvent.Type.MouseButtonPress,
@@ -95,13 +96,15 @@ def give_back() -> None:
 
 
 _settle: QTimer | None = None
+_waited = 0
 
 
 def give_back_soon() -> None:
     """Big transient work has just ended (an import, a book opened): ``give_back`` once
-    ``SETTLE_MS`` have passed since the last call (the reads that follow a book's opening
-    allocate too)."""
-    global _settle
+    ``SETTLE_MS`` have passed since the last call and the reads that follow (a book's
+    chapters, its conversations: up to a second each for a 16 MiB EPUB) are done, or
+    ``SETTLE_WAITS`` times ``SETTLE_MS`` at most."""
+    global _settle, _waited
     app = QApplication.instance()
     if app is None:
         return
@@ -109,8 +112,20 @@ def give_back_soon() -> None:
         _settle = QTimer(app)
         _settle.setSingleShot(True)
         _settle.setInterval(SETTLE_MS)
-        _settle.timeout.connect(give_back)
+        _settle.timeout.connect(_settled)
+    _waited = 0
     _settle.start()
+
+
+def _settled() -> None:
+    global _waited
+    from desktop.tasks import reading
+
+    if reading() and _waited < SETTLE_WAITS and _settle is not None:
+        _waited += 1
+        _settle.start()
+        return
+    give_back()
 
 
 def install(busy: Callable[[], bool] | None = None) -> CollectorPolicy | None:

@@ -20,7 +20,9 @@ from core.books.importer import import_book
 from core.store.library import Library
 from desktop import gc_policy
 from desktop.library_view import LibraryView, cover_job
+from desktop.reader.pdf_view import CACHE_BYTES, CACHE_MIN, PdfView
 from tests.desktop.conftest import close_window, open_window
+from tests.support.pdfgen import make_text_pdf
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOKS = 200
@@ -150,3 +152,61 @@ def test_the_idle_collection_gives_memory_back(qtbot: Any) -> None:
     policy.last_collect -= 1000
     assert policy.maybe_collect()
     assert __file__ not in linecache.cache
+
+
+def test_a_pdf_keeps_a_few_rendered_pages_however_far_one_reads(
+    app: Any, qtbot: Any, tmp_path: Path, real_font: str
+) -> None:
+    texts = [f"Page {n}. " + "Words of the page go on. " * 120 for n in range(1, 31)]
+    book = import_book(app.library, make_text_pdf(tmp_path / "long.pdf", texts)).book
+    window = open_window(app, qtbot, (1280, 800))
+    try:
+        window.open_book(book.id, 1)
+        view = window.reader.view
+        assert isinstance(view, PdfView)
+        view.setFocus()
+        while window.reader.page < 25:  # the reader pages down through 25 pages
+            QTest.keyClick(view, Qt.Key.Key_PageDown)
+            qtbot.waitUntil(lambda: view._key(view.current - 1) in view.cache, timeout=5000)
+        held = sum(image.sizeInBytes() for image in view.cache.values())
+        assert len(view.cache) <= CACHE_MIN or held <= CACHE_BYTES
+        assert view._key(view.current - 1) in view.cache  # the page on screen stays drawn
+        QTest.keyClick(view, Qt.Key.Key_PageDown)  # and the next one was rendered ahead
+        assert view._key(view.current - 1) in view.cache
+    finally:
+        close_window(qtbot, window)
+
+
+ASK_KEY = """
+import sys
+from core.settings import get_api_key, key_storage_available
+print(get_api_key(), key_storage_available(), "keyring" in sys.modules)
+"""
+
+
+def test_without_a_session_bus_the_keyring_is_not_loaded(tmp_path: Path) -> None:
+    """Linux with no D-Bus session (a server, a container): no keyring can exist, and finding
+    that out through keyring imported every backend (13 MB). One named in
+    PYTHON_KEYRING_BACKEND or keyringrc.cfg is still asked."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY",)}
+    env |= {"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+    env.pop("PYTHON_KEYRING_BACKEND", None)
+
+    def ask(extra: dict[str, str]) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", ASK_KEY], cwd=ROOT, env=env | extra,
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip()
+
+    assert ask({}) == "None False False"
+    memory = {"PYTHON_KEYRING_BACKEND": "tests.support.memory_keyring.MemoryKeyring"}
+    assert ask(memory) == "None True True"
+    config = tmp_path / "config" / "python_keyring"
+    config.mkdir(parents=True)
+    (config / "keyringrc.cfg").write_text(
+        "[backend]\ndefault-keyring=tests.support.memory_keyring.MemoryKeyring\n"
+    )
+    assert ask({}) == "None True True"
