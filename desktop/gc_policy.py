@@ -92,7 +92,10 @@ def give_back() -> None:
     from core.memory import give_back_memory
     from desktop.tasks import pool
 
-    pool().submit(give_back_memory)
+    try:
+        pool().submit(give_back_memory)
+    except RuntimeError:  # the pool has shut down: Margin is closing
+        pass
 
 
 _settle: QTimer | None = None
