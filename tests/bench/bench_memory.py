@@ -12,7 +12,10 @@ Each figure comes from a fresh process running a whole window as a reader starts
   child processes 10 s after the import.
 
 The window processes import nothing of the tests (until 2026-11-25 they imported pytest and
-hypothesis through ``common``: about 25 MB that no reader's window holds).
+hypothesis through ``common``: about 25 MB that no reader's window holds). They inherit the
+suite's in-memory keyring (``PYTHON_KEYRING_BACKEND``, set by tests/conftest.py): keyring is
+imported as on a desktop (a Secret Service backend would add secretstorage and cryptography,
+about 8 MB), and the machine's own keyring is never read.
 
 Run: .venv/bin/python tests/bench/bench_memory.py             (this tree)
      .venv/bin/python tests/bench/bench_memory.py --compare REF   (git REF vs this tree,

@@ -43,8 +43,10 @@ window = MainWindow(margin, restore=False)
 window.show()
 
 def spin(seconds):
+    from desktop.tasks import reading
+
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    while time.monotonic() < end or (reading() and time.monotonic() < end + 30):
         app.processEvents()
         time.sleep(0.01)
 
@@ -53,7 +55,7 @@ def loaded():
                   if m in sys.modules)
 
 window.open_book(epub.id, 1)
-spin(1.5)  # the chat's notice and the side panels' reads run on workers meanwhile
+spin(1)  # and the reads on workers (the chat's notice, the side panels) are done
 out = {"epub": loaded(), "epub_view": type(window.reader.view).__name__}
 pdf = import_book(margin.library, Path(sys.argv[2])).book
 window.open_book(pdf.id, 1)
