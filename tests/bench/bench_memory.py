@@ -7,7 +7,7 @@ Each figure comes from a fresh process running a whole window as a reader starts
   them): the window on it, then the shelf scrolled top to bottom (every cover read and
   shown), then a book open;
 - a 117-page text PDF (``tests/support/pdfgen``, as bench_import and bench_reader make it)
-  open at page 1;
+  open at page 1, then after going through 40 pages;
 - the 16 MiB-of-XHTML EPUB of bench_import imported in the window (which opens it), RSS and
   child processes 10 s after the import.
 
@@ -42,6 +42,7 @@ STATES = (
     ("scrolled", "…after scrolling the whole shelf"),
     ("book", "…then with a book open"),
     ("pdf", "a 117-page PDF open"),
+    ("pdf_read", "…then 40 pages read"),
     ("epub", f"{SETTLE_S:.0f} s after importing a 16 MiB EPUB"),
 )
 
@@ -144,6 +145,11 @@ def child(root: Path, state: str, target: Path, home: Path) -> None:
         main.open_book(library.list_books()[0].id, 1)
         spin(3)
         figures["pdf"] = rss_mb()
+        for page in range(2, 41):  # a reader goes through 40 pages
+            main.reader.go_to_page(page)
+            spin(0.15)
+        spin(2)
+        figures["pdf_read"] = rss_mb()
     else:
         main.import_files([target])
         deadline = time.perf_counter() + 120
