@@ -92,6 +92,9 @@ class ImportController(QObject):
             self.busy = False
             self.token = None
             self.finished.emit()
+            from desktop.gc_policy import give_back_soon
+
+            give_back_soon()  # the parsed books are freed: hand their pages back
         if errors:
             self.failed.emit("\n\n".join(errors))
         window = self.parent()

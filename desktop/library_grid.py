@@ -95,6 +95,11 @@ class BookDelegate(QStyledItemDelegate):
             self._blocks.popitem(last=False)
         return block
 
+    def keep_only(self, book_ids: set[int]) -> None:
+        """Let go of the text drawn for every book but these (the shelf is hidden)."""
+        for key in [k for k in self._blocks if k[0] not in book_ids]:
+            del self._blocks[key]
+
     def sizeHint(
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> QSize:

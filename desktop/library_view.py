@@ -21,7 +21,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QHideEvent, QPalette, QShowEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -203,8 +203,11 @@ class LibraryView(QWidget):
         # then covers and text are prepared in idle turns, so scrolling is plain copies
         jobs = [cover_job(b) for b in books]
         self.covers.prefetch(jobs)
-        self.covers.preload(jobs[:PRELOAD])
-        self._warm_from(0)
+        if self.isVisible():
+            self.covers.preload(jobs[:PRELOAD])
+            self._warm_from(0)
+        else:  # behind a book (an import while reading): read ahead when the shelf shows
+            self._released = True
 
     def select(self, book_id: int) -> None:
         row = self.model.row_of(book_id)
@@ -334,6 +337,37 @@ class LibraryView(QWidget):
         menu.addSeparator()
         menu.addAction("Remove from library…", lambda: self.requestRemove.emit(book_id))
         return menu
+
+    # while a book hides the shelf, only the covers and text around its place stay in memory
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        if not event.spontaneous():  # (a minimised window keeps them)
+            self.release_hidden()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._released:
+            self._released = False
+            self.covers.preload([cover_job(b) for b in self.model.rows[:PRELOAD]])
+            self._warm_from(0)
+
+    _released = False
+
+    def release_hidden(self) -> None:
+        """Keep the covers and text of the books on screen and a screen either side; the
+        rest are read again in idle turns when the shelf shows."""
+        self._warm.stop()
+        viewport = self.view.viewport().rect()
+        near = viewport.adjusted(0, -viewport.height(), 0, viewport.height())
+        kept = [
+            book
+            for row, book in enumerate(self.model.rows)
+            if self.view.visualRect(self.model.index(row, 0)).intersects(near)
+        ]
+        self.covers.keep_only({b.sha256 for b in kept})
+        self.delegate.keep_only({b.id for b in kept})
+        self._released = True
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.view and event.type() == QEvent.Type.Show:

@@ -395,6 +395,9 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         self.tick_caret(self.reader.typography.caret_browsing)
         if self._reading_settings is not None:
             self._load_reading_settings()
+        from desktop.gc_policy import give_back_soon
+
+        give_back_soon()  # what opening it read and laid out is freed: give the pages back
         return book
 
     def _text_recognised(self, book_id: int) -> None:

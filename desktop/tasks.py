@@ -125,6 +125,11 @@ def in_background[T](
     return future
 
 
+def reading() -> bool:
+    """Whether ``in_background`` work is under way (or its result not yet delivered)."""
+    return bool(_pending)
+
+
 async def drain(grace: float = 5.0) -> None:
     """Wait (bounded) until every ``in_background`` result has been delivered: before the
     library closes, so no read lands on a closed database."""

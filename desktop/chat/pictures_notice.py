@@ -87,11 +87,13 @@ class PicturesNotice(QFrame):
         from core.books.pictures import notice, pages_without_text
 
         def count() -> tuple[str, bool]:
-            from core.books import ocr
-
             without, total = pages_without_text(library, book_id)
             book = library.get_book(book_id)
-            return notice(without, total, book.format), book.format == "pdf" and ocr.available()
+            if book.format != "pdf":  # (text recognition and pdfium load for PDFs only)
+                return notice(without, total, book.format), False
+            from core.books import ocr
+
+            return notice(without, total, book.format), ocr.available()
 
         def show(found: tuple[str, bool]) -> None:
             if shiboken6.isValid(self) and book_id == self._book_id:

@@ -24,6 +24,11 @@ from desktop.widgets import history_button
 
 __all__ = ["GAP", "PdfView", "poly_points", "to_poly"]
 CACHE_PAGES = 16
+# …and at most this many bytes of them, but never fewer than CACHE_MIN pages (the pages on
+# screen and the three rendered ahead must fit, or they would push each other out): sixteen
+# pages of a fitted 117-page PDF held 66 MB after a reader had turned 40 pages
+CACHE_BYTES = 24 * 1024 * 1024
+CACHE_MIN = 6
 
 
 class PdfView(QScrollArea):
@@ -304,8 +309,9 @@ class PdfView(QScrollArea):
             image = self.image_filter(image)  # night or sepia page
         image.setDevicePixelRatio(self._dpr)
         self.cache[key] = image
-        while len(self.cache) > CACHE_PAGES:
-            self.cache.popitem(last=False)
+        held = sum(i.sizeInBytes() for i in self.cache.values())
+        while len(self.cache) > CACHE_PAGES or (len(self.cache) > CACHE_MIN and held > CACHE_BYTES):
+            held -= self.cache.popitem(last=False)[1].sizeInBytes()
         self.canvas.update(self.rects[page].toAlignedRect())
 
     image_filter: Callable[[QImage], QImage] | None = None

@@ -6,9 +6,10 @@ one set of calls and signals whatever the view. It draws and reports; the readin
 from __future__ import annotations
 
 import asyncio
+import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtWidgets import QApplication, QLabel, QStackedWidget, QWidget
@@ -205,18 +206,10 @@ class ViewHost(QStackedWidget):
         self.setCurrentWidget(self.placeholder)
 
     def text_view(self) -> TextView | None:
-        if self.view is None:
-            return None  # no book yet: the views (and QtPdf) load with the first one
-        from desktop.reader.text_view import TextView
-
-        return self.view if isinstance(self.view, TextView) else None
+        return self._view_of("desktop.reader.text_view", "TextView")
 
     def pdf_view(self) -> PdfView | None:
-        if self.view is None:
-            return None  # no book yet: the views (and QtPdf) load with the first one
-        from desktop.reader.pdf_view import PdfView
-
-        return self.view if isinstance(self.view, PdfView) else None
+        return self._view_of("desktop.reader.pdf_view", "PdfView")
 
     def right_to_left(self) -> bool:
         """The open book's pages turn right to left (a right-to-left text, a manga)."""
@@ -224,11 +217,16 @@ class ViewHost(QStackedWidget):
         return bool(view is not None and view.rtl)
 
     def picture_view(self) -> ImagePagesView | None:
-        if self.view is None:
-            return None
-        from desktop.reader.image_pages import ImagePagesView
+        return self._view_of("desktop.reader.image_pages", "ImagePagesView")
 
-        return self.view if isinstance(self.view, ImagePagesView) else None
+    def _view_of(self, module: str, name: str) -> Any:
+        """The open view if it is a ``module.name``. A view's module is imported when a book
+        needs it: if it is not loaded, the view is not one (asking must not load QtPdf and
+        the PDF view, 2.4 MB, into a window that shows an EPUB)."""
+        loaded = sys.modules.get(module)
+        if self.view is None or loaded is None:
+            return None
+        return self.view if isinstance(self.view, getattr(loaded, name)) else None
 
     # places -----------------------------------------------------------------------------
 

@@ -1,10 +1,25 @@
-"""The window's resident memory with a library of 500 books (issue 27: RSS ≤ 150 MB).
+"""The window's resident memory in the states issue 27 names (RSS ≤ 150 MB in each).
 
-A library of 500 real-text books (each 40 paragraphs of *Alice*, imported as the app imports
-them) is made once; then fresh processes, each a whole window as a reader starts it, open it
-at 1280 × 800, scroll the shelf from top to bottom (every cover read and shown), then open a
-book. RSS is read from /proc after each step; the median of ``RUNS`` processes is reported.
-Run: .venv/bin/python tests/bench/bench_memory.py
+Each figure comes from a fresh process running a whole window as a reader starts it, at
+1280 × 800; RSS is read from /proc; the median of ``RUNS`` processes is reported:
+
+- a library of 500 real-text books (each 40 paragraphs of *Alice*, imported as the app imports
+  them): the window on it, then the shelf scrolled top to bottom (every cover read and
+  shown), then a book open;
+- a 117-page text PDF (``tests/support/pdfgen``, as bench_import and bench_reader make it)
+  open at page 1, then after going through 40 pages;
+- the 16 MiB-of-XHTML EPUB of bench_import imported in the window (which opens it), RSS and
+  child processes 10 s after the import.
+
+The window processes import nothing of the tests (until 2026-11-25 they imported pytest and
+hypothesis through ``common``: about 25 MB that no reader's window holds). They inherit the
+suite's in-memory keyring (``PYTHON_KEYRING_BACKEND``, set by tests/conftest.py): keyring is
+imported as on a desktop (a Secret Service backend would add secretstorage and cryptography,
+about 8 MB), and the machine's own keyring is never read.
+
+Run: .venv/bin/python tests/bench/bench_memory.py             (this tree)
+     .venv/bin/python tests/bench/bench_memory.py --compare REF   (git REF vs this tree,
+     interleaved: one process of each in turn)
 """
 
 from __future__ import annotations
@@ -17,10 +32,19 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import FIXTURES, ROOT, machine, median, report
-
+ROOT = Path(__file__).resolve().parents[2]
 RUNS = 3
 BOOKS = 500
+SETTLE_S = 10.0  # after an import: the issue's "10 s after"
+
+STATES = (
+    ("window", f"window on {BOOKS} books"),
+    ("scrolled", "…after scrolling the whole shelf"),
+    ("book", "…then with a book open"),
+    ("pdf", "a 117-page PDF open"),
+    ("pdf_read", "…then 40 pages read"),
+    ("epub", f"{SETTLE_S:.0f} s after importing a 16 MiB EPUB"),
+)
 
 
 def rss_mb() -> float:
@@ -30,28 +54,49 @@ def rss_mb() -> float:
     return float("nan")
 
 
-def make_library(home: Path) -> None:
+def children() -> int:
+    tasks = Path(f"/proc/{os.getpid()}/task")
+    return sum(len((t / "children").read_text().split()) for t in tasks.iterdir())
+
+
+def make_libraries(work: Path) -> dict[str, Path]:
+    """The 500-book library, a library holding the 117-page PDF, and the 16 MiB EPUB."""
+    from bench_import import sixteen_mib_epub
+    from common import FIXTURES
+
     from core.books.importer import import_book
+    from core.books.pdf import shutdown_workers
     from core.paths import resolve_paths
     from core.search import vectors
     from core.store.library import Library
+    from tests.support.pdfgen import book_pages, make_text_pdf
 
-    library = Library.open(resolve_paths(home).ensure())
+    books = work / "books500"
+    library = Library.open(resolve_paths(books).ensure())
     text = (FIXTURES / "books" / "alice_in_wonderland.txt").read_text(encoding="utf-8")
     paragraphs = [p for p in text.split("\n\n") if len(p) > 200]
-    source = home / "source"
+    source = work / "source"
     source.mkdir()
     for i in range(BOOKS):
         path = source / f"book{i}.txt"
         body = "\n\n".join(paragraphs[(i + k) % len(paragraphs)] for k in range(40))
         path.write_text(f"Book number {i}\n\nCHAPTER I\n\n{body}", encoding="utf-8")
         import_book(library, path)
-    vectors.stop_all_now()
     library.close()
+    pdf_home = work / "pdf117"
+    library = Library.open(resolve_paths(pdf_home).ensure())
+    alice = FIXTURES / "books" / "alice_in_wonderland.txt"
+    pdf = make_text_pdf(source / "book117.pdf", book_pages(117, alice), title="One-seventeen")
+    import_book(library, pdf)
+    library.close()
+    vectors.stop_all_now()
+    shutdown_workers()
+    return {"books500": books, "pdf117": pdf_home, "epub": sixteen_mib_epub(source)}
 
 
-def window(home: Path) -> None:
-    """In a fresh process: the window on the library, the shelf scrolled, then a book open."""
+def child(root: Path, state: str, target: Path, home: Path) -> None:
+    """In a fresh process (code from ``root``): the window, then ``state``; prints figures."""
+    sys.path.insert(0, str(root))
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import asyncio
 
@@ -65,8 +110,9 @@ def window(home: Path) -> None:
     from core.app import Margin
     from core.paths import resolve_paths
     from core.store.library import Library
-    from desktop.library_view import LibraryView
     from desktop.main_window import MainWindow
+
+    assert Path(sys.modules["desktop.main_window"].__file__ or "").is_relative_to(root)
 
     def spin(seconds: float) -> None:
         end = time.perf_counter() + seconds
@@ -74,53 +120,97 @@ def window(home: Path) -> None:
             app.processEvents()
             time.sleep(0.01)
 
-    library = Library.open(resolve_paths(home))
+    library = Library.open(resolve_paths(home).ensure())
     main = MainWindow(Margin.of(library), restore=False)
     main.resize(1280, 800)
     main.show()
     spin(3)
-    figures = {"window": rss_mb()}
-    shelf = main.findChild(LibraryView)
-    assert shelf is not None
-    bar = shelf.view.verticalScrollBar()
-    while bar.value() < bar.maximum():
-        bar.setValue(bar.value() + 60)
-        spin(0.02)
-    spin(2)
-    figures["scrolled"] = rss_mb()
-    first = library.list_books()[0].id
-    main.open_book(first, 1)
-    spin(2)
-    figures["book"] = rss_mb()
-    print(json.dumps(figures))
+    figures: dict[str, float] = {}
+    if state == "books500":
+        from desktop.library_view import LibraryView
+
+        figures["window"] = rss_mb()
+        shelf = main.findChild(LibraryView)
+        assert shelf is not None
+        bar = shelf.view.verticalScrollBar()
+        while bar.value() < bar.maximum():
+            bar.setValue(bar.value() + 60)
+            spin(0.02)
+        spin(2)
+        figures["scrolled"] = rss_mb()
+        main.open_book(library.list_books()[0].id, 1)
+        spin(3)
+        figures["book"] = rss_mb()
+    elif state == "pdf117":
+        main.open_book(library.list_books()[0].id, 1)
+        spin(3)
+        figures["pdf"] = rss_mb()
+        for page in range(2, 41):  # a reader goes through 40 pages
+            main.reader.go_to_page(page)
+            spin(0.15)
+        spin(2)
+        figures["pdf_read"] = rss_mb()
+    else:
+        main.import_files([target])
+        deadline = time.perf_counter() + 120
+        while not library.list_books() or main.importer.busy:
+            spin(0.05)
+            assert time.perf_counter() < deadline, "the import did not finish"
+        spin(SETTLE_S)
+        figures["epub"] = rss_mb()
+        figures["children"] = children()
+    print(json.dumps(figures), flush=True)
     os._exit(0)  # the figures are out; no teardown to wait for
 
 
+def run(root: Path, state: str, target: Path, home: Path) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", str(root), state, str(target), str(home)],
+        capture_output=True, text=True, check=True, cwd=root,
+    )  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
+    from common import machine, median, report
+
+    ref = sys.argv[sys.argv.index("--compare") + 1] if "--compare" in sys.argv else ""
     print(f"bench_memory on {machine()}; load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp) / "home"
+        work = Path(tmp)
+        trees = {"now": ROOT}
+        if ref:
+            old = work / "base"
+            old.mkdir()
+            archive = subprocess.run(
+                ["git", "archive", ref, "core", "desktop", "prompts", "resources"],
+                cwd=ROOT, capture_output=True, check=True,
+            ).stdout  # fmt: skip
+            subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+            trees = {"base": old, "now": ROOT}
         started = time.perf_counter()
-        make_library(home)
-        print(f"  ({BOOKS} books imported in {time.perf_counter() - started:.0f} s)")
-        runs = []
-        for _ in range(RUNS):
-            out = subprocess.run(
-                [sys.executable, __file__, "--window", str(home)],
-                capture_output=True, text=True, check=True, cwd=ROOT,
-            )  # fmt: skip
-            runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    for key, name in (
-        ("window", f"RSS, window on {BOOKS} books"),
-        ("scrolled", "…after scrolling the whole shelf"),
-        ("book", "…then with a book open"),
-    ):
-        value = median([r[key] for r in runs])
-        report(name, f"median {value:.0f} MB", "≤ 150 MB", value <= 150)
+        made = make_libraries(work)
+        print(f"  ({BOOKS} books, a 117-page PDF made in {time.perf_counter() - started:.0f} s)")
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+        for i in range(RUNS):
+            for name, root in trees.items():  # interleaved: base, now, base, now…
+                figures: dict[str, float] = {}
+                figures |= run(root, "books500", made["epub"], made["books500"])
+                figures |= run(root, "pdf117", made["epub"], made["pdf117"])
+                figures |= run(root, "epub", made["epub"], work / f"import-{name}-{i}")
+                runs[name].append(figures)
+    for key, label in (*STATES, ("children", "child processes 10 s after the import")):
+        values = {name: median([r[key] for r in figures]) for name, figures in runs.items()}
+        now = values["now"]
+        shown = " -> ".join(f"{v:.0f}" for v in values.values())
+        if key == "children":
+            report(label, shown, "0", now == 0)
+        else:
+            report(f"RSS, {label}", f"median {shown} MB", "≤ 150 MB", now <= 150)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2 and sys.argv[1] == "--window":
-        window(Path(sys.argv[2]))
+    if len(sys.argv) > 5 and sys.argv[1] == "--child":
+        child(Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4]), Path(sys.argv[5]))
     else:
         main()
