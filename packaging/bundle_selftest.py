@@ -5,8 +5,9 @@ feature only when a user reaches it: a module imported lazily, a Qt plugin loade
 a library opened through ctypes. This imports every module of the app and drives each part
 that loads something late, in the bundle's own interpreter, and prints one line per check.
 Exit status 0 when all pass. Run by packaging/smoke.sh, which also uses the two helpers
-``--write-comic FILE`` (a CBZ to open) and ``--luminance PNG`` (a screenshot's mean
-brightness, 0-255: the dark theme must look dark).
+``--write-comic FILE`` (a CBZ to open), ``--comic-share PNG`` (the percentage of a
+screenshot showing the comic's second page: its picture was decoded and drawn) and
+``--luminance PNG`` (a screenshot's mean lightness, 0-255: the dark theme must look dark).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import traceback
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+COMIC_PAGE_2 = "#a05030"
 SVG = (
     b'<svg xmlns="http://www.w3.org/2000/svg" width="60" height="90" viewBox="0 0 60 90">'
     b'<rect width="60" height="90" fill="#203a70"/><circle cx="30" cy="45" r="20" fill="#e0c040"/>'
@@ -107,7 +110,7 @@ def comic_bytes() -> bytes:
 
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as archive:
-        for n, colour in enumerate(("#3050a0", "#a05030"), 1):
+        for n, colour in enumerate(("#3050a0", COMIC_PAGE_2), 1):
             image = QImage(300, 450, QImage.Format.Format_RGB32)
             image.fill(QColor(colour))
             buffer = QBuffer()
@@ -146,18 +149,37 @@ def _qt_plugins() -> None:
     assert (folder / "platforminputcontexts").exists(), "no input methods (compose, ibus)"
 
 
-def luminance(png: Path) -> float:
+def _samples(png: Path) -> list[Any]:
     from PySide6.QtGui import QImage
 
     image = QImage(str(png))
     assert not image.isNull(), f"cannot read {png}"
     step = max(1, min(image.width(), image.height()) // 60)
-    values = [
-        image.pixelColor(x, y).lightness()
+    return [
+        image.pixelColor(x, y)
         for x in range(0, image.width(), step)
         for y in range(0, image.height(), step)
     ]
+
+
+def luminance(png: Path) -> float:
+    values = [colour.lightness() for colour in _samples(png)]
     return sum(values) / len(values)
+
+
+def comic_share(png: Path) -> float:
+    from PySide6.QtGui import QColor
+
+    want = QColor(COMIC_PAGE_2)
+    near = [
+        c
+        for c in _samples(png)
+        if max(
+            abs(c.red() - want.red()), abs(c.green() - want.green()), abs(c.blue() - want.blue())
+        )
+        < 12
+    ]
+    return 100 * len(near) / len(_samples(png))
 
 
 def main(argv: list[str]) -> int:
@@ -166,6 +188,9 @@ def main(argv: list[str]) -> int:
     app = QGuiApplication.instance() or QGuiApplication(["Margin"])
     if argv[:1] == ["--write-comic"]:
         Path(argv[1]).write_bytes(comic_bytes())
+        return 0
+    if argv[:1] == ["--comic-share"]:
+        print(round(comic_share(Path(argv[1]))))
         return 0
     if argv[:1] == ["--luminance"]:
         print(round(luminance(Path(argv[1]))))

@@ -56,8 +56,9 @@ if [ -f "$EPUB" ]; then
 fi
 run offscreen "$APP" --bundle-self-test --write-comic "$tmp/comic.cbz"
 run offscreen "$APP" --open "$tmp/comic.cbz" --page 2 --screenshot "$tmp/comic.png"
-test "$(stat -c %s "$tmp/comic.png")" -gt 10000
-echo "CBZ screenshot OK"
+share=$(run offscreen "$APP" --bundle-self-test --comic-share "$tmp/comic.png")
+if [ "$share" -lt 15 ]; then echo "the comic's page is not on screen ($share % of the window)"; exit 1; fi
+echo "CBZ screenshot OK (its page fills $share % of the window)"
 # the dark theme: the same book, the window must come out dark (the light one bright)
 light=$(run offscreen "$APP" --bundle-self-test --luminance "$LIGHT")
 mkdir -p "$tmp/config/Margin"
@@ -68,6 +69,23 @@ echo "mean lightness: light theme $light, dark theme $dark"
 if [ "$dark" -gt 90 ] || [ "$light" -lt 150 ]; then echo "the themes do not look right"; exit 1; fi
 rm -f "$tmp/config/Margin/window.ini"
 if [ -n "${SMOKE_SHOTS:-}" ]; then mkdir -p "$SMOKE_SHOTS" && cp "$tmp"/*.png "$SMOKE_SHOTS"/; fi
+# the API key in the system keyring (SecretService over D-Bus, as on a Linux desktop), when
+# this machine has gnome-keyring: saved, read back, deleted, all inside a private session
+if command -v gnome-keyring-daemon >/dev/null && command -v dbus-run-session >/dev/null; then
+  cat > "$tmp/keyring.sh" <<SCRIPT
+#!/usr/bin/env bash
+set -euo pipefail
+echo -n smoke | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+echo sk-ant-smoke-test | "$APP" key set
+"$APP" key status | grep -q "API key: set"
+"$APP" key delete >/dev/null
+"$APP" key status | grep -q "API key: not set"
+SCRIPT
+  chmod +x "$tmp/keyring.sh"
+  env -i PATH=/usr/bin:/bin LANG=C.UTF-8 HOME="$tmp/home" XDG_DATA_HOME="$tmp/data" XDG_CONFIG_HOME="$tmp/config" \
+    dbus-run-session -- "$tmp/keyring.sh" 2>/dev/null
+  echo "keyring: the key was saved, read back and deleted"
+fi
 if command -v xvfb-run >/dev/null; then
   cat > "$tmp/under-x.sh" <<SCRIPT
 #!/usr/bin/env bash
