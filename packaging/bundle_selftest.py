@@ -138,6 +138,23 @@ def _keyring() -> None:
     assert opened == b"k" * 32
 
 
+def _icu() -> None:
+    """The four ICU services QtCore calls (packaging/icu_subset.py keeps their data)."""
+    from PySide6.QtCore import QCollator, QLocale, QStringDecoder, QTimeZone
+
+    assert QCollator(QLocale("sv_SE")).compare("ö", "z") > 0, "Swedish collation"
+    assert QCollator(QLocale("de_DE")).compare("ö", "z") < 0, "German collation"
+    assert QLocale("tr_TR").toUpper("i") == "İ" and QLocale("en_US").toUpper("ß") == "SS"
+    codecs = QStringDecoder.availableCodecs()
+    assert len(codecs) > 200 and QStringDecoder("Shift_JIS").isValid(), len(codecs)
+    if not Path("/usr/share/zoneinfo/Europe/Berlin").exists():  # Qt reads the system's zones
+        return
+    berlin = QTimeZone(b"Europe/Berlin")
+    standard, long = QTimeZone.TimeType.StandardTime, QTimeZone.NameType.LongName
+    names = [berlin.displayName(standard, long, QLocale(name)) for name in ("en_US", "de_DE")]
+    assert names == ["Central European Standard Time", "Mitteleuropäische Normalzeit"], names
+
+
 def _qt_plugins() -> None:
     from PySide6.QtCore import QLibraryInfo
 
@@ -201,6 +218,7 @@ def main(argv: list[str]) -> int:
         ("search by meaning (numpy + the word vectors)", _search_by_meaning),
         ("images: SVG cover, JPEG, WebP, TIFF, PNG", _images),
         ("keyring: SecretService backend, D-Bus session crypto", _keyring),
+        ("ICU: collation, case mapping, converters, time-zone names", _icu),
         ("Qt platform plugins (xcb, wayland, offscreen) and input methods", _qt_plugins),
     ]
     if sys.platform != "linux":
