@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -105,3 +106,48 @@ def test_built_bundle_size() -> None:
     assert total <= MAX_MB, f"the bundle is {total:.0f} MB (at most {MAX_MB}):\n{largest}"
     left = [p.relative_to(DIST) for p in files if p.suffix in {".c", ".pyx", ".pyi", ".h"}]
     assert not left, f"sources and stubs in the bundle: {left[:10]}"
+
+
+ICU_CHECK = """
+from PySide6.QtCore import QCollator, QLocale, QStringDecoder
+print(QCollator(QLocale("sv_SE")).compare("ö", "z") > 0, QCollator(QLocale("de_DE")).compare("ö", "z") < 0,
+      QLocale("tr_TR").toUpper("i"), len(QStringDecoder.availableCodecs()) > 200, QStringDecoder("Shift_JIS").isValid())
+"""
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or not all(shutil.which(t) for t in ("icupkg", "cc", "nm", "readelf")),
+    reason="needs icupkg (icu-devtools), cc and binutils",
+)
+def test_smaller_icu_data_keeps_what_qt_calls(tmp_path: Path) -> None:
+    """Qt with the smaller ICU data library collates, maps case and converts as with the
+    full one; the same check fails when collation and converter data are left out."""
+    import re
+    import subprocess
+
+    import icu_subset
+    import PySide6
+
+    full = Path(PySide6.__file__).parent / "Qt" / "lib" / "libicudata.so.73"
+    small, unused = icu_subset.smaller_icu_data(full, tmp_path / "small")
+    assert small.stat().st_size < full.stat().st_size * 0.6 and len(unused) > 1000
+    assert not [u for u in unused if u.startswith(("coll/", "zone/")) or u.endswith(".cnv")]
+
+    def run(library: Path | None) -> str:
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+        if library is not None:
+            env["LD_PRELOAD"] = str(library)  # same soname: QtCore's ICU loads this one
+        done = subprocess.run(
+            [sys.executable, "-c", ICU_CHECK], capture_output=True, text=True, env=env, timeout=60
+        )
+        return done.stdout.strip()
+
+    assert run(None) == "True True İ True True"
+    assert run(small) == run(None)
+    original = icu_subset.UNUSED_ITEMS
+    try:
+        icu_subset.UNUSED_ITEMS = re.compile(r"^coll/|\.cnv$")
+        broken, _ = icu_subset.smaller_icu_data(full, tmp_path / "broken")
+    finally:
+        icu_subset.UNUSED_ITEMS = original
+    assert run(broken) != run(None)
