@@ -42,8 +42,11 @@ UNUSED = re.compile(
             r"wayland-shell-integration/lib(fullscreen-shell-v1|ivi-shell|qt-shell|wl-shell-plugin)",
             # Cython sources, headers and type stubs inside packages
             r"^(?!PySide6/Qt/).*\.(c|h|hpp|pyx|pxd|pxi|pyi)$",
-            # rapidfuzz's AVX2 builds: it falls back to its SSE2 build (same results)
+            # rapidfuzz: the app calls fuzz.ratio and partial_ratio_alignment only (compiled
+            # build kept); its AVX2 copies fall back to the SSE2 build (same results), its
+            # distance metrics and process helpers to their pure-Python versions
             r"^rapidfuzz/.*_avx2\.",
+            r"^rapidfuzz/(distance/metrics_cpp|process_cpp_impl)\.",
         ]
     )
 )

@@ -60,6 +60,16 @@ def _search_by_meaning() -> None:
     assert embedding.unpack(embedding.pack(vectors), embedding.DIMS).shape == vectors.shape
 
 
+def _fuzzy_anchors() -> None:
+    """What re-finding a highlight uses (core/anchors.py): rapidfuzz's compiled build."""
+    from rapidfuzz.fuzz import partial_ratio_alignment, ratio
+
+    assert ratio("the quick brown fox", "the quick brown fax") > 90
+    found = partial_ratio_alignment("brown fax", "the quick brown fox jumps")
+    assert found is not None and found.dest_start == 10 and found.score > 80
+    assert ratio.__module__.startswith("rapidfuzz.fuzz_cpp"), ratio.__module__
+
+
 def _qt_pdf(pdf: Path) -> None:
     from PySide6.QtCore import QSize
     from PySide6.QtPdf import QPdfDocument
@@ -216,6 +226,7 @@ def main(argv: list[str]) -> int:
     checks: list[tuple[str, Callable[[], None]]] = [
         ("every core/ and desktop/ module imports", _every_module),
         ("search by meaning (numpy + the word vectors)", _search_by_meaning),
+        ("fuzzy anchors (rapidfuzz, compiled)", _fuzzy_anchors),
         ("images: SVG cover, JPEG, WebP, TIFF, PNG", _images),
         ("keyring: SecretService backend, D-Bus session crypto", _keyring),
         ("ICU: collation, case mapping, converters, time-zone names", _icu),
