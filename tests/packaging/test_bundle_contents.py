@@ -30,6 +30,8 @@ from bundle_prune import UNUSED, drop  # noqa: E402
         "selectolax/lexbor.c",
         "selectolax/lexbor.pyi",
         "rapidfuzz/fuzz_cpp_avx2.cpython-313-x86_64-linux-gnu.so",
+        "rapidfuzz/distance/metrics_cpp.cpython-313-x86_64-linux-gnu.so",
+        "rapidfuzz/process_cpp_impl.cpython-313-x86_64-linux-gnu.so",
     ],
 )
 def test_unused_files_are_left_out(dest: str) -> None:
@@ -53,6 +55,7 @@ def test_unused_files_are_left_out(dest: str) -> None:
         "PySide6/Qt/translations/qtbase_en.qm",
         "PySide6/Qt/lib/libQt6Network.so.6",
         "rapidfuzz/fuzz_cpp.cpython-313-x86_64-linux-gnu.so",
+        "rapidfuzz/distance/_initialize_cpp.cpython-313-x86_64-linux-gnu.so",
         "selectolax/lexbor.cpython-313-x86_64-linux-gnu.so",
         "cryptography/hazmat/bindings/_rust.abi3.so",
     ],
