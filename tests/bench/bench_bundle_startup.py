@@ -49,5 +49,5 @@ def main(bundles: list[Path], rounds: int) -> None:
 
 if __name__ == "__main__":
     rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else ROUNDS
-    paths = [Path(a) for a in sys.argv[1:] if not a.startswith("--") and not a.isdigit()]
+    paths = [Path(a).resolve() for a in sys.argv[1:] if not a.startswith("--") and not a.isdigit()]
     main(paths, rounds)
