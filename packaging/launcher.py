@@ -2,6 +2,7 @@
 
 ``Margin`` alone opens the window; ``Margin book.epub`` imports the book if needed and opens
 it (what a file manager does); ``Margin --version`` prints versions; the CLI commands work too.
+``Margin --bundle-self-test [PDF]`` runs the bundle's own checks (packaging/bundle_selftest.py).
 """
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ import sys
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()  # PDF text extraction uses a spawned worker process
+    if sys.argv[1:2] == ["--bundle-self-test"]:
+        import bundle_selftest
+
+        sys.exit(bundle_selftest.main(sys.argv[2:]))
     from desktop.app import main
 
     sys.exit(main())

@@ -1,0 +1,251 @@
+"""Checks that run inside the built bundle: ``Margin --bundle-self-test PDF``.
+
+What the bundle leaves out (packaging/bundle_prune.py, the spec's excludes) can break a
+feature only when a user reaches it: a module imported lazily, a Qt plugin loaded on demand,
+a library opened through ctypes. This imports every module of the app and drives each part
+that loads something late, in the bundle's own interpreter, and prints one line per check.
+Exit status 0 when all pass. Run by packaging/smoke.sh, which also uses the two helpers
+``--write-comic FILE`` (a CBZ to open), ``--comic-share PNG`` (the percentage of a
+screenshot showing the comic's second page: its picture was decoded and drawn) and
+``--luminance PNG`` (a screenshot's mean lightness, 0-255: the dark theme must look dark).
+"""
+
+from __future__ import annotations
+
+import io
+import pkgutil
+import sys
+import traceback
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+COMIC_PAGE_2 = "#a05030"
+SVG = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" width="60" height="90" viewBox="0 0 60 90">'
+    b'<rect width="60" height="90" fill="#203a70"/><circle cx="30" cy="45" r="20" fill="#e0c040"/>'
+    b"</svg>"
+)
+
+
+def _every_module() -> None:
+    """Every module of core/ and desktop/: the ones the app imports only on a click too."""
+    import core
+    import desktop
+
+    failed = []
+    count = 0
+    for package in (core, desktop):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if info.name.endswith(".__main__"):  # runs the app when imported
+                continue
+            try:
+                __import__(info.name)
+                count += 1
+            except Exception as exc:
+                failed.append(f"{info.name}: {type(exc).__name__}: {exc}")
+    if failed or count < 50:
+        raise AssertionError(f"{count} imported; failed: {failed}")
+
+
+def _search_by_meaning() -> None:
+    from core.search import embedding
+
+    vectors = embedding.embed(
+        ["the cat sat on the mat", "a kitten rested on the rug", "interest rates rose again"]
+    )
+    close, far = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
+    assert vectors.shape == (3, embedding.DIMS) and close > far, (close, far)
+    assert embedding.unpack(embedding.pack(vectors), embedding.DIMS).shape == vectors.shape
+
+
+def _fuzzy_anchors() -> None:
+    """What re-finding a highlight uses (core/anchors.py): rapidfuzz's compiled build."""
+    from rapidfuzz.fuzz import partial_ratio_alignment, ratio
+
+    assert ratio("the quick brown fox", "the quick brown fax") > 90
+    found = partial_ratio_alignment("brown fax", "the quick brown fox jumps")
+    assert found is not None and found.dest_start == 10 and found.score > 80
+    assert ratio.__module__.startswith("rapidfuzz.fuzz_cpp"), ratio.__module__
+
+
+def _qt_pdf(pdf: Path) -> None:
+    from PySide6.QtCore import QSize
+    from PySide6.QtPdf import QPdfDocument
+
+    document = QPdfDocument()
+    assert document.load(str(pdf)) == QPdfDocument.Error.None_, document.error()
+    assert document.pageCount() > 0
+    image = document.render(0, QSize(200, 280))
+    colours = {image.pixel(x, y) for x in range(0, 200, 7) for y in range(0, 280, 7)}
+    assert len(colours) > 1, "the page rendered blank"
+
+
+def _pdfium(pdf: Path) -> None:
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(str(pdf))
+    text = document[0].get_textpage().get_text_range()
+    assert len(text.strip()) > 20, text
+    document.close()
+
+
+def _images() -> None:
+    from PySide6.QtCore import QBuffer, QIODevice
+    from PySide6.QtGui import QColor, QImage, QImageReader
+
+    from desktop.reader.book_images import decode_image
+
+    readable = {bytes(f.data()).decode() for f in QImageReader.supportedImageFormats()}
+    missing = {"jpeg", "png", "gif", "svg", "webp", "tiff"} - readable
+    assert not missing, f"no image plugin for {missing}"
+    cover = decode_image(SVG)
+    assert cover is not None and cover.width() == 60 and cover.pixelColor(30, 45).red() > 150
+    for fmt in ("JPEG", "WEBP", "TIFF", "PNG"):
+        image = QImage(40, 30, QImage.Format.Format_RGB32)
+        image.fill(QColor("#c03020"))
+        buffer = QBuffer()
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        saved = image.save(buffer, fmt)  # type: ignore[call-overload]
+        assert saved, f"cannot write {fmt}"
+        decoded = decode_image(bytes(buffer.data().data()))
+        assert decoded is not None and decoded.width() == 40, f"cannot read {fmt}"
+
+
+def comic_bytes() -> bytes:
+    """A two-page CBZ (JPEG pages) made here: no comic ships with the fixtures."""
+    from PySide6.QtCore import QBuffer, QIODevice
+    from PySide6.QtGui import QColor, QImage
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for n, colour in enumerate(("#3050a0", COMIC_PAGE_2), 1):
+            image = QImage(300, 450, QImage.Format.Format_RGB32)
+            image.fill(QColor(colour))
+            buffer = QBuffer()
+            buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+            image.save(buffer, "JPEG")  # type: ignore[call-overload]
+            archive.writestr(f"page{n:02}.jpg", bytes(buffer.data().data()))
+    return out.getvalue()
+
+
+def _keyring() -> None:
+    """The Linux keyring backend and what it needs: SecretStorage over D-Bus (jeepney), whose
+    session encrypts the secret with AES from ``cryptography``."""
+    import os
+
+    import keyring.backends.SecretService as secret_service
+    import secretstorage.dhcrypto
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    assert secret_service.Keyring.__module__ == "keyring.backends.SecretService"
+    session = secretstorage.dhcrypto.Session()
+    session.set_server_public_key(session.my_public_key)
+    key, iv = session.aes_key or bytes(16), os.urandom(16)
+    sealed = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor().update(b"k" * 32)
+    opened = Cipher(algorithms.AES(key), modes.CBC(iv)).decryptor().update(sealed)
+    assert opened == b"k" * 32
+
+
+def _icu() -> None:
+    """The four ICU services QtCore calls (packaging/icu_subset.py keeps their data)."""
+    from PySide6.QtCore import QCollator, QLocale, QStringDecoder, QTimeZone
+
+    assert QCollator(QLocale("sv_SE")).compare("ö", "z") > 0, "Swedish collation"
+    assert QCollator(QLocale("de_DE")).compare("ö", "z") < 0, "German collation"
+    assert QLocale("tr_TR").toUpper("i") == "İ" and QLocale("en_US").toUpper("ß") == "SS"
+    codecs = QStringDecoder.availableCodecs()
+    assert len(codecs) > 200 and QStringDecoder("Shift_JIS").isValid(), len(codecs)
+    if not Path("/usr/share/zoneinfo/Europe/Berlin").exists():  # Qt reads the system's zones
+        return
+    berlin = QTimeZone(b"Europe/Berlin")
+    standard, long = QTimeZone.TimeType.StandardTime, QTimeZone.NameType.LongName
+    names = [berlin.displayName(standard, long, QLocale(name)) for name in ("en_US", "de_DE")]
+    assert names == ["Central European Standard Time", "Mitteleuropäische Normalzeit"], names
+
+
+def _qt_plugins() -> None:
+    from PySide6.QtCore import QLibraryInfo
+
+    folder = Path(QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath))
+    names = {p.name for p in (folder / "platforms").iterdir()}
+    for plugin in ("libqxcb.so", "libqwayland.so", "libqoffscreen.so"):
+        assert plugin in names, f"{plugin} missing from {sorted(names)}"
+    assert (folder / "wayland-shell-integration" / "libxdg-shell.so").exists()
+    assert (folder / "platforminputcontexts").exists(), "no input methods (compose, ibus)"
+
+
+def _samples(png: Path) -> list[Any]:
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(png))
+    assert not image.isNull(), f"cannot read {png}"
+    step = max(1, min(image.width(), image.height()) // 60)
+    return [
+        image.pixelColor(x, y)
+        for x in range(0, image.width(), step)
+        for y in range(0, image.height(), step)
+    ]
+
+
+def luminance(png: Path) -> float:
+    values = [colour.lightness() for colour in _samples(png)]
+    return sum(values) / len(values)
+
+
+def comic_share(png: Path) -> float:
+    from PySide6.QtGui import QColor
+
+    want = QColor(COMIC_PAGE_2)
+    near = [
+        c
+        for c in _samples(png)
+        if max(
+            abs(c.red() - want.red()), abs(c.green() - want.green()), abs(c.blue() - want.blue())
+        )
+        < 12
+    ]
+    return 100 * len(near) / len(_samples(png))
+
+
+def main(argv: list[str]) -> int:
+    from PySide6.QtGui import QGuiApplication
+
+    app = QGuiApplication.instance() or QGuiApplication(["Margin"])
+    if argv[:1] == ["--write-comic"]:
+        Path(argv[1]).write_bytes(comic_bytes())
+        return 0
+    if argv[:1] == ["--comic-share"]:
+        print(round(comic_share(Path(argv[1]))))
+        return 0
+    if argv[:1] == ["--luminance"]:
+        print(round(luminance(Path(argv[1]))))
+        return 0
+    pdf = Path(argv[0]) if argv else None
+    checks: list[tuple[str, Callable[[], None]]] = [
+        ("every core/ and desktop/ module imports", _every_module),
+        ("search by meaning (numpy + the word vectors)", _search_by_meaning),
+        ("fuzzy anchors (rapidfuzz, compiled)", _fuzzy_anchors),
+        ("images: SVG cover, JPEG, WebP, TIFF, PNG", _images),
+        ("keyring: SecretService backend, D-Bus session crypto", _keyring),
+        ("ICU: collation, case mapping, converters, time-zone names", _icu),
+        ("Qt platform plugins (xcb, wayland, offscreen) and input methods", _qt_plugins),
+    ]
+    if sys.platform != "linux":
+        checks = [c for c in checks if not c[0].startswith(("keyring", "Qt platform"))]
+    if pdf is not None:
+        checks += [
+            ("PDF pages (QtPdf)", lambda: _qt_pdf(pdf)),
+            ("PDF text (pdfium)", lambda: _pdfium(pdf)),
+        ]
+    failed = 0
+    for name, check in checks:
+        try:
+            check()
+            print(f"ok    {name}")
+        except Exception:
+            failed += 1
+            print(f"FAIL  {name}\n{traceback.format_exc()}")
+    del app
+    return 1 if failed else 0
