@@ -84,6 +84,7 @@ from core.agent.spoiler_index import (
     _is_plain,
     _phrase_word,
 )
+from core.agent.spoiler_semantic import MEANINGS, BookMeaning, Meaning
 from core.agent.spoiler_stats import STATS_VERSION, BookStats, prepare_book
 from core.agent.spoiler_support import Support, measure, search_words
 from core.agent.spoiler_text import (
@@ -156,9 +157,12 @@ class SpoilerGuard:
         selection: str = "",
         selection_page: int | None = None,
         semantic: bool = True,
+        meaning: BookMeaning | None = MEANINGS,
     ) -> None:
         """``read_to`` is the last page read (``Book.spoiler_bound``); ``None`` (the reader
-        lifted the bound or finished the book) lets everything through."""
+        lifted the bound or finished the book) lets everything through. ``meaning``: where
+        the book's vectors come from for the test by meaning (``core.agent.spoiler_semantic``;
+        None: lexical only)."""
         if read_to is not None and read_to < 0:
             raise ValueError(f"read_to must be a page number (0 or more), not {read_to}.")
         self.index = index
@@ -179,6 +183,11 @@ class SpoilerGuard:
         # the page of a selection the reader supplied counts as read for this answer's labels
         self._selection_page = selection_page
         self.semantic = semantic
+        self._meaning = meaning if semantic and read_to is not None else None
+        if self._meaning is not None and index.db is not None:
+            self._meaning.request(index.db, index.book_id)  # in the background; lexical till then
+        self._ready: Meaning | None = None
+        self._read = [t for t in (question, selection) if t.strip()]  # read, for the meaning test
         self._buffer = ""
         self._pairs = read_to is not None and (
             sum(1 for page in index.first_page.values() if page <= read_to) >= MIN_KNOWN_FOR_PAIRS
@@ -225,7 +234,9 @@ class SpoilerGuard:
     def add_support(self, text: str) -> None:
         """Text the answer may draw on (a passage the tools returned within the bound): it
         counts as a passage read, like those the check finds itself."""
-        words = _WORD.findall(visible_text(text))
+        shown = visible_text(text)
+        self._read.append(shown)
+        words = _WORD.findall(shown)
         self._used.append(frozenset(self.index.stems(w.lower() for w in words).values()))
 
     def check(self, sentence: str) -> Segment:
@@ -243,7 +254,23 @@ class SpoilerGuard:
             return Segment(sentence, False)
         if support.unsupported() and not support.short:
             return Segment(sentence, True, (), "unsupported")
-        return Segment(sentence, False, doubtful=support.doubtful())
+        doubtful = support.doubtful()
+        if doubtful and self.later_in_meaning(sentence):
+            return Segment(sentence, True, (), "unsupported", doubtful=True)
+        return Segment(sentence, False, doubtful=doubtful)
+
+    def later_in_meaning(self, sentence: str) -> bool:
+        """Whether the pages after the bound explain ``sentence`` clearly better, by meaning,
+        than the pages read, the question, the selection and the passages the answer used
+        (``core.agent.spoiler_semantic``); False while the book's vectors are not ready."""
+        if self._meaning is None or self.read_to is None:
+            return False
+        meaning = self._ready or self._meaning.get(self.index.db, self.index.book_id)
+        if meaning is None:
+            return False
+        self._ready = meaning
+        gap = meaning.gap(visible_text(sentence), self.read_to, self._read)
+        return gap is not None and gap > meaning.margin
 
     def support_passages(self, sentence: str, limit: int = 3) -> list[str]:
         """The text of the passages within the bound that best match ``sentence``: what a
