@@ -51,16 +51,20 @@ Some decisions are *doubtful* (``Segment.doubtful``): a story sentence the pages
 poorly, that adds words (or a distinctive word) only later pages have, or combines known words
 that only later pages have together; and a sentence held only for weak evidence (a motif, a
 phrase, a pair of ordinary words). With a model connected, a short verification call decides
-those (``core.agent.spoiler_verify``); with none, the lexical decision stands. A leak told in
-plain words still passes lexically when the pages read match it as well as the later ones;
-the figures by kind, with and without a verifying model, are in
-tests/bench/bench_spoilers.py.
+those (``core.agent.spoiler_verify``); with none, a doubtful story sentence is held when the
+book's later chunks are clearly closer to it in meaning than the pages read
+(``core.agent.spoiler_semantic``, on the chunk vectors search by meaning stores), else the
+lexical decision stands. A leak told in plain words still passes when neither tells it
+apart; the figures by kind, with and without a verifying model, are in
+tests/bench/bench_spoilers.py and (before/after the test by meaning)
+tests/bench/bench_spoiler_meaning.py.
 The system prompt's rule (``prompts/spoiler_rule.md``) is the first line of defence; this is
 the second.
 
 Modules: ``spoiler_text`` (what the reader sees, stems, sentence ends), ``spoiler_stats`` (a
 book's counts), ``spoiler_index`` (distinctive words, the FTS5 look-ups), ``spoiler_support``
-(the semantic layer), ``spoiler_verify`` (the model's verification); this one: the guard.
+(the semantic layer), ``spoiler_semantic`` (its test by meaning), ``spoiler_verify`` (the
+model's verification); this one: the guard.
 
 Use: build one ``SpoilerIndex`` per book (``SpoilerIndexCache`` keeps them), one
 ``SpoilerGuard`` per answer; ``feed`` the streamed text, then ``flush`` at the end. The
