@@ -75,6 +75,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from dataclasses import dataclass, field
 
 from core.agent.context import label_pages
@@ -124,6 +125,7 @@ _FUTURE = re.compile(
     re.I,
 )
 MIN_FUTURE_WORDS = 2
+ASK_AGAIN_S = 0.5  # while a book's vectors load, a guard asks for them at most this often
 PHRASE_RARE_ZIPF = 5.3  # a phrase has a word less common than this ("tea party")
 _STORY_PRONOUNS = frozenset("he she they his her him them their hers".split())
 
@@ -191,6 +193,7 @@ class SpoilerGuard:
         if self._meaning is not None and index.db is not None:
             self._meaning.request(index.db, index.book_id)  # in the background; lexical till then
         self._ready: Meaning | None = None
+        self._asked = -ASK_AGAIN_S  # when the book's vectors were last asked for
         self._read = [t for t in (question, selection) if t.strip()]  # read, for the meaning test
         self._buffer = ""
         self._pairs = read_to is not None and (
@@ -269,10 +272,16 @@ class SpoilerGuard:
         (``core.agent.spoiler_semantic``); False while the book's vectors are not ready."""
         if self._meaning is None or self.read_to is None:
             return False
-        meaning = self._ready or self._meaning.get(self.index.db, self.index.book_id)
+        meaning = self._ready
         if meaning is None:
-            return False
-        self._ready = meaning
+            now = time.monotonic()
+            if now - self._asked < ASK_AGAIN_S:
+                return False  # not ready a moment ago: no look-up per sentence meanwhile
+            self._asked = now
+            meaning = self._meaning.get(self.index.db, self.index.book_id)
+            if meaning is None:
+                return False
+            self._ready = meaning
         gap = meaning.gap(visible_text(sentence), self.read_to, self._read)
         return gap is not None and gap > meaning.margin
 
