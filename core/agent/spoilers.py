@@ -51,16 +51,20 @@ Some decisions are *doubtful* (``Segment.doubtful``): a story sentence the pages
 poorly, that adds words (or a distinctive word) only later pages have, or combines known words
 that only later pages have together; and a sentence held only for weak evidence (a motif, a
 phrase, a pair of ordinary words). With a model connected, a short verification call decides
-those (``core.agent.spoiler_verify``); with none, the lexical decision stands. A leak told in
-plain words still passes lexically when the pages read match it as well as the later ones;
-the figures by kind, with and without a verifying model, are in
-tests/bench/bench_spoilers.py.
+those (``core.agent.spoiler_verify``); with none, a doubtful story sentence is held when the
+book's later chunks are clearly closer to it in meaning than the pages read
+(``core.agent.spoiler_semantic``, on the chunk vectors search by meaning stores), else the
+lexical decision stands. A leak told in plain words still passes when neither tells it
+apart; the figures by kind, with and without a verifying model, are in
+tests/bench/bench_spoilers.py and (before/after the test by meaning)
+tests/bench/bench_spoiler_meaning.py.
 The system prompt's rule (``prompts/spoiler_rule.md``) is the first line of defence; this is
 the second.
 
 Modules: ``spoiler_text`` (what the reader sees, stems, sentence ends), ``spoiler_stats`` (a
 book's counts), ``spoiler_index`` (distinctive words, the FTS5 look-ups), ``spoiler_support``
-(the semantic layer), ``spoiler_verify`` (the model's verification); this one: the guard.
+(the semantic layer), ``spoiler_semantic`` (its test by meaning), ``spoiler_verify`` (the
+model's verification); this one: the guard.
 
 Use: build one ``SpoilerIndex`` per book (``SpoilerIndexCache`` keeps them), one
 ``SpoilerGuard`` per answer; ``feed`` the streamed text, then ``flush`` at the end. The
@@ -71,6 +75,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from dataclasses import dataclass, field
 
 from core.agent.context import label_pages
@@ -84,6 +89,7 @@ from core.agent.spoiler_index import (
     _is_plain,
     _phrase_word,
 )
+from core.agent.spoiler_semantic import MEANINGS, BookMeaning, Meaning
 from core.agent.spoiler_stats import STATS_VERSION, BookStats, prepare_book
 from core.agent.spoiler_support import Support, measure, search_words
 from core.agent.spoiler_text import (
@@ -119,6 +125,7 @@ _FUTURE = re.compile(
     re.I,
 )
 MIN_FUTURE_WORDS = 2
+ASK_AGAIN_S = 0.5  # while a book's vectors load, a guard asks for them at most this often
 PHRASE_RARE_ZIPF = 5.3  # a phrase has a word less common than this ("tea party")
 _STORY_PRONOUNS = frozenset("he she they his her him them their hers".split())
 
@@ -156,9 +163,12 @@ class SpoilerGuard:
         selection: str = "",
         selection_page: int | None = None,
         semantic: bool = True,
+        meaning: BookMeaning | None = MEANINGS,
     ) -> None:
         """``read_to`` is the last page read (``Book.spoiler_bound``); ``None`` (the reader
-        lifted the bound or finished the book) lets everything through."""
+        lifted the bound or finished the book) lets everything through. ``meaning``: where
+        the book's vectors come from for the test by meaning (``core.agent.spoiler_semantic``;
+        None: lexical only)."""
         if read_to is not None and read_to < 0:
             raise ValueError(f"read_to must be a page number (0 or more), not {read_to}.")
         self.index = index
@@ -179,6 +189,12 @@ class SpoilerGuard:
         # the page of a selection the reader supplied counts as read for this answer's labels
         self._selection_page = selection_page
         self.semantic = semantic
+        self._meaning = meaning if semantic and read_to is not None else None
+        if self._meaning is not None and index.db is not None:
+            self._meaning.request(index.db, index.book_id)  # in the background; lexical till then
+        self._ready: Meaning | None = None
+        self._asked = -ASK_AGAIN_S  # when the book's vectors were last asked for
+        self._read = [t for t in (question, selection) if t.strip()]  # read, for the meaning test
         self._buffer = ""
         self._pairs = read_to is not None and (
             sum(1 for page in index.first_page.values() if page <= read_to) >= MIN_KNOWN_FOR_PAIRS
@@ -225,7 +241,9 @@ class SpoilerGuard:
     def add_support(self, text: str) -> None:
         """Text the answer may draw on (a passage the tools returned within the bound): it
         counts as a passage read, like those the check finds itself."""
-        words = _WORD.findall(visible_text(text))
+        shown = visible_text(text)
+        self._read.append(shown)
+        words = _WORD.findall(shown)
         self._used.append(frozenset(self.index.stems(w.lower() for w in words).values()))
 
     def check(self, sentence: str) -> Segment:
@@ -243,7 +261,29 @@ class SpoilerGuard:
             return Segment(sentence, False)
         if support.unsupported() and not support.short:
             return Segment(sentence, True, (), "unsupported")
-        return Segment(sentence, False, doubtful=support.doubtful())
+        doubtful = support.doubtful()
+        if doubtful and self.later_in_meaning(sentence):
+            return Segment(sentence, True, (), "unsupported", doubtful=True)
+        return Segment(sentence, False, doubtful=doubtful)
+
+    def later_in_meaning(self, sentence: str) -> bool:
+        """Whether the pages after the bound explain ``sentence`` clearly better, by meaning,
+        than the pages read, the question, the selection and the passages the answer used
+        (``core.agent.spoiler_semantic``); False while the book's vectors are not ready."""
+        if self._meaning is None or self.read_to is None:
+            return False
+        meaning = self._ready
+        if meaning is None:
+            now = time.monotonic()
+            if now - self._asked < ASK_AGAIN_S:
+                return False  # not ready a moment ago: no look-up per sentence meanwhile
+            self._asked = now
+            meaning = self._meaning.get(self.index.db, self.index.book_id)
+            if meaning is None:
+                return False
+            self._ready = meaning
+        gap = meaning.gap(visible_text(sentence), self.read_to, self._read)
+        return gap is not None and gap > meaning.margin
 
     def support_passages(self, sentence: str, limit: int = 3) -> list[str]:
         """The text of the passages within the bound that best match ``sentence``: what a

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import peewee as pw
 
+from core.agent.spoiler_semantic import BookMeaning
 from core.agent.spoilers import Segment, SpoilerGuard, SpoilerIndex, SpoilerTerm
 
 DATA = Path(__file__).resolve().parent / "spoiler_data"
@@ -78,7 +79,21 @@ def combined(*results: EvalResult) -> EvalResult:
 
 
 def guard(index: SpoilerIndex, book: EvalBook) -> SpoilerGuard:
-    return SpoilerGuard(index, read_to=book.read_to, question=book.question)
+    return SpoilerGuard(index, read_to=book.read_to, question=book.question, meaning=None)
+
+
+def load_meanings(db: pw.SqliteDatabase, book_ids: Iterable[int]) -> BookMeaning:
+    """The books' chunk vectors written now (an import makes them in the background) and
+    loaded for the test by meaning: a ``BookMeaning`` of the evaluation's own, ready."""
+    from core.search.vectors import BookVectors
+
+    meanings = BookMeaning()
+    for book_id in book_ids:
+        BookVectors(db).index_book(book_id)
+        meanings.wait(db, book_id)
+        if meanings.get(db, book_id) is None:
+            raise RuntimeError(f"book {book_id}: no vectors for the test by meaning")
+    return meanings
 
 
 def flagged(guard: SpoilerGuard, sentence: str) -> tuple[SpoilerTerm, ...]:
@@ -199,6 +214,7 @@ class Case:
 
 
 CASE_FILES = ("cases.txt", "cases_new.txt")  # the second: written in issue 23's second session
+SEM_FILE = "cases_sem.txt"  # issue 23's third session: kept apart (before/after stays comparable)
 
 
 def cases(books: Iterable[str] | None = None, files: Iterable[str] = CASE_FILES) -> list[Case]:
@@ -297,12 +313,16 @@ def evaluate_kinds(
     verify: Callable[[str], Verify] | None = None,
     files: Iterable[str] = CASE_FILES,
     original: bool = True,
+    meaning: BookMeaning | None = None,
 ) -> dict[str, KindResult]:
     """The set by kind: "original" (the four files of issue 16), and the kinds of the case
     files; books missing from ``book_ids`` are left out. ``verify(question)`` makes the
-    verification of doubtful sentences (none: the lexical check alone)."""
+    verification of doubtful sentences (none: the lexical check alone). ``meaning``: the
+    books' vectors for the test by meaning (``load_meanings``; none: no such test)."""
     make = make_guard or (
-        lambda index, book, question: SpoilerGuard(index, read_to=book.read_to, question=question)
+        lambda index, book, question: SpoilerGuard(
+            index, read_to=book.read_to, question=question, meaning=meaning
+        )
     )
     results: dict[str, KindResult] = {}
     all_books = {b.name: b for b in (*BOOKS, *EXTRA_BOOKS)}
