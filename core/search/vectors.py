@@ -66,6 +66,12 @@ class BookVectors:
         """Whether the model can be there at all (without loading it)."""
         return True
 
+    def _pack(self, matrix: Any) -> bytes:
+        return pack(matrix)
+
+    def _unpack(self, blob: bytes) -> Any:
+        return unpack(blob, self.dims)
+
     def __init__(self, db: pw.SqliteDatabase) -> None:
         self.db = db
         self._cache: OrderedDict[int, _Stored] = OrderedDict()
@@ -93,7 +99,7 @@ class BookVectors:
         for row, text in enumerate(texts):
             if is_front_matter(text):
                 matrix[row] = 0  # never near a question
-        blob = pack(matrix)
+        blob = self._pack(matrix)
         # IMMEDIATE: take the write lock first (waiting for an import's transaction), never
         # upgrade a read to a write, which SQLite refuses at once when another writer is on
         with self.db.atomic("IMMEDIATE"):
@@ -174,7 +180,7 @@ class BookVectors:
         ).fetchone()
         if blob is None:
             return None
-        stored = _Stored(int(row[0]), int(row[1]), unpack(bytes(blob[0]), self.dims))
+        stored = _Stored(int(row[0]), int(row[1]), self._unpack(bytes(blob[0])))
         with self._lock:
             self._cache[book_id] = stored
             while len(self._cache) > CACHED_BOOKS:

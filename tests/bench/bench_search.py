@@ -325,7 +325,7 @@ def deep_bench(lib: Library, search: BookSearch, ids: list[int], pages: dict[int
         True,
     )
     report(
-        "encoder vectors stored (int8)",
+        "encoder vectors stored (4 bits a number)",
         f"{count[1] / 1024:.0f} KiB, {count[1] // max(1, count[0])} B/chunk",
         "(database)",
         True,
