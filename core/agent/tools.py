@@ -174,7 +174,8 @@ def search_tool(ctx: ToolContext, arguments: Mapping[str, Any]) -> ToolOutput:
     if not query:
         raise ToolError("'query' must be some words to search for.")
     top_k = max(1, min(_int(arguments, "top_k", 5), 10))
-    hits = ctx.search.search_book(ctx.book.id, query, limit=top_k, until_page=ctx.bound)
+    # deep: the sentence encoder's ranking joins the words' (the answers' search)
+    hits = ctx.search.search_book(ctx.book.id, query, limit=top_k, until_page=ctx.bound, deep=True)
     beyond = _beyond_note(ctx)
     chapters = _chapters(ctx) if hits else []
     labels = ctx.library.page_labels(ctx.book.id) if hits else []  # printed pages (page-list)

@@ -33,7 +33,8 @@ import peewee as pw
 from core.errors import MarginError
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
 from core.search.frontmatter import is_front_matter
-from core.search.ranking import dense_ranking, fuse, merge_neighbours, rerank
+from core.search.ranking import dense_ranking, fuse, fuse_equal, merge_neighbours, rerank
+from core.search.sentence_vectors import SentenceVectors, want
 from core.search.snippets import make_snippet, query_stems
 from core.search.vectors import BookVectors, request_vectors
 from core.store.models import unpack_chunk, unpack_page
@@ -66,6 +67,7 @@ RANKED = (
 )
 
 POOL = 30  # candidates from each ranking before fusion
+DEEP_POOL = 60  # candidates of the words and of the sentence encoder (``deep``)
 RERANK = 45  # fused candidates re-ranked by closeness
 CACHED_PAGES = 512  # decoded page texts kept for re-ranking (about 1 MB)
 
@@ -123,6 +125,7 @@ class BookSearch:
     def __init__(self, db: pw.SqliteDatabase) -> None:
         self.db = db
         self.vectors = BookVectors(db)
+        self.sentences = SentenceVectors(db)
         self._pages: OrderedDict[Any, str] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -274,6 +277,7 @@ class BookSearch:
         limit: int = 5,
         until_page: int | None = None,
         hybrid: bool = True,
+        deep: bool = False,
     ) -> list[SearchHit]:
         """Best passages of one book for ``query``, best first; only passages ending on or
         before ``until_page`` when it is given. Empty or punctuation-only queries give no
@@ -284,7 +288,11 @@ class BookSearch:
         (``core.search.vectors``) join them by reciprocal rank fusion, and the best few are
         re-ranked by how closely the query's telling words gather in two sentences
         (``rerank``). A book without vectors yet is searched by BM25 alone (and asks for its
-        vectors). Neighbouring chunks among the best are merged into one passage."""
+        vectors). Neighbouring chunks among the best are merged into one passage.
+
+        ``deep`` (for answers: the agent's tool, passages mode): when the book has the
+        sentence encoder's vectors, the words' ranking and the encoder's are fused instead
+        (``fuse_equal``); the question's own vector costs 10-60 ms, too slow for Find."""
         limit = max(1, min(int(limit), 100))
         terms = query_terms(query)
         if not terms:
@@ -296,6 +304,10 @@ class BookSearch:
         # a "quoted phrase" asks for those very words, and so does a word or two that many
         # passages hold (a name, a term): meaning joins in for questions and descriptions
         hybrid = hybrid and not _PHRASE.search(query)
+        if hybrid and deep:
+            deep_hits = self._deep(book_id, query, terms, rowids, limit)
+            if deep_hits is not None:
+                return self._finished(deep_hits, terms, limit)
         pool = max(POOL, limit * 3) if hybrid else limit * 2 + 4
         cosines = self.vectors.cosines(book_id, query, rowids) if hybrid else None
         if cosines is not None:
@@ -322,12 +334,35 @@ class BookSearch:
         hits = [h for h in hits if h.chunk_id in every] + [
             h for h in hits if h.chunk_id not in every
         ]
+        return self._finished(hits, terms, limit)
+
+    def _finished(self, hits: list[SearchHit], terms: list[str], limit: int) -> list[SearchHit]:
+        """The first ``limit`` passages of ranked ``hits`` (neighbours merged, no front
+        matter), each with its snippet."""
         chosen = merge_neighbours(hits, limit, keep=lambda h: not is_front_matter(h.text))
         wanted = query_stems(terms)
         return [
             dataclasses.replace(h, snippet=make_snippet(h.text, wanted) or _opening(h.text))
             for h in chosen
         ]
+
+    def _deep(
+        self, book_id: int, query: str, terms: list[str], rowids: tuple[int, int], limit: int
+    ) -> list[SearchHit] | None:
+        """The chunks ranked by the fusion of the words' ranking and the sentence
+        encoder's; None when the book has no encoder vectors (yet: they are asked for)."""
+        meaning = self.sentences.cosines(book_id, query, rowids)
+        if meaning is None:
+            if self.sentences.available():
+                want(self.db, book_id)
+            return None
+        pool = max(DEEP_POOL, limit * 3)
+        keyword, _ = self._ranked_here(terms, rowids, book_id, meaning, pool)
+        if not keyword:
+            return []  # not one word of the query is in the book
+        dense = dense_ranking(meaning, rowids, pool)
+        fused = fuse_equal([c for c, _ in keyword], [c for c, _ in dense])
+        return self._hits(fused[: max(RERANK, limit * 3)], book_id, {}, dict(keyword))
 
     def continues_beyond(self, book_id: int, until_page: int) -> bool:
         """Whether the book has text after ``until_page`` (never how much matches a query:

@@ -43,6 +43,17 @@ def fuse(keyword: list[int], dense: list[int], *, k: int = RRF_K) -> list[int]:
     return sorted(score, key=lambda c: -score[c])
 
 
+def fuse_equal(keyword: list[int], meaning: list[int], *, k: int = RRF_K) -> list[int]:
+    """Reciprocal rank fusion of the words' and the sentence encoder's rankings, weighed
+    alike (the encoder's ranking is good enough to lead as much as the words: the static
+    one's is not, and joining it lowers recall; eval_search.py)."""
+    score: dict[int, float] = {}
+    for ranking in (keyword, meaning):
+        for rank, chunk_id in enumerate(ranking):
+            score[chunk_id] = score.get(chunk_id, 0.0) + 1.0 / (k + rank + 1)
+    return sorted(score, key=lambda c: -score[c])
+
+
 def rerank(
     query: str, hits: list[SearchHit], keyword: list[int], dense: list[int]
 ) -> list[SearchHit]:

@@ -51,7 +51,26 @@ class _Stored:
 
 
 class BookVectors:
-    """The vectors of the library's books: written after an import, searched per book."""
+    """The vectors of the library's books: written after an import, searched per book.
+    A subclass names another model, its table and its ``embed`` (``sentence_vectors.py``)."""
+
+    table = "chunk_vectors"
+    model = MODEL
+    dims = DIMS
+    kind = "static"  # the worker process's name for this class (``_index_in_worker``)
+
+    def _embed(self, texts: list[str]) -> Any:
+        return embed(texts)
+
+    def available(self) -> bool:
+        """Whether the model can be there at all (without loading it)."""
+        return True
+
+    def _pack(self, matrix: Any) -> bytes:
+        return pack(matrix)
+
+    def _unpack(self, blob: bytes) -> Any:
+        return unpack(blob, self.dims)
 
     def __init__(self, db: pw.SqliteDatabase) -> None:
         self.db = db
@@ -76,11 +95,11 @@ class BookVectors:
         ids, texts = self._chunks(book_id)
         if not ids or ids[-1] - ids[0] + 1 != len(ids):
             return False
-        matrix = embed(texts)
+        matrix = self._embed(texts)
         for row, text in enumerate(texts):
             if is_front_matter(text):
                 matrix[row] = 0  # never near a question
-        blob = pack(matrix)
+        blob = self._pack(matrix)
         # IMMEDIATE: take the write lock first (waiting for an import's transaction), never
         # upgrade a read to a write, which SQLite refuses at once when another writer is on
         with self.db.atomic("IMMEDIATE"):
@@ -90,9 +109,9 @@ class BookVectors:
             if current is None or (current[0], current[1]) != (ids[0], len(ids)):
                 return False  # the book was re-read or deleted meanwhile
             self.db.execute_sql(
-                "INSERT OR REPLACE INTO chunk_vectors (book_id, model, dims, first_chunk, count,"
+                f"INSERT OR REPLACE INTO {self.table} (book_id, model, dims, first_chunk, count,"
                 " data) VALUES (?, ?, ?, ?, ?, ?)",
-                (book_id, MODEL, DIMS, ids[0], len(ids), blob),
+                (book_id, self.model, self.dims, ids[0], len(ids), blob),
             )
         with self._lock:
             self._cache.pop(book_id, None)
@@ -100,14 +119,16 @@ class BookVectors:
 
     def missing(self) -> list[int]:
         """Ready books whose vectors are missing or no longer match their chunks."""
+        if not self.available():
+            return []
         rows = self.db.execute_sql(
             "SELECT b.id FROM book b "
             "JOIN (SELECT book_id, min(id) AS first, count(*) AS n FROM chunk GROUP BY book_id)"
             " c ON c.book_id = b.id "
-            "LEFT JOIN chunk_vectors v ON v.book_id = b.id "
+            f"LEFT JOIN {self.table} v ON v.book_id = b.id "
             "WHERE b.status = 'ready' AND (v.book_id IS NULL OR v.model != ? OR v.dims != ?"
             " OR v.first_chunk != c.first OR v.count != c.n) ORDER BY b.id",
-            (MODEL, DIMS),
+            (self.model, self.dims),
         ).fetchall()
         return [int(r[0]) for r in rows]
 
@@ -146,20 +167,20 @@ class BookVectors:
             "SELECT v.first_chunk, v.count, c.first, c.n, "
             "CASE WHEN v.first_chunk = c.first AND v.count = c.n AND v.model = ? AND v.dims = ?"
             " THEN 1 ELSE 0 END "
-            "FROM chunk_vectors v, (SELECT min(id) AS first, count(*) AS n FROM chunk "
+            f"FROM {self.table} v, (SELECT min(id) AS first, count(*) AS n FROM chunk "
             "WHERE book_id = ?) c WHERE v.book_id = ?",
-            (MODEL, DIMS, book_id, book_id),
+            (self.model, self.dims, book_id, book_id),
         ).fetchone()
         if row is None or not row[4]:
             return None
         if hit is not None and (hit.first_chunk, hit.count) == (row[0], row[1]):
             return hit
         blob = self.db.execute_sql(
-            "SELECT data FROM chunk_vectors WHERE book_id = ?", (book_id,)
+            f"SELECT data FROM {self.table} WHERE book_id = ?", (book_id,)
         ).fetchone()
         if blob is None:
             return None
-        stored = _Stored(int(row[0]), int(row[1]), unpack(bytes(blob[0]), DIMS))
+        stored = _Stored(int(row[0]), int(row[1]), self._unpack(bytes(blob[0])))
         with self._lock:
             self._cache[book_id] = stored
             while len(self._cache) > CACHED_BOOKS:
@@ -181,7 +202,7 @@ class BookVectors:
         if first < 0 or last >= stored.count or last < first:
             return None
         try:
-            wanted = embed([query])[0]
+            wanted = self._embed([query])[0]
         except VectorsUnavailable:
             return None
         return rowids[0], stored.matrix[first : last + 1] @ wanted
@@ -272,7 +293,7 @@ class VectorIndexer:
         receive, send = ctx.Pipe(duplex=False)
         worker = ctx.Process(
             target=_index_books,
-            args=(str(self.db.database), todo, send),
+            args=(str(self.db.database), todo, send, vectors.kind),
             name="margin-vectors",
             daemon=True,
         )
@@ -334,7 +355,11 @@ class VectorIndexer:
                 log.warning("a vectors progress listener failed", exc_info=True)
 
     def _run(self) -> None:
-        vectors = BookVectors(self.db)
+        from core.search.sentence_vectors import SentenceVectors
+
+        # the static vectors of every book first (seconds), then the sentence encoder's
+        # (about 0.1 s a chunk: minutes for a long book)
+        kinds = (BookVectors(self.db), SentenceVectors(self.db))
         while not self._stopped:
             if not self._wake.wait(IDLE_S):
                 with self._lock:  # nothing asked for a while: end; request() starts anew
@@ -348,8 +373,9 @@ class VectorIndexer:
             if self._stopped:
                 break
             try:
-                if self._current():
-                    self._index(vectors)
+                for vectors in kinds:
+                    if self._current() and not self._stopped:
+                        self._index(vectors)
             except Exception:  # a closed or damaged library: search stays BM25 alone
                 log.warning("background vectors stopped", exc_info=True)
             finally:
@@ -361,13 +387,13 @@ class VectorIndexer:
             self._idle.set()
 
 
-def _index_books(path: str, book_ids: list[int], send: Any) -> None:
+def _index_books(path: str, book_ids: list[int], send: Any, kind: str = "static") -> None:
     """The worker process: each book's vectors, and after each ("ok", "skipped",
     "unavailable" or why it failed) sent back."""
     try:
         for book_id in book_ids:
             try:
-                outcome = "ok" if _index_in_worker(path, book_id) else "skipped"
+                outcome = "ok" if _index_in_worker(path, book_id, kind) else "skipped"
             except VectorsUnavailable as exc:
                 send.send((book_id, "unavailable"))
                 log.warning("no vectors: %s", exc)
@@ -379,7 +405,7 @@ def _index_books(path: str, book_ids: list[int], send: Any) -> None:
         send.close()
 
 
-def _index_in_worker(path: str, book_id: int) -> bool:
+def _index_in_worker(path: str, book_id: int, kind: str = "static") -> bool:
     """In the worker process: compute and store one book's vectors. The library is opened
     as it is, never created or migrated (only the window or a command does that): when its
     schema is not this version's, nothing is done."""
@@ -396,6 +422,10 @@ def _index_in_worker(path: str, book_id: int) -> bool:
         db.connect()
         if current_version(db) != SCHEMA_VERSION:
             return False
+        if kind == "sentence":
+            from core.search.sentence_vectors import SentenceVectors
+
+            return SentenceVectors(db).index_book(book_id)
         return BookVectors(db).index_book(book_id)
     finally:
         db.close()

@@ -334,6 +334,16 @@ def _ocr_text(db: pw.SqliteDatabase) -> None:
     )
 
 
+def _sentence_vectors(db: pw.SqliteDatabase) -> None:
+    # The sentence encoder's vectors of a book's chunks (core.search.sentence_vectors), laid
+    # out as chunk_vectors: one row per book, int8 numbers for its contiguous chunk ids.
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS sentence_vectors (book_id INTEGER PRIMARY KEY "
+        "REFERENCES book (id) ON DELETE CASCADE, model TEXT NOT NULL, dims INTEGER NOT NULL, "
+        "first_chunk INTEGER NOT NULL, count INTEGER NOT NULL, data BLOB NOT NULL)"
+    )
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -353,6 +363,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _companions,
     _no_duplicate_indexes,
     _ocr_text,
+    _sentence_vectors,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

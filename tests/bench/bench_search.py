@@ -9,7 +9,12 @@ vector part (hybrid: BM25 + dense vectors + re-ranking), BM25 alone measured bes
 the same run, interleaved.
 The books' reading states are mixed (a third finished, a third read part-way, a third
 unread), as search --all applies each book's bound.
-Run: .venv/bin/python tests/bench/bench_search.py [--books 500]
+Deep search (the answers' search: BM25 fused with the sentence encoder's vectors, used by
+the agent's tool and passages mode) is timed on ``--deep-books`` books (3 unless told:
+their encoder vectors take about 0.1 s a chunk), beside the hybrid search on the same
+queries, with the encoder's cost: loading, a chunk embedded, a pool of 30 embedded on the
+fly (the query-time alternative to stored vectors).
+Run: .venv/bin/python tests/bench/bench_search.py [--books 500] [--deep-books N]
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from core.search.vectors import indexer_for
 from core.store.library import Library
 
 BOOKS = int(sys.argv[sys.argv.index("--books") + 1]) if "--books" in sys.argv else 50
+DEEP_BOOKS = int(sys.argv[sys.argv.index("--deep-books") + 1]) if "--deep-books" in sys.argv else 3
 QUERIES = [
     "Cheshire Cat",
     "Gregor",
@@ -242,7 +248,88 @@ def main() -> None:
             "for comparison",
             True,
         )
+        deep_bench(lib, search, ids, pages)
         lib.close()
+
+
+def deep_bench(lib: Library, search: BookSearch, ids: list[int], pages: dict[int, int]) -> None:
+    """The deep search's latency on a few books with encoder vectors, and the encoder's cost."""
+    from core.search.encoder import load_encoder
+    from core.search.sentence_vectors import want
+
+    started = time.perf_counter()
+    encoder = load_encoder()
+    loaded = (time.perf_counter() - started) * 1000
+    if encoder is None or DEEP_BOOKS <= 0:
+        print("  (no sentence encoder weights: deep search not measured)")
+        return
+    chosen = ids[:DEEP_BOOKS]
+    started = time.perf_counter()
+    for book_id in chosen:
+        want(lib.db, book_id)
+    indexer_for(lib.db).wait()
+    indexed = time.perf_counter() - started
+    count = lib.db.execute_sql(
+        "SELECT sum(count), sum(length(data)) FROM sentence_vectors"
+    ).fetchone()
+    texts = [h.text for h in search.search_book(chosen[0], "Alice", limit=30, hybrid=False)]
+    pool = (texts * 30)[:30]
+    cpu = time.process_time()
+    encoder.encode(pool)
+    on_the_fly = (time.process_time() - cpu) * 1000
+    rng = random.Random(11)
+    runs = [(b, rng.choice(QUERIES), pages[b]) for b in rng.choices(chosen, k=100)]
+
+    def deep(book_id: int, query: str, bound: int) -> None:
+        search.search_book(book_id, query, limit=5, until_page=bound, deep=True)
+
+    def hybrid(book_id: int, query: str, bound: int) -> None:
+        search.search_book(book_id, query, limit=5, until_page=bound)
+
+    timed(deep, runs[:10])
+    timed(hybrid, runs[:10])
+    CPU.clear()
+    deep_ms: list[float] = []
+    hybrid_ms: list[float] = []
+    for n in range(0, len(runs), 20):  # interleaved
+        deep_ms += timed(deep, runs[n : n + 20])
+        hybrid_ms += timed(hybrid, runs[n : n + 20])
+    report(
+        f"encoder vectors of {DEEP_BOOKS} books ({count[0]} chunks)",
+        f"{indexed:.1f} s, {1000 * indexed / max(1, count[0]):.0f} ms/chunk",
+        "(background)",
+        True,
+    )
+    report(
+        "encoder: load / 30 chunks embedded on the fly (CPU)",
+        f"{loaded:.0f} ms / {on_the_fly:.0f} ms",
+        "(why stored)",
+        True,
+    )
+    report(
+        f"search_book deep (agent, passages), {len(runs)} queries",
+        f"median {median(deep_ms):.2f} ms, p95 {percentile(deep_ms, 95):.2f} ms",
+        "<= 150 ms",
+        percentile(deep_ms, 95) <= 150,
+    )
+    report(
+        "search_book hybrid (Find), same queries",
+        f"median {median(hybrid_ms):.2f} ms, p95 {percentile(hybrid_ms, 95):.2f} ms",
+        "p95 <= 5 ms",
+        percentile(hybrid_ms, 95) <= 5,
+    )
+    report(
+        "CPU time: deep / hybrid",
+        f"p95 {percentile(CPU['deep'], 95):.2f} / {percentile(CPU['hybrid'], 95):.2f} ms",
+        "(shared machine)",
+        True,
+    )
+    report(
+        "encoder vectors stored (4 bits a number)",
+        f"{count[1] / 1024:.0f} KiB, {count[1] // max(1, count[0])} B/chunk",
+        "(database)",
+        True,
+    )
 
 
 if __name__ == "__main__":

