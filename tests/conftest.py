@@ -136,7 +136,9 @@ socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
 
 
 @pytest.fixture(autouse=True)
-def margin_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def margin_home(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """A fresh data + config folder for every test; the real user folders are never used."""
     home = tmp_path / "margin-home"
     home.mkdir()
@@ -146,6 +148,10 @@ def margin_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     from tests.support import memory_keyring
 
     memory_keyring.MemoryKeyring.clear()
+    # the sentence encoder's vectors take minutes of CPU per book in a background process:
+    # only the tests marked deep_vectors ask for them (every other deep search is the hybrid)
+    deep = request.node.get_closest_marker("deep_vectors") is not None
+    monkeypatch.setenv("MARGIN_DEEP_VECTORS", "1" if deep else "0")
     yield home
 
 

@@ -15,6 +15,7 @@ encoder's weights nothing is computed and search works as before.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -27,6 +28,7 @@ from core.search.vectors import BookVectors, request_vectors
 # start-up, the encoder only when a vector is needed); test_sentence_vectors checks them
 MODEL = "all-MiniLM-L6-v2"
 DIMS = 384
+DEEP_VECTORS_ENV = "MARGIN_DEEP_VECTORS"  # "0": no encoder vectors are computed
 
 _wanted: dict[str, set[int]] = {}  # library file → books whose vectors were asked for
 _wanted_lock = threading.Lock()
@@ -34,7 +36,11 @@ _wanted_lock = threading.Lock()
 
 def want(db: pw.SqliteDatabase, book_id: int) -> None:
     """Have the book's encoder vectors computed in the background (when they are missing):
-    its answers are searched deeply from then on."""
+    its answers are searched deeply from then on. ``MARGIN_DEEP_VECTORS=0`` turns this
+    off (the encoder's vectors cost minutes of CPU per novel: a laptop on battery, the test
+    suite); deep search then stays the hybrid search for books without them."""
+    if os.environ.get(DEEP_VECTORS_ENV) == "0":
+        return
     with _wanted_lock:
         _wanted.setdefault(str(db.database), set()).add(book_id)
     request_vectors(db)

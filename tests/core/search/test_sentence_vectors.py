@@ -24,7 +24,7 @@ from core.store.library import BookInfo, Library
 from tests.conftest import BOOKS
 
 # the encoder's work in a background process and here: slow when the machine is loaded
-pytestmark = pytest.mark.timeout(400)
+pytestmark = [pytest.mark.timeout(400), pytest.mark.deep_vectors]
 
 QUESTION = "What did the hurrying animal take out to check the time?"
 ANSWER = "watch out of its waistcoat-pocket"
