@@ -195,6 +195,7 @@ class SpoilerGuard:
         self._ready: Meaning | None = None
         self._asked = -ASK_AGAIN_S  # when the book's vectors were last asked for
         self._read = [t for t in (question, selection) if t.strip()]  # read, for the meaning test
+        self._passages: list[str] = []  # the passages the answer used (the meaning test)
         self._buffer = ""
         self._pairs = read_to is not None and (
             sum(1 for page in index.first_page.values() if page <= read_to) >= MIN_KNOWN_FOR_PAIRS
@@ -242,7 +243,7 @@ class SpoilerGuard:
         """Text the answer may draw on (a passage the tools returned within the bound): it
         counts as a passage read, like those the check finds itself."""
         shown = visible_text(text)
-        self._read.append(shown)
+        self._passages.append(shown)
         words = _WORD.findall(shown)
         self._used.append(frozenset(self.index.stems(w.lower() for w in words).values()))
 
@@ -282,7 +283,7 @@ class SpoilerGuard:
             if meaning is None:
                 return False
             self._ready = meaning
-        gap = meaning.gap(visible_text(sentence), self.read_to, self._read)
+        gap = meaning.gap(visible_text(sentence), self.read_to, self._read, self._passages)
         return gap is not None and gap > meaning.margin
 
     def support_passages(self, sentence: str, limit: int = 3) -> list[str]:
