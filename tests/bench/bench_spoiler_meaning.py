@@ -95,6 +95,34 @@ def sweep(lib: Library, ids: dict[str, int], minilm: BookMeaning) -> None:
         )
 
 
+def exemptions(lib: Library, ids: dict[str, int], variants: Variants) -> None:
+    """Before -> after the meaning test's exemptions (SpoilerGuard.meaning_exemptions: a
+    sentence scoped to the pages read, or whose key words are all in one scene read), no
+    model, per model: chosen on tune, judged on the rest."""
+    sets = {
+        "tune": {"files": ("cases.txt",)},
+        "judge": {"files": ("cases_new.txt", SEM_FILE), "original": False},
+    }
+    for set_label, kw in sets.items():
+        for label, source in variants.items():
+            if source is None:
+                continue
+            runs = []
+            for on in (False, True):
+                SpoilerGuard.meaning_exemptions = on
+                runs.append(evaluate_kinds(lib.db, ids, meaning=source, **kw))  # type: ignore[arg-type]
+            print(f"  exemptions off -> on, {label}, {set_label}, no model:")
+            for kind in runs[-1]:
+                print(line(kind, *(r[kind] for r in runs)))
+            print(line("all", *(total(r) for r in runs)))
+            for kind, r in runs[0].items():
+                for m in set(r.alarms) - set(runs[1][kind].alarms):
+                    print(f"      alarm gone ({kind}): {m}")
+                for m in set(r.missed) ^ set(runs[1][kind].missed):
+                    print(f"      catch changed ({kind}): {m}")
+    SpoilerGuard.meaning_exemptions = True
+
+
 def by_book(lib: Library, ids: dict[str, int], variants: Variants) -> None:
     files = (*CASE_FILES, SEM_FILE)
     print(f"  by book, plain words and all kinds, no model, all files ({' -> '.join(variants)}):")
@@ -207,6 +235,7 @@ def main() -> None:
         "MiniLM": ready(lib, ids, (MINILM,)),
     }
     sweep(lib, ids, variants["MiniLM"])  # type: ignore[arg-type]
+    exemptions(lib, ids, variants)
     compare(lib, ids, variants, "tune (issue-16 files + cases.txt)", files=("cases.txt",))
     compare(
         lib,
