@@ -29,11 +29,12 @@ millisecond) and a dot product with the book's few hundred chunk vectors.
 
 Two models (issue 23, fourth session): WordLlama's static vectors (every book, made after the
 import) and the sentence encoder's (MiniLM, ``core.search.sentence_vectors``: made for the
-books deep search was asked about). ``PREFERENCE`` puts WordLlama first (it catches more on
-the judge set, see ``MARGINS``); a book is served by MiniLM when only the encoder is in memory,
-and looked at again once WordLlama is. With MiniLM a sentence costs one encoding (about 5 ms on
-two cores; the question and selection once per answer); the passages the answer used are
-pages within the bound, counted as read through their stored chunk vectors.
+books deep search was asked about). The check uses WordLlama's (``PREFERENCE``: it catches
+more on the judge set and costs nothing on the window's thread, see ``MARGINS``). A
+``BookMeaning`` given both serves a book by the first model in memory whose vectors it has,
+and looks again once a preferred model is loaded. With MiniLM a sentence costs one encoding
+(the question and selection once per answer); the passages the answer used are pages within
+the bound, counted as read through their stored chunk vectors.
 """
 
 from __future__ import annotations
@@ -56,11 +57,14 @@ log = logging.getLogger("margin.agent.spoilers")
 # (tests/bench/bench_spoiler_meaning.py). MiniLM's 0.10: the fewest false alarms on tune with
 # the most caught (0.08: 1.8 %, 0.10-0.14: 1.3 %). On the judge set it catches fewer plain-word
 # leaks than WordLlama (69.7 % against 75.0 %, lexical 64.5 %, false alarms 1.4 % for all
-# three): WordLlama comes first, MiniLM serves a book only while WordLlama is not in memory.
+# three), and it costs an encoding a sentence (5 ms on two idle cores, far more on a busy
+# machine) where the check runs: the answer's coroutine, on the window's thread. So the check
+# uses WordLlama alone (``PREFERENCE``); MiniLM is measured, and ready for a check that runs
+# off that thread (``BookMeaning((MINILM, STATIC))``).
 STATIC = "wordllama-l2-supercat"  # core.search.vectors.MODEL (search by meaning)
 MINILM = "all-MiniLM-L6-v2"  # core.search.sentence_vectors.MODEL (deep search)
 MARGINS = {STATIC: 0.10, MINILM: 0.10}
-PREFERENCE = (STATIC, MINILM)  # the first whose vectors the book has and whose model is loaded
+PREFERENCE = (STATIC,)  # the first whose vectors the book has and whose model is loaded
 CACHED_BOOKS = 8
 RETRY_S = 30.0  # a book without vectors yet is looked at again after this long
 READ_CHARS = 1000  # of a question or selection, encoded once (the encoder reads 256 tokens)

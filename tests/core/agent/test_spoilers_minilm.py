@@ -1,7 +1,8 @@
 """Issue 23, fourth session: the test by meaning with the sentence encoder's chunk vectors
 (MiniLM, core.search.sentence_vectors) when a book has them and the encoder is in memory,
-WordLlama first when both are; never loading a model on an answer's path; and a sentence that
-scopes itself to the pages read ("so far") is not held by meaning. Real books, the real check,
+WordLlama first when both are (the live check uses WordLlama alone: MiniLM lost on the judge
+set); never loading a model on an answer's path; and a sentence that scopes itself to the
+pages read ("so far") is not held by meaning. Real books, the real check,
 the real encoder (its weights are in resources/models)."""
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ QUESTION = next(b.question for b in EVAL_BOOKS if b.name == "metamorphosis")  # 
 LEAK = "The last scene is a spring outing on the tram, full of hope for Grete's future."
 # from spoiler_data/metamorphosis_honest.txt: part I; WordLlama holds it (gap 0.13), MiniLM not
 HONEST = "His mother sends his sister for the doctor and his father sends the maid for a locksmith."
-SCOPED = "His sister seems kinder than his parents so far."  # WordLlama's gap: 0.17
+# the same, scoped by itself to the pages read; and with what happens later too
+SCOPED = "So far, his mother has sent his sister for the doctor, and his father has sent the maid for a locksmith."
+LATER_TOO = "So far his mother sends his sister for the doctor, and later his father sends the maid for a locksmith."
 
 pytestmark = [
     pytest.mark.skipif(
@@ -41,9 +44,11 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def meta(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Library, int]]:
-    """Metamorphosis with both kinds of chunk vectors (the encoder's: about 25 s)."""
+    """Metamorphosis with both kinds of chunk vectors (the encoder's: about 25 s), next to
+    Alice as in the evaluation (which words are distinctive depends on the library)."""
     lib = Library.open(resolve_paths(tmp_path_factory.mktemp("minilm") / "home"))
     book_id = import_book(lib, BOOKS / "metamorphosis.epub").book.id
+    import_book(lib, BOOKS / "alice_in_wonderland.epub")
     assert BookVectors(lib.db).index_book(book_id)
     assert SentenceVectors(lib.db).index_book(book_id)
     yield lib, book_id
@@ -86,16 +91,20 @@ def test_minilm_vectors_serve_the_check(meta: tuple[Library, int]) -> None:
     assert not held(lib, book_id, meanings, HONEST).hidden
 
 
-def test_wordllama_first_then_minilm_then_lexical(
+def test_the_model_preference_and_the_fallbacks(
     meta: tuple[Library, int], tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lib, book_id = meta
-    both = load(lib.db, book_id, load_model=True)
-    assert both is not None and both.model == STATIC  # the preference: WordLlama first
+    default = load(lib.db, book_id, load_model=True)
+    assert default is not None and default.model == STATIC  # the check's: WordLlama alone
+    both = load(lib.db, book_id, (STATIC, MINILM), load_model=True)
+    assert both is not None and both.model == STATIC  # WordLlama first
+    assert load(lib.db, book_id, (MINILM, STATIC), load_model=True).model == MINILM  # type: ignore[union-attr]
     # WordLlama not in memory, the encoder is: MiniLM serves the book
     monkeypatch.setattr(embedding, "_model", None)
     assert not model_loaded(STATIC) and model_loaded(MINILM)
-    meanings = BookMeaning()
+    assert BookMeaning().request(lib.db, book_id) is None  # the check's: nothing to load
+    meanings = BookMeaning((STATIC, MINILM))
     thread = meanings.request(lib.db, book_id)
     assert thread is not None
     thread.join()
@@ -152,6 +161,4 @@ def test_a_sentence_scoped_to_the_pages_read_is_not_held_by_meaning(
     finally:
         SpoilerGuard.meaning_exemptions = True
     assert not held(lib, book_id, meanings, SCOPED).hidden
-    # "so far" with what happens in the end is a leak all the same
-    leak = "So far he hides, but in the end he dies and his family take a trip in the country."
-    assert held(lib, book_id, meanings, leak).hidden
+    assert held(lib, book_id, meanings, LATER_TOO).hidden  # "so far ... later": not scoped
