@@ -125,6 +125,13 @@ _FUTURE = re.compile(
     re.I,
 )
 MIN_FUTURE_WORDS = 2
+# A sentence that scopes itself to the pages read ("so far", "not yet") is never held by the
+# test by meaning (unless it also tells what happens later): it tells what was read.
+_SO_FAR = re.compile(
+    r"\bso far\b(?! (?:away|off|from|beyond|as)\b)|\buntil now\b|\bup to (?:now|here)\b|"
+    r"\b(?:not|n't|never|cannot)\s+(?:\w+\s+)?yet\b",
+    re.I,
+)
 ASK_AGAIN_S = 0.5  # while a book's vectors load, a guard asks for them at most this often
 PHRASE_RARE_ZIPF = 5.3  # a phrase has a word less common than this ("tea party")
 _STORY_PRONOUNS = frozenset("he she they his her him them their hers".split())
@@ -153,6 +160,8 @@ class Segment:
 
 class SpoilerGuard:
     """Checks one answer as it streams. Not thread-safe: one guard per answer."""
+
+    meaning_exemptions = True  # a sentence scoped to the pages read passes the meaning test
 
     def __init__(
         self,
@@ -195,6 +204,7 @@ class SpoilerGuard:
         self._ready: Meaning | None = None
         self._asked = -ASK_AGAIN_S  # when the book's vectors were last asked for
         self._read = [t for t in (question, selection) if t.strip()]  # read, for the meaning test
+        self._passages: list[str] = []  # the passages the answer used (the meaning test)
         self._buffer = ""
         self._pairs = read_to is not None and (
             sum(1 for page in index.first_page.values() if page <= read_to) >= MIN_KNOWN_FOR_PAIRS
@@ -242,7 +252,7 @@ class SpoilerGuard:
         """Text the answer may draw on (a passage the tools returned within the bound): it
         counts as a passage read, like those the check finds itself."""
         shown = visible_text(text)
-        self._read.append(shown)
+        self._passages.append(shown)
         words = _WORD.findall(shown)
         self._used.append(frozenset(self.index.stems(w.lower() for w in words).values()))
 
@@ -282,8 +292,13 @@ class SpoilerGuard:
             if meaning is None:
                 return False
             self._ready = meaning
-        gap = meaning.gap(visible_text(sentence), self.read_to, self._read)
-        return gap is not None and gap > meaning.margin
+        shown = visible_text(sentence)
+        gap = meaning.gap(shown, self.read_to, self._read, self._passages)
+        if gap is None or gap <= meaning.margin:
+            return False
+        # a sentence that says itself it tells only what was read ("so far") is not held
+        scoped = _SO_FAR.search(shown) is not None and _FUTURE.search(shown) is None
+        return not (self.meaning_exemptions and scoped)
 
     def support_passages(self, sentence: str, limit: int = 3) -> list[str]:
         """The text of the passages within the bound that best match ``sentence``: what a

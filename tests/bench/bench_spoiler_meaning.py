@@ -8,23 +8,31 @@ and is judged on cases_new.txt and cases_sem.txt ("judge"); cases_sem.txt (40 pl
 sentences written for this session) is reported apart so that the figures on the older set
 stay comparable with earlier sessions.
 
+Issue 23, fourth session: the same test with the sentence encoder's chunk vectors (MiniLM,
+core.search.sentence_vectors) next to WordLlama's: lexical -> WordLlama -> MiniLM. MiniLM's
+margin is chosen on the tune files (the sweep is printed) and judged on the rest.
+
+The library (the books, both kinds of chunk vectors: MiniLM's take minutes) is made once and
+kept in the spoiler books' cache folder (``meaning-library``); delete it to make it again.
+
 Run: .venv/bin/python tests/bench/bench_spoiler_meaning.py
 (A Christmas Carol and Sherlock Holmes come in when tests/bench/spoiler_books.py built them.)
 """
 
 from __future__ import annotations
 
-import tempfile
+import json
 import time
-from pathlib import Path
 
 from common import FIXTURES, machine, median, percentile, report
 from spoiler_books import CACHE
 
-from core.agent.spoiler_semantic import BookMeaning
+from core.agent.spoiler_semantic import MARGINS, MINILM, STATIC, BookMeaning
 from core.agent.spoilers import SpoilerGuard, SpoilerIndex
 from core.books.importer import import_book
 from core.paths import resolve_paths
+from core.search.sentence_vectors import SentenceVectors
+from core.search.vectors import BookVectors
 from core.store.library import Library
 from tests.core.agent.spoiler_eval import (
     BOOKS,
@@ -34,7 +42,6 @@ from tests.core.agent.spoiler_eval import (
     KindResult,
     cases,
     evaluate_kinds,
-    load_meanings,
     oracle,
     total,
 )
@@ -44,78 +51,123 @@ def pct(a: int, b: int) -> str:
     return f"{a}/{b} = {a / b:.1%}" if b else "-"
 
 
-def line(label: str, before: KindResult, after: KindResult) -> str:
-    return (
-        f"    {label:<28} caught {pct(before.caught, before.leaks):>16} -> "
-        f"{pct(after.caught, after.leaks):<16} false alarms "
-        f"{pct(before.false_alarms, before.honest):>14} -> {pct(after.false_alarms, after.honest)}"
-    )
+def line(label: str, *results: KindResult) -> str:
+    caught = " -> ".join(f"{pct(r.caught, r.leaks):>15}" for r in results)
+    alarms = " -> ".join(f"{pct(r.false_alarms, r.honest):>13}" for r in results)
+    return f"    {label:<22} caught {caught}   false alarms {alarms}"
+
+
+Variants = dict[str, BookMeaning | None]
 
 
 def compare(
-    lib: Library, ids: dict[str, int], meanings: BookMeaning, label: str, **kw: object
+    lib: Library, ids: dict[str, int], variants: Variants, label: str, **kw: object
 ) -> None:
-    """Before -> after by kind and in all, for each verification (none, the oracle)."""
+    """Lexical -> WordLlama -> MiniLM by kind and in all, for each verification (none, the
+    oracle)."""
     for verify_label, verify in (("no model", None), ("oracle verifier", oracle)):
-        before = evaluate_kinds(lib.db, ids, verify=verify, **kw)  # type: ignore[arg-type]
-        after = evaluate_kinds(
-            lib.db,
-            ids,
-            verify=verify,
-            meaning=meanings,
-            **kw,  # type: ignore[arg-type]
-        )
-        print(f"  {label}, {verify_label}:")
-        for kind in after:
-            print(line(kind, before[kind], after[kind]))
-        print(line("all", total(before), total(after)))
+        runs = [
+            evaluate_kinds(lib.db, ids, verify=verify, meaning=m, **kw)  # type: ignore[arg-type]
+            for m in variants.values()
+        ]
+        print(f"  {label}, {verify_label} ({' -> '.join(variants)}):")
+        for kind in runs[-1]:
+            print(line(kind, *(r[kind] for r in runs)))
+        print(line("all", *(total(r) for r in runs)))
         if verify is None and label.startswith("judge"):
-            for kind, r in after.items():
-                for m in r.missed:
-                    print(f"      missed ({kind}): {m}")
-                for m in r.alarms:
-                    print(f"      false alarm ({kind}): {m}")
+            for name, run in zip(variants, runs, strict=True):
+                for kind, r in run.items():
+                    for m in r.missed:
+                        print(f"      {name} missed ({kind}): {m}")
+                    for m in r.alarms:
+                        print(f"      {name} false alarm ({kind}): {m}")
 
 
-def by_book(lib: Library, ids: dict[str, int], meanings: BookMeaning) -> None:
+def sweep(lib: Library, ids: dict[str, int], minilm: BookMeaning) -> None:
+    """MiniLM's margin on the tune files alone (no model): caught and false alarms."""
+    print("  MiniLM margin on tune (issue-16 files + cases.txt), no model:")
+    for margin in (0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.14, 0.16, 0.20):
+        r = total(evaluate_kinds(lib.db, ids, files=("cases.txt",), meaning=minilm.retuned(margin)))
+        mark = " (MARGINS)" if margin == MARGINS[MINILM] else ""
+        print(
+            f"    {margin:.2f}: caught {pct(r.caught, r.leaks)}, "
+            f"false alarms {pct(r.false_alarms, r.honest)}{mark}"
+        )
+
+
+def exemptions(lib: Library, ids: dict[str, int], variants: Variants) -> None:
+    """Before -> after the meaning test's exemptions (SpoilerGuard.meaning_exemptions: a
+    sentence scoped to the pages read, or whose key words are all in one scene read), no
+    model, per model: chosen on tune, judged on the rest."""
+    sets = {
+        "tune": {"files": ("cases.txt",)},
+        "judge": {"files": ("cases_new.txt", SEM_FILE), "original": False},
+    }
+    for set_label, kw in sets.items():
+        for label, source in variants.items():
+            if source is None:
+                continue
+            runs = []
+            for on in (False, True):
+                SpoilerGuard.meaning_exemptions = on
+                runs.append(evaluate_kinds(lib.db, ids, meaning=source, **kw))  # type: ignore[arg-type]
+            print(f"  exemptions off -> on, {label}, {set_label}, no model:")
+            for kind in runs[-1]:
+                print(line(kind, *(r[kind] for r in runs)))
+            print(line("all", *(total(r) for r in runs)))
+            for kind, r in runs[0].items():
+                for m in set(r.alarms) - set(runs[1][kind].alarms):
+                    print(f"      alarm gone ({kind}): {m}")
+                for m in set(r.missed) ^ set(runs[1][kind].missed):
+                    print(f"      catch changed ({kind}): {m}")
+    SpoilerGuard.meaning_exemptions = True
+
+
+def by_book(lib: Library, ids: dict[str, int], variants: Variants) -> None:
     files = (*CASE_FILES, SEM_FILE)
-    print("  by book, plain words and all kinds, no model (all files):")
+    print(f"  by book, plain words and all kinds, no model, all files ({' -> '.join(variants)}):")
     for name, book_id in ids.items():
         one = {name: book_id}
-        before = evaluate_kinds(lib.db, one, files=files)
-        after = evaluate_kinds(lib.db, one, files=files, meaning=meanings)
-        if "plain" in after:
-            print(line(f"{name}/plain", before["plain"], after["plain"]))
-        print(line(f"{name}/all", total(before), total(after)))
+        runs = [evaluate_kinds(lib.db, one, files=files, meaning=m) for m in variants.values()]
+        if "plain" in runs[-1]:
+            print(line(f"{name}/plain", *(r["plain"] for r in runs)))
+        print(line(f"{name}/all", *(total(r) for r in runs)))
 
 
-def cost(lib: Library, ids: dict[str, int], meanings: BookMeaning) -> None:
+def cost(lib: Library, ids: dict[str, int], variants: Variants) -> None:
     """Per sentence, interleaved (order swapped each round, after a warm-up round): the whole
-    check without and with the test by meaning, and the test by meaning alone (one embedding
-    and a dot product); then what a first question waits for with the vectors not loaded."""
+    check with each variant, and the test by meaning alone (one embedding and a dot
+    product) with each model; then what a first question waits for with nothing loaded."""
     books = {b.name: b for b in (*BOOKS, *EXTRA_BOOKS)}
     texts = [(c.book, c.text) for c in cases(ids, (*CASE_FILES, SEM_FILE)) if not c.trick]
     indexes = {name: SpoilerIndex.build(lib.db, book_id) for name, book_id in ids.items()}
-    times: dict[str, list[float]] = {"lexical": [], "with meaning": [], "meaning alone": []}
-    sources: list[tuple[str, BookMeaning | None]] = [("lexical", None), ("with meaning", meanings)]
-    for round_ in range(4):
+    times: dict[str, list[float]] = {}
+    order = list(variants.items())
+    for round_ in range(3):
         for name, text in texts:
             read_to = books[name].read_to
-            for label, source in sources if round_ % 2 else sources[::-1]:
+            for label, source in order if round_ % 2 else order[::-1]:
                 guard = SpoilerGuard(
                     indexes[name], read_to=read_to, question="What happens?", meaning=source
                 )
                 start = time.perf_counter()
                 guard.check(text)
                 if round_:
-                    times[label].append((time.perf_counter() - start) * 1000)
-            start = time.perf_counter()
-            guard.later_in_meaning(text)
-            if round_:
-                times["meaning alone"].append((time.perf_counter() - start) * 1000)
+                    times.setdefault(f"check, {label}", []).append(
+                        (time.perf_counter() - start) * 1000
+                    )
+                if source is None:
+                    continue
+                guard.later_in_meaning(text)  # the question's vector, made once per answer
+                start = time.perf_counter()
+                guard.later_in_meaning(text + " ")  # a new sentence: not remembered
+                if round_:
+                    times.setdefault(f"meaning alone, {label}", []).append(
+                        (time.perf_counter() - start) * 1000
+                    )
     for label, t in times.items():
         report(
-            f"check per sentence, {label}",
+            f"per sentence, {label}",
             f"median {median(t):.2f} ms, p95 {percentile(t, 95):.2f} ms",
             "+ a few ms",
             True,
@@ -126,44 +178,78 @@ def cost(lib: Library, ids: dict[str, int], meanings: BookMeaning) -> None:
     guard = SpoilerGuard(indexes[name], read_to=books[name].read_to, question="", meaning=fresh)
     held = guard.later_in_meaning("Later she grows so tall that her head is far above the trees.")
     first = (time.perf_counter() - start) * 1000
-    start = time.perf_counter()
-    fresh.wait(lib.db, book_id)
-    loaded = (time.perf_counter() - start) * 1000
     report(
         "first question: guard + test by meaning, vectors not loaded",
         f"{first:.2f} ms (lexical decision: {'held' if held else 'not held'})",
         "no wait",
         first < 5,
     )
-    report("a book's vectors loaded, in the background", f"{loaded:.0f} ms", "-", True)
+    for label, source in variants.items():
+        if source is None:
+            continue
+        again = BookMeaning(source.models)
+        start = time.perf_counter()
+        again.wait(lib.db, book_id)
+        loaded = (time.perf_counter() - start) * 1000
+        report(
+            f"a book's vectors loaded ({label}), in the background", f"{loaded:.0f} ms", "-", True
+        )
+
+
+def library() -> tuple[Library, dict[str, int]]:
+    """The cached library: the books, their static and MiniLM chunk vectors (made once)."""
+    home = CACHE / "meaning-library" / "home"
+    known = home.parent / "ids.json"
+    lib = Library.open(resolve_paths(home))
+    ids: dict[str, int] = json.loads(known.read_text()) if known.is_file() else {}
+    for book in (*BOOKS, *EXTRA_BOOKS):
+        path = FIXTURES / "books" / book.file if book in BOOKS else CACHE / book.file
+        if book.name in ids or not path.is_file():
+            continue
+        ids[book.name] = book_id = import_book(lib, path).book.id
+        start = time.perf_counter()
+        BookVectors(lib.db).index_book(book_id)
+        SentenceVectors(lib.db).index_book(book_id)
+        print(f"  {book.name}: chunk vectors made in {time.perf_counter() - start:.0f} s")
+        known.write_text(json.dumps(ids))
+    return lib, ids
+
+
+def ready(lib: Library, ids: dict[str, int], models: tuple[str, ...]) -> BookMeaning:
+    meanings = BookMeaning(models)
+    for book_id in ids.values():
+        meanings.wait(lib.db, book_id)
+        found = meanings.get(lib.db, book_id)
+        if found is None or found.model != models[0]:
+            raise RuntimeError(f"book {book_id}: no {models[0]} vectors")
+    return meanings
 
 
 def main() -> None:
     print(f"bench_spoiler_meaning on {machine()}")
-    with tempfile.TemporaryDirectory() as tmp:
-        lib = Library.open(resolve_paths(Path(tmp) / "home"))
-        ids = {b.name: import_book(lib, FIXTURES / "books" / b.file).book.id for b in BOOKS}
-        for extra in EXTRA_BOOKS:
-            if (CACHE / extra.file).is_file():
-                ids[extra.name] = import_book(lib, CACHE / extra.file).book.id
-        print(f"  books: {', '.join(ids)}")
-        start = time.perf_counter()
-        meanings = load_meanings(lib.db, ids.values())
-        print(f"  chunk vectors written and loaded in {time.perf_counter() - start:.1f} s")
-        compare(lib, ids, meanings, "tune (issue-16 files + cases.txt)", files=("cases.txt",))
-        compare(
-            lib,
-            ids,
-            meanings,
-            "judge (cases_new.txt + cases_sem.txt)",
-            files=("cases_new.txt", SEM_FILE),
-            original=False,
-        )
-        compare(lib, ids, meanings, "old set (all before this session)")
-        compare(lib, ids, meanings, "new file cases_sem.txt", files=(SEM_FILE,), original=False)
-        by_book(lib, ids, meanings)
-        cost(lib, ids, meanings)
-        lib.close()
+    lib, ids = library()
+    print(f"  books: {', '.join(ids)}")
+    variants: Variants = {
+        "lexical": None,
+        "WordLlama": ready(lib, ids, (STATIC,)),
+        "MiniLM": ready(lib, ids, (MINILM,)),
+    }
+    sweep(lib, ids, variants["MiniLM"])  # type: ignore[arg-type]
+    exemptions(lib, ids, variants)
+    compare(lib, ids, variants, "tune (issue-16 files + cases.txt)", files=("cases.txt",))
+    compare(
+        lib,
+        ids,
+        variants,
+        "judge (cases_new.txt + cases_sem.txt)",
+        files=("cases_new.txt", SEM_FILE),
+        original=False,
+    )
+    compare(lib, ids, variants, "old set (all before this session)")
+    compare(lib, ids, variants, "new file cases_sem.txt", files=(SEM_FILE,), original=False)
+    by_book(lib, ids, variants)
+    cost(lib, ids, variants)
+    lib.close()
 
 
 if __name__ == "__main__":
