@@ -20,6 +20,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ ENV_FOLDER = "MARGIN_ENCODER_DIR"  # tests and benches may point at another fold
 
 _loaded: SentenceEncoder | None = None
 _tried = False
+_last_used = 0.0  # time.monotonic() of the last encode()
 _lock = threading.Lock()
 
 
@@ -142,12 +144,13 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarr
 
 
 def _linear(
-    x: np.ndarray, weight: np.ndarray, scale: np.ndarray | None, bias: np.ndarray
+    x: np.ndarray, stored: tuple[np.ndarray, np.ndarray | None], bias: np.ndarray
 ) -> np.ndarray:
     """``x @ W.T + bias`` for a stored matrix ``weight`` (out × in): an int8 one is made
     float32 for this product only (held for the whole session, the six layers' matrices
     would take 42 MB of the window's memory, for about 1 ms a question), then each output
     column is multiplied by its row's scale."""
+    weight, scale = stored
     y = x @ weight.astype(np.float32).T
     if scale is not None:
         y *= scale
@@ -203,8 +206,7 @@ class SentenceEncoder:
             self.layers.append(
                 {
                     # one matrix for query, key and value: (1152, 384)
-                    "qkv": qkv,
-                    "qkv_s": qkv_s,
+                    "qkv": (qkv, qkv_s),
                     "qkv_b": np.concatenate([qb, kb, vb]),
                     "out": matrix(p + "attention.output.dense.weight"),
                     "out_b": get(p + "attention.output.dense.bias"),
@@ -230,6 +232,8 @@ class SentenceEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors (float32, shape (len(texts), 384)), one per text."""
+        global _last_used
+        _last_used = time.monotonic()
         out = np.zeros((len(texts), DIMS), dtype=np.float32)
         if not texts:
             return out
@@ -269,7 +273,7 @@ class SentenceEncoder:
         rows = size * width
         for layer in self.layers:
             flat = x.reshape(rows, DIMS)
-            qkv = _linear(flat, layer["qkv"], layer["qkv_s"], layer["qkv_b"])
+            qkv = _linear(flat, layer["qkv"], layer["qkv_b"])
             qkv = qkv.reshape(size, width, 3, HEADS, head)
             q, k, v = qkv.transpose(2, 0, 3, 1, 4)  # each (size, heads, width, head)
             scores = np.einsum("bhqd,bhkd->bhqk", q, k, optimize=True)
@@ -279,12 +283,10 @@ class SentenceEncoder:
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
             context = np.einsum("bhqk,bhkd->bqhd", scores, v, optimize=True).reshape(rows, DIMS)
+            flat = _layer_norm(flat + _linear(context, layer["out"], layer["out_b"]), *layer["ln1"])
+            hidden = _gelu(_linear(flat, layer["up"], layer["up_b"]))
             flat = _layer_norm(
-                flat + _linear(context, *layer["out"], layer["out_b"]), *layer["ln1"]
-            )
-            hidden = _gelu(_linear(flat, *layer["up"], layer["up_b"]))
-            flat = _layer_norm(
-                flat + _linear(hidden, *layer["down"], layer["down_b"]), *layer["ln2"]
+                flat + _linear(hidden, layer["down"], layer["down_b"]), *layer["ln2"]
             )
             x = flat.reshape(size, width, DIMS)
         pooled = (x * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
@@ -296,8 +298,9 @@ class SentenceEncoder:
 def load_encoder() -> SentenceEncoder | None:
     """The encoder, loaded once (about 0.3 s); None when its weights are not there or
     cannot be read (logged once): search then works without it."""
-    global _loaded, _tried
+    global _loaded, _tried, _last_used
     with _lock:
+        _last_used = time.monotonic()
         if not _tried:
             _tried = True
             folder = model_folder()
@@ -309,6 +312,18 @@ def load_encoder() -> SentenceEncoder | None:
                 except (OSError, ValueError, KeyError) as exc:
                     log.warning("the sentence encoder could not be loaded: %s", exc)
         return _loaded
+
+
+def forget_if_idle(seconds: float) -> bool:
+    """Let the loaded encoder go when nothing was encoded for ``seconds`` (the window calls
+    this when idle: its ~20 MB come back; the next question loads it again, ~0.1 s). True
+    when it was let go."""
+    global _loaded, _tried
+    with _lock:
+        if _loaded is None or time.monotonic() - _last_used < seconds:
+            return False
+        _loaded, _tried = None, False
+        return True
 
 
 def forget_encoder() -> None:

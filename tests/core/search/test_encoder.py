@@ -148,3 +148,27 @@ def test_a_vocabulary_without_its_special_tokens_is_refused(tmp_path: Path) -> N
     vocab.write_text("[PAD]\nhello\n", encoding="utf-8")
     with pytest.raises(ValueError, match="lacks the token"):
         WordPiece(vocab)
+
+
+def test_an_unused_encoder_is_let_go(encoder: SentenceEncoder) -> None:
+    """forget_if_idle: kept while in use, let go after the idle time, loaded anew after."""
+    loaded = load_encoder()
+    assert loaded is not None
+    loaded.encode(["tea"])
+    assert not encoder_module.forget_if_idle(3600)
+    assert load_encoder() is loaded
+    assert encoder_module.forget_if_idle(0)
+    again = load_encoder()
+    assert again is not None and again is not loaded
+    assert np.allclose(again.encode(["tea"]), loaded.encode(["tea"]), atol=1e-6)
+
+
+def test_weights_are_mapped_not_read(encoder: SentenceEncoder) -> None:
+    """The layers' matrices stay int8 views of the mapped file (not float32 copies: 42 MB
+    in the window), and the word table is never read whole."""
+    layer = encoder.layers[0]
+    for name in ("out", "up", "down"):
+        matrix, scale = layer[name]
+        assert matrix.dtype == np.int8 and scale is not None
+        assert isinstance(matrix.base, np.memmap) or isinstance(matrix, np.memmap)
+    assert encoder.words.dtype == np.int8
