@@ -56,7 +56,8 @@ def test_no_process_is_left_once_the_vectors_are_done(tmp_path: Path) -> None:
         import_book(lib, _text_book(tmp_path, "one.txt", 2_000))
         import_book(lib, _text_book(tmp_path, "two.txt", 40_000))
         assert indexer.wait(240)
-        assert priorities and all(p == NICE for p in priorities), priorities
+        lowered = min(NICE, 19 - os.nice(0))  # 19 is the lowest priority there is
+        assert priorities and all(p == lowered for p in priorities), priorities
         # the worker has ended, and the resource tracker it started too
         assert getattr(resource_tracker._resource_tracker, "_fd", None) is None
         assert _children() - before == set()
