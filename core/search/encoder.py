@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -27,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from core.search.encoder_files import ENV_FOLDER, VOCAB_FILE, WEIGHTS_FILE, model_folder
 from core.search.wordpiece import WordPiece
 
 log = logging.getLogger("margin.search.encoder")
@@ -38,27 +37,15 @@ LAYERS = 6
 HEADS = 12
 EPS = 1e-12
 BATCH_TOKENS = 1024  # tokens per forward pass: small batches stay in cache (faster here)
-WEIGHTS_FILE = "model.safetensors"
 WORDS = "embeddings.word_embeddings.weight"
 SCALE = ".scale"  # an int8 matrix's float16 scale per row is the tensor NAME + SCALE
-VOCAB_FILE = "vocab.txt"
-ENV_FOLDER = "MARGIN_ENCODER_DIR"  # tests and benches may point at another folder
+
+__all__ = ["ENV_FOLDER", "VOCAB_FILE", "WEIGHTS_FILE", "SentenceEncoder", "model_folder"]
 
 _loaded: SentenceEncoder | None = None
 _tried = False
 _last_used = 0.0  # time.monotonic() of the last encode()
 _lock = threading.Lock()
-
-
-def model_folder() -> Path:
-    """Where the converted weights live: ``$MARGIN_ENCODER_DIR``, else
-    ``resources/models/minilm-l6-v2`` of the app (inside the bundle when packaged)."""
-    override = os.environ.get(ENV_FOLDER)
-    if override:
-        return Path(override)
-    bundle = getattr(sys, "_MEIPASS", None)
-    root = Path(bundle) if bundle else Path(__file__).resolve().parents[2]
-    return root / "resources" / "models" / "minilm-l6-v2"
 
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
