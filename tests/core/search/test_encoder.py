@@ -172,3 +172,23 @@ def test_weights_are_mapped_not_read(encoder: SentenceEncoder) -> None:
         assert matrix.dtype == np.int8 and scale is not None
         assert isinstance(matrix.base, np.memmap) or isinstance(matrix, np.memmap)
     assert encoder.words.dtype == np.int8
+
+
+def test_numpy_computes_on_one_thread_once_loaded(encoder: SentenceEncoder) -> None:
+    """After load_encoder(), numpy's OpenBLAS is asked for one thread (where it can be: its
+    library is found among this process's on Linux)."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the thread count is set on Linux only")
+    assert encoder_module.one_blas_thread()
+    maps = Path("/proc/self/maps").read_text(errors="replace")
+    path = next(line.split()[-1] for line in maps.splitlines() if "openblas" in line.lower())
+    library = ctypes.CDLL(path)
+    getter = next(
+        getattr(library, name.replace("set_", "get_"))
+        for name in encoder_module._BLAS_THREADS
+        if hasattr(library, name.replace("set_", "get_"))
+    )
+    assert getter() == 1
