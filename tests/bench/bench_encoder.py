@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNS = 5
+RUNS = int(os.environ.get("RUNS", "5"))
 
 QUESTIONS = [
     "Why does Alice follow the White Rabbit?",
