@@ -16,6 +16,10 @@ objects are made at start-up (modules, classes, widgets) and live as long as the
 
 So nothing that becomes garbage stays frozen past the next idle moment.
 
+The sentence encoder (deep search's, ~20 MB once a question has loaded it) is let go at an
+idle collection when no question used it for ``ENCODER_IDLE_SECONDS``; the next question
+loads it again (~0.1 s, on the agent's thread).
+
 Memory freed is not memory given back: glibc's allocator keeps freed heap pages for later
 (importing a 16 MiB EPUB and opening it left the window at 255 MB; ``malloc_trim`` gave back
 over 100 MB of it). So after each idle collection, and a moment after big transient work
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import gc
 import linecache
+import sys
 import time
 from collections.abc import Callable
 
@@ -40,6 +45,7 @@ from PySide6.QtWidgets import QApplication
 IDLE_SECONDS = 4.0  # no key press, click or wheel for this long
 FIRST_SECONDS = 10.0  # the first idle collection: soon, the SDK may have just loaded
 EVERY_SECONDS = 60.0  # later ones at most once a minute
+ENCODER_IDLE_SECONDS = 180.0  # deep search's encoder unused this long: let it go
 SETTLE_MS = 1500  # give_back_soon: after the last call, once the follow-up reads are done
 SETTLE_WAITS = 20  # …waiting for them this many times SETTLE_MS at most
 _INPUT = {
@@ -76,6 +82,7 @@ class CollectorPolicy(QObject):
             return False
         if any(busy() for busy in self.busy):
             return False
+        forget_idle_encoder()
         gc.unfreeze()
         gc.collect()
         gc.freeze()
@@ -83,6 +90,13 @@ class CollectorPolicy(QObject):
         self.collections += 1
         give_back()
         return True
+
+
+def forget_idle_encoder() -> bool:
+    """Let deep search's encoder go when unused for ``ENCODER_IDLE_SECONDS`` (never imported
+    here: a window that never searched deeply has not loaded numpy for it)."""
+    encoder = sys.modules.get("core.search.encoder")
+    return encoder is not None and encoder.forget_if_idle(ENCODER_IDLE_SECONDS)
 
 
 def give_back() -> None:

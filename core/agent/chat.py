@@ -54,6 +54,7 @@ from core.agent.types import (
 )
 from core.errors import LLMCode, MarginError
 from core.search import BookSearch
+from core.search.sentence_vectors import want_soon
 from core.settings import AgentLimits
 from core.store.conversations import Conversations, RunIds
 from core.store.db import explain as explain_storage
@@ -231,7 +232,10 @@ class ChatWithBook:
             question = Question(question, selection)
         if not question.text.strip():
             raise MarginError("empty_question", "Type a question first.")
-        await self.db(self.conversations.get, conversation_id)  # BookError when missing
+        conversation = await self.db(self.conversations.get, conversation_id)  # or BookError
+        # the book's vectors for deep search are asked for now, not at the first search:
+        # the question's answer still comes from the words' search meanwhile
+        want_soon(self.search.db, conversation.book_id)
         queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
         producer = asyncio.ensure_future(
             self._produce(conversation_id, question, queue.put_nowait, spoilers_until)

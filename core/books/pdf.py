@@ -21,6 +21,7 @@ from core.books.limits import DEFAULT_LIMITS, Limits, human_size, too_large
 from core.books.model import BookFormat, PageContent, ParsedBook
 from core.books.pdf_doc import clean_page_text, labels, meta, open_pdf, page_text, toc
 from core.errors import BookCode, BookError
+from core.processes import register as register_workers
 from core.progress import CancelToken, ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
@@ -120,6 +121,7 @@ def _within(text: str, limit: int) -> str:
 
 
 _pools: dict[int, tuple[int, ProcessPoolExecutor]] = {}  # slot -> (memory cap, pool)
+register_workers(lambda: bool(_pools))  # the resource tracker stays while a pool does
 
 
 def _limit_memory(max_bytes: int) -> None:
@@ -253,18 +255,9 @@ def _stop_idle_workers() -> None:
 def stop_resource_tracker() -> None:
     """End multiprocessing's resource-tracker process once no worker is left (it starts
     with the first worker pool and would otherwise stay for the whole session)."""
-    if _pools:
-        return
-    import gc
-    from multiprocessing import resource_tracker
+    from core.processes import stop_resource_tracker as stop_if_unused
 
-    gc.collect()  # the pools' queues unregister their semaphores when collected
-    stop = getattr(resource_tracker._resource_tracker, "_stop", None)
-    if stop is not None:
-        try:
-            stop()
-        except Exception:
-            log.debug("the resource tracker did not stop", exc_info=True)
+    stop_if_unused()
 
 
 def _usable_cores() -> int:

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from core.search.encoder_files import ENV_FOLDER, VOCAB_FILE, WEIGHTS_FILE, model_folder
 from core.search.wordpiece import WordPiece
 
 log = logging.getLogger("margin.search.encoder")
@@ -37,47 +37,45 @@ LAYERS = 6
 HEADS = 12
 EPS = 1e-12
 BATCH_TOKENS = 1024  # tokens per forward pass: small batches stay in cache (faster here)
-WEIGHTS_FILE = "model.safetensors"
 WORDS = "embeddings.word_embeddings.weight"
 SCALE = ".scale"  # an int8 matrix's float16 scale per row is the tensor NAME + SCALE
-VOCAB_FILE = "vocab.txt"
-ENV_FOLDER = "MARGIN_ENCODER_DIR"  # tests and benches may point at another folder
+
+__all__ = ["ENV_FOLDER", "VOCAB_FILE", "WEIGHTS_FILE", "SentenceEncoder", "model_folder"]
 
 _loaded: SentenceEncoder | None = None
 _tried = False
+_last_used = 0.0  # time.monotonic() of the last encode()
 _lock = threading.Lock()
-
-
-def model_folder() -> Path:
-    """Where the converted weights live: ``$MARGIN_ENCODER_DIR``, else
-    ``resources/models/minilm-l6-v2`` of the app (inside the bundle when packaged)."""
-    override = os.environ.get(ENV_FOLDER)
-    if override:
-        return Path(override)
-    bundle = getattr(sys, "_MEIPASS", None)
-    root = Path(bundle) if bundle else Path(__file__).resolve().parents[2]
-    return root / "resources" / "models" / "minilm-l6-v2"
 
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
     """Every tensor of a safetensors file (an 8-byte little-endian header length, a JSON
-    header naming each tensor's dtype, shape and byte range, then the raw data)."""
+    header naming each tensor's dtype, shape and byte range, then the raw data), as
+    read-only views of the file mapped into memory: a page is read when first used, and
+    the system may drop it again (the word table's 12 MB are mostly never read)."""
     dtypes = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I8": np.int8}
     with path.open("rb") as file:
         size = int.from_bytes(file.read(8), "little")
         if not 2 <= size <= 10_000_000:
             raise ValueError(f"{path.name} is not a safetensors file")
         header = json.loads(file.read(size))
-        data = file.read()
+    total = path.stat().st_size - 8 - size
+    if total <= 0:
+        raise ValueError(f"{path.name} holds no tensors")
+    data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + size, shape=(total,))
     tensors = {}
     for name, info in header.items():
         if name == "__metadata__":
             continue
         begin, end = info["data_offsets"]
         dtype = dtypes.get(info["dtype"])
-        if dtype is None or end > len(data):
+        if dtype is None or not 0 <= begin <= end <= total:
             raise ValueError(f"{path.name}: tensor {name} cannot be read")
-        tensors[name] = np.frombuffer(data[begin:end], dtype=dtype).reshape(info["shape"])
+        try:
+            tensor = data[begin:end].view(dtype).reshape(info["shape"])
+        except ValueError as exc:
+            raise ValueError(f"{path.name}: tensor {name} cannot be read ({exc})") from exc
+        tensors[name] = tensor
     return tensors
 
 
@@ -132,6 +130,21 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarr
     return (centred / np.sqrt(variance + EPS) * weight + bias).astype(np.float32)
 
 
+def _linear(
+    x: np.ndarray, stored: tuple[np.ndarray, np.ndarray | None], bias: np.ndarray
+) -> np.ndarray:
+    """``x @ W.T + bias`` for a stored matrix ``weight`` (out × in): an int8 one is made
+    float32 for this product only (held for the whole session, the six layers' matrices
+    would take 42 MB of the window's memory, for about 1 ms a question), then each output
+    column is multiplied by its row's scale."""
+    weight, scale = stored
+    y = x @ weight.astype(np.float32).T
+    if scale is not None:
+        y *= scale
+    y += bias
+    return y
+
+
 class SentenceEncoder:
     """all-MiniLM-L6-v2 in numpy. Thread-safe (nothing is mutated after loading)."""
 
@@ -140,12 +153,21 @@ class SentenceEncoder:
         raw = read_safetensors(folder / WEIGHTS_FILE)
 
         def get(name: str) -> np.ndarray:
-            """A tensor as float32; an int8 one is multiplied by its rows' scales."""
+            """A small tensor as float32; an int8 one is multiplied by its rows' scales."""
             if name not in raw:
                 raise ValueError(f"the encoder weights lack {name}")
             if raw[name].dtype == np.int8:
                 return raw[name].astype(np.float32) * get(name + SCALE)[:, None]
-            return np.asarray(raw[name], dtype=np.float32)
+            return np.array(raw[name], dtype=np.float32)
+
+        def matrix(name: str) -> tuple[np.ndarray, np.ndarray | None]:
+            """A layer's matrix as stored (out × in; int8 stays int8, in the mapped file)
+            and the scale of each of its rows (None for a float matrix)."""
+            if name not in raw or raw[name].ndim != 2:
+                raise ValueError(f"the encoder weights lack {name}")
+            if raw[name].dtype == np.int8:
+                return raw[name], get(name + SCALE)
+            return np.array(raw[name], dtype=np.float32), None
 
         # the word table stays as stored: rows are gathered, then scaled (12 MB, not 47)
         words = raw.get(WORDS)
@@ -155,28 +177,33 @@ class SentenceEncoder:
         self.word_scales = get(WORDS + SCALE)[:, None] if words.dtype == np.int8 else None
         if self.words.shape[0] != len(self.tokenizer.vocab):
             raise ValueError("the encoder's vocabulary does not match its weights")
-        self.positions = get("embeddings.position_embeddings.weight")[:MAX_TOKENS]
-        self.token_type = get("embeddings.token_type_embeddings.weight")[0]
+        self.positions = get("embeddings.position_embeddings.weight")[:MAX_TOKENS].copy()
+        self.token_type = get("embeddings.token_type_embeddings.weight")[0].copy()
         self.norm = (get("embeddings.LayerNorm.weight"), get("embeddings.LayerNorm.bias"))
         self.layers: list[dict[str, Any]] = []
         for n in range(LAYERS):
             p = f"encoder.layer.{n}."
-            q, k, v = (get(p + f"attention.self.{x}.weight") for x in ("query", "key", "value"))
+            q, k, v = (matrix(p + f"attention.self.{x}.weight") for x in ("query", "key", "value"))
             qb, kb, vb = (get(p + f"attention.self.{x}.bias") for x in ("query", "key", "value"))
+            if all(s is not None for _, s in (q, k, v)):
+                qkv, qkv_s = np.concatenate([q[0], k[0], v[0]]), np.concatenate([q[1], k[1], v[1]])
+            else:  # float matrices (or a mix): one float32 matrix, no scales
+                qkv = np.concatenate([m if s is None else m * s[:, None] for m, s in (q, k, v)])
+                qkv, qkv_s = qkv.astype(np.float32), None
             self.layers.append(
                 {
-                    # one matrix for query, key and value: (384, 1152), applied as x @ W
-                    "qkv": np.ascontiguousarray(np.concatenate([q, k, v]).T),
+                    # one matrix for query, key and value: (1152, 384)
+                    "qkv": (qkv, qkv_s),
                     "qkv_b": np.concatenate([qb, kb, vb]),
-                    "out": np.ascontiguousarray(get(p + "attention.output.dense.weight").T),
+                    "out": matrix(p + "attention.output.dense.weight"),
                     "out_b": get(p + "attention.output.dense.bias"),
                     "ln1": (
                         get(p + "attention.output.LayerNorm.weight"),
                         get(p + "attention.output.LayerNorm.bias"),
                     ),
-                    "up": np.ascontiguousarray(get(p + "intermediate.dense.weight").T),
+                    "up": matrix(p + "intermediate.dense.weight"),
                     "up_b": get(p + "intermediate.dense.bias"),
-                    "down": np.ascontiguousarray(get(p + "output.dense.weight").T),
+                    "down": matrix(p + "output.dense.weight"),
                     "down_b": get(p + "output.dense.bias"),
                     "ln2": (
                         get(p + "output.LayerNorm.weight"),
@@ -192,6 +219,8 @@ class SentenceEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors (float32, shape (len(texts), 384)), one per text."""
+        global _last_used
+        _last_used = time.monotonic()
         out = np.zeros((len(texts), DIMS), dtype=np.float32)
         if not texts:
             return out
@@ -231,7 +260,8 @@ class SentenceEncoder:
         rows = size * width
         for layer in self.layers:
             flat = x.reshape(rows, DIMS)
-            qkv = (flat @ layer["qkv"] + layer["qkv_b"]).reshape(size, width, 3, HEADS, head)
+            qkv = _linear(flat, layer["qkv"], layer["qkv_b"])
+            qkv = qkv.reshape(size, width, 3, HEADS, head)
             q, k, v = qkv.transpose(2, 0, 3, 1, 4)  # each (size, heads, width, head)
             scores = np.einsum("bhqd,bhkd->bhqk", q, k, optimize=True)
             scores *= scale
@@ -240,9 +270,11 @@ class SentenceEncoder:
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
             context = np.einsum("bhqk,bhkd->bqhd", scores, v, optimize=True).reshape(rows, DIMS)
-            flat = _layer_norm(flat + context @ layer["out"] + layer["out_b"], *layer["ln1"])
-            hidden = _gelu(flat @ layer["up"] + layer["up_b"])
-            flat = _layer_norm(flat + hidden @ layer["down"] + layer["down_b"], *layer["ln2"])
+            flat = _layer_norm(flat + _linear(context, layer["out"], layer["out_b"]), *layer["ln1"])
+            hidden = _gelu(_linear(flat, layer["up"], layer["up_b"]))
+            flat = _layer_norm(
+                flat + _linear(hidden, layer["down"], layer["down_b"]), *layer["ln2"]
+            )
             x = flat.reshape(size, width, DIMS)
         pooled = (x * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -250,11 +282,49 @@ class SentenceEncoder:
         return (pooled / norms).astype(np.float32)
 
 
+_BLAS_THREADS = (
+    "scipy_openblas_set_num_threads64_",  # numpy's own OpenBLAS (wheels since numpy 2)
+    "scipy_openblas_set_num_threads",
+    "openblas_set_num_threads64_",
+    "openblas_set_num_threads",
+)
+
+
+def one_blas_thread() -> bool:
+    """Have numpy's OpenBLAS compute on one thread (True when it could be told). Its
+    products here are small (a question is ~12 tokens): a second thread only waits for the
+    first, and when the other core is busy (the vectors worker, any other program) its
+    spinning made a question take 50–700 ms instead of ~15 (bench_encoder.py on a loaded
+    2-core machine); the worker's chunks were faster on one thread too (185 vs 345 ms).
+    Linux only (found among the process's mapped libraries); elsewhere nothing changes."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            paths = {line.split()[-1] for line in maps if "openblas" in line.lower()}
+    except OSError:
+        return False
+    for path in sorted(paths):
+        if ".so" not in path:
+            continue
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in _BLAS_THREADS:
+            setter = getattr(library, name, None)
+            if setter is not None:
+                setter(1)
+                return True
+    return False
+
+
 def load_encoder() -> SentenceEncoder | None:
     """The encoder, loaded once (about 0.3 s); None when its weights are not there or
     cannot be read (logged once): search then works without it."""
-    global _loaded, _tried
+    global _loaded, _tried, _last_used
     with _lock:
+        _last_used = time.monotonic()
         if not _tried:
             _tried = True
             folder = model_folder()
@@ -262,10 +332,23 @@ def load_encoder() -> SentenceEncoder | None:
                 log.info("no sentence encoder at %s: search re-ranks without it", folder)
             else:
                 try:
+                    one_blas_thread()
                     _loaded = SentenceEncoder(folder)
                 except (OSError, ValueError, KeyError) as exc:
                     log.warning("the sentence encoder could not be loaded: %s", exc)
         return _loaded
+
+
+def forget_if_idle(seconds: float) -> bool:
+    """Let the loaded encoder go when nothing was encoded for ``seconds`` (the window calls
+    this when idle: its ~20 MB come back; the next question loads it again, ~0.1 s). True
+    when it was let go."""
+    global _loaded, _tried
+    with _lock:
+        if _loaded is None or time.monotonic() - _last_used < seconds:
+            return False
+        _loaded, _tried = None, False
+        return True
 
 
 def forget_encoder() -> None:

@@ -46,6 +46,19 @@ def want(db: pw.SqliteDatabase, book_id: int) -> None:
     request_vectors(db)
 
 
+def want_soon(db: pw.SqliteDatabase, book_id: int) -> None:
+    """A question on this book was just asked: its encoder vectors are asked for now (once
+    a session), not when the agent's first deep search comes a few seconds later. Cheap
+    (no numpy, no database read); nothing when the weights are not there."""
+    with _wanted_lock:
+        if book_id in _wanted.get(str(db.database), ()):
+            return
+    from core.search.encoder_files import weights_present
+
+    if weights_present():
+        want(db, book_id)
+
+
 class SentenceVectors(BookVectors):
     table = "sentence_vectors"
     model = MODEL
@@ -53,10 +66,9 @@ class SentenceVectors(BookVectors):
     kind = "sentence"
 
     def available(self) -> bool:
-        from core.search.encoder import VOCAB_FILE, WEIGHTS_FILE, model_folder
+        from core.search.encoder_files import weights_present
 
-        folder = model_folder()
-        return (folder / WEIGHTS_FILE).exists() and (folder / VOCAB_FILE).exists()
+        return weights_present()
 
     def _pack(self, matrix: Any) -> bytes:
         return pack4(matrix)

@@ -382,6 +382,11 @@ class VectorIndexer:
                 if not self.db.is_closed():
                     self.db.close()  # this thread's own connection
             if not self._wake.is_set():
+                # no worker left: multiprocessing's resource tracker ends too (unless a
+                # PDF's workers still need it); the next worker starts it again
+                from core.processes import stop_resource_tracker
+
+                stop_resource_tracker()
                 self._idle.set()
         if self._stopped:
             self._idle.set()
@@ -389,7 +394,11 @@ class VectorIndexer:
 
 def _index_books(path: str, book_ids: list[int], send: Any, kind: str = "static") -> None:
     """The worker process: each book's vectors, and after each ("ok", "skipped",
-    "unavailable" or why it failed) sent back."""
+    "unavailable" or why it failed) sent back. It runs at a low priority: the window and
+    every reader's work come first."""
+    from core.processes import lower_priority
+
+    lower_priority()
     try:
         for book_id in book_ids:
             try:

@@ -17,7 +17,8 @@ suite's in-memory keyring (``PYTHON_KEYRING_BACKEND``, set by tests/conftest.py)
 imported as on a desktop (a Secret Service backend would add secretstorage and cryptography,
 about 8 MB), and the machine's own keyring is never read.
 
-Run: .venv/bin/python tests/bench/bench_memory.py             (this tree)
+Run: .venv/bin/python tests/bench/bench_memory.py             (this tree; --epub: the
+     import's state alone, with the child processes 10 s after the book's vectors are done)
      .venv/bin/python tests/bench/bench_memory.py --compare REF   (git REF vs this tree,
      interleaved: one process of each in turn)
 """
@@ -59,10 +60,14 @@ def children() -> int:
     return sum(len((t / "children").read_text().split()) for t in tasks.iterdir())
 
 
-def make_libraries(work: Path) -> dict[str, Path]:
+def make_libraries(work: Path, only_epub: bool = False) -> dict[str, Path]:
     """The 500-book library, a library holding the 117-page PDF, and the 16 MiB EPUB."""
     from bench_import import sixteen_mib_epub
     from common import FIXTURES
+
+    if only_epub:
+        (work / "source").mkdir()
+        return {"epub": sixteen_mib_epub(work / "source")}
 
     from core.books.importer import import_book
     from core.books.pdf import shutdown_workers
@@ -159,6 +164,16 @@ def child(root: Path, state: str, target: Path, home: Path) -> None:
         spin(SETTLE_S)
         figures["epub"] = rss_mb()
         figures["children"] = children()
+        # the book's vectors done (the worker may still compute at 10 s), then 10 s more
+        from core.search.vectors import indexer_for
+
+        started = time.perf_counter()
+        while not indexer_for(library.db).wait(0):
+            spin(0.1)
+            assert time.perf_counter() - started < 600, "the vectors did not finish"
+        figures["vectors_s"] = time.perf_counter() - started + SETTLE_S
+        spin(SETTLE_S)
+        figures["vectors_children"] = children()
     print(json.dumps(figures), flush=True)
     os._exit(0)  # the figures are out; no teardown to wait for
 
@@ -175,6 +190,7 @@ def main() -> None:
     from common import machine, median, report
 
     ref = sys.argv[sys.argv.index("--compare") + 1] if "--compare" in sys.argv else ""
+    only_epub = "--epub" in sys.argv  # the import's state alone (no 500-book library)
     print(f"bench_memory on {machine()}; load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -189,22 +205,32 @@ def main() -> None:
             subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
             trees = {"base": old, "now": ROOT}
         started = time.perf_counter()
-        made = make_libraries(work)
+        made = make_libraries(work, only_epub)
         print(f"  ({BOOKS} books, a 117-page PDF made in {time.perf_counter() - started:.0f} s)")
         runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
         for i in range(RUNS):
             for name, root in trees.items():  # interleaved: base, now, base, now…
                 figures: dict[str, float] = {}
-                figures |= run(root, "books500", made["epub"], made["books500"])
-                figures |= run(root, "pdf117", made["epub"], made["pdf117"])
+                if not only_epub:
+                    figures |= run(root, "books500", made["epub"], made["books500"])
+                    figures |= run(root, "pdf117", made["epub"], made["pdf117"])
                 figures |= run(root, "epub", made["epub"], work / f"import-{name}-{i}")
                 runs[name].append(figures)
-    for key, label in (*STATES, ("children", "child processes 10 s after the import")):
+    after = (
+        ("children", "child processes 10 s after the import"),
+        ("vectors_s", "its vectors done, s after the import"),
+        ("vectors_children", "child processes 10 s after its vectors"),
+    )
+    for key, label in (*STATES, *after):
+        if key not in runs["now"][0]:
+            continue
         values = {name: median([r[key] for r in figures]) for name, figures in runs.items()}
         now = values["now"]
         shown = " -> ".join(f"{v:.0f}" for v in values.values())
-        if key == "children":
+        if key.endswith("children"):
             report(label, shown, "0", now == 0)
+        elif key == "vectors_s":
+            report(label, f"median {shown} s", "-", True)
         else:
             report(f"RSS, {label}", f"median {shown} MB", "≤ 150 MB", now <= 150)
 

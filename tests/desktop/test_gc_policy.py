@@ -7,6 +7,7 @@ import time
 import weakref
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLineEdit
@@ -65,3 +66,26 @@ def test_no_collection_right_after_input_or_while_busy(qtbot: Any) -> None:
     assert not policy.maybe_collect()  # idle, but an answer is streaming in
     answering[0] = False
     assert policy.maybe_collect()
+
+
+def test_an_idle_window_lets_the_encoder_go(qtbot: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deep search's encoder (~20 MB) is let go at an idle collection once no question has
+    used it for ENCODER_IDLE_SECONDS; a question asked since keeps it."""
+    from core.search import encoder as encoder_module
+
+    encoder_module.forget_encoder()
+    loaded = encoder_module.load_encoder()
+    assert loaded is not None
+    loaded.encode(["Who stole the tarts?"])
+    policy = gc_policy.install()
+    assert policy is not None
+    idle(policy)
+    assert policy.maybe_collect()
+    assert encoder_module._loaded is loaded  # used just now: kept
+    monkeypatch.setattr(gc_policy, "ENCODER_IDLE_SECONDS", 0.0)
+    idle(policy)
+    assert policy.maybe_collect()
+    assert encoder_module._loaded is None
+    again = encoder_module.load_encoder()  # the next question loads it anew
+    assert again is not None and again is not loaded
+    encoder_module.forget_encoder()

@@ -148,3 +148,47 @@ def test_a_vocabulary_without_its_special_tokens_is_refused(tmp_path: Path) -> N
     vocab.write_text("[PAD]\nhello\n", encoding="utf-8")
     with pytest.raises(ValueError, match="lacks the token"):
         WordPiece(vocab)
+
+
+def test_an_unused_encoder_is_let_go(encoder: SentenceEncoder) -> None:
+    """forget_if_idle: kept while in use, let go after the idle time, loaded anew after."""
+    loaded = load_encoder()
+    assert loaded is not None
+    loaded.encode(["tea"])
+    assert not encoder_module.forget_if_idle(3600)
+    assert load_encoder() is loaded
+    assert encoder_module.forget_if_idle(0)
+    again = load_encoder()
+    assert again is not None and again is not loaded
+    assert np.allclose(again.encode(["tea"]), loaded.encode(["tea"]), atol=1e-6)
+
+
+def test_weights_are_mapped_not_read(encoder: SentenceEncoder) -> None:
+    """The layers' matrices stay int8 views of the mapped file (not float32 copies: 42 MB
+    in the window), and the word table is never read whole."""
+    layer = encoder.layers[0]
+    for name in ("out", "up", "down"):
+        matrix, scale = layer[name]
+        assert matrix.dtype == np.int8 and scale is not None
+        assert isinstance(matrix.base, np.memmap) or isinstance(matrix, np.memmap)
+    assert encoder.words.dtype == np.int8
+
+
+def test_numpy_computes_on_one_thread_once_loaded(encoder: SentenceEncoder) -> None:
+    """After load_encoder(), numpy's OpenBLAS is asked for one thread (where it can be: its
+    library is found among this process's on Linux)."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the thread count is set on Linux only")
+    assert encoder_module.one_blas_thread()
+    maps = Path("/proc/self/maps").read_text(errors="replace")
+    path = next(line.split()[-1] for line in maps.splitlines() if "openblas" in line.lower())
+    library = ctypes.CDLL(path)
+    getter = next(
+        getattr(library, name.replace("set_", "get_"))
+        for name in encoder_module._BLAS_THREADS
+        if hasattr(library, name.replace("set_", "get_"))
+    )
+    assert getter() == 1

@@ -150,3 +150,39 @@ def test_without_weights_deep_search_is_the_hybrid_one(tmp_path: Path, no_weight
         assert SentenceVectors(lib.db).missing() == []
     finally:
         lib.close()
+
+
+def test_a_question_asks_for_the_vectors_before_any_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first question on a book asks for its encoder vectors as it is asked (not at the
+    agent's first deep search): a quoted phrase is never searched deeply, yet afterwards the
+    book is wanted. Once per session: later questions ask nothing more."""
+    import asyncio
+
+    from core.agent.service import AgentService
+    from core.settings import Settings
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    try:
+        book = import_book(lib, _short_alice(tmp_path)).book
+        assert indexer_for(lib.db).wait(60)
+        service = AgentService(lib, lib.paths, Settings(provider="passages"))
+        conversation = service.create_conversation(book.id)
+        wanted = sentence_vectors._wanted
+
+        async def ask(text: str) -> None:
+            async for _ in service.ask(conversation.id, text):
+                pass
+
+        assert book.id not in wanted.get(str(lib.db.database), set())
+        asked: list[int] = []
+        monkeypatch.setattr(sentence_vectors, "request_vectors", lambda db: asked.append(1))
+        asyncio.run(ask('"zzqx wobble"'))
+        assert book.id in wanted[str(lib.db.database)]
+        assert asked == [1]
+        asyncio.run(ask('"zzqx wobble" again'))
+        assert asked == [1], "asked for once"
+    finally:
+        lib.close()

@@ -1,0 +1,65 @@
+"""The background vectors worker leaves nothing behind (issue 27: no idle worker process
+10 s after an import): once a book's vectors are done, neither the worker nor
+multiprocessing's resource tracker is left; and it runs at a low priority meanwhile."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from core.books import pdf
+from core.books.importer import import_book
+from core.paths import resolve_paths
+from core.processes import NICE
+from core.search.vectors import indexer_for
+from core.store.library import Library
+from tests.conftest import BOOKS
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _children() -> set[int]:
+    tasks = Path(f"/proc/{os.getpid()}/task")
+    return {int(p) for t in tasks.iterdir() for p in (t / "children").read_text().split()}
+
+
+def _nice(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2 :].split()[16])  # field 19: nice
+
+
+def _text_book(folder: Path, name: str, start: int) -> Path:
+    text = (BOOKS / "alice_in_wonderland.txt").read_text(encoding="utf-8")
+    path = folder / name
+    path.write_text(text[start : start + 20_000], encoding="utf-8")
+    return path
+
+
+def test_no_process_is_left_once_the_vectors_are_done(tmp_path: Path) -> None:
+    from multiprocessing import resource_tracker
+
+    pdf.shutdown_workers(wait=True)  # an earlier test's PDF workers: not this test's
+    before = _children()
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    try:
+        indexer = indexer_for(lib.db)
+        priorities: list[int] = []
+
+        def heard(done: int, total: int) -> None:
+            worker = indexer._worker
+            if worker is not None and worker.pid is not None:
+                priorities.append(_nice(worker.pid) - os.nice(0))
+
+        indexer.listeners.append(heard)
+        import_book(lib, _text_book(tmp_path, "one.txt", 2_000))
+        import_book(lib, _text_book(tmp_path, "two.txt", 40_000))
+        assert indexer.wait(240)
+        lowered = min(NICE, 19 - os.nice(0))  # 19 is the lowest priority there is
+        assert priorities and all(p == lowered for p in priorities), priorities
+        # the worker has ended, and the resource tracker it started too
+        assert getattr(resource_tracker._resource_tracker, "_fd", None) is None
+        assert _children() - before == set()
+    finally:
+        lib.close()
