@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "core.log",
             "core.memory",
             "core.paths",
+            "core.processes",
             "core.progress",
             "core.prompts",
             "core.settings",
