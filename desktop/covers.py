@@ -1,10 +1,9 @@
 """Book covers for the library view: the EPUB's own image, the first page of a PDF, or a
 cover drawn from the title and author; cached as PNG in ``<data>/covers/<sha256>.png``.
 
-Making a cover (decoding the EPUB's picture, rendering the PDF page, drawing one) runs in
-worker threads (QImage and QPainter on a QImage are safe there). ``CoverStore`` keeps the
-covers shown in memory at the size shown, serves the newest requests first (the ones on
-screen while the reader scrolls) and makes covers for new books in the background.
+Covers are made in worker threads (QImage and QPainter on a QImage are safe there).
+``CoverStore`` keeps the covers shown in memory at the size shown, serves the newest
+requests first (those on screen) and makes covers for new books in the background.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """The use case: chat with a book. One question in, a stream of events out.
 
-``ChatWithBook.run`` persists the question before any model call, builds the prompt with the
-context strategy, runs the loop, and persists the answer. Whatever happens — a failure while
-saving the question, a book deleted mid-answer, a full disk while saving the failure — it
-ends with exactly one terminal event (one close-out, ``_close``). Stopping (the ``stop``
-event, or cancelling the task that consumes the stream) keeps what was written, marked
-"stopped", and gives every unanswered tool call an ``is_error`` result so the next question
-has a valid history. Database work runs on the database threads, never on the event loop.
+``ChatWithBook.run`` persists the question before any model call, builds the prompt, runs
+the loop and persists the answer. Whatever happens (a failure saving the question, a book
+deleted mid-answer, a full disk) it ends with exactly one terminal event (``_close``).
+Stopping keeps what was written, marked "stopped", and gives every unanswered tool call an
+``is_error`` result. Database work runs on the database threads, never on the event loop.
 """
 
 from __future__ import annotations
@@ -233,9 +231,7 @@ class ChatWithBook:
         if not question.text.strip():
             raise MarginError("empty_question", "Type a question first.")
         conversation = await self.db(self.conversations.get, conversation_id)  # or BookError
-        # the book's vectors for deep search are asked for now, not at the first search:
-        # the question's answer still comes from the words' search meanwhile
-        want_soon(self.search.db, conversation.book_id)
+        want_soon(self.search.db, conversation.book_id)  # deep search's vectors, from now
         queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
         producer = asyncio.ensure_future(
             self._produce(conversation_id, question, queue.put_nowait, spoilers_until)
