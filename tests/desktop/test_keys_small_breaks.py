@@ -33,10 +33,14 @@ def test_cost_line_and_header_buttons_are_whole(
     QApplication.processEvents()
     cost = header.cost
     needed = cost.fontMetrics().horizontalAdvance(COST)
-    # it fits on one line, or it wraps and is tall enough for every line it wraps to
-    assert needed <= cost.contentsRect().width() or (
-        cost.wordWrap() and cost.height() >= cost.heightForWidth(cost.width())
-    ), (needed, cost.width(), cost.height())
+
+    def whole() -> bool:
+        # it fits on one line, or it wraps and is tall enough for every line it wraps to
+        return needed <= cost.contentsRect().width() or (
+            cost.wordWrap() and cost.height() >= cost.heightForWidth(cost.width())
+        )
+
+    qtbot.waitUntil(whole, timeout=3000)  # once the layout has settled at this size
     for button in (header.new_button, header.rename_button, header.delete_button):
         assert inside(button, window.chat), button.text()
     dots = header.menu_button
