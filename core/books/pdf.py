@@ -22,6 +22,7 @@ from core.books.model import BookFormat, PageContent, ParsedBook
 from core.books.pdf_doc import clean_page_text, labels, meta, open_pdf, page_text, toc
 from core.errors import BookCode, BookError
 from core.processes import register as register_workers
+from core.processes import stop_resource_tracker
 from core.progress import CancelToken, ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
@@ -250,14 +251,6 @@ def _stop_idle_workers() -> None:
 
     give_back_memory()
     log.info("PDF workers stopped after %.0f s idle", IDLE_S)
-
-
-def stop_resource_tracker() -> None:
-    """End multiprocessing's resource-tracker process once no worker is left (it starts
-    with the first worker pool and would otherwise stay for the whole session)."""
-    from core.processes import stop_resource_tracker as stop_if_unused
-
-    stop_if_unused()
 
 
 def _usable_cores() -> int:
