@@ -94,11 +94,13 @@ def passages_mode(lib, ids, questions, *, show: bool) -> dict[str, list[tuple[bo
 
 
 def splits_of(questions: list[dict]) -> list[tuple[str, list[dict]]]:
-    """("all", every question), then one line per split the questions name ("held-out",
-    "held-out-2", ...), in the order they first appear; ``--split NAME`` keeps one of them."""
+    """("all", every question), ("all but 2", all but "held-out-2": the set other sessions
+    measured as "all"), then one line per split the questions name ("held-out", "held-out-2",
+    ...), in the order they first appear; ``--split NAME`` keeps one of them."""
     names = list(dict.fromkeys(q["split"] for q in questions if q.get("split")))
     wanted = sys.argv[sys.argv.index("--split") + 1] if "--split" in sys.argv else None
-    out = [("all", questions)] if wanted is None else []
+    earlier = [q for q in questions if q.get("split") != "held-out-2"]
+    out = [("all", questions), ("all but 2", earlier)] if wanted is None else []
     out += [(n, [q for q in questions if q.get("split") == n]) for n in names]
     return [(n, qs) for n, qs in out if wanted in (None, n)]
 
