@@ -10,6 +10,11 @@ than everything read holds it (``OUTCOME_MARGIN``); one that tells what happens 
 end", "finally") needs a smaller margin (``FUTURE_MARGIN``) unless the end it names is that of
 a chapter or part (the reader's own bound: "at the end of chapter III she is left alone").
 
+A question about the ending ("Does Gregor ever turn back into a man?", "what will become of
+him") does not count as read *by meaning* (``asks_ahead``): an answer that tells the ending is
+close in meaning to the question that asked for it, and would pass as "read". Its words still
+count as read for the lexical layer.
+
 Two cues let a sentence through (the false alarms of the evaluation set, read one by one):
 
 - ``scene_read``: the pages read cover the sentence well (its best scene within the bound has
@@ -55,6 +60,19 @@ SECTION_END = re.compile(
     r"(?:chapter|part|stave|section)\b",
     re.I,
 )
+
+
+# a question about what comes: "what will become of him", "in the end", "does she ever ..."
+ASKS_AHEAD = re.compile(
+    r"\b(?:in the end|eventually|at last|finally|become of|becomes of|ends? up|end(?:s|ing)?\b"
+    r"|go(?:es)? on|happens? (?:next|later|after)|ever\b|later\b|afterwards)",
+    re.I,
+)
+
+
+def asks_ahead(question: str) -> bool:
+    """Whether the reader asks about what comes after (the ending, an outcome)."""
+    return ASKS_AHEAD.search(question) is not None
 
 
 def outcome(shown: str) -> bool:

@@ -208,6 +208,9 @@ class SpoilerGuard:
         self._ready: Meaning | None = None
         self._asked = -ASK_AGAIN_S  # when the book's vectors were last asked for
         self._read = [t for t in (question, selection) if t.strip()]  # read, for the meaning test
+        # a question about how the story ends is not read, by meaning (``spoiler_cues.asks_ahead``)
+        self._read_ahead = [t for t in (selection,) if t.strip()]
+        self._asks_ahead = spoiler_cues.asks_ahead(question)
         self._passages: list[str] = []  # the passages the answer used (the meaning test)
         self._buffer = ""
         self._pairs = read_to is not None and (
@@ -319,7 +322,8 @@ class SpoilerGuard:
             if meaning is None:
                 return None
             self._ready = meaning
-        gap = meaning.gap(visible_text(sentence), self.read_to, self._read, self._passages)
+        read = self._read_ahead if self.cues and self._asks_ahead else self._read
+        gap = meaning.gap(visible_text(sentence), self.read_to, read, self._passages)
         return None if gap is None else (gap, meaning.margin)
 
     def _weak_contradicted(self, sentence: str) -> bool:

@@ -42,14 +42,16 @@ def books(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Books]:
     lib.close()
 
 
-def check(books: Books, name: str, text: str, *, cues: bool = True) -> Segment:
+def check(
+    books: Books, name: str, text: str, *, cues: bool = True, question: str | None = None
+) -> Segment:
     lib, ids, meanings = books
     if name not in ids:
         pytest.skip(f"{name}: its EPUB is built by tests/bench/spoiler_books.py")
     guard = SpoilerGuard(
         SpoilerIndex.build(lib.db, ids[name]),
         read_to=READ_TO[name],
-        question=QUESTIONS[name],
+        question=QUESTIONS[name] if question is None else question,
         meaning=meanings,
     )
     guard.cues = cues
@@ -191,3 +193,46 @@ def test_support_of_an_outcome_sentence_is_doubtful(books: Books) -> Any:
     )
     support = guard.support("Gregor dies in his room.")
     assert support is not None and support.future and support.doubtful()
+
+
+ASKS_AHEAD = "Does Gregor ever turn back into a man?"  # spoiler_data/cases.txt
+
+
+@pytest.mark.parametrize(
+    ("question", "ahead"),
+    [
+        (ASKS_AHEAD, True),
+        ("Does Scrooge change his ways in the end, and what becomes of Tiny Tim?", True),
+        ("Why was Gregor transformed, and what will become of him and his family?", True),
+        ("What has happened to Scrooge so far?", False),
+        ("Who is the Hatter?", False),
+    ],
+)
+def test_a_question_about_the_ending_is_recognised(question: str, ahead: bool) -> None:
+    assert spoiler_cues.asks_ahead(question) is ahead
+
+
+def test_a_question_about_the_ending_does_not_count_as_read_by_meaning(
+    books: Books, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The question's words still count as read, but its meaning does not when it asks about
+    the ending: an answer that tells the ending is close to such a question."""
+    leak = "No, he never becomes human again; he dies and the family are relieved."
+    assert not check(books, "metamorphosis", leak, cues=False, question=ASKS_AHEAD).hidden
+    assert check(books, "metamorphosis", leak, question=ASKS_AHEAD).hidden
+    monkeypatch.setattr(spoiler_cues, "asks_ahead", lambda question: False)  # the rule off
+    assert not check(books, "metamorphosis", leak, question=ASKS_AHEAD).hidden
+
+
+@pytest.mark.parametrize(
+    "honest",
+    [
+        "Not yet: so far he is still an insect, lying in his room.",
+        "He wakes up as a huge insect and cannot get out of bed.",
+        "His father drives him back into his room with a stick and a newspaper.",
+    ],
+)
+def test_an_honest_answer_to_a_question_about_the_ending_is_shown(
+    books: Books, honest: str
+) -> None:
+    assert not check(books, "metamorphosis", honest, question=ASKS_AHEAD).hidden
