@@ -103,6 +103,24 @@ def figures(lib: Library, ids: dict[str, int], meaning: BookMeaning) -> None:
         print(line(f"{name}/all", total(before), total(after)))
 
 
+def sweep(lib: Library, ids: dict[str, int], meaning: BookMeaning) -> None:
+    """The cues' margins, no model: tune (where they were chosen) and judge (printed beside)."""
+    from core.agent import spoiler_cues
+
+    kept = spoiler_cues.OUTCOME_MARGIN, spoiler_cues.FUTURE_MARGIN
+    print("  margins (outcome, future): tune | judge, no model, all kinds")
+    for outcome in (-0.02, 0.0, 0.02, 0.05):
+        for future in (0.0, 0.03, 0.05, 0.07, 0.10):
+            spoiler_cues.OUTCOME_MARGIN, spoiler_cues.FUTURE_MARGIN = outcome, future
+            figures = []
+            for label in list(SETS)[:2]:
+                r = total(run(lib, ids, meaning, True, **SETS[label]))
+                figures.append(f"{pct(r.caught, r.leaks)}, {pct(r.false_alarms, r.honest)}")
+            mark = " (kept)" if (outcome, future) == kept else ""
+            print(f"    {outcome:+.2f} {future:.2f}: {' | '.join(figures)}{mark}")
+    spoiler_cues.OUTCOME_MARGIN, spoiler_cues.FUTURE_MARGIN = kept
+
+
 def cost(lib: Library, ids: dict[str, int], meaning: BookMeaning) -> None:
     """The whole check per sentence, cues off and on, interleaved (the order swapped each
     round, after a warm-up round), on every plain and original sentence of the set."""
@@ -141,6 +159,7 @@ def main() -> None:
     print(f"  books: {', '.join(ids)}")
     meaning = ready(lib, ids, (STATIC,))
     figures(lib, ids, meaning)
+    sweep(lib, ids, meaning)
     cost(lib, ids, meaning)
     lib.close()
 
