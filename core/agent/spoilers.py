@@ -54,8 +54,11 @@ phrase, a pair of ordinary words). With a model connected, a short verification 
 those (``core.agent.spoiler_verify``); with none, a doubtful story sentence is held when the
 book's later chunks are clearly closer to it in meaning than the pages read
 (``core.agent.spoiler_semantic``, on the chunk vectors search by meaning stores), else the
-lexical decision stands. A leak told in plain words still passes when neither tells it
-apart; the figures by kind, with and without a verifying model, are in
+lexical decision stands. The sentence's own cues set the margin of that test
+(``core.agent.spoiler_cues``: an outcome word or "in the end" lowers it; a question about the
+ending does not count as read by meaning; a scene read that covers the sentence, or weak
+evidence the pages read contradict, lets it through). A leak told in plain words still passes
+when none of these tells it apart; the figures by kind, with and without a verifying model, are in
 tests/bench/bench_spoilers.py and (before/after the test by meaning)
 tests/bench/bench_spoiler_meaning.py.
 The system prompt's rule (``prompts/spoiler_rule.md``) is the first line of defence; this is
@@ -63,7 +66,8 @@ the second.
 
 Modules: ``spoiler_text`` (what the reader sees, stems, sentence ends), ``spoiler_stats`` (a
 book's counts), ``spoiler_index`` (distinctive words, the FTS5 look-ups), ``spoiler_support``
-(the semantic layer), ``spoiler_semantic`` (its test by meaning), ``spoiler_verify`` (the
+(the semantic layer), ``spoiler_semantic`` (its test by meaning), ``spoiler_cues`` (the
+sentence's own cues for it), ``spoiler_verify`` (the
 model's verification); this one: the guard.
 
 Use: build one ``SpoilerIndex`` per book (``SpoilerIndexCache`` keeps them), one
@@ -163,9 +167,7 @@ class SpoilerGuard:
     """Checks one answer as it streams. Not thread-safe: one guard per answer."""
 
     meaning_exemptions = True  # a sentence scoped to the pages read passes the meaning test
-    cues = (
-        True  # the sentence's own cues (``core.agent.spoiler_cues``; off: the benchmark's before)
-    )
+    cues = True  # the sentence's own cues (``core.agent.spoiler_cues``); off: as before them
 
     def __init__(
         self,
