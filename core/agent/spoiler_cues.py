@@ -18,8 +18,9 @@ count as read for the lexical layer.
 Two cues let a sentence through (the false alarms of the evaluation set, read one by one):
 
 - ``scene_read``: the pages read cover the sentence well (its best scene within the bound has
-  ``SCENE_READ`` of its words by rarity, and later passages have less): the test by meaning
-  does not hold it, whatever a later chunk's vector says ("His mother sends his sister for
+  ``SCENE_READ`` of its words by rarity, and no later passage has more): unless it tells an
+  outcome or what happens later, the test by meaning does not hold it, whatever a later
+  chunk's vector says ("His mother sends his sister for
   the doctor and his father sends the maid for a locksmith", Metamorphosis part I).
 - ``weak_contradicted``: a sentence held only on weak evidence (a motif, a phrase, a pair of
   ordinary words: ``SpoilerTerm.weak``) that a passage read covers at least as well as any
@@ -96,8 +97,8 @@ def margin(shown: str, base: float) -> float:
 
 
 def scene_read(support: Support | None) -> bool:
-    """Whether a scene read covers the sentence well and later passages cover less."""
-    return support is not None and support.window >= SCENE_READ and support.read > support.later
+    """Whether a scene read covers the sentence well and no later passage covers more."""
+    return support is not None and support.window >= SCENE_READ and support.read >= support.later
 
 
 def weak_contradicted(support: Support | None, gap: float | None) -> bool:

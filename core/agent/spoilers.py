@@ -300,9 +300,10 @@ class SpoilerGuard:
         gap, base = found
         shown = visible_text(sentence)
         if self.cues:
-            if spoiler_cues.scene_read(support):
-                return False
-            base = spoiler_cues.margin(shown, base)
+            lowered = spoiler_cues.margin(shown, base)
+            if lowered == base and spoiler_cues.scene_read(support):
+                return False  # (a sentence that tells an outcome or the end is still tested)
+            base = lowered
         if gap <= base:
             return False
         # a sentence that says itself it tells only what was read ("so far") is not held

