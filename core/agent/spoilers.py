@@ -331,12 +331,12 @@ class SpoilerGuard:
 
     def _weak_contradicted(self, sentence: str) -> bool:
         """Whether a sentence held only on weak evidence is contradicted by the pages read,
-        lexically and in meaning (``spoiler_cues.weak_contradicted``)."""
-        support = self.support(sentence)
-        if support is None or support.read < spoiler_cues.WEAK_READ:
-            return False  # no embedding needed
+        in meaning and lexically (``spoiler_cues.weak_contradicted``). The meaning first: it
+        is cheap, and without the book's vectors the rule does not apply (no FTS look-ups)."""
         found = self._gap(sentence)
-        return spoiler_cues.weak_contradicted(support, None if found is None else found[0])
+        if found is None or found[0] > 0.0:
+            return False
+        return spoiler_cues.weak_contradicted(self.support(sentence), found[0])
 
     def support_passages(self, sentence: str, limit: int = 3) -> list[str]:
         """The text of the passages within the bound that best match ``sentence``: what a

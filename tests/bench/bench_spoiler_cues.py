@@ -119,9 +119,10 @@ def sweep(lib: Library, ids: dict[str, int], meaning: BookMeaning) -> None:
     spoiler_cues.OUTCOME_MARGIN, spoiler_cues.FUTURE_MARGIN = kept
 
 
-def cost(lib: Library, ids: dict[str, int], meaning: BookMeaning) -> None:
+def cost(lib: Library, ids: dict[str, int], meaning: BookMeaning | None) -> None:
     """The whole check per sentence, cues off and on, interleaved (the order swapped each
-    round, after a warm-up round), on every plain and original sentence of the set."""
+    round, after a warm-up round), on every sentence of the case files but the tricks; with
+    the book's WordLlama vectors loaded, or none (``meaning`` None: lexical)."""
     books = {b.name: b for b in (*BOOKS, *EXTRA_BOOKS)}
     texts = [(c.book, c.text) for c in cases(ids, (*CASE_FILES, SEM_FILE)) if not c.trick]
     indexes = {name: SpoilerIndex.build(lib.db, book_id) for name, book_id in ids.items()}
@@ -141,10 +142,11 @@ def cost(lib: Library, ids: dict[str, int], meaning: BookMeaning) -> None:
                 guard.check(text + " " * round_)  # a new text each round: nothing remembered
                 if round_:
                     times[cues].append((time.perf_counter() - start) * 1000)
+    vectors = "WordLlama loaded" if meaning is not None else "no vectors (lexical)"
     for cues, label in ((False, "before (cues off)"), (True, "after (cues on)")):
         t = times[cues]
         report(
-            f"check per sentence, WordLlama loaded, {label}",
+            f"check per sentence, {vectors}, {label}",
             f"median {median(t):.2f} ms, p95 {percentile(t, 95):.2f} ms",
             "< 1 ms median",
             median(t) < 1,
@@ -159,6 +161,7 @@ def main() -> None:
     figures(lib, ids, meaning)
     sweep(lib, ids, meaning)
     cost(lib, ids, meaning)
+    cost(lib, ids, None)
     lib.close()
 
 
