@@ -39,7 +39,7 @@ import re
 from core.agent.spoiler_support import Support
 
 OUTCOME_MARGIN = 0.0  # an outcome sentence: any later chunk closer than everything read holds it
-FUTURE_MARGIN = 0.05  # a sentence that tells what happens later or at the end
+FUTURE_MARGIN = 0.03  # a sentence that tells what happens later or at the end
 SCENE_READ = 0.7  # a scene read covers this much of a sentence: the meaning test never holds it
 WEAK_READ = 0.5  # weak evidence is contradicted by a passage read covering this much
 

@@ -119,6 +119,7 @@ def test_so_far_lets_an_outcome_word_through(books: Books, scoped: str) -> None:
     ("book", "leak"),
     [
         ("metamorphosis", "The mother insists on seeing Gregor and finally enters his room."),
+        ("alice", "She finally does get into the lovely garden she saw through the little door."),
         ("carol", "In the end he goes to his nephew's house for dinner after all and is welcomed."),
     ],
 )
