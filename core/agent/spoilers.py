@@ -54,8 +54,11 @@ phrase, a pair of ordinary words). With a model connected, a short verification 
 those (``core.agent.spoiler_verify``); with none, a doubtful story sentence is held when the
 book's later chunks are clearly closer to it in meaning than the pages read
 (``core.agent.spoiler_semantic``, on the chunk vectors search by meaning stores), else the
-lexical decision stands. A leak told in plain words still passes when neither tells it
-apart; the figures by kind, with and without a verifying model, are in
+lexical decision stands. The sentence's own cues set the margin of that test
+(``core.agent.spoiler_cues``: an outcome word or "in the end" lowers it; a question about the
+ending does not count as read by meaning; a scene read that covers the sentence, or weak
+evidence the pages read contradict, lets it through). A leak told in plain words still passes
+when none of these tells it apart; the figures by kind, with and without a verifying model, are in
 tests/bench/bench_spoilers.py and (before/after the test by meaning)
 tests/bench/bench_spoiler_meaning.py.
 The system prompt's rule (``prompts/spoiler_rule.md``) is the first line of defence; this is
@@ -63,7 +66,8 @@ the second.
 
 Modules: ``spoiler_text`` (what the reader sees, stems, sentence ends), ``spoiler_stats`` (a
 book's counts), ``spoiler_index`` (distinctive words, the FTS5 look-ups), ``spoiler_support``
-(the semantic layer), ``spoiler_semantic`` (its test by meaning), ``spoiler_verify`` (the
+(the semantic layer), ``spoiler_semantic`` (its test by meaning), ``spoiler_cues`` (the
+sentence's own cues for it), ``spoiler_verify`` (the
 model's verification); this one: the guard.
 
 Use: build one ``SpoilerIndex`` per book (``SpoilerIndexCache`` keeps them), one
@@ -78,6 +82,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from core.agent import spoiler_cues
 from core.agent.context import label_pages
 from core.agent.spoiler_index import (
     MAX_PAIR_WORDS,
@@ -162,6 +167,7 @@ class SpoilerGuard:
     """Checks one answer as it streams. Not thread-safe: one guard per answer."""
 
     meaning_exemptions = True  # a sentence scoped to the pages read passes the meaning test
+    cues = True  # the sentence's own cues (``core.agent.spoiler_cues``); off: as before them
 
     def __init__(
         self,
@@ -204,6 +210,9 @@ class SpoilerGuard:
         self._ready: Meaning | None = None
         self._asked = -ASK_AGAIN_S  # when the book's vectors were last asked for
         self._read = [t for t in (question, selection) if t.strip()]  # read, for the meaning test
+        # a question about how the story ends is not read, by meaning (``spoiler_cues.asks_ahead``)
+        self._read_ahead = [t for t in (selection,) if t.strip()]
+        self._asks_ahead = spoiler_cues.asks_ahead(question)
         self._passages: list[str] = []  # the passages the answer used (the meaning test)
         self._buffer = ""
         self._pairs = read_to is not None and (
@@ -263,7 +272,10 @@ class SpoilerGuard:
         do not clearly support may be held)."""
         terms = self.spoiler_terms(sentence)
         if terms:
-            return Segment(sentence, True, terms, doubtful=all(t.weak for t in terms))
+            weak = all(t.weak for t in terms)
+            if weak and self.cues and self.semantic and self._weak_contradicted(sentence):
+                return Segment(sentence, False, doubtful=True)  # a model may still hold it
+            return Segment(sentence, True, terms, doubtful=weak)
         if not self.semantic:
             return Segment(sentence, False)
         support = self.support(sentence)
@@ -272,33 +284,59 @@ class SpoilerGuard:
         if support.unsupported() and not support.short:
             return Segment(sentence, True, (), "unsupported")
         doubtful = support.doubtful()
-        if doubtful and self.later_in_meaning(sentence):
+        if doubtful and self.later_in_meaning(sentence, support):
             return Segment(sentence, True, (), "unsupported", doubtful=True)
         return Segment(sentence, False, doubtful=doubtful)
 
-    def later_in_meaning(self, sentence: str) -> bool:
+    def later_in_meaning(self, sentence: str, support: Support | None = None) -> bool:
         """Whether the pages after the bound explain ``sentence`` clearly better, by meaning,
         than the pages read, the question, the selection and the passages the answer used
-        (``core.agent.spoiler_semantic``); False while the book's vectors are not ready."""
-        if self._meaning is None or self.read_to is None:
+        (``core.agent.spoiler_semantic``); False while the book's vectors are not ready.
+        ``support``: the sentence's lexical support, when known (a sentence a scene read
+        covers well is not held: ``spoiler_cues.scene_read``)."""
+        found = self._gap(sentence)
+        if found is None:
             return False
-        meaning = self._ready
-        if meaning is None:
-            now = time.monotonic()
-            if now - self._asked < ASK_AGAIN_S:
-                return False  # not ready a moment ago: no look-up per sentence meanwhile
-            self._asked = now
-            meaning = self._meaning.get(self.index.db, self.index.book_id)
-            if meaning is None:
-                return False
-            self._ready = meaning
+        gap, base = found
         shown = visible_text(sentence)
-        gap = meaning.gap(shown, self.read_to, self._read, self._passages)
-        if gap is None or gap <= meaning.margin:
+        if self.cues:
+            lowered = spoiler_cues.margin(shown, base)
+            if lowered == base and spoiler_cues.scene_read(support):
+                return False  # (a sentence that tells an outcome or the end is still tested)
+            base = lowered
+        if gap <= base:
             return False
         # a sentence that says itself it tells only what was read ("so far") is not held
         scoped = _SO_FAR.search(shown) is not None and _FUTURE.search(shown) is None
         return not (self.meaning_exemptions and scoped)
+
+    def _gap(self, sentence: str) -> tuple[float, float] | None:
+        """The meaning test's gap for ``sentence`` and the model's margin; None when the
+        book's vectors are not ready (or the sentence has no word the model knows)."""
+        if self._meaning is None or self.read_to is None:
+            return None
+        meaning = self._ready
+        if meaning is None:
+            now = time.monotonic()
+            if now - self._asked < ASK_AGAIN_S:
+                return None  # not ready a moment ago: no look-up per sentence meanwhile
+            self._asked = now
+            meaning = self._meaning.get(self.index.db, self.index.book_id)
+            if meaning is None:
+                return None
+            self._ready = meaning
+        read = self._read_ahead if self.cues and self._asks_ahead else self._read
+        gap = meaning.gap(visible_text(sentence), self.read_to, read, self._passages)
+        return None if gap is None else (gap, meaning.margin)
+
+    def _weak_contradicted(self, sentence: str) -> bool:
+        """Whether a sentence held only on weak evidence is contradicted by the pages read,
+        in meaning and lexically (``spoiler_cues.weak_contradicted``). The meaning first: it
+        is cheap, and without the book's vectors the rule does not apply (no FTS look-ups)."""
+        found = self._gap(sentence)
+        if found is None or found[0] > 0.0:
+            return False
+        return spoiler_cues.weak_contradicted(self.support(sentence), found[0])
 
     def support_passages(self, sentence: str, limit: int = 3) -> list[str]:
         """The text of the passages within the bound that best match ``sentence``: what a
@@ -352,7 +390,7 @@ class SpoilerGuard:
         shown = visible_text(sentence)
         words = [w.lower() for w in _WORD.findall(shown)]
         content = self._content(sentence)
-        future = _FUTURE.search(shown) is not None
+        future = _FUTURE.search(shown) is not None or (self.cues and spoiler_cues.outcome(shown))
         if len(content) < (MIN_FUTURE_WORDS if future else MIN_STORY_WORDS):
             return None
         story = any(w in _STORY_PRONOUNS for w in words) or any(
