@@ -14,6 +14,7 @@ from core.search import BookSearch
 from core.search.frontmatter import is_front_matter
 from core.search.fts import query_terms
 from core.search.ranking import bm25
+from core.search.sentence_vectors import want
 from core.search.vectors import indexer_for
 from core.store.library import BookInfo, Library
 from tests.conftest import BOOKS
@@ -111,7 +112,7 @@ def test_front_matter_never_ranks_though_it_holds_the_words(
     search = BookSearch(lib.db)
     titles = "Down the Rabbit-Hole, the Pool of Tears, a Caucus-Race, a Mad Tea-Party"
     for options in ({"hybrid": False}, {}, {"deep": True}):
-        hits = search.search_book(alice.id, titles, limit=10, **options)  # type: ignore[arg-type]
+        hits = search.search_book(alice.id, titles, limit=10, **options)
         assert hits and not any(is_front_matter(h.text) for h in hits)
 
 
@@ -124,6 +125,7 @@ def test_front_matter_never_ranks_though_it_holds_the_words(
         '"',
         '"""',
         "AND OR NOT NEAR(",
+        "what was it?",
         "title:alice* ^rabbit -hole {a b} (((",
         "Alice's Queen's King's ''s 's",
         ("the rabbit’s watch and the Hatter's tea, " * 250)[:10_240],
@@ -133,6 +135,28 @@ def test_any_text_is_a_query(books: tuple[Library, BookInfo, BookInfo], query: s
     lib, alice, _ = books
     search = BookSearch(lib.db)
     for options in ({"hybrid": False}, {}, {"deep": True}):
-        hits = search.search_book(alice.id, query, limit=5, **options)  # type: ignore[arg-type]
+        hits = search.search_book(alice.id, query, limit=5, **options)
         assert len(hits) <= 5
         assert not any(is_front_matter(h.text) for h in hits)
+
+
+@pytest.mark.deep_vectors
+@pytest.mark.timeout(600)
+def test_deep_search_finds_a_paraphrase_the_summed_weights_missed(
+    books: tuple[Library, BookInfo, BookInfo],
+) -> None:
+    """The answers' search (the agent's tool, passages mode): BM25's ranking fused with the
+    sentence encoder's. Last in this file: it gives Metamorphosis its encoder vectors (about
+    20 s of CPU in a background process)."""
+    lib, _, gregor = books
+    want(lib.db, gregor.id)
+    assert indexer_for(lib.db).wait(540)
+    search = BookSearch(lib.db)
+    assert search.sentences.has(gregor.id)
+    question = "How did the mother earn money for the household?"
+    hits = search.search_book(gregor.id, question, limit=5, deep=True)
+    assert any("sew fancy underwear for a fashion shop" in _fold(h.text) for h in hits)
+    assert not any(is_front_matter(h.text) for h in hits)
+    bound = min(h.start_page for h in hits if "fancy underwear" in _fold(h.text)) - 1
+    early = search.search_book(gregor.id, question, limit=5, until_page=bound, deep=True)
+    assert all(h.end_page <= bound for h in early)
