@@ -313,7 +313,7 @@ class BookSearch:
         """The ``pool`` best chunks in ``rowids`` by Okapi BM25 with the book's own term
         weights (``ranking.bm25``: how often a chunk holds each term, for its length), ties
         broken by closeness in meaning. Only the ``depth`` × ``pool`` chunks with the most
-        weight of terms (``_ranked_here``) are read and counted (eval_search.py: as many
+        weight of terms (summed, as ``_ranked_here``) are read and counted (eval_search.py: as many
         questions found as when every chunk is). The rows read, with those of the chunks
         ``also`` (the dense ranking's, in the same query), are added to ``read``."""
         score, held, weight, every = self._held(terms, rowids, book_id)
@@ -428,10 +428,12 @@ class BookSearch:
             return None
         pool = max(DEEP_POOL, limit * 3)
         read: dict[int, tuple[Any, ...]] = {}
-        keyword, _ = self._ranked_bm25(terms, rowids, book_id, meaning, pool, DEEP_BM25_DEPTH, read)
+        dense = dense_ranking(meaning, rowids, pool)
+        keyword, _ = self._ranked_bm25(
+            terms, rowids, book_id, meaning, pool, DEEP_BM25_DEPTH, read, [c for c, _ in dense]
+        )
         if not keyword:
             return []  # not one word of the query is in the book
-        dense = dense_ranking(meaning, rowids, pool)
         fused = fuse_equal([c for c, _ in keyword], [c for c, _ in dense])
         return self._hits(fused[: max(RERANK, limit * 3)], book_id, {}, dict(keyword), read)
 
