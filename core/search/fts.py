@@ -33,7 +33,14 @@ import peewee as pw
 from core.errors import MarginError
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
 from core.search.frontmatter import is_front_matter
-from core.search.ranking import dense_ranking, fuse, fuse_equal, merge_neighbours, rerank
+from core.search.ranking import (
+    bm25,
+    dense_ranking,
+    fuse,
+    fuse_equal,
+    merge_neighbours,
+    rerank,
+)
 from core.search.sentence_vectors import SentenceVectors, want
 from core.search.snippets import make_snippet, query_stems
 from core.search.vectors import BookVectors, request_vectors
@@ -41,6 +48,7 @@ from core.store.models import unpack_chunk, unpack_page
 
 _PHRASE = re.compile(r'"([^"]*)"')
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 STOPWORDS = frozenset(
     "a an and are as at be but by did do does for from had has have he her his how i in is it its "
     "me my of on or she so that the their them then there they this to was we were what when "
@@ -69,6 +77,8 @@ RANKED = (
 POOL = 30  # candidates from each ranking before fusion
 DEEP_POOL = 60  # candidates of the words and of the sentence encoder (``deep``)
 RERANK = 45  # fused candidates re-ranked by closeness
+BM25_DEPTH = 1.0  # chunks counted for BM25, times the pool (``_ranked_bm25``; eval_search.py)
+DEEP_BM25_DEPTH = 2.0  # the same for the answers' search (one more question found)
 CACHED_PAGES = 512  # decoded page texts kept for re-ranking (about 1 MB)
 
 
@@ -101,7 +111,8 @@ def query_terms(query: str) -> list[str]:
         if words:
             phrases.append(_quote(" ".join(words)))
     rest = _PHRASE.sub(" ", query).replace('"', " ")
-    words = _WORD.findall(rest)
+    # a possessive asks for the word itself: "the banker's son" finds "the banker"
+    words = [_POSSESSIVE.sub("", w) or w for w in _WORD.findall(rest)]
     meaningful = [w for w in words if w.lower() not in STOPWORDS]
     terms = meaningful or words
     seen: set[str] = set()
@@ -151,13 +162,21 @@ class BookSearch:
         return [(int(r[0]), -float(r[1])) for r in rows]
 
     def _hits(
-        self, ids: list[int], book_id: int, snippets: dict[int, str], scores: dict[int, float]
+        self,
+        ids: list[int],
+        book_id: int,
+        snippets: dict[int, str],
+        scores: dict[int, float],
+        known: dict[int, tuple[Any, ...]] | None = None,
     ) -> list[SearchHit]:
-        """The chunks ``ids`` of the book as hits, in the order given."""
+        """The chunks ``ids`` of the book as hits, in the order given (rows already read,
+        ``known``, are not read again)."""
         if not ids:
             return []
+        known = known or {}
         try:
-            rows = self._rows(ids, book_id)
+            missing = [c for c in ids if c not in known]
+            rows = {**known, **self._rows(missing, book_id)} if missing else known
         except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
             raise _failed(exc, book_id) from exc
         hits = []
@@ -252,22 +271,68 @@ class BookSearch:
         holding it), ties broken by closeness in meaning; and the chunks holding every
         term. Each term's chunks come from FTS5 without ranking (a few hundredths of a
         millisecond, where FTS5's own ranking reads the term's postings in every book)."""
+        score, _, _, every = self._held(terms, rowids, book_id)
+        first, values = cosines
+        best = heapq.nlargest(pool, score, key=lambda c: (score[c], float(values[c - first])))
+        return [(c, score[c]) for c in best], every
+
+    def _held(
+        self, terms: list[str], rowids: tuple[int, int], book_id: int
+    ) -> tuple[dict[int, float], dict[int, list[str]], dict[str, float], set[int]]:
+        """Per chunk in ``rowids`` holding a term: the sum of its terms' weights in the book,
+        and which terms it holds; each term's weight; the chunks holding every term."""
         total = rowids[1] - rowids[0] + 1
         score: dict[int, float] = {}
+        held: dict[int, list[str]] = {}
+        weight: dict[str, float] = {}
         every: set[int] | None = None
         for term in terms:
             try:
                 rows = self.db.execute_sql(MATCHING, (term, *rowids)).fetchall()
             except (sqlite3.OperationalError, pw.OperationalError) as exc:
                 raise _failed(exc, book_id) from exc
-            held = {int(r[0]) for r in rows}
-            every = held if every is None else every & held
-            weight = math.log(1 + (total - len(held) + 0.5) / (len(held) + 0.5))
-            for chunk_id in held:
-                score[chunk_id] = score.get(chunk_id, 0.0) + weight
+            chunks = {int(r[0]) for r in rows}
+            every = chunks if every is None else every & chunks
+            weight[term] = math.log(1 + (total - len(chunks) + 0.5) / (len(chunks) + 0.5))
+            for chunk_id in chunks:
+                score[chunk_id] = score.get(chunk_id, 0.0) + weight[term]
+                held.setdefault(chunk_id, []).append(term)
+        return score, held, weight, every or set()
+
+    def _ranked_bm25(
+        self,
+        terms: list[str],
+        rowids: tuple[int, int],
+        book_id: int,
+        cosines: tuple[int, Any],
+        pool: int,
+        depth: float = BM25_DEPTH,
+        read: dict[int, tuple[Any, ...]] | None = None,
+        also: list[int] | None = None,
+    ) -> tuple[list[tuple[int, float]], set[int]]:
+        """The ``pool`` best chunks in ``rowids`` by Okapi BM25 with the book's own term
+        weights (``ranking.bm25``: how often a chunk holds each term, for its length), ties
+        broken by closeness in meaning. Only the ``depth`` × ``pool`` chunks with the most
+        weight of terms (summed, as ``_ranked_here``) are read and counted (eval_search.py: as many
+        questions found as when every chunk is). The rows read, with those of the chunks
+        ``also`` (the dense ranking's, in the same query), are added to ``read``."""
+        score, held, weight, every = self._held(terms, rowids, book_id)
         first, values = cosines
-        best = heapq.nlargest(pool, score, key=lambda c: (score[c], float(values[c - first])))
-        return [(c, score[c]) for c in best], every or set()
+        counted = heapq.nlargest(
+            int(depth * pool), score, key=lambda c: (score[c], float(values[c - first]))
+        )
+        if not counted:
+            return [], every
+        try:
+            rows = self._rows(sorted({*counted, *(also or ())}), book_id)
+        except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
+            raise _failed(exc, book_id) from exc
+        if read is not None:
+            read.update(rows)
+        texts = {c: str(row[5]) for c, row in rows.items()}
+        scored = bm25(texts, {c: held[c] for c in counted if c in texts}, weight)
+        best = heapq.nlargest(pool, scored, key=lambda c: (scored[c], float(values[c - first])))
+        return [(c, scored[c]) for c in best], every
 
     def search_book(
         self,
@@ -310,8 +375,13 @@ class BookSearch:
                 return self._finished(deep_hits, terms, limit)
         pool = max(POOL, limit * 3) if hybrid else limit * 2 + 4
         cosines = self.vectors.cosines(book_id, query, rowids) if hybrid else None
+        read: dict[int, tuple[Any, ...]] = {}  # chunk rows read while ranking
+        near: list[tuple[int, float]] = []
         if cosines is not None:
-            keyword, every = self._ranked_here(terms, rowids, book_id, cosines, pool)
+            near = dense_ranking(cosines, rowids, pool)
+            keyword, every = self._ranked_bm25(
+                terms, rowids, book_id, cosines, pool, read=read, also=[c for c, _ in near]
+            )
         else:
             keyword, every = self._ranked_fts(strict, loose, rowids, book_id, pool)
         if hybrid and len(terms) < 3 and len(every) >= pool:
@@ -319,16 +389,16 @@ class BookSearch:
             keyword = keyword[: limit * 2 + 4]
         if not keyword:
             return []  # not one word of the query is in the book: nothing near it in meaning
-        dense = dense_ranking(cosines, rowids, pool) if hybrid and cosines is not None else None
+        dense = near if hybrid and cosines is not None else None  # as dense_ranking gives it
         if hybrid and dense is None:
             request_vectors(self.db)  # a book from before vectors, or just imported
         scores = dict(keyword)
         if dense is None:
             ranked = [c for c, _ in keyword]
-            hits = self._hits(ranked, book_id, {}, scores)
+            hits = self._hits(ranked, book_id, {}, scores, read)
         else:
             fused = fuse([c for c, _ in keyword], [c for c, _ in dense])[: max(RERANK, limit * 2)]
-            candidates = self._hits(fused, book_id, {}, scores)
+            candidates = self._hits(fused, book_id, {}, scores, read)
             hits = rerank(query, candidates, [c for c, _ in keyword], [c for c, _ in dense])
         # passages with every word of the query stay first (the reader's own words)
         hits = [h for h in hits if h.chunk_id in every] + [
@@ -357,12 +427,15 @@ class BookSearch:
                 want(self.db, book_id)
             return None
         pool = max(DEEP_POOL, limit * 3)
-        keyword, _ = self._ranked_here(terms, rowids, book_id, meaning, pool)
+        read: dict[int, tuple[Any, ...]] = {}
+        dense = dense_ranking(meaning, rowids, pool)
+        keyword, _ = self._ranked_bm25(
+            terms, rowids, book_id, meaning, pool, DEEP_BM25_DEPTH, read, [c for c, _ in dense]
+        )
         if not keyword:
             return []  # not one word of the query is in the book
-        dense = dense_ranking(meaning, rowids, pool)
         fused = fuse_equal([c for c, _ in keyword], [c for c, _ in dense])
-        return self._hits(fused[: max(RERANK, limit * 3)], book_id, {}, dict(keyword))
+        return self._hits(fused[: max(RERANK, limit * 3)], book_id, {}, dict(keyword), read)
 
     def continues_beyond(self, book_id: int, until_page: int) -> bool:
         """Whether the book has text after ``until_page`` (never how much matches a query:

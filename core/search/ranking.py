@@ -5,18 +5,59 @@ gather, and neighbouring chunks merged into one passage."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from core.search.sentences import closeness, matches, stems, weights
+from core.search.snippets import fold, stem
 
 if TYPE_CHECKING:
     from core.search.fts import SearchHit
 
+_TERM_WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
 CLOSENESS = 2.0  # weight of the query's words gathered in two sentences (eval_search.py)
 RRF_K = 60
 KEYWORD_WEIGHT = 2.0  # the words lead (chosen on the tuned questions of eval_search.py)
 MERGE_MAX = 3
+BM25_K1 = 1.2  # Okapi BM25's usual constants (FTS5's own bm25() uses the same)
+BM25_B = 0.75
+
+
+def bm25(
+    texts: dict[int, str], held: dict[int, list[str]], weight: dict[str, float]
+) -> dict[int, float]:
+    """Okapi BM25 scores of chunks: ``held`` names the query terms each chunk holds (as the
+    index matched them), ``weight`` each term's weight in the book (its IDF), ``texts``
+    the chunks' texts. A term's count in a chunk is how many of its words start with the
+    term's (light) stem, at least 1 since the index matched it; a chunk's length is its
+    characters, against the mean of the chunks scored (they are cut to a similar size).
+    Plain substring search, as ``sentences.matches`` (a regular expression with many
+    alternatives is several times slower, and this runs on every search)."""
+    word_stems = {t: {stem(fold(w)) for w in _TERM_WORD.findall(t)} - {""} for t in weight}
+    mean = sum(len(texts.get(c, "")) for c in held) / max(1, len(held)) or 1.0
+    scores: dict[int, float] = {}
+    for chunk_id, terms in held.items():
+        text = texts.get(chunk_id, "")
+        lowered = text.lower()  # accented words count once (the index matched them)
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(text) / mean)
+        total = 0.0
+        for term in terms:
+            tf = max([1] + [_starts(lowered, s) for s in word_stems.get(term, ())])
+            total += weight.get(term, 0.0) * tf * (BM25_K1 + 1) / (tf + norm)
+        scores[chunk_id] = total
+    return scores
+
+
+def _starts(lowered: str, prefix: str) -> int:
+    """How many words of ``lowered`` start with ``prefix``."""
+    count = 0
+    at = lowered.find(prefix)
+    while at >= 0:
+        if at == 0 or not (lowered[at - 1].isalnum() or lowered[at - 1] in "'’"):
+            count += 1
+        at = lowered.find(prefix, at + len(prefix))
+    return count
 
 
 def dense_ranking(
