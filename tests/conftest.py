@@ -1,8 +1,9 @@
 """Test isolation for the whole suite.
 
 Every test gets its own MARGIN_HOME (data + config) in a temp folder, an in-memory keyring,
-and a socket guard that refuses any connection that is not to the loopback address, so no
-test can touch the real user folders, the real keyring or the network. Every test process
+a socket guard that refuses any connection that is not to the loopback address, and a write
+guard that refuses files outside the temp folders, so no test can touch the real user folders,
+the real keyring or the network, or leave files behind. Every test process
 sees the same fonts (DejaVu only), and the slow tests are run first.
 
 ``make test`` runs the suite in several processes (pytest-xdist): nothing here is shared
@@ -153,6 +154,19 @@ def margin_home(
     deep = request.node.get_closest_marker("deep_vectors") is not None
     monkeypatch.setenv("MARGIN_DEEP_VECTORS", "1" if deep else "0")
     yield home
+
+
+@pytest.fixture(autouse=True)
+def writes_stay_in_tmp() -> Iterator[None]:
+    """A test writes only in its temp folders (or MARGIN_SHOTS): anything else is refused and
+    fails the test (tests/support/writes.py)."""
+    from tests.support.writes import GUARD
+
+    GUARD.start()
+    yield
+    outside = GUARD.stop()
+    if outside:
+        pytest.fail("wrote outside its temp folder: " + "; ".join(dict.fromkeys(outside)))
 
 
 @pytest.fixture

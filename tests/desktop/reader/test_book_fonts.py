@@ -20,9 +20,9 @@ from desktop.reader.reader import Reader
 from desktop.reader.text_view import TextView
 from desktop.reader.typography import Typography
 from tests.core.books.epubgen import make_epub
+from tests.support.shots import save_shot
 
 MONO = Path("/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf")
-SHOTS = Path("/work/wt/shots/epub")
 STYLE = (
     "<style>@font-face { font-family: 'Typewriter'; src: url(fonts/tw.ttf); }"
     " .tw { font-family: 'Typewriter', serif; }</style>"
@@ -90,9 +90,8 @@ def test_the_books_font_draws_its_text_while_its_styles_are_on(
     assert on.convertToFormat(QImage.Format.Format_RGB32) != off.convertToFormat(
         QImage.Format.Format_RGB32
     )
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    on.save(str(SHOTS / "book-font-on.png"))
-    off.save(str(SHOTS / "book-font-off.png"))
+    save_shot(on, "book-font-on.png")
+    save_shot(off, "book-font-off.png")
 
 
 def test_a_font_obfuscated_for_another_book_is_not_used(

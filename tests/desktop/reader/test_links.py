@@ -19,8 +19,8 @@ from desktop.reader import links
 from desktop.reader.reader import Reader
 from desktop.reader.text_view import TextView
 from tests.core.books.epubgen import make_epub
+from tests.support.shots import save_shot, shots_wanted
 
-SHOTS = Path("/work/wt/shots/epub")
 FILLER = "".join(
     f"<p>{'A sentence of the chapter that fills the page. ' * 30}</p>" for _ in range(5)
 )
@@ -85,8 +85,10 @@ def _click_link(view: TextView, href_start: str) -> None:
 
 
 def _shot(view: TextView, name: str, reader: Reader) -> None:
-    """The page with its note pop-up drawn where it stands, in the light and dark themes."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    """With MARGIN_SHOTS set: the page with its note pop-up drawn where it stands, in the light
+    and dark themes."""
+    if not shots_wanted():
+        return
     for theme in ("light", "dark"):
         reader.set_theme(theme)
         QApplication.processEvents()
@@ -97,7 +99,7 @@ def _shot(view: TextView, name: str, reader: Reader) -> None:
         painter = QPainter(image)
         painter.drawPixmap(reader.mapFromGlobal(popup.pos()), popup.grab())
         painter.end()
-        image.save(str(SHOTS / f"{name}-{theme}.png"))
+        save_shot(image, f"{name}-{theme}.png")
         popup.close()
     reader.set_theme("light")
 
@@ -168,8 +170,7 @@ def test_a_web_link_asks_first_and_then_opens(
         box = view.findChild(QMessageBox)
         assert box is not None and box.isVisible()
         assert "https://example.org/source" in box.text()
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        box.grab().save(str(SHOTS / "link-consent.png"))
+        save_shot(box.grab(), "link-consent.png")
         QTest.mouseClick(box.button(QMessageBox.StandardButton.Cancel), Qt.MouseButton.LeftButton)
         assert browser.opened == []
         _click_link(view, "https:")

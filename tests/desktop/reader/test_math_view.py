@@ -13,8 +13,8 @@ from core.store.library import Library
 from desktop.reader.reader import Reader
 from desktop.reader.text_view import TextView
 from tests.core.books.epubgen import make_epub
+from tests.support.shots import save_shot
 
-SHOTS = Path("/work/wt/shots/epub")
 FORMULA = (
     "<p>Expand <math><mrow><mi>x</mi><mo>=</mo><msup><mfenced><mrow><mi>a</mi><mo>+</mo>"
     "<mi>b</mi></mrow></mfenced><mn>2</mn></msup></mrow></math> and divide by "
@@ -49,8 +49,7 @@ def test_a_formula_is_drawn_with_its_superscript_raised(
     index = _format_of(view, "nk", 1)
     assert index.verticalAlignment() == QTextCharFormat.VerticalAlignment.AlignSubScript
     assert _format_of(view, "x = ", 0).fontItalic()
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    view.viewport().grab().save(str(SHOTS / "math-light.png"))
+    save_shot(view.viewport().grab(), "math-light.png")
 
 
 def _ink_bottom(image: Any, left: int, right: int, top: int, bottom: int) -> int:
