@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,8 @@ def test_reading_outside_tmp_and_writing_inside_are_allowed(tmp_path: Path) -> N
     (tmp_path / "a" / "b").mkdir(parents=True)
     (tmp_path / "a" / "b" / "note.txt").write_text("kept", encoding="utf-8")
     sqlite3.connect(tmp_path / "db.sqlite3").close()
+    with tempfile.NamedTemporaryFile(suffix=".txt") as temp:  # O_TMPFILE on the folder itself
+        temp.write(b"kept")
     assert GUARD.outside == []
 
 

@@ -70,22 +70,18 @@ class RunSink:
             log.warning("partial answer not saved: %s", future.exception())
 
     async def assistant_turn(self, message: AssistantMessage, step: int) -> None:
-        assert self.ids is not None
-        await self.chat.db(
-            self.chat.conversations.add_message,
-            self.conversation_id,
-            self.ids.run_id,
-            "tool_use",
-            message,
-        )
+        await self._add("tool_use", message)
 
     async def tool_results(self, message: UserMessage, step: int) -> None:
+        await self._add("tool_results", message)
+
+    async def _add(self, kind: str, message: AssistantMessage | UserMessage) -> None:
         assert self.ids is not None
         await self.chat.db(
             self.chat.conversations.add_message,
             self.conversation_id,
             self.ids.run_id,
-            "tool_results",
+            kind,
             message,
         )
 

@@ -58,6 +58,7 @@ class WriteGuard:
         full = os.path.abspath(path)
         return (
             full.startswith(self._roots)
+            or full + os.sep in self._roots  # the folder itself (O_TMPFILE opens the folder)
             or f"{os.sep}__pycache__{os.sep}" in full
             or full in ("/dev/null",)
         )
