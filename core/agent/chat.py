@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from core.agent.answer import for_model
+from core.agent.chat_sink import PARTIAL_SAVE_S, ChatSink
 from core.agent.context import ContextStrategy, earlier_turns
 from core.agent.eventlog import EventLog
 from core.agent.events import (
@@ -33,7 +34,6 @@ from core.agent.events import (
 from core.agent.loop import AgentLoop, RunState, Strategy
 from core.agent.pricing import estimate_cost
 from core.agent.providers.base import ChatProvider
-from core.agent.run_sink import PARTIAL_SAVE_S, RunSink
 from core.agent.spoiler_verify import SupportVerifier
 from core.agent.spoilers import SpoilerGuard, SpoilerIndexCache
 from core.agent.tools import ToolBox, ToolContext
@@ -55,8 +55,8 @@ from core.store.library import BookInfo, Library
 
 log = logging.getLogger("margin.agent")
 T = TypeVar("T")
-_Sink = RunSink  # its name before it had a module of its own
-__all__ = ["PARTIAL_SAVE_S", "ChatWithBook", "RunSink"]
+_Sink = ChatSink  # its name before it had a module of its own
+__all__ = ["PARTIAL_SAVE_S", "ChatSink", "ChatWithBook"]
 
 
 class ChatWithBook:
@@ -171,7 +171,7 @@ class ChatWithBook:
         emit: Callable[[AgentEvent], None],
         spoilers_until: int | None = None,
     ) -> None:
-        sink = RunSink(self, emit)
+        sink = ChatSink(self, emit)
         sink.conversation_id = conversation_id
         loop: AgentLoop | None = None
         status, error = "complete", None
@@ -287,7 +287,7 @@ class ChatWithBook:
 
     async def _close(
         self,
-        sink: RunSink,
+        sink: ChatSink,
         loop: AgentLoop | None,
         status: str,
         error: ErrorInfo | None,

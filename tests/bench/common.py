@@ -9,6 +9,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +82,35 @@ def sixteen_mib_epub(work: Path) -> Path:
     return make_epub(
         work / "big16.epub", [(f"Chapter {n + 1}", body) for n in range(140)], title="Sixteen"
     )
+
+
+class Heartbeat:
+    """A Qt timer on the UI thread every ``ms``: ``gaps`` holds the milliseconds between its
+    ticks, so a stall of the UI thread shows as one long gap (``ms`` when all is well)."""
+
+    def __init__(self, ms: int = 10) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.ms = ms
+        self.gaps: list[float] = []
+        self.last = time.perf_counter()
+        self.timer = QTimer()
+        self.timer.setInterval(ms)
+        self.timer.timeout.connect(self.beat)
+
+    def beat(self) -> None:
+        now = time.perf_counter()
+        self.gaps.append((now - self.last) * 1000)
+        self.last = now
+
+    def start(self) -> None:
+        self.last = time.perf_counter()
+        self.timer.start()
+
+    def reset(self) -> None:
+        """Forget the gaps so far (the settling after start)."""
+        self.gaps.clear()
+        self.last = time.perf_counter()
+
+    def stop(self) -> None:
+        self.timer.stop()

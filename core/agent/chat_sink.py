@@ -1,7 +1,7 @@
-"""What one chat run reports as it goes (``RunSink``): each event to the consumer, the answer
-so far saved every ``PARTIAL_SAVE_S`` seconds, each turn and tool call as rows of the
-conversation, and the spoiler checks, tool calls and model calls as lines of the event log.
-``ChatWithBook`` (core/agent/chat.py) makes one per run."""
+"""What one chat run reports as it goes (``ChatSink``, the loop's ``RunSink``): each event to
+the consumer, the answer so far saved every ``PARTIAL_SAVE_S`` seconds, each turn and tool
+call as rows of the conversation, and the spoiler checks, tool calls and model calls as lines
+of the event log. ``ChatWithBook`` (core/agent/chat.py) makes one per run."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ log = logging.getLogger("margin.agent")
 PARTIAL_SAVE_S = 1.0
 
 
-class RunSink:
+class ChatSink:
     """The loop's reports: events to the consumer, rows to the store, lines to the event log."""
 
     def __init__(self, chat: ChatWithBook, emit: Callable[[AgentEvent], None]) -> None:
