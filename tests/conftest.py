@@ -93,6 +93,13 @@ _pin_fonts()
 # Property tests use fixed examples in the normal run (a test run must not fail at random) and
 # fresh random ones under `make soak`, which is where new cases get found.
 from hypothesis import settings as _hypothesis_settings  # noqa: E402
+from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
+
+# Hypothesis keeps a cache of the constants it finds in the code (even without a database):
+# in a temp folder of the run's own, not .hypothesis/ in the project (the write guard below)
+_HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="margin-test-hypothesis-")
+atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
+set_hypothesis_home_dir(_HYPOTHESIS_HOME)
 
 _hypothesis_settings.register_profile("margin", derandomize=True, database=None)
 _hypothesis_settings.register_profile("soak", derandomize=False, database=None)
