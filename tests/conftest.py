@@ -92,6 +92,7 @@ _pin_fonts()
 
 # Property tests use fixed examples in the normal run (a test run must not fail at random) and
 # fresh random ones under `make soak`, which is where new cases get found.
+from hypothesis import HealthCheck  # noqa: E402
 from hypothesis import settings as _hypothesis_settings  # noqa: E402
 from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
 
@@ -101,7 +102,15 @@ _HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="margin-test-hypothesis-")
 atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
 set_hypothesis_home_dir(_HYPOTHESIS_HOME)
 
-_hypothesis_settings.register_profile("margin", derandomize=True, database=None)
+# No time limits in the normal run: on a loaded machine an example may take 250 ms and fail
+# Hypothesis's 200 ms deadline or its too_slow check at random (speed is for tests/bench/)
+_hypothesis_settings.register_profile(
+    "margin",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 _hypothesis_settings.register_profile("soak", derandomize=False, database=None)
 _hypothesis_settings.load_profile("soak" if os.environ.get("MARGIN_SOAK") == "1" else "margin")
 BOOKS = FIXTURES / "books"
