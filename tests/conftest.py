@@ -1,8 +1,9 @@
 """Test isolation for the whole suite.
 
 Every test gets its own MARGIN_HOME (data + config) in a temp folder, an in-memory keyring,
-and a socket guard that refuses any connection that is not to the loopback address, so no
-test can touch the real user folders, the real keyring or the network. Every test process
+a socket guard that refuses any connection that is not to the loopback address, and a write
+guard that refuses files outside the temp folders, so no test can touch the real user folders,
+the real keyring or the network, or leave files behind. Every test process
 sees the same fonts (DejaVu only), and the slow tests are run first.
 
 ``make test`` runs the suite in several processes (pytest-xdist): nothing here is shared
@@ -91,9 +92,25 @@ _pin_fonts()
 
 # Property tests use fixed examples in the normal run (a test run must not fail at random) and
 # fresh random ones under `make soak`, which is where new cases get found.
+from hypothesis import HealthCheck  # noqa: E402
 from hypothesis import settings as _hypothesis_settings  # noqa: E402
+from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
 
-_hypothesis_settings.register_profile("margin", derandomize=True, database=None)
+# Hypothesis keeps a cache of the constants it finds in the code (even without a database):
+# in a temp folder of the run's own, not .hypothesis/ in the project (the write guard below)
+_HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="margin-test-hypothesis-")
+atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
+set_hypothesis_home_dir(_HYPOTHESIS_HOME)
+
+# No time limits in the normal run: on a loaded machine an example may take 250 ms and fail
+# Hypothesis's 200 ms deadline or its too_slow check at random (speed is for tests/bench/)
+_hypothesis_settings.register_profile(
+    "margin",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 _hypothesis_settings.register_profile("soak", derandomize=False, database=None)
 _hypothesis_settings.load_profile("soak" if os.environ.get("MARGIN_SOAK") == "1" else "margin")
 BOOKS = FIXTURES / "books"
@@ -153,6 +170,19 @@ def margin_home(
     deep = request.node.get_closest_marker("deep_vectors") is not None
     monkeypatch.setenv("MARGIN_DEEP_VECTORS", "1" if deep else "0")
     yield home
+
+
+@pytest.fixture(autouse=True)
+def writes_stay_in_tmp() -> Iterator[None]:
+    """A test writes only in its temp folders (or MARGIN_SHOTS): anything else is refused and
+    fails the test (tests/support/writes.py)."""
+    from tests.support.writes import GUARD
+
+    GUARD.start()
+    yield
+    outside = GUARD.stop()
+    if outside:
+        pytest.fail("wrote outside its temp folder: " + "; ".join(dict.fromkeys(outside)))
 
 
 @pytest.fixture

@@ -12,15 +12,15 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, TypeVar
 
 from core.agent.answer import for_model
+from core.agent.chat_sink import PARTIAL_SAVE_S, ChatSink
 from core.agent.context import ContextStrategy, earlier_turns
-from core.agent.eventlog import EventLog, excerpt
+from core.agent.eventlog import EventLog
 from core.agent.events import (
     TERMINAL_EVENTS,
     AgentEvent,
@@ -30,152 +30,33 @@ from core.agent.events import (
     RunFailed,
     RunFinished,
     RunStarted,
-    SpoilerHidden,
-    TextDelta,
-    ToolCallRecord,
 )
-from core.agent.loop import AgentLoop, RunState, Strategy, summarise_request
+from core.agent.loop import AgentLoop, RunState, Strategy
 from core.agent.pricing import estimate_cost
 from core.agent.providers.base import ChatProvider
 from core.agent.spoiler_verify import SupportVerifier
 from core.agent.spoilers import SpoilerGuard, SpoilerIndexCache
-from core.agent.tools import ToolBox, ToolContext, ToolOutput
+from core.agent.tools import ToolBox, ToolContext
 from core.agent.types import (
     AssistantMessage,
     Message,
     Question,
     Selection,
     TextPart,
-    TurnRequest,
-    TurnResult,
     UserMessage,
 )
 from core.errors import LLMCode, MarginError
 from core.search import BookSearch
 from core.search.sentence_vectors import want_soon
 from core.settings import AgentLimits
-from core.store.conversations import Conversations, RunIds
+from core.store.conversations import Conversations
 from core.store.db import explain as explain_storage
 from core.store.library import BookInfo, Library
 
 log = logging.getLogger("margin.agent")
-PARTIAL_SAVE_S = 1.0
 T = TypeVar("T")
-
-
-class _Sink:
-    """The loop's reports: events to the consumer, rows to the store, lines to the event log."""
-
-    def __init__(self, chat: ChatWithBook, emit: Callable[[AgentEvent], None]) -> None:
-        self.chat = chat
-        self._emit = emit
-        self.conversation_id = 0
-        self.ids: RunIds | None = None
-        self.eventlog: EventLog | None = None
-        self.state: RunState | None = None
-        self._last_save = time.monotonic()
-        self._saves: set[asyncio.Future[Any]] = set()
-
-    def emit(self, event: AgentEvent) -> None:
-        self._emit(event)
-        if isinstance(event, SpoilerHidden) and self.eventlog is not None and self.ids:
-            self.eventlog.write(
-                "SPOILER_CHECK",
-                run_id=self.ids.run_id,
-                step=event.step,
-                hidden=event.withheld.index,
-                read_to=event.withheld.read_to,
-                terms=[{"term": t, "first_page": p} for t, p in event.withheld.terms],
-            )
-        if (
-            isinstance(event, TextDelta)
-            and self.ids is not None
-            and self.state is not None
-            and time.monotonic() - self._last_save > PARTIAL_SAVE_S
-        ):
-            self._last_save = time.monotonic()
-            future = asyncio.ensure_future(
-                self.chat.db(
-                    self.chat.conversations.save_partial, self.ids.placeholder_id, self.state.answer
-                )
-            )
-            self._saves.add(future)
-            future.add_done_callback(self._saved)
-
-    def _saved(self, future: asyncio.Future[Any]) -> None:
-        self._saves.discard(future)
-        if not future.cancelled() and future.exception() is not None:
-            log.warning("partial answer not saved: %s", future.exception())
-
-    async def assistant_turn(self, message: AssistantMessage, step: int) -> None:
-        assert self.ids is not None
-        await self.chat.db(
-            self.chat.conversations.add_message,
-            self.conversation_id,
-            self.ids.run_id,
-            "tool_use",
-            message,
-        )
-
-    async def tool_results(self, message: UserMessage, step: int) -> None:
-        assert self.ids is not None
-        await self.chat.db(
-            self.chat.conversations.add_message,
-            self.conversation_id,
-            self.ids.run_id,
-            "tool_results",
-            message,
-        )
-
-    async def tool_call(self, record: ToolCallRecord, output: ToolOutput) -> None:
-        assert self.ids is not None
-        from core.agent.types import part_to_json
-
-        await self.chat.db(
-            self.chat.conversations.add_tool_call,
-            self.ids.run_id,
-            record,
-            {**output.detail, "pages": list(output.pages)},
-            [part_to_json(p) for p in output.passages],
-        )
-        if self.eventlog is not None:
-            self.eventlog.write(
-                "TOOL_CALL",
-                run_id=self.ids.run_id,
-                step=record.step,
-                name=record.name,
-                parameters=record.arguments,
-                output=excerpt([part_to_json(p) for p in output.parts]),
-                summary=record.summary,
-                is_error=record.is_error,
-                duration_ms=round(record.duration_ms, 2),
-            )
-
-    def invocation(
-        self, step: int, request: TurnRequest, result: TurnResult | None, error: str, ms: float
-    ) -> None:
-        if self.eventlog is None or self.ids is None:
-            return
-        response: dict[str, Any] = (
-            {"error": error}
-            if result is None
-            else {
-                "stop_reason": result.stop_reason.value,
-                "text": excerpt(result.message.text),
-                "tool_calls": [
-                    {"name": c.name, "input": dict(c.arguments)} for c in result.message.calls
-                ],
-            }
-        )
-        self.eventlog.write(
-            "LLM_INVOCATION",
-            run_id=self.ids.run_id,
-            step=step,
-            request=summarise_request(request),
-            response=response,
-            usage=result.usage.__dict__ if result is not None else None,
-            duration_ms=round(ms, 2),
-        )
+_Sink = ChatSink  # its name before it had a module of its own
+__all__ = ["PARTIAL_SAVE_S", "ChatSink", "ChatWithBook"]
 
 
 class ChatWithBook:
@@ -290,7 +171,7 @@ class ChatWithBook:
         emit: Callable[[AgentEvent], None],
         spoilers_until: int | None = None,
     ) -> None:
-        sink = _Sink(self, emit)
+        sink = ChatSink(self, emit)
         sink.conversation_id = conversation_id
         loop: AgentLoop | None = None
         status, error = "complete", None
@@ -406,7 +287,7 @@ class ChatWithBook:
 
     async def _close(
         self,
-        sink: _Sink,
+        sink: ChatSink,
         loop: AgentLoop | None,
         status: str,
         error: ErrorInfo | None,

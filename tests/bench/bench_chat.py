@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import FIXTURES, machine, median, report
+from common import FIXTURES, Heartbeat, machine, median, report
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["PYTHON_KEYRING_BACKEND"] = "tests.support.memory_keyring.MemoryKeyring"
@@ -297,7 +297,6 @@ def seed_one(app: object, book_id: int, text: str) -> int:
 async def bench_huge(cases: list[str]) -> None:
     """Issue 27 item 6: open a conversation holding one huge answer; how long until it is
     shown, and the longest the UI thread is blocked meanwhile."""
-    from PySide6.QtCore import QTimer
 
     from core.app import Margin
     from core.books.importer import import_book
@@ -321,20 +320,9 @@ async def bench_huge(cases: list[str]) -> None:
                     f"| r{i} | v{i} |\n" for i in range(int(n))
                 )
             conv = seed_one(app, book.id, text)
-            gaps: list[float] = []
-            last = time.perf_counter()
-
-            def beat() -> None:
-                nonlocal last
-                now = time.perf_counter()
-                gaps.append((now - last) * 1000)
-                last = now
-
-            timer = QTimer()
-            timer.setInterval(10)
-            timer.timeout.connect(beat)
-            timer.start()
-            started = last = time.perf_counter()
+            heart = Heartbeat(10)
+            heart.start()
+            started = time.perf_counter()
             select = getattr(chat, "select_conversation", None)
             if select is not None:
                 select(conv)
@@ -344,7 +332,8 @@ async def bench_huge(cases: list[str]) -> None:
                 await asyncio.sleep(0.01)
             await asyncio.sleep(0.05)
             shown = (time.perf_counter() - started) * 1000
-            timer.stop()
+            heart.stop()
+            gaps = heart.gaps
             report(
                 f"open a conversation with a {case.replace(':', ' of ')} answer",
                 f"shown after {shown:.0f} ms, UI blocked at most {max([*gaps, 0]) - 10:.0f} ms",

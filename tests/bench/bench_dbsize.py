@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -179,7 +178,7 @@ def book_sets(folder: Path) -> dict[str, list[Path]]:
     )
     holdout += [md, html]
     pdf = [real_book_pdf(folder / "realbook.pdf")]
-    from bench_import import sixteen_mib_epub
+    from common import sixteen_mib_epub
 
     big = [sixteen_mib_epub(folder)]
     if os.environ.get("BENCH_DBSIZE_SETS") == "27":  # issue 27: the fixtures and the big EPUB
@@ -194,36 +193,20 @@ def book_sets(folder: Path) -> dict[str, list[Path]]:
     }
 
 
-def run_worker(root: Path, files: list[Path]) -> dict[str, Any]:
-    out = subprocess.run(
-        [sys.executable, __file__, "--worker", str(root), *map(str, files)],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-    )
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
-
-
 def main(base: str) -> None:
-    from common import ROOT, machine, median, report
+    from common import ROOT, base_tree, machine, median, report, run_worker
 
     print(f"bench_dbsize on {machine()}; base {base} vs working tree, {ROUNDS} rounds")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        old = folder / "base"
-        old.mkdir()
-        archive = subprocess.run(
-            ["git", "archive", base, "core", "prompts"], cwd=ROOT, capture_output=True, check=True
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        old = base_tree(base, folder)
         sets = book_sets(folder)
         for name, files in sets.items():
             books = sum(f.stat().st_size for f in files)
             figures: dict[str, list[dict[str, Any]]] = {"base": [], "now": []}
             for _ in range(ROUNDS):
-                figures["base"].append(run_worker(old, files))
-                figures["now"].append(run_worker(ROOT, files))
+                figures["base"].append(run_worker(__file__, old, files))
+                figures["now"].append(run_worker(__file__, ROOT, files))
             size = {k: median([r["size"] for r in v]) for k, v in figures.items()}
             secs = {k: median([r["seconds"] for r in v]) for k, v in figures.items()}
             print(f"  {name}: {len(files)} files, {books / 1024:.0f} KiB")

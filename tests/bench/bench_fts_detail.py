@@ -20,8 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_import import sixteen_mib_epub
-from common import machine, median
+from common import machine, median, sixteen_mib_epub
 
 from core.books.importer import import_book
 from core.paths import resolve_paths

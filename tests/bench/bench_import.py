@@ -20,7 +20,16 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from common import FIXTURES, ROOT, machine, median, report
+from common import (
+    FIXTURES,
+    ROOT,
+    WINDOW_CODE,
+    base_tree,
+    machine,
+    median,
+    report,
+    sixteen_mib_epub,
+)
 
 from core.books.importer import import_book
 from core.books.pdf import shutdown_workers
@@ -128,38 +137,17 @@ asyncio.run(main(), loop_factory=lambda: qasync.QEventLoop(qapp))
 """
 
 
-def sixteen_mib_epub(work: Path) -> Path:
-    """The 16 MiB-of-XHTML EPUB (Alice's text, 140 chapters) of issues 24 and 27."""
-    text = " ".join((FIXTURES / "books" / "alice_in_wonderland.txt").read_text().split())
-    body = "".join(f"<p>{text[i : i + 900]}</p>\n  " for i in range(0, 120_000, 900))
-    return make_epub(
-        work / "big16.epub", [(f"Chapter {n + 1}", body) for n in range(140)], title="Sixteen"
-    )
-
-
 def memory(ref: str) -> None:
     import json
 
     print(f"bench_import --memory on {machine()}; {ref} vs now, median of {RUNS} runs each")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        old = work / "base"
-        old.mkdir()
-        archive = subprocess.run(
-            ["git", "archive", ref, "core", "prompts"], cwd=ROOT, capture_output=True, check=True
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        old = base_tree(ref, work, WINDOW_CODE)
         epub = sixteen_mib_epub(work)
         pdf = make_text_pdf(
             work / "book117.pdf", book_pages(117, FIXTURES / "books" / "alice_in_wonderland.txt")
         )
-        archive = subprocess.run(
-            ["git", "archive", ref, "desktop", "resources"],
-            cwd=ROOT,
-            capture_output=True,
-            check=True,
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
         window: dict[str, list[dict[str, float]]] = {"base": [], "now": []}
         for i in range(max(1, RUNS // 2)):
             for name, root in (("base", old), ("now", ROOT)):

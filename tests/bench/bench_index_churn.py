@@ -10,8 +10,6 @@ index was merged after removals)
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -58,29 +56,18 @@ def worker(root: Path, big: Path, books: list[Path]) -> None:
 
 
 def main(ref: str) -> None:
-    from bench_import import sixteen_mib_epub
-    from common import FIXTURES, ROOT, machine, median
+    from common import FIXTURES, ROOT, base_tree, machine, median, run_worker, sixteen_mib_epub
 
     print(f"bench_index_churn on {machine()}; {ref} vs working tree, {ROUNDS} rounds")
     books = [FIXTURES / "books" / n for n in ("alice_in_wonderland.epub", "metamorphosis.txt")]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        old = folder / "base"
-        old.mkdir()
-        archive = subprocess.run(
-            ["git", "archive", ref, "core", "prompts"], cwd=ROOT, capture_output=True, check=True
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        old = base_tree(ref, folder)
         big = sixteen_mib_epub(folder)
         runs: dict[str, list[dict[str, Any]]] = {"base": [], "now": []}
         for _ in range(ROUNDS):
             for side, root in (("base", old), ("now", ROOT)):
-                done = subprocess.run(
-                    [sys.executable, __file__, "--worker", str(root), str(big), *map(str, books)],
-                    capture_output=True, text=True, check=True,
-                    env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-                )  # fmt: skip
-                runs[side].append(json.loads(done.stdout.strip().splitlines()[-1]))
+                runs[side].append(run_worker(__file__, root, [big, *books]))
         for step in STEPS:
             for side in ("base", "now"):
                 fig = {k: median([r[step][k] for r in runs[side]]) for k in runs[side][0][step]}

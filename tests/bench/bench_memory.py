@@ -62,8 +62,7 @@ def children() -> int:
 
 def make_libraries(work: Path, only_epub: bool = False) -> dict[str, Path]:
     """The 500-book library, a library holding the 117-page PDF, and the 16 MiB EPUB."""
-    from bench_import import sixteen_mib_epub
-    from common import FIXTURES
+    from common import FIXTURES, sixteen_mib_epub
 
     if only_epub:
         (work / "source").mkdir()
@@ -187,7 +186,7 @@ def run(root: Path, state: str, target: Path, home: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    from common import machine, median, report
+    from common import WINDOW_CODE, base_tree, machine, median, report
 
     ref = sys.argv[sys.argv.index("--compare") + 1] if "--compare" in sys.argv else ""
     only_epub = "--epub" in sys.argv  # the import's state alone (no 500-book library)
@@ -196,14 +195,7 @@ def main() -> None:
         work = Path(tmp)
         trees = {"now": ROOT}
         if ref:
-            old = work / "base"
-            old.mkdir()
-            archive = subprocess.run(
-                ["git", "archive", ref, "core", "desktop", "prompts", "resources"],
-                cwd=ROOT, capture_output=True, check=True,
-            ).stdout  # fmt: skip
-            subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
-            trees = {"base": old, "now": ROOT}
+            trees = {"base": base_tree(ref, work, WINDOW_CODE), "now": ROOT}
         started = time.perf_counter()
         made = make_libraries(work, only_epub)
         print(f"  ({BOOKS} books, a 117-page PDF made in {time.perf_counter() - started:.0f} s)")

@@ -20,7 +20,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from common import FIXTURES, machine, median, percentile, report
+from common import FIXTURES, Heartbeat, machine, median, percentile, report
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -66,16 +66,9 @@ def stalls_while_turning(view: object, screens: int, every_ms: int = 20) -> list
     from PySide6.QtGui import QKeyEvent
     from PySide6.QtWidgets import QApplication
 
-    gaps: list[float] = []
-    last = time.perf_counter()
+    heart = Heartbeat(2)
     turned = 0
     loop = QEventLoop()
-
-    def beat() -> None:
-        nonlocal last
-        now = time.perf_counter()
-        gaps.append((now - last) * 1000)
-        last = now
 
     def turn() -> None:
         nonlocal turned
@@ -87,9 +80,6 @@ def stalls_while_turning(view: object, screens: int, every_ms: int = 20) -> list
             QTimer.singleShot(100, loop.quit)
             turner.stop()
 
-    heart = QTimer()
-    heart.setInterval(2)
-    heart.timeout.connect(beat)
     turner = QTimer()
     turner.setInterval(every_ms)
     turner.timeout.connect(turn)
@@ -97,7 +87,7 @@ def stalls_while_turning(view: object, screens: int, every_ms: int = 20) -> list
     turner.start()
     loop.exec()
     heart.stop()
-    return [max(0.0, g - 2) for g in gaps[1:]]
+    return [max(0.0, g - 2) for g in heart.gaps[1:]]
 
 
 def main() -> None:

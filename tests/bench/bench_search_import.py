@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -56,37 +55,24 @@ def worker(root: Path, files: list[Path]) -> None:
     print(json.dumps({"size": size, "seconds": elapsed, "vectors": vectors, "peak": peak}))
 
 
-def run_worker(root: Path, files: list[Path]) -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, __file__, "--worker", str(root), *map(str, files)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
-
 def main(base: str) -> None:
-    from common import FIXTURES, ROOT, machine, median, report
-
-    from tests.core.books.epubgen import make_epub
+    from common import (
+        FIXTURES,
+        ROOT,
+        base_tree,
+        machine,
+        median,
+        report,
+        run_worker,
+        sixteen_mib_epub,
+    )
 
     print(f"bench_search_import on {machine()}; base {base} vs working tree, {ROUNDS} rounds")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        old = folder / "base"
-        old.mkdir()
-        archive = subprocess.run(
-            ["git", "archive", base, "core", "prompts"], cwd=ROOT, capture_output=True, check=True
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        old = base_tree(base, folder)
         books = FIXTURES / "books"
-        alice = (books / "alice_in_wonderland.txt").read_text(encoding="utf-8")
-        text = " ".join(alice.split())
-        body = "".join(f"<p>{text[i : i + 900]}</p>\n  " for i in range(0, 120_000, 900))
-        big = make_epub(
-            folder / "big16.epub", [(f"Chapter {n + 1}", body) for n in range(140)], title="Big"
-        )
+        big = sixteen_mib_epub(folder)
         sets = {
             "fixture books": [
                 books / n
@@ -102,8 +88,8 @@ def main(base: str) -> None:
         for name, files in sets.items():
             figures: dict[str, list[dict[str, float]]] = {"base": [], "now": []}
             for _ in range(ROUNDS):
-                figures["base"].append(run_worker(old, files))
-                figures["now"].append(run_worker(ROOT, files))
+                figures["base"].append(run_worker(__file__, old, files))
+                figures["now"].append(run_worker(__file__, ROOT, files))
             med = {
                 k: {f: median([r[f] for r in v]) for f in ("size", "seconds", "vectors", "peak")}
                 for k, v in figures.items()

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import FIXTURES, ROOT, machine, median, report
+from common import FIXTURES, ROOT, WINDOW_CODE, base_tree, machine, median, report
 
 BASE = "2ccdf7b"
 ROUNDS = 7
@@ -76,15 +76,7 @@ def main(base: str, rounds: int) -> None:
     print(f"bench_startup on {machine()}; base {base} vs working tree, {rounds} rounds")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        old = folder / "base"
-        old.mkdir()
-        archive = subprocess.run(
-            ["git", "archive", base, "core", "desktop", "prompts", "resources"],
-            cwd=ROOT,
-            capture_output=True,
-            check=True,
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        old = base_tree(base, folder, WINDOW_CODE)
 
         def library(name: str, code: Path, book: bool) -> str:
             """A data folder of its own for each code base (the base cannot open a library

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import FIXTURES, ROOT, machine, median, percentile, report
+from common import FIXTURES, ROOT, Heartbeat, machine, median, percentile, report
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -53,7 +53,6 @@ def rss_mb() -> float:
 
 
 async def in_window(app: object) -> None:
-    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from core.app import Margin
@@ -75,29 +74,18 @@ async def in_window(app: object) -> None:
         window.show()
         QApplication.processEvents()
         # main-thread stalls while the 117-page PDF imports (10 ms heartbeat)
-        gaps: list[float] = []
-        last = time.perf_counter()
-
-        def beat() -> None:
-            nonlocal last
-            now = time.perf_counter()
-            gaps.append((now - last) * 1000)
-            last = now
-
-        timer = QTimer()
-        timer.setInterval(10)
-        timer.timeout.connect(beat)
-        timer.start()
+        heart = Heartbeat(10)
+        heart.start()
         await asyncio.sleep(0.2)
-        gaps.clear()
-        last = time.perf_counter()
+        heart.reset()
         started = time.perf_counter()
         window.import_files([pdf])
         while window.importer.busy or not library.list_books():
             await asyncio.sleep(0.005)
         import_ms = (time.perf_counter() - started) * 1000
         await asyncio.sleep(0.1)
-        timer.stop()
+        heart.stop()
+        gaps = heart.gaps
         stall = max(gaps) - 10
         report(
             "import 117-page PDF from the window",

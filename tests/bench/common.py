@@ -1,16 +1,21 @@
-"""Shared bits of the benchmarks: the machine line, medians and percentiles, temp homes."""
+"""Shared bits of the benchmarks: the machine line, medians and percentiles, the old code base
+of a comparison, the worker subprocess and the 16 MiB EPUB."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from tests.conftest import FIXTURES  # noqa: E402, F401  (re-exported: the one place that finds the fixtures)
+from tests.conftest import FIXTURES  # noqa: E402  (re-exported: the one place that finds the fixtures)
 
 
 def machine() -> str:
@@ -37,3 +42,75 @@ def percentile(values: list[float], p: float) -> float:
 
 def report(name: str, measured: str, target: str, ok: bool) -> None:
     print(f"  {name:<46} {measured:>22}   target {target:<14} {'OK' if ok else 'MISSED'}")
+
+
+CODE = ("core", "prompts")  # what a core-only comparison needs of the old code base
+WINDOW_CODE = ("core", "desktop", "prompts", "resources")  # and a window one
+
+
+def base_tree(ref: str, folder: Path, parts: tuple[str, ...] = CODE) -> Path:
+    """The project's ``parts`` as they were at ``ref``, extracted into ``folder/base`` (again
+    into the same folder to add more parts): the old side of an old-vs-new benchmark."""
+    old = folder / "base"
+    old.mkdir(exist_ok=True)
+    archive = subprocess.run(
+        ["git", "archive", ref, *parts], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+    return old
+
+
+def run_worker(script: str, root: Path, files: list[Path], **env: str) -> Any:
+    """``script --worker root files…`` in a fresh interpreter (no bytecode written into the old
+    tree); the JSON of its last line."""
+    done = subprocess.run(
+        [sys.executable, script, "--worker", str(root), *map(str, files)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **env},
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def sixteen_mib_epub(work: Path) -> Path:
+    """The 16 MiB-of-XHTML EPUB (Alice's text, 140 chapters) of issues 24 and 27."""
+    from tests.core.books.epubgen import make_epub
+
+    text = " ".join((FIXTURES / "books" / "alice_in_wonderland.txt").read_text().split())
+    body = "".join(f"<p>{text[i : i + 900]}</p>\n  " for i in range(0, 120_000, 900))
+    return make_epub(
+        work / "big16.epub", [(f"Chapter {n + 1}", body) for n in range(140)], title="Sixteen"
+    )
+
+
+class Heartbeat:
+    """A Qt timer on the UI thread every ``ms``: ``gaps`` holds the milliseconds between its
+    ticks, so a stall of the UI thread shows as one long gap (``ms`` when all is well)."""
+
+    def __init__(self, ms: int = 10) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.ms = ms
+        self.gaps: list[float] = []
+        self.last = time.perf_counter()
+        self.timer = QTimer()
+        self.timer.setInterval(ms)
+        self.timer.timeout.connect(self.beat)
+
+    def beat(self) -> None:
+        now = time.perf_counter()
+        self.gaps.append((now - self.last) * 1000)
+        self.last = now
+
+    def start(self) -> None:
+        self.last = time.perf_counter()
+        self.timer.start()
+
+    def reset(self) -> None:
+        """Forget the gaps so far (the settling after start)."""
+        self.gaps.clear()
+        self.last = time.perf_counter()
+
+    def stop(self) -> None:
+        self.timer.stop()

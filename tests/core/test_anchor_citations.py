@@ -15,10 +15,10 @@ from core.domain.messages import CitationRef, Passage, citation_from_json
 from core.store import models as m
 from core.store.anchoring import cited_context, resolve_citations
 from core.store.library import BookInfo, Library
-from tests.core.agent.conftest import alice, library, make_service
+from tests.core.agent.conftest import alice, make_service
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, search_result_citation
 
-__all__ = ["alice", "library", "make_service"]
+__all__ = ["alice", "make_service"]
 
 # twice on p. 32 of Alice; the search for QUERY returns a passage (p. 32 from "Alice thought
 # she might as well wait") that holds only the second

@@ -30,10 +30,10 @@ from core.search import BookSearch
 from core.store import models as m
 from core.store.conversations import Conversations
 from core.store.library import Library
-from tests.core.agent.conftest import library, make_service
+from tests.core.agent.conftest import make_service
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, search_result_citation
 
-__all__ = ["library", "make_service"]
+__all__ = ["make_service"]
 
 OLD_TARGET = 1400  # an "older version" cut pages of about 1,400 characters
 QUERY = "Caterpillar hookah"

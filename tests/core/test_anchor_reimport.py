@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,18 +11,10 @@ from core.anchors import BookText, TextQuote, collapse, stored_to_view
 from core.books import parse as parse_module
 from core.books.importer import import_book, reimport_book
 from core.domain.messages import AssistantMessage, CitationRef, Question, TextPart, Usage
-from core.paths import resolve_paths
 from core.store.conversations import Conversations
 from core.store.library import Library
 
 OLD_TARGET = 1400  # an "older version" cut pages of about 1,400 characters
-
-
-@pytest.fixture
-def library() -> Iterator[Library]:
-    lib = Library.open(resolve_paths())
-    yield lib
-    lib.close()
 
 
 def _old_import(

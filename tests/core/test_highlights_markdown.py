@@ -3,7 +3,6 @@ its citation, and a chapter's or a book's highlights as Markdown."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,15 +14,6 @@ from core.store.db import open_database
 from core.store.highlight_style import set_style
 from core.store.library import Library
 from core.store.migrations import MIGRATIONS, SCHEMA_VERSION, _highlight_style, current_version
-
-
-@pytest.fixture
-def library(margin_home: Path) -> Iterator[Library]:
-    from core.paths import resolve_paths
-
-    lib = Library.open(resolve_paths())
-    yield lib
-    lib.close()
 
 
 def test_an_older_library_gains_the_style_column(tmp_path: Path) -> None:

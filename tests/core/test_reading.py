@@ -4,22 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from core.books.importer import import_book
-from core.paths import resolve_paths
 from core.reading import SLACK, Pace, Place, ReadingSession
 from core.store.library import Library
-
-
-@pytest.fixture
-def library() -> Iterator[Library]:
-    lib = Library.open(resolve_paths())
-    yield lib
-    lib.close()
 
 
 def session(page: int = 30, read_to: int = 30, count: int = 400) -> ReadingSession:

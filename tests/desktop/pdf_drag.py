@@ -1,12 +1,42 @@
-"""A real mouse drag over one occurrence of some words on a PDF page (tests)."""
+"""A real mouse drag over one occurrence of some words on a PDF page (tests), and the PDF whose
+page 2 holds the same sentence twice."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
+from core.books.importer import import_book
+from core.store.library import BookInfo, Library
 from desktop.reader.pdf_marks import find_words
 from desktop.reader.pdf_view import PdfView
+
+# stands twice on page 2 of pdflatex-4-pages.pdf, across a line end each time
+PHRASE = "Is there a difference between this text and some nonsense like “Huardest gefburn”?"
+PAGE = 2
+
+
+def twice_pdf(library: Library, pdf_dir: Path) -> tuple[BookInfo, str, int, int]:
+    """pdflatex-4-pages.pdf imported: the book, page 2's stored text and where PHRASE starts
+    in it the first and the second time."""
+    book = import_book(library, pdf_dir / "pdflatex-4-pages.pdf").book
+    stored = library.page(book.id, PAGE).text
+    pattern = r"\s+".join(re.escape(w) for w in PHRASE.split())
+    first, second = [m.start() for m in re.finditer(pattern, stored)][:2]
+    return book, stored, first, second
+
+
+def open_pdf(win: Any, book: BookInfo, qtbot: Any) -> PdfView:
+    """``book`` opened at PAGE in the window, its page drawn."""
+    win.open_book(book.id, PAGE)
+    view = win.reader.view
+    assert isinstance(view, PdfView)
+    qtbot.waitUntil(view.is_drawn, timeout=10000)
+    return view
 
 
 def drag_over_words(view: PdfView, page: int, words: str, stored: str, near: int) -> None:

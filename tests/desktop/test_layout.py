@@ -22,6 +22,7 @@ from desktop.main_window import MainWindow, default_chat_width
 from desktop.reader.text_view import TextView
 from desktop.reader.typography import line_lengths
 from tests.desktop.conftest import close_window
+from tests.support.shots import keep_shot, save_shot
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOK = "alice_in_wonderland.epub"
@@ -223,7 +224,6 @@ def test_screenshot_book_has_the_window(
     books_dir: Path,
     qtbot: Any,
     real_font: str,
-    tmp_path: Path,
     size: tuple[int, int],
     theme: str,
 ) -> None:
@@ -251,15 +251,15 @@ def test_screenshot_book_has_the_window(
         fmt = view.document().rootFrame().frameFormat()
         assert fmt.leftMargin() == fmt.rightMargin() >= window.reader.typography.margin
         image = window.grab().toImage()
-        out = Path(os.environ.get("MARGIN_SHOTS", tmp_path))
         name = f"layout-{size[0]}x{size[1]}-{theme}.png"
-        assert image.save(str(out / name))
+        kept = save_shot(image, name)
         # the page is in the theme's colours: its background beside the column
         x = view.mapTo(window, view.rect().topLeft()).x() + int(fmt.leftMargin()) // 2
         y = view.mapTo(window, view.rect().center()).y()
         assert image.pixelColor(x, y).name() == THEMES[theme].background
         record = {"size": size, "theme": theme, "pane": pane, "chat": chat, "lines": lengths}
-        (out / f"{name}.json").write_text(json.dumps(record))
+        if kept is not None:
+            kept.with_name(f"{name}.json").write_text(json.dumps(record))
     finally:
         close_window(qtbot, window)
         from PySide6.QtWidgets import QApplication
@@ -318,9 +318,7 @@ def test_high_dpi_text_is_drawn_at_full_resolution(
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    keep = os.environ.get("MARGIN_SHOTS")
-    if keep:
-        (Path(keep) / png.name).write_bytes(png.read_bytes())
+    keep_shot(png)
     ratio = float(scale)
     assert result["ratio"] == pytest.approx(ratio), "drawn for the screen's pixel ratio"
     w, h = result["logical"]

@@ -3,21 +3,15 @@ its words on the page (issue 28 leftover; as threads do, desktop/reader/margin_m
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog
 
-from core.books.importer import import_book
 from core.store.library import Library
-from desktop.reader.pdf_view import PdfView
-from tests.desktop.pdf_drag import drag_over_words
+from tests.desktop.pdf_drag import PAGE, PHRASE, drag_over_words, open_pdf, twice_pdf
 from tests.desktop.reader.conftest import alice_window
-
-PHRASE = "Is there a difference between this text and some nonsense like “Huardest gefburn”?"
-PAGE = 2  # it stands there twice (tests/desktop/threads/test_pdf_marks.py)
 
 
 def test_highlighting_the_second_of_two_equal_sentences_in_a_pdf_stores_the_second(
@@ -29,16 +23,10 @@ def test_highlighting_the_second_of_two_equal_sentences_in_a_pdf_stores_the_seco
     monkeypatch: Any,
 ) -> None:
     monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("", True)))
-    book = import_book(library, pdf_dir / "pdflatex-4-pages.pdf").book
-    stored = library.page(book.id, PAGE).text
-    pattern = r"\s+".join(re.escape(w) for w in PHRASE.split())
-    first, second = [m.start() for m in re.finditer(pattern, stored)][:2]
+    book, stored, first, second = twice_pdf(library, pdf_dir)
     with alice_window(library, books_dir, qtbot, 3) as (win, _alice):
         win.resize(1200, 900)
-        win.open_book(book.id, PAGE)
-        view = win.reader.view
-        assert isinstance(view, PdfView)
-        qtbot.waitUntil(view.is_drawn, timeout=10000)
+        view = open_pdf(win, book, qtbot)
         drag_over_words(view, PAGE, PHRASE, stored, second)
         qtbot.waitUntil(win.reader.selection_bar.isVisible, timeout=3000)
         qtbot.keyClick(win, Qt.Key.Key_H, Qt.KeyboardModifier.ControlModifier)

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -8,19 +7,11 @@ import pytest
 
 from core.agent.service import AgentService, make_provider
 from core.books.importer import import_book
-from core.paths import resolve_paths
 from core.settings import AgentLimits, Settings
 from core.store.library import BookInfo, Library
 from tests.fakes.anthropic_server import FakeAnthropic
 
 KEY = "sk-ant-test-KEY-0123456789-RECOGNISABLE"
-
-
-@pytest.fixture
-def library() -> Iterator[Library]:
-    lib = Library.open(resolve_paths())
-    yield lib
-    lib.close()
 
 
 @pytest.fixture

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -8,7 +7,6 @@ import pytest
 
 from core.agent.service import AgentService, make_provider
 from core.books.importer import import_book
-from core.paths import resolve_paths
 from core.settings import Settings
 from core.store.library import BookInfo, Library
 from tests.fakes.anthropic_server import FakeAnthropic
@@ -41,13 +39,6 @@ CHAPTER III
 
 A stranger came to Meryton in the spring. Mr. Wickham was a handsome officer, and Mr. Wickham told Elizabeth a sad story about his youth. Wickham smiled at every girl in the town, and Elizabeth believed every word Wickham said.
 """
-
-
-@pytest.fixture
-def library() -> Iterator[Library]:
-    lib = Library.open(resolve_paths())
-    yield lib
-    lib.close()
 
 
 @pytest.fixture

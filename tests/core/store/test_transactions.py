@@ -9,19 +9,10 @@ background vectors worker wrote the same library)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 
 import pytest
 
-from core.paths import resolve_paths
 from core.store.library import Library
-
-
-@pytest.fixture
-def library() -> Iterator[Library]:
-    lib = Library.open(resolve_paths().ensure())
-    yield lib
-    lib.close()
 
 
 def test_a_transaction_that_read_still_writes_when_another_process_writes(

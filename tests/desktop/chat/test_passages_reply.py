@@ -1,24 +1,21 @@
 """A passages-mode reply (no model) as the reader sees it in the chat pane: the sentence most
 likely to answer first in bold, whole-sentence passages with their page chips and chapters,
 said to be matches and not an answer. Real window, real Alice, typed into the question box;
-screenshots in light and dark under MARGIN_SHOTS (default /work/wt/shots/passages)."""
+screenshots in light and dark under MARGIN_SHOTS (none without it)."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QTextCursor
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from core.agent.providers.passages import SHOWN
 from core.books.importer import import_book
-
-# screenshots only when asked for (MARGIN_SHOTS=folder): a test never writes outside tmp
-SHOTS = os.environ.get("MARGIN_SHOTS")
+from tests.support.browser import click_at, links
+from tests.support.shots import save_shot, shots_wanted
 
 
 def test_a_passages_reply_reads_as_matches_with_chips_and_chapters(
@@ -57,42 +54,14 @@ def test_a_passages_reply_reads_as_matches_with_chips_and_chapters(
     )
 
 
-def links(view: Any) -> list[tuple[str, int]]:
-    """(href, position) of every link in a browser's document, in document order."""
-    found: list[tuple[str, int]] = []
-    block = view.document().begin()
-    while block.isValid():
-        it = block.begin()
-        while not it.atEnd():
-            fragment = it.fragment()
-            if fragment.charFormat().anchorHref():
-                found.append((fragment.charFormat().anchorHref(), fragment.position() + 1))
-            it += 1
-        block = block.next()
-    return found
-
-
-def click_at(view: Any, position: int) -> None:
-    """A mouse click on the character at ``position`` of a browser's document."""
-    cursor = QTextCursor(view.document())
-    cursor.setPosition(position)
-    view.setTextCursor(cursor)
-    view.ensureCursorVisible()
-    rect = view.cursorRect(cursor)
-    QTest.mouseClick(
-        view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.x() + 2, rect.center().y())
-    )
-
-
 def shoot(window: Any, transcript: Any) -> None:
     """With MARGIN_SHOTS set: the window with the reply's start in view, light and dark."""
-    if not SHOTS:
+    if not shots_wanted():
         return
-    Path(SHOTS).mkdir(parents=True, exist_ok=True)
     for theme in ("light", "dark"):
         window.set_theme(theme)
         QTest.qWait(300)  # the transcript is drawn again in the theme's colours
         transcript.verticalScrollBar().setValue(0)  # as the scroll bar dragged to the top
         QTest.qWait(50)
-        window.grab().save(str(Path(SHOTS) / f"passages-reply-{theme}.png"))
+        save_shot(window.grab(), f"passages-reply-{theme}.png")
     window.set_theme("light")

@@ -3,86 +3,16 @@ show stays within the bound, a page link jumps there, "Who is this?" opens a nam
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QTextCursor
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QTextBrowser
 
-from core.books.importer import import_book
 from core.store.library import Library
+from tests.desktop.companions.conftest import click_tab, priced_model, shoot, window_at
 from tests.desktop.reader.conftest import press, text_view
-
-SHOTS = Path(os.environ.get("MARGIN_SHOTS", "/work/wt/shots/companions"))
-
-
-@contextmanager
-def window_at(library: Library, books_dir: Path, qtbot: Any, read_to: int) -> Iterator[Any]:
-    from core.app import Margin
-    from desktop.main_window import MainWindow
-    from tests.desktop.conftest import close_window
-
-    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
-    library.set_position(book.id, read_to)
-    win = MainWindow(Margin.of(library), restore=False)
-    qtbot.addWidget(win)
-    win.reader.setProperty("headless", True)
-    win.resize(1300, 850)
-    win.show()
-    qtbot.waitExposed(win)
-    try:
-        win.open_book(book.id)
-        win.set_side_visible(True)
-        yield win, book
-    finally:
-        close_window(qtbot, win)
-
-
-def click_tab(win: Any, name: str) -> None:
-    side = win.reader.side
-    index = next(i for i in range(side.count()) if side.tabText(i) == name)
-    bar = side.tabBar()
-    QTest.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(index).center())
-
-
-def links(view: QTextBrowser) -> list[tuple[str, int]]:
-    """(href, position) of every link in a browser's document."""
-    found: list[tuple[str, int]] = []
-    block = view.document().begin()
-    while block.isValid():
-        it = block.begin()
-        while not it.atEnd():
-            fragment = it.fragment()
-            href = fragment.charFormat().anchorHref()
-            if href:
-                found.append((href, fragment.position() + 1))
-            it += 1
-        block = block.next()
-    return found
-
-
-def click_link(view: QTextBrowser, position: int) -> None:
-    cursor = QTextCursor(view.document())
-    cursor.setPosition(position)
-    view.ensureCursorVisible()
-    rect = view.cursorRect(cursor)
-    QTest.mouseClick(
-        view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.x() + 2, rect.center().y())
-    )
-
-
-def shoot(win: Any, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for theme in ("light", "dark"):
-        win.set_theme(theme)
-        QTest.qWait(50)
-        win.grab().save(str(SHOTS / f"{name}_{theme}.png"))
-    win.set_theme("light")
+from tests.support.browser import click_at, links
 
 
 def test_xray_tab_bounded_clickable_and_who_is_this(
@@ -108,7 +38,7 @@ def test_xray_tab_bounded_clickable_and_who_is_this(
         shoot(win, "xray")
         href, position = [x for x in links(panel.detail) if "mark=" in x[0]][-1]
         target = int(href.split(":")[1].split("?")[0])
-        click_link(panel.detail, position)
+        click_at(panel.detail, position)
         qtbot.waitUntil(lambda: win.reader.page == target, timeout=5000)
         # a name selected in the book, then Ctrl+Shift+X: its entry
         view = text_view(win.reader)
@@ -149,70 +79,60 @@ def test_story_so_far_tab(library: Library, books_dir: Path, qtbot: Any, real_fo
         assert "CHAPTER VI" not in text  # starts after the bound
         shoot(win, "recap")
         href, position = links(panel.view)[1]
-        click_link(panel.view, position)
+        click_at(panel.view, position)
         target = int(href.split(":")[1].split("?")[0])
         qtbot.waitUntil(lambda: win.reader.page == target, timeout=5000)
 
 
 def test_story_tab_written_by_the_model_with_cost_first_budget_and_stop(
-    library: Library,
-    books_dir: Path,
     qtbot: Any,
-    real_font: str,
     fake_anthropic: Any,
-    monkeypatch: Any,
+    claude_window: tuple[Any, Any],
 ) -> None:
     import dataclasses
 
-    from tests.desktop.conftest import connect_claude
     from tests.fakes.anthropic_server import Reply
 
-    with window_at(library, books_dir, qtbot, 33) as (win, _book):
-        connect_claude(win, fake_anthropic, monkeypatch)
-        service = win.app.agent  # the same, with a model that has a price
-        service.update_settings(dataclasses.replace(service.settings, model="claude-haiku-4-5"))
-        click_tab(win, "Story so far")
-        panel = win.reader.side.panel("Story so far")
-        qtbot.waitUntil(lambda: panel.made is not None, timeout=10000)
-        asked: list[str] = []
-        panel.job.confirm = lambda text: asked.append(text) or True
-        # past the budget: refused, in words, before anything is sent
-        win.app._settings = dataclasses.replace(win.app.settings, budget_per_book_usd=0.0001)
-        QTest.mouseClick(panel.job.start_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: "past its budget" in panel.job.note.text(), timeout=10000)
-        assert fake_anthropic.message_requests == [] and asked == []
-        win.app._settings = dataclasses.replace(win.app.settings, budget_per_book_usd=0.0)
-        fake_anthropic.responder = lambda body: Reply.text("Alice followed the Rabbit and fell.")
-        QTest.mouseClick(panel.job.start_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: "Used" in panel.job.note.text(), timeout=20000)
-        assert asked and asked[0].startswith("4 calls to claude-haiku-4-5: About ")
-        assert "tokens, ~$0.0" in asked[0]
-        qtbot.waitUntil(
-            lambda: "Alice followed the Rabbit" in panel.view.toPlainText(), timeout=10000
-        )
-        assert len(fake_anthropic.message_requests) == 4  # one per chapter read
-        from desktop.chat.history import cost_text
+    win, _book = claude_window
+    priced_model(win)
+    click_tab(win, "Story so far")
+    panel = win.reader.side.panel("Story so far")
+    qtbot.waitUntil(lambda: panel.made is not None, timeout=10000)
+    asked: list[str] = []
+    panel.job.confirm = lambda text: asked.append(text) or True
+    # past the budget: refused, in words, before anything is sent
+    win.app._settings = dataclasses.replace(win.app.settings, budget_per_book_usd=0.0001)
+    QTest.mouseClick(panel.job.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "past its budget" in panel.job.note.text(), timeout=10000)
+    assert fake_anthropic.message_requests == [] and asked == []
+    win.app._settings = dataclasses.replace(win.app.settings, budget_per_book_usd=0.0)
+    fake_anthropic.responder = lambda body: Reply.text("Alice followed the Rabbit and fell.")
+    QTest.mouseClick(panel.job.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Used" in panel.job.note.text(), timeout=20000)
+    assert asked and asked[0].startswith("4 calls to claude-haiku-4-5: About ")
+    assert "tokens, ~$0.0" in asked[0]
+    qtbot.waitUntil(lambda: "Alice followed the Rabbit" in panel.view.toPlainText(), timeout=10000)
+    assert len(fake_anthropic.message_requests) == 4  # one per chapter read
+    from desktop.chat.history import cost_text
 
-        assert "This book: 480 tokens" in cost_text(win.app.agent, _book.id, None)
-        shoot(win, "recap_model")
-        # again: nothing left to ask
-        QTest.mouseClick(panel.job.start_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: "already written" in panel.job.note.text(), timeout=10000)
-        assert len(fake_anthropic.message_requests) == 4
-        # X-Ray notes, stopped after the first: what is done is kept
-        click_tab(win, "X-Ray")
-        xray = win.reader.side.panel("X-Ray")
-        qtbot.waitUntil(lambda: xray.made is not None, timeout=10000)
-        xray.job.confirm = lambda text: True
-        fake_anthropic.responder = lambda body: Reply.text(
-            "Someone Alice met.", tokens_per_second=4.0
-        )
-        QTest.mouseClick(xray.job.start_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(xray.job.stop_button.isVisible, timeout=10000)
-        qtbot.waitUntil(lambda: len(fake_anthropic.message_requests) >= 5, timeout=10000)
-        QTest.mouseClick(xray.job.stop_button, Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: "Stopped" in xray.job.note.text(), timeout=10000)
-        assert len(fake_anthropic.message_requests) < 4 + 20
+    assert "This book: 480 tokens" in cost_text(win.app.agent, _book.id, None)
+    shoot(win, "recap_model")
+    # again: nothing left to ask
+    QTest.mouseClick(panel.job.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "already written" in panel.job.note.text(), timeout=10000)
+    assert len(fake_anthropic.message_requests) == 4
+    # X-Ray notes, stopped after the first: what is done is kept
+    click_tab(win, "X-Ray")
+    xray = win.reader.side.panel("X-Ray")
+    qtbot.waitUntil(lambda: xray.made is not None, timeout=10000)
+    xray.job.confirm = lambda text: True
+    fake_anthropic.responder = lambda body: Reply.text("Someone Alice met.", tokens_per_second=4.0)
+    QTest.mouseClick(xray.job.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(xray.job.stop_button.isVisible, timeout=10000)
+    qtbot.waitUntil(lambda: len(fake_anthropic.message_requests) >= 5, timeout=10000)
+    QTest.mouseClick(xray.job.stop_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Stopped" in xray.job.note.text(), timeout=10000)
+    assert len(fake_anthropic.message_requests) < 4 + 20
 
 
 def test_cards_tab_review_and_export(
@@ -271,46 +191,41 @@ def test_previously_when_coming_back_after_days(
 
 
 def test_define_lookup_becomes_a_card_and_who_is_this_button(
-    library: Library,
-    books_dir: Path,
     qtbot: Any,
-    real_font: str,
     fake_anthropic: Any,
-    monkeypatch: Any,
+    claude_window: tuple[Any, Any],
 ) -> None:
-    from tests.desktop.conftest import connect_claude
     from tests.fakes.anthropic_server import Reply
 
-    with window_at(library, books_dir, qtbot, 33) as (win, _book):
-        connect_claude(win, fake_anthropic, monkeypatch)
-        fake_anthropic.responder = lambda body: Reply.text("A tall pipe smoked through water.")
-        view = text_view(win.reader)
-        win.reader.go_to_page(30)
-        cursor = view.document().find("hookah", view.textCursor())
-        assert not cursor.isNull()
-        view.setTextCursor(cursor)
-        view.setFocus()
-        qtbot.waitUntil(win.reader.selection_bar.isVisible, timeout=5000)
-        QTest.mouseClick(win.reader.selection_bar.buttons["define"], Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: "tall pipe" in win.chat.transcript_text(), timeout=15000)
-        qtbot.waitUntil(lambda: not win.chat.answering(), timeout=10000)
-        click_tab(win, "Cards")
-        panel = win.reader.side.panel("Cards")
-        qtbot.waitUntil(lambda: panel.total == 1, timeout=10000)
-        assert panel.card.toPlainText().strip() == "hookah"
-        QTest.mouseClick(panel.show_button, Qt.MouseButton.LeftButton)
-        assert "A tall pipe smoked through water." in panel.card.toPlainText()
-        # the selection bar's "Who is this?" opens the name's X-Ray entry
-        cursor = view.document().find("Caterpillar", view.textCursor())
-        view.setTextCursor(cursor)
-        qtbot.waitUntil(win.reader.selection_bar.isVisible, timeout=5000)
-        QTest.mouseClick(win.reader.selection_bar.buttons["whois"], Qt.MouseButton.LeftButton)
-        xray = win.reader.side.panel("X-Ray")
-        assert win.reader.side.current_name() == "X-Ray"
-        qtbot.waitUntil(
-            lambda: (
-                xray.list.currentItem() is not None
-                and xray.list.currentItem().text().startswith("Caterpillar")
-            ),
-            timeout=10000,
-        )
+    win, _book = claude_window
+    fake_anthropic.responder = lambda body: Reply.text("A tall pipe smoked through water.")
+    view = text_view(win.reader)
+    win.reader.go_to_page(30)
+    cursor = view.document().find("hookah", view.textCursor())
+    assert not cursor.isNull()
+    view.setTextCursor(cursor)
+    view.setFocus()
+    qtbot.waitUntil(win.reader.selection_bar.isVisible, timeout=5000)
+    QTest.mouseClick(win.reader.selection_bar.buttons["define"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "tall pipe" in win.chat.transcript_text(), timeout=15000)
+    qtbot.waitUntil(lambda: not win.chat.answering(), timeout=10000)
+    click_tab(win, "Cards")
+    panel = win.reader.side.panel("Cards")
+    qtbot.waitUntil(lambda: panel.total == 1, timeout=10000)
+    assert panel.card.toPlainText().strip() == "hookah"
+    QTest.mouseClick(panel.show_button, Qt.MouseButton.LeftButton)
+    assert "A tall pipe smoked through water." in panel.card.toPlainText()
+    # the selection bar's "Who is this?" opens the name's X-Ray entry
+    cursor = view.document().find("Caterpillar", view.textCursor())
+    view.setTextCursor(cursor)
+    qtbot.waitUntil(win.reader.selection_bar.isVisible, timeout=5000)
+    QTest.mouseClick(win.reader.selection_bar.buttons["whois"], Qt.MouseButton.LeftButton)
+    xray = win.reader.side.panel("X-Ray")
+    assert win.reader.side.current_name() == "X-Ray"
+    qtbot.waitUntil(
+        lambda: (
+            xray.list.currentItem() is not None
+            and xray.list.currentItem().text().startswith("Caterpillar")
+        ),
+        timeout=10000,
+    )

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from core.store.library import Library
-from tests.desktop.companions.test_companion_tabs import shoot, window_at
+from tests.desktop.companions.conftest import shoot, window_at
 
 
 def test_starters_open_tabs_without_a_model(
@@ -36,27 +36,22 @@ def test_starters_open_tabs_without_a_model(
 
 
 def test_starters_ask_with_a_model(
-    library: Library,
-    books_dir: Path,
     qtbot: Any,
-    real_font: str,
     fake_anthropic: Any,
-    monkeypatch: Any,
+    claude_window: tuple[Any, Any],
 ) -> None:
-    from tests.desktop.conftest import connect_claude
     from tests.fakes.anthropic_server import Reply
 
-    with window_at(library, books_dir, qtbot, 33) as (win, _book):
-        connect_claude(win, fake_anthropic, monkeypatch)
-        starters = win.chat.starters
-        qtbot.waitUntil(starters.isVisible, timeout=10000)
-        fake_anthropic.responder = lambda body: Reply.text("First question: who fell down?")
-        QTest.mouseClick(starters.buttons["Quiz me"], Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: "who fell down" in win.chat.transcript_text(), timeout=15000)
-        sent = str(fake_anthropic.message_requests[0].body)
-        assert "Quiz me on what I have read so far" in sent
-        assert "Quiz me" in win.chat.transcript_text()
-        qtbot.waitUntil(lambda: not starters.isVisible(), timeout=5000)
+    win, _book = claude_window
+    starters = win.chat.starters
+    qtbot.waitUntil(starters.isVisible, timeout=10000)
+    fake_anthropic.responder = lambda body: Reply.text("First question: who fell down?")
+    QTest.mouseClick(starters.buttons["Quiz me"], Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "who fell down" in win.chat.transcript_text(), timeout=15000)
+    sent = str(fake_anthropic.message_requests[0].body)
+    assert "Quiz me on what I have read so far" in sent
+    assert "Quiz me" in win.chat.transcript_text()
+    qtbot.waitUntil(lambda: not starters.isVisible(), timeout=5000)
 
 
 def test_a_book_removed_meanwhile_is_no_error(app: Any, qtbot: Any) -> None:

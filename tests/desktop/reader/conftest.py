@@ -13,7 +13,8 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QInputDialog
 
-from core.store.library import Library
+from core.books.importer import import_book
+from core.store.library import BookInfo, Library
 from desktop.reader.reader import Reader
 from desktop.reader.text_view import TextView
 
@@ -44,6 +45,22 @@ def reader(library: Library, qtbot: Any, real_font: str, note_dialog: Any) -> Re
 def text_view(reader: Reader) -> TextView:
     assert isinstance(reader.view, TextView)
     return reader.view
+
+
+def open_reader(
+    library: Library, qtbot: Any, book: Path | BookInfo, size: tuple[int, int] = (900, 700)
+) -> tuple[Reader, TextView]:
+    """A shown Reader of its own at ``size`` with ``book`` (a file is imported first) open at
+    its first page in the text view."""
+    if isinstance(book, Path):
+        book = import_book(library, book).book
+    reader = Reader(library)
+    qtbot.addWidget(reader)
+    reader.resize(*size)
+    reader.show()
+    qtbot.waitExposed(reader)
+    reader.open_book(book, 1)
+    return reader, text_view(reader)
 
 
 def press(

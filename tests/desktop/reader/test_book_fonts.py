@@ -14,15 +14,14 @@ from PySide6.QtGui import QFontInfo, QImage
 from PySide6.QtWidgets import QApplication
 
 from core.books.epubfonts import IDPF, deobfuscate
-from core.books.importer import import_book
 from core.store.library import Library
-from desktop.reader.reader import Reader
 from desktop.reader.text_view import TextView
 from desktop.reader.typography import Typography
 from tests.core.books.epubgen import make_epub
+from tests.desktop.reader.conftest import open_reader
+from tests.support.shots import save_shot
 
 MONO = Path("/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf")
-SHOTS = Path("/work/wt/shots/epub")
 STYLE = (
     "<style>@font-face { font-family: 'Typewriter'; src: url(fonts/tw.ttf); }"
     " .tw { font-family: 'Typewriter', serif; }</style>"
@@ -55,18 +54,6 @@ def _family(view: TextView, words: str) -> str:
     return QFontInfo(cursor.charFormat().font()).family()
 
 
-def _open(library: Library, qtbot: Any, path: Path) -> tuple[Reader, TextView]:
-    book = import_book(library, path).book
-    reader = Reader(library)
-    qtbot.addWidget(reader)
-    reader.resize(900, 600)
-    reader.show()
-    qtbot.waitExposed(reader)
-    reader.open_book(book, 1)
-    assert isinstance(reader.view, TextView)
-    return reader, reader.view
-
-
 def test_the_obfuscation_is_undone_with_the_books_own_identifier() -> None:
     data = MONO.read_bytes()
     hidden = deobfuscate(data, IDPF, "x")
@@ -79,7 +66,7 @@ def test_the_obfuscation_is_undone_with_the_books_own_identifier() -> None:
 def test_the_books_font_draws_its_text_while_its_styles_are_on(
     library: Library, qtbot: Any, real_font: str, tmp_path: Path
 ) -> None:
-    reader, view = _open(library, qtbot, _book(tmp_path, "x"))
+    reader, view = open_reader(library, qtbot, _book(tmp_path, "x"), (900, 600))
     words = "Typed in the book"
     assert _family(view, words) == "DejaVu Sans Mono"
     on = view.viewport().grab().toImage()
@@ -90,15 +77,14 @@ def test_the_books_font_draws_its_text_while_its_styles_are_on(
     assert on.convertToFormat(QImage.Format.Format_RGB32) != off.convertToFormat(
         QImage.Format.Format_RGB32
     )
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    on.save(str(SHOTS / "book-font-on.png"))
-    off.save(str(SHOTS / "book-font-off.png"))
+    save_shot(on, "book-font-on.png")
+    save_shot(off, "book-font-off.png")
 
 
 def test_a_font_obfuscated_for_another_book_is_not_used(
     library: Library, qtbot: Any, real_font: str, tmp_path: Path
 ) -> None:
-    _, view = _open(library, qtbot, _book(tmp_path, "another-book"))
+    _, view = open_reader(library, qtbot, _book(tmp_path, "another-book"), (900, 600))
     assert "Typed in the book" in view.toPlainText()
     assert _family(view, "Typed in the book") != "DejaVu Sans Mono"
 

@@ -11,6 +11,7 @@ from PySide6.QtCore import QUrl
 
 from desktop.reader.book_images import MAX_SIDE, data_url_bytes, decode_image, placeholder
 from desktop.reader.links import data_image
+from tests.desktop.reader.conftest import open_reader
 
 HUGE_SVG = (
     b'<?xml version="1.0"?><!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "x.dtd">'
@@ -45,20 +46,11 @@ def test_an_inline_svg_on_a_page_is_fitted_to_the_column(
     library: Any, qtbot: Any, real_font: str, tmp_path: Any
 ) -> None:
     from core.books.importer import import_book
-    from desktop.reader.reader import Reader
-    from desktop.reader.text_view import TextView
     from tests.core.books.epubgen import make_epub
 
     svg = '<svg viewBox="0 0 4000 1000"><rect width="4000" height="1000" fill="blue"/></svg>'
     book = import_book(library, make_epub(tmp_path / "s.epub", [("S", f"<p>x</p>{svg}")])).book
-    reader = Reader(library)
-    qtbot.addWidget(reader)
-    reader.resize(800, 600)
-    reader.show()
-    qtbot.waitExposed(reader)
-    reader.open_book(book, 1)
-    view = reader.view
-    assert isinstance(view, TextView)
+    _reader, view = open_reader(library, qtbot, book, (800, 600))
     tags = [
         t for t in re.findall(r"<img\b[^>]*>", view.document().toHtml()) if "data:image/svg" in t
     ]

@@ -14,8 +14,7 @@ from core.store.library import Library
 from tests.core.books.test_comics_spreads import with_sides
 from tests.desktop.reader.test_comics import _colour_at, _is, _key, _open, window  # noqa: F401
 from tests.support.comics import make_fixed_layout_epub
-
-SHOTS = Path("/work/wt/shots/fidelity2")
+from tests.support.shots import save_shot
 
 
 def test_hinted_spreads_in_a_wide_window(
@@ -41,11 +40,10 @@ def test_hinted_spreads_in_a_wide_window(
     [(_, cover)] = view.placed()
     assert cover.left() >= view.canvas.width() / 2, "the right-hand cover is on the right"
     assert _is(_colour_at(view, qtbot, 0.7), 1)
-    SHOTS.mkdir(parents=True, exist_ok=True)
     for theme in ("light", "dark"):
         view.set_theme(theme)
         QApplication.processEvents()
-        view.canvas.grab().save(str(SHOTS / f"spread-cover-right-{theme}.png"))
+        save_shot(view.canvas.grab(), f"spread-cover-right-{theme}.png")
     _key(view, Qt.Key.Key_Right)
     assert view.spread() == [2, 3]
     assert _is(_colour_at(view, qtbot, 0.3), 2) and _is(_colour_at(view, qtbot, 0.7), 3)

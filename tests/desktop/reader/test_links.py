@@ -13,14 +13,14 @@ from PySide6.QtGui import QDesktopServices, QPainter, QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from core.books.importer import import_book
 from core.store.library import Library
 from desktop.reader import links
 from desktop.reader.reader import Reader
 from desktop.reader.text_view import TextView
 from tests.core.books.epubgen import make_epub
+from tests.desktop.reader.conftest import open_reader
+from tests.support.shots import save_shot, shots_wanted
 
-SHOTS = Path("/work/wt/shots/epub")
 FILLER = "".join(
     f"<p>{'A sentence of the chapter that fills the page. ' * 30}</p>" for _ in range(5)
 )
@@ -41,19 +41,6 @@ def _book(tmp_path: Path) -> Path:
             ("Two", f'{FILLER}<p id="later">The later part begins here.</p>{FILLER}'),
         ],
     )
-
-
-def _open(library: Library, qtbot: Any, path: Path) -> tuple[Reader, TextView]:
-    book = import_book(library, path).book
-    reader = Reader(library)
-    qtbot.addWidget(reader)
-    reader.resize(900, 700)
-    reader.show()
-    qtbot.waitExposed(reader)
-    reader.open_book(book, 1)
-    view = reader.view
-    assert isinstance(view, TextView)
-    return reader, view
 
 
 def _click_link(view: TextView, href_start: str) -> None:
@@ -85,8 +72,10 @@ def _click_link(view: TextView, href_start: str) -> None:
 
 
 def _shot(view: TextView, name: str, reader: Reader) -> None:
-    """The page with its note pop-up drawn where it stands, in the light and dark themes."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    """With MARGIN_SHOTS set: the page with its note pop-up drawn where it stands, in the light
+    and dark themes."""
+    if not shots_wanted():
+        return
     for theme in ("light", "dark"):
         reader.set_theme(theme)
         QApplication.processEvents()
@@ -97,7 +86,7 @@ def _shot(view: TextView, name: str, reader: Reader) -> None:
         painter = QPainter(image)
         painter.drawPixmap(reader.mapFromGlobal(popup.pos()), popup.grab())
         painter.end()
-        image.save(str(SHOTS / f"{name}-{theme}.png"))
+        save_shot(image, f"{name}-{theme}.png")
         popup.close()
     reader.set_theme("light")
 
@@ -105,7 +94,7 @@ def _shot(view: TextView, name: str, reader: Reader) -> None:
 def test_a_footnote_reference_opens_its_note_in_a_pop_up(
     library: Library, qtbot: Any, real_font: str, tmp_path: Path
 ) -> None:
-    reader, view = _open(library, qtbot, _book(tmp_path))
+    reader, view = open_reader(library, qtbot, _book(tmp_path))
     read_to = reader.session.read_to if reader.session else 0
     _click_link(view, "page:")
     popup = view.findChild(links.NotePopup)
@@ -129,7 +118,7 @@ def test_a_footnote_reference_opens_its_note_in_a_pop_up(
 def test_a_cross_document_link_jumps_and_back_returns(
     library: Library, qtbot: Any, real_font: str, tmp_path: Path
 ) -> None:
-    reader, view = _open(library, qtbot, _book(tmp_path))
+    reader, view = open_reader(library, qtbot, _book(tmp_path))
     assert reader.session is not None
     read_to = reader.session.read_to
     later = next(
@@ -160,7 +149,7 @@ class _Browser(QObject):
 def test_a_web_link_asks_first_and_then_opens(
     library: Library, qtbot: Any, real_font: str, tmp_path: Path
 ) -> None:
-    _reader, view = _open(library, qtbot, _book(tmp_path))
+    _reader, view = open_reader(library, qtbot, _book(tmp_path))
     browser = _Browser()
     QDesktopServices.setUrlHandler("https", browser, "open")
     try:
@@ -168,8 +157,7 @@ def test_a_web_link_asks_first_and_then_opens(
         box = view.findChild(QMessageBox)
         assert box is not None and box.isVisible()
         assert "https://example.org/source" in box.text()
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        box.grab().save(str(SHOTS / "link-consent.png"))
+        save_shot(box.grab(), "link-consent.png")
         QTest.mouseClick(box.button(QMessageBox.StandardButton.Cancel), Qt.MouseButton.LeftButton)
         assert browser.opened == []
         _click_link(view, "https:")
@@ -183,7 +171,7 @@ def test_a_web_link_asks_first_and_then_opens(
 def test_a_web_link_nothing_can_open_is_reported(
     library: Library, qtbot: Any, real_font: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _reader, view = _open(library, qtbot, _book(tmp_path))
+    _reader, view = open_reader(library, qtbot, _book(tmp_path))
     # a machine with no browser: the system call fails (never reach a real one in tests)
     monkeypatch.setattr(links.QDesktopServices, "openUrl", staticmethod(lambda url: False))
     _click_link(view, "https:")

@@ -10,11 +10,11 @@ from PySide6.QtGui import QTextCharFormat, QTextCursor
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.reader.reader import Reader
 from desktop.reader.text_view import TextView
 from tests.core.books.epubgen import make_epub
+from tests.desktop.reader.conftest import open_reader
+from tests.support.shots import save_shot
 
-SHOTS = Path("/work/wt/shots/epub")
 FORMULA = (
     "<p>Expand <math><mrow><mi>x</mi><mo>=</mo><msup><mfenced><mrow><mi>a</mi><mo>+</mo>"
     "<mi>b</mi></mrow></mfenced><mn>2</mn></msup></mrow></math> and divide by "
@@ -35,22 +35,14 @@ def test_a_formula_is_drawn_with_its_superscript_raised(
 ) -> None:
     book = import_book(library, make_epub(tmp_path / "m.epub", [("Algebra", FORMULA)])).book
     assert "Expand x = (a + b)^2 and divide by n_k." in library.page(book.id, 1).text
-    reader = Reader(library)
-    qtbot.addWidget(reader)
-    reader.resize(700, 400)
-    reader.show()
-    qtbot.waitExposed(reader)
-    reader.open_book(book, 1)
-    view = reader.view
-    assert isinstance(view, TextView)
+    _reader, view = open_reader(library, qtbot, book, (700, 400))
     assert "x = (a + b)2" in view.toPlainText()  # drawn, not written with a caret
     exponent = _format_of(view, "(a + b)2", len("(a + b)"))
     assert exponent.verticalAlignment() == QTextCharFormat.VerticalAlignment.AlignSuperScript
     index = _format_of(view, "nk", 1)
     assert index.verticalAlignment() == QTextCharFormat.VerticalAlignment.AlignSubScript
     assert _format_of(view, "x = ", 0).fontItalic()
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    view.viewport().grab().save(str(SHOTS / "math-light.png"))
+    save_shot(view.viewport().grab(), "math-light.png")
 
 
 def _ink_bottom(image: Any, left: int, right: int, top: int, bottom: int) -> int:
@@ -69,14 +61,7 @@ def test_the_exponent_is_drawn_above_the_baseline(
 ) -> None:
     """Pixels: the ink of "2" in (a + b)² ends well above the baseline "b" sits on."""
     book = import_book(library, make_epub(tmp_path / "p.epub", [("Algebra", FORMULA)])).book
-    reader = Reader(library)
-    qtbot.addWidget(reader)
-    reader.resize(700, 400)
-    reader.show()
-    qtbot.waitExposed(reader)
-    reader.open_book(book, 1)
-    view = reader.view
-    assert isinstance(view, TextView)
+    _reader, view = open_reader(library, qtbot, book, (700, 400))
     found = view.document().find("(a + b)2")
     start = found.selectionStart()
 

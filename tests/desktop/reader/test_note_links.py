@@ -10,9 +10,8 @@ from PySide6.QtCore import QUrl
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.reader.reader import Reader
-from desktop.reader.text_view import TextView
 from tests.core.books.test_book_text import INTRO, NOTES, _se_epub
+from tests.desktop.reader.conftest import open_reader
 
 
 def test_clicking_a_note_reference_opens_its_note_and_back_returns(
@@ -23,14 +22,7 @@ def test_clicking_a_note_reference_opens_its_note_and_back_returns(
     )
     path = _se_epub(tmp_path / "smith.epub", [("Introduction", long_intro), ("Endnotes", NOTES)])
     book = import_book(library, path).book
-    reader = Reader(library)
-    qtbot.addWidget(reader)
-    reader.resize(900, 700)
-    reader.show()
-    qtbot.waitExposed(reader)
-    reader.open_book(book, 1)
-    view = reader.view
-    assert isinstance(view, TextView)
+    reader, view = open_reader(library, qtbot, book)
     page = library.page(book.id, 1)
     assert page.html is not None and '<sup><a class="noteref" href="page:' in page.html
     notes_page = next(

@@ -22,8 +22,6 @@ from desktop.reader.pdf_view import PdfView
 from tests.desktop.conftest import close_window
 from tests.support.imagepdf import page_colour
 
-SHOTS = Path("/work/wt/shots/pdfcomics")
-
 
 @pytest.fixture
 def window(app: Any, qtbot: Any, real_font: str) -> Any:

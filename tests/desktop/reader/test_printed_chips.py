@@ -20,8 +20,7 @@ from core.books.importer import import_book
 from desktop.main_window import MainWindow
 from tests.core.books.test_epub_w3c import _page_list_book
 from tests.desktop.conftest import close_window
-
-SHOTS = Path("/work/wt/shots/fidelity2")
+from tests.support.shots import save_shot
 
 
 def _answer(app: Any, book_id: int, page: int) -> None:
@@ -71,11 +70,10 @@ def test_a_chip_names_the_printed_page(
         assert "Sources:  p. 40 in print" in shown.replace("\xa0", " ")
         assert "“Page forty begins and goes on.” — p. 40 in print" in shown  # the selection
         assert f"Margin's p. {forty}" in transcript.toHtml()  # the tooltip keeps Margin's page
-        SHOTS.mkdir(parents=True, exist_ok=True)
         for theme in ("light", "dark"):
             window.reader.set_theme(theme)
             QApplication.processEvents()
-            window.grab().save(str(SHOTS / f"printed-chip-{theme}.png"))
+            save_shot(window.grab(), f"printed-chip-{theme}.png")
     finally:
         close_window(qtbot, window)
 

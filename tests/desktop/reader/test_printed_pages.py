@@ -14,8 +14,7 @@ from desktop.main_window import MainWindow
 from desktop.reader.pages import PageLabels
 from tests.core.books.test_epub_w3c import _page_list_book
 from tests.desktop.conftest import close_window
-
-SHOTS = Path("/work/wt/shots/epub")
+from tests.support.shots import save_shot
 
 
 def test_labels_find_a_printed_page_or_a_screen_page() -> None:
@@ -53,11 +52,10 @@ def test_the_footer_names_the_printed_page_and_go_to_takes_it(
         qtbot.waitUntil(lambda: window.reader.page == forty)
         QApplication.processEvents()
         assert "(p. 40 in print)" in window.reader.footer.plain_text()
-        SHOTS.mkdir(parents=True, exist_ok=True)
         for theme in ("light", "dark"):
             window.reader.set_theme(theme)
             QApplication.processEvents()
-            window.grab().save(str(SHOTS / f"printed-page-{theme}.png"))
+            save_shot(window.grab(), f"printed-page-{theme}.png")
         typed["text"] = "p. 99"
         window.go_to_page_dialog()
         assert window.reader.page == forty

@@ -20,8 +20,7 @@ from desktop.reader.reader import Reader
 from desktop.reader.text_view import TextView
 from tests.core.books.epubgen import CONTAINER, chapter, paragraphs
 from tests.desktop.reader.conftest import press, text_view
-
-SHOTS = Path("/work/wt/shots/fidelity2")
+from tests.support.shots import save_shot
 
 
 def rtl_book(path: Path, *, language: str = "en", direction: str = "rtl") -> Path:
@@ -120,11 +119,10 @@ def test_two_columns_are_laid_right_to_left(
         < view._columns[0].end
     )
     assert view._columns[1].first <= view.cursor_at(QPoint(60, y)).position() < view._columns[1].end
-    SHOTS.mkdir(parents=True, exist_ok=True)
     for theme in ("light", "dark"):
         reader.set_theme(theme)
         QApplication.processEvents()
-        reader.grab().save(str(SHOTS / f"rtl-two-columns-{theme}.png"))
+        save_shot(reader.grab(), f"rtl-two-columns-{theme}.png")
     before = view.screen_start()
     press(view, Qt.Key.Key_Left)
     assert view.screen_start() > before

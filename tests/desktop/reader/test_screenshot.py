@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QImage
 
+from tests.support.shots import keep_shot
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -42,9 +44,7 @@ def test_citation_jump_screenshot_shows_the_mark(tmp_path: Path, books_dir: Path
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    keep = os.environ.get("MARGIN_SHOTS")
-    if keep:
-        shutil.copy(png, Path(keep) / png.name)
+    keep_shot(png)
     assert result["page"] == 39 and result["visible"], result
     x, y = result["mark_screen"]
     width, height = result["screen"]

@@ -1,7 +1,7 @@
 """In the paged view's two columns, a mark beside a passage of the second column is drawn in
 the gutter beside that column (not in the first column's margin), and clicking it opens its
-thread; the text between the strips stays the view's. Screenshots light and dark go to
-/work/wt/shots/anchors2/ when /work/wt/shots exists."""
+thread; the text between the strips stays the view's. Screenshots light and dark go to the
+folder MARGIN_SHOTS names, if any."""
 
 from __future__ import annotations
 
@@ -17,8 +17,7 @@ from core.anchors import collapse, view_to_stored
 from core.store.library import Library
 from desktop.reader.margin_marks import THREAD_RGB
 from tests.desktop.reader.conftest import alice_window, text_view
-
-SHOTS = Path("/work/wt/shots/anchors2")
+from tests.support.shots import save_shot
 
 
 def _close(colour: QColor, rgb: tuple[int, int, int], slack: int = 40) -> bool:
@@ -86,9 +85,7 @@ def test_a_mark_in_the_second_column_is_drawn_beside_it_and_opens_its_thread(
             y = boxes[thread.id].y()
             blue = _blue_columns(image, y, view.viewport().width())
             assert blue and all(width < x < width + left_margin for x in blue), (theme, blue)
-            if SHOTS.parent.is_dir():
-                SHOTS.mkdir(exist_ok=True)
-                win.grab().save(str(SHOTS / f"two-columns-{theme}.png"))
+            save_shot(win.grab(), f"two-columns-{theme}.png")
         win.set_theme("light")
 
         # the text between the strips is the view's: a click there is not a mark's

@@ -13,8 +13,7 @@ from PySide6.QtWidgets import QMessageBox
 from core.store.library import Library
 from desktop.notes_panel import LOST_ROLE, ROLE
 from tests.desktop.reader.conftest import alice_window
-
-SHOTS = Path("/work/wt/shots/anchors2")
+from tests.support.shots import save_shot, shots_wanted
 
 
 def test_the_notes_panel_marks_what_was_not_found_after_a_reread(
@@ -56,10 +55,9 @@ def test_the_notes_panel_marks_what_was_not_found_after_a_reread(
         assert rows[("note", note.id)].font().italic()
         assert not rows[("highlight", kept.id)].text().startswith("Not found")
         assert "2 of these no longer match the book's text" in panel.title.text()
-        if SHOTS.parent.is_dir():
-            SHOTS.mkdir(exist_ok=True)
+        if shots_wanted():
             for theme in ("light", "dark"):
                 win.set_theme(theme)
                 qtbot.wait(30)
-                win.grab().save(str(SHOTS / f"notes-lost-{theme}.png"))
+                save_shot(win.grab(), f"notes-lost-{theme}.png")
             win.set_theme("light")

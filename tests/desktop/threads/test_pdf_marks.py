@@ -4,7 +4,6 @@ its margin mark stands beside that one's line. Driven with a real click on the m
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -12,19 +11,14 @@ from PySide6.QtCore import QPointF, Qt, QUrl
 from PySide6.QtTest import QTest
 
 from core.anchors import collapse
-from core.books.importer import import_book
 from core.domain.messages import CitationRef
 from core.store.library import Library
 from desktop.chat.render import page_chip
 from desktop.chat.sources import citation
 from desktop.reader.pdf_marks import find_words
 from desktop.reader.pdf_view import PdfView
-from tests.desktop.pdf_drag import drag_over_words
+from tests.desktop.pdf_drag import PAGE, PHRASE, drag_over_words, open_pdf, twice_pdf
 from tests.desktop.reader.conftest import alice_window
-
-# stands twice on page 2 of pdflatex-4-pages.pdf, across a line end each time
-PHRASE = "Is there a difference between this text and some nonsense like “Huardest gefburn”?"
-PAGE = 2
 
 
 def _marked_words(view: PdfView) -> tuple[str, float]:
@@ -43,10 +37,7 @@ def _marked_words(view: PdfView) -> tuple[str, float]:
 def test_a_thread_about_the_second_of_two_equal_sentences_marks_it_exactly(
     library: Library, pdf_dir: Path, books_dir: Path, qtbot: Any
 ) -> None:
-    book = import_book(library, pdf_dir / "pdflatex-4-pages.pdf").book
-    stored = library.page(book.id, PAGE).text
-    pattern = r"\s+".join(re.escape(w) for w in PHRASE.split())
-    first, second = [m.start() for m in re.finditer(pattern, stored)][:2]
+    book, stored, first, second = twice_pdf(library, pdf_dir)
     with alice_window(library, books_dir, qtbot, 3) as (win, _alice):
         win.resize(1200, 900)
         thread = win.app.conversations.thread_for(book.id, PHRASE, PAGE, near=second)
@@ -121,16 +112,10 @@ def test_words_found_in_the_raw_text_of_a_page() -> None:
 def test_asking_about_the_second_of_two_equal_sentences_in_a_pdf_anchors_there(
     library: Library, pdf_dir: Path, books_dir: Path, qtbot: Any, real_font: str
 ) -> None:
-    book = import_book(library, pdf_dir / "pdflatex-4-pages.pdf").book
-    stored = library.page(book.id, PAGE).text
-    pattern = r"\s+".join(re.escape(w) for w in PHRASE.split())
-    first, second = [m.start() for m in re.finditer(pattern, stored)][:2]
+    book, stored, first, second = twice_pdf(library, pdf_dir)
     with alice_window(library, books_dir, qtbot, 3) as (win, _alice):
         win.resize(1200, 900)
-        win.open_book(book.id, PAGE)
-        view = win.reader.view
-        assert isinstance(view, PdfView)
-        qtbot.waitUntil(view.is_drawn, timeout=10000)
+        view = open_pdf(win, book, qtbot)
         # the second sentence's boxes on the page, then a real drag over them
         drag_over_words(view, PAGE, PHRASE, stored, second)
         bar = win.reader.selection_bar

@@ -2,7 +2,7 @@
 (then continues) its thread; the thread shows its passage at the top; the Threads tab lists
 threads in book order; a mark beside the passage (and a different one beside a note) is
 drawn in the margin of EPUB, text and PDF views; clicking it opens the thread with the words
-marked. Screenshots light and dark go to /work/wt/shots/threads/ when that folder exists."""
+marked. Screenshots light and dark go to the folder MARGIN_SHOTS names, if any."""
 
 from __future__ import annotations
 
@@ -19,8 +19,7 @@ from core.store.library import Library
 from desktop.reader.margin_marks import NOTE_RGB, THREAD_RGB, MarginMarks
 from desktop.reader.paged_view import CLICK_ZONE
 from tests.desktop.reader.conftest import alice_window, press, text_view
-
-SHOTS = Path("/work/wt/shots/threads")
+from tests.support.shots import save_shot
 
 
 def _close(colour: QColor, rgb: tuple[int, int, int], slack: int = 40) -> bool:
@@ -61,9 +60,7 @@ def _select_words(view: Any, page: int, offset: int, words: int) -> str:
 
 
 def _shoot(win: Any, name: str) -> None:
-    if SHOTS.parent.is_dir():
-        SHOTS.mkdir(exist_ok=True)
-        win.grab().save(str(SHOTS / name))
+    save_shot(win.grab(), f"threads-{name}")
 
 
 def test_a_question_about_a_passage_is_a_thread_marked_in_the_margin(
