@@ -424,6 +424,12 @@ class SpoilerGuard:
             stem = stems[word.lower()]
             if stem in found or stem in plain or stem in self._known:
                 continue
+            # a name by its form, written as a name: used once ("Belle"), or sharing its stem
+            # with a word met before ("bells")
+            name = index.name_forms.get(word.lower()) if word[:1].isupper() else None
+            if name is not None and name > read_to:
+                found[stem] = SpoilerTerm(word, name)
+                continue
             page = index.first_page.get(stem)
             if page is None or page <= read_to:
                 continue
