@@ -137,6 +137,10 @@ _SO_FAR = re.compile(
     r"\b(?:not|n't|never|cannot)\s+(?:\w+\s+)?yet\b",
     re.I,
 )
+# A sentence shown that a model should still verify (issue 23, sixth session): the later pages
+# cover it better than the pages read, or are closer to it in meaning by this much (chosen on
+# the tune files: tests/bench/bench_spoiler_gaps.py). With no model this changes nothing shown.
+VERIFY_GAP = 0.05
 ASK_AGAIN_S = 0.5  # while a book's vectors load, a guard asks for them at most this often
 PHRASE_RARE_ZIPF = 5.3  # a phrase has a word less common than this ("tea party")
 _STORY_PRONOUNS = frozenset("he she they his her him them their hers".split())
@@ -168,6 +172,7 @@ class SpoilerGuard:
 
     meaning_exemptions = True  # a sentence scoped to the pages read passes the meaning test
     cues = True  # the sentence's own cues (``core.agent.spoiler_cues``); off: as before them
+    verify_wide = True  # shown sentences the later pages tell better go to a model too
 
     def __init__(
         self,
@@ -280,13 +285,30 @@ class SpoilerGuard:
             return Segment(sentence, False)
         support = self.support(sentence)
         if support is None:
-            return Segment(sentence, False)
+            return Segment(sentence, False, doubtful=self._worth_verifying(sentence, None))
         if support.unsupported() and not support.short:
             return Segment(sentence, True, (), "unsupported")
         doubtful = support.doubtful()
         if doubtful and self.later_in_meaning(sentence, support):
             return Segment(sentence, True, (), "unsupported", doubtful=True)
-        return Segment(sentence, False, doubtful=doubtful)
+        return Segment(
+            sentence, False, doubtful=doubtful or self._worth_verifying(sentence, support)
+        )
+
+    def _worth_verifying(self, sentence: str, support: Support | None) -> bool:
+        """Whether a sentence shown (the check found no reason to hold it) should still go to
+        a model's verification: the best later passages cover it better than the best passages
+        read, or the later pages are closer to it in meaning (by ``VERIFY_GAP``). A plain-word
+        leak ("The family take in paying guests") often looks like this and nothing more. With
+        no model connected, nothing changes for the reader."""
+        if not self.verify_wide or self.read_to is None or self.read_to >= self.index.page_count:
+            return False
+        if support is not None and support.later > support.read:
+            return True
+        if support is None and len(self._content(sentence)) < MIN_FUTURE_WORDS:
+            return False  # "Yes.", "In short:": nothing to verify
+        found = self._gap(sentence)
+        return found is not None and found[0] > VERIFY_GAP
 
     def later_in_meaning(self, sentence: str, support: Support | None = None) -> bool:
         """Whether the pages after the bound explain ``sentence`` clearly better, by meaning,

@@ -184,10 +184,15 @@ def figures(lib: Any, ids: dict[str, int], old: ModuleType, new: ModuleType, mea
             if one_a:
                 print(line(f"plain {book}", total(one_b), total(one_a)))
         tb, ta = total(before), total(after)
-        for m in sorted(set(ta.missed) - set(tb.missed)):
+        plain_b = {m.replace(" (doubtful)", "") for m in tb.missed}
+        plain_a = {m.replace(" (doubtful)", "") for m in ta.missed}
+        for m in sorted(plain_a - plain_b):
             print(f"      newly missed: {m}")
-        for m in sorted(set(tb.missed) - set(ta.missed)):
+        for m in sorted(plain_b - plain_a):
             print(f"      newly caught: {m}")
+        for m in sorted(set(ta.missed) - set(tb.missed)):
+            if m.replace(" (doubtful)", "") in plain_b:
+                print(f"      now sent for verification: {m}")
         for m in sorted(set(ta.alarm_texts) - set(tb.alarm_texts)):
             print(f"      new false alarm: {m}")
         for m in sorted(set(tb.alarm_texts) - set(ta.alarm_texts)):
