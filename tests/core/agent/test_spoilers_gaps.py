@@ -25,6 +25,7 @@ from core.paths import resolve_paths
 from core.store.library import Library
 from tests.bench.spoiler_books import CAROL, HOLMES
 from tests.conftest import BOOKS
+from tests.core.agent.spoiler_eval import load_meanings
 
 READ_TO = {"alice": 21, "metamorphosis": 28, "carol": 25, "holmes": 60}  # spoiler_eval's bounds
 FILES = {"alice": BOOKS / "alice_in_wonderland.epub", "metamorphosis": BOOKS / "metamorphosis.epub"}
@@ -254,3 +255,108 @@ def test_a_name_used_once_before_the_bound_is_shown(books: Books) -> None:
     early = sorted(f for f, page in index.name_forms.items() if page <= READ_TO["carol"])
     assert "marley" in early
     assert not check(books, "carol", "Marley's ghost warns Scrooge in his rooms.").hidden
+
+
+# --- 3. plain-word leaks sent for verification; 4. what A Christmas Carol's misses taught -----
+
+
+@pytest.fixture(scope="module")
+def meanings(books: Books) -> BookMeaning:
+    lib, ids = books
+    return load_meanings(lib.db, ids.values())
+
+
+def checked(
+    books: Books, meanings: BookMeaning, name: str, text: str, *, wide: bool = True
+) -> Segment:
+    lib, ids = books
+    if name not in ids:
+        pytest.skip(f"{name}: its EPUB is built by tests/bench/spoiler_books.py")
+    guard = SpoilerGuard(
+        SpoilerIndex.build(lib.db, ids[name]),
+        read_to=READ_TO[name],
+        question="What has happened so far?",
+        meaning=meanings,
+    )
+    guard.verify_wide = wide
+    segments = guard.feed(text) + guard.flush()
+    assert len(segments) == 1
+    return segments[0]
+
+
+@pytest.mark.parametrize(
+    ("book", "leak"),
+    [
+        ("metamorphosis", "The family take in paying guests to make ends meet."),
+        ("metamorphosis", "An apple sinks into his back and rots there."),
+        (
+            "metamorphosis",
+            "Gregor learns that his father kept back some money from the old business.",
+        ),
+        ("alice", "The last witness called at the trial is Alice herself."),
+    ],
+)
+def test_a_plain_word_leak_shown_goes_to_verification(
+    books: Books, meanings: BookMeaning, book: str, leak: str
+) -> None:
+    """Neither held nor doubtful before: a connected model never saw it. Now it is verified
+    (with no model it is still shown: nothing else changes)."""
+    before = checked(books, meanings, book, leak, wide=False)
+    assert not before.hidden and not before.doubtful
+    after = checked(books, meanings, book, leak)
+    assert not after.hidden and after.doubtful
+
+
+@pytest.mark.parametrize(
+    ("book", "honest"),
+    [
+        (
+            "metamorphosis",
+            "His father drives him back into his room with a walking stick and a newspaper.",
+        ),
+        ("metamorphosis", "Gregor is a travelling salesman who sells cloth."),
+        ("alice", "She scolds herself sharply for crying like a baby."),
+        ("carol", "He eats his dinner alone in a melancholy tavern."),
+    ],
+)
+def test_an_honest_sentence_about_pages_read_costs_no_verification(
+    books: Books, meanings: BookMeaning, book: str, honest: str
+) -> None:
+    segment = checked(books, meanings, book, honest)
+    assert not segment.hidden and not segment.doubtful
+
+
+def test_two_uncommon_words_new_after_the_bound_hold_a_sentence(
+    books: Books, meanings: BookMeaning
+) -> None:
+    """A Christmas Carol at the end of Stave I: "youngest" (p. 58) and "lame" (p. 56) are both
+    uncommon and both first used later, though never near each other in the book."""
+    leak = "His clerk's youngest son is lame and may not live unless things change."
+    segment = checked(books, meanings, "carol", leak)
+    assert segment.hidden and {t.term for t in segment.terms} == {"youngest", "lame"}
+    assert all(t.weak for t in segment.terms)  # a model may still show it
+    honest = "Scrooge's clerk has a large family to feed on fifteen shillings a week."
+    assert not checked(books, meanings, "carol", honest).hidden
+
+
+@pytest.mark.parametrize(
+    "honest",
+    [
+        "Scrooge is a lonely, greedy old man who hates Christmas.",
+        "Scrooge is a greedy old man who hates Christmas.",
+    ],
+)
+def test_a_description_the_pages_read_match_in_meaning_is_shown(
+    books: Books, meanings: BookMeaning, honest: str
+) -> None:
+    """ "greedy" is first on p. 40 and "lonely" on p. 31: later pages share more of the words,
+    but the pages read (Stave I) are clearly closer in meaning. Before, held as unsupported."""
+    assert checked(books, meanings, "carol", honest, wide=False).hidden
+    segment = checked(books, meanings, "carol", honest)
+    assert not segment.hidden and segment.doubtful  # a connected model may still hold it
+
+
+def test_a_leak_the_lexical_test_holds_stays_held(books: Books, meanings: BookMeaning) -> None:
+    leak = "The cleaning woman finds him lying dead one morning."
+    segment = checked(books, meanings, "metamorphosis", leak)
+    assert segment.hidden and segment.kind == "unsupported"
