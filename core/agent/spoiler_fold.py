@@ -11,8 +11,8 @@ Two kinds:
   the table over every code point; it is generated once into ``spoiler_fold_table``
   (``python -m core.agent.spoiler_fold``: scanning all of Unicode takes about 0.1 s, too slow
   for every start-up) and a test checks the stored table against ``derive``.
-- **Cyrillic and Greek look-alikes** (Unicode's confusables for the letters that matter in
-  names: Cyrillic "а", Greek "ο"...), which Unicode names cannot tell. These are folded only
+- **Cyrillic, Greek, Armenian and Lisu look-alikes** (Unicode's confusables for the letters
+  that matter in names: Cyrillic "а", Greek "ο", Armenian "օ", Lisu "ꓮ"...), which Unicode names cannot tell. These are folded only
   inside a word that also has Latin letters ("Wіndіbank" with a Cyrillic "і"), or that folds to
   Latin letters entirely: a word really written in Greek or Cyrillic ("Грегор", "Ἀλίκη")
   stays as it is, so it never becomes a later English name by accident.
@@ -85,23 +85,27 @@ def fold_latin(text: str) -> str:
     return text if text.isascii() else text.translate(FOLD)
 
 
-# Latin look-alikes of Cyrillic and Greek letters (Unicode's confusables, the letters that
-# matter in names).
+# Latin look-alikes of Cyrillic, Greek, Armenian and Lisu letters (Unicode's confusables, the
+# letters that matter in names).
 _CONFUSABLES = str.maketrans(
     "АВСЕНІЈКМОРЅТХУаеорсхуіјѕԁһӏԛԝ"  # Cyrillic
-    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχϲ",  # Greek
-    "ABCEHIJKMOPSTXYaeopcxyijsdhlqwABEZHIKMNOPTYXaikvoptuxc",
+    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχϲ"  # Greek
+    "օսհոցզՍՕ"  # Armenian
+    "ꓮꓐꓚꓓꓰꓝꓖꓧꓲꓙꓗꓡꓟꓠꓳꓑꓣꓢꓔꓴꓦꓪꓫꓬꓜ",  # Lisu
+    "ABCEHIJKMOPSTXYaeopcxyijsdhlqwABEZHIKMNOPTYXaikvoptuxcouhngqUOABCDEFGHIJKLMNOPRSTUVWXYZ",
 )
-_SCRIPT_LETTER = re.compile(r"[\u0370-\u03ff\u0400-\u052f]")
-_MIXED_WORD = re.compile(r"[^\W\d_]*[\u0370-\u03ff\u0400-\u052f][^\W\d_]*")
+_SCRIPTS = "\u0370-\u03ff\u0400-\u052f\u0531-\u058f\ua4d0-\ua4ff"  # and Armenian, Lisu
+_SCRIPT_LETTER = re.compile(f"[{_SCRIPTS}]")
+_MIXED_WORD = re.compile(rf"[^\W\d_]*[{_SCRIPTS}][^\W\d_]*")
 _LATIN = re.compile(r"[A-Za-z]")
 
 
 def fold_scripts(text: str) -> str:
-    """Cyrillic and Greek look-alike letters folded to Latin inside words that mix them with
-    Latin letters ("Wіndіbank"); in a text with no other Greek or Cyrillic letter, words made
-    of look-alikes only are folded too ("Ноrе"). Text really written in Greek or Cyrillic keeps
-    its words ("Η Αλίκη", "Алиса"). After NFKD: "ё" is "е" with a mark."""
+    """Cyrillic, Greek, Armenian and Lisu look-alikes folded to Latin inside words that mix
+    them with Latin letters ("Wіndіbank"); in a text with no other letter of those scripts,
+    words made of look-alikes only are folded too ("Ноrе", "ꓪꓲꓠꓓꓲꓐꓮꓠꓗ"). Text really
+    written in those scripts keeps its words ("Η Αλίκη", "Алиса"). After NFKD: "ё" is "е"
+    with a mark."""
     if text.isascii():
         return text
     real = any(ord(c) not in _CONFUSABLES for c in _SCRIPT_LETTER.findall(text))

@@ -136,6 +136,8 @@ def test_every_latin_letter_in_unicode_reads_as_plain_latin() -> None:
         ("Wɑtsɩn", "Watsin"),  # Latin alpha and iota
         ("Wіndіbank", "Windibank"),  # Cyrillic "і" inside a Latin word
         ("Holmes meets Соре.", "Holmes meets Cope."),  # all look-alikes, in an English text
+        ("Holmes meets ꓪꓲꓠꓓꓲꓐꓮꓠꓗ.", "Holmes meets WINDIBANK."),  # Lisu capitals
+        ("Hօlmes", "Holmes"),  # an Armenian "օ"
     ],
 )
 def test_a_disguised_word_reads_as_its_latin_skeleton(shown: str, plain: str) -> None:
@@ -148,6 +150,7 @@ def test_a_disguised_word_reads_as_its_latin_skeleton(shown: str, plain: str) ->
         "Алиса падает в кроличью нору, а Грегор просыпается насекомым.",
         "Η Αλίκη πέφτει στην τρύπα του κουνελιού.",
         "Ὁ Σκρούτζ δὲν ἀγαπᾷ τὰ Χριστούγεννα.",
+        "Ալիսը ընկնում է ճագարի բունը։",
     ],
 )
 def test_words_really_in_greek_or_cyrillic_are_not_made_latin(text: str) -> None:
