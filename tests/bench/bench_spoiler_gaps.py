@@ -38,6 +38,7 @@ from tests.core.agent.spoiler_eval import BOOKS, EXTRA_BOOKS, SEM_FILE, EvalBook
 SETS: dict[str, tuple[tuple[str, ...], bool]] = {  # files, with the issue-16 files
     "tune": (("cases.txt",), True),
     "judge": (("cases_new.txt", SEM_FILE), False),
+    "all files": (("cases.txt", "cases_new.txt", SEM_FILE), True),  # the figures of earlier notes
 }
 ALL_BOOKS = {b.name: b for b in (*BOOKS, *EXTRA_BOOKS)}
 
