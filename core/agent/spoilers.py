@@ -34,7 +34,8 @@ author are always known.
 The check reads what the reader will see (``visible_text``): Markdown marks and links
 rendered to their text, HTML entities decoded, NFKC, format characters (zero-width spaces and
 joiners, soft hyphens, direction marks) and combining accents dropped, a right-to-left
-override read in its shown order, Cyrillic and Greek look-alike letters folded to Latin. A
+override read in its shown order, look-alike letters folded to Latin (``spoiler_fold``: Latin
+letters in disguise from Unicode's names; Cyrillic, Greek, Armenian, Lisu look-alikes). A
 page label past the bound ("[p. 300]") is a term of its own. Phrases are never matched across
 the model's punctuation ("The answer: Holmes" is no phrase of the book).
 
@@ -50,7 +51,10 @@ own reason ("unsupported"), apart from the later-name notice.
 Some decisions are *doubtful* (``Segment.doubtful``): a story sentence the pages read cover
 poorly, that adds words (or a distinctive word) only later pages have, or combines known words
 that only later pages have together; and a sentence held only for weak evidence (a motif, a
-phrase, a pair of ordinary words). With a model connected, a short verification call decides
+phrase, a pair of ordinary words); and a sentence shown that the later pages tell better,
+lexically and by meaning (``VERIFY_GAP``: it changes nothing without a model). A sentence the
+lexical test holds as unsupported is shown, doubtful, when the pages read are clearly closer
+to it in meaning (``MEANING_VETO``). With a model connected, a short verification call decides
 those (``core.agent.spoiler_verify``); with none, a doubtful story sentence is held when the
 book's later chunks are clearly closer to it in meaning than the pages read
 (``core.agent.spoiler_semantic``, on the chunk vectors search by meaning stores), else the
