@@ -54,6 +54,10 @@ class SpoilerIndex:
     # distinctive only as motifs (ordinary English words the book comes back to): weaker
     # evidence, that a model's verification may overrule (``Segment.doubtful``)
     motifs: frozenset[str] = field(default=frozenset(), repr=False)
+    # word forms the book writes as names (lower case) -> the first page where the book
+    # writes any name of the same stem: "belle" -> 44 in A Christmas Carol, though "bells"
+    # (stem "bell") ring from p. 13 (``spoiler_stats.BookStats.names``)
+    name_forms: dict[str, int] = field(default_factory=dict, repr=False)
     _near: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
     _phrases: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
     _passage_stems: dict[int, frozenset[str]] = field(
@@ -86,6 +90,7 @@ class SpoilerIndex:
         known = frozenset(
             _STEMMER.stems(w.lower() for w in _WORD.findall(visible_text(cover))).values()
         )
+        name_forms = _name_forms(stats.names)
         return cls(
             book_id,
             stats.page_count,
@@ -97,6 +102,7 @@ class SpoilerIndex:
             stats.contents_pages,
             known,
             motifs,
+            name_forms,
         )
 
     def phrase(self, words: str) -> tuple[int, int]:
@@ -222,6 +228,23 @@ def _distinctive_kind(stem: str, n: int, capitalised: int, total: int) -> str:
     if n >= MOTIF_COUNT and general <= MOTIF_ZIPF:
         return "motif"
     return ""
+
+
+def _name_forms(names: dict[str, int]) -> dict[str, int]:
+    """Name form -> the first page of any name form of its stem ("Fezziwigs" is met when
+    "Fezziwig" is), for forms long enough to count."""
+    usable = {
+        form: page
+        for form, page in names.items()
+        if len(form) >= MIN_LENGTH and not form.isdigit() and form not in _EXTRA_COMMON
+    }
+    stems = _STEMMER.stems(usable)
+    usable = {form: page for form, page in usable.items() if len(stems[form]) >= MIN_LENGTH}
+    first: dict[str, int] = {}
+    for form, page in usable.items():
+        stem = stems[form]
+        first[stem] = min(page, first.get(stem, page))
+    return {form: first[stems[form]] for form in usable}
 
 
 def _phrase_word(stem: str) -> bool:

@@ -12,7 +12,7 @@ import re
 import sqlite3
 import zlib
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import peewee as pw
 
@@ -31,7 +31,16 @@ def _norm_line(line: str) -> str:
 # Bump STATS_VERSION when what is counted changes (tokenizing, stemming, contents pages); the
 # thresholds that pick distinctive words apply when the index is built, so they may change
 # freely.
-STATS_VERSION = 2  # 2: front-matter pages (lists of illustrations, title pages) left out
+STATS_VERSION = 3  # 2: front-matter pages (lists of illustrations, title pages) left out;
+# 3: names by word form (``BookStats.names``)
+
+# A capitalised word inside a sentence (after a small letter, a digit or a comma on the same
+# line, perhaps behind an opening quote): a name, not a sentence's first word.
+# Or a word called out in a quote ("“Belle,” said the husband"): someone addressed.
+_MID_CAPITAL = re.compile(
+    r"[a-z0-9,;][ \t]+[\"'‘“(]?([A-ZÀ-ÖØ-Þ][^\W_]*)|[\"‘“]([A-ZÀ-ÖØ-Þ][^\W_]*)[,!?][\"’”]"
+)
+NAME_SHARE = 0.8  # a word form is a name when written with a capital this often
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,11 @@ class BookStats:
     count: dict[str, int]  # stem -> uses in the book
     capital: dict[str, int]  # stem -> uses written with a capital
     contents_pages: frozenset[int]
+    # word form (lower case) -> its first page, for the forms the book writes as names: with a
+    # capital (nearly) every time, at least once inside a sentence. A name counted by its
+    # form, not its stem: "Belle" (once, p. 44 of A Christmas Carol) shares the stem "bell"
+    # with the bells of p. 13; a name used once is no name by the stem counts.
+    names: dict[str, int] = field(default_factory=dict)
 
 
 def _book_stats(db: pw.SqliteDatabase, book_id: int) -> BookStats:
@@ -60,6 +74,7 @@ def _book_stats(db: pw.SqliteDatabase, book_id: int) -> BookStats:
     first_word_page: dict[str, int] = {}
     seen: set[str] = set()
     surface: Counter[str] = Counter()
+    mid_capital: set[str] = set()
     contents_pages: set[int] = set()
     front_lists = max(10, len(pages) // 20)
     for number, text in pages:
@@ -73,6 +88,7 @@ def _book_stats(db: pw.SqliteDatabase, book_id: int) -> BookStats:
             text = stripped
         words = _WORD.findall(text)
         surface.update(words)
+        mid_capital.update(a or b for a, b in _MID_CAPITAL.findall(text))
         new = set(words) - seen
         if new:
             seen |= new
@@ -87,17 +103,28 @@ def _book_stats(db: pw.SqliteDatabase, book_id: int) -> BookStats:
         stem = stems[word]
         if page < first_page.get(stem, page + 1):
             first_page[stem] = page
+    forms: Counter[str] = Counter()
+    form_capital: Counter[str] = Counter()
     for form, n in surface.items():
         stem = stems[form.lower()]
         count[stem] += n
+        forms[form.lower()] += n
         if form[0].isupper():
             capital[stem] += n
+            form_capital[form.lower()] += n
+    names = {
+        form.lower(): first_word_page[form.lower()]
+        for form in mid_capital
+        if form_capital[form.lower()] >= NAME_SHARE * forms[form.lower()]
+        and form.lower() in first_word_page
+    }
     return BookStats(
         int(pages[-1][0]) if pages else 0,
         first_page,
         dict(count),
         dict(capital),
         frozenset(contents_pages),
+        names,
     )
 
 
@@ -120,6 +147,7 @@ def _load_stats(db: pw.SqliteDatabase, book_id: int) -> BookStats | None:
             {s: int(n) for s, _, n, _ in stems},
             {s: int(caps) for s, _, _, caps in stems if caps},
             frozenset(int(p) for p in data["contents"]),
+            {str(form): int(first) for form, first in data["names"]},
         )
     except (ValueError, KeyError, TypeError, zlib.error) as exc:  # damaged: count again
         log.warning("stored word statistics of book %s unusable: %s", book_id, exc)
@@ -132,6 +160,7 @@ def _store_stats(db: pw.SqliteDatabase, book_id: int, stats: BookStats) -> None:
     data = {
         "pages": stats.page_count,
         "contents": sorted(stats.contents_pages),
+        "names": sorted(stats.names.items()),
         "stems": [
             [stem, first, stats.count.get(stem, 0), stats.capital.get(stem, 0)]
             for stem, first in stats.first_page.items()

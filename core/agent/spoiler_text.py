@@ -17,6 +17,7 @@ import threading
 import unicodedata
 from collections.abc import Iterable
 
+from core.agent.spoiler_fold import fold_latin, fold_scripts
 from core.agent.spoiler_words import BANDS
 
 # A word as the FTS5 unicode61 tokenizer sees it: a run of letters and digits.
@@ -46,13 +47,6 @@ GENERAL_ZIPF = _general_zipf()
 # combining accent, a look-alike letter from another script or a right-to-left override all
 # show the reader the same name.
 
-# Latin look-alikes of Cyrillic and Greek letters (Unicode's confusables, the letters that
-# matter in names); NFKC already folds fullwidth and mathematical letters.
-_CONFUSABLES = str.maketrans(
-    "АВСЕНІЈКМОРЅТХУаеорсхуіјѕԁһӏԛԝ"  # Cyrillic
-    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχϲ",  # Greek
-    "ABCEHIJKMOPSTXYaeopcxyijsdhlqwABEZHIKMNOPTYXaikvoptuxc",
-)
 _RTL_OVERRIDE = re.compile("\u202e([^\u202a-\u202e]*)(?:\u202c|$)")
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _MD_MARKS = re.compile(r"[*_`~]+|^\s{0,3}(?:#{1,6}|>+|[-+*]|\d+[.)])\s+", re.M)
@@ -63,15 +57,19 @@ def visible_text(text: str) -> str:
     """``text`` as the reader sees it, reduced to plain letters: Markdown marks and links
     rendered to their text, entities decoded, then NFKC, format characters (zero-width
     spaces and joiners, soft hyphens, direction marks) and combining accents dropped, a
-    right-to-left override read in the order it is shown, look-alike letters folded to Latin."""
+    right-to-left override read in the order it is shown, look-alike letters folded to Latin
+    (``core.agent.spoiler_fold``: Latin letters in disguise, from Unicode's names, before
+    NFKD; Cyrillic and Greek look-alikes inside words that have Latin letters, after it)."""
     text = _MD_LINK.sub(r"\1", text)
     text = _HTML_TAG.sub("", text)
     text = _MD_MARKS.sub("", text)
     text = html.unescape(text)
+    if text.isascii():
+        return text  # nothing below changes plain ASCII
     text = _RTL_OVERRIDE.sub(lambda m: m.group(1)[::-1], text)
-    text = unicodedata.normalize("NFKD", text)
+    text = unicodedata.normalize("NFKD", fold_latin(text))
     text = "".join(c for c in text if unicodedata.category(c) not in ("Mn", "Me", "Cf"))
-    return unicodedata.normalize("NFC", text).translate(_CONFUSABLES)
+    return fold_scripts(unicodedata.normalize("NFC", text))
 
 
 class _Stemmer:

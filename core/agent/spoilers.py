@@ -34,7 +34,8 @@ author are always known.
 The check reads what the reader will see (``visible_text``): Markdown marks and links
 rendered to their text, HTML entities decoded, NFKC, format characters (zero-width spaces and
 joiners, soft hyphens, direction marks) and combining accents dropped, a right-to-left
-override read in its shown order, Cyrillic and Greek look-alike letters folded to Latin. A
+override read in its shown order, look-alike letters folded to Latin (``spoiler_fold``: Latin
+letters in disguise from Unicode's names; Cyrillic, Greek, Armenian, Lisu look-alikes). A
 page label past the bound ("[p. 300]") is a term of its own. Phrases are never matched across
 the model's punctuation ("The answer: Holmes" is no phrase of the book).
 
@@ -50,7 +51,10 @@ own reason ("unsupported"), apart from the later-name notice.
 Some decisions are *doubtful* (``Segment.doubtful``): a story sentence the pages read cover
 poorly, that adds words (or a distinctive word) only later pages have, or combines known words
 that only later pages have together; and a sentence held only for weak evidence (a motif, a
-phrase, a pair of ordinary words). With a model connected, a short verification call decides
+phrase, a pair of ordinary words); and a sentence shown that the later pages tell better,
+lexically and by meaning (``VERIFY_GAP``: it changes nothing without a model). A sentence the
+lexical test holds as unsupported is shown, doubtful, when the pages read are clearly closer
+to it in meaning (``MEANING_VETO``). With a model connected, a short verification call decides
 those (``core.agent.spoiler_verify``); with none, a doubtful story sentence is held when the
 book's later chunks are clearly closer to it in meaning than the pages read
 (``core.agent.spoiler_semantic``, on the chunk vectors search by meaning stores), else the
@@ -80,26 +84,21 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from core.agent import spoiler_cues
-from core.agent.context import label_pages
 from core.agent.spoiler_index import (
-    MAX_PAIR_WORDS,
     MIN_KNOWN_FOR_PAIRS,
     MIN_LENGTH,
-    MIN_PHRASE_COUNT,
     SpoilerIndex,
     SpoilerIndexCache,
-    _is_plain,
-    _phrase_word,
 )
 from core.agent.spoiler_semantic import MEANINGS, BookMeaning, Meaning
 from core.agent.spoiler_stats import STATS_VERSION, BookStats, prepare_book
 from core.agent.spoiler_support import Support, measure, search_words
+from core.agent.spoiler_terms import SpoilerTerm, later_terms
 from core.agent.spoiler_text import (
     _EXTRA_COMMON,
-    _GAP,
     _WORD,
     GENERAL_ZIPF,
     boundaries,
@@ -137,19 +136,15 @@ _SO_FAR = re.compile(
     r"\b(?:not|n't|never|cannot)\s+(?:\w+\s+)?yet\b",
     re.I,
 )
+# A sentence shown that a model should still verify (issue 23, sixth session): the later pages
+# cover it better than the pages read, or are closer to it in meaning by this much (chosen on
+# the tune files: tests/bench/bench_spoiler_gaps.py). With no model this changes nothing shown.
+VERIFY_GAP = 0.05
+# A sentence the lexical test holds as unsupported is shown (and verified, with a model) when
+# the pages read are closer to it in meaning than the later ones by this much.
+MEANING_VETO = 0.05
 ASK_AGAIN_S = 0.5  # while a book's vectors load, a guard asks for them at most this often
-PHRASE_RARE_ZIPF = 5.3  # a phrase has a word less common than this ("tea party")
 _STORY_PRONOUNS = frozenset("he she they his her him them their hers".split())
-
-
-@dataclass(frozen=True)
-class SpoilerTerm:
-    """A word of the answer the reader cannot know yet: as written, and the book's first page."""
-
-    term: str
-    first_page: int
-    # found only as a motif, a phrase or a pair of ordinary words: a model may overrule it
-    weak: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -168,6 +163,7 @@ class SpoilerGuard:
 
     meaning_exemptions = True  # a sentence scoped to the pages read passes the meaning test
     cues = True  # the sentence's own cues (``core.agent.spoiler_cues``); off: as before them
+    verify_wide = True  # shown sentences the later pages tell better go to a model too
 
     def __init__(
         self,
@@ -280,13 +276,39 @@ class SpoilerGuard:
             return Segment(sentence, False)
         support = self.support(sentence)
         if support is None:
-            return Segment(sentence, False)
+            return Segment(sentence, False, doubtful=self._worth_verifying(sentence, None))
         if support.unsupported() and not support.short:
+            found = self._gap(sentence) if self.verify_wide else None
+            if found is not None and found[0] < -MEANING_VETO:
+                # the later pages share more of its words, but the pages read are clearly
+                # closer in meaning ("Scrooge is a greedy old man who hates Christmas": "greedy"
+                # is first on p. 40): shown; a model may still hold it
+                return Segment(sentence, False, doubtful=True)
             return Segment(sentence, True, (), "unsupported")
         doubtful = support.doubtful()
         if doubtful and self.later_in_meaning(sentence, support):
             return Segment(sentence, True, (), "unsupported", doubtful=True)
-        return Segment(sentence, False, doubtful=doubtful)
+        return Segment(
+            sentence, False, doubtful=doubtful or self._worth_verifying(sentence, support)
+        )
+
+    def _worth_verifying(self, sentence: str, support: Support | None) -> bool:
+        """Whether a sentence shown (the check found no reason to hold it) should still go to
+        a model's verification: the best later passages cover it better than the best passages
+        read (and the pages read are not clearly closer in meaning), or the later pages are
+        closer to it in meaning (by ``VERIFY_GAP``). A plain-word leak ("The family take in
+        paying guests") often looks like this and nothing more. With no model connected,
+        nothing changes for the reader; while the book's vectors load, nothing is added."""
+        if not self.verify_wide or self.read_to is None or self.read_to >= self.index.page_count:
+            return False
+        if support is None and len(self._content(sentence)) < MIN_FUTURE_WORDS:
+            return False  # "Yes.", "In short:": nothing to verify
+        found = self._gap(sentence)
+        if found is None:
+            return False  # the book's vectors are not ready: as before
+        if support is not None and support.later > support.read:
+            return found[0] > -VERIFY_GAP  # ... unless the pages read are closer in meaning
+        return found[0] > VERIFY_GAP
 
     def later_in_meaning(self, sentence: str, support: Support | None = None) -> bool:
         """Whether the pages after the bound explain ``sentence`` clearly better, by meaning,
@@ -402,78 +424,6 @@ class SpoilerGuard:
         return dataclasses.replace(found, future=future, short=len(content) < MIN_STORY_WORDS)
 
     def spoiler_terms(self, sentence: str) -> tuple[SpoilerTerm, ...]:
-        """The words of ``sentence`` the reader cannot know yet, in order, each once."""
-        index = self.index
-        if self.read_to is None or self.read_to >= index.page_count:
-            return ()
-        read_to = self.read_to
-        labels = tuple(
-            SpoilerTerm(f"p. {last}" if first == last else f"pp. {first}–{last}", last)
-            for first, last in label_pages(sentence)
-            if read_to < last and not first == last == self._selection_page
-        )
-        sentence = visible_text(sentence)
-        spans = [(m.start(), m.end()) for m in _WORD.finditer(sentence)]
-        if not spans:
-            return labels
-        words = [sentence[a:b] for a, b in spans]
-        stems = index.stems(w.lower() for w in words)
-        found: dict[str, SpoilerTerm] = {}
-        plain: dict[str, tuple[str, int]] = {}
-        for word in words:
-            stem = stems[word.lower()]
-            if stem in found or stem in plain or stem in self._known:
-                continue
-            page = index.first_page.get(stem)
-            if page is None or page <= read_to:
-                continue
-            if stem in index.distinctive:
-                found[stem] = SpoilerTerm(word, page, stem in index.motifs)
-            elif _is_plain(stem) and len(plain) < MAX_PAIR_WORDS:
-                plain[stem] = (word, page)
-        self._phrase_terms(sentence, spans, stems, found, read_to)
-        if len(plain) >= 2 and self._pairs:
-            candidates = list(plain.values())
-            for i, (a, page_a) in enumerate(candidates):
-                for b, page_b in candidates[i + 1 :]:
-                    if index.near(a.lower(), b.lower()):
-                        found.setdefault(stems[a.lower()], SpoilerTerm(a, page_a, True))
-                        found.setdefault(stems[b.lower()], SpoilerTerm(b, page_b, True))
-        return labels + tuple(found.values())
-
-    def _phrase_terms(
-        self,
-        sentence: str,
-        spans: list[tuple[int, int]],
-        stems: dict[str, str],
-        found: dict[str, SpoilerTerm],
-        read_to: int,
-    ) -> None:
-        """Add phrases of the sentence ("tea party", "pack of cards") that the book has in several
-        passages, all after the bound, though each word alone was met before."""
-        index = self.index
-        words = [sentence[a:b] for a, b in spans]
-        keys = [stems[w.lower()] for w in words]
-        for i in range(len(words) - 1):
-            a = keys[i]
-            if not _phrase_word(a) or a in found:
-                continue
-            for j in (i + 1, i + 2):
-                if j >= len(words):
-                    break
-                if j == i + 2 and words[i + 1].lower() != "of":
-                    break
-                if any(
-                    _GAP.fullmatch(sentence[spans[k][1] : spans[k + 1][0]]) is None
-                    for k in range(i, j)
-                ):
-                    break  # the model's punctuation between the words: not a phrase of the book
-                b = keys[j]
-                if not _phrase_word(b) or b in found or (a, b) in self._known_pairs:
-                    continue
-                if min(GENERAL_ZIPF.get(a, 0.0), GENERAL_ZIPF.get(b, 0.0)) >= PHRASE_RARE_ZIPF:
-                    continue  # two everyday words ("until she", "turned into"): no phrase
-                page, passages = index.phrase(" ".join(words[i : j + 1]).lower())
-                if passages >= MIN_PHRASE_COUNT and page > read_to:
-                    text = sentence[spans[i][0] : spans[j][1]]
-                    found[a + " " + b] = SpoilerTerm(text, page, True)
+        """The words of ``sentence`` the reader cannot know yet, in order, each once
+        (``core.agent.spoiler_terms``)."""
+        return later_terms(self, sentence)

@@ -7,6 +7,7 @@ tests/bench/bench_spoilers.py (which prints the figures).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,6 +168,27 @@ def _math_bold(w: str) -> str:
     return "".join(out)
 
 
+def _named(pattern: str) -> Callable[[str], str]:
+    """Each letter as the character named ``pattern`` with it ("LATIN LETTER SMALL CAPITAL
+    {}"), where Unicode has one; other letters stay."""
+
+    def trick(w: str) -> str:
+        out = []
+        for c in w:
+            try:
+                out.append(unicodedata.lookup(pattern.format(c.upper())))
+            except KeyError:
+                out.append(c)
+        return "".join(out)
+
+    return trick
+
+
+def _hooked(w: str) -> str:
+    # Latin letters with hooks, strokes and tails that pass for plain ones (no decomposition)
+    return w.translate(str.maketrans("bcdfghklpqtvyzio", "ɓƈɗƒɠɦƙɭƥʠƭʋƴȥɨø"))
+
+
 def _mid(w: str) -> int:
     return max(1, len(w) // 2)
 
@@ -195,6 +217,13 @@ TRICKS: dict[str, tuple[str, Callable[[str], str]]] = {
     "Greek letters": ("look-alike", _confuse(_GREEK)),
     "fullwidth": ("look-alike", _fullwidth),
     "math bold": ("look-alike", _math_bold),
+    # issue 23, sixth session: Latin letters in disguise (core.agent.spoiler_fold)
+    "small capitals": ("look-alike", _named("LATIN LETTER SMALL CAPITAL {}")),
+    "letters with hooks": ("look-alike", _hooked),
+    "parenthesised letters": ("look-alike", _named("PARENTHESIZED LATIN SMALL LETTER {}")),
+    "negative circled": ("look-alike", _named("NEGATIVE CIRCLED LATIN CAPITAL LETTER {}")),
+    "regional indicators": ("look-alike", _named("REGIONAL INDICATOR SYMBOL LETTER {}")),
+    "math italic": ("look-alike", _named("MATHEMATICAL ITALIC SMALL {}")),
 }
 
 
