@@ -86,10 +86,12 @@ def future(shown: str) -> bool:
     return FUTURE.search(SECTION_END.sub(" ", shown)) is not None
 
 
-def margin(shown: str, base: float) -> float:
+def margin(shown: str, base: float, support: Support | None = None) -> float:
     """The meaning test's margin for this sentence: the model's (``base``), or less for an
-    outcome or a sentence that tells what happens later."""
-    if outcome(shown):
+    outcome or a sentence that tells what happens later. An outcome the pages read near the
+    sentence already tell (``Support.outcome_read``: "Marley was dead" on the first page, a
+    wedding the reader has read) is no cue: the margin stays the model's."""
+    if outcome(shown) and not (support is not None and support.outcome_read):
         return min(base, OUTCOME_MARGIN)
     if future(shown):
         return min(base, FUTURE_MARGIN)

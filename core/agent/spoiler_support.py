@@ -61,6 +61,7 @@ class Support:
     pairs_later: int
     distinctive_added: bool
     future: bool = False  # the sentence tells what happens later or at the end
+    outcome_read: bool = False  # its outcome words (die, marry...) are all in the pages read near it
     short: bool = False  # too few content words to hold it back (it may only be verified)
 
     def unsupported(self) -> bool:
@@ -139,6 +140,10 @@ def measure(
             pairs_read += 1
         elif any(a in p and b in p for p in later_p):
             pairs_later += 1
+    from core.agent.spoiler_cues import OUTCOME  # (spoiler_cues imports this module)
+
+    near = [seen, *read_p[:SUPPORT_PASSAGES]]
+    outcomes = [s for s, word in content.items() if OUTCOME.fullmatch(word)]
     return Support(
         read,
         later,
@@ -147,4 +152,5 @@ def measure(
         pairs_read,
         pairs_later,
         any(s in index.distinctive for s in added),
+        outcome_read=bool(outcomes) and all(any(s in p for p in near) for s in outcomes),
     )

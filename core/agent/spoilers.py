@@ -322,7 +322,7 @@ class SpoilerGuard:
         gap, base = found
         shown = visible_text(sentence)
         if self.cues:
-            lowered = spoiler_cues.margin(shown, base)
+            lowered = spoiler_cues.margin(shown, base, support)
             if lowered == base and spoiler_cues.scene_read(support):
                 return False  # (a sentence that tells an outcome or the end is still tested)
             base = lowered
