@@ -400,6 +400,17 @@ def _index_books(path: str, book_ids: list[int], send: Any, kind: str = "static"
 
     lower_priority()
     try:
+        if kind == "sentence" and len(book_ids) > 1:
+            # each reader's pages first (the encoder's vectors of a long book take long)
+            for book_id in book_ids:
+                try:
+                    _index_in_worker(path, book_id, kind, reader_first=True)
+                except VectorsUnavailable as exc:
+                    send.send((book_id, "unavailable"))
+                    log.warning("no vectors: %s", exc)
+                    return
+                except Exception:  # tried again below
+                    log.warning("vectors of book %s", book_id, exc_info=True)
         for book_id in book_ids:
             try:
                 outcome = "ok" if _index_in_worker(path, book_id, kind) else "skipped"
@@ -414,7 +425,9 @@ def _index_books(path: str, book_ids: list[int], send: Any, kind: str = "static"
         send.close()
 
 
-def _index_in_worker(path: str, book_id: int, kind: str = "static") -> bool:
+def _index_in_worker(
+    path: str, book_id: int, kind: str = "static", *, reader_first: bool = False
+) -> bool:
     """In the worker process: compute and store one book's vectors. The library is opened
     as it is, never created or migrated (only the window or a command does that): when its
     schema is not this version's, nothing is done."""
@@ -434,7 +447,7 @@ def _index_in_worker(path: str, book_id: int, kind: str = "static") -> bool:
         if kind == "sentence":
             from core.search.sentence_vectors import SentenceVectors
 
-            return SentenceVectors(db).index_book(book_id)
+            return SentenceVectors(db).index_book(book_id, reader_first=reader_first)
         return BookVectors(db).index_book(book_id)
     finally:
         db.close()
