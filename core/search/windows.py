@@ -39,15 +39,37 @@ def _units(text: str, count: Callable[[str], int], size: int) -> list[tuple[str,
     return units
 
 
-def windows(text: str, count: Callable[[str], int], size: int, overlap: int = 0) -> list[str]:
+def windows(
+    text: str, count: Callable[[str], int], size: int, overlap: int = 0, *, head: bool = False
+) -> list[str]:
     """The windows of ``text``: runs of whole sentences of at most ``size`` word pieces
     (``count`` tells how many a text has), in order, covering every sentence; each after
     the first starts with the previous window's last sentences that fit in ``overlap``
     pieces (never all of them: a window always adds something new). A text with no words
-    is one window of itself."""
+    is one window of itself. ``head``: the first window is the whole text, of which the
+    encoder reads the first ``size`` pieces (as it read a chunk before windows), and the
+    windows after it start where that head ends (with the overlap)."""
     units = _units(text, count, size)
     if not units:
         return [text]
+    if not head:
+        return _packed(units, size, overlap)
+    held = 0
+    inside = 0  # units wholly within the head
+    while inside < len(units) and held + units[inside][1] <= size:
+        held += units[inside][1]
+        inside += 1
+    if inside == len(units):
+        return [" ".join(u[0] for u in units)]
+    start = inside
+    carried = 0
+    while start > 1 and carried + units[start - 1][1] <= overlap:
+        start -= 1
+        carried += units[start][1]
+    return [" ".join(u[0] for u in units), *_packed(units[start:], size, overlap)]
+
+
+def _packed(units: list[tuple[str, int]], size: int, overlap: int) -> list[str]:
     out: list[str] = []
     window: list[tuple[str, int]] = []
     held = 0
