@@ -26,8 +26,8 @@ from core.search.sentence_vectors import (
     pack4,
     unpack4,
 )
-from core.search.windows import windows
 from core.search.vectors import indexer_for
+from core.search.windows import windows
 from core.store.library import BookInfo, Library
 from tests.conftest import BOOKS
 

@@ -284,3 +284,52 @@ def test_an_old_library_keeps_its_vectors_until_the_windows_are_there(tmp_path: 
     new = vectors.cosines(book.id, question, rowids)
     assert new is not None and new[1].shape == legacy[1].shape
     lib.close()
+
+
+def test_the_worker_does_every_readers_pages_before_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two books asked for: the worker computes the chunks up to each reader's page first
+    (both books), then the rest of each, and reports each book once, when it is done."""
+    import multiprocessing
+
+    from core import processes
+    from core.search import vectors as vectors_module
+
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    try:
+        books = [import_book(lib, _opening(tmp_path, n)).book for n in (9_000, 12_000)]
+        indexer_for(lib.db).stop()
+        for book in books:
+            lib.set_read_to(book.id, 2)
+        monkeypatch.setattr(sentence_vectors, "AHEAD_PAGES", 0)
+        monkeypatch.setattr(processes, "lower_priority", lambda: None)
+        writes: list[tuple[int, int, int]] = []
+        real = SentenceVectors._write
+
+        def record(self, book_id, first, count, done, counts, data):  # type: ignore[no-untyped-def]
+            writes.append((book_id, done, count))
+            return real(self, book_id, first, count, done, counts, data)
+
+        monkeypatch.setattr(SentenceVectors, "_write", record)
+        receive, send = multiprocessing.Pipe(duplex=False)
+        path = str(lib.db.database)
+        vectors_module._index_books(path, [b.id for b in books], send, "sentence")
+        reports = []
+        while True:
+            try:
+                reports.append(receive.recv())
+            except EOFError:  # the worker closed its end
+                break
+        assert reports == [(b.id, "ok") for b in books]
+        a, b = (book.id for book in books)
+        assert [w[0] for w in writes[:2]] == [a, b], "each reader's pages first"
+        assert all(done < count for _, done, count in writes[:2])
+        rest = [w[0] for w in writes[2:]]
+        assert rest == sorted(rest, key=lambda book_id: book_id != a), "then the rest, in turn"
+        assert writes[-1][0] == b and writes[-1][1] == writes[-1][2]
+        for book in books:
+            done = _row(lib, book.id)
+            assert done is not None and done[0] == done[1]
+    finally:
+        lib.close()
