@@ -43,9 +43,10 @@ DIMS = 384
 DEEP_VECTORS_ENV = "MARGIN_DEEP_VECTORS"  # "0": no encoder vectors are computed
 
 WINDOW = 254  # word pieces a window holds at most (the encoder's 256 with [CLS] and [SEP])
-OVERLAP = 0  # word pieces of the window before that a window starts with, at most
-MEAN_WEIGHT = 0.5  # a chunk's closeness: (1 - this) × its best window's + this × their mean
-LAYOUT = f"{MODEL}/w{WINDOW}o{OVERLAP}"  # stored as the row's model: another layout recomputes
+OVERLAP = 64  # word pieces of the window before that a window starts with, at most
+HEAD = True  # a chunk's first window is its head, as read before windows (windows.py)
+MEAN_WEIGHT = 0.25  # a chunk's closeness: (1 - this) × its best window's + this × their mean
+LAYOUT = f"{MODEL}/{'h' if HEAD else 'w'}{WINDOW}o{OVERLAP}"  # a row's model: another recomputes
 AHEAD_PAGES = 10  # the chunks up to this far past read_to come first
 BATCH = 32  # chunks encoded between two writes at least (a fourth of those done, at most)
 MAX_WINDOWS = 255  # a chunk's windows beyond these are not read (one byte counts them)
@@ -195,7 +196,7 @@ class SentenceVectors(BookVectors):
             parts: list[str] = []
             made = bytearray()
             for text in texts[done:stop]:
-                cut = windows(text, size, WINDOW, OVERLAP)[:MAX_WINDOWS]
+                cut = windows(text, size, WINDOW, OVERLAP, head=HEAD)[:MAX_WINDOWS]
                 made.append(len(cut))
                 parts.extend(cut)
             matrix = encoder.encode(parts)

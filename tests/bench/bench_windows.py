@@ -33,7 +33,7 @@ from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.search import BookSearch, sentence_vectors
 from core.search.encoder import load_encoder, one_blas_thread
-from core.search.sentence_vectors import OVERLAP, WINDOW, SentenceVectors, pack4, want
+from core.search.sentence_vectors import HEAD, OVERLAP, WINDOW, SentenceVectors, pack4, want
 from core.search.vectors import indexer_for
 from core.search.windows import windows
 from core.store.library import Library
@@ -85,7 +85,7 @@ def cost(tmp: Path) -> None:
     base_bytes = Path(str(lib.db.database)).stat().st_size
     for key, book_id in ids.items():
         _, texts = _texts(lib, book_id)
-        cut = [windows(t, size, WINDOW, OVERLAP) for t in texts]
+        cut = [windows(t, size, WINDOW, OVERLAP, head=HEAD) for t in texts]
         flat = [w for c in cut for w in c]
         old_s: list[float] = []
         new_s: list[float] = []
@@ -210,6 +210,7 @@ def latency(tmp: Path) -> None:
             for _ in range(200)
         ]
         times: dict[bool, list[float]] = {True: [], False: []}
+        part: dict[bool, list[float]] = {True: [], False: []}  # the vectors' part alone
         for n in range(0, len(runs), 25):
             for old in (True, False):
                 layout(old)
@@ -219,6 +220,11 @@ def latency(tmp: Path) -> None:
                     hits = search.search_book(book.id, query, limit=5, until_page=bound, deep=True)
                     times[old].append((time.perf_counter() - start) * 1000)
                     assert hits is not None
+                    rowids = search.chunk_range(book.id, bound)
+                    assert rowids is not None
+                    start = time.perf_counter()
+                    assert search.sentences.cosines(book.id, query, rowids) is not None
+                    part[old].append((time.perf_counter() - start) * 1000)
         chunks = len(texts) if book is holmes else len(big_texts)
         windows_n = per_chunk.matrix.shape[0] if book is holmes else sum(made)
         report(
@@ -232,6 +238,12 @@ def latency(tmp: Path) -> None:
             f"median {median(times[False]):.2f}, p95 {percentile(times[False], 95):.2f} ms",
             "p95 <= 5 ms",
             percentile(times[False], 95) <= 5,
+        )
+        report(
+            f"{name} the vectors' part alone, before -> windows",
+            f"p95 {percentile(part[True], 95):.2f} -> {percentile(part[False], 95):.2f} ms",
+            f"(median {median(part[True]):.2f} -> {median(part[False]):.2f})",
+            True,
         )
     lib.close()
 

@@ -19,6 +19,7 @@ from core.search import encoder as encoder_module
 from core.search.encoder import ENV_FOLDER, load_encoder
 from core.search.ranking import fuse_equal
 from core.search.sentence_vectors import (
+    HEAD,
     MEAN_WEIGHT,
     OVERLAP,
     WINDOW,
@@ -76,7 +77,7 @@ def _closeness(text: str, question: str) -> float:
     blend of its best window's cosine and its windows' mean."""
     encoder = load_encoder()
     assert encoder is not None
-    cut = windows(text, lambda t: len(encoder.tokenizer.encode(t)), WINDOW, OVERLAP)
+    cut = windows(text, lambda t: len(encoder.tokenizer.encode(t)), WINDOW, OVERLAP, head=HEAD)
     scores = encoder.encode(cut) @ encoder.encode([question])[0]
     return float((1 - MEAN_WEIGHT) * scores.max() + MEAN_WEIGHT * scores.mean())
 

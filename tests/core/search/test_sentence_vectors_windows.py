@@ -18,6 +18,7 @@ from core.paths import resolve_paths
 from core.search import BookSearch, sentence_vectors
 from core.search.encoder import load_encoder
 from core.search.sentence_vectors import (
+    HEAD,
     LAYOUT,
     MEAN_WEIGHT,
     OVERLAP,
@@ -71,6 +72,24 @@ def test_windows_cover_the_whole_text_in_order(size: int, overlap: int) -> None:
         assert cut == [" ".join(_words(TEXT))], "a short text is one window"
 
 
+@pytest.mark.parametrize(("size", "overlap"), [(12, 0), (12, 6), (30, 10), (5, 4)])
+def test_after_the_head_the_windows_cover_the_rest(size: int, overlap: int) -> None:
+    count = lambda t: len(t.split())  # noqa: E731
+    cut = windows(TEXT, count, size, overlap, head=True)
+    assert cut[0].split() == _words(TEXT), "the head: the whole text, read up to size"
+    assert all(count(w) <= size for w in cut[1:])
+    head = _words(TEXT)[:size]
+    rest = windows(TEXT, count, size, overlap)
+    # the words past the head are all in the windows after it, in order
+    after = [w for window in cut[1:] for w in window.split()]
+    tail = _words(TEXT)[len(head) :]
+    position = 0
+    for word in tail:
+        position = after.index(word, position) + 1
+    assert len(cut) <= len(rest) + 1
+    assert windows("Short. Text.", count, size, overlap, head=True) == ["Short. Text."]
+
+
 def test_windows_end_at_sentences() -> None:
     cut = windows(TEXT, lambda t: len(t.split()), 20, 0)
     for window in cut[:2]:
@@ -84,9 +103,13 @@ def test_a_long_chunk_is_read_whole_by_the_encoders_tokens() -> None:
     text = (BOOKS / "alice_in_wonderland.txt").read_text(encoding="utf-8")[20_000:22_600]
     size = lambda t: len(encoder.tokenizer.encode(t))  # noqa: E731
     assert size(text) > WINDOW + 100, "longer than the encoder reads at once"
-    cut = windows(text, size, WINDOW, OVERLAP)
-    assert len(cut) >= 2 and all(size(w) <= WINDOW for w in cut)
-    assert " ".join(cut).split()[-5:] == text.split()[-5:], "its end is read too"
+    cut = windows(text, size, WINDOW, OVERLAP, head=HEAD)
+    assert len(cut) >= 2 and all(size(w) <= WINDOW for w in cut[1:])
+    if HEAD:  # the first window is the whole chunk, of which the encoder reads the head
+        assert cut[0].split() == text.split()
+        head = encoder.tokenizer.encode(text, limit=WINDOW)
+        assert encoder.tokenizer.encode(cut[1])[0] in head, "the next starts within the head"
+    assert cut[-1].split()[-5:] == text.split()[-5:], "its end is read too"
 
 
 # --- a book's windows in the library ---------------------------------------------------------
@@ -135,12 +158,12 @@ def test_a_chunk_ranks_by_its_best_window(opening: tuple[Library, BookInfo]) -> 
     long = [c for c in texts if size(texts[c][5]) > WINDOW + 60]
     assert long, "Alice has chunks longer than the encoder reads at once"
     chunk = long[0]
-    tail = windows(texts[chunk][5], size, WINDOW, OVERLAP)[-1]
+    tail = windows(texts[chunk][5], size, WINDOW, OVERLAP, head=HEAD)[-1]
     question = tail  # the words of the chunk's last window, which its first 254 never hold
     found = vectors.cosines(book.id, question, rowids)
     assert found is not None
     first, scores = found
-    window_vectors = encoder.encode(windows(texts[chunk][5], size, WINDOW, OVERLAP))
+    window_vectors = encoder.encode(windows(texts[chunk][5], size, WINDOW, OVERLAP, head=HEAD))
     asked = encoder.encode([question])[0]
     blend = (1 - MEAN_WEIGHT) * (window_vectors @ asked).max() + MEAN_WEIGHT * (
         window_vectors @ asked
@@ -307,7 +330,7 @@ def test_the_worker_does_every_readers_pages_before_the_rest(
         writes: list[tuple[int, int, int]] = []
         real = SentenceVectors._write
 
-        def record(self, book_id, first, count, done, counts, data):  # type: ignore[no-untyped-def]
+        def record(self, book_id, first, count, done, counts, data):
             writes.append((book_id, done, count))
             return real(self, book_id, first, count, done, counts, data)
 
