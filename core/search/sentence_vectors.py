@@ -297,17 +297,26 @@ class SentenceVectors(BookVectors):
         return stored is not None and stored.done == stored.count
 
     def _stored(self, book_id: int) -> _Stored | None:
-        """One unit vector per chunk (the normalised mean of its windows), for a book whose
-        windows are all there (``core.agent.spoiler_semantic`` reads chunks this way)."""
+        """One unit vector per chunk, as before windows (``core.agent.spoiler_semantic`` reads
+        chunks this way, with thresholds chosen on those): each chunk's head window (with
+        ``HEAD``; else the mean of its windows), for a book whose windows are all there;
+        else the book's vectors from before windows, when it has them."""
         import numpy as np
 
         from core.search.embedding import _unit
 
         stored = self.windows(book_id)
         if stored is None or stored.done != stored.count:
-            return None
-        sums = np.add.reduceat(stored.matrix, stored.starts[:-1], axis=0)
-        return _Stored(stored.first_chunk, stored.count, _unit(sums.astype(np.float32)))
+            try:
+                return self.legacy._stored(book_id)
+            except (sqlite3.OperationalError, pw.OperationalError):  # no such table
+                return None
+        if HEAD:
+            matrix = stored.matrix[stored.starts[:-1]]
+        else:
+            sums = np.add.reduceat(stored.matrix, stored.starts[:-1], axis=0)
+            matrix = _unit(sums.astype(np.float32))
+        return _Stored(stored.first_chunk, stored.count, matrix)
 
     def cosines(self, book_id: int, query: str, rowids: tuple[int, int]) -> tuple[int, Any] | None:
         """How close in meaning to ``query`` each chunk of the book within ``rowids`` is:

@@ -176,6 +176,9 @@ def test_a_chunk_ranks_by_its_best_window(opening: tuple[Library, BookInfo]) -> 
     stored = vectors._stored(book.id)
     assert stored is not None and stored.count == rowids[1] - rowids[0] + 1
     assert np.allclose(np.linalg.norm(stored.matrix, axis=1), 1, atol=1e-4)
+    if HEAD:  # the very vectors of before windows (their thresholds were chosen on them)
+        before = encoder.encode([texts[chunk][5]])[0]
+        assert float(stored.matrix[chunk - first] @ before) > 0.98
 
 
 def test_the_readers_pages_come_first_and_are_searched_at_once(
@@ -293,6 +296,8 @@ def test_an_old_library_keeps_its_vectors_until_the_windows_are_there(tmp_path: 
     question = "What did the hurrying animal take out to check the time?"
     legacy = vectors.cosines(book.id, question, rowids)
     assert legacy is not None, "the old vectors serve deep search meanwhile"
+    kept = vectors._stored(book.id)
+    assert kept is not None and kept.count == count, "and the spoiler checks' chunks"
     deep = search.search_book(book.id, question, limit=5, deep=True)
     assert any("waistcoat-pocket" in h.text for h in deep)
     want(lib.db, book.id)
