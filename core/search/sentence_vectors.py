@@ -192,7 +192,8 @@ class SentenceVectors(BookVectors):
             reader = self._reader_stop(book_id, first, count)
             if reader_first and done >= reader:
                 break
-            stop = reader if done < reader else min(count, done + max(BATCH, done // 4))
+            # the reader's chunks, then the rest; never more than a batch between writes
+            stop = min(reader if done < reader else count, done + max(BATCH, done // 4))
             parts: list[str] = []
             made = bytearray()
             for text in texts[done:stop]:
