@@ -49,6 +49,7 @@ MEAN_WEIGHT = 0.25  # a chunk's closeness: (1 - this) × its best window's + thi
 LAYOUT = f"{MODEL}/{'h' if HEAD else 'w'}{WINDOW}o{OVERLAP}"  # a row's model: another recomputes
 AHEAD_PAGES = 10  # the chunks up to this far past read_to come first
 BATCH = 32  # chunks encoded between two writes at least (a fourth of those done, at most)
+BATCH_MAX = 256  # and at most (about a minute: what a stopped worker may lose)
 MAX_WINDOWS = 255  # a chunk's windows beyond these are not read (one byte counts them)
 CACHED_BOOKS = 8
 
@@ -193,7 +194,8 @@ class SentenceVectors(BookVectors):
             if reader_first and done >= reader:
                 break
             # the reader's chunks, then the rest; never more than a batch between writes
-            stop = min(reader if done < reader else count, done + max(BATCH, done // 4))
+            step = min(BATCH_MAX, max(BATCH, done // 4))
+            stop = min(reader if done < reader else count, done + step)
             parts: list[str] = []
             made = bytearray()
             for text in texts[done:stop]:

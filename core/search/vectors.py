@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ log = logging.getLogger("margin.search.vectors")
 CACHED_BOOKS = 8
 QUIET_S = 1.0  # background indexing waits for imports to pause this long
 IDLE_S = 10.0  # then its thread ends after this long with nothing to do
+RELOOK_S = 2.0  # while a worker runs, a request is looked into this often at most
 
 
 @dataclass(frozen=True)
@@ -311,11 +313,24 @@ class VectorIndexer:
             return
         send.close()
         done = 0
+        interrupted = False
+        looked = 0.0
         try:
             while done < len(todo) and not self._stopped:
                 if not receive.poll(0.5):
                     if not worker.is_alive():
                         break
+                    if (
+                        self._wake.is_set()
+                        and vectors.kind == "sentence"
+                        and time.monotonic() - looked > RELOOK_S
+                    ):
+                        # another book asked for meanwhile: start again with it, its reader's
+                        # pages first (what the worker stored so far stays)
+                        looked = time.monotonic()
+                        interrupted = bool(set(vectors.missing()) - set(todo))
+                        if interrupted:
+                            break
                     continue
                 try:
                     book_id, outcome = receive.recv()
@@ -330,7 +345,9 @@ class VectorIndexer:
         finally:
             receive.close()
             self._worker = None
-            worker.join(timeout=1 if self._stopped else 5)
+            if interrupted:
+                worker.terminate()
+            worker.join(timeout=1 if self._stopped or interrupted else 5)
             if worker.is_alive():
                 worker.terminate()
                 worker.join(timeout=1)

@@ -361,3 +361,35 @@ def test_the_worker_does_every_readers_pages_before_the_rest(
             assert done is not None and done[0] == done[1]
     finally:
         lib.close()
+
+
+def test_a_book_asked_about_meanwhile_does_not_wait_for_a_long_one(tmp_path: Path) -> None:
+    """The worker is busy with the rest of a long book when a question on another book comes:
+    the other book's reader's pages get their windows long before the long book is done
+    (the long book's stored chunks stay; it goes on afterwards)."""
+    import time
+
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    try:
+        long = import_book(lib, BOOKS / "alice_in_wonderland.txt").book
+        short = import_book(lib, _opening(tmp_path, 9_000)).book
+        indexer = indexer_for(lib.db)
+        assert indexer.wait(120)
+        lib.set_read_to(long.id, 1)
+        lib.set_read_to(short.id, 1)
+        want(lib.db, long.id)
+        deadline = time.monotonic() + 300
+        while (_row(lib, long.id) or (0, 0, ""))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _row(lib, long.id) is not None, "the long book's first pages are stored"
+        want(lib.db, short.id)
+        while _row(lib, short.id) is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        busy = _row(lib, long.id)
+        assert busy is not None and busy[0] < busy[1], "the short book did not wait"
+        assert indexer.wait(300)
+        for book in (long, short):
+            row = _row(lib, book.id)
+            assert row is not None and row[0] == row[1], "both done in the end"
+    finally:
+        lib.close()
