@@ -182,10 +182,12 @@ class SentenceVectors(BookVectors):
         from core.search.frontmatter import is_front_matter
         from core.search.windows import windows
 
-        ids, texts = self._chunks(book_id)
-        if not ids or ids[-1] - ids[0] + 1 != len(ids):
+        row = self.db.execute_sql(
+            "SELECT min(id), max(id), count(*) FROM chunk WHERE book_id = ?", (book_id,)
+        ).fetchone()
+        if row is None or not row[2] or row[1] - row[0] + 1 != row[2]:
             return False
-        first, count = ids[0], len(ids)
+        first, count = int(row[0]), int(row[2])
         done, counts, data = self._resume(book_id, first, count)
         encoder = _encoder()
         size = lambda text: len(encoder.tokenizer.encode(text))  # noqa: E731
@@ -198,13 +200,16 @@ class SentenceVectors(BookVectors):
             stop = min(reader if done < reader else count, done + step)
             parts: list[str] = []
             made = bytearray()
-            for text in texts[done:stop]:
+            texts = self._texts(book_id, first + done, first + stop - 1)  # a batch's only
+            if len(texts) != stop - done:
+                return False  # the book was re-read or deleted meanwhile
+            for text in texts:
                 cut = windows(text, size, WINDOW, OVERLAP, head=HEAD)[:MAX_WINDOWS]
                 made.append(len(cut))
                 parts.extend(cut)
             matrix = encoder.encode(parts)
             row = 0
-            for n, text in zip(made, texts[done:stop], strict=True):
+            for n, text in zip(made, texts, strict=True):
                 if is_front_matter(text):
                     matrix[row : row + n] = 0  # never near a question
                 row += n
@@ -214,6 +219,14 @@ class SentenceVectors(BookVectors):
                 return False
             done = stop
         return True
+
+    def _texts(self, book_id: int, low: int, high: int) -> list[str]:
+        rows = self.db.execute_sql(
+            "SELECT t.text FROM chunk c JOIN chunk_text t ON t.id = c.id "
+            "WHERE c.book_id = ? AND c.id BETWEEN ? AND ? ORDER BY c.id",
+            (book_id, low, high),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
 
     def _resume(self, book_id: int, first: int, count: int) -> tuple[int, bytes, bytes]:
         """(chunks done, their window counts, their windows' bytes) stored for the book's
