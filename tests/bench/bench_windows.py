@@ -82,6 +82,7 @@ def cost(tmp: Path) -> None:
     ids = _eval_books(lib)
     size = lambda text: len(encoder.tokenizer.encode(text))  # noqa: E731
     vectors = SentenceVectors(lib.db)
+    lib.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     base_bytes = Path(str(lib.db.database)).stat().st_size
     for key, book_id in ids.items():  # interleaved: book by book, before then windows
         _, texts = _texts(lib, book_id)
