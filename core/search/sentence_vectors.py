@@ -3,9 +3,10 @@ all-MiniLM-L6-v2, 384 dimensions), for the answers' search (``BookSearch.search_
 ``deep=True``: the agent's ``search_book`` tool and passages mode).
 
 The encoder reads at most 254 word pieces of a text, and a chunk is often longer (half of
-Alice's). So each chunk is read whole, in windows of whole sentences
-(``core.search.windows``), and a chunk is as close to a question as its best window and the
-mean of its windows, blended (``MEAN_WEIGHT``; tests/bench/bench_windows.py chose it).
+Alice's). So each chunk is read whole: its head (what was read before windows), then windows
+of whole sentences over the rest (``core.search.windows``); a chunk is as close to a question
+as its best window and the mean of its windows, blended (``MEAN_WEIGHT``; the layout and the
+blend were chosen by tests/bench/bench_window_layouts.py).
 
 Stored in ``sentence_windows``, one row per book: 4 bits a number (192 bytes a window:
 int8 would add a fifth to a library's database), the windows of its chunks in order, with
