@@ -288,13 +288,15 @@ class VectorIndexer:
         daemon: leaving Margin ends it, never waits for it."""
         import multiprocessing
 
+        from core.search.vector_worker import index_books
+
         todo = vectors.missing()
         if not todo:
             return
         ctx = multiprocessing.get_context("spawn")
         receive, send = ctx.Pipe(duplex=False)
         worker = ctx.Process(
-            target=_index_books,
+            target=index_books,
             args=(str(self.db.database), todo, send, vectors.kind),
             name="margin-vectors",
             daemon=True,
@@ -407,67 +409,6 @@ class VectorIndexer:
                 self._idle.set()
         if self._stopped:
             self._idle.set()
-
-
-def _index_books(path: str, book_ids: list[int], send: Any, kind: str = "static") -> None:
-    """The worker process: each book's vectors, and after each ("ok", "skipped",
-    "unavailable" or why it failed) sent back. It runs at a low priority: the window and
-    every reader's work come first."""
-    from core.processes import lower_priority
-
-    lower_priority()
-    try:
-        if kind == "sentence" and len(book_ids) > 1:
-            # each reader's pages first (the encoder's vectors of a long book take long)
-            for book_id in book_ids:
-                try:
-                    _index_in_worker(path, book_id, kind, reader_first=True)
-                except VectorsUnavailable as exc:
-                    send.send((book_id, "unavailable"))
-                    log.warning("no vectors: %s", exc)
-                    return
-                except Exception:  # tried again below
-                    log.warning("vectors of book %s", book_id, exc_info=True)
-        for book_id in book_ids:
-            try:
-                outcome = "ok" if _index_in_worker(path, book_id, kind) else "skipped"
-            except VectorsUnavailable as exc:
-                send.send((book_id, "unavailable"))
-                log.warning("no vectors: %s", exc)
-                return
-            except Exception as exc:  # this book only; tried again later
-                outcome = f"not stored (tried again later): {exc}"
-            send.send((book_id, outcome))
-    finally:
-        send.close()
-
-
-def _index_in_worker(
-    path: str, book_id: int, kind: str = "static", *, reader_first: bool = False
-) -> bool:
-    """In the worker process: compute and store one book's vectors. The library is opened
-    as it is, never created or migrated (only the window or a command does that): when its
-    schema is not this version's, nothing is done."""
-    from core.store.db import PRAGMAS
-    from core.store.migrations import SCHEMA_VERSION, current_version
-    from core.store.models import page_text, unpack_chunk
-
-    if not Path(path).exists():
-        return False  # the library was removed meanwhile
-    db = pw.SqliteDatabase(path, pragmas=PRAGMAS, check_same_thread=False)
-    db.register_function(page_text, "margin_text", 1, deterministic=True)
-    db.register_function(unpack_chunk, "margin_chunk", 3, deterministic=True)
-    try:
-        db.connect()
-        if current_version(db) != SCHEMA_VERSION:
-            return False
-        if kind == "sentence":
-            from core.search.sentence_vectors import SentenceVectors
-
-            return SentenceVectors(db).index_book(book_id, reader_first=reader_first)
-        return BookVectors(db).index_book(book_id)
-    finally:
-        db.close()
 
 
 _indexers: dict[int, VectorIndexer] = {}

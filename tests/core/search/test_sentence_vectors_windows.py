@@ -322,7 +322,7 @@ def test_the_worker_does_every_readers_pages_before_the_rest(
     import multiprocessing
 
     from core import processes
-    from core.search import vectors as vectors_module
+    from core.search import vector_worker
 
     lib = Library.open(resolve_paths(tmp_path / "home"))
     try:
@@ -342,7 +342,7 @@ def test_the_worker_does_every_readers_pages_before_the_rest(
         monkeypatch.setattr(SentenceVectors, "_write", record)
         receive, send = multiprocessing.Pipe(duplex=False)
         path = str(lib.db.database)
-        vectors_module._index_books(path, [b.id for b in books], send, "sentence")
+        vector_worker.index_books(path, [b.id for b in books], send, "sentence")
         reports = []
         while True:
             try:
