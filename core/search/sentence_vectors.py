@@ -339,8 +339,8 @@ class SentenceVectors(BookVectors):
         """How close in meaning to ``query`` each chunk of the book within ``rowids`` is:
         (the first chunk's id, their closeness in chunk order: the blend of their best
         window's cosine and their windows' mean). A chunk without windows yet is 0 (the
-        words alone rank it). None when no chunk within ``rowids`` has windows (then the
-        book's one vector per chunk from before windows, when it has them, is used)."""
+        words alone rank it), unless the book's one vector per chunk from before windows
+        covers ``rowids`` (then those are used). None when nothing covers any of it."""
         import numpy as np
 
         stored = self.windows(book_id)
@@ -348,6 +348,10 @@ class SentenceVectors(BookVectors):
         hi = rowids[1] - (stored.first_chunk if stored else 0)
         if stored is None or lo < 0 or hi >= stored.count or hi < lo or lo >= stored.done:
             return self.legacy.cosines(book_id, query, rowids)
+        if hi >= stored.done:  # not all there yet: the vectors of before cover it, if kept
+            whole = self.legacy.cosines(book_id, query, rowids)
+            if whole is not None:
+                return whole
         try:
             wanted = self._embed([query])[0]
         except VectorsUnavailable:

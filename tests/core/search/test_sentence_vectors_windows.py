@@ -261,7 +261,9 @@ def test_windows_survive_a_reimport_and_stale_ones_are_computed_again(
     assert _row(lib, book.id) is None
 
 
-def test_an_old_library_keeps_its_vectors_until_the_windows_are_there(tmp_path: Path) -> None:
+def test_an_old_library_keeps_its_vectors_until_the_windows_are_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A library from before windows: one vector per chunk in ``sentence_vectors``. After the
     migration deep search still uses them; once the windows are computed they replace them."""
     home = tmp_path / "home"
@@ -303,6 +305,14 @@ def test_an_old_library_keeps_its_vectors_until_the_windows_are_there(tmp_path: 
     want(lib.db, book.id)
     indexer_for(lib.db).stop()
     assert vectors.missing() == [book.id]
+    # the reader's pages first: the old vectors still serve the whole book meanwhile
+    monkeypatch.setattr(sentence_vectors, "AHEAD_PAGES", 0)
+    lib.set_read_to(book.id, 1)
+    assert vectors.index_book(book.id, reader_first=True)
+    partial = _row(lib, book.id)
+    assert partial is not None and 0 < partial[0] < partial[1]
+    meanwhile = vectors.cosines(book.id, question, rowids)
+    assert meanwhile is not None and np.allclose(meanwhile[1], legacy[1])
     assert vectors.index_book(book.id)
     assert vectors.has(book.id)
     gone = lib.db.execute_sql(
