@@ -2,33 +2,57 @@
 all-MiniLM-L6-v2, 384 dimensions), for the answers' search (``BookSearch.search_book`` with
 ``deep=True``: the agent's ``search_book`` tool and passages mode).
 
-Stored as the static vectors are (``core.search.vectors``): one row per book of
-``sentence_vectors`` for the book's contiguous chunk ids, but 4 bits a number (192 bytes a
-chunk: int8 would add a fifth to a library's database; eval_search.py loses one question
-of 166 to the 4 bits, none of the held-out ones),
-computed by the same background worker after the static ones (about 0.1 s a chunk on two
-cores: a novel takes a minute or two), for the books whose answers were asked for: the first
-deep search of a book (``want``) asks for them and is answered without them meanwhile (the
-static hybrid search). Each chunk is read up to the model's 256 tokens. Without the
+The encoder reads at most 254 word pieces of a text, and a chunk is often longer (half of
+Alice's). So each chunk is read whole: its head (what was read before windows), then windows
+of whole sentences over the rest (``core.search.windows``); a chunk is as close to a question
+as its best window and the mean of its windows, blended (``MEAN_WEIGHT``; the layout and the
+blend were chosen by tests/bench/bench_window_layouts.py).
+
+Stored in ``sentence_windows``, one row per book: 4 bits a number (192 bytes a window:
+int8 would add a fifth to a library's database), the windows of its chunks in order, with
+how many windows each chunk has, for its first ``done`` chunks (the book's contiguous chunk
+ids from ``first_chunk``; ``count`` is how many chunks the book had). They are computed by
+the background worker (``core.search.vectors``) in reading order: the chunks up to a little
+past the reader's ``read_to`` first, then the rest, stored as they come, so a reader at
+page 50 of a long book gets deep search in seconds, not once the whole book is done. Deep
+search uses the vectors of the chunks that have them and the words' ranking alone for the
+others. Computed only for the books whose answers were asked for (``want``). Without the
 encoder's weights nothing is computed and search works as before.
+
+A library from before windows keeps its one vector per chunk (``sentence_vectors``, the
+first 254 word pieces) for deep search until the book's windows are all there.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 import peewee as pw
 
 from core.search.embedding import VectorsUnavailable
-from core.search.vectors import BookVectors, request_vectors
+from core.search.vectors import BookVectors, _Stored, request_vectors
 
 # core.search.encoder's MODEL and DIMS (it imports numpy: search imports this module at
 # start-up, the encoder only when a vector is needed); test_sentence_vectors checks them
 MODEL = "all-MiniLM-L6-v2"
 DIMS = 384
 DEEP_VECTORS_ENV = "MARGIN_DEEP_VECTORS"  # "0": no encoder vectors are computed
+
+WINDOW = 254  # word pieces a window holds at most (the encoder's 256 with [CLS] and [SEP])
+OVERLAP = 64  # word pieces of the window before that a window starts with, at most
+HEAD = True  # a chunk's first window is its head, as read before windows (windows.py)
+MEAN_WEIGHT = 0.25  # a chunk's closeness: (1 - this) × its best window's + this × their mean
+LAYOUT = f"{MODEL}/{'h' if HEAD else 'w'}{WINDOW}o{OVERLAP}"  # a row's model: another recomputes
+AHEAD_PAGES = 10  # the chunks up to this far past read_to come first
+BATCH = 32  # chunks encoded between two writes at least (a fourth of those done, at most)
+BATCH_MAX = 256  # and at most (about a minute: what a stopped worker may lose)
+MAX_WINDOWS = 255  # a chunk's windows beyond these are not read (one byte counts them)
+CACHED_BOOKS = 8
 
 _wanted: dict[str, set[int]] = {}  # library file → books whose vectors were asked for
 _wanted_lock = threading.Lock()
@@ -59,11 +83,50 @@ def want_soon(db: pw.SqliteDatabase, book_id: int) -> None:
         want(db, book_id)
 
 
-class SentenceVectors(BookVectors):
+@dataclass(frozen=True)
+class Windows:
+    """A book's stored windows: chunk ``first_chunk + n`` (n < ``done``) has the rows
+    ``starts[n]`` … ``starts[n + 1] - 1`` of ``matrix`` (float32 unit rows)."""
+
+    first_chunk: int
+    count: int
+    done: int
+    starts: Any  # np.ndarray of done + 1 offsets
+    matrix: Any
+
+
+class _Legacy(BookVectors):
+    """One vector per chunk (its first 254 word pieces), as libraries from before windows
+    hold them: deep search uses them until the book's windows are all there."""
+
     table = "sentence_vectors"
     model = MODEL
     dims = DIMS
     kind = "sentence"
+
+    def _unpack(self, blob: bytes) -> Any:
+        return unpack4(blob, self.dims)
+
+    def _embed(self, texts: list[str]) -> Any:
+        return _encode(texts)
+
+    def cosines(self, book_id: int, query: str, rowids: tuple[int, int]) -> tuple[int, Any] | None:
+        try:
+            return super().cosines(book_id, query, rowids)
+        except (sqlite3.OperationalError, pw.OperationalError):  # no such table
+            return None
+
+
+class SentenceVectors(BookVectors):
+    table = "sentence_windows"
+    model = LAYOUT
+    dims = DIMS
+    kind = "sentence"
+
+    def __init__(self, db: pw.SqliteDatabase) -> None:
+        super().__init__(db)
+        self._windows_cache: OrderedDict[int, Windows] = OrderedDict()
+        self.legacy = _Legacy(db)
 
     def available(self) -> bool:
         from core.search.encoder_files import weights_present
@@ -77,18 +140,244 @@ class SentenceVectors(BookVectors):
         return unpack4(blob, self.dims)
 
     def _embed(self, texts: list[str]) -> Any:
-        from core.search.encoder import load_encoder
+        return _encode(texts)
 
-        encoder = load_encoder()
-        if encoder is None:
-            raise VectorsUnavailable("the sentence encoder's weights are not there")
-        return encoder.encode(texts)
+    # --- writing ---------------------------------------------------------------------------
 
     def missing(self) -> list[int]:
-        """The books asked for (``want``) whose encoder vectors are missing or stale."""
+        """The books asked for (``want``) whose windows are missing, stale or not all there."""
         with _wanted_lock:
             wanted = set(_wanted.get(str(self.db.database), ()))
-        return [b for b in super().missing() if b in wanted] if wanted else []
+        if not wanted or not self.available():
+            return []
+        rows = self.db.execute_sql(
+            "SELECT b.id FROM book b "
+            "JOIN (SELECT book_id, min(id) AS first, count(*) AS n FROM chunk GROUP BY book_id)"
+            " c ON c.book_id = b.id "
+            f"LEFT JOIN {self.table} v ON v.book_id = b.id "
+            "WHERE b.status = 'ready' AND (v.book_id IS NULL OR v.model != ? OR v.dims != ?"
+            " OR v.first_chunk != c.first OR v.count != c.n OR v.done < v.count) ORDER BY b.id",
+            (self.model, self.dims),
+        ).fetchall()
+        return [int(r[0]) for r in rows if int(r[0]) in wanted]
+
+    def _reader_stop(self, book_id: int, first: int, count: int) -> int:
+        """How many of the book's chunks come first: those ending up to ``AHEAD_PAGES``
+        past the reader's ``read_to`` (at least one)."""
+        row = self.db.execute_sql(
+            "SELECT max(id) FROM chunk WHERE book_id = ? AND end_page <= "
+            "(SELECT read_to FROM book WHERE id = ?) + ?",
+            (book_id, book_id, AHEAD_PAGES),
+        ).fetchone()
+        last = row[0] if row is not None and row[0] is not None else first
+        return max(1, min(count, int(last) - first + 1))
+
+    def index_book(self, book_id: int, *, reader_first: bool = False) -> bool:
+        """Compute and store the windows of a book's chunks, in reading order, going on
+        from those already stored: the chunks up to a little past the reader first, then
+        the rest, written every ``BATCH`` chunks or more (a stopped worker loses one batch
+        at most). ``reader_first``: stop once the reader's chunks are there. False when the
+        book has no chunks (or they changed meanwhile)."""
+        import numpy as np
+
+        from core.search.frontmatter import is_front_matter
+        from core.search.windows import windows
+
+        row = self.db.execute_sql(
+            "SELECT min(id), max(id), count(*) FROM chunk WHERE book_id = ?", (book_id,)
+        ).fetchone()
+        if row is None or not row[2] or row[1] - row[0] + 1 != row[2]:
+            return False
+        first, count = int(row[0]), int(row[2])
+        done, counts, data = self._resume(book_id, first, count)
+        encoder = _encoder()
+        size = lambda text: len(encoder.tokenizer.encode(text))  # noqa: E731
+        while done < count:
+            reader = self._reader_stop(book_id, first, count)
+            if reader_first and done >= reader:
+                break
+            # the reader's chunks, then the rest; never more than a batch between writes
+            step = min(BATCH_MAX, max(BATCH, done // 4))
+            stop = min(reader if done < reader else count, done + step)
+            parts: list[str] = []
+            made = bytearray()
+            texts = self._texts(book_id, first + done, first + stop - 1)  # a batch's only
+            if len(texts) != stop - done:
+                return False  # the book was re-read or deleted meanwhile
+            for text in texts:
+                cut = windows(text, size, WINDOW, OVERLAP, head=HEAD)[:MAX_WINDOWS]
+                made.append(len(cut))
+                parts.extend(cut)
+            matrix = encoder.encode(parts)
+            row = 0
+            for n, text in zip(made, texts, strict=True):
+                if is_front_matter(text):
+                    matrix[row : row + n] = 0  # never near a question
+                row += n
+            counts += bytes(made)
+            data += pack4(np.asarray(matrix))
+            if not self._write(book_id, first, count, stop, counts, data):
+                return False
+            done = stop
+        return True
+
+    def _texts(self, book_id: int, low: int, high: int) -> list[str]:
+        rows = self.db.execute_sql(
+            "SELECT t.text FROM chunk c JOIN chunk_text t ON t.id = c.id "
+            "WHERE c.book_id = ? AND c.id BETWEEN ? AND ? ORDER BY c.id",
+            (book_id, low, high),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def _resume(self, book_id: int, first: int, count: int) -> tuple[int, bytes, bytes]:
+        """(chunks done, their window counts, their windows' bytes) stored for the book's
+        current chunks; nothing when the row is missing or stale."""
+        row = self.db.execute_sql(
+            f"SELECT model, dims, first_chunk, count, done, windows, data FROM {self.table} "
+            "WHERE book_id = ?",
+            (book_id,),
+        ).fetchone()
+        if row is None or (row[0], row[1], row[2], row[3]) != (self.model, self.dims, first, count):
+            return 0, b"", b""
+        return int(row[4]), bytes(row[5]), bytes(row[6])
+
+    def _write(
+        self, book_id: int, first: int, count: int, done: int, counts: bytes, data: bytes
+    ) -> bool:
+        # IMMEDIATE: take the write lock first (waiting for an import's transaction), never
+        # upgrade a read to a write, which SQLite refuses at once when another writer is on
+        with self.db.atomic("IMMEDIATE"):
+            current = self.db.execute_sql(
+                "SELECT min(id), count(*) FROM chunk WHERE book_id = ?", (book_id,)
+            ).fetchone()
+            if current is None or (current[0], current[1]) != (first, count):
+                return False  # the book was re-read or deleted meanwhile
+            self.db.execute_sql(
+                f"INSERT OR REPLACE INTO {self.table} (book_id, model, dims, first_chunk, count,"
+                " done, windows, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (book_id, self.model, self.dims, first, count, done, counts, data),
+            )
+            if done == count:  # the one vector per chunk of before is no longer needed
+                try:
+                    self.db.execute_sql(
+                        "DELETE FROM sentence_vectors WHERE book_id = ?", (book_id,)
+                    )
+                except (sqlite3.OperationalError, pw.OperationalError):
+                    pass  # no such table
+        with self._lock:
+            self._windows_cache.pop(book_id, None)
+        return True
+
+    # --- searching -------------------------------------------------------------------------
+
+    def windows(self, book_id: int) -> Windows | None:
+        """The book's stored windows (of its current chunks, perhaps not all yet)."""
+        import numpy as np
+
+        row = self.db.execute_sql(
+            "SELECT v.first_chunk, v.count, v.done, "
+            "CASE WHEN v.first_chunk = c.first AND v.count = c.n AND v.model = ? AND v.dims = ?"
+            " THEN 1 ELSE 0 END "
+            f"FROM {self.table} v, (SELECT min(id) AS first, count(*) AS n FROM chunk "
+            "WHERE book_id = ?) c WHERE v.book_id = ?",
+            (self.model, self.dims, book_id, book_id),
+        ).fetchone()
+        if row is None or not row[3] or not row[2]:
+            return None
+        key = (int(row[0]), int(row[1]), int(row[2]))
+        with self._lock:
+            hit = self._windows_cache.get(book_id)
+            if hit is not None and (hit.first_chunk, hit.count, hit.done) == key:
+                self._windows_cache.move_to_end(book_id)
+                return hit
+        blobs = self.db.execute_sql(
+            f"SELECT windows, data FROM {self.table} WHERE book_id = ?", (book_id,)
+        ).fetchone()
+        if blobs is None:
+            return None
+        made = np.frombuffer(bytes(blobs[0]), dtype=np.uint8)
+        starts = np.zeros(len(made) + 1, dtype=np.int64)
+        np.cumsum(made, out=starts[1:])
+        matrix = self._unpack(bytes(blobs[1]))
+        if len(made) != key[2] or matrix.shape[0] != starts[-1] or not made.all():
+            return None  # damaged: computed again once asked for
+        stored = Windows(*key, starts, matrix)
+        with self._lock:
+            self._windows_cache[book_id] = stored
+            while len(self._windows_cache) > CACHED_BOOKS:
+                self._windows_cache.popitem(last=False)
+        return stored
+
+    def has(self, book_id: int) -> bool:
+        """Whether every chunk of the book has its windows."""
+        stored = self.windows(book_id)
+        return stored is not None and stored.done == stored.count
+
+    def _stored(self, book_id: int) -> _Stored | None:
+        """One unit vector per chunk, as before windows (``core.agent.spoiler_semantic`` reads
+        chunks this way, with thresholds chosen on those): each chunk's head window (with
+        ``HEAD``; else the mean of its windows), for a book whose windows are all there;
+        else the book's vectors from before windows, when it has them."""
+        import numpy as np
+
+        from core.search.embedding import _unit
+
+        stored = self.windows(book_id)
+        if stored is None or stored.done != stored.count:
+            try:
+                return self.legacy._stored(book_id)
+            except (sqlite3.OperationalError, pw.OperationalError):  # no such table
+                return None
+        if HEAD:
+            matrix = stored.matrix[stored.starts[:-1]]
+        else:
+            sums = np.add.reduceat(stored.matrix, stored.starts[:-1], axis=0)
+            matrix = _unit(sums.astype(np.float32))
+        return _Stored(stored.first_chunk, stored.count, matrix)
+
+    def cosines(self, book_id: int, query: str, rowids: tuple[int, int]) -> tuple[int, Any] | None:
+        """How close in meaning to ``query`` each chunk of the book within ``rowids`` is:
+        (the first chunk's id, their closeness in chunk order: the blend of their best
+        window's cosine and their windows' mean). A chunk without windows yet is 0 (the
+        words alone rank it), unless the book's one vector per chunk from before windows
+        covers ``rowids`` (then those are used). None when nothing covers any of it."""
+        import numpy as np
+
+        stored = self.windows(book_id)
+        lo = rowids[0] - (stored.first_chunk if stored else 0)
+        hi = rowids[1] - (stored.first_chunk if stored else 0)
+        if stored is None or lo < 0 or hi >= stored.count or hi < lo or lo >= stored.done:
+            return self.legacy.cosines(book_id, query, rowids)
+        if hi >= stored.done:  # not all there yet: the vectors of before cover it, if kept
+            whole = self.legacy.cosines(book_id, query, rowids)
+            if whole is not None:
+                return whole
+        try:
+            wanted = self._embed([query])[0]
+        except VectorsUnavailable:
+            return None
+        end = min(hi, stored.done - 1)
+        begin = stored.starts[lo]
+        scores = stored.matrix[begin : stored.starts[end + 1]] @ wanted
+        offsets = stored.starts[lo : end + 1] - begin
+        best = np.maximum.reduceat(scores, offsets)
+        mean = np.add.reduceat(scores, offsets) / np.diff(stored.starts[lo : end + 2])
+        out = np.zeros(hi - lo + 1, dtype=np.float32)
+        out[: end - lo + 1] = (1 - MEAN_WEIGHT) * best + MEAN_WEIGHT * mean
+        return rowids[0], out
+
+
+def _encoder() -> Any:
+    from core.search.encoder import load_encoder
+
+    encoder = load_encoder()
+    if encoder is None:
+        raise VectorsUnavailable("the sentence encoder's weights are not there")
+    return encoder
+
+
+def _encode(texts: list[str]) -> Any:
+    return _encoder().encode(texts)
 
 
 def pack4(matrix: Any) -> bytes:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ log = logging.getLogger("margin.search.vectors")
 CACHED_BOOKS = 8
 QUIET_S = 1.0  # background indexing waits for imports to pause this long
 IDLE_S = 10.0  # then its thread ends after this long with nothing to do
+RELOOK_S = 2.0  # while a worker runs, a request is looked into this often at most
 
 
 @dataclass(frozen=True)
@@ -286,13 +288,15 @@ class VectorIndexer:
         daemon: leaving Margin ends it, never waits for it."""
         import multiprocessing
 
+        from core.search.vector_worker import index_books
+
         todo = vectors.missing()
         if not todo:
             return
         ctx = multiprocessing.get_context("spawn")
         receive, send = ctx.Pipe(duplex=False)
         worker = ctx.Process(
-            target=_index_books,
+            target=index_books,
             args=(str(self.db.database), todo, send, vectors.kind),
             name="margin-vectors",
             daemon=True,
@@ -311,11 +315,24 @@ class VectorIndexer:
             return
         send.close()
         done = 0
+        interrupted = False
+        looked = 0.0
         try:
             while done < len(todo) and not self._stopped:
                 if not receive.poll(0.5):
                     if not worker.is_alive():
                         break
+                    if (
+                        self._wake.is_set()
+                        and vectors.kind == "sentence"
+                        and time.monotonic() - looked > RELOOK_S
+                    ):
+                        # another book asked for meanwhile: start again with it, its reader's
+                        # pages first (what the worker stored so far stays)
+                        looked = time.monotonic()
+                        interrupted = bool(set(vectors.missing()) - set(todo))
+                        if interrupted:
+                            break
                     continue
                 try:
                     book_id, outcome = receive.recv()
@@ -330,7 +347,9 @@ class VectorIndexer:
         finally:
             receive.close()
             self._worker = None
-            worker.join(timeout=1 if self._stopped else 5)
+            if interrupted:
+                worker.terminate()
+            worker.join(timeout=1 if self._stopped or interrupted else 5)
             if worker.is_alive():
                 worker.terminate()
                 worker.join(timeout=1)
@@ -390,54 +409,6 @@ class VectorIndexer:
                 self._idle.set()
         if self._stopped:
             self._idle.set()
-
-
-def _index_books(path: str, book_ids: list[int], send: Any, kind: str = "static") -> None:
-    """The worker process: each book's vectors, and after each ("ok", "skipped",
-    "unavailable" or why it failed) sent back. It runs at a low priority: the window and
-    every reader's work come first."""
-    from core.processes import lower_priority
-
-    lower_priority()
-    try:
-        for book_id in book_ids:
-            try:
-                outcome = "ok" if _index_in_worker(path, book_id, kind) else "skipped"
-            except VectorsUnavailable as exc:
-                send.send((book_id, "unavailable"))
-                log.warning("no vectors: %s", exc)
-                return
-            except Exception as exc:  # this book only; tried again later
-                outcome = f"not stored (tried again later): {exc}"
-            send.send((book_id, outcome))
-    finally:
-        send.close()
-
-
-def _index_in_worker(path: str, book_id: int, kind: str = "static") -> bool:
-    """In the worker process: compute and store one book's vectors. The library is opened
-    as it is, never created or migrated (only the window or a command does that): when its
-    schema is not this version's, nothing is done."""
-    from core.store.db import PRAGMAS
-    from core.store.migrations import SCHEMA_VERSION, current_version
-    from core.store.models import page_text, unpack_chunk
-
-    if not Path(path).exists():
-        return False  # the library was removed meanwhile
-    db = pw.SqliteDatabase(path, pragmas=PRAGMAS, check_same_thread=False)
-    db.register_function(page_text, "margin_text", 1, deterministic=True)
-    db.register_function(unpack_chunk, "margin_chunk", 3, deterministic=True)
-    try:
-        db.connect()
-        if current_version(db) != SCHEMA_VERSION:
-            return False
-        if kind == "sentence":
-            from core.search.sentence_vectors import SentenceVectors
-
-            return SentenceVectors(db).index_book(book_id)
-        return BookVectors(db).index_book(book_id)
-    finally:
-        db.close()
 
 
 _indexers: dict[int, VectorIndexer] = {}

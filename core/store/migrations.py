@@ -344,6 +344,20 @@ def _sentence_vectors(db: pw.SqliteDatabase) -> None:
     )
 
 
+def _sentence_windows(db: pw.SqliteDatabase) -> None:
+    # The sentence encoder's vectors of whole chunks, in windows (core.search.sentence_vectors):
+    # one row per book, the windows of its first ``done`` chunks (``windows``: how many each
+    # chunk has, one byte each; ``data``: 4-bit vectors), filled in reading order. The one
+    # vector per chunk of before (sentence_vectors) serves deep search until a book's
+    # windows are all there, then its row goes.
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS sentence_windows (book_id INTEGER PRIMARY KEY "
+        "REFERENCES book (id) ON DELETE CASCADE, model TEXT NOT NULL, dims INTEGER NOT NULL, "
+        "first_chunk INTEGER NOT NULL, count INTEGER NOT NULL, done INTEGER NOT NULL, "
+        "windows BLOB NOT NULL, data BLOB NOT NULL)"
+    )
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -364,6 +378,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _no_duplicate_indexes,
     _ocr_text,
     _sentence_vectors,
+    _sentence_windows,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -275,7 +275,7 @@ def deep_bench(lib: Library, search: BookSearch, ids: list[int], pages: dict[int
     indexer_for(lib.db).wait()
     indexed = time.perf_counter() - started
     count = lib.db.execute_sql(
-        "SELECT sum(count), sum(length(data)) FROM sentence_vectors"
+        "SELECT sum(count), sum(length(data)) FROM sentence_windows"
     ).fetchone()
     texts = [h.text for h in search.search_book(chosen[0], "Alice", limit=30, hybrid=False)]
     pool = (texts * 30)[:30]
