@@ -32,6 +32,7 @@ import peewee as pw
 
 from core.errors import MarginError
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
+from core.search import answer_rerank
 from core.search.frontmatter import is_front_matter
 from core.search.ranking import dense_ranking, fuse, fuse_equal, merge_neighbours, rerank
 from core.search.sentence_vectors import SentenceVectors, want
@@ -362,7 +363,8 @@ class BookSearch:
             return []  # not one word of the query is in the book
         dense = dense_ranking(meaning, rowids, pool)
         fused = fuse_equal([c for c, _ in keyword], [c for c, _ in dense])
-        return self._hits(fused[: max(RERANK, limit * 3)], book_id, {}, dict(keyword))
+        hits = self._hits(fused[: max(RERANK, limit * 3)], book_id, {}, dict(keyword))
+        return answer_rerank.rerank(query, hits)  # best sentence first (answer_rerank.py)
 
     def continues_beyond(self, book_id: int, until_page: int) -> bool:
         """Whether the book has text after ``until_page`` (never how much matches a query:
