@@ -61,7 +61,9 @@ class Support:
     pairs_later: int
     distinctive_added: bool
     future: bool = False  # the sentence tells what happens later or at the end
-    outcome_read: bool = False  # its outcome words (die, marry...) are all in the pages read near it
+    outcome_read: bool = (
+        False  # its outcome words (die, marry...) are all in the pages read near it
+    )
     short: bool = False  # too few content words to hold it back (it may only be verified)
 
     def unsupported(self) -> bool:

@@ -252,3 +252,39 @@ def test_a_scene_read_does_not_let_an_outcome_through(books: Books) -> None:
     )
     assert spoiler_cues.scene_read(guard.support(leak))
     held_only_with_cues(books, "metamorphosis", leak)
+
+
+@pytest.mark.parametrize(
+    ("book", "honest", "told"),
+    [
+        # Alice, chapter III (read): "I'll try the whole cause, and condemn you to death."
+        ("alice", "The Mouse's long tale ends with Fury sentencing him to death.", "death"),
+        (
+            "holmes",
+            "The king feared the photograph would ruin his marriage to the Scandinavian princess.",
+            "marriage",
+        ),
+    ],
+)
+def test_an_outcome_the_pages_read_near_it_tell_is_no_cue(
+    books: Books, book: str, honest: str, told: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The outcome cue is for outcomes the reader has not met: when the pages read near the
+    sentence hold its outcome word too (``Support.outcome_read``), the margin stays the
+    model's. Without that, a later chunk a shade closer in meaning held these honest
+    sentences."""
+    lib, ids, _ = books
+    if book not in ids:
+        pytest.skip(f"{book}: its EPUB is built by tests/bench/spoiler_books.py")
+    index = SpoilerIndex.build(lib.db, ids[book])
+    guard = SpoilerGuard(index, read_to=READ_TO[book], question=QUESTIONS[book])
+    support = guard.support(honest)
+    assert support is not None and support.outcome_read
+    assert not check(books, book, honest).hidden
+    ignore_reading = spoiler_cues.margin  # the rule before: any outcome lowers the margin
+
+    def margin(shown: str, base: float, support: Any = None) -> float:
+        return ignore_reading(shown, base, None)
+
+    monkeypatch.setattr(spoiler_cues, "margin", margin)
+    assert check(books, book, honest).hidden, f"{told!r}: held when the reading is ignored"
