@@ -44,7 +44,7 @@ from common import machine, median, percentile
 
 from core.agent.service import make_provider
 from core.agent.spoiler_semantic import STATIC
-from core.agent.spoiler_verify import TIMEOUT, SupportCheck, SupportVerifier
+from core.agent.spoiler_verify import TIMEOUT, SupportCheck, SupportVerifier, verdict
 from core.agent.spoilers import Segment, SpoilerGuard
 from core.settings import AgentLimits, Settings
 from tests.core.agent.spoiler_eval import (
@@ -73,23 +73,50 @@ class Call:
     output_tokens: int
     reply: str
     error: str
+    question: str = ""
+
+
+def lenient_verdict(reply: str) -> bool | None:
+    """A reply read as a person would: "UN SUPPORTED", "Unsupported." and "NOT SUPPORTED" are
+    UNSUPPORTED (the app's ``spoiler_verify.verdict`` reads "UN SUPPORTED" as no verdict)."""
+    words = [w.strip(".,:;!*_\"'`()[]") for w in reply.upper().split()[:2]]
+    joined = "".join(words)
+    if joined.startswith(("UNSUPPORTED", "NOTSUPPORTED")):
+        return False
+    if words and words[0] == "SUPPORTED":
+        return True
+    return verdict(reply)
 
 
 class RealVerifier:
     """The app's ``SupportVerifier`` on an event loop of its own (the evaluation is
     synchronous), each verdict asked once and remembered."""
 
-    def __init__(self, base_url: str, model: str, within: float, limit: int | None) -> None:
+    def __init__(
+        self, base_url: str, model: str, within: float, limit: int | None, only: str | None = None
+    ) -> None:
         self.within = within
         self.limit = limit
+        self.only = only
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, daemon=True).start()
         limits = AgentLimits(stream_idle_s=within)
         settings = Settings(provider="local", base_url=base_url, model=model, limits=limits)
-        self.provider = make_provider(settings, None, max_retries=0, timeout=within)
+        # the app's own retries (make_provider's default): a dropped keep-alive connection
+        # is retried as in the app, not counted as a failed verification
+        self.provider = make_provider(settings, None, timeout=within)
         self.book = ""
         self.checks: dict[tuple[str, str, str], tuple[SupportCheck, int]] = {}
         self.calls: list[Call] = []
+        self.saved: dict[tuple[str, str], Call] = {}
+
+    def load(self, path: Path, lenient: bool) -> None:
+        """Replies saved by ``--save``: replayed instead of asked (``lenient``: re-read)."""
+        for line in path.read_text(encoding="utf-8").splitlines():
+            call = Call(**json.loads(line))
+            if lenient and call.reply:
+                call.verdict = lenient_verdict(call.reply)
+            self.saved[(call.book, call.sentence)] = call
 
     def ask(self, guard: SpoilerGuard, segment: Segment, leak: bool, question: str) -> None:
         key = (self.book, segment.text, question)
@@ -100,6 +127,14 @@ class RealVerifier:
         chars = len(request.system or "") + sum(len(str(m)) for m in request.messages)
         if self.limit is not None and len(self.calls) >= self.limit:
             self.checks[key] = (SupportCheck(None, error="not asked (--limit)"), chars)
+            return
+        if self.only is not None and leak != (self.only == "leak"):
+            self.checks[key] = (SupportCheck(None, error="not asked (--only)"), chars)
+            return
+        saved = self.saved.get((self.book, segment.text))
+        if saved is not None:
+            self.checks[key] = (SupportCheck(saved.verdict, ms=saved.ms, error=saved.error), chars)
+            self.calls.append(saved)
             return
         future = asyncio.run_coroutine_threadsafe(verifier(segment.text, self.within), self.loop)
         check: SupportCheck = future.result()
@@ -117,6 +152,7 @@ class RealVerifier:
                 usage.output_tokens if usage else 0,
                 reply,
                 check.error,
+                question,
             )
         )
         mark = {True: "SUPPORTED", False: "UNSUPPORTED", None: f"none ({check.error})"}
@@ -231,6 +267,16 @@ def main() -> int:
     parser.add_argument("--within", type=float, default=120.0, help="seconds a call may take")
     parser.add_argument("--limit", type=int, help="ask at most N calls (a smoke run)")
     parser.add_argument("--save", type=Path, help="write every call as JSON lines here")
+    parser.add_argument(
+        "--only",
+        choices=("leak", "honest"),
+        help="ask only about the doubtful sentences with this label (the others: no verdict); "
+        "the verdict counts are then exact, the caught/false-alarm columns are not",
+    )
+    parser.add_argument("--replay", type=Path, help="replies saved by --save, not asked again")
+    parser.add_argument(
+        "--lenient", action="store_true", help="with --replay: read 'UN SUPPORTED' as UNSUPPORTED"
+    )
     args = parser.parse_args()
 
     print(f"bench_real_verifier on {machine()}")
@@ -239,7 +285,9 @@ def main() -> int:
     )
     lib, ids = library()
     meaning = ready(lib, ids, (STATIC,))
-    verifier = RealVerifier(args.base_url, args.model, args.within, args.limit)
+    verifier = RealVerifier(args.base_url, args.model, args.within, args.limit, args.only)
+    if args.replay:
+        verifier.load(args.replay, args.lenient)
     sets = SETS if args.set == "all" else {args.set: SETS[args.set]}
     started = time.perf_counter()
     for name, kw in sets.items():
