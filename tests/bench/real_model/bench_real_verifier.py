@@ -31,7 +31,9 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -46,6 +48,7 @@ from core.agent.service import make_provider
 from core.agent.spoiler_semantic import STATIC
 from core.agent.spoiler_verify import TIMEOUT, SupportCheck, SupportVerifier, verdict
 from core.agent.spoilers import Segment, SpoilerGuard
+from core.prompts import prompts_dir
 from core.settings import AgentLimits, Settings
 from tests.core.agent.spoiler_eval import (
     SEM_FILE,
@@ -277,7 +280,18 @@ def main() -> int:
     parser.add_argument(
         "--lenient", action="store_true", help="with --replay: read 'UN SUPPORTED' as UNSUPPORTED"
     )
+    parser.add_argument(
+        "--prompts",
+        type=Path,
+        help="a folder of prompt files that replace prompts/'s of the same name for this run "
+        "(e.g. tests/bench/real_model/prompt_variant)",
+    )
     args = parser.parse_args()
+    if args.prompts:
+        overlay = Path(tempfile.mkdtemp(prefix="margin-prompts-"))
+        shutil.copytree(prompts_dir(), overlay, dirs_exist_ok=True)
+        shutil.copytree(args.prompts, overlay, dirs_exist_ok=True)
+        os.environ["MARGIN_PROMPTS"] = str(overlay)
 
     print(f"bench_real_verifier on {machine()}")
     print(
