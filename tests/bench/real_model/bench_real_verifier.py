@@ -294,9 +294,7 @@ def main() -> int:
         os.environ["MARGIN_PROMPTS"] = str(overlay)
 
     print(f"bench_real_verifier on {machine()}")
-    print(
-        f"  server {args.base_url}, model {args.model}, prompts {os.environ.get('MARGIN_PROMPTS', 'prompts/')}"
-    )
+    print(f"  server {args.base_url}, model {args.model}, prompts {args.prompts or 'prompts/'}")
     lib, ids = library()
     meaning = ready(lib, ids, (STATIC,))
     verifier = RealVerifier(args.base_url, args.model, args.within, args.limit, args.only)
