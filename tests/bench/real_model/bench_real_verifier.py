@@ -112,6 +112,7 @@ class RealVerifier:
         self.checks: dict[tuple[str, str, str], tuple[SupportCheck, int]] = {}
         self.calls: list[Call] = []
         self.saved: dict[tuple[str, str], Call] = {}
+        self.save: Path | None = None
 
     def load(self, path: Path, lenient: bool) -> None:
         """Replies saved by ``--save``: replayed instead of asked (``lenient``: re-read)."""
@@ -144,20 +145,22 @@ class RealVerifier:
         self.checks[key] = (check, chars)
         usage = check.result.usage if check.result is not None else None
         reply = check.result.message.text if check.result is not None else ""
-        self.calls.append(
-            Call(
-                self.book,
-                segment.text,
-                leak,
-                check.supported,
-                check.ms,
-                usage.input_tokens if usage else 0,
-                usage.output_tokens if usage else 0,
-                reply,
-                check.error,
-                question,
-            )
+        call = Call(
+            self.book,
+            segment.text,
+            leak,
+            check.supported,
+            check.ms,
+            usage.input_tokens if usage else 0,
+            usage.output_tokens if usage else 0,
+            reply,
+            check.error,
+            question,
         )
+        self.calls.append(call)
+        if self.save is not None:  # as it comes: a stopped run keeps its calls
+            with self.save.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(asdict(call)) + "\n")
         mark = {True: "SUPPORTED", False: "UNSUPPORTED", None: f"none ({check.error})"}
         print(
             f"    call {len(self.calls):>3} {check.ms / 1000:5.1f} s "
@@ -300,6 +303,9 @@ def main() -> int:
     verifier = RealVerifier(args.base_url, args.model, args.within, args.limit, args.only)
     if args.replay:
         verifier.load(args.replay, args.lenient)
+    if args.save:
+        args.save.write_text("")
+        verifier.save = args.save
     sets = SETS if args.set == "all" else {args.set: SETS[args.set]}
     started = time.perf_counter()
     for name, kw in sets.items():
@@ -317,10 +323,6 @@ def main() -> int:
         print(f"  ({len(asked)} verification calls so far)")
     verdicts(verifier.calls, TIMEOUT * 1000)
     print(f"  wall time {time.perf_counter() - started:.0f} s")
-    if args.save:
-        with args.save.open("w", encoding="utf-8") as out:
-            for c in verifier.calls:
-                out.write(json.dumps(asdict(c)) + "\n")
     lib.close()
     return 0
 
