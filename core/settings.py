@@ -50,10 +50,22 @@ class Settings:
     spoiler_safe: bool = True
     limits: AgentLimits = field(default_factory=AgentLimits)
     budget_per_book_usd: float = 0.0  # 0 = no budget; the chat pane warns before going past it
-    spoiler_verify: bool = True  # with a model, a short call verifies doubtful sentences
+    # with a model, a short call verifies doubtful sentences: "auto" with Claude only (small
+    # local models answer UNSUPPORTED to nearly everything, tests/bench/real_model/RESULTS.md),
+    # true with every model, false never
+    spoiler_verify: bool | str = "auto"
     previously_after_days: int = (
         3  # "Previously…" when a book is opened after this many days (0: never)
     )
+
+    def verifies_with(self, provider: str) -> bool:
+        """Whether doubtful sentences are verified by a call to ``provider`` ("anthropic",
+        "local", "passages")."""
+        if provider == "passages":
+            return False
+        return self.spoiler_verify is True or (
+            self.spoiler_verify == "auto" and provider == "anthropic"
+        )
 
     def effective_provider(self, has_key: bool) -> str:
         """The provider a question will really use."""
@@ -137,8 +149,13 @@ def load_settings(paths: Paths) -> Settings:
     _check(path, "model", isinstance(model, str) and bool(model.strip()), "a model name")
     spoiler = raw.get("spoiler_safe", True)
     _check(path, "spoiler_safe", isinstance(spoiler, bool), "true or false")
-    verify = raw.get("spoiler_verify", True)
-    _check(path, "spoiler_verify", isinstance(verify, bool), "true or false")
+    verify = raw.get("spoiler_verify", "auto")
+    _check(
+        path,
+        "spoiler_verify",
+        isinstance(verify, bool) or verify == "auto",
+        'true, false or "auto" (with Claude only)',
+    )
     budget = raw.get("budget_per_book_usd", 0.0)
     _check(
         path,

@@ -168,7 +168,7 @@ class AgentService:
             spoiler_safe=self._settings.spoiler_safe,
             executor=self.executor,
             spoiler_cache=self.spoilers,
-            spoiler_verify=self._settings.spoiler_verify,
+            spoiler_verify=self._settings.verifies_with(provider.name),
         )
 
     def ask(

@@ -114,7 +114,8 @@ def unsupported_verdict(reply: str) -> bool:
     words = [w.strip(".,:;!*_\"'`()[]") for w in reply.upper().split()[:2]]
     if not words:
         return False
-    return words[0] == "UNSUPPORTED" or words[:2] == ["NOT", "SUPPORTED"]
+    # "UN SUPPORTED": a small local model's spelling (tests/bench/real_model/RESULTS.md)
+    return words[0] == "UNSUPPORTED" or words[:2] in (["NOT", "SUPPORTED"], ["UN", "SUPPORTED"])
 
 
 def verdict(reply: str) -> bool | None:
