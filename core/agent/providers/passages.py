@@ -241,16 +241,22 @@ def shares(
 
 
 def choose(
-    passages: list[Passage], query: str, count: int = SHOWN, room: int = REPLY_CHARS
+    passages: list[Passage],
+    query: str,
+    count: int = SHOWN,
+    room: int = REPLY_CHARS,
+    *,
+    deep: bool = True,
 ) -> list[tuple[Passage, Shown]]:
     """The passages a reply shows and what of each: those continuing a better one joined to
     it, the first ``count``, each around its best sentence, all of them (the best sentences
     shown first too, and a line of pages each) in about ``room`` characters, so the chat
-    shows the whole reply without a "Show all"."""
+    shows the whole reply without a "Show all". ``deep=False``: the answering sentences
+    chosen without the sentence encoder (tests/bench/bench_passages.py compares)."""
     chosen = merge_continuing(passages)[:count]
     spans = [whole_sentences(p.text) for p in chosen]
     split, best = [], []
-    for parts, span in zip(spans, pick(spans, query), strict=True):
+    for parts, span in zip(spans, pick(spans, query, deep=deep), strict=True):
         joined, at = together(parts, span)
         split.append(joined)
         best.append(at)
