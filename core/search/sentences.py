@@ -25,7 +25,7 @@ ABBREVIATIONS = frozenset(
 _LAST_WORD = re.compile(r"(?:^|[\s“\"‘'(\[])([A-Za-z]+)\.$")
 
 
-def _abbreviated(piece: str) -> bool:
+def abbreviated(piece: str) -> bool:
     """Whether ``piece`` ends with an abbreviation or an initial ("Mr.", "J."), not a
     sentence's full stop."""
     found = _LAST_WORD.search(piece)
@@ -47,7 +47,7 @@ def sentences(text: str) -> list[str]:
             out[-1] = f"{out[-1]} {piece}"
         else:
             out.append(piece)
-        glue = _abbreviated(piece)
+        glue = abbreviated(piece)
     return out
 
 

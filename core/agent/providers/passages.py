@@ -30,7 +30,7 @@ from core.agent.types import (
 )
 from core.labels import pages_label
 from core.search.sentences import ENDED as _ENDED
-from core.search.sentences import is_heading, paragraphs, sentences
+from core.search.sentences import abbreviated, is_heading, paragraphs, sentences
 
 HEADER = (
     "**Passages from the book** — no AI model is connected, so these are the closest matches "
@@ -103,7 +103,7 @@ def whole_sentences(text: str) -> list[str]:
     parts = [s for p in kept for s in sentences(p)]
     if kept and paras[0] == kept[0] and len(parts) > 1 and parts[0][:1].islower():
         parts = parts[1:]
-    if len(parts) > 1 and not _ENDED.search(parts[-1]):
+    if len(parts) > 1 and (not _ENDED.search(parts[-1]) or abbreviated(parts[-1])):
         parts = parts[:-1]
     return parts
 
