@@ -17,9 +17,65 @@ STOP = frozenset(
 )
 
 
+# a full stop after these does not end a sentence: "Mr. Holmes", "Dr. Watson", "J. H. Watson"
+ABBREVIATIONS = frozenset(
+    "mr mrs messrs ms dr st mt prof rev col capt gen lt sgt sr jr hon esq no vol ch fig"
+    " viz vs etc".split()
+)
+_LAST_WORD = re.compile(r"(?:^|[\s“\"‘'(\[])([A-Za-z]+)\.$")
+
+
+def abbreviated(piece: str) -> bool:
+    """Whether ``piece`` ends with an abbreviation or an initial ("Mr.", "J."), not a
+    sentence's full stop."""
+    found = _LAST_WORD.search(piece)
+    if found is None:
+        return False
+    word = found.group(1)
+    return word.lower() in ABBREVIATIONS or (len(word) == 1 and word.isupper() and word != "I")
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of ``text`` (spaces folded), each exact text of it."""
-    return [m.group(0).strip() for m in _SENTENCE.finditer(" ".join(text.split()))]
+    out: list[str] = []
+    glue = False
+    for m in _SENTENCE.finditer(" ".join(text.split())):
+        piece = m.group(0).strip()
+        if not piece:
+            continue
+        if glue and out:
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+        glue = abbreviated(piece)
+    return out
+
+
+_PARAGRAPH = re.compile(r"\n\s*\n")
+_OPEN_END = re.compile(r"[.!?…:;,—–\-\"”’'\)\]]$")
+_SMALL = frozenset("a an and at by for in of on or the to with".split())
+_HEADING_WORD = re.compile(r"^(?:chapter|stave|part|book|section)\b|^[ivxlcdm]+\.?$", re.I)
+
+
+def paragraphs(text: str) -> list[str]:
+    """The paragraphs of ``text`` (blank lines part them), spaces folded in each."""
+    return [" ".join(p.split()) for p in _PARAGRAPH.split(text) if p.strip()]
+
+
+def is_heading(paragraph: str) -> bool:
+    """Whether a paragraph is a heading, a caption or an ornament, not prose: short, with
+    no sentence's end, and a chapter's word ("CHAPTER IV", "Stave I", "II"), capitals for
+    most of its words ("Incident of the Letter") or no letter at all ("* * *")."""
+    text = paragraph.strip()
+    if not text or len(text) > 100 or _OPEN_END.search(text) or "“" in text or '"' in text:
+        return False
+    if _HEADING_WORD.search(text):
+        return True
+    words = [w for w in _SPLIT.split(text) if w and w[0].isalpha()]
+    if not words:
+        return True
+    big = [w for w in words if w.lower() not in _SMALL]
+    return bool(big) and sum(w[0].isupper() for w in big) >= 0.8 * len(big)
 
 
 def stems(text: str) -> set[str]:

@@ -8,10 +8,10 @@ before anyone has an API key. It reads typed passages, never text."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from core.agent.providers.answer_sentence import pick
 from core.agent.providers.base import ProviderEvent, StreamCitation, StreamText
 from core.agent.types import (
     AssistantMessage,
@@ -30,7 +30,7 @@ from core.agent.types import (
 )
 from core.labels import pages_label
 from core.search.sentences import ENDED as _ENDED
-from core.search.sentences import sentences, stems
+from core.search.sentences import abbreviated, is_heading, paragraphs, sentences
 
 HEADER = (
     "**Passages from the book** — no AI model is connected, so these are the closest matches "
@@ -43,7 +43,6 @@ CONTEXT_CHARS = 3000  # at most, whole sentences around the best one
 REPLY_CHARS = 11_000  # the passages of a reply: the chat shows 12,000 before "Show all"
 LEAN = (3.0, 2.0)  # room of the first two passages against the others' (1 each)
 PAGE_LINE = 90  # a passage's line of pages and chapter, and its Markdown
-MEANING = 1.5  # weight of closeness in meaning against the question's telling words
 SHOWN = 6  # passages in a reply (tests/bench/eval_passages.py: 5 -> 6 shows the answer more)
 ASKED = 8  # asked of search: one continuing a better one joins it, the next takes its place
 OVERLAP_MIN, OVERLAP_MAX = 40, 400  # characters a chunk repeats of the one before it
@@ -97,47 +96,21 @@ class Shown:
 
 def whole_sentences(text: str) -> list[str]:
     """The sentences of a passage without the pieces its cut left at either end (a passage
-    starts where the one before it ended, often mid-sentence)."""
-    parts = sentences(text)
-    if len(parts) > 1 and parts[0][:1].islower():
+    starts where the one before it ended, often mid-sentence), nor its headings, captions
+    and ornaments (the chapter is on the passage's line already)."""
+    paras = paragraphs(text)
+    kept = [p for p in paras if not is_heading(p)]
+    parts = [s for p in kept for s in sentences(p)]
+    if kept and paras[0] == kept[0] and len(parts) > 1 and parts[0][:1].islower():
         parts = parts[1:]
-    if len(parts) > 1 and not _ENDED.search(parts[-1]):
+    if len(parts) > 1 and (not _ENDED.search(parts[-1]) or abbreviated(parts[-1])):
         parts = parts[:-1]
     return parts
 
 
-def sentence_weights(texts: list[str], query: str) -> dict[str, float]:
-    """How telling each of the question's words (stems) is among the sentences of the
-    passages shown (inverse sentence frequency): "Alice" in every sentence of *Alice* tells
-    little, "hookah" a lot."""
-    wanted = stems(query)
-    found = [wanted & stems(s) for text in texts for s in sentences(text)]
-    n = len(found) or 1
-    return {t: math.log(1 + n / (1 + sum(1 for f in found if t in f))) for t in wanted}
-
-
-def best_sentence(parts: list[str], query: str, weight: dict[str, float] | None = None) -> int:
-    """The index of the sentence holding the most telling of the question's words, with
-    closeness in meaning added when the embedding model is at hand."""
-    if not parts:
-        return 0
-    wanted = stems(query)
-    weight = weight or dict.fromkeys(wanted, 1.0)
-    overlap = [sum(weight.get(t, 0.0) for t in wanted & stems(s)) for s in parts]
-    meaning = [0.0] * len(parts)
-    try:
-        from core.search.embedding import embed
-
-        vectors = embed([query, *parts])
-        meaning = [float(v) for v in vectors[1:] @ vectors[0]]
-    except Exception:  # no model: words alone decide
-        pass
-    scores = [o + MEANING * m for o, m in zip(overlap, meaning, strict=True)]
-    return max(range(len(parts)), key=lambda i: (scores[i], -i))
-
-
 def _folded(text: str) -> str:
-    return " ".join(text.split())
+    """``text`` with spaces folded in each paragraph, paragraphs kept (blank lines)."""
+    return "\n\n".join(paragraphs(text))
 
 
 def _continuation(before: str, after: str) -> int:
@@ -210,13 +183,21 @@ def merge_continuing(passages: list[Passage], chars: int = CONTEXT_CHARS) -> lis
     return out
 
 
-def present(
-    text: str, query: str, chars: int = CONTEXT_CHARS, weight: dict[str, float] | None = None
-) -> Shown:
+def present(text: str, query: str, chars: int = CONTEXT_CHARS) -> Shown:
     """The best sentence of ``text`` for ``query`` and about ``chars`` of whole sentences
     around it (the whole passage when it is shorter)."""
     parts = whole_sentences(text)
-    return around(parts, best_sentence(parts, query, weight), chars)
+    (span,) = pick([parts], query)
+    return around(*together(parts, span), chars)
+
+
+def together(parts: list[str], span: tuple[int, int]) -> tuple[list[str], int]:
+    """``parts`` with the answering sentences (``span``: first, how many) made one, and its
+    index."""
+    first, size = span
+    if size <= 1 or not parts:
+        return parts, first
+    return [*parts[:first], " ".join(parts[first : first + size]), *parts[first + size :]], first
 
 
 def around(parts: list[str], best: int, chars: int) -> Shown:
@@ -260,16 +241,25 @@ def shares(
 
 
 def choose(
-    passages: list[Passage], query: str, count: int = SHOWN, room: int = REPLY_CHARS
+    passages: list[Passage],
+    query: str,
+    count: int = SHOWN,
+    room: int = REPLY_CHARS,
+    *,
+    deep: bool = True,
 ) -> list[tuple[Passage, Shown]]:
     """The passages a reply shows and what of each: those continuing a better one joined to
     it, the first ``count``, each around its best sentence, all of them (the best sentences
     shown first too, and a line of pages each) in about ``room`` characters, so the chat
-    shows the whole reply without a "Show all"."""
+    shows the whole reply without a "Show all". ``deep=False``: the answering sentences
+    chosen without the sentence encoder (tests/bench/bench_passages.py compares)."""
     chosen = merge_continuing(passages)[:count]
-    weight = sentence_weights([p.text for p in chosen], query)
-    split = [whole_sentences(p.text) for p in chosen]
-    best = [best_sentence(parts, query, weight) for parts in split]
+    spans = [whole_sentences(p.text) for p in chosen]
+    split, best = [], []
+    for parts, span in zip(spans, pick(spans, query, deep=deep), strict=True):
+        joined, at = together(parts, span)
+        split.append(joined)
+        best.append(at)
     fixed = sum(len(parts[b]) + PAGE_LINE for parts, b in zip(split, best, strict=True) if parts)
     sizes = [len(" ".join(parts)) for parts in split]
     given = shares(sizes, room - fixed, lean=LEAN)

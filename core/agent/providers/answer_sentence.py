@@ -1,0 +1,168 @@
+"""Which sentence of each passage passages mode puts first, in bold: the one most likely to
+answer the question.
+
+Every sentence of the passages shown gets a cheap score: the question's telling words it
+holds (each word weighted by how rare it is among the sentences shown) and closeness in
+meaning by the static embedding model (``core.search.embedding``). Then the sentences with
+the most telling words of the first passages, and their neighbours (the answer often
+follows the sentence that repeats the question's words), are read by the sentence encoder
+(all-MiniLM-L6-v2, ``core.search.encoder``), at most BUDGET sentences a reply: each
+sentence, and each two in a row (the mean of their vectors), is scored by its telling
+words and its closeness to the question; two in a row win when they answer together.
+Without the encoder's weights the cheap score decides alone, one sentence.
+
+Measured with tests/bench/eval_search.py and eval_passages.py; answer-type cues ("who" →
+a name, "how many" → a number) were tried and changed nothing there: left out.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from core.search.sentences import sentences, stems
+
+STATIC_MEANING = 1.5  # weight of the static model's closeness against the words'
+# sentences (most telling words) of the first passages, then of each other one, that the
+# encoder reads with their neighbours: the first passage holds the answer most often
+CANDIDATES = (4, 4, 1)
+BUDGET = 24  # sentences the encoder reads for one reply at most (about 10 ms each here)
+PAIR = 350  # two sentences in a row shorter than this together may be the answer
+ENCODER_MEANING = 4.0  # weight of the encoder's closeness against the words' (0..1)
+WORDS_WEIGHT = 1.0
+ENCODED_TOKENS = 36  # a sentence is read up to about this many word pieces (its first words)
+CACHE = 4096  # sentences whose encoder vectors are kept (about 1.5 KB each)
+
+_cache: OrderedDict[str, Any] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def word_weights(texts: Sequence[str], query: str) -> dict[str, float]:
+    """How telling each of the question's words (stems) is among the sentences of the
+    passages shown (inverse sentence frequency): "Alice" in every sentence of *Alice* tells
+    little, "hookah" a lot."""
+    wanted = stems(query)
+    found = [wanted & stems(s) for text in texts for s in sentences(text)]
+    n = len(found) or 1
+    return {t: math.log(1 + n / (1 + sum(1 for f in found if t in f))) for t in wanted}
+
+
+def _static_meaning(query: str, parts: list[str]) -> list[float]:
+    try:
+        from core.search.embedding import embed
+
+        vectors = embed([query, *parts])
+        return [float(v) for v in vectors[1:] @ vectors[0]]
+    except Exception:  # no model: words alone decide
+        return [0.0] * len(parts)
+
+
+def cheap_scores(parts: list[str], query: str, weight: dict[str, float]) -> list[float]:
+    """Each sentence's words-and-static-meaning score (what passages mode used alone
+    before the encoder)."""
+    wanted = stems(query)
+    overlap = [sum(weight.get(t, 0.0) for t in wanted & stems(s)) for s in parts]
+    meaning = _static_meaning(query, parts)
+    return [o + STATIC_MEANING * m for o, m in zip(overlap, meaning, strict=True)]
+
+
+def _encoder() -> Any:
+    try:
+        from core.search.encoder import load_encoder
+
+        return load_encoder()
+    except Exception:  # numpy or the weights missing: the cheap score decides
+        return None
+
+
+def _short(text: str) -> str:
+    """``text`` cut to about ENCODED_TOKENS word pieces (whole words)."""
+    words = text.split()
+    if len(words) <= ENCODED_TOKENS * 2 // 3:
+        return text
+    return " ".join(words[: ENCODED_TOKENS * 2 // 3])
+
+
+def encoded(encoder: Any, texts: list[str]) -> list[Any]:
+    """The encoder's vectors of ``texts``, those read before from the cache."""
+    with _cache_lock:
+        have = {t: _cache[t] for t in texts if t in _cache}
+        for t in have:
+            _cache.move_to_end(t)
+    todo = list(dict.fromkeys(t for t in texts if t not in have))
+    if todo:
+        vectors = encoder.encode([_short(t) for t in todo])
+        with _cache_lock:
+            for t, v in zip(todo, vectors, strict=True):
+                _cache[t] = have[t] = v
+            while len(_cache) > CACHE:
+                _cache.popitem(last=False)
+    return [have[t] for t in texts]
+
+
+def _best(scores: list[float]) -> tuple[int, int]:
+    """The best-scored sentence (the first of equals), alone."""
+    return (max(range(len(scores)), key=lambda i: (scores[i], -i)), 1) if scores else (0, 1)
+
+
+def _read(parts: list[str], words: list[float], first: int) -> list[int]:
+    """The ``first`` sentences with the most telling words, and their neighbours."""
+    top = sorted(range(len(parts)), key=lambda i: (-words[i], i))[:first]
+    return sorted({j for i in top for j in (i - 1, i, i + 1) if 0 <= j < len(parts)})
+
+
+def pick(split: list[list[str]], query: str, *, deep: bool = True) -> list[tuple[int, int]]:
+    """The answering sentences of each passage (its list of sentences): (first, how many),
+    one sentence or two in a row. ``deep=False`` (or no encoder) is the cheap choice."""
+    weight = word_weights([" ".join(parts) for parts in split], query)
+    cheap = [cheap_scores(parts, query, weight) for parts in split]
+    encoder = _encoder() if deep and any(split) else None
+    if encoder is None:
+        return [_best(scores) for scores in cheap]
+    wanted = stems(query)
+    total = sum(weight.values()) or 1.0
+
+    def telling(text: str) -> float:
+        return sum(weight.get(t, 0.0) for t in wanted & stems(text)) / total
+
+    near: list[list[int]] = []  # the sentences the encoder reads
+    budget = BUDGET
+    for n, parts in enumerate(split):
+        first = CANDIDATES[min(n, len(CANDIDATES) - 1)]
+        read = _read(parts, [telling(p) for p in parts], first)
+        if len(read) > budget:
+            read = []  # the encoder's time is spent: the cheap choice for this one
+        budget -= len(read)
+        near.append(read)
+    texts = [query] + [parts[i] for parts, read in zip(split, near, strict=True) for i in read]
+    vectors = iter(encoded(encoder, texts))
+    question = next(vectors)
+    out: list[tuple[int, int]] = []
+    for parts, read, scores in zip(split, near, cheap, strict=True):
+        if not read:
+            out.append(_best(scores))
+            continue
+        vector = {i: next(vectors) for i in read}
+        best = (-math.inf, 0, 1)
+        for i in read:
+            for size in (1, 2):
+                if size == 2 and (i + 1 not in vector or len(parts[i]) + len(parts[i + 1]) > PAIR):
+                    continue
+                v = vector[i] if size == 1 else _mean(vector[i], vector[i + 1])
+                score = WORDS_WEIGHT * telling(" ".join(parts[i : i + size]))
+                score += ENCODER_MEANING * float(v @ question)
+                if score > best[0]:
+                    best = (score, i, size)
+        out.append((best[1], best[2]))
+    return out
+
+
+def _mean(a: Any, b: Any) -> Any:
+    """The unit vector between two sentences' (about what the encoder gives the two read
+    together, for half the reading)."""
+    both = a + b
+    norm = float((both @ both) ** 0.5) or 1.0
+    return both / norm
