@@ -61,7 +61,9 @@ def test_the_encoder_bolds_the_answer_the_words_alone_missed(
     library: Library, alice: BookInfo
 ) -> None:
     passage = chunk_with(library, alice, "get us dry would be a Caucus-race")
-    question = "What did the bird suggest as the way for the soaked animals to get warm and not wet?"
+    question = (
+        "What did the bird suggest as the way for the soaked animals to get warm and not wet?"
+    )
     query = query_for(Question(question))
     ((_, before),) = choose([passage], query, deep=False)
     ((_, after),) = choose([passage], query)
@@ -138,3 +140,25 @@ def test_a_reply_still_fits_before_show_all_and_keeps_the_reading_bound(
     assert cut_at(text) == len(text), "the chat shows the whole reply"
     quoted = sum(len(line) for line in text.splitlines() if line.startswith(">"))
     assert quoted <= REPLY_CHARS
+
+
+def test_the_bold_sentence_is_chosen_off_the_event_loop(
+    library: Library, alice: BookInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The encoder reads up to 24 sentences a reply (about 0.25 s of CPU): in the window the
+    provider runs on the Qt event loop, so the choice runs on a worker thread."""
+    import threading
+
+    from core.agent.providers import passages as passages_module
+
+    threads: list[int] = []
+    real = passages_module.choose
+
+    def recording(*args: object, **kwargs: object) -> object:
+        threads.append(threading.get_ident())
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(passages_module, "choose", recording)
+    book = library.find_book(alice.id)
+    _, cites = reply(library, book, "What did the Hatter and the March Hare do at tea?")
+    assert cites and threads and threading.get_ident() not in threads
