@@ -19,7 +19,6 @@ from core.search import BookSearch, sentence_vectors
 from core.search.encoder import load_encoder
 from core.search.sentence_vectors import (
     HEAD,
-    LAYOUT,
     MEAN_WEIGHT,
     OVERLAP,
     WINDOW,
@@ -33,7 +32,19 @@ from core.store.library import BookInfo, Library
 from core.store.migrations import MIGRATIONS, SCHEMA_VERSION, _sentence_windows, current_version
 from tests.conftest import BOOKS
 
+LAYOUT = sentence_vectors.LAYOUT.rsplit("m", 1)[0] + "m255"  # every window read
+
 pytestmark = [pytest.mark.timeout(400), pytest.mark.deep_vectors]
+
+
+@pytest.fixture(autouse=True)
+def every_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app reads each chunk's head only by default (``sentence_vectors._max_windows``);
+    these tests read every window, here and in the worker process (its environment)."""
+    monkeypatch.setenv(sentence_vectors.WINDOWS_ENV, "255")
+    monkeypatch.setattr(sentence_vectors, "MAX_WINDOWS", 255)
+    monkeypatch.setattr(sentence_vectors, "LAYOUT", LAYOUT)
+    monkeypatch.setattr(SentenceVectors, "model", LAYOUT)
 
 
 def _words(text: str) -> list[str]:
