@@ -259,24 +259,6 @@ class BookSearch:
             keyword.extend(extra[: pool - len(keyword)])
         return keyword, every
 
-    def _ranked_here(
-        self,
-        terms: list[str],
-        rowids: tuple[int, int],
-        book_id: int,
-        cosines: tuple[int, Any],
-        pool: int,
-    ) -> tuple[list[tuple[int, float]], set[int]]:
-        """The ``pool`` best chunks in ``rowids`` by the book's own weights of the terms they
-        hold (each term weighs log(1 + (N - n + 0.5) / (n + 0.5)) for n of the N chunks
-        holding it), ties broken by closeness in meaning; and the chunks holding every
-        term. Each term's chunks come from FTS5 without ranking (a few hundredths of a
-        millisecond, where FTS5's own ranking reads the term's postings in every book)."""
-        score, _, _, every = self._held(terms, rowids, book_id)
-        first, values = cosines
-        best = heapq.nlargest(pool, score, key=lambda c: (score[c], float(values[c - first])))
-        return [(c, score[c]) for c in best], every
-
     def _held(
         self, terms: list[str], rowids: tuple[int, int], book_id: int
     ) -> tuple[dict[int, float], dict[int, list[str]], dict[str, float], set[int]]:
@@ -314,7 +296,7 @@ class BookSearch:
         """The ``pool`` best chunks in ``rowids`` by Okapi BM25 with the book's own term
         weights (``ranking.bm25``: how often a chunk holds each term, for its length), ties
         broken by closeness in meaning. Only the ``depth`` × ``pool`` chunks with the most
-        weight of terms (summed, as ``_ranked_here``) are read and counted (eval_search.py: as many
+        weight of terms (summed) are read and counted (eval_search.py: as many
         questions found as when every chunk is). The rows read, with those of the chunks
         ``also`` (the dense ranking's, in the same query), are added to ``read``."""
         score, held, weight, every = self._held(terms, rowids, book_id)

@@ -163,16 +163,7 @@ class SentenceVectors(BookVectors):
             wanted = set(_wanted.get(str(self.db.database), ()))
         if not wanted or not self.available():
             return []
-        rows = self.db.execute_sql(
-            "SELECT b.id FROM book b "
-            "JOIN (SELECT book_id, min(id) AS first, count(*) AS n FROM chunk GROUP BY book_id)"
-            " c ON c.book_id = b.id "
-            f"LEFT JOIN {self.table} v ON v.book_id = b.id "
-            "WHERE b.status = 'ready' AND (v.book_id IS NULL OR v.model != ? OR v.dims != ?"
-            " OR v.first_chunk != c.first OR v.count != c.n OR v.done < v.count) ORDER BY b.id",
-            (self.model, self.dims),
-        ).fetchall()
-        return [int(r[0]) for r in rows if int(r[0]) in wanted]
+        return [b for b in self._stale(" OR v.done < v.count") if b in wanted]
 
     def _reader_stop(self, book_id: int, first: int, count: int) -> int:
         """How many of the book's chunks come first: those ending up to ``AHEAD_PAGES``

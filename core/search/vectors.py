@@ -123,13 +123,18 @@ class BookVectors:
         """Ready books whose vectors are missing or no longer match their chunks."""
         if not self.available():
             return []
+        return self._stale()
+
+    def _stale(self, also: str = "") -> list[int]:
+        """Ready books with no row in the table, or one of another model, size or chunk range
+        (or matching ``also``, an SQL condition on the row ``v``)."""
         rows = self.db.execute_sql(
             "SELECT b.id FROM book b "
             "JOIN (SELECT book_id, min(id) AS first, count(*) AS n FROM chunk GROUP BY book_id)"
             " c ON c.book_id = b.id "
             f"LEFT JOIN {self.table} v ON v.book_id = b.id "
             "WHERE b.status = 'ready' AND (v.book_id IS NULL OR v.model != ? OR v.dims != ?"
-            " OR v.first_chunk != c.first OR v.count != c.n) ORDER BY b.id",
+            f" OR v.first_chunk != c.first OR v.count != c.n{also}) ORDER BY b.id",
             (self.model, self.dims),
         ).fetchall()
         return [int(r[0]) for r in rows]
