@@ -65,7 +65,6 @@ def _max_windows() -> int:
 MAX_WINDOWS = _max_windows()
 # a row's model: another recomputes
 LAYOUT = f"{MODEL}/{'h' if HEAD else 'w'}{WINDOW}o{OVERLAP}m{MAX_WINDOWS}"
-CACHED_BOOKS = 8
 
 _wanted: dict[str, set[int]] = {}  # library file → books whose vectors were asked for
 _wanted_lock = threading.Lock()
@@ -305,11 +304,9 @@ class SentenceVectors(BookVectors):
         matrix = self._unpack(bytes(blobs[1]))
         if len(made) != key[2] or matrix.shape[0] != starts[-1] or not made.all():
             return None  # damaged: computed again once asked for
-        stored = Windows(*key, starts, matrix)
-        with self._lock:
-            self._windows_cache[book_id] = stored
-            while len(self._windows_cache) > CACHED_BOOKS:
-                self._windows_cache.popitem(last=False)
+        stored: Windows = self._remember(
+            self._windows_cache, book_id, Windows(*key, starts, matrix)
+        )
         return stored
 
     def has(self, book_id: int) -> bool:

@@ -188,10 +188,14 @@ class BookVectors:
         if blob is None:
             return None
         stored = _Stored(int(row[0]), int(row[1]), self._unpack(bytes(blob[0])))
+        return self._remember(self._cache, book_id, stored)
+
+    def _remember(self, cache: OrderedDict[int, Any], book_id: int, stored: Any) -> Any:
+        """Keep ``stored`` in ``cache`` (the most recent ``CACHED_BOOKS`` books); it back."""
         with self._lock:
-            self._cache[book_id] = stored
-            while len(self._cache) > CACHED_BOOKS:
-                self._cache.popitem(last=False)
+            cache[book_id] = stored
+            while len(cache) > CACHED_BOOKS:
+                cache.popitem(last=False)
         return stored
 
     def has(self, book_id: int) -> bool:
