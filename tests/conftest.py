@@ -33,17 +33,11 @@ for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "
 
 
 def _find_fixtures() -> Path:
-    """The shared fixtures: MARGIN_FIXTURES, else ../shared/fixtures next to the project, else
-    the machine-wide copy (CI may clone the project somewhere else)."""
-    candidates = [
-        Path(os.environ["MARGIN_FIXTURES"]) if os.environ.get("MARGIN_FIXTURES") else None,
-        Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures",
-        Path("/work/shared/fixtures"),
-    ]
-    for candidate in candidates:
-        if candidate is not None and (candidate / "books").is_dir():
-            return candidate
-    raise RuntimeError("The test fixtures (shared/fixtures) were not found; set MARGIN_FIXTURES.")
+    """The fixture books and PDFs the tests read: the repository's own ``tests/fixtures``
+    (their sources and licences are in its README), or MARGIN_FIXTURES to try another set."""
+    if os.environ.get("MARGIN_FIXTURES"):
+        return Path(os.environ["MARGIN_FIXTURES"])
+    return Path(__file__).resolve().parent / "fixtures"
 
 
 FIXTURES = _find_fixtures()

@@ -84,8 +84,8 @@ def test_screenshots_are_saved_only_when_margin_shots_names_a_folder(
 
 # a folder of this machine (the shared checkout, its worktrees, a screenshots folder)
 FIXED = re.compile(r"""["'](/work/|[^"']*\bshots/)""")
-# where the suite looks for the shared fixtures when MARGIN_FIXTURES is unset (read only)
-READ_ONLY = {("conftest.py", '"/work/shared/fixtures"')}
+# no exception: the fixtures live in tests/fixtures
+READ_ONLY: set[tuple[str, str]] = set()
 
 
 def test_no_test_names_a_fixed_folder_of_this_machine() -> None:

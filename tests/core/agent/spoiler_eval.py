@@ -23,7 +23,7 @@ DATA = Path(__file__).resolve().parent / "spoiler_data"
 @dataclass(frozen=True)
 class EvalBook:
     name: str  # prefix of the data files
-    file: str  # fixture in shared/fixtures/books
+    file: str  # fixture in tests/fixtures/books
     read_to: int  # the end of the part the answers may use
     question: str
 
