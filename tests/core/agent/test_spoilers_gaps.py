@@ -287,27 +287,43 @@ def checked(
     return segments[0]
 
 
-@pytest.mark.parametrize(
-    ("book", "leak"),
-    [
-        ("metamorphosis", "The family take in paying guests to make ends meet."),
-        ("metamorphosis", "An apple sinks into his back and rots there."),
-        (
-            "metamorphosis",
-            "Gregor learns that his father kept back some money from the old business.",
-        ),
-        ("alice", "The last witness called at the trial is Alice herself."),
-    ],
-)
-def test_a_plain_word_leak_shown_goes_to_verification(
+PLAIN_WORD_LEAKS = [
+    ("metamorphosis", "The family take in paying guests to make ends meet."),
+    ("metamorphosis", "An apple sinks into his back and rots there."),
+    ("metamorphosis", "Gregor learns that his father kept back some money from the old business."),
+    ("alice", "The last witness called at the trial is Alice herself."),
+]
+
+
+@pytest.mark.parametrize(("book", "leak"), PLAIN_WORD_LEAKS)
+def test_a_plain_word_leak_goes_to_verification(
     books: Books, meanings: BookMeaning, book: str, leak: str
 ) -> None:
-    """Neither held nor doubtful before: a connected model never saw it. Now it is verified
-    (with no model it is still shown: nothing else changes)."""
-    before = checked(books, meanings, book, leak, wide=False)
-    assert not before.hidden and not before.doubtful
-    after = checked(books, meanings, book, leak)
-    assert not after.hidden and after.doubtful
+    """Leaks told in the book's plain words, none of them a later name: the wide check marks
+    each doubtful, so a connected model verifies it before the reader sees it (with no model
+    it is shown unless the check holds it outright)."""
+    assert checked(books, meanings, book, leak).doubtful
+
+
+@pytest.mark.parametrize(
+    ("book", "leak"), [leak for leak in PLAIN_WORD_LEAKS if "Gregor" not in leak[1]]
+)
+def test_the_narrow_check_alone_lets_a_plain_word_leak_through(
+    books: Books, meanings: BookMeaning, book: str, leak: str
+) -> None:
+    """Why the wide check exists: the names-and-phrases check alone neither holds nor doubts
+    these (kept apart from the test above, so a change to the narrow check reads as itself)."""
+    narrow = checked(books, meanings, book, leak, wide=False)
+    assert not narrow.hidden and not narrow.doubtful
+
+
+def test_the_narrow_check_now_holds_the_money_leak_itself(
+    books: Books, meanings: BookMeaning
+) -> None:
+    """Since the unsupported-sentence rule, Gregor's father's savings (told only in Part II) are
+    held by the narrow check on its own: the sentence names nothing the pages read support."""
+    narrow = checked(books, meanings, "metamorphosis", PLAIN_WORD_LEAKS[2][1], wide=False)
+    assert narrow.hidden and narrow.kind == "unsupported"
 
 
 @pytest.mark.parametrize(
