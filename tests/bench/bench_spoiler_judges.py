@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from common import FIXTURES, machine, report
-from spoiler_books import CACHE
+from spoiler_books import BOOKS as SPOILER_BOOKS
 
 from core.agent.spoilers import SpoilerGuard
 from core.books.importer import import_book
@@ -75,8 +75,8 @@ def main() -> None:
         lib = Library.open(resolve_paths(Path(tmp) / "home"))
         ids = {b.name: import_book(lib, books / b.file).book.id for b in BOOKS}
         for extra in EXTRA_BOOKS:
-            if (CACHE / extra.file).is_file():
-                ids[extra.name] = import_book(lib, CACHE / extra.file).book.id
+            if (SPOILER_BOOKS / extra.file).is_file():
+                ids[extra.name] = import_book(lib, SPOILER_BOOKS / extra.file).book.id
         print(f"  books: {', '.join(ids)}")
         show("no model", evaluate_kinds(lib.db, ids))
         for label, factory in (("oracle", oracle), ("rule judge", rule_judge)):

@@ -25,6 +25,7 @@ import json
 import time
 
 from common import FIXTURES, machine, median, percentile, report
+from spoiler_books import BOOKS as SPOILER_BOOKS
 from spoiler_books import CACHE
 
 from core.agent.spoiler_semantic import MARGINS, MINILM, STATIC, BookMeaning
@@ -203,7 +204,7 @@ def library() -> tuple[Library, dict[str, int]]:
     lib = Library.open(resolve_paths(home))
     ids: dict[str, int] = json.loads(known.read_text()) if known.is_file() else {}
     for book in (*BOOKS, *EXTRA_BOOKS):
-        path = FIXTURES / "books" / book.file if book in BOOKS else CACHE / book.file
+        path = FIXTURES / "books" / book.file if book in BOOKS else SPOILER_BOOKS / book.file
         if book.name in ids or not path.is_file():
             continue
         ids[book.name] = book_id = import_book(lib, path).book.id

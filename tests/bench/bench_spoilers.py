@@ -23,7 +23,7 @@ import zipfile
 from pathlib import Path
 
 from common import FIXTURES, machine, median, percentile, report
-from spoiler_books import CACHE
+from spoiler_books import BOOKS as SPOILER_BOOKS
 
 from core.agent.spoilers import SpoilerGuard, SpoilerIndex, SpoilerIndexCache, prepare_book
 from core.books.importer import import_book
@@ -349,8 +349,8 @@ def main() -> None:
                 r.false_alarm_rate <= 0.02,
             )
         for extra in EXTRA_BOOKS:
-            if (CACHE / extra.file).is_file():
-                ids[extra.name] = import_book(lib, CACHE / extra.file).book.id
+            if (SPOILER_BOOKS / extra.file).is_file():
+                ids[extra.name] = import_book(lib, SPOILER_BOOKS / extra.file).book.id
         evaluation(lib, ids)
         if before is not None:
             from spoiler_before_after import accuracy, cost

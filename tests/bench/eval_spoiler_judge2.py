@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 
 from common import machine
+from spoiler_books import BOOKS as SPOILER_BOOKS
 from spoiler_books import CACHE
 
 from core.agent.spoiler_semantic import MINILM, STATIC, BookMeaning
@@ -59,7 +60,7 @@ def library(minilm: bool) -> tuple[Library, dict[str, int]]:
     lib = Library.open(resolve_paths(HOME / "home"))
     ids: dict[str, int] = json.loads(known.read_text()) if known.is_file() else {}
     for book in EXTRA_BOOKS:
-        path = CACHE / book.file
+        path = SPOILER_BOOKS / book.file
         if book.name in ids or not path.is_file():
             if not path.is_file():
                 print(f"  ({book.name}: {path} is not there; its cases are skipped)")

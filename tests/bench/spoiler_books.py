@@ -1,10 +1,9 @@
-"""Extra real books for the spoiler evaluation, built into a cache folder outside the repo.
+"""Two Standard Ebooks editions for the spoiler tests and evaluation, carried in
+``tests/fixtures/books``: *A Christmas Carol* and *The Adventures of Sherlock Holmes* (CC0).
 
-The evaluation runs on the fixture books alone; when this cache holds the Standard Ebooks
-editions of *A Christmas Carol* and *The Adventures of Sherlock Holmes* it uses them too.
-
-Build them from snapshots of the public repositories (their ``src/`` folder zipped as an
-EPUB; nothing is copied into this repository):
+They were built from snapshots of the public repositories (their ``src/`` folder zipped as an
+EPUB, the 1–2 MB vector cover replaced by a one-line placeholder so each stays small; the text
+is untouched):
 
     .venv/bin/python tests/bench/spoiler_books.py GIT_DIR_OF_CAROL GIT_DIR_OF_HOLMES
 
@@ -12,7 +11,8 @@ EPUB; nothing is copied into this repository):
 of John Leech's plates in the first edition (the Project Gutenberg edition has this page): a
 front-matter page that names characters long before the story does.
 
-The cache folder: ``$MARGIN_SPOILER_BOOKS`` or ``~/.cache/margin-spoiler-books``.
+``$MARGIN_SPOILER_BOOKS`` points the tests at another folder holding the same two files;
+``CACHE`` is the folder of larger evaluation books kept outside the repository.
 """
 
 from __future__ import annotations
@@ -23,9 +23,15 @@ import sys
 import zipfile
 from pathlib import Path
 
-CACHE = Path(os.environ.get("MARGIN_SPOILER_BOOKS", Path.home() / ".cache/margin-spoiler-books"))
-CAROL = CACHE / "a_christmas_carol.epub"
-HOLMES = CACHE / "the_adventures_of_sherlock_holmes.epub"
+FIXTURE_BOOKS = Path(__file__).resolve().parent.parent / "fixtures" / "books"
+BOOKS = Path(os.environ.get("MARGIN_SPOILER_BOOKS", FIXTURE_BOOKS))
+CACHE = Path.home() / ".cache/margin-spoiler-books"
+CAROL = BOOKS / "a_christmas_carol.epub"
+HOLMES = BOOKS / "the_adventures_of_sherlock_holmes.epub"
+SMALL_COVER = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1400 2100">'
+    b'<rect width="1400" height="2100" fill="#2b4a6f"/></svg>'
+)
 
 ILLUSTRATIONS = """<?xml version="1.0" encoding="utf-8"?>
 <html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops" xml:lang="en-US">
@@ -61,6 +67,8 @@ def _files(git_dir: Path) -> dict[str, bytes]:
 
 def build(git_dir: Path, out: Path, *, illustrations: bool = False) -> None:
     files = _files(git_dir)
+    if "epub/images/cover.svg" in files:
+        files["epub/images/cover.svg"] = SMALL_COVER
     if illustrations:
         opf = files["epub/content.opf"].decode()
         opf = opf.replace(

@@ -16,7 +16,7 @@ import pytest
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.store.library import Library
-from tests.bench.spoiler_books import CACHE
+from tests.bench.spoiler_books import BOOKS as SPOILER_BOOKS
 from tests.core.agent.spoiler_eval import DATA, EXTRA_BOOKS, TRICKS, cases
 
 JUDGE2 = "cases_judge2.txt"
@@ -68,7 +68,7 @@ def test_judge2_cases_parse_with_enough_of_each_label_over_two_books() -> None:
 
 @pytest.mark.parametrize("book", EXTRA_BOOKS, ids=lambda b: b.name)
 def test_judge2_trick_names_sit_on_the_right_side_of_the_bound(book, tmp_path: Path) -> None:
-    path = CACHE / book.file
+    path = SPOILER_BOOKS / book.file
     if not path.is_file():
         pytest.skip(f"{path}: tests/bench/spoiler_books.py builds it")
     pages = pages_of(tmp_path, path)

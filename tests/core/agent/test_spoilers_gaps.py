@@ -305,25 +305,17 @@ def test_a_plain_word_leak_goes_to_verification(
     assert checked(books, meanings, book, leak).doubtful
 
 
-@pytest.mark.parametrize(
-    ("book", "leak"), [leak for leak in PLAIN_WORD_LEAKS if "Gregor" not in leak[1]]
-)
+@pytest.mark.parametrize(("book", "leak"), PLAIN_WORD_LEAKS)
 def test_the_narrow_check_alone_lets_a_plain_word_leak_through(
     books: Books, meanings: BookMeaning, book: str, leak: str
 ) -> None:
     """Why the wide check exists: the names-and-phrases check alone neither holds nor doubts
-    these (kept apart from the test above, so a change to the narrow check reads as itself)."""
+    these. Kept apart from the test above, so a change to the narrow check reads as itself.
+    Its outcome depends on the whole library the statistics come from: without the two
+    Standard Ebooks fixtures (once outside the repository) the Gregor sentence was held as
+    unsupported, which is why the old combined test failed on a fresh machine."""
     narrow = checked(books, meanings, book, leak, wide=False)
     assert not narrow.hidden and not narrow.doubtful
-
-
-def test_the_narrow_check_now_holds_the_money_leak_itself(
-    books: Books, meanings: BookMeaning
-) -> None:
-    """Since the unsupported-sentence rule, Gregor's father's savings (told only in Part II) are
-    held by the narrow check on its own: the sentence names nothing the pages read support."""
-    narrow = checked(books, meanings, "metamorphosis", PLAIN_WORD_LEAKS[2][1], wide=False)
-    assert narrow.hidden and narrow.kind == "unsupported"
 
 
 @pytest.mark.parametrize(
