@@ -1,6 +1,8 @@
 """What the reader remembers: per book in the library database (``ReadingStates``: the first
 line on screen, the PDF zoom, the side panel, the book's own look), and the reader's own
-habits in ``reader.ini`` (the zoomed font size, the measured reading pace).
+habits in ``reader.ini`` (the measured reading pace). The font size lives in ``settings.toml``
+with the rest of the look (``desktop.reader.typography``); an older ``font_size`` in
+``reader.ini`` is read there once and never written again.
 
 Older versions kept the per-book part in ``reader.ini`` under ``book/N/…``, where it outlived
 the book and passed to the next book given the same id: it moves to the database once."""
@@ -26,12 +28,6 @@ class ReaderMemory:
         self._move_books_from_ini()
 
     # the reader's habits ----------------------------------------------------------------
-
-    def font_size(self) -> int:
-        return _int(self.ini.value("font_size"), 13)
-
-    def set_font_size(self, size: int) -> None:
-        self.ini.setValue("font_size", size)
 
     def seconds_per_page(self) -> float:
         return _float(self.ini.value("seconds_per_page"), 0.0)
@@ -81,13 +77,6 @@ class ReaderMemory:
         self.ini.remove("book")
         self.ini.sync()
         log.info("moved the reading state of %d books from reader.ini to the library", len(ids))
-
-
-def _int(value: object, default: int) -> int:
-    try:
-        return int(str(value))
-    except (TypeError, ValueError):
-        return default
 
 
 def _float(value: object, default: float) -> float:

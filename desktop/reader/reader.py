@@ -54,8 +54,8 @@ class Reader(QWidget):
         self.memory = ReaderMemory(library)  # per book in the library, habits in reader.ini
         self.settings = self.memory.ini
         self.settings.reading_states = self.memory.states  # type: ignore[attr-defined]
-        self.font_size = self.memory.font_size()
-        self.typography = replace(Typography(), font_size=self.font_size)
+        self.typography = Typography()  # the window gives the saved look (settings.toml) at once
+        self.font_size = self.typography.font_size
         self._pace = Pace(self.memory.seconds_per_page())
         self.chapters = Chapters()
         self._jumping = False
@@ -367,8 +367,7 @@ class Reader(QWidget):
             self.set_font_size(self.font_size - 1)
 
     def set_font_size(self, size: int) -> None:
-        self.font_size = max(8, min(size, 40))
-        self.memory.set_font_size(self.font_size)
+        self.font_size = max(8, min(size, 40))  # the window saves it, in settings.toml only
         self.typography = replace(self.typography, font_size=self.font_size)
         self.host.set_font_size(self.font_size)
         self.fontSizeChanged.emit(self.font_size)

@@ -269,3 +269,35 @@ def test_size_zoomed_before_reader_settings_is_kept_once(
         assert window.reader.typography.font_size == 17
     finally:
         close_window(qtbot, window)
+
+
+def test_a_zoom_is_kept_in_settings_toml_alone(
+    app: Any, library: Library, books_dir: Path, qtbot: Any, real_font: str
+) -> None:
+    """One home for the font size: zooming writes settings.toml (which the window reads back
+    after a restart) and nothing in reader.ini."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtGui import QKeySequence
+    from PySide6.QtTest import QTest
+
+    window = make_window(app, qtbot)
+    try:
+        view = open_book(window, library, books_dir)
+        start = window.reader.typography.font_size
+        window.activateWindow()
+        qtbot.waitUntil(window.isActiveWindow)
+        view.setFocus()
+        for _ in range(2):  # Ctrl++ (the shortcut's own key sequence, as the menu shows it)
+            QTest.keySequence(window, QKeySequence(QKeySequence.StandardKey.ZoomIn))
+        qtbot.waitUntil(lambda: window.reader.typography.font_size == start + 2)
+    finally:
+        close_window(qtbot, window)
+    assert load_reader_settings(app.paths)[0].font_size == start + 2
+    ini = QSettings(str(app.paths.config / "reader.ini"), QSettings.Format.IniFormat)
+    assert ini.value("font_size") is None
+    window = make_window(app, qtbot)
+    try:
+        assert window.reader.typography.font_size == start + 2
+        assert window.reader.font_size == start + 2
+    finally:
+        close_window(qtbot, window)
