@@ -22,6 +22,7 @@ from PySide6.QtGui import QDesktopServices, QImage, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QWidget
 
 from core.books.model import PageContent
+from core.books.svgimages import inline_images
 from core.errors import MarginError
 from desktop.reader.book_fonts import apply_book_fonts
 from desktop.reader.book_images import decode_image, placeholder
@@ -142,11 +143,22 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         except MarginError as exc:
             log.info("image not shown: %s", exc.message)
             return None
+        if b"<svg" in data[:4096]:  # an SVG page's own pictures, read from the book
+            data = inline_images(data, url.path(), self._book_file_bytes)
         image = decode_image(data) or placeholder(data)  # SVG at a bounded size too
         if image is None:
             return None
         self._images[url.toString()] = image.size()
         return image
+
+    def _book_file_bytes(self, name: str) -> bytes | None:
+        from core.books.epub import read_resource
+
+        assert self.book_file is not None
+        try:
+            return read_resource(self.book_file, name)
+        except MarginError:
+            return None
 
     def _link(self, url: QUrl) -> None:
         if follow_link(self, url):  # links.py: notes, jumps, asking before a browser

@@ -57,3 +57,62 @@ def test_an_inline_svg_on_a_page_is_fitted_to_the_column(
     assert len(tags) == 1
     width = re.search(r'width="(\d+)"', tags[0])
     assert width and 50 < int(width.group(1)) < 800  # across the column, not 1,600 px wide
+
+
+def test_an_svg_page_shows_the_picture_it_wraps(
+    library: Any, qtbot: Any, real_font: str, tmp_path: Any
+) -> None:
+    """Issue 45, item 6: an SVG file of the book that only wraps a JPEG or PNG of the book
+    (``<image xlink:href="…">``, as cover pages are made) was drawn blank: QtSvg opens no other
+    file. Its pictures are now read from the book."""
+    from PySide6.QtCore import QBuffer, QIODevice, QUrl
+    from PySide6.QtGui import QColor, QImage, QTextDocument
+
+    from core.books.importer import import_book
+    from tests.core.books.epubgen import make_epub
+
+    red = QImage(40, 60, QImage.Format.Format_RGB32)
+    red.fill(QColor("red"))
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    red.save(buffer, "PNG")
+    page = (
+        '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+        'viewBox="0 0 40 60"><image width="40" height="60" xlink:href="pictures/red.png"/></svg>'
+    )
+    files = {"OEBPS/images/page.svg": page, "OEBPS/images/pictures/red.png": bytes(buffer.data())}
+    body = '<p>Before.</p><p><img src="images/page.svg" alt="A red page"/></p>'
+    manifest = (
+        '<item id="svg" href="images/page.svg" media-type="image/svg+xml"/>'
+        '<item id="png" href="images/pictures/red.png" media-type="image/png"/>'
+    )
+    path = make_epub(tmp_path / "p.epub", [("P", body)], extra_files=files, extra_manifest=manifest)
+    book = import_book(library, path).book
+    _reader, view = open_reader(library, qtbot, book, (800, 600))
+    sources = re.findall(r'<img src="([^"]+)"', view.document().toHtml())
+    assert sources, view.document().toHtml()[:400]
+    image = view.document().resource(QTextDocument.ResourceType.ImageResource, QUrl(sources[0]))
+    assert isinstance(image, QImage) and not image.isNull()
+    middle = image.pixelColor(image.width() // 2, image.height() // 2)
+    assert (middle.red(), middle.green(), middle.alpha()) == (255, 0, 255)
+
+
+def test_an_svg_picture_outside_the_book_or_too_many_stays_out() -> None:
+    from core.books.svgimages import MAX_PICTURES, inline_images
+
+    asked: list[str] = []
+
+    def read(name: str) -> bytes | None:
+        asked.append(name)
+        return b"\x89PNG fake"
+
+    svg = (
+        b'<svg><image href="../../../etc/passwd"/><image href="https://x.org/a.png"/>'
+        b'<image href="data:image/png;base64,AA=="/><image href="a.png"/></svg>'
+    )
+    out = inline_images(svg, "OEBPS/images/p.svg", read)
+    assert asked == ["OEBPS/images/a.png"]
+    assert b"../../../etc/passwd" in out and b"https://x.org/a.png" in out
+    assert out.count(b"data:image/png;base64,") == 2
+    many = b"<svg>" + b'<image href="a.png"/>' * (MAX_PICTURES + 5) + b"</svg>"
+    assert inline_images(many, "p.svg", read).count(b"data:image/png") == MAX_PICTURES
