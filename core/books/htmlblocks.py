@@ -48,6 +48,7 @@ from core.books.htmlextras import (
     hidden,
     internal_link,
     math_element,
+    media_element,
     own_quotes,
     quotes,
     starts_quoted,
@@ -235,6 +236,8 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             math_element(child, b)
         elif tag == "svg":
             svg_element(child, b)
+        elif tag == "audio" or tag == "video":
+            media_element(child, b)
         elif tag in DROP or tag is None or tag[0] == "-":
             pass
         elif tag in HEADINGS:

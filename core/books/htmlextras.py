@@ -146,3 +146,35 @@ def internal_link(href: str, b: _Builder) -> str:
         # a later document gives this id an anchor (an earlier one: its first page)
         b.link_targets.setdefault(doc, set()).add(unquote(parts.fragment))
     return f"{NOTE_LINK}{html.escape(doc)}#{html.escape(unquote(parts.fragment))}"
+
+
+MEDIA_LINK = "media:/"
+"""The scheme of a link to a sound or video file inside the book (the reader opens it)."""
+
+
+def media_element(node: LexborNode, b: _Builder) -> None:
+    """``<audio>`` and ``<video>``: a line saying the page holds one, named by its title (or
+    its file), linked to the file inside the book so the reader can play it on request. The
+    fallback text inside ("your reader does not support audio") is not the book's."""
+    kind = "Audio" if node.tag == "audio" else "Video"
+    attrs = node.attributes
+    src = attrs.get("src") or ""
+    if not src:
+        source = node.css_first("source")
+        src = (source.attributes.get("src") or "") if source is not None else ""
+    parts = urlsplit(src.strip())
+    target = None
+    if src and not parts.scheme and not parts.netloc and b.doc:
+        target = resolve_relative(posixpath.dirname(b.doc), unquote(parts.path))
+    name = _clean(attrs.get("title") or attrs.get("aria-label") or "")
+    if not name:
+        name = posixpath.basename(target or parts.path) or kind.lower()
+    label = f"[{kind}: {name}]"
+    b.flush()
+    if target:
+        b.raw(f'<a href="{html.escape(MEDIA_LINK + target)}">')
+        b.text(label)
+        b.raw("</a>")
+    else:
+        b.text(label)
+    b.flush()

@@ -7,13 +7,20 @@
 - A web or e-mail link asks first, then hands the address to the system; when nothing opens
   it, the reader is told so (with the address to copy).
 - ``data:`` images the book carries inline are decoded here for the view.
+- A sound or video of the book (``media:/PATH``, made by ``core.books.htmlextras``) is copied
+  out of the book to a private temporary folder and handed to the system's player; when
+  nothing plays it, the reader is told so.
 """
 
 from __future__ import annotations
 
+import atexit
 import html
 import logging
+import shutil
+import tempfile
 from functools import lru_cache
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, Qt, QUrl
@@ -188,4 +195,45 @@ def follow_link(flow: PageFlow, url: QUrl) -> bool:
     if url.scheme() in ("http", "https", "mailto"):
         ask_to_open(flow, url, flow.linkOpened.emit)
         return True
+    if url.scheme() == "media":
+        open_media(flow, flow.book_file, url.path())
+        return True
+    return False
+
+
+_media_folder: Path | None = None
+
+
+def open_media(parent: QWidget, book: Path | None, name: str) -> bool:
+    """Play a sound or video file of the book with the system's player (a copy in a private
+    temporary folder, removed when Margin quits); say so plainly when that cannot be done."""
+    global _media_folder
+    from core.books.epubzip import read_resource
+    from core.errors import MarginError
+
+    problem = ""
+    try:
+        if book is None:
+            raise FileNotFoundError(name)
+        data = read_resource(book, name)
+        if _media_folder is None:
+            _media_folder = Path(tempfile.mkdtemp(prefix="margin-media-"))
+            atexit.register(shutil.rmtree, _media_folder, ignore_errors=True)
+        copy = _media_folder / PurePosixPath(name).name
+        copy.write_bytes(data)
+        if QDesktopServices.openUrl(QUrl.fromLocalFile(str(copy))):
+            return True
+        problem = "No program on this computer could play it. Install a media player and try again."
+    except (MarginError, OSError) as exc:
+        log.info("a sound or video of the book was not opened: %s", exc)
+        problem = "Margin could not read it from the book's file (it may be damaged or moved)."
+    box = QMessageBox(
+        QMessageBox.Icon.Warning,
+        "Not played",
+        f"The sound or video “{PurePosixPath(name).name}” was not played. {problem}",
+        QMessageBox.StandardButton.Ok,
+        parent,
+    )
+    parent._media_failed = box  # type: ignore[attr-defined]
+    box.open()
     return False
