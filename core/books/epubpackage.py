@@ -170,12 +170,17 @@ def directed(el: ET.Element | None, root_dir: str) -> str:
     return text
 
 
+CODES = frozenset({"language", "identifier", "date"})
+"""Metadata that is a code, never prose: no text direction applies (a package ``dir="rtl"``
+once wrapped the language "ar" in bidi isolates, so it matched no language)."""
+
+
 def first_meta(opf: ET.Element, name: str) -> str:
     metadata = next((c for c in opf if _local(c.tag) == "metadata"), None)
     root_dir = (opf.get("dir") or "").lower()
     for el in metadata if metadata is not None else ():
         if _local(el.tag) == name and _text(el):
-            return directed(el, root_dir)
+            return _text(el) if name in CODES else directed(el, root_dir)
     return ""
 
 

@@ -221,6 +221,18 @@ def test_rtl_metadata_is_isolated_right_to_left(tmp_path: Path) -> None:
     assert parse_book(path).title == "\u2067Test Book\u2069"
 
 
+def test_a_package_dir_rtl_leaves_the_language_code_alone(tmp_path: Path) -> None:
+    """Issue 45, item 8: the package's ``dir="rtl"`` isolates prose (the title) but a code is
+    not prose: the language stays "ar", not "\u2067ar\u2069"."""
+    src = make_epub(tmp_path / "x.epub", [("A", "<p>a</p>")])
+    opf = zipfile.ZipFile(src).read("OEBPS/content.opf").decode()
+    opf = opf.replace("<package ", '<package dir="rtl" ').replace(">en<", ">ar<")
+    path = make_epub(tmp_path / "rtl.epub", [("A", "<p>a</p>")], opf_override=opf)
+    book = parse_book(path)
+    assert book.language == "ar"
+    assert book.title == "\u2067Test Book\u2069"
+
+
 def _page_list_book(tmp_path: Path) -> Path:
     """Three printed pages (38–40) over two chapters, each long enough for several of
     Margin's pages; the nav's page-list points at page-break markers."""
