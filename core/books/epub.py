@@ -200,7 +200,6 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
                 frozenset(wanted.get(doc, ())),
                 doc=doc,
                 ref_labels=ref_labels,
-                lang=language,
                 link_targets=link_targets,
                 font_classes=styles.classes,
                 quote_marks=quote_marks,

@@ -366,7 +366,6 @@ def html_document(
     *,
     doc: str = "",
     ref_labels: dict[str, str] | None = None,
-    lang: str = "",
     link_targets: dict[str, set[str]] | None = None,
     font_classes: dict[str, str] | None = None,
     quote_marks: bool = True,
@@ -415,7 +414,9 @@ def html_document(
             if tree.root
             else None
         )
-        b.lang = root_lang or lang or "en"
+        # the quotes of <q> follow the document's own language; the package's dc:language is
+        # not inherited by a content document that declares none (W3C pkg-lang_but_not_content)
+        b.lang = root_lang or "en"
         if b.wanted is not None and root.tag == "body":
             b.mark(root, True)
         if b.notes and root.tag == "body" and any(w in _types(root) for w in NOTE_SECTIONS):

@@ -323,6 +323,21 @@ def test_q_gets_no_marks_when_the_books_css_draws_its_own_or_the_text_has_them(
     assert "“La musique,” says" in plain  # its marks are already in the text
 
 
+def test_q_marks_follow_the_documents_language_not_the_packages(tmp_path: Path) -> None:
+    """Issue 45, item 8 (W3C pkg-lang_but_not_content): a French package whose content
+    document declares no language gives <q> the default marks; a document in French, « »."""
+    src = make_epub(tmp_path / "x.epub", [("Q", "<p>a</p>")])
+    opf = zipfile.ZipFile(src).read("OEBPS/content.opf").decode().replace(">en<", ">fr<")
+    body = "<p>Il dit <q>bonjour</q>.</p>"
+    unmarked = make_epub(tmp_path / "n.epub", [("Q", body)], opf_override=opf)
+    assert "Il dit “bonjour”." in _text(unmarked)
+    french = XHTML.replace("<html ", '<html xml:lang="fr" ').replace("{}", body)
+    marked = make_epub(
+        tmp_path / "f.epub", [("Q", body)], opf_override=opf, extra_files={"OEBPS/c0.xhtml": french}
+    )
+    assert "Il dit « bonjour »." in _text(marked)
+
+
 def test_a_picture_with_a_careless_media_type_is_still_shown(tmp_path: Path) -> None:
     path = make_epub(
         tmp_path / "jpg.epub",
