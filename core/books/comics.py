@@ -227,13 +227,15 @@ def image_epub(arc: object, *, only_pre_paginated: bool = True) -> ParsedBook | 
         image = resolve_relative(posixpath.dirname(target), src) if src else None
         words = _words(doc)
         if not image or not arc.has(image):  # type: ignore[attr-defined]
-            if only_pre_paginated or words:
+            if words:
                 return None  # a page of text: not a picture book
+            # a blank page: kept, so the spreads after it pair as in the printed book
+            pictures.append(("", "", side))
             continue
         if only_pre_paginated and len(words) > 400:
             return None  # a fixed-layout book of text: read as text
         pictures.append((image, words, side))
-    if not pictures:
+    if not any(picture for picture, _, _ in pictures):
         return None
     title = next(
         ((el.text or "").strip() for el in metadata if _local(el.tag) == "title" and el.text),

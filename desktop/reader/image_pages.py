@@ -143,6 +143,8 @@ class ImagePagesView(QScrollArea):
     # reading the book file (worker threads) ---------------------------------------------
 
     def read_image(self, index: int) -> bytes:
+        if not self.images[index]:
+            return b""  # a blank page of the book (it keeps the spreads paired)
         try:
             with self._zip_lock:
                 return self._zip.read(self.images[index])

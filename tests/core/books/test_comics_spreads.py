@@ -61,3 +61,46 @@ def test_a_pre_paginated_epub_keeps_its_spread_sides(tmp_path: Path) -> None:
     )
     book = parse_book(path)
     assert [side_of(p.html or "") for p in book.pages] == ["right", "left", "right", ""]
+
+
+def test_a_blank_page_keeps_the_spreads_after_it_paired(tmp_path: Path) -> None:
+    """Issue 45, item 8: a blank page (no picture, no words) that the book places on the left
+    of a spread was dropped, so every later spread paired the wrong pages."""
+    src = with_sides(
+        make_fixed_layout_epub(tmp_path / "c.epub", 6),
+        {2: "page-spread-left", 3: "page-spread-right", 4: "page-spread-left"},
+    )
+    out = tmp_path / "blank.epub"
+    blank = (
+        '<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml">'
+        "<head><title>Blank</title></head><body></body></html>"
+    )
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(out, "w") as zout:
+        for info in zin.infolist():
+            data = blank.encode() if info.filename == "OEBPS/p3.xhtml" else zin.read(info)
+            zout.writestr(info, data)
+    book = parse_book(out)
+    assert len(book.pages) == 6
+    sides = [side_of(p.html or "") for p in book.pages]
+    assert sides[:4] == ["", "left", "right", "left"]
+    assert pair_pages(sides, rtl=False) == [(1,), (2, 3), (4, 5), (6,)]
+    assert 'src="book:/"' in (book.pages[2].html or "")  # the blank page: no picture
+
+
+def test_a_book_of_blank_pages_is_no_picture_book(tmp_path: Path) -> None:
+    from core.books.comics import image_epub
+    from core.books.epubzip import EpubArchive
+
+    src = make_fixed_layout_epub(tmp_path / "c.epub", 2)
+    out = tmp_path / "empty.epub"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(out, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            if info.filename.endswith(".xhtml"):
+                data = b'<html xmlns="http://www.w3.org/1999/xhtml"><body></body></html>'
+            zout.writestr(info, data)
+    arc = EpubArchive(out)
+    try:
+        assert image_epub(arc) is None
+    finally:
+        arc.close()

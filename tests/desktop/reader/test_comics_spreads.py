@@ -56,3 +56,36 @@ def test_hinted_spreads_in_a_wide_window(
     assert view.spread() == [5, 6] and window.reader.page == 5
     _key(view, Qt.Key.Key_Left)
     assert view.spread() == [4]
+
+
+def test_a_blank_spread_page_is_shown_and_keeps_the_next_pair(
+    window: Any,  # noqa: F811
+    library: Library,
+    tmp_path: Path,
+    qtbot: Any,
+) -> None:
+    """Issue 45, item 8: the blank left page of a spread stands in its place (the page's
+    background), and the spread after it pairs the printed pages."""
+    import zipfile
+
+    window.resize(1500, 800)
+    QApplication.processEvents()
+    src = with_sides(
+        make_fixed_layout_epub(tmp_path / "c.epub", 5),
+        {2: "page-spread-left", 3: "page-spread-right", 4: "page-spread-left"},
+    )
+    path = tmp_path / "blank.epub"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(path, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            if info.filename == "OEBPS/p2.xhtml":
+                data = b'<html xmlns="http://www.w3.org/1999/xhtml"><body></body></html>'
+            zout.writestr(info, data)
+    view = _open(window, library, path, qtbot)
+    qtbot.waitUntil(view.wide, timeout=3000)
+    _key(view, Qt.Key.Key_Right)
+    assert view.spread() == [2, 3]
+    assert _is(_colour_at(view, qtbot, 0.7), 3), "the right-hand page is page 3's picture"
+    _key(view, Qt.Key.Key_Right)
+    assert view.spread() == [4, 5]
+    assert _is(_colour_at(view, qtbot, 0.3), 4) and _is(_colour_at(view, qtbot, 0.7), 5)
