@@ -1,9 +1,11 @@
 """The window with a book open, for the AT-SPI test: imports argv[1] into the MARGIN_HOME of
-the environment, opens it at page argv[2] and runs until killed (prints "ready" once shown)."""
+the environment, opens it at page argv[2] and runs until killed (prints "ready" once shown).
+With argv[3], imports that book once the file named by $WALKED exists (the walker made it)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -39,13 +41,18 @@ def main() -> None:
             print("ready", flush=True)
 
     QTimer.singleShot(500, ready)
-    if len(sys.argv) > 3:  # a second book added a while later: its import is announced
-        later = Path(sys.argv[3])
+    if len(sys.argv) > 3:  # a second book added once the tree is walked: its import is
+        later = Path(sys.argv[3])  # announced (and shows the library, so not before the walk)
+        walked = Path(os.environ.get("WALKED", "/nonexistent"))
         tasks = []
-        QTimer.singleShot(
-            4000,
-            lambda: tasks.append(asyncio.ensure_future(window.importer.import_files([later]))),
-        )
+
+        def import_later(tries: int = 0) -> None:
+            if walked.exists() or tries > 300:
+                tasks.append(asyncio.ensure_future(window.importer.import_files([later])))
+            else:
+                QTimer.singleShot(200, lambda: import_later(tries + 1))
+
+        QTimer.singleShot(500, import_later)
     asyncio.run(asyncio.Event().wait(), loop_factory=lambda: qasync.QEventLoop(app))
 
 

@@ -5,8 +5,10 @@ PyGObject and Atspi (Debian: python3-gi, gir1.2-atspi-2.0); the test starts it."
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
+from pathlib import Path
 
 import gi
 
@@ -70,6 +72,9 @@ def main() -> int:
         return 1
     for item in walk(app):
         print(json.dumps(item))
+    sys.stdout.flush()
+    if os.environ.get("WALKED"):  # tell the app the tree is read (atspi_app.py)
+        Path(os.environ["WALKED"]).touch()
     if len(sys.argv) > 3:  # then listen for announcements that long
         listen(float(sys.argv[3]))
     return 0

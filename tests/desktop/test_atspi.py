@@ -63,8 +63,9 @@ def test_a_screen_reader_walks_the_real_tree(tmp_path: Path, books_dir: Path) ->
         APP_PYTHON=sys.executable,
         WALK_PYTHON=SYSTEM_PYTHON,
         BOOK=str(books_dir / "alice_in_wonderland.epub"),
-        LATER=str(books_dir / "metamorphosis.epub"),  # added 4 s after: announced
+        LATER=str(books_dir / "metamorphosis.epub"),  # added once the tree is walked: announced
         OUT=str(tmp_path),
+        WALKED=str(tmp_path / "walked"),
     )
     done = subprocess.run(
         [
