@@ -252,9 +252,9 @@ def test_empty_answer(alice: SpoilerIndex) -> None:
 def test_huge_answer(alice: SpoilerIndex) -> None:
     answer = (HONEST + "\n\n") * 400 + LEAK  # about 140 KB
     guard = SpoilerGuard(alice, read_to=ALICE_READ_TO, question="")
-    start = time.perf_counter()
+    start = time.process_time()
     segments = run(guard, [answer[i : i + 7] for i in range(0, len(answer), 7)])
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert "".join(s.text for s in segments) == answer
     assert [s.text for s in segments if s.hidden] == [LEAK]
     assert len(segments) == 4 * 400 + 1

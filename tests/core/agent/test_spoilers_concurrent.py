@@ -96,7 +96,7 @@ def test_a_verification_starts_when_its_sentence_ends(
     service = service_for(library, fake_anthropic, "anthropic")
     conv = service.create_conversation(metamorphosis)
     tail = " Gregor lies on his back and looks at the ceiling for a long while." * 3
-    fake_anthropic.add(Reply.text(DOUBTFUL[0] + tail, chunk_chars=8, tokens_per_second=40))
+    fake_anthropic.add(Reply.text(DOUBTFUL[0] + tail, chunk_chars=8, tokens_per_second=15))
     late_verdicts(fake_anthropic, "SUPPORTED", 0.0)
     events = collect(service.ask(conv.id, "What happens to Gregor?"))
     assert isinstance(events[-1], RunFinished)
@@ -107,7 +107,7 @@ def test_a_verification_starts_when_its_sentence_ends(
         if "middle lodger spits" in json.dumps(r.body) and is_verification(r.body)
     )
     assert not is_verification(answer.body)
-    streaming = len(DOUBTFUL[0] + tail) / 8 / 40  # seconds the answer takes to arrive
+    streaming = len(DOUBTFUL[0] + tail) / 8 / 15  # seconds the answer takes (about 2.3)
     assert check.received_at - answer.received_at < streaming / 2
     assert DOUBTFUL[0] in "".join(e.text for e in events if isinstance(e, TextDelta))
 
