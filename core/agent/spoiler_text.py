@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Iterable
 
 from core.agent.spoiler_fold import fold_latin, fold_scripts
-from core.agent.spoiler_words import bands
+from core.agent.spoiler_words import zipf
 
 # A word as the FTS5 unicode61 tokenizer sees it: a run of letters and digits.
 _WORD = re.compile(r"[^\W_]+")
@@ -41,15 +41,7 @@ _EXTRA_COMMON = frozenset(
 )
 
 
-def _general_zipf() -> dict[str, float]:
-    table: dict[str, float] = {}
-    for band, stems in bands().items():
-        for stem in stems:
-            table[stem] = band / 10
-    return table
-
-
-GENERAL_ZIPF = _general_zipf()
+GENERAL_ZIPF = zipf()
 
 # --- what the reader will see ---------------------------------------------------------------
 # The check reads the sentence as the chat pane shows it, not its Markdown source: a name

@@ -33,6 +33,7 @@ def test_the_loaded_words_are_the_sets_of_before() -> None:
     assert sum(len(stems) for stems in bands.values()) == OLD_STEMS
     assert hashlib.sha256(canonical(bands).encode()).hexdigest() == OLD_SHA256
     assert GENERAL_ZIPF["the"] == 7.6 and "gregor" not in GENERAL_ZIPF
+    assert {stem: b / 10 for b, stems in bands.items() for stem in stems} == GENERAL_ZIPF
 
 
 def test_the_data_file_is_what_the_generator_writes() -> None:
