@@ -44,7 +44,7 @@ def live_imports(modules: list[Module], known: set[str]) -> list[str]:
 
 def test_migrations_import_no_live_code() -> None:
     modules = migration_modules()
-    assert {m.name for m in modules} >= {
+    assert {module.name for module in modules} >= {
         "core.store.migrations",
         "core.store.frozen.schema_v1",
         "core.store.frozen.messages_v4",
