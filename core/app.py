@@ -188,7 +188,7 @@ class Margin:
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
         if "core.search.vectors" in sys.modules:  # background vectors end with the library
-            from core.search.vectors import stop_for
+            from core.search.vector_indexer import stop_for
 
             stop_for(self.library.db)
         self.library.close()

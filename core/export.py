@@ -18,106 +18,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.companions.export import companions_markdown  # X-Ray and recap (issue 25)
 from core.errors import MarginError
+from core.export_text import CONTROLS, blockquote, one_line, plain, safe_answer
 from core.labels import Labels, cited_pages
 from core.store.conversations import ConversationInfo, MessageRecord
 from core.store.library import BookInfo, HighlightRecord, Library, NoteRecord
-
-# Markdown-safe text ---------------------------------------------------------------------------
-
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
-_LINE_START = re.compile(r"^(\s*)([#>+=-]|\d+[.)])", re.M)
-
-
-def plain(text: str) -> str:
-    """Untrusted text (book, title, note, question) as Markdown that shows exactly that text:
-    no markup, no HTML, no links, no terminal or direction controls."""
-    text = _CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    text = _SPECIAL.sub(r"\\\1", text).replace("&", "&amp;")
-    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
-
-
-def one_line(text: str) -> str:
-    """``plain`` on one line (headings, list items)."""
-    return plain(" ".join(text.split()))
-
-
-def _quote(text: str) -> str:
-    """A quote from the book as an escaped blockquote."""
-    return "\n".join(
-        "> " + plain(line) if line.strip() else ">" for line in text.strip().splitlines()
-    )
-
-
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_CLOSE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*$")
-_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1", re.S)
-_LINK = re.compile(r"(!?)\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+[^)]*)?\)")
-_REF_DEF = re.compile(r"^(\s{0,3})\[([^\]]+)\]:", re.M)
-_SAFE_SCHEMES = ("http://", "https://", "mailto:")
-
-
-def _safe_link(m: re.Match[str]) -> str:
-    image, label, url = m.group(1), m.group(2), m.group(3)
-    if image:  # a picture would be fetched from the network when the file is viewed
-        return f"{label} ({url})" if url.lower().startswith(_SAFE_SCHEMES) else label
-    if url.lower().startswith(_SAFE_SCHEMES):
-        return m.group(0)
-    return label
-
-
-def _safe_prose(text: str) -> str:
-    """Answer Markdown outside code: no raw HTML, no unsafe links, no reference links."""
-    out: list[str] = []
-    last = 0
-    for span in _CODE_SPAN.finditer(text):
-        out.append(_clean_prose(text[last : span.start()]))
-        out.append(span.group(0))
-        last = span.end()
-    out.append(_clean_prose(text[last:]))
-    return "".join(out)
-
-
-def _clean_prose(text: str) -> str:
-    text = _LINK.sub(_safe_link, text)
-    text = _REF_DEF.sub(lambda m: m.group(1) + "\\[" + m.group(2) + "]:", text)
-    return text.replace("<", "&lt;")
-
-
-def safe_answer(text: str) -> str:
-    """An answer's Markdown, safe to keep in a file: formatting stays; raw HTML, links other
-    than http(s) and mailto, and pictures go; an unclosed code fence is closed."""
-    text = _CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    out: list[str] = []
-    prose: list[str] = []
-    fence = ""
-    for line in text.split("\n"):
-        if not fence:
-            match = _FENCE.match(line)
-            if match is None:
-                prose.append(line)
-                continue
-            if prose:
-                out.append(_safe_prose("\n".join(prose)))
-            prose = []
-            fence = match.group(1)
-        elif (close := _CLOSE.match(line)) and (
-            close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence)
-        ):
-            fence = ""
-        out.append(line)
-    if prose:
-        out.append(_safe_prose("\n".join(prose)))
-    if fence:
-        out.append(fence)
-    return "\n".join(out)
 
 
 def export_file_name(title: str, what: str) -> str:
     """A file name for an export of ``what`` about the book ``title``: never a path (no
     "/", "\\", ".." or leading dot), no control characters, not too long."""
-    name = _CONTROLS.sub("", " ".join(title.split()))
+    name = CONTROLS.sub("", " ".join(title.split()))
     name = re.sub(r'[/\\:*?"<>|\x00]', "-", name).strip(" .-") or "Book"
     return f"{name[:100].rstrip(' .')} — {what}.md"
 
@@ -137,7 +49,7 @@ def highlights_to_markdown(
         lines += ["## Highlights", ""]
         for h in sorted(highlights, key=lambda h: (h.page, h.id)):
             where = cited_pages(h.page, h.page, labels)
-            lines += [f"**{where}** ({one_line(h.colour)})", "", _quote(h.text), ""]
+            lines += [f"**{where}** ({one_line(h.colour)})", "", blockquote(h.text), ""]
             if h.note.strip():
                 lines += [f"Note: {plain(h.note.strip())}", ""]
     reader = [n for n in notes if n.source != "agent"]
@@ -237,14 +149,14 @@ def conversation_to_markdown(
     if quote is not None:  # a thread: the passage it is about
         lost = " — its words were not found when the book was read again" if quote.lost else ""
         where = cited_pages(quote.page, quote.page, labels)
-        lines += [f"Thread about {where}{lost}:", "", _quote(quote.exact), ""]
+        lines += [f"Thread about {where}{lost}:", "", blockquote(quote.exact), ""]
     for r in records:
         if r.role == "user":
             lines += [f"**Question:** {plain(r.text.strip())}", ""]
             if r.selection_text and r.selection_text.strip()[:40] not in r.text:
                 page = r.selection_page
                 where = f" ({cited_pages(page, page, labels)})" if page else ""
-                lines += [_quote(r.selection_text) + where, ""]
+                lines += [blockquote(r.selection_text) + where, ""]
             continue
         text = fill_hidden(r.text, r.withheld).strip()
         lines += ["**Answer:**", ""]
@@ -331,7 +243,6 @@ def book_conversations_markdown(app: Any, book_id: int) -> str:
         parts += ["No conversations about this book yet.", ""]
     for c in conversations:
         parts += [conversation_to_markdown(book, c, app.conversations.history(c.id), labels), ""]
-    from core.companions.export import companions_markdown  # X-Ray and recap (issue 25)
 
     parts.append(companions_markdown(app.library.db, book_id))
     return "\n".join(parts).rstrip() + "\n"

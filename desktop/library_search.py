@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import MarginError
 from core.search import MARK_END, MARK_START, SearchHit
-from core.search.vectors import indexer_for
+from core.search.vector_indexer import indexer_for
 from desktop.requests import OpenPageRequest
 from desktop.tasks import TaskKeeper, run_blocking
 

@@ -60,6 +60,14 @@ def _search_by_meaning() -> None:
     assert embedding.unpack(embedding.pack(vectors), embedding.DIMS).shape == vectors.shape
 
 
+def _spoiler_data() -> None:
+    """The spoiler check's data files (core/agent/data), read with importlib.resources."""
+    from core.agent import spoiler_fold, spoiler_words
+
+    assert sum(len(stems) for stems in spoiler_words.bands().values()) > 10_000
+    assert "the" in spoiler_words.bands()[76] and len(spoiler_fold.stored_table()[1]) > 100
+
+
 def _fuzzy_anchors() -> None:
     """What re-finding a highlight uses (core/anchors.py): rapidfuzz's compiled build."""
     from rapidfuzz.fuzz import partial_ratio_alignment, ratio
@@ -227,6 +235,7 @@ def main(argv: list[str]) -> int:
         ("every core/ and desktop/ module imports", _every_module),
         ("search by meaning (numpy + the word vectors)", _search_by_meaning),
         ("fuzzy anchors (rapidfuzz, compiled)", _fuzzy_anchors),
+        ("spoiler check data (importlib.resources)", _spoiler_data),
         ("images: SVG cover, JPEG, WebP, TIFF, PNG", _images),
         ("keyring: SecretService backend, D-Bus session crypto", _keyring),
         ("ICU: collation, case mapping, converters, time-zone names", _icu),

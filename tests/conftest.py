@@ -203,7 +203,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     started by tests in this process are ended (an xdist worker exits without the
     interpreter's usual clean-up of daemon processes)."""
     if "core.search.vectors" in sys.modules:
-        from core.search.vectors import stop_all_now
+        from core.search.vector_indexer import stop_all_now
 
         stop_all_now()
     if "core.books.pdf" in sys.modules:

@@ -47,7 +47,7 @@ from core.agent.types import (
 )
 from core.errors import LLMCode, MarginError
 from core.search import BookSearch
-from core.search.sentence_vectors import want_soon
+from core.search.vector_indexer import want_soon
 from core.settings import AgentLimits
 from core.store.conversations import Conversations
 from core.store.db import explain as explain_storage
@@ -171,7 +171,7 @@ class ChatWithBook:
         emit: Callable[[AgentEvent], None],
         spoilers_until: int | None = None,
     ) -> None:
-        sink = ChatSink(self, emit)
+        sink = ChatSink(self.conversations, self.db, emit)
         sink.conversation_id = conversation_id
         loop: AgentLoop | None = None
         status, error = "complete", None

@@ -1,25 +1,23 @@
 """What one chat run reports as it goes (``ChatSink``, the loop's ``RunSink``): each event to
 the consumer, the answer so far saved every ``PARTIAL_SAVE_S`` seconds, each turn and tool
 call as rows of the conversation, and the spoiler checks, tool calls and model calls as lines
-of the event log. ``ChatWithBook`` (core/agent/chat.py) makes one per run."""
+of the event log. ``ChatWithBook`` (core/agent/chat.py) makes one per run, giving it the
+conversations and its way of running database work."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from core.agent.eventlog import EventLog, excerpt
 from core.agent.events import AgentEvent, SpoilerHidden, TextDelta, ToolCallRecord
 from core.agent.loop import RunState, summarise_request
 from core.agent.tools import ToolOutput
 from core.agent.types import AssistantMessage, TurnRequest, TurnResult, UserMessage
-from core.store.conversations import RunIds
-
-if TYPE_CHECKING:
-    from core.agent.chat import ChatWithBook
+from core.store.conversations import Conversations, RunIds
 
 log = logging.getLogger("margin.agent")
 PARTIAL_SAVE_S = 1.0
@@ -28,8 +26,15 @@ PARTIAL_SAVE_S = 1.0
 class ChatSink:
     """The loop's reports: events to the consumer, rows to the store, lines to the event log."""
 
-    def __init__(self, chat: ChatWithBook, emit: Callable[[AgentEvent], None]) -> None:
-        self.chat = chat
+    def __init__(
+        self,
+        conversations: Conversations,
+        db: Callable[..., Awaitable[Any]],
+        emit: Callable[[AgentEvent], None],
+    ) -> None:
+        """``db(fn, *args)`` runs database work on the database threads (``ChatWithBook.db``)."""
+        self.conversations = conversations
+        self.db = db
         self._emit = emit
         self.conversation_id = 0
         self.ids: RunIds | None = None
@@ -57,9 +62,7 @@ class ChatSink:
         ):
             self._last_save = time.monotonic()
             future = asyncio.ensure_future(
-                self.chat.db(
-                    self.chat.conversations.save_partial, self.ids.placeholder_id, self.state.answer
-                )
+                self.db(self.conversations.save_partial, self.ids.placeholder_id, self.state.answer)
             )
             self._saves.add(future)
             future.add_done_callback(self._saved)
@@ -77,8 +80,8 @@ class ChatSink:
 
     async def _add(self, kind: str, message: AssistantMessage | UserMessage) -> None:
         assert self.ids is not None
-        await self.chat.db(
-            self.chat.conversations.add_message,
+        await self.db(
+            self.conversations.add_message,
             self.conversation_id,
             self.ids.run_id,
             kind,
@@ -89,8 +92,8 @@ class ChatSink:
         assert self.ids is not None
         from core.agent.types import part_to_json
 
-        await self.chat.db(
-            self.chat.conversations.add_tool_call,
+        await self.db(
+            self.conversations.add_tool_call,
             self.ids.run_id,
             record,
             {**output.detail, "pages": list(output.pages)},

@@ -11,11 +11,11 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from core.agent import repetition
 from core.agent.events import AgentEvent, ToolCallRecord
-from core.agent.tools import ToolOutput
+from core.agent.tools import ToolContext, ToolOutput
 from core.agent.types import (
     AssistantMessage,
     CitationRef,
@@ -29,9 +29,6 @@ from core.agent.types import (
     UserMessage,
     Withheld,
 )
-
-if TYPE_CHECKING:
-    from core.agent.loop import AgentLoop
 
 LIMIT_NOTES = {
     "turns": "the limit of steps for one question",
@@ -125,11 +122,30 @@ class RunSink(Protocol):
     ) -> None: ...
 
 
+class StrategyLoop(Protocol):
+    """What a strategy uses of the loop (``core.agent.loop.AgentLoop``) before the first
+    turn: the book, the model, a hidden turn, and tool calls."""
+
+    ctx: ToolContext
+    model: str
+
+    @property
+    def provider_supports_citations(self) -> bool: ...
+
+    async def turn(
+        self, request: TurnRequest, *, visible: bool = True, grace: float = 0.0
+    ) -> TurnResult: ...
+
+    async def run_tool_calls(
+        self, calls: list[tuple[str, Mapping[str, Any]]]
+    ) -> list[ToolOutput]: ...
+
+
 class Strategy(Protocol):
     name: str
     uses_tools: bool
 
-    async def prepare(self, loop: AgentLoop, messages: list[Message]) -> list[Message]:
+    async def prepare(self, loop: StrategyLoop, messages: list[Message]) -> list[Message]:
         """The messages of the first turn (a strategy may search first)."""
         ...
 

@@ -37,19 +37,13 @@ from __future__ import annotations
 import re
 
 from core.agent.spoiler_support import Support
+from core.agent.spoiler_text import OUTCOME
 
 OUTCOME_MARGIN = 0.0  # an outcome sentence: any later chunk closer than everything read holds it
 FUTURE_MARGIN = 0.03  # a sentence that tells what happens later or at the end
 SCENE_READ = 0.7  # a scene read covers this much of a sentence: the meaning test never holds it
 WEAK_READ = 0.5  # weak evidence is contradicted by a passage read covering this much
 
-OUTCOME = re.compile(
-    r"\b(?:di(?:e|es|ed|ing)|dead|death|funerals?|graves?|gravestones?|buried|burial|"
-    r"mourn(?:s|ed|ing)?|kill(?:s|ed|er)?|murder(?:s|ed|er)?|marr(?:y|ies|ied|iage)|"
-    r"weddings?|husband|engagement|executed|hanged|starv(?:e|es|ed|ing)|"
-    r"ever after|(?:for )?the rest of (?:his|her|their) li(?:fe|ves))\b",
-    re.I,
-)
 FUTURE = re.compile(
     r"\b(?:in|at|by|towards?) the (?:very )?end\b|\blater\b|\bfinally\b|\beventually\b|"
     r"\bafterwards?\b|\bever after\b|\bturns? out\b|\bends? up\b|\bin the last\b",

@@ -32,7 +32,7 @@ import itertools
 from dataclasses import dataclass
 
 from core.agent.spoiler_index import PLAIN_ZIPF, SpoilerIndex
-from core.agent.spoiler_text import GENERAL_ZIPF
+from core.agent.spoiler_text import GENERAL_ZIPF, OUTCOME
 
 LATER_MATCH = 0.5  # a later passage has at least this share of the sentence (by rarity) ...
 SUPPORT_MARGIN = 0.2  # ... and this much more than any passage the reader has read
@@ -142,8 +142,6 @@ def measure(
             pairs_read += 1
         elif any(a in p and b in p for p in later_p):
             pairs_later += 1
-    from core.agent.spoiler_cues import OUTCOME  # (spoiler_cues imports this module)
-
     near = [seen, *read_p[:SUPPORT_PASSAGES]]
     outcomes = [s for s, word in content.items() if OUTCOME.fullmatch(word)]
     return Support(

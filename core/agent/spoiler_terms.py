@@ -14,14 +14,16 @@ paraphrases later pages brings several of their words. Phrases and pairs are wea
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from core.agent.context import label_pages
-from core.agent.spoiler_index import MAX_PAIR_WORDS, MIN_PHRASE_COUNT, _is_plain, _phrase_word
+from core.agent.spoiler_index import (
+    MAX_PAIR_WORDS,
+    MIN_PHRASE_COUNT,
+    SpoilerIndex,
+    _is_plain,
+    _phrase_word,
+)
 from core.agent.spoiler_text import _GAP, _WORD, GENERAL_ZIPF, visible_text
-
-if TYPE_CHECKING:
-    from core.agent.spoilers import SpoilerGuard
 
 PHRASE_RARE_ZIPF = 5.3  # a phrase has a word less common than this ("tea party")
 # Two words new after the bound, each less common than this in English, count as a pair even
@@ -40,7 +42,21 @@ class SpoilerTerm:
     weak: bool = field(default=False, compare=False)
 
 
-def later_terms(guard: SpoilerGuard, sentence: str) -> tuple[SpoilerTerm, ...]:
+@dataclass(frozen=True)
+class ReaderWords:
+    """What one answer's reader knows, for ``later_terms`` (``SpoilerGuard`` makes it once):
+    the book's index, the bound, the page of their selection, the stems and pairs of stems of
+    their question and selection, and whether pairs of words the book has only later count."""
+
+    index: SpoilerIndex
+    read_to: int | None
+    selection_page: int | None
+    known: set[str]
+    known_pairs: set[tuple[str, str]]
+    pairs: bool
+
+
+def later_terms(guard: ReaderWords, sentence: str) -> tuple[SpoilerTerm, ...]:
     """The words of ``sentence`` the reader cannot know yet, in order, each once."""
     index = guard.index
     if guard.read_to is None or guard.read_to >= index.page_count:
@@ -49,7 +65,7 @@ def later_terms(guard: SpoilerGuard, sentence: str) -> tuple[SpoilerTerm, ...]:
     labels = tuple(
         SpoilerTerm(f"p. {last}" if first == last else f"pp. {first}–{last}", last)
         for first, last in label_pages(sentence)
-        if read_to < last and not first == last == guard._selection_page
+        if read_to < last and not first == last == guard.selection_page
     )
     sentence = visible_text(sentence)
     spans = [(m.start(), m.end()) for m in _WORD.finditer(sentence)]
@@ -61,7 +77,7 @@ def later_terms(guard: SpoilerGuard, sentence: str) -> tuple[SpoilerTerm, ...]:
     plain: dict[str, tuple[str, int]] = {}
     for word in words:
         stem = stems[word.lower()]
-        if stem in found or stem in plain or stem in guard._known:
+        if stem in found or stem in plain or stem in guard.known:
             continue
         # a name by its form, written as a name: used once ("Belle"), or sharing its stem
         # with a word met before ("bells")
@@ -77,7 +93,7 @@ def later_terms(guard: SpoilerGuard, sentence: str) -> tuple[SpoilerTerm, ...]:
         elif _is_plain(stem) and len(plain) < MAX_PAIR_WORDS:
             plain[stem] = (word, page)
     _phrase_terms(guard, sentence, spans, stems, found, read_to)
-    if len(plain) >= 2 and guard._pairs:
+    if len(plain) >= 2 and guard.pairs:
         candidates = list(plain.values())
         for i, (a, page_a) in enumerate(candidates):
             for b, page_b in candidates[i + 1 :]:
@@ -94,7 +110,7 @@ def later_terms(guard: SpoilerGuard, sentence: str) -> tuple[SpoilerTerm, ...]:
 
 
 def _phrase_terms(
-    guard: SpoilerGuard,
+    guard: ReaderWords,
     sentence: str,
     spans: list[tuple[int, int]],
     stems: dict[str, str],
@@ -120,7 +136,7 @@ def _phrase_terms(
             ):
                 break  # the model's punctuation between the words: not a phrase of the book
             b = keys[j]
-            if not _phrase_word(b) or b in found or (a, b) in guard._known_pairs:
+            if not _phrase_word(b) or b in found or (a, b) in guard.known_pairs:
                 continue
             if min(GENERAL_ZIPF.get(a, 0.0), GENERAL_ZIPF.get(b, 0.0)) >= PHRASE_RARE_ZIPF:
                 continue  # two everyday words ("until she", "turned into"): no phrase

@@ -18,12 +18,22 @@ import unicodedata
 from collections.abc import Iterable
 
 from core.agent.spoiler_fold import fold_latin, fold_scripts
-from core.agent.spoiler_words import BANDS
+from core.agent.spoiler_words import zipf
 
 # A word as the FTS5 unicode61 tokenizer sees it: a run of letters and digits.
 _WORD = re.compile(r"[^\W_]+")
 _SPACES = re.compile(r"\s+")
 _GAP = re.compile(r"\s+|-|\s*[-‐–]\s*")  # what may stand between the words of a phrase
+
+# Words that tell an outcome (death, burial, marriage): a cue of the check, and what
+# ``spoiler_support`` asks the pages read near a sentence to tell already.
+OUTCOME = re.compile(
+    r"\b(?:di(?:e|es|ed|ing)|dead|death|funerals?|graves?|gravestones?|buried|burial|"
+    r"mourn(?:s|ed|ing)?|kill(?:s|ed|er)?|murder(?:s|ed|er)?|marr(?:y|ies|ied|iage)|"
+    r"weddings?|husband|engagement|executed|hanged|starv(?:e|es|ed|ing)|"
+    r"ever after|(?:for )?the rest of (?:his|her|their) li(?:fe|ves))\b",
+    re.I,
+)
 
 # Common words the frequency list lacks (it has no contractions' pieces).
 _EXTRA_COMMON = frozenset(
@@ -31,15 +41,7 @@ _EXTRA_COMMON = frozenset(
 )
 
 
-def _general_zipf() -> dict[str, float]:
-    table: dict[str, float] = {}
-    for band, stems in BANDS.items():
-        for stem in stems.split():
-            table[stem] = band / 10
-    return table
-
-
-GENERAL_ZIPF = _general_zipf()
+GENERAL_ZIPF = zipf()
 
 # --- what the reader will see ---------------------------------------------------------------
 # The check reads the sentence as the chat pane shows it, not its Markdown source: a name

@@ -96,7 +96,7 @@ from core.agent.spoiler_index import (
 from core.agent.spoiler_semantic import MEANINGS, BookMeaning, Meaning
 from core.agent.spoiler_stats import STATS_VERSION, BookStats, prepare_book
 from core.agent.spoiler_support import Support, measure, search_words
-from core.agent.spoiler_terms import SpoilerTerm, later_terms
+from core.agent.spoiler_terms import ReaderWords, SpoilerTerm, later_terms
 from core.agent.spoiler_text import (
     _EXTRA_COMMON,
     _WORD,
@@ -213,6 +213,9 @@ class SpoilerGuard:
         self._buffer = ""
         self._pairs = read_to is not None and (
             sum(1 for page in index.first_page.values() if page <= read_to) >= MIN_KNOWN_FOR_PAIRS
+        )
+        self._words = ReaderWords(
+            index, read_to, selection_page, self._known, self._known_pairs, self._pairs
         )
 
     @property
@@ -426,4 +429,4 @@ class SpoilerGuard:
     def spoiler_terms(self, sentence: str) -> tuple[SpoilerTerm, ...]:
         """The words of ``sentence`` the reader cannot know yet, in order, each once
         (``core.agent.spoiler_terms``)."""
-        return later_terms(self, sentence)
+        return later_terms(self._words, sentence)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from core.agent.loop import AgentLoop
+from core.agent.loop_state import StrategyLoop
 from core.agent.providers.passages import query_for
 from core.agent.tools import ToolOutput
 from core.agent.types import (
@@ -29,7 +29,7 @@ from core.agent.types import (
 )
 from core.errors import LLMError, SettingsError
 from core.prompts import load_prompt
-from core.search.fts import STOPWORDS
+from core.search.hits import STOPWORDS
 from core.settings import STRATEGIES as STRATEGY_NAMES
 
 TOP_K = 6  # passages put before the question
@@ -71,7 +71,7 @@ class ToolUseStrategy:
     name = "tool-use"
     uses_tools = True
 
-    async def prepare(self, loop: AgentLoop, messages: list[Message]) -> list[Message]:
+    async def prepare(self, loop: StrategyLoop, messages: list[Message]) -> list[Message]:
         return messages
 
 
@@ -79,7 +79,7 @@ class LlmOnlyStrategy:
     name = "llm-only"
     uses_tools = False
 
-    async def prepare(self, loop: AgentLoop, messages: list[Message]) -> list[Message]:
+    async def prepare(self, loop: StrategyLoop, messages: list[Message]) -> list[Message]:
         return messages
 
 
@@ -87,7 +87,7 @@ class AlwaysRetrieveStrategy:
     name = "always-retrieve"
     uses_tools = False
 
-    async def prepare(self, loop: AgentLoop, messages: list[Message]) -> list[Message]:
+    async def prepare(self, loop: StrategyLoop, messages: list[Message]) -> list[Message]:
         last = messages[-1]
         question = last.question if isinstance(last, UserMessage) else None
         text = question.text if question else ""
@@ -113,7 +113,7 @@ class AlwaysRetrieveStrategy:
             return [*messages[:-1], UserMessage((*last.parts, *added))]
         return [*messages, UserMessage(added)]
 
-    async def _query(self, loop: AgentLoop, question: Question) -> str:
+    async def _query(self, loop: StrategyLoop, question: Question) -> str:
         """The model's own search words for the question ("" when that fails)."""
         prompt = load_prompt(
             "query_reformulation",

@@ -15,6 +15,13 @@ import re
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from core.books.epubzip import (  # the zip, its safety checks
+    EpubArchive,
+    _check_drm,
+    _find_opf,
+    _xml,
+)
+from core.books.htmlblocks import resolve_relative
 from core.books.limits import DEFAULT_LIMITS, Limits, too_large
 from core.books.model import BookFormat, PageContent, ParsedBook
 from core.errors import BookCode, BookError
@@ -106,8 +113,6 @@ def parse_cbz(
     """A zip of pictures, in the natural order of their names (``page2`` before ``page10``).
     ComicInfo.xml gives the title, the writer and the direction (``Manga`` =
     ``YesAndRightToLeft``: pages turn right to left)."""
-    from core.books.epub import EpubArchive  # the zip with its safety checks (bombs, paths)
-
     arc = EpubArchive(path, limits)
     try:
         progress(0.2, "Reading the pages")
@@ -173,19 +178,17 @@ def _words(doc: bytes) -> str:
     return words
 
 
-def image_epub(arc: object, *, only_pre_paginated: bool = True) -> ParsedBook | None:
+def image_epub(arc: EpubArchive, *, only_pre_paginated: bool = True) -> ParsedBook | None:
     """An EPUB read as picture pages, or None when it is not a picture book.
 
     ``only_pre_paginated``: only a book whose package says ``rendition:layout`` is
     ``pre-paginated`` and whose every page document shows a picture with few words (a
     fixed-layout comic). Otherwise (called after the text reader found no text) any book
     whose page documents show pictures."""
-    from core.books.epub import _check_drm, _find_opf, _xml, resolve_relative
-
-    path: Path = arc.path  # type: ignore[attr-defined]
-    _check_drm(arc)  # type: ignore[arg-type]  # encrypted pictures are no pages to show
-    opf_path = _find_opf(arc)  # type: ignore[arg-type]
-    opf = _xml(arc.read(opf_path), path, "package file")  # type: ignore[attr-defined]
+    path = arc.path
+    _check_drm(arc)  # encrypted pictures are no pages to show
+    opf_path = _find_opf(arc)
+    opf = _xml(arc.read(opf_path), path, "package file")
     base = posixpath.dirname(opf_path)
     metadata = next((c for c in opf if _local(c.tag) == "metadata"), None)
     manifest_el = next((c for c in opf if _local(c.tag) == "manifest"), None)
@@ -216,17 +219,17 @@ def image_epub(arc: object, *, only_pre_paginated: bool = True) -> ParsedBook | 
         if _local(ref.tag) != "itemref":
             continue
         target, media = manifest.get(ref.get("idref", ""), (None, ""))
-        if not target or not arc.has(target):  # type: ignore[attr-defined]
+        if not target or not arc.has(target):
             continue
         side = spread_side(ref.get("properties", ""))
         if media.startswith("image/"):
             pictures.append((target, "", side))
             continue
-        doc = arc.read(target)  # type: ignore[attr-defined]
+        doc = arc.read(target)
         src = _first_image(doc)
         image = resolve_relative(posixpath.dirname(target), src) if src else None
         words = _words(doc)
-        if not image or not arc.has(image):  # type: ignore[attr-defined]
+        if not image or not arc.has(image):
             if words:
                 return None  # a page of text: not a picture book
             # a blank page: kept, so the spreads after it pair as in the printed book
@@ -266,8 +269,6 @@ def image_epub(arc: object, *, only_pre_paginated: bool = True) -> ParsedBook | 
 
 def cbz_cover_bytes(path: Path, *, max_bytes: int = 20 * 1024 * 1024) -> bytes | None:
     """The first picture of a comic archive (its cover), or None."""
-    from core.books.epub import EpubArchive
-
     try:
         book = parse_cbz(path)
     except BookError:

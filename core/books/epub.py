@@ -13,6 +13,7 @@ import re
 from html import escape
 from pathlib import Path
 
+from core.books.comics import image_epub  # pre-paginated and image-only books
 from core.books.epubdocs import book_image, picture_document, strip_subset, xml_problem
 from core.books.epubfonts import encode_faces, stylesheet_fonts
 from core.books.epubpackage import first_meta, progression, read_package
@@ -73,8 +74,6 @@ def parse_epub(
 ) -> ParsedBook:
     arc = EpubArchive(path, limits)
     try:
-        from core.books.comics import image_epub  # pre-paginated and image-only books
-
         pictures = image_epub(arc)
         if pictures is not None:
             return pictures

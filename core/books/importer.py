@@ -27,7 +27,7 @@ from core.books.parse import check_file, detect_format, parse_book
 from core.errors import BookCode, BookError, MarginError
 from core.memory import give_back_memory
 from core.progress import CancelToken, ProgressCallback, no_progress
-from core.search.vectors import request_vectors
+from core.search.vector_indexer import request_vectors
 from core.store import owner
 from core.store.db import explain
 from core.store.library import BookInfo, Library

@@ -88,7 +88,7 @@ def _terminated(signum: int, frame: object) -> None:
 
 def _exit_now(code: int) -> NoReturn:
     if "core.search.vectors" in sys.modules:  # loaded: a worker may be running
-        from core.search.vectors import stop_all_now
+        from core.search.vector_indexer import stop_all_now
 
         stop_all_now()
     for stream in (sys.stdout, sys.stderr):

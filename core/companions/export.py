@@ -6,12 +6,12 @@ from __future__ import annotations
 import peewee as pw
 
 from core.companions import recap, xray
+from core.export_text import one_line, plain
 
 
 def companions_markdown(db: pw.SqliteDatabase, book_id: int) -> str:
     """ "## X-Ray" and "## The story so far" of the book at its bound ("" when neither has
     anything yet). Book text is escaped as the rest of the export is."""
-    from core.export import one_line, plain
 
     def quote(text: str) -> str:
         return "> " + plain(" ".join(text.split()))

@@ -152,7 +152,7 @@ def plan(
         for entry in made.entries[:NOTE_ENTRIES]:
             used = _note_pages(entry)
             key = f"{entry.key}:{_digest(*map(str, used))}"
-            if store.item(book_id, "xray_note", key, xray_mod.NOTE_VERSION) is not None:
+            if store.item(book_id, xray_mod.KIND_NOTE, key, xray_mod.NOTE_VERSION) is not None:
                 continue
             passages = "\n\n".join(
                 f'<passage page="{p}">{texts.get(p, "")[:PAGE_CHARS]}</passage>' for p in used
@@ -166,7 +166,7 @@ def plan(
                 passages=passages,
             )
             meta = {"entry": entry.key, "pages": used}
-            calls.append(Call("xray_note", key, entry.name, prompt, NOTE_OUT, meta))
+            calls.append(Call(xray_mod.KIND_NOTE, key, entry.name, prompt, NOTE_OUT, meta))
     return Plan(tuple(calls), model)
 
 
@@ -365,7 +365,7 @@ async def run(
             else:
                 store.put_item(
                     book_id,
-                    "xray_note",
+                    xray_mod.KIND_NOTE,
                     call.key,
                     xray_mod.NOTE_VERSION,
                     {"text": shown, **call.meta},
@@ -435,13 +435,4 @@ def parse_quiz(
                 "page": page,
             }
         )
-    return out
-
-
-def notes_for(db: pw.SqliteDatabase, book_id: int, bound: int) -> dict[str, str]:
-    """Entry key → the model's note, for notes written only from pages within ``bound``."""
-    out: dict[str, str] = {}
-    for value in CompanionStore(db).items(book_id, "xray_note", xray_mod.NOTE_VERSION).values():
-        if value.get("text") and all(int(p) <= bound for p in value.get("pages", [])):
-            out[str(value["entry"])] = str(value["text"])
     return out

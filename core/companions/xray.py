@@ -33,6 +33,7 @@ NOTE_VERSION = 4  # the model's notes (paid for): bump only when what a note is 
 KIND_PAGE = "xray"
 KIND_STATE = "xray_state"
 KIND_XRAY = "xray"
+KIND_NOTE = "xray_note"  # the model's notes (core/companions/model.py writes them)
 BATCH = 50  # pages scanned between progress reports and cancel checks
 
 _NOT_THINGS = ("ly", "ing", "ed", "est")  # how, doing, done, most: not things
@@ -110,6 +111,15 @@ class XRay:
         }
 
 
+def notes_for(db: pw.SqliteDatabase, book_id: int, bound: int) -> dict[str, str]:
+    """Entry key → the model's note, for notes written only from pages within ``bound``."""
+    out: dict[str, str] = {}
+    for value in CompanionStore(db).items(book_id, KIND_NOTE, NOTE_VERSION).values():
+        if value.get("text") and all(int(p) <= bound for p in value.get("pages", [])):
+            out[str(value["entry"])] = str(value["text"])
+    return out
+
+
 def bound_of(db: pw.SqliteDatabase, book_id: int) -> int:
     """The last page the companions may use: ``read_to``, or the whole book when finished."""
     row = db.execute_sql(
@@ -159,8 +169,6 @@ def build(
         )
     rows = store.page_rows(book_id, KIND_PAGE, bound)
     found = find_entities([(page, PageScan.from_json(data)) for page, data in rows])
-    from core.companions.model import notes_for
-
     notes = notes_for(db, book_id, bound)
     entries = [_entry(f, bound, notes.get(f.key, "")) for f in found]
     value = {

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from core.search.sentences import sentences
 
 if TYPE_CHECKING:
-    from core.search.fts import SearchHit
+    from core.search.hits import SearchHit
 
 log = logging.getLogger("margin.search.rerank")
 

@@ -16,16 +16,13 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import peewee as pw
 
 from core.search.frontmatter import is_front_matter
-from core.search.fts import MATCHING, _failed, _hit, _opening, query_terms
+from core.search.hits import MATCHING, SearchHit, make_hit, opening, query_terms, search_failed
 from core.search.snippets import make_snippet, query_stems
-
-if TYPE_CHECKING:
-    from core.search.fts import BookSearch, SearchHit
 
 LIBRARY_POOL = 300  # best chunks of the whole library ranked before grouping by book
 SPARE = 2  # passages beyond per_book taken in book order, for front matter left out
@@ -46,8 +43,20 @@ IN_HAND = (
 Found = dict[int, list[tuple[int, float]]]
 
 
+class Chunks(Protocol):
+    """What the library's search reads through the book search (``fts.BookSearch``)."""
+
+    db: pw.SqliteDatabase
+
+    def chunk_range(self, book_id: int, until_page: int | None = None) -> tuple[int, int] | None:
+        """The first and last chunk id of a book (the last within ``until_page``)."""
+
+    def _rows(self, ids: list[int], book_id: int | None) -> dict[int, tuple[Any, ...]]:
+        """(id, book, first page, last page, chapter, text) of chunks, by id."""
+
+
 def search_library(
-    search: BookSearch, query: str, *, per_book: int = 3, books: int = 20, bounded: bool = True
+    search: Chunks, query: str, *, per_book: int = 3, books: int = 20, bounded: bool = True
 ) -> list[tuple[int, list[SearchHit]]]:
     """Where the library speaks of ``query``: (book id, its best passages), the book with the
     best passage first, at most ``books`` books and ``per_book`` passages each."""
@@ -72,12 +81,12 @@ def search_library(
     try:
         rows = search._rows(ids, None)
     except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
-        raise _failed(exc, None) from exc
+        raise search_failed(exc, None) from exc
     wanted = query_stems(terms)
     grouped = []
     for book_id, hits in found.items():
         kept = [
-            _hit(rows[c], make_snippet(rows[c][5], wanted) or _opening(rows[c][5]), scores[c])
+            make_hit(rows[c], make_snippet(rows[c][5], wanted) or opening(rows[c][5]), scores[c])
             for c, _ in hits
             if c in rows and not is_front_matter(rows[c][5])
         ]
@@ -86,16 +95,16 @@ def search_library(
     return grouped
 
 
-def _count(search: BookSearch, expression: str) -> int:
+def _count(search: Chunks, expression: str) -> int:
     try:
         row = search.db.execute_sql(COUNT, (expression,)).fetchone()
     except (sqlite3.OperationalError, pw.OperationalError) as exc:
-        raise _failed(exc, None) from exc
+        raise search_failed(exc, None) from exc
     return int(row[0]) if row else 0
 
 
 def _gather(
-    search: BookSearch, expression: str, found: Found, per_book: int, books: int, bounded: bool
+    search: Chunks, expression: str, found: Found, per_book: int, books: int, bounded: bool
 ) -> None:
     """Add the best chunks for ``expression`` to ``found`` (book id → (chunk, score)),
     ranked inside the index over the whole library, within each book's bound."""
@@ -104,13 +113,13 @@ def _gather(
             RANKED, (expression, LIBRARY_POOL, 1 if bounded else 0)
         ).fetchall()
     except (sqlite3.OperationalError, pw.OperationalError) as exc:
-        raise _failed(exc, None) from exc
+        raise search_failed(exc, None) from exc
     for chunk_id, rank, book_id in rows:
         _add(found, int(book_id), int(chunk_id), -float(rank), per_book, books)
 
 
 def _in_hand(
-    search: BookSearch, expression: str, found: Found, per_book: int, books: int, bounded: bool
+    search: Chunks, expression: str, found: Found, per_book: int, books: int, bounded: bool
 ) -> None:
     """Add, for a query that matches most of the library, the books in the library's order
     (last opened, else last added, first) with their first passages that match, within each book's bound: one unranked
@@ -131,7 +140,7 @@ def _in_hand(
             for (chunk_id,) in rows:  # a few spare: a book's first matches may be its contents
                 _add(found, int(book_id), int(chunk_id), 0.0, per_book + SPARE, books)
     except (sqlite3.OperationalError, pw.OperationalError) as exc:
-        raise _failed(exc, None) from exc
+        raise search_failed(exc, None) from exc
 
 
 def _add(

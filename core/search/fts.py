@@ -20,20 +20,26 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
-import re
 import sqlite3
 import threading
 import zlib
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
 import peewee as pw
 
-from core.errors import MarginError
-from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
+from core.labels import QUOTE_CLOSE, QUOTE_OPEN
 from core.search import answer_rerank
+from core.search.everywhere import search_library
 from core.search.frontmatter import is_front_matter
+from core.search.hits import (
+    MATCHING,
+    PHRASE,
+    SearchHit,
+    opening,
+    query_terms,
+    search_failed,
+)
 from core.search.ranking import (
     bm25,
     dense_ranking,
@@ -42,19 +48,12 @@ from core.search.ranking import (
     merge_neighbours,
     rerank,
 )
-from core.search.sentence_vectors import SentenceVectors, want
+from core.search.sentence_vectors import SentenceVectors
 from core.search.snippets import make_snippet, query_stems
-from core.search.vectors import BookVectors, request_vectors
+from core.search.vector_indexer import request_vectors, want
+from core.search.vectors import BookVectors
 from core.store.models import unpack_chunk, unpack_page
 
-_PHRASE = re.compile(r'"([^"]*)"')
-_WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
-_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
-STOPWORDS = frozenset(
-    "a an and are as at be but by did do does for from had has have he her his how i in is it its "
-    "me my of on or she so that the their them then there they this to was we were what when "
-    "where which who whom why will with would you your about into than".split()
-)
 MARK_START = QUOTE_OPEN
 MARK_END = QUOTE_CLOSE
 SNIPPET = f"snippet(chunk_index, 0, '{MARK_START}', '{MARK_END}', '…', 24)"
@@ -69,7 +68,6 @@ RANKED_IDS = (
     "SELECT rowid, rank FROM chunk_index "
     "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
 )
-MATCHING = "SELECT rowid FROM chunk_index WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ?"
 RANKED = (
     f"SELECT rowid, rank, {SNIPPET} FROM chunk_index "
     "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
@@ -81,54 +79,6 @@ RERANK = 45  # fused candidates re-ranked by closeness
 BM25_DEPTH = 1.0  # chunks counted for BM25, times the pool (``_ranked_bm25``; eval_search.py)
 DEEP_BM25_DEPTH = 2.0  # the same for the answers' search (one more question found)
 CACHED_PAGES = 512  # decoded page texts kept for re-ranking (about 1 MB)
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    chunk_id: int
-    book_id: int
-    start_page: int
-    end_page: int
-    chapter: int
-    text: str
-    snippet: str
-    score: float
-
-    @property
-    def pages(self) -> str:
-        return pages_label(self.start_page, self.end_page)
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def query_terms(query: str) -> list[str]:
-    """The quoted FTS5 terms of free text: its "quoted phrases", then its meaningful words
-    (every word when all are stop words), each once, at most 32."""
-    phrases: list[str] = []
-    for match in _PHRASE.finditer(query):
-        words = _WORD.findall(match.group(1))
-        if words:
-            phrases.append(_quote(" ".join(words)))
-    rest = _PHRASE.sub(" ", query).replace('"', " ")
-    # a possessive asks for the word itself: "the banker's son" finds "the banker"
-    words = [_POSSESSIVE.sub("", w) or w for w in _WORD.findall(rest)]
-    meaningful = [w for w in words if w.lower() not in STOPWORDS]
-    terms = meaningful or words
-    seen: set[str] = set()
-    parts: list[str] = []
-    for term in phrases + [_quote(t) for t in terms]:
-        key = term.lower()
-        if key not in seen:
-            seen.add(key)
-            parts.append(term)
-    return parts[:32]
-
-
-def sanitize_query(query: str, *, any_term: bool = False) -> str:
-    """An FTS5 MATCH expression for free text; "" when there is nothing to search for."""
-    return (" OR " if any_term else " AND ").join(query_terms(query))
 
 
 class BookSearch:
@@ -159,7 +109,7 @@ class BookSearch:
         try:
             rows = self.db.execute_sql(RANKED_IDS, (expression, *rowids, limit)).fetchall()
         except (sqlite3.OperationalError, pw.OperationalError) as exc:
-            raise _failed(exc, book_id) from exc
+            raise search_failed(exc, book_id) from exc
         return [(int(r[0]), -float(r[1])) for r in rows]
 
     def _hits(
@@ -179,7 +129,7 @@ class BookSearch:
             missing = [c for c in ids if c not in known]
             rows = {**known, **self._rows(missing, book_id)} if missing else known
         except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
-            raise _failed(exc, book_id) from exc
+            raise search_failed(exc, book_id) from exc
         hits = []
         for chunk_id in ids:
             row = rows.get(chunk_id)
@@ -273,7 +223,7 @@ class BookSearch:
             try:
                 rows = self.db.execute_sql(MATCHING, (term, *rowids)).fetchall()
             except (sqlite3.OperationalError, pw.OperationalError) as exc:
-                raise _failed(exc, book_id) from exc
+                raise search_failed(exc, book_id) from exc
             chunks = {int(r[0]) for r in rows}
             every = chunks if every is None else every & chunks
             weight[term] = math.log(1 + (total - len(chunks) + 0.5) / (len(chunks) + 0.5))
@@ -309,7 +259,7 @@ class BookSearch:
         try:
             rows = self._rows(sorted({*counted, *(also or ())}), book_id)
         except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
-            raise _failed(exc, book_id) from exc
+            raise search_failed(exc, book_id) from exc
         if read is not None:
             read.update(rows)
         texts = {c: str(row[5]) for c, row in rows.items()}
@@ -351,7 +301,7 @@ class BookSearch:
             return []
         # a "quoted phrase" asks for those very words, and so does a word or two that many
         # passages hold (a name, a term): meaning joins in for questions and descriptions
-        hybrid = hybrid and not _PHRASE.search(query)
+        hybrid = hybrid and not PHRASE.search(query)
         if hybrid and deep:
             deep_hits = self._deep(book_id, query, terms, rowids, limit)
             if deep_hits is not None:
@@ -395,7 +345,7 @@ class BookSearch:
         chosen = merge_neighbours(hits, limit, keep=lambda h: not is_front_matter(h.text))
         wanted = query_stems(terms)
         return [
-            dataclasses.replace(h, snippet=make_snippet(h.text, wanted) or _opening(h.text))
+            dataclasses.replace(h, snippet=make_snippet(h.text, wanted) or opening(h.text))
             for h in chosen
         ]
 
@@ -435,28 +385,4 @@ class BookSearch:
         """Where the library speaks of ``query`` (``core.search.everywhere``): (book id, its
         best passages), at most ``books`` books and ``per_book`` passages each, within each
         book's reading bound unless ``bounded`` is False."""
-        from core.search.everywhere import search_library
-
         return search_library(self, query, per_book=per_book, books=books, bounded=bounded)
-
-
-def _hit(row: tuple[Any, ...], snippet: str, score: float) -> SearchHit:
-    return SearchHit(row[0], row[1], row[2], row[3], row[4], row[5], snippet, score)
-
-
-def _opening(text: str, words: int = 24) -> str:
-    cut = text.split()
-    return " ".join(cut[:words]) + (" …" if len(cut) > words else "")
-
-
-def _failed(exc: Exception, book_id: int | None) -> MarginError:
-    """Why a search query failed, for people. Its expression is always valid FTS5 (see
-    ``sanitize_query``), so past a busy or full database the cause is damaged stored text
-    or index, which reading the book again rebuilds."""
-    from core.store.db import damaged_text, explain
-
-    known = explain(exc)
-    if known is not None:
-        return known
-    book = f"book {book_id}" if book_id is not None else "a book"
-    return damaged_text(f"the search index or stored text of {book}", book_id)

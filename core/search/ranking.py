@@ -13,7 +13,7 @@ from core.search.sentences import closeness, matches, stems, weights
 from core.search.snippets import fold, stem
 
 if TYPE_CHECKING:
-    from core.search.fts import SearchHit
+    from core.search.hits import SearchHit
 
 _TERM_WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
 CLOSENESS = 2.0  # weight of the query's words gathered in two sentences (eval_search.py)

@@ -35,7 +35,7 @@ from typing import Any
 import peewee as pw
 
 from core.search.embedding import VectorsUnavailable
-from core.search.vectors import BookVectors, _Stored, request_vectors
+from core.search.vectors import BookVectors, _Stored
 
 # core.search.encoder's MODEL and DIMS (it imports numpy: search imports this module at
 # start-up, the encoder only when a vector is needed); test_sentence_vectors checks them
@@ -70,29 +70,21 @@ _wanted: dict[str, set[int]] = {}  # library file → books whose vectors were a
 _wanted_lock = threading.Lock()
 
 
-def want(db: pw.SqliteDatabase, book_id: int) -> None:
-    """Have the book's encoder vectors computed in the background (when they are missing):
-    its answers are searched deeply from then on. ``MARGIN_DEEP_VECTORS=0`` turns this
-    off (the encoder's vectors cost minutes of CPU per novel: a laptop on battery, the test
-    suite); deep search then stays the hybrid search for books without them."""
+def mark_wanted(db: pw.SqliteDatabase, book_id: int) -> bool:
+    """Count the book's encoder vectors as asked for (``SentenceVectors.missing`` lists it
+    from then on); False when ``MARGIN_DEEP_VECTORS=0`` turns them off. The background
+    indexer (``vector_indexer.want``) is woken by the caller."""
     if os.environ.get(DEEP_VECTORS_ENV) == "0":
-        return
+        return False
     with _wanted_lock:
         _wanted.setdefault(str(db.database), set()).add(book_id)
-    request_vectors(db)
+    return True
 
 
-def want_soon(db: pw.SqliteDatabase, book_id: int) -> None:
-    """A question on this book was just asked: its encoder vectors are asked for now (once
-    a session), not when the agent's first deep search comes a few seconds later. Cheap
-    (no numpy, no database read); nothing when the weights are not there."""
+def is_wanted(db: pw.SqliteDatabase, book_id: int) -> bool:
+    """Whether the book's encoder vectors were asked for in this session."""
     with _wanted_lock:
-        if book_id in _wanted.get(str(db.database), ()):
-            return
-    from core.search.encoder_files import weights_present
-
-    if weights_present():
-        want(db, book_id)
+        return book_id in _wanted.get(str(db.database), ())
 
 
 @dataclass(frozen=True)

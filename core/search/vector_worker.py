@@ -1,4 +1,4 @@
-"""The background vectors' worker process (``core.search.vectors.VectorIndexer`` starts it):
+"""The background vectors' worker process (``core.search.vector_indexer.VectorIndexer`` starts it):
 each book's vectors computed and stored, at a low priority, the library opened as it is."""
 
 from __future__ import annotations

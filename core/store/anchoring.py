@@ -4,8 +4,7 @@ Highlights, notes, threads and citations store a ``TextQuote``. When a book is r
 (``BookContent.replace_content``) each one is found again in the new text and its pages are
 updated; so are the page on screen and ``read_to`` (by the last words of the page read to).
 What cannot be found keeps its old page and is marked lost (``lost_anchors`` lists it for
-the reader). ``backfill`` gives the rows of an older library their quotes (the migration),
-``resolve_citations`` turns a model's quoted words into the book's own (an answer's save).
+the reader). ``resolve_citations`` turns a model's quoted words into the book's own (an answer's save).
 """
 
 from __future__ import annotations
@@ -22,9 +21,8 @@ import peewee as pw
 
 from core.anchors import BookText, Found, TextQuote, collapse, moved, stored_to_view
 from core.anchors import view_to_stored as _view_to_stored
-from core.domain.messages import CitationRef, Passage, citation_from_json, citation_to_json
+from core.domain.messages import CitationRef, Passage
 from core.store.anchoring_history import PageMover, move_history
-from core.store.records import page_texts
 
 log = logging.getLogger(__name__)
 
@@ -399,60 +397,6 @@ def _resolve(
             replace(c, first_page=first, last_page=last, exact=quote.exact, start=quote.start)
         )
     return tuple(out)
-
-
-# the migration -------------------------------------------------------------------------------
-
-
-def backfill(db: pw.SqliteDatabase) -> None:
-    """Quotes for an older library's highlights, notes about a page, and citations (from the
-    text they point at now). Rows that have one are left alone."""
-    books = {
-        int(r[0])
-        for r in db.execute_sql(
-            "SELECT book_id FROM highlight WHERE quote IS NULL UNION "
-            "SELECT book_id FROM note WHERE quote IS NULL AND page IS NOT NULL"
-        ).fetchall()
-    }
-    for book_id in sorted(books):
-        pages = page_texts(db, book_id)
-        book, texts = BookText(pages), dict(pages)
-        if not texts:
-            continue
-        rows = db.execute_sql(
-            "SELECT id, page, text, anchor FROM highlight WHERE book_id = ? AND quote IS NULL",
-            (book_id,),
-        ).fetchall()
-        db.cursor().executemany(
-            "UPDATE highlight SET quote = ? WHERE id = ?",
-            [
-                (_dumps(highlight_quote(book, texts, p, t, _loads(a)).to_json()), i)
-                for i, p, t, a in rows
-            ],
-        )
-        rows = db.execute_sql(
-            "SELECT id, page FROM note WHERE book_id = ? AND quote IS NULL AND page IS NOT NULL",
-            (book_id,),
-        ).fetchall()
-        db.cursor().executemany(
-            "UPDATE note SET quote = ? WHERE id = ?",
-            [(_dumps(book.page_start_quote(p).to_json()), i) for i, p in rows if p in texts],
-        )
-    updates = []
-    for mid, raw in db.execute_sql(
-        "SELECT id, citations FROM message WHERE citations IS NOT NULL AND citations != '[]'"
-    ).fetchall():
-        cites = _loads(raw)
-        if not isinstance(cites, list) or all(
-            not isinstance(c, dict) or "exact" in c for c in cites
-        ):
-            continue
-        try:
-            refs = [citation_from_json(c) for c in cites]
-        except (KeyError, TypeError, ValueError):
-            continue
-        updates.append((_dumps([citation_to_json(c) for c in resolve_citations(db, refs)]), mid))
-    db.cursor().executemany("UPDATE message SET citations = ? WHERE id = ?", updates)
 
 
 # marks in the margin -------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """Numbered forward migrations. ``PRAGMA user_version`` holds the schema version.
 
 Each step runs in one transaction. Add a new function to ``MIGRATIONS``; never edit a
-released one.
+released one. A step never calls live application code (the models, the anchoring, the
+message classes): what it runs is written here or frozen in ``core.store.frozen``, so an
+old migration never changes meaning (tests/core/store/test_migrations_frozen.py checks it).
 """
 
 from __future__ import annotations
@@ -13,22 +15,17 @@ from typing import Any
 import peewee as pw
 
 from core.errors import StorageError
-from core.store import models as m
+from core.store.frozen import pages_v8
+from core.store.frozen.messages_v4 import typed_content
+from core.store.frozen.quotes_v15 import backfill
+from core.store.frozen.schema_v1 import SCHEMA_V1
 
 
 def _v1_initial(db: pw.SqliteDatabase) -> None:
-    # Tables as they were in schema 1; later columns are added by later steps.
-    db.create_tables(m.ALL_MODELS, safe=False)
-    db.execute_sql("ALTER TABLE tool_call DROP COLUMN detail")
-    db.execute_sql("ALTER TABLE book DROP COLUMN read_to")
-    db.execute_sql("ALTER TABLE run DROP COLUMN error_hint")
-    db.execute_sql("ALTER TABLE book DROP COLUMN parser_version")
-    db.execute_sql("ALTER TABLE run DROP COLUMN pid")
-    db.execute_sql("ALTER TABLE run DROP COLUMN host")
-    db.execute_sql("ALTER TABLE page ADD COLUMN html TEXT")  # dropped in v8
-    for table in ("highlight", "note", "conversation"):  # added by _text_quote_anchors
-        db.execute_sql(f"ALTER TABLE {table} DROP COLUMN quote")
-    db.execute_sql("ALTER TABLE highlight DROP COLUMN style")  # added by _highlight_style
+    # Tables as they were in schema 1 (page.html is dropped in v8); later columns are added
+    # by later steps.
+    for sql in SCHEMA_V1:
+        db.execute_sql(sql)
 
 
 def _v2_tool_call_detail(db: pw.SqliteDatabase) -> None:
@@ -44,8 +41,6 @@ def _v3_read_to(db: pw.SqliteDatabase) -> None:
 def _v4_typed_messages(db: pw.SqliteDatabase) -> None:
     # Messages were kept as the Messages API's JSON; from v4 they are Margin's typed parts.
     import json
-
-    from core.store.legacy import typed_content
 
     db.execute_sql("ALTER TABLE run ADD COLUMN error_hint TEXT NOT NULL DEFAULT ''")
     rows = db.execute_sql(
@@ -107,7 +102,7 @@ def _v7_single_copy_of_text(db: pw.SqliteDatabase) -> None:
     cursor.executemany(
         "UPDATE page SET html = ? WHERE id = ?",
         [
-            (m.pack_text(html, text) if isinstance(html, str) else html, pid)
+            (pages_v8.pack_text(html, text) if isinstance(html, str) else html, pid)
             for pid, html, text in rows
         ],
     )
@@ -152,14 +147,22 @@ def _v8_compressed_text(db: pw.SqliteDatabase) -> None:
         cursor.executemany(
             "UPDATE chunk SET text = ? WHERE id = ?",
             [
-                (m.pack_chunk(text, m.chunk_pages(texts.get(first, ""), texts.get(last, ""))), rid)
+                (
+                    pages_v8.pack_chunk(
+                        text, pages_v8.chunk_pages(texts.get(first, ""), texts.get(last, ""))
+                    ),
+                    rid,
+                )
                 for rid, text, first, last in rows
             ],
         )
     for rows in batches("SELECT id, text, html FROM page WHERE id > ? ORDER BY id LIMIT 1000"):
         cursor.executemany(
             "UPDATE page SET text = ?, html = NULL WHERE id = ?",
-            [(m.pack_page(text, m.unpack_text(html)), rid) for rid, text, html in rows],
+            [
+                (pages_v8.pack_page(text, pages_v8.unpack_text(html)), rid)
+                for rid, text, html in rows
+            ],
         )
     db.execute_sql("ALTER TABLE page DROP COLUMN html")
     db.execute_sql(CHUNK_TEXT_VIEW)
@@ -282,8 +285,6 @@ def _highlight_style(db: pw.SqliteDatabase) -> None:
 def _text_quote_anchors(db: pw.SqliteDatabase) -> None:
     # Highlights, notes, citations and threads point into a book by its words (a W3C
     # TextQuote with a page and offset hint), so a book read again keeps them on their text.
-    from core.store.anchoring import backfill
-
     for table in ("highlight", "note", "conversation"):
         columns = {row[1] for row in db.execute_sql(f"PRAGMA table_info({table})")}
         if "quote" not in columns:

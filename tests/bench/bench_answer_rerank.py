@@ -29,8 +29,7 @@ from eval_search import fold, load, open_books
 
 from core.paths import resolve_paths
 from core.search import BookSearch, answer_rerank
-from core.search.sentence_vectors import want
-from core.search.vectors import indexer_for
+from core.search.vector_indexer import indexer_for, want
 from core.store.library import Library
 
 DEFAULT = "0:1:1,10:1:1,20:1:1,30:1:1,10:1:0,20:1:0,30:1:0"

@@ -39,7 +39,7 @@ def main() -> None:
     library = Library.open(resolve_paths(str(home)))
     book = import_book(library, BOOK).book
     db = library.db
-    from core.search.vectors import stop_for
+    from core.search.vector_indexer import stop_for
 
     stop_for(db)  # no background vectors writing while the companions are measured
     print(f"book: {book.title}, {book.page_count} pages")

@@ -71,7 +71,7 @@ def make_libraries(work: Path, only_epub: bool = False) -> dict[str, Path]:
     from core.books.importer import import_book
     from core.books.pdf import shutdown_workers
     from core.paths import resolve_paths
-    from core.search import vectors
+    from core.search import vector_indexer
     from core.store.library import Library
     from tests.support.pdfgen import book_pages, make_text_pdf
 
@@ -93,7 +93,7 @@ def make_libraries(work: Path, only_epub: bool = False) -> dict[str, Path]:
     pdf = make_text_pdf(source / "book117.pdf", book_pages(117, alice), title="One-seventeen")
     import_book(library, pdf)
     library.close()
-    vectors.stop_all_now()
+    vector_indexer.stop_all_now()
     shutdown_workers()
     return {"books500": books, "pdf117": pdf_home, "epub": sixteen_mib_epub(source)}
 
@@ -164,7 +164,7 @@ def child(root: Path, state: str, target: Path, home: Path) -> None:
         figures["epub"] = rss_mb()
         figures["children"] = children()
         # the book's vectors done (the worker may still compute at 10 s), then 10 s more
-        from core.search.vectors import indexer_for
+        from core.search.vector_indexer import indexer_for
 
         started = time.perf_counter()
         while not indexer_for(library.db).wait(0):

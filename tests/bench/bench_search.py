@@ -32,7 +32,7 @@ from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.search import BookSearch, sanitize_query
 from core.search import everywhere as library_search
-from core.search.vectors import indexer_for
+from core.search.vector_indexer import indexer_for
 from core.store.library import Library
 
 BOOKS = int(sys.argv[sys.argv.index("--books") + 1]) if "--books" in sys.argv else 50
@@ -260,7 +260,7 @@ def main() -> None:
 def deep_bench(lib: Library, search: BookSearch, ids: list[int], pages: dict[int, int]) -> None:
     """The deep search's latency on a few books with encoder vectors, and the encoder's cost."""
     from core.search.encoder import load_encoder
-    from core.search.sentence_vectors import want
+    from core.search.vector_indexer import want
 
     started = time.perf_counter()
     encoder = load_encoder()

@@ -39,7 +39,7 @@ def worker(root: Path, files: list[Path]) -> None:
         elapsed = time.perf_counter() - start
         vectors = 0.0
         try:
-            from core.search.vectors import indexer_for
+            from core.search.vector_indexer import indexer_for
         except ImportError:
             pass
         else:

@@ -33,8 +33,8 @@ from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.search import BookSearch, sentence_vectors
 from core.search.encoder import load_encoder, one_blas_thread
-from core.search.sentence_vectors import HEAD, OVERLAP, WINDOW, SentenceVectors, pack4, want
-from core.search.vectors import indexer_for
+from core.search.sentence_vectors import HEAD, OVERLAP, WINDOW, SentenceVectors, pack4
+from core.search.vector_indexer import indexer_for, want
 from core.search.windows import windows
 from core.store.library import Library
 

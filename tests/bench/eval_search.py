@@ -28,8 +28,7 @@ from common import FIXTURES, machine
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.search import BookSearch
-from core.search.sentence_vectors import want
-from core.search.vectors import indexer_for
+from core.search.vector_indexer import indexer_for, want
 from core.store.library import Library
 
 DATA = Path(__file__).parent / "data" / "search_eval.json"

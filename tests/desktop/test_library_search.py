@@ -75,7 +75,8 @@ def test_nothing_found_says_so(window: Any, qtbot: Any) -> None:
 def test_books_without_vectors_get_them_with_progress(
     window: Any, library: Library, qtbot: Any
 ) -> None:
-    from core.search.vectors import BookVectors, indexer_for
+    from core.search.vector_indexer import indexer_for
+    from core.search.vectors import BookVectors
 
     indexer_for(library.db).wait(60)
     library.db.execute_sql("DELETE FROM chunk_vectors")  # as a library from before them

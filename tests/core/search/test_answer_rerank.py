@@ -17,7 +17,7 @@ from core.search import BookSearch, answer_rerank
 from core.search import encoder as encoder_module
 from core.search.encoder import ENV_FOLDER, VOCAB_FILE, WEIGHTS_FILE, load_encoder, model_folder
 from core.search.fts import SearchHit
-from core.search.vectors import indexer_for
+from core.search.vector_indexer import indexer_for
 from core.store.library import Library
 from tests.conftest import BOOKS
 

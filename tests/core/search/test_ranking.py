@@ -12,10 +12,9 @@ from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.search import BookSearch
 from core.search.frontmatter import is_front_matter
-from core.search.fts import query_terms
+from core.search.hits import query_terms
 from core.search.ranking import bm25
-from core.search.sentence_vectors import want
-from core.search.vectors import indexer_for
+from core.search.vector_indexer import indexer_for, want
 from core.store.library import BookInfo, Library
 from tests.conftest import BOOKS
 

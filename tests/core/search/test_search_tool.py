@@ -10,7 +10,7 @@ from core.agent.tools import ToolContext, default_tools
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.search import BookSearch
-from core.search.vectors import indexer_for
+from core.search.vector_indexer import indexer_for
 from core.store.library import Library
 from tests.conftest import BOOKS
 

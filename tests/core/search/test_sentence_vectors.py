@@ -14,7 +14,7 @@ import pytest
 from core.agent.tools import ToolContext, default_tools
 from core.books.importer import import_book
 from core.paths import resolve_paths
-from core.search import BookSearch, sentence_vectors
+from core.search import BookSearch, sentence_vectors, vector_indexer
 from core.search import encoder as encoder_module
 from core.search.encoder import ENV_FOLDER, load_encoder
 from core.search.ranking import fuse_equal
@@ -27,7 +27,7 @@ from core.search.sentence_vectors import (
     pack4,
     unpack4,
 )
-from core.search.vectors import indexer_for
+from core.search.vector_indexer import indexer_for
 from core.search.windows import windows
 from core.store.library import BookInfo, Library
 from tests.conftest import BOOKS
@@ -200,7 +200,7 @@ def test_a_question_asks_for_the_vectors_before_any_search(
 
         assert book.id not in wanted.get(str(lib.db.database), set())
         asked: list[int] = []
-        monkeypatch.setattr(sentence_vectors, "request_vectors", lambda db: asked.append(1))
+        monkeypatch.setattr(vector_indexer, "request_vectors", lambda db: asked.append(1))
         asyncio.run(ask('"zzqx wobble"'))
         assert book.id in wanted[str(lib.db.database)]
         assert asked == [1]

@@ -17,16 +17,8 @@ from core.books.importer import import_book, reimport_book
 from core.paths import resolve_paths
 from core.search import BookSearch, sentence_vectors
 from core.search.encoder import load_encoder
-from core.search.sentence_vectors import (
-    HEAD,
-    MEAN_WEIGHT,
-    OVERLAP,
-    WINDOW,
-    SentenceVectors,
-    pack4,
-    want,
-)
-from core.search.vectors import indexer_for
+from core.search.sentence_vectors import HEAD, MEAN_WEIGHT, OVERLAP, WINDOW, SentenceVectors, pack4
+from core.search.vector_indexer import indexer_for, want
 from core.search.windows import windows
 from core.store.library import BookInfo, Library
 from core.store.migrations import MIGRATIONS, SCHEMA_VERSION, _sentence_windows, current_version

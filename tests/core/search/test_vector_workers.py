@@ -13,7 +13,7 @@ from core.books import pdf
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.processes import NICE
-from core.search.vectors import indexer_for
+from core.search.vector_indexer import indexer_for
 from core.store.library import Library
 from tests.conftest import BOOKS
 

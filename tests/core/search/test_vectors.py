@@ -13,7 +13,8 @@ from core.books.importer import import_book, reimport_book
 from core.paths import resolve_paths
 from core.search import BookSearch
 from core.search.frontmatter import is_front_matter
-from core.search.vectors import DIMS, BookVectors, indexer_for, pack, unpack
+from core.search.vector_indexer import indexer_for
+from core.search.vectors import DIMS, BookVectors, pack, unpack
 from core.store.library import BookInfo, Library
 from core.store.migrations import (
     SCHEMA_VERSION,

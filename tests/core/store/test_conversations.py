@@ -24,7 +24,7 @@ from core.agent.types import (
 )
 from core.paths import resolve_paths
 from core.store.conversations import Conversations
-from core.store.legacy import typed_content
+from core.store.frozen.messages_v4 import typed_content
 from core.store.library import Library
 
 

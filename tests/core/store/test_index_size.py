@@ -29,7 +29,7 @@ FIXTURES = (
 def test_the_fixture_books_library_is_at_most_two_and_a_half_times_the_books(
     books_dir: Path,
 ) -> None:
-    from core.search.vectors import stop_for
+    from core.search.vector_indexer import stop_for
 
     books = [books_dir / name for name in FIXTURES]
     library = Library.open(resolve_paths())

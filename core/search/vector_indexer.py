@@ -1,0 +1,265 @@
+"""Vectors computed in the background: one thread per library (``VectorIndexer``) that gives
+books their vectors, each kind in turn (the static ``vectors.BookVectors`` in seconds, then
+the sentence encoder's ``sentence_vectors.SentenceVectors``), in a spawned worker process
+(``vector_worker``) when one can be started. ``request_vectors`` wakes it after an import;
+``want`` asks for a book's encoder vectors."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import peewee as pw
+
+from core.processes import stop_resource_tracker
+from core.search.embedding import VectorsUnavailable
+from core.search.encoder_files import weights_present
+from core.search.sentence_vectors import SentenceVectors, is_wanted, mark_wanted
+from core.search.vector_worker import index_books
+from core.search.vectors import BookVectors
+from core.store.migrations import SCHEMA_VERSION, current_version
+
+log = logging.getLogger("margin.search.vectors")
+
+QUIET_S = 1.0  # background indexing waits for imports to pause this long
+IDLE_S = 10.0  # then its thread ends after this long with nothing to do
+RELOOK_S = 2.0  # while a worker runs, a request is looked into this often at most
+
+
+class VectorIndexer:
+    """One background thread per library that gives books their vectors: a book just
+    imported or read again, and every book of a library from before vectors (its search is
+    BM25 alone until then). ``request()`` wakes it and returns at once, so an import takes
+    no longer than before; listeners hear ``(done, total)`` after each book."""
+
+    def __init__(self, db: pw.SqliteDatabase) -> None:
+        self.db = db
+        self._wake = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+        self._worker: Any = None  # the worker process while one runs
+        self._lock = threading.Lock()
+        self.listeners: list[Callable[[int, int], None]] = []
+
+    def request(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._idle.clear()
+            self._wake.set()
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="margin-vectors", daemon=True
+                )
+                self._thread.start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until nothing is left to index (True), or ``timeout`` seconds (False)."""
+        return self._idle.wait(timeout)
+
+    def stop(self, *, wait: bool = True) -> None:
+        """Stop for good; ``wait=False`` (a process about to end without its interpreter's
+        teardown) ends the worker process at once instead of joining the thread."""
+        with self._lock:
+            self._stopped = True
+            self._wake.set()
+            worker = self._worker
+        if not wait:
+            if worker is not None and worker.is_alive():
+                worker.terminate()  # never left running after Margin has gone
+            return
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+
+    def _current(self) -> bool:
+        """The library is there and at this version's schema (not removed, not being
+        migrated or rebuilt by someone else)."""
+        if not Path(str(self.db.database)).exists():
+            return False
+        return current_version(self.db) == SCHEMA_VERSION
+
+    def _index(self, vectors: BookVectors) -> None:
+        """Every book that lacks vectors, in a spawned worker process when one can be started
+        (the model's memory and CPU stay out of this process), else here. The worker is a
+        daemon: leaving Margin ends it, never waits for it."""
+        import multiprocessing
+
+        todo = vectors.missing()
+        if not todo:
+            return
+        ctx = multiprocessing.get_context("spawn")
+        receive, send = ctx.Pipe(duplex=False)
+        worker = ctx.Process(
+            target=index_books,
+            args=(str(self.db.database), todo, send, vectors.kind),
+            name="margin-vectors",
+            daemon=True,
+        )
+        with self._lock:
+            if self._stopped:
+                return
+            self._worker = worker
+        try:
+            worker.start()
+        except (OSError, RuntimeError):  # no worker process here: compute in this one
+            log.info("vectors computed in this process", exc_info=True)
+            receive.close()
+            send.close()
+            self._index_here(vectors, todo)
+            return
+        send.close()
+        done = 0
+        interrupted = False
+        looked = 0.0
+        try:
+            while done < len(todo) and not self._stopped:
+                if not receive.poll(0.5):
+                    if not worker.is_alive():
+                        break
+                    if (
+                        self._wake.is_set()
+                        and vectors.kind == "sentence"
+                        and time.monotonic() - looked > RELOOK_S
+                    ):
+                        # another book asked for meanwhile: start again with it, its reader's
+                        # pages first (what the worker stored so far stays)
+                        looked = time.monotonic()
+                        interrupted = bool(set(vectors.missing()) - set(todo))
+                        if interrupted:
+                            break
+                    continue
+                try:
+                    book_id, outcome = receive.recv()
+                except EOFError:  # the worker ended
+                    break
+                done += 1
+                if outcome != "ok":
+                    log.warning("vectors of book %s: %s", book_id, outcome)
+                self._report(done, len(todo))
+                if outcome == "unavailable":
+                    break
+        finally:
+            receive.close()
+            self._worker = None
+            if interrupted:
+                worker.terminate()
+            worker.join(timeout=1 if self._stopped or interrupted else 5)
+            if worker.is_alive():
+                worker.terminate()
+                worker.join(timeout=1)
+
+    def _index_here(self, vectors: BookVectors, todo: list[int]) -> None:
+        for n, book_id in enumerate(todo, 1):
+            if self._stopped:
+                return
+            try:
+                vectors.index_book(book_id)
+            except VectorsUnavailable:
+                return
+            except (pw.OperationalError, pw.IntegrityError, sqlite3.Error) as exc:
+                log.warning("vectors of book %s not stored (tried again later): %s", book_id, exc)
+            self._report(n, len(todo))
+
+    def _report(self, done: int, total: int) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(done, total)
+            except Exception:
+                log.warning("a vectors progress listener failed", exc_info=True)
+
+    def _run(self) -> None:
+        # the static vectors of every book first (seconds), then the sentence encoder's
+        # (about 0.1 s a chunk: minutes for a long book)
+        kinds = (BookVectors(self.db), SentenceVectors(self.db))
+        while not self._stopped:
+            if not self._wake.wait(IDLE_S):
+                with self._lock:  # nothing asked for a while: end; request() starts anew
+                    if not self._wake.is_set():
+                        self._thread = None
+                        break
+            self._wake.clear()
+            # a batch of imports first: start once they have paused for QUIET_S
+            while not self._stopped and self._wake.wait(QUIET_S):
+                self._wake.clear()
+            if self._stopped:
+                break
+            try:
+                for vectors in kinds:
+                    if self._current() and not self._stopped:
+                        self._index(vectors)
+            except Exception:  # a closed or damaged library: search stays BM25 alone
+                log.warning("background vectors stopped", exc_info=True)
+            finally:
+                if not self.db.is_closed():
+                    self.db.close()  # this thread's own connection
+            if not self._wake.is_set():
+                # no worker left: multiprocessing's resource tracker ends too (unless a
+                # PDF's workers still need it); the next worker starts it again
+                stop_resource_tracker()
+                self._idle.set()
+        if self._stopped:
+            self._idle.set()
+
+
+_indexers: dict[int, VectorIndexer] = {}
+_indexers_lock = threading.Lock()
+
+
+def indexer_for(db: pw.SqliteDatabase) -> VectorIndexer:
+    """The library's one background indexer."""
+    with _indexers_lock:
+        indexer = _indexers.get(id(db))
+        if indexer is None or indexer.db is not db:
+            indexer = _indexers[id(db)] = VectorIndexer(db)
+        return indexer
+
+
+def stop_all_now() -> None:
+    """Every library's background vectors stopped and their worker processes ended, without
+    waiting (``margin ask`` ends with ``os._exit``, which skips multiprocessing's own clean-up
+    of daemon processes: a worker would outlive it, writing to the library)."""
+    with _indexers_lock:
+        indexers = list(_indexers.values())
+    for indexer in indexers:
+        indexer.stop(wait=False)
+
+
+def stop_for(db: pw.SqliteDatabase) -> None:
+    """The library ``db`` closes: its background vectors stop and their worker ends now
+    (vectors are derived data: whatever is missing is asked for again next time)."""
+    with _indexers_lock:
+        indexer = _indexers.pop(id(db), None)
+    if indexer is not None and indexer.db is db:
+        indexer.stop(wait=False)
+
+
+def request_vectors(db: pw.SqliteDatabase) -> None:
+    """Have the books of this library that lack vectors get them in the background (never
+    in a library opened read-only: nothing could be saved)."""
+    if getattr(db, "margin_read_only", False):
+        return
+    indexer_for(db).request()
+
+
+def want(db: pw.SqliteDatabase, book_id: int) -> None:
+    """Have the book's encoder vectors computed in the background (when they are missing):
+    its answers are searched deeply from then on. ``MARGIN_DEEP_VECTORS=0`` turns this
+    off (the encoder's vectors cost minutes of CPU per novel: a laptop on battery, the test
+    suite); deep search then stays the hybrid search for books without them."""
+    if mark_wanted(db, book_id):
+        request_vectors(db)
+
+
+def want_soon(db: pw.SqliteDatabase, book_id: int) -> None:
+    """A question on this book was just asked: its encoder vectors are asked for now (once
+    a session), not when the agent's first deep search comes a few seconds later. Cheap
+    (no numpy, no database read); nothing when the weights are not there."""
+    if not is_wanted(db, book_id) and weights_present():
+        want(db, book_id)
