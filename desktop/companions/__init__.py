@@ -28,7 +28,7 @@ def install(window: Any) -> dict[str, Any]:
     recap.days = lambda: int(getattr(window.app.settings, "previously_after_days", 3))
 
     def welcome_back() -> None:
-        window.set_side_visible(True)
+        window.panes.set_side_visible(True)
         window.reader.side.setCurrentWidget(recap)
 
     recap.requestShown.connect(welcome_back)
@@ -36,7 +36,7 @@ def install(window: Any) -> dict[str, Any]:
     if starters is not None:  # without a model the chat's starters open these tabs
 
         def show_tab(name: str) -> None:
-            window.set_side_visible(True)
+            window.panes.set_side_visible(True)
             window.reader.side.show_panel(name)
 
         starters.requestPanel.connect(show_tab)

@@ -144,8 +144,8 @@ class Threads(QObject):
         """The thread in the chat pane, the book at its passage with the words marked."""
         chat = self.window.chat
         if hasattr(chat, "select_conversation"):
-            if not self.window.chat_visible():
-                self.window.set_chat_visible(True)
+            if not self.window.panes.chat_visible():
+                self.window.panes.set_chat_visible(True)
             chat.select_conversation(conversation_id)
         thread = self._threads.get(conversation_id)
         if thread is not None and thread.quote is not None:
@@ -159,7 +159,7 @@ class Threads(QObject):
         if mark.key > 0:  # a highlight's note: the Highlights tab
             self.reader.side.setCurrentWidget(self.reader.side.highlights)
         elif hasattr(self.window, "open_notes"):
-            self.window.open_notes()
+            self.window.panels.open_notes()
 
 
 def show_lost(parent: QWidget, title: str, lost: list[Any]) -> None:

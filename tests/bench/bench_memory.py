@@ -155,7 +155,7 @@ def child(root: Path, state: str, target: Path, home: Path) -> None:
         spin(2)
         figures["pdf_read"] = rss_mb()
     else:
-        main.import_files([target])
+        main.books.import_files([target])
         deadline = time.perf_counter() + 120
         while not library.list_books() or main.importer.busy:
             spin(0.05)

@@ -248,7 +248,7 @@ def words_per_screen(library: object) -> None:
     view = window.reader.view
     font = view.document().defaultFont().family()
     for chat in (False, True):
-        window.set_chat_visible(chat)
+        window.panes.set_chat_visible(chat)
         QApplication.processEvents()
         view.show_at(page, 0)
         counts = []

@@ -25,7 +25,7 @@ def main() -> None:
     book = import_book(margin.library, Path(sys.argv[1])).book
     window = MainWindow(margin, restore=False)
     window.show()
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id, int(sys.argv[2]))
     # a question in passages mode (no model): the transcript has a question, an answer and
     # its links for the walk to read

@@ -189,10 +189,10 @@ def open_book_file(
     book = import_book(window.library, path).book
     if read_to:
         window.library.set_position(book.id, read_to)
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id, page)
     if side:
-        window.set_side_visible(True)
+        window.panes.set_side_visible(True)
     QApplication.processEvents()
     return int(book.id)
 

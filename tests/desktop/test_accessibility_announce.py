@@ -127,7 +127,7 @@ def test_keyboard_alone_turn_ask_hear_read_open_a_citation_and_highlight(
 ) -> None:
     """The walk-through of the issue, with keys only (passages mode: no model needed)."""
     book_id = open_alice(window, books_dir, page=10, read_to=30)
-    window.set_side_visible(False)
+    window.panes.set_side_visible(False)
     view = window.reader.view
     view.setFocus()
     qtbot.keyClick(view, Qt.Key.Key_PageDown)  # a screen on

@@ -82,7 +82,7 @@ def test_a_right_to_left_override_in_a_title_does_not_flip_the_window_title(
     library.db.execute_sql(
         "UPDATE book SET title = ? WHERE id = ?", ("\u202eevil\u202c\n Title\x1b[2J", book.id)
     )
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id)
     title = window.windowTitle()
     assert title == "evil Title[2J — Margin", repr(title)

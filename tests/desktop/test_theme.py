@@ -111,7 +111,7 @@ def test_dark_darkens_every_panel_and_light_lightens_them(
     measured: dict[str, dict[str, float]] = {}
     # covers are the books' own pictures (a PDF's white first page): measure the panel itself
     window.library_panel.list_button.click()
-    window.set_side_visible(True)
+    window.panes.set_side_visible(True)
     for name in ("light", "dark"):
         apply_app_theme(qapp, name)
         window.reader.set_theme(name)

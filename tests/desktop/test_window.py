@@ -33,7 +33,7 @@ def test_open_reflowable_book_and_turn_pages(
     window: Any, library: Library, books_dir: Path, name: str
 ) -> None:
     book = import_book(library, books_dir / name).book
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id, 2)
     view = window.reader.view
     assert isinstance(view, TextView)

@@ -309,7 +309,7 @@ def test_deleting_during_an_answer_stops_the_answer_first(
     if what == "conversation":
         chat.delete_conversation()
     else:
-        window.remove_book(book_id)
+        window.books.remove_book(book_id)
     qtbot.waitUntil(lambda: not chat.live, timeout=10000)
     if what == "conversation":
         qtbot.waitUntil(

@@ -35,7 +35,7 @@ def window_at(library: Library, books_dir: Path, qtbot: Any, read_to: int) -> It
     qtbot.waitExposed(win)
     try:
         win.open_book(book.id)
-        win.set_side_visible(True)
+        win.panes.set_side_visible(True)
         yield win, book
     finally:
         close_window(qtbot, win)

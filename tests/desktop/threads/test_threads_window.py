@@ -112,7 +112,7 @@ def test_a_question_about_a_passage_is_a_thread_marked_in_the_margin(
         assert line.top() <= y <= line.bottom()
 
         # the Threads tab, in book order
-        win.set_side_visible(True)
+        win.panes.set_side_visible(True)
         win.reader.side.show_panel("Threads")
         assert threads.panel.list.count() == 1
         assert threads.panel.list.item(0).text().startswith("p. 10 — “")
