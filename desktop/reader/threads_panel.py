@@ -158,7 +158,7 @@ class Threads(QObject):
         mark_exactly(self.reader, mark.page, mark.start, mark.exact)
         if mark.key > 0:  # a highlight's note: the Highlights tab
             self.reader.side.setCurrentWidget(self.reader.side.highlights)
-        elif hasattr(self.window, "open_notes"):
+        else:
             self.window.panels.open_notes()
 
 
