@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, cast
 from PySide6.QtWidgets import QDialog, QMessageBox
 
 from core.errors import MarginError
+from desktop.events import HighlightsChanged
 
 if TYPE_CHECKING:
     from desktop.library_search import LibrarySearch
@@ -144,7 +145,7 @@ class WindowPanels:
             panel = cast("NotesPanel", module.NotesPanel(self.window.library))
             panel.setAccessibleName("Notes and highlights")
             panel.requestOpenPage.connect(self.window.open_page_request)
-            self.window.reader.highlightsChanged.connect(lambda _id: panel.refresh())
+            self.window.reader.events.subscribe(HighlightsChanged, lambda _e: panel.refresh())
             self.window.bookOpened.connect(lambda book_id: panel.set_book(book_id or None))
             self.window.reader.side.addTab(panel, "Notes")
             self.notes_panel = panel

@@ -10,9 +10,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout
 
+from desktop.events import BookOpened, Events, HighlightsChanged, PageShown
 from desktop.widgets import tool_button
 
 if TYPE_CHECKING:
+    from desktop.companions.panel import CompanionPanel
     from desktop.reader.reader import Reader
 
 WHO_IS_KEY = "Ctrl+Shift+X"
@@ -43,6 +45,12 @@ def install(window: Any) -> dict[str, Any]:
     return parts
 
 
+def _follow(events: Events, panel: CompanionPanel) -> None:
+    """A companion tab follows the book: told when it opens and of every page shown."""
+    events.subscribe(BookOpened, lambda e: panel.book_opened(e.book_id))
+    events.subscribe(PageShown, lambda e: panel.page_shown(e.book_id, e.page))
+
+
 def install_reader(reader: Reader) -> dict[str, Any]:
     from desktop.companions.cards_panel import CardsPanel
     from desktop.companions.recap_panel import RecapPanel
@@ -51,9 +59,11 @@ def install_reader(reader: Reader) -> dict[str, Any]:
     xray = XRayPanel(reader.library)
     recap = RecapPanel(reader.library)
     cards = CardsPanel(reader.library)
-    reader.highlightsChanged.connect(lambda _book: cards.refresh() if cards.isVisible() else None)
+    events = reader.events
+    events.subscribe(HighlightsChanged, lambda _e: cards.refresh() if cards.isVisible() else None)
     for name, panel in (("X-Ray", xray), ("Story so far", recap), ("Cards", cards)):
         reader.side.add_panel(name, panel)
+        _follow(events, panel)
         panel.requestPlace.connect(lambda page, mark: reader.go_to_page(page, mark=mark))
         panel.requestFocusBook.connect(reader._focus_book)
 

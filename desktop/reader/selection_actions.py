@@ -174,6 +174,5 @@ class SelectionActions(QObject):
         if style in HIGHLIGHT_STYLES and style != "highlight":
             set_style(saved.id, style)
         reader.refresh_highlights()
-        reader.highlightsChanged.emit(reader.book.id)
         reader.host.clear_selection()
         return True

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import MarginError
 from core.store.anchoring import AnchoredMark, anchored_marks
+from desktop.events import HighlightsChanged
 from desktop.reader.margin_marks import MarginMark, MarginMarks, mark_exactly
 from desktop.tasks import in_background
 
@@ -188,7 +189,7 @@ def install_threads(window: Any) -> Threads:
     """The one place threads are wired into the window."""
     threads = Threads(window)
     window.bookOpened.connect(threads.book_opened)
-    window.reader.highlightsChanged.connect(threads.refresh)
+    window.reader.events.subscribe(HighlightsChanged, threads.refresh)
     chat = window.chat
     if hasattr(chat, "threadsChanged"):
         chat.threadsChanged.connect(threads.refresh)
