@@ -45,6 +45,7 @@ from desktop.window_panels import WindowPanels
 if TYPE_CHECKING:
     from desktop.chat.pane import ChatPane
     from desktop.reader.reader import Reader
+    from desktop.reader.threads_panel import Threads
     from desktop.reader.typography import TypographyStore
 
 log = logging.getLogger("margin.window")
@@ -77,6 +78,7 @@ class MainWindow(QMainWindow):
 
     action_leave_focus: QAction
     action_caret: QAction
+    threads: Threads  # with the reading view
     reader: _BuiltOnUse[Reader] = _BuiltOnUse()
     chat: _BuiltOnUse[ChatPane | QLabel] = _BuiltOnUse()
     splitter: _BuiltOnUse[QSplitter] = _BuiltOnUse()
@@ -249,7 +251,9 @@ class MainWindow(QMainWindow):
         self.bookOpened.connect(lambda _book_id: order_tabs(self))  # (a new page widget)
         from desktop.reader.threads_panel import install_threads
 
-        install_threads(self)  # threads: the side panel tab, margin marks, the chat's thread
+        self.threads = install_threads(
+            self
+        )  # threads: the side panel tab, margin marks, the chat's thread
 
     # state ------------------------------------------------------------------------------
 

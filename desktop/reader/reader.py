@@ -150,7 +150,7 @@ class Reader(QWidget):
         )
         side.highlights.attach(self)  # it edits, copies and exports through the reader
         for panel in (side.contents, side.finder, side.highlights):
-            panel.requestFocusBook.connect(self._focus_book)
+            panel.requestFocusBook.connect(self.focus_book)
         host.scrolledTo.connect(self._scrolled)
         host.requestBack.connect(self.go_back)
         host.requestForward.connect(self.go_forward)
@@ -320,6 +320,9 @@ class Reader(QWidget):
             if end:
                 self.host.show_end_of(pages[-1])
 
+    def can_go_back(self) -> bool:
+        return self.session is not None and self.session.history.can_back()
+
     def go_back(self) -> None:
         """Back to where the reader was before the jump (where reading stopped)."""
         self._through_history(back=True)
@@ -411,7 +414,7 @@ class Reader(QWidget):
         if self.book is not None:
             self.memory.remember(self.book.id, **changes)
 
-    def _focus_book(self) -> None:
+    def focus_book(self) -> None:
         """After a click in a side list, the keys (Page Down, Space) read the book again."""
         if self.view is not None:
             self.view.setFocus()

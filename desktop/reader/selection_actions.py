@@ -108,7 +108,7 @@ class SelectionActions(QObject):
             look.triggered.connect(lambda _=False, st=style: self.act(f"highlight:yellow:{st}"))
             menu.addAction(look)
         menu.addSeparator()
-        if reader.session is not None and reader.session.history.can_back():
+        if reader.can_go_back():
             back = QAction("Back", menu)
             back.triggered.connect(reader.go_back)
             menu.addAction(back)

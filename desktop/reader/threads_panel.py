@@ -7,7 +7,7 @@ read on a worker thread (``desktop.tasks.in_background``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
@@ -25,6 +25,9 @@ from core.store.anchoring import AnchoredMark, anchored_marks
 from desktop.events import HighlightsChanged
 from desktop.reader.margin_marks import MarginMark, MarginMarks, mark_exactly
 from desktop.tasks import in_background
+
+if TYPE_CHECKING:
+    from desktop.main_window import MainWindow
 
 THREAD_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -77,7 +80,7 @@ class Threads(QObject):
 
     changed = Signal()  # the marks and the list were read again (tests wait for it)
 
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         self.app = window.app
@@ -185,7 +188,7 @@ def show_lost(parent: QWidget, title: str, lost: list[Any]) -> None:
     )
 
 
-def install_threads(window: Any) -> Threads:
+def install_threads(window: MainWindow) -> Threads:
     """The one place threads are wired into the window."""
     threads = Threads(window)
     window.bookOpened.connect(threads.book_opened)
@@ -197,5 +200,4 @@ def install_threads(window: Any) -> Threads:
     side.currentChanged.connect(  # message counts are fresh when the tab is looked at
         lambda _i: threads.refresh() if side.currentWidget() is threads.panel else None
     )
-    window.threads = threads
     return threads

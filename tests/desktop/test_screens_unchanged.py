@@ -91,14 +91,30 @@ def test_the_main_screens_are_drawn_and_unchanged(
     shots: dict[str, QImage] = {}
 
     def shoot(name: str, widget: QWidget | None = None) -> None:
+        """The screen once it stops changing (covers and companions load on workers)."""
         _settle(qtbot, win)
-        shots[name] = _grab(widget or win)
+        shot = _grab(widget or win)
+        for _ in range(20):
+            _settle(qtbot, win)
+            again = _grab(widget or win)
+            if _differences(shot, again) == 0:
+                break
+            shot = again
+        shots[name] = shot
 
     def side(name: str, then: Callable[[], object] | None = None) -> None:
         win.panes.set_side_visible(True)
         assert win.reader.side.show_panel(name), name
         if then is not None:
             then()
+        panel = win.reader.side.currentWidget()
+
+        def loaded() -> bool:  # a companion reads the book on a worker first
+            return not any(
+                label.text().startswith("Reading the pages") for label in panel.findChildren(QLabel)
+            )
+
+        qtbot.waitUntil(loaded, timeout=10000)
         shoot(f"side_{name.lower().replace(' ', '_')}")
 
     try:
