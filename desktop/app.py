@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from desktop.book_files import BOOK_SUFFIXES
+from desktop.library.book_files import BOOK_SUFFIXES
 
 _T0 = time.perf_counter()
 log = logging.getLogger("margin.app")
@@ -130,7 +130,7 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
     from PySide6.QtWidgets import QApplication
 
     from core.paths import Paths
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
     assert isinstance(app, QApplication) and isinstance(paths, Paths)
     from desktop.tasks import pool
@@ -252,7 +252,7 @@ async def open_library(paths: object, *, quiet: bool = False, notice_after: floa
 
 async def open_and_capture(window: object, args: argparse.Namespace) -> int:
     from core.errors import MarginError
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
     assert isinstance(window, MainWindow)
     try:

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from desktop.companions.panel import CompanionPanel
     from desktop.companions.recap_panel import RecapPanel
     from desktop.companions.xray_panel import XRayPanel
-    from desktop.main_window import MainWindow
     from desktop.reader.reader import Reader
+    from desktop.window.main_window import MainWindow
 
 WHO_IS_KEY = "Ctrl+Shift+X"
 

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QInputDialog, QMenu
 from core.prompts import load_prompt
 from core.store.highlight_style import HIGHLIGHT_STYLES, STYLE_NAMES, set_style
 from core.store.library import HIGHLIGHT_COLOURS
-from desktop.reader.margin_marks import stored_offset
+from desktop.highlights.margin_marks import stored_offset
 from desktop.reader.selection_bar import ACTIONS, SelectionBar
 from desktop.requests import AskRequest
 

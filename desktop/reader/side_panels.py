@@ -16,13 +16,13 @@ from PySide6.QtWidgets import QSplitter, QTabWidget, QWidget
 
 from core.store.library import Library
 from desktop.events import Events
+from desktop.highlights.panel import HighlightsPanel
 from desktop.reader.contents_panel import ContentsPanel
 from desktop.reader.find_panel import FindPanel, OpenBook
-from desktop.reader.highlights_panel import HighlightsPanel
 
 BOOK_SHARE = 0.55  # the book keeps at least this share of the window beside the panels
 SIDE_MIN = 170  # pixels: the side panel gives way down to this (its narrowest)
-CHAT_MIN = 280  # and the chat down to this (desktop.window_layout.CHAT_MIN)
+CHAT_MIN = 280  # and the chat down to this (desktop.window.layout.CHAT_MIN)
 
 
 def fit_book(

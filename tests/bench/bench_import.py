@@ -115,7 +115,7 @@ def children():
 async def main():
     from core.app import Margin
     from core.paths import resolve_paths
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
     app = Margin.open(resolve_paths(sys.argv[2]))
     window = MainWindow(app, restore=False)
     window.resize(1280, 860)

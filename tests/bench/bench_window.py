@@ -57,8 +57,8 @@ async def in_window(app: object) -> None:
 
     from core.app import Margin
     from core.paths import resolve_paths
-    from desktop.main_window import MainWindow
     from desktop.reader.pdf_view import PdfView
+    from desktop.window.main_window import MainWindow
     from tests.support.pdfgen import book_pages, make_text_pdf
 
     with tempfile.TemporaryDirectory() as home:
@@ -148,8 +148,8 @@ async def look_changes(app: object) -> None:
     from core.app import Margin
     from core.books.importer import import_book
     from core.paths import resolve_paths
-    from desktop.main_window import MainWindow
     from desktop.reader.typography import Typography
+    from desktop.window.main_window import MainWindow
 
     with tempfile.TemporaryDirectory() as home:
         margin = Margin.open(resolve_paths(Path(home) / "data"))

@@ -19,7 +19,7 @@ from core.paths import resolve_paths
 def main() -> None:
     app = QApplication(["margin"])
     app.setApplicationName("margin")
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
     margin = Margin.open(resolve_paths().ensure())
     book = import_book(margin.library, Path(sys.argv[1])).book

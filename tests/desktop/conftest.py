@@ -114,7 +114,7 @@ def library(app: Margin) -> Library:
 
 def open_window(app: Margin, qtbot: Any, size: tuple[int, int] | None = None) -> Any:
     """A shown main window that asks no modal questions ("headless"), sized when asked."""
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
     win = MainWindow(app, restore=False)
     qtbot.addWidget(win)

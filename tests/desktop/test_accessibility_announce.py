@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop import accessibility
 from desktop.accessibility import first_sentence
-from desktop.main_window import MainWindow
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window, connect_claude
 from tests.desktop.conftest import open_alice as open_book_at
 from tests.fakes.anthropic_server import FakeAnthropic, Reply

@@ -10,7 +10,7 @@ import pytest
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.main_window import MainWindow
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window
 from tests.reliability.test_hardening_repair import _scramble_index_blocks
 

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 
 from core.store.highlight_style import set_style
 from core.store.library import Library
-from desktop.reader.highlights_panel import HighlightsPanel
+from desktop.highlights.panel import HighlightsPanel
 from desktop.reader.side_panels import BOOK_SHARE
 from tests.desktop.reader.conftest import alice_window
 

@@ -18,9 +18,9 @@ from PySide6.QtCore import Qt
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.main_window import MainWindow, default_chat_width
 from desktop.reader.text_view import TextView
 from desktop.reader.typography import line_lengths
+from desktop.window.main_window import MainWindow, default_chat_width
 from tests.desktop.conftest import close_window
 from tests.support.shots import keep_shot, save_shot
 

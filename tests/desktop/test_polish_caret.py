@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from core.settings import load_reader_settings
-from desktop.main_window import MainWindow
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window, open_alice
 
 

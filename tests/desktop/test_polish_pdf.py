@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from core.books.importer import import_book
 from core.store.highlight_style import set_style
-from desktop.reader.highlight_look import PDF_INK, line_colour
+from desktop.highlights.look import PDF_INK, line_colour
 from desktop.reader.pdf_view import PdfView
 from tests.support.pdfgen import make_text_pdf
 

@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.main_window import MainWindow
 from desktop.theme import (
     NIGHT_RANGE,
     THEMES,
@@ -34,6 +33,7 @@ from desktop.theme import (
     current_app_theme,
     page_image_filter,
 )
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window
 
 

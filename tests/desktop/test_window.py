@@ -11,10 +11,10 @@ from PySide6.QtCore import QPointF, Qt
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.main_window import MainWindow
 from desktop.reader.pdf_view import PdfView
 from desktop.reader.text_view import TextView
 from desktop.requests import AskRequest
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import run_until
 
 

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QApplication
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.store.library import Library
-from desktop.main_window import MainWindow
 from desktop.reader.text_view import TextView
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window
 
 

@@ -10,8 +10,8 @@ import pytest
 from PySide6.QtWidgets import QApplication, QInputDialog
 
 from core.books.importer import import_book
-from desktop.main_window import MainWindow
 from desktop.reader.pages import PageLabels
+from desktop.window.main_window import MainWindow
 from tests.core.books.test_epub_w3c import _page_list_book
 from tests.desktop.conftest import close_window
 from tests.support.shots import save_shot

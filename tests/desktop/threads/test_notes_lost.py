@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from core.store.library import Library
-from desktop.notes_panel import LOST_ROLE, ROLE
+from desktop.highlights.notes_panel import LOST_ROLE, ROLE
 from tests.desktop.reader.conftest import alice_window
 from tests.support.shots import save_shot, shots_wanted
 

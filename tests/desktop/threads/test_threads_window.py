@@ -16,7 +16,7 @@ from PySide6.QtTest import QTest
 from core.anchors import collapse
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.reader.margin_marks import NOTE_RGB, THREAD_RGB, MarginMarks
+from desktop.highlights.margin_marks import NOTE_RGB, THREAD_RGB, MarginMarks
 from desktop.reader.paged_view import CLICK_ZONE
 from tests.desktop.reader.conftest import alice_window, press, text_view
 from tests.support.shots import save_shot

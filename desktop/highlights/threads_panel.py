@@ -23,11 +23,11 @@ from PySide6.QtWidgets import (
 from core.errors import MarginError
 from core.store.anchoring import AnchoredMark, anchored_marks
 from desktop.events import HighlightsChanged
-from desktop.reader.margin_marks import MarginMark, MarginMarks, mark_exactly
+from desktop.highlights.margin_marks import MarginMark, MarginMarks, mark_exactly
 from desktop.tasks import in_background
 
 if TYPE_CHECKING:
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
 THREAD_ROLE = Qt.ItemDataRole.UserRole + 1
 

@@ -14,11 +14,11 @@ from core.errors import MarginError
 from desktop.events import HighlightsChanged
 
 if TYPE_CHECKING:
-    from desktop.library_search import LibrarySearch
-    from desktop.main_window import MainWindow
-    from desktop.notes_panel import NotesPanel
+    from desktop.highlights.notes_panel import NotesPanel
+    from desktop.library.search import LibrarySearch
     from desktop.reader.reading_settings import ReadingSettings
     from desktop.reader.typography import Typography
+    from desktop.window.main_window import MainWindow
 
 
 class WindowPanels:
@@ -32,9 +32,9 @@ class WindowPanels:
         self.notes_panel: NotesPanel | None = None
 
     def open_library_search(self) -> None:
-        """The library-wide search window (desktop/library_search.py); a passage chosen there
+        """The library-wide search window (desktop/library/search.py); a passage chosen there
         opens at its page."""
-        from desktop.library_search import LibrarySearch
+        from desktop.library.search import LibrarySearch
 
         if self.library_search is None:
             self.library_search = LibrarySearch(self.window.app, self.window)
@@ -137,7 +137,7 @@ class WindowPanels:
     def open_notes(self) -> None:
         """Notes and highlights, as a fourth tab of the side panel (made on first use)."""
         try:
-            module = importlib.import_module("desktop.notes_panel")
+            module = importlib.import_module("desktop.highlights.notes_panel")
         except ImportError:
             return
         panel = self.notes_panel

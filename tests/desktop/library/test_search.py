@@ -1,4 +1,4 @@
-"""The library-wide search window (desktop/library_search.py): results grouped by book,
+"""The library-wide search window (desktop/library/search.py): results grouped by book,
 within where the reader has read each book unless the box is ticked; a passage opens its
 page in the window."""
 
@@ -11,8 +11,8 @@ import pytest
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.library_search import LibrarySearch, quote_of
-from desktop.main_window import MainWindow
+from desktop.library.search import LibrarySearch, quote_of
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window
 
 

@@ -13,13 +13,13 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox
 
 from core.errors import MarginError
 from core.store.library import BookInfo
-from desktop.book_files import BOOK_FILTER
-from desktop.book_files import BOOK_SUFFIXES as SUFFIXES
+from desktop.library.book_files import BOOK_FILTER
+from desktop.library.book_files import BOOK_SUFFIXES as SUFFIXES
 from desktop.resources import resources_dir
 from desktop.tasks import in_background, run_blocking
 
 if TYPE_CHECKING:
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
 WELCOME = "Welcome to Margin.md"
 
@@ -132,7 +132,7 @@ class BookActions:
             self.window.reader.close_book()
             self.window.open_book(updated.id, updated.page)
             self.window.statusBar().showMessage(f"“{updated.title}” was read again.", 5000)
-            from desktop.reader.threads_panel import show_lost
+            from desktop.highlights.threads_panel import show_lost
 
             show_lost(
                 self.window,

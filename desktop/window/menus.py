@@ -13,7 +13,7 @@ from desktop import accessibility
 from desktop.shortcut_help import show_shortcuts
 
 if TYPE_CHECKING:
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
 # each theme's menu entry (a mnemonic of its own; Ctrl+Alt+1… in this order)
 THEME_MENU = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
 CHAT_SHARE = 0.3  # of the window's width, within the bounds below, when the chat first shows
 CHAT_MIN, CHAT_MAX = 280, 440

@@ -33,8 +33,8 @@ from PySide6.QtWidgets import (
 from core.store.highlight_style import HIGHLIGHT_STYLES, STYLE_NAMES
 from core.store.library import HIGHLIGHT_COLOURS, HighlightRecord
 from desktop.events import BookClosed, BookOpening, Events, HighlightsChanged, PageShown
-from desktop.reader import highlight_tools
-from desktop.reader.highlight_look import line_colour
+from desktop.highlights import tools as highlight_tools
+from desktop.highlights.look import line_colour
 from desktop.reader.pages import ANCHOR_ROLE, PAGE_ROLE, PageLabels
 from desktop.theme import highlight_colour
 from desktop.widgets import tool_button

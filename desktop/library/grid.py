@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
 
 from core.books.covers import cover_colour
 from core.store.library import BookInfo
-from desktop.covers import CoverStore
-from desktop.library_model import BOOK, cover_job, progress_text
+from desktop.library.covers import CoverStore
+from desktop.library.model import BOOK, cover_job, progress_text
 
 MIN_TILE = 96  # narrowest grid cell, so a 230-pixel panel still shows two columns
 TEXT_BLOCK = 58  # title (two lines), author and the progress bar under a cover

@@ -32,20 +32,20 @@ from core.errors import MarginError
 from core.labels import display_title
 from core.store.library import BookInfo
 from desktop.accessibility import order_tabs
-from desktop.import_controller import ImportController
-from desktop.library_panel import LibraryPanel
-from desktop.menus import build_menus
-from desktop.preferences import Preferences, WindowState
+from desktop.library.import_controller import ImportController
+from desktop.library.panel import LibraryPanel
 from desktop.requests import OpenPageRequest
 from desktop.tasks import TaskKeeper, drain, pool
-from desktop.window_books import BookActions
-from desktop.window_layout import WindowLayout, default_chat_width
-from desktop.window_panels import WindowPanels
+from desktop.window.books import BookActions
+from desktop.window.layout import WindowLayout, default_chat_width
+from desktop.window.menus import build_menus
+from desktop.window.panels import WindowPanels
+from desktop.window.preferences import Preferences, WindowState
 
 if TYPE_CHECKING:
     from desktop.chat.pane import ChatPane
+    from desktop.highlights.threads_panel import Threads
     from desktop.reader.reader import Reader
-    from desktop.reader.threads_panel import Threads
     from desktop.reader.typography import TypographyStore
 
 log = logging.getLogger("margin.window")
@@ -156,9 +156,9 @@ class MainWindow(QMainWindow):
         if self._built:
             return
         self._built = True
-        from desktop.menus import add_reader_buttons
         from desktop.reader.reader import Reader
         from desktop.reader.typography import TypographyStore
+        from desktop.window.menus import add_reader_buttons
 
         self.reader = Reader(self.library)
         self.chat = self._make_chat()
@@ -249,7 +249,7 @@ class MainWindow(QMainWindow):
             chat.requestSettings.connect(self.panels.open_settings)
             self.bookOpened.connect(chat.set_book)
         self.bookOpened.connect(lambda _book_id: order_tabs(self))  # (a new page widget)
-        from desktop.reader.threads_panel import install_threads
+        from desktop.highlights.threads_panel import install_threads
 
         self.threads = install_threads(
             self
@@ -409,7 +409,7 @@ class MainWindow(QMainWindow):
     def open_page_request(self, request: OpenPageRequest) -> None:
         self.open_book(request.book_id, request.page, request.quote, near=request.near)
         if request.near >= 0 and request.quote:  # an anchor: its words exactly
-            from desktop.reader.margin_marks import mark_exactly
+            from desktop.highlights.margin_marks import mark_exactly
 
             mark_exactly(self.reader, request.page, request.near, request.quote)
 
