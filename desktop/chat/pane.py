@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QHideEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QSizePolicy,
     QVBoxLayout,
@@ -368,11 +368,11 @@ class ChatPane(QWidget):
             self.messages.tick(live)
             self.answerRendered.emit(live.conversation_id)
 
-    def hideEvent(self, event: Any) -> None:
+    def hideEvent(self, event: QHideEvent) -> None:
         self._timer.stop()
         super().hideEvent(event)
 
-    def showEvent(self, event: Any) -> None:
+    def showEvent(self, event: QShowEvent) -> None:
         self._timer.start()
         super().showEvent(event)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import shiboken6
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QBoxLayout, QLabel, QLayout, QPushButton, QSizePolicy, QWidget
 
 from core.prompts import load_prompt
@@ -47,7 +48,7 @@ class Starters(QWidget):
         self.box.addStretch(1)
         self.hide()
 
-    def resizeEvent(self, event: Any) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit()
 

@@ -3,11 +3,12 @@ place, each named ``window.action_<name>`` when tests or other code need it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
-from PySide6.QtWidgets import QHBoxLayout, QToolButton
+from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolButton
 
 from desktop import accessibility
 from desktop.shortcut_help import show_shortcuts
@@ -27,9 +28,9 @@ THEME_MENU = (
 
 def add_action(
     window: MainWindow,
-    menu: Any,
+    menu: QMenu,
     text: str,
-    slot: Any,
+    slot: Callable[..., object],
     shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
     name: str = "",
 ) -> QAction:
@@ -53,7 +54,7 @@ def tick_theme(window: MainWindow) -> None:
         action.setChecked(action.data() == current)
 
 
-def set_whole_answers(window: MainWindow) -> Any:
+def set_whole_answers(window: MainWindow) -> Callable[[bool], None]:
     """The slot of "Speak whole answers": announce finished answers whole, and keep it."""
     accessibility.whole_answers = window.preferences.whole_answers()
 
@@ -265,7 +266,9 @@ def add_reader_buttons(window: MainWindow) -> None:
     bar = window.reader.toolbar.layout()
     assert isinstance(bar, QHBoxLayout)
 
-    def button(text: str, name: str, tip: str, slot: Any, checkable: bool = False) -> Any:
+    def button(
+        text: str, name: str, tip: str, slot: Callable[..., object], checkable: bool = False
+    ) -> QToolButton:
         b = QToolButton()
         b.setText(text)
         b.setAccessibleName(name)
