@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from core.app import Margin
 from core.errors import MarginError
+from core.store.conversations import ConversationInfo
 from desktop.accessibility import StatusLabel
 from desktop.chat import history, sources
 from desktop.chat.composer import SPOILERS_END, Composer
@@ -255,7 +256,7 @@ class ChatPane(QWidget):
                 self.service.list_conversations, book_id, then=lambda c: self._titles(book_id, c)
             )
 
-    def _titles(self, book_id: int, items: list[Any]) -> None:
+    def _titles(self, book_id: int, items: list[ConversationInfo]) -> None:
         if book_id == self.book_id and shiboken6.isValid(self.header):
             self.header.fill(items, self.live, self.conversation_id)
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, Qt, Signal, SignalInstance
 from PySide6.QtGui import (
     QColor,
     QMouseEvent,
@@ -166,10 +166,10 @@ class _TextPlaces:
         step = self._column_width()
         return [QRect(i * step, 0, width, height) for i in range(self._columns())]
 
-    def scroll_signals(self) -> list[Any]:
+    def scroll_signals(self) -> list[SignalInstance]:
         return []  # the strip stays put; a scroll only repaints it
 
-    def moved_signals(self) -> list[Any]:
+    def moved_signals(self) -> list[SignalInstance]:
         return [self.view.verticalScrollBar().valueChanged]
 
 
@@ -226,10 +226,10 @@ class _PdfPlaces:
         x = int(view.canvas.mapTo(view.viewport(), QPointF(left, 0)).x())
         return [QRect(max(0, x), 0, MARK_SIZE + 10, view.viewport().height())]
 
-    def scroll_signals(self) -> list[Any]:  # the pages move sideways: the strip follows
+    def scroll_signals(self) -> list[SignalInstance]:  # the pages move sideways: the strip follows
         return [self.view.horizontalScrollBar().valueChanged, self.view.zoomChanged]
 
-    def moved_signals(self) -> list[Any]:
+    def moved_signals(self) -> list[SignalInstance]:
         return [self.view.verticalScrollBar().valueChanged]
 
 
@@ -271,10 +271,10 @@ class _NoPlaces:
     def strips(self) -> list[QRect]:
         return [QRect(0, 0, 0, 0)]
 
-    def scroll_signals(self) -> list[Any]:
+    def scroll_signals(self) -> list[SignalInstance]:
         return []
 
-    def moved_signals(self) -> list[Any]:
+    def moved_signals(self) -> list[SignalInstance]:
         return []
 
 

@@ -7,7 +7,7 @@ read on a worker thread (``desktop.tasks.in_background``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import MarginError
-from core.store.anchoring import AnchoredMark, anchored_marks
+from core.store.anchoring import AnchoredMark, LostAnchor, anchored_marks
+from core.store.conversations import ConversationInfo
 from desktop.events import HighlightsChanged
 from desktop.highlights.margin_marks import MarginMark, MarginMarks, mark_exactly
 from desktop.tasks import in_background
@@ -57,10 +58,12 @@ class ThreadsPanel(QWidget):
         layout.addStretch(0)
         self.fill([])
 
-    def fill(self, threads: list[Any]) -> None:
+    def fill(self, threads: list[ConversationInfo]) -> None:
         self.list.clear()
         for t in threads:
             q = t.quote
+            if q is None:  # (a thread is a conversation with a quote: never)
+                continue
             words = q.exact if len(q.exact) <= 110 else q.exact[:109] + "…"
             lost = "  (not found after re-reading)" if q.lost else ""
             count = f"  · {t.message_count} messages" if t.message_count else ""
@@ -89,7 +92,7 @@ class Threads(QObject):
         self.panel.requestThread.connect(self.open_thread)
         self.marks: MarginMarks | None = None
         self.book_id: int | None = None
-        self._threads: dict[int, Any] = {}
+        self._threads: dict[int, ConversationInfo] = {}
         self._generation = 0
         self.reader.side.add_panel("Threads", self.panel)
 
@@ -124,7 +127,7 @@ class Threads(QObject):
             failed=lambda exc: self._failed(generation, exc),
         )
 
-    def _read(self, book_id: int) -> tuple[list[Any], list[AnchoredMark]]:
+    def _read(self, book_id: int) -> tuple[list[ConversationInfo], list[AnchoredMark]]:
         return self.app.conversations.threads(book_id), anchored_marks(self.app.library.db, book_id)
 
     def _failed(self, generation: int, exc: Exception) -> None:
@@ -132,7 +135,9 @@ class Threads(QObject):
             raise exc
         self._show(generation, ([], []))
 
-    def _show(self, generation: int, found: tuple[list[Any], list[AnchoredMark]]) -> None:
+    def _show(
+        self, generation: int, found: tuple[list[ConversationInfo], list[AnchoredMark]]
+    ) -> None:
         if generation != self._generation or not shiboken6.isValid(self.panel):
             return
         threads, marks = found
@@ -166,7 +171,7 @@ class Threads(QObject):
             self.window.panels.open_notes()
 
 
-def show_lost(parent: QWidget, title: str, lost: list[Any]) -> None:
+def show_lost(parent: QWidget, title: str, lost: list[LostAnchor]) -> None:
     """After a re-read: what no longer matches the book's text, listed for the reader (it
     stays at its old page, never moved by guess)."""
     if not lost:
