@@ -12,12 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent, QColor
 from PySide6.QtWidgets import QLabel, QTabWidget, QWidget
+
+if TYPE_CHECKING:
+    from desktop.window.main_window import MainWindow
 
 # every announcement also goes to these (tests observe them; PySide6 has no update handler)
 listeners: list[Callable[[QAccessibleAnnouncementEvent], None]] = []
@@ -142,7 +145,7 @@ def contrast(a: str | QColor, b: str | QColor) -> float:
     return (la + 0.05) / (lb + 0.05)
 
 
-def order_tabs(window: Any) -> list[QWidget]:
+def order_tabs(window: MainWindow) -> list[QWidget]:
     """The window's tab order, as it is laid out: the toolbar left to right, the side panel,
     the page, the chat (its conversations, the transcript, the question, Send), then the
     library's page. Called again when a book's view is made (a new page widget)."""

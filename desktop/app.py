@@ -19,14 +19,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from desktop.library.book_files import BOOK_SUFFIXES
+
 _T0 = time.perf_counter()
 log = logging.getLogger("margin.app")
 WINDOW_OPTIONS = ("--open", "--page", "--screenshot", "--exit-after-shown")
-# the suffixes of ``core.books.parse.SUFFIXES`` (a test keeps them equal): importing the
-# parsers only to read this list cost ~40 ms of every start
-BOOK_SUFFIXES = frozenset(
-    (".epub", ".pdf", ".txt", ".text", ".md", ".markdown", ".html", ".htm", ".xhtml", ".cbz")
-)
 
 
 def wants_window(argv: Sequence[str]) -> bool:
@@ -133,7 +130,7 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
     from PySide6.QtWidgets import QApplication
 
     from core.paths import Paths
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
     assert isinstance(app, QApplication) and isinstance(paths, Paths)
     from desktop.tasks import pool
@@ -194,12 +191,12 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
         window.close()
     elif args.open or args.screenshot:
         if not args.screenshot and not args.exit_after_shown:
-            window.start_background_work()  # `margin FILE`: the same start-up work as `margin`
+            window.books.start_background_work()  # `margin FILE`: the same start-up work as `margin`
         code = await open_and_capture(window, args)
         if args.screenshot or args.exit_after_shown:
             window.close()
     else:
-        window.start_background_work()
+        window.books.start_background_work()
     if not window.isVisible() and not done.done():
         done.set_result(code)
     result = await done
@@ -255,12 +252,12 @@ async def open_library(paths: object, *, quiet: bool = False, notice_after: floa
 
 async def open_and_capture(window: object, args: argparse.Namespace) -> int:
     from core.errors import MarginError
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
     assert isinstance(window, MainWindow)
     try:
         if args.open:
-            book = await window.import_and_open(Path(args.open), page=args.page)
+            book = await window.books.import_and_open(Path(args.open), page=args.page)
             if book is None:
                 return 1
         if args.screenshot:

@@ -76,7 +76,7 @@ async def open_after_password(window: QWidget, book_id: int, page: int | None, c
             [f"“{book.title}” was not opened: it is protected by a password."]
         )
         if window.reader.book is None:  # type: ignore[attr-defined]
-            window.show_library()  # type: ignore[attr-defined]
+            window.panes.show_library()  # type: ignore[attr-defined]
         return
     remember(book.sha256, typed)
     window.open_book(book_id, page)  # type: ignore[attr-defined]

@@ -5,18 +5,21 @@ positions are never touched (``core.repair``)."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QMessageBox
 
 from core.errors import MarginError
 from desktop.tasks import run_blocking
 
+if TYPE_CHECKING:
+    from desktop.window.main_window import MainWindow
+
 log = logging.getLogger(__name__)
 TITLE = "Repair search index"
 
 
-def repair_search_index(window: Any) -> None:
+def repair_search_index(window: MainWindow) -> None:
     """Start the repair for ``window`` (a ``MainWindow``: its ``library``, ``tasks`` and
     status bar); a message box reports the result."""
 
@@ -45,7 +48,7 @@ READ_ONLY = (
 )
 
 
-def show_read_only_notice(window: Any) -> QMessageBox:
+def show_read_only_notice(window: MainWindow) -> QMessageBox:
     """Say once, in the window, that the library opened for reading only (not modal: the
     reader can read on)."""
     box = QMessageBox(QMessageBox.Icon.Information, "Read-only library", READ_ONLY, parent=window)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import Any
+from collections.abc import Coroutine
 
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QDesktopServices
@@ -237,7 +237,7 @@ class SettingsDialog(QDialog):
         self.accept()
         return True
 
-    def _start(self, coro: Any) -> asyncio.Task[Any]:
+    def _start(self, coro: Coroutine[object, object, None]) -> asyncio.Task[None]:
         return self._tasks.start(coro)
 
     async def _test(self) -> None:

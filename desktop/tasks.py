@@ -39,6 +39,11 @@ def pool() -> ThreadPoolExecutor:
     return _executor
 
 
+# the work kept until it ends, whatever it returns
+type _Task = asyncio.Task[Any]
+type _Work = Future[Any]
+
+
 class Lane:
     """Work that may come in bursts (covers of a whole library) on the one pool, at most
     ``limit`` pieces at a time, so the rest of the pool stays free for the reads a reader
@@ -47,10 +52,10 @@ class Lane:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._running = 0
-        self._waiting: deque[tuple[Callable[..., object], tuple[Any, ...]]] = deque()
+        self._waiting: deque[tuple[Callable[..., object], tuple[object, ...]]] = deque()
         self._lock = threading.Lock()
 
-    def submit(self, fn: Callable[..., object], /, *args: Any) -> None:
+    def submit(self, fn: Callable[..., object], /, *args: object) -> None:
         with self._lock:
             if self._running >= self.limit:
                 self._waiting.append((fn, args))
@@ -58,7 +63,7 @@ class Lane:
             self._running += 1
         pool().submit(self._drain, fn, args)
 
-    def _drain(self, fn: Callable[..., object], args: tuple[Any, ...]) -> None:
+    def _drain(self, fn: Callable[..., object], args: tuple[object, ...]) -> None:
         while True:
             try:
                 fn(*args)
@@ -71,7 +76,7 @@ class Lane:
                 fn, args = self._waiting.popleft()
 
 
-async def run_blocking[T](fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+async def run_blocking[T](fn: Callable[..., T], /, *args: object, **kwargs: object) -> T:
     """Run ``fn(*args, **kwargs)`` in a worker thread and await its result on the loop."""
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(pool(), functools.partial(fn, *args, **kwargs))
@@ -84,7 +89,7 @@ class _Delivery(QObject):
 
 
 _delivery: _Delivery | None = None
-_pending: set[Future[Any]] = set()  # in_background work not yet delivered
+_pending: set[_Work] = set()  # in_background work not yet delivered
 _drained: asyncio.Event | None = None  # set when _pending empties (see drain)
 
 
@@ -108,7 +113,7 @@ def _deliver(payload: object) -> None:
 def in_background[T](
     fn: Callable[..., T],
     /,
-    *args: Any,
+    *args: object,
     then: Callable[[T], None],
     failed: Callable[[Exception], None] | None = None,
 ) -> Future[T]:
@@ -145,12 +150,12 @@ class TaskKeeper:
     """Owns the window's asyncio tasks."""
 
     def __init__(self) -> None:
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._keyed: dict[str, asyncio.Task[Any]] = {}
+        self._tasks: set[_Task] = set()
+        self._keyed: dict[str, _Task] = {}
 
-    def start(
-        self, coro: Coroutine[Any, Any, Any], *, key: str | None = None, replace: bool = True
-    ) -> asyncio.Task[Any]:
+    def start[T](
+        self, coro: Coroutine[object, object, T], *, key: str | None = None, replace: bool = True
+    ) -> asyncio.Task[T]:
         """Schedule ``coro``. With ``key`` and ``replace``, cancel the running task of that key."""
         if key is not None and replace:
             old = self._keyed.get(key)
@@ -172,7 +177,7 @@ class TaskKeeper:
         if task is not None and not task.done():
             task.cancel()
 
-    def _finished(self, key: str | None, task: asyncio.Task[Any]) -> None:
+    def _finished(self, key: str | None, task: _Task) -> None:
         self._tasks.discard(task)
         if key is not None and self._keyed.get(key) is task:
             del self._keyed[key]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter, QPalette
@@ -24,6 +24,9 @@ from PySide6.QtWidgets import (
     QStyleOptionSlider,
     QWidget,
 )
+
+if TYPE_CHECKING:
+    from desktop.reader.typography import Typography
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ def highlight_colour(name: str) -> QColor:
     return QColor(*HIGHLIGHT_RGBA.get(name, HIGHLIGHT_RGBA["yellow"]))
 
 
-def page_css(theme: Theme, font_size: int, typography: Any = None) -> str:
+def page_css(theme: Theme, font_size: int, typography: Typography | None = None) -> str:
     """The default style sheet of a book's page. With ``typography`` (a ``ReaderSettings``):
     its font, spacing and indent, and the book's own styles kept or flattened."""
     if typography is None:

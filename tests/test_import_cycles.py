@@ -5,13 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.import_graph import ROOT, circles, describe, import_graph, modules_under
+import pytest
 
-# The circles desktop/ had when this test was written (issue 47). The list may only shrink:
-# each one removed is taken off, and it must end empty (then this becomes ``== []`` like core).
-DESKTOP_CIRCLES_LEFT: set[tuple[str, ...]] = {
-    ("desktop.app", "desktop.main_window", "desktop.window_books"),
-}
+from tests.support.import_graph import ROOT, circles, describe, import_graph, modules_under
 
 
 def found_in(package: str) -> tuple[list[tuple[str, ...]], dict[str, set[str]]]:
@@ -19,15 +15,10 @@ def found_in(package: str) -> tuple[list[tuple[str, ...]], dict[str, set[str]]]:
     return circles(graph), graph
 
 
-def test_core_has_no_import_circle() -> None:
-    groups, graph = found_in("core")
-    assert groups == [], "import circles in core/:\n" + describe(groups, graph)
-
-
-def test_desktop_has_no_new_import_circle() -> None:
-    groups, graph = found_in("desktop")
-    new = [group for group in groups if group not in DESKTOP_CIRCLES_LEFT]
-    assert new == [], "new import circles in desktop/:\n" + describe(new, graph)
+@pytest.mark.parametrize("package", ["core", "desktop"])
+def test_no_import_circle(package: str) -> None:
+    groups, graph = found_in(package)
+    assert groups == [], f"import circles in {package}/:\n" + describe(groups, graph)
 
 
 def write(root: Path, name: str, text: str) -> None:

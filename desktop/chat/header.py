@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QResizeEvent
@@ -26,8 +26,12 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import MarginError
+from core.store.conversations import ConversationInfo
 from desktop.chat import history
 from desktop.widgets import tool_button
+
+if TYPE_CHECKING:
+    from core.agent.service import AgentService
 
 MIN_LIST_WIDTH = 150  # pixels: the conversations list never shrinks below a readable title
 
@@ -134,7 +138,9 @@ class ConversationHeader(QWidget):
         ):
             w.setEnabled(enabled)
 
-    def fill(self, items: Iterable[Any], running: Iterable[int], current: int | None) -> None:
+    def fill(
+        self, items: Iterable[ConversationInfo], running: Iterable[int], current: int | None
+    ) -> None:
         """List ``items`` (a ● marks those answering), selecting ``current``; titles change
         in place when the list is the same, so the choice never flickers."""
         combo = self.conversations
@@ -165,7 +171,7 @@ class ConversationHeader(QWidget):
         data = self.conversations.itemData(index)
         self.conversationChosen.emit(int(data) if data is not None else None)
 
-    def rename(self, service: Any, conversation_id: int) -> bool:
+    def rename(self, service: AgentService, conversation_id: int) -> bool:
         """Ask for a new title and give it to the conversation: whether it was renamed."""
         current = service.get_conversation(conversation_id).title
         title, ok = QInputDialog.getText(self, "Rename conversation", "Title:", text=current)
@@ -210,7 +216,7 @@ def export_dialog(parent: QWidget, what: str, default: str, export: Callable[[Pa
         return f"The {what} could not be saved: {exc}"
 
 
-def budget_allows(parent: QWidget, service: Any, book_id: int) -> str | None:
+def budget_allows(parent: QWidget, service: AgentService, book_id: int) -> str | None:
     """With a budget per book set, ask before a question may go past it: ``None`` to go on,
     or the sentence saying why the question was not asked."""
     question = history.over_budget(service, book_id)

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Container
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from core.agent.answer import AnswerState
 from core.agent.types import Usage
 from core.errors import MarginError
-from core.store.conversations import MessageRecord
+from core.store.conversations import ConversationInfo, MessageRecord
+
+if TYPE_CHECKING:
+    from core.agent.service import AgentService
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ class Loaded:
     messages, the cost line and the book's page count."""
 
     conversation_id: int | None
-    items: list[Any] = field(default_factory=list)
+    items: list[ConversationInfo] = field(default_factory=list)
     shown: list[Shown] = field(default_factory=list)
     cost: str = ""
     pages: int | None = None
@@ -68,7 +71,7 @@ def answer_state(record: MessageRecord, facts: RunFacts | None, question: str) -
     )
 
 
-def load(service: Any, conversation_id: int) -> list[Shown]:
+def load(service: AgentService, conversation_id: int) -> list[Shown]:
     """The conversation as the pane shows it (raises ``MarginError`` when it is gone)."""
     records: list[MessageRecord] = service.history(conversation_id)
     facts = {
@@ -90,7 +93,9 @@ def load(service: Any, conversation_id: int) -> list[Shown]:
     return out
 
 
-def read(service: Any, book_id: int | None, conversation_id: int | None, newest: bool) -> Loaded:
+def read(
+    service: AgentService, book_id: int | None, conversation_id: int | None, newest: bool
+) -> Loaded:
     """For the pane: the book's conversations and conversation ``conversation_id`` (the
     newest with ``newest``, or when it was deleted elsewhere) with its cost line."""
     if book_id is None:
@@ -106,13 +111,13 @@ def read(service: Any, book_id: int | None, conversation_id: int | None, newest:
     )
 
 
-def idle_conversation(service: Any, book_id: int, busy: Container[int]) -> int | None:
+def idle_conversation(service: AgentService, book_id: int, busy: Container[int]) -> int | None:
     """An empty conversation of the book that is not answering."""
     conversations = service.list_conversations(book_id)
     return next((c.id for c in conversations if c.message_count == 0 and c.id not in busy), None)
 
 
-def book_cost(service: Any, book_id: int) -> tuple[Usage, float | None, int]:
+def book_cost(service: AgentService, book_id: int) -> tuple[Usage, float | None, int]:
     """Tokens and estimated cost of every conversation about the book, and how many runs,
     with the companions' calls (X-Ray notes, recaps, quizzes) on it."""
     usage, cost, runs = service.conversations.book_usage(book_id)
@@ -137,11 +142,11 @@ def tokens_label(usage: Usage, cost: float | None) -> str:
     return f"{amount} tokens{money}"
 
 
-def budget(service: Any) -> float:
+def budget(service: AgentService) -> float:
     return float(getattr(service.settings, "budget_per_book_usd", 0.0) or 0.0)
 
 
-def cost_text(service: Any, book_id: int | None, conversation_id: int | None) -> str:
+def cost_text(service: AgentService, book_id: int | None, conversation_id: int | None) -> str:
     """ "This conversation: 12.3k tokens (~$0.04) · This book: …"."""
     if book_id is None:
         return ""
@@ -159,7 +164,7 @@ def cost_text(service: Any, book_id: int | None, conversation_id: int | None) ->
     return " · ".join(parts)
 
 
-def over_budget(service: Any, book_id: int) -> str | None:
+def over_budget(service: AgentService, book_id: int) -> str | None:
     """With a budget per book set: the question to ask before one more question may go past
     it, or ``None``."""
     limit = budget(service)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QHideEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QSizePolicy,
     QVBoxLayout,
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from core.app import Margin
 from core.errors import MarginError
+from core.store.conversations import ConversationInfo
 from desktop.accessibility import StatusLabel
 from desktop.chat import history, sources
 from desktop.chat.composer import SPOILERS_END, Composer
@@ -255,7 +256,7 @@ class ChatPane(QWidget):
                 self.service.list_conversations, book_id, then=lambda c: self._titles(book_id, c)
             )
 
-    def _titles(self, book_id: int, items: list[Any]) -> None:
+    def _titles(self, book_id: int, items: list[ConversationInfo]) -> None:
         if book_id == self.book_id and shiboken6.isValid(self.header):
             self.header.fill(items, self.live, self.conversation_id)
 
@@ -368,11 +369,11 @@ class ChatPane(QWidget):
             self.messages.tick(live)
             self.answerRendered.emit(live.conversation_id)
 
-    def hideEvent(self, event: Any) -> None:
+    def hideEvent(self, event: QHideEvent) -> None:
         self._timer.stop()
         super().hideEvent(event)
 
-    def showEvent(self, event: Any) -> None:
+    def showEvent(self, event: QShowEvent) -> None:
         self._timer.start()
         super().showEvent(event)
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import shiboken6
 
 from core.agent.answer import AnswerState, notice_text
-from core.agent.events import SpoilerHidden, TextDelta
+from core.agent.events import AgentEvent, SpoilerHidden, TextDelta
 from core.agent.types import Question, Selection
 from core.errors import MarginError
 from desktop import accessibility
@@ -55,7 +55,7 @@ class LiveRun:
     selection_page: int | None
     view: AnswerState
     stop: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task[Any] | None = None
+    task: asyncio.Task[None] | None = None
     failure: str = ""  # why it failed when nothing was stored
     first_text_at: float | None = None
     settled: int = 0  # characters of the answer already shown as finished blocks
@@ -193,7 +193,7 @@ class Answering:
             pane.messages.show_live(live)
         return conversation_id
 
-    async def _consume(self, live: LiveRun, events: Any) -> None:
+    async def _consume(self, live: LiveRun, events: AsyncIterator[AgentEvent]) -> None:
         pane, view = self.pane, live.view
         try:
             async for event in events:

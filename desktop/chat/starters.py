@@ -6,14 +6,18 @@ story so far and the flashcards, which need no model."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QBoxLayout, QLabel, QLayout, QPushButton, QSizePolicy, QWidget
 
 from core.prompts import load_prompt
 from desktop.tasks import in_background
+
+if TYPE_CHECKING:
+    from core.app import Margin
 
 log = logging.getLogger(__name__)
 WHOS_WHO, RECAP, QUIZ = "Who's who so far", "Recap", "Quiz me"
@@ -24,7 +28,7 @@ class Starters(QWidget):
     requestAsk = Signal(str, str)  # the question as shown, the prompt sent
     requestPanel = Signal(str)  # a companion tab to show (no model)
 
-    def __init__(self, app: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, app: Margin, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.app = app
         self.setAccessibleName("Starters")
@@ -47,7 +51,7 @@ class Starters(QWidget):
         self.box.addStretch(1)
         self.hide()
 
-    def resizeEvent(self, event: Any) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit()
 

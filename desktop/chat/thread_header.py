@@ -4,12 +4,12 @@ that turns the book to that passage and marks it. Hidden for free conversations.
 from __future__ import annotations
 
 import html
-from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
+from core.store.conversations import ConversationInfo
 from desktop.requests import OpenPageRequest
 
 
@@ -30,7 +30,7 @@ class ThreadHeader(QLabel):
         self.setContentsMargins(4, 2, 4, 4)
         self.linkActivated.connect(self._open)
         self.request: OpenPageRequest | None = None
-        self._shown: tuple[int | None, Any] = (None, None)
+        self._shown: tuple[int | None, ConversationInfo | None] = (None, None)
         self.hide()
 
     def changeEvent(self, event: QEvent) -> None:
@@ -38,7 +38,7 @@ class ThreadHeader(QLabel):
             self.show_conversation(*self._shown)  # the link's colour for the new theme
         super().changeEvent(event)
 
-    def show_conversation(self, book_id: int | None, conversation: Any) -> None:
+    def show_conversation(self, book_id: int | None, conversation: ConversationInfo | None) -> None:
         """Show what ``conversation`` is about (hidden when it is not a thread)."""
         quote = getattr(conversation, "quote", None)
         if book_id is None or quote is None:

@@ -4,31 +4,49 @@ starters. ``install(window)`` adds them once the reading view is built."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QHBoxLayout
 
+from desktop.events import BookOpened, Events, HighlightsChanged, PageShown
 from desktop.widgets import tool_button
 
 if TYPE_CHECKING:
+    from desktop.companions.cards_panel import CardsPanel
+    from desktop.companions.panel import CompanionPanel
+    from desktop.companions.recap_panel import RecapPanel
+    from desktop.companions.xray_panel import XRayPanel
     from desktop.reader.reader import Reader
+    from desktop.window.main_window import MainWindow
 
 WHO_IS_KEY = "Ctrl+Shift+X"
 
 
-def install(window: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class CompanionTabs:
+    """What ``install`` added: the three tabs, "Who is this?" and its key."""
+
+    xray: XRayPanel
+    recap: RecapPanel
+    cards: CardsPanel
+    who_is: Callable[[], bool]
+    action: QAction
+
+
+def install(window: MainWindow) -> CompanionTabs:
     """Add the companion tabs and keys to ``window``'s reader."""
-    parts = install_reader(window.reader)
-    for name in ("xray", "recap", "cards"):
-        parts[name].job.app = window.app
-        parts[name].job.tasks = getattr(window, "tasks", None)
-    recap = parts["recap"]
+    tabs = install_reader(window.reader)
+    for panel in (tabs.xray, tabs.recap, tabs.cards):
+        panel.job.app = window.app
+        panel.job.tasks = window.tasks
+    recap = tabs.recap
     recap.days = lambda: int(getattr(window.app.settings, "previously_after_days", 3))
 
     def welcome_back() -> None:
-        window.set_side_visible(True)
+        window.panes.set_side_visible(True)
         window.reader.side.setCurrentWidget(recap)
 
     recap.requestShown.connect(welcome_back)
@@ -36,14 +54,20 @@ def install(window: Any) -> dict[str, Any]:
     if starters is not None:  # without a model the chat's starters open these tabs
 
         def show_tab(name: str) -> None:
-            window.set_side_visible(True)
+            window.panes.set_side_visible(True)
             window.reader.side.show_panel(name)
 
         starters.requestPanel.connect(show_tab)
-    return parts
+    return tabs
 
 
-def install_reader(reader: Reader) -> dict[str, Any]:
+def _follow(events: Events, panel: CompanionPanel) -> None:
+    """A companion tab follows the book: told when it opens and of every page shown."""
+    events.subscribe(BookOpened, lambda e: panel.book_opened(e.book_id))
+    events.subscribe(PageShown, lambda e: panel.page_shown(e.book_id, e.page))
+
+
+def install_reader(reader: Reader) -> CompanionTabs:
     from desktop.companions.cards_panel import CardsPanel
     from desktop.companions.recap_panel import RecapPanel
     from desktop.companions.xray_panel import XRayPanel
@@ -51,11 +75,13 @@ def install_reader(reader: Reader) -> dict[str, Any]:
     xray = XRayPanel(reader.library)
     recap = RecapPanel(reader.library)
     cards = CardsPanel(reader.library)
-    reader.highlightsChanged.connect(lambda _book: cards.refresh() if cards.isVisible() else None)
+    events = reader.events
+    events.subscribe(HighlightsChanged, lambda _e: cards.refresh() if cards.isVisible() else None)
     for name, panel in (("X-Ray", xray), ("Story so far", recap), ("Cards", cards)):
         reader.side.add_panel(name, panel)
+        _follow(events, panel)
         panel.requestPlace.connect(lambda page, mark: reader.go_to_page(page, mark=mark))
-        panel.requestFocusBook.connect(reader._focus_book)
+        panel.requestFocusBook.connect(reader.focus_book)
 
     def who_is() -> bool:
         selection = reader.selection()
@@ -71,14 +97,10 @@ def install_reader(reader: Reader) -> dict[str, Any]:
     button.setToolTip(f"Show the selected name in the X-Ray ({WHO_IS_KEY})")
     button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
     button.clicked.connect(who_is)
-    bar = reader.selection_bar
-    layout = bar.layout()
-    assert isinstance(layout, QHBoxLayout)
-    layout.insertWidget(layout.indexOf(bar.buttons["highlight"]), button)
-    bar.buttons["whois"] = button
+    reader.selection_bar.add_button("whois", button, before="highlight")
     action = QAction("Who is this?", reader)
     action.setShortcut(QKeySequence(WHO_IS_KEY))
     action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
     action.triggered.connect(who_is)
     reader.addAction(action)
-    return {"xray": xray, "recap": recap, "cards": cards, "who_is": who_is, "action": action}
+    return CompanionTabs(xray, recap, cards, who_is, action)

@@ -8,10 +8,11 @@ import html
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
 
 from core.companions import anki, cards
 from core.errors import MarginError
+from core.store.library import Library
 from desktop.companions.panel import CompanionPanel, page_link
 from desktop.tasks import in_background
 
@@ -19,7 +20,7 @@ from desktop.tasks import in_background
 class CardsPanel(CompanionPanel):
     title = "Cards"
 
-    def __init__(self, library: Any, parent: Any = None) -> None:
+    def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(library, parent)
         self.queue: list[cards.Card] = []
         self.total = 0

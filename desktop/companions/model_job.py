@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import Signal
@@ -30,6 +30,10 @@ from core.errors import MarginError
 from core.progress import CancelToken
 from desktop.tasks import run_blocking
 
+if TYPE_CHECKING:
+    from core.app import Margin
+    from desktop.tasks import TaskKeeper
+
 log = logging.getLogger(__name__)
 
 
@@ -43,8 +47,8 @@ class ModelJobBar(QWidget):
         from desktop.companions.trace_view import TraceView
 
         self.what = what
-        self.app: Any = None
-        self.tasks: Any = None  # the window's TaskKeeper
+        self.app: Margin | None = None
+        self.tasks: TaskKeeper | None = None  # the window's
         self.trace = TraceView(kinds_of(what), self._events)
         self._book_id: int | None = None
         self.task: asyncio.Task[None] | None = None
@@ -116,6 +120,7 @@ class ModelJobBar(QWidget):
         from core.companions import model
 
         app = self.app
+        assert app is not None  # (start() runs a job only with the app set)
         self.cancel = CancelToken()
         self.message("")
         self.start_button.setEnabled(False)

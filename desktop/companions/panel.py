@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, quote, urlparse
 
 import shiboken6
 from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from core.store.library import Library
@@ -108,7 +109,7 @@ class CompanionPanel(QWidget):
     def repaint_content(self) -> None:
         """Draw the shown text again (a theme change)."""
 
-    def showEvent(self, event: Any) -> None:
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.refresh()
 

@@ -12,8 +12,10 @@ from typing import Any
 
 import shiboken6
 from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QWidget
 
 from core.companions import recap
+from core.store.library import Library
 from desktop.companions.panel import CompanionPanel, page_link
 from desktop.tasks import in_background
 
@@ -24,7 +26,7 @@ class RecapPanel(CompanionPanel):
     title = "Story so far"
     requestShown = Signal()  # "Previously…" is ready: bring the tab to the front
 
-    def __init__(self, library: Any, parent: Any = None) -> None:
+    def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(library, parent)
         self.made: recap.Recap | None = None
         self.previously = ""  # set when the reader comes back after some days

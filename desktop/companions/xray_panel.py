@@ -7,9 +7,10 @@ import html
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLineEdit, QListWidget, QListWidgetItem, QSplitter
+from PySide6.QtWidgets import QLineEdit, QListWidget, QListWidgetItem, QSplitter, QWidget
 
 from core.companions import xray
+from core.store.library import Library
 from desktop.companions.panel import CompanionPanel, page_link
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 20
@@ -20,7 +21,7 @@ MENTIONS_SHOWN = 200
 class XRayPanel(CompanionPanel):
     title = "X-Ray"
 
-    def __init__(self, library: Any, parent: Any = None) -> None:
+    def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(library, parent)
         self.made: xray.XRay | None = None
         self._wanted = ""  # a name asked for ("Who is this?") before the X-Ray was ready

@@ -4,20 +4,29 @@ chapter in bold, or a sentence when the book has none."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHeaderView, QLabel, QStackedWidget, QTreeWidget, QTreeWidgetItem
 
 from core.books.model import TocItem
+from desktop.events import BookClosed, BookOpening, Events, PageShown
 from desktop.reader.pages import PAGE_ROLE, PageLabels
+
+
+class TocSource(Protocol):
+    def toc(self, book_id: int) -> list[TocItem]: ...
 
 
 class ContentsPanel(QStackedWidget):
     requestPage = Signal(int)  # a contents entry was chosen: jump there
     requestFocusBook = Signal()  # after a click, the keys read the book again
 
-    def __init__(self) -> None:
+    def __init__(self, events: Events, library: TocSource) -> None:
         super().__init__()
+        events.subscribe(BookOpening, lambda e: self.fill(library.toc(e.book.id), e.labels))
+        events.subscribe(PageShown, lambda e: self.follow(e.page))
+        events.subscribe(BookClosed, lambda _e: self.clear())
         self.tree = QTreeWidget()
         self.tree.setHeaderHidden(True)
         self.tree.setColumnCount(2)

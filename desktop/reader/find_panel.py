@@ -5,6 +5,7 @@ the reader) through all of them."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeyEvent
@@ -21,8 +22,19 @@ from PySide6.QtWidgets import (
 
 from core.errors import MarginError
 from core.search.find import BookText, FindMatch
+from desktop.events import BookOpening, Events
 from desktop.reader.pages import MATCH_ROLE, PAGE_ROLE, PageLabels
 from desktop.widgets import tool_button
+
+
+class OpenBook(Protocol):
+    """What Find needs of the reader: the page on screen and the book's page texts."""
+
+    @property
+    def page(self) -> int: ...
+
+    def page_texts(self) -> list[tuple[int, str]]: ...
+
 
 MAX_LISTED = 500  # results listed; F3 goes through all of them
 
@@ -32,8 +44,11 @@ class FindPanel(QWidget):
     requestShown = Signal()  # results are listed: show this panel
     requestFocusBook = Signal()
 
-    def __init__(self) -> None:
+    def __init__(self, events: Events, book: OpenBook) -> None:
         super().__init__()
+        events.subscribe(
+            BookOpening, lambda e: self.set_book(book.page_texts, e.labels, lambda: book.page)
+        )
         self.box = QLineEdit(placeholderText="Find in book…")
         self.box.setAccessibleName("Find in book")
         self.box.setClearButtonEnabled(True)

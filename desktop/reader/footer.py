@@ -13,13 +13,18 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from core.reading import ReadingSession
-from desktop.reader.pages import Chapters
+from desktop.events import BookClosed, Events, PageShown, ReadToChanged
+from desktop.reader.pages import Chapters, PageLabels
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QTreeWidgetItem
 
 SEP = "  ·  "
 LOOKING_AHEAD_TIP = (
@@ -61,9 +66,29 @@ class Progress:
         return [no_title, no_percent, no_printed, replace(no_printed, minutes=0)]
 
 
+class ReadingProgress(Protocol):
+    """What the footer reads of the reader: the session, the chapters and printed pages."""
+
+    session: ReadingSession | None
+    chapters: Chapters
+    labels: PageLabels
+
+    def current_chapter(self) -> QTreeWidgetItem | None: ...
+
+
 class Footer(QLabel):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        events: Events | None = None,
+        reading: ReadingProgress | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__("", parent)
+        if events is not None and reading is not None:  # (alone in a test: shown by hand)
+            follow = lambda _e: self.follow(reading)  # noqa: E731
+            events.subscribe(PageShown, follow)
+            events.subscribe(ReadToChanged, follow)
+            events.subscribe(BookClosed, lambda _e: self.clear())
         self.setAccessibleDescription("Reading progress")
         self.setContentsMargins(8, 1, 8, 1)
         # a long line is fitted to the footer, never widens the page column above
@@ -91,6 +116,14 @@ class Footer(QLabel):
             minutes=minutes,
         )
         self._show()
+
+    def follow(self, reading: ReadingProgress) -> None:
+        """Show where the reader is now (a page shown, the bound moved)."""
+        chapter = reading.current_chapter()
+        title = chapter.text(0) if chapter is not None else ""
+        if reading.session is not None:
+            printed = reading.labels.printed(reading.session.page)
+            self.show_progress(reading.session, title, reading.chapters, printed)
 
     def set_looking_ahead(self, note: str) -> None:
         """``note`` ("Looking ahead — the assistant still stops at p. 30"), or "" when the

@@ -34,6 +34,7 @@ from PySide6.QtGui import (
     QMouseEvent,
     QPainter,
     QPaintEvent,
+    QResizeEvent,
 )
 from PySide6.QtWidgets import QMenu, QScrollArea, QWidget
 
@@ -264,7 +265,7 @@ class ImagePagesView(QScrollArea):
         self.canvas.resize(viewport.width(), height)
         self.canvas.update()
 
-    def resizeEvent(self, event: Any) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._relayout()
 

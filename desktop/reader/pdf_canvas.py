@@ -10,7 +10,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPolygonF
 from PySide6.QtWidgets import QWidget
 
-from desktop.reader.highlight_look import paint_highlight
+from desktop.highlights.look import paint_highlight
 from desktop.theme import MARK_RGBA, SELECTION_RGBA
 
 if TYPE_CHECKING:

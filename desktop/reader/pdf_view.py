@@ -339,7 +339,7 @@ class PdfView(QScrollArea):
     # highlights and marks -------------------------------------------------------------
 
     def set_highlights(self, items: list[tuple[int, str, list[list[list[float]]], str]]) -> None:
-        """(page, colour name, polygons, style): drawn by ``highlight_look.paint_highlight``
+        """(page, colour name, polygons, style): drawn by ``desktop.highlights.look.paint_highlight``
         as a background, an underline or a line through, like the text view's."""
         self.highlights = {}
         for page, colour, polys, style in items:

@@ -23,6 +23,15 @@ from PySide6.QtWidgets import QListWidgetItem, QSplitter, QTreeWidgetItem, QVBox
 from core.errors import MarginError
 from core.reading import Pace, Place, ReadingSession
 from core.store.library import BookInfo, Library
+from desktop.events import (
+    BookClosed,
+    BookOpened,
+    BookOpening,
+    Events,
+    HighlightsChanged,
+    PageShown,
+    ReadToChanged,
+)
 from desktop.reader.book_state import ReaderMemory
 from desktop.reader.footer import Footer
 from desktop.reader.pages import Chapters, PageLabels
@@ -47,6 +56,7 @@ class Reader(QWidget):
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.library = library
+        self.events = Events()  # what happens to the book: the modules below follow it
         self.book: BookInfo | None = None
         self.session: ReadingSession | None = None  # the open book's positions and rules
         self.labels = PageLabels()
@@ -60,9 +70,9 @@ class Reader(QWidget):
         self.chapters = Chapters()
         self._jumping = False
         self.toolbar = ReaderToolbar()  # the window hides it in focus mode
-        self.side = SidePanels()
+        self.side = SidePanels(self.events, library, self)
         self.host = ViewHost()
-        self.footer = Footer()
+        self.footer = Footer(self.events, self)
         self.split = QSplitter()  # the side panel beside the page and its footer
         self.split.addWidget(self.side)
         self.split.addWidget(_column(self.host, self.footer))
@@ -110,7 +120,14 @@ class Reader(QWidget):
 
     def _wire(self) -> None:
         """The one place the reader's parts are connected."""
-        bar, side, host = self.toolbar, self.side, self.host
+        bar, side, host, events = self.toolbar, self.side, self.host, self.events
+        # the page shows the highlights the Highlights panel has just read
+        marks = lambda _e: host.set_highlights(side.highlights.highlights)  # noqa: E731
+        events.subscribe(BookOpening, marks)
+        events.subscribe(HighlightsChanged, marks)
+        # the reader's signals, for the window and the tests that wait on them
+        events.subscribe(PageShown, lambda e: self.pageChanged.emit(e.book_id, e.page))
+        events.subscribe(HighlightsChanged, lambda e: self.highlightsChanged.emit(e.book_id))
         bar.back_button.clicked.connect(self.go_back)
         bar.forward_button.clicked.connect(self.go_forward)
         bar.prev_button.clicked.connect(self.previous_page)
@@ -133,7 +150,7 @@ class Reader(QWidget):
         )
         side.highlights.attach(self)  # it edits, copies and exports through the reader
         for panel in (side.contents, side.finder, side.highlights):
-            panel.requestFocusBook.connect(self._focus_book)
+            panel.requestFocusBook.connect(self.focus_book)
         host.scrolledTo.connect(self._scrolled)
         host.requestBack.connect(self.go_back)
         host.requestForward.connect(self.go_forward)
@@ -142,7 +159,6 @@ class Reader(QWidget):
         host.imageOpened.connect(lambda url: self.host.show_image(url, self))
         host.pageLinkOpened.connect(lambda page: self.go_to_page(page))
         host.caretBrowsingChanged.connect(self._caret_toggled)
-        self.pageChanged.connect(side.page_shown)
         side.currentChanged.connect(lambda: self._remember(side=self.side.current_name()))
 
     def _set_enabled(self, enabled: bool) -> None:
@@ -189,9 +205,7 @@ class Reader(QWidget):
         self.session = ReadingSession.of(book, pace=self._pace)
         self.toolbar.set_book(book, pdf=book.format == "pdf")
         self.toolbar.set_right_to_left(self.host.right_to_left())
-        self.side.contents.fill(self.library.toc(book.id), self.labels)
-        self.side.finder.set_book(self.page_texts, self.labels, lambda: self.page)
-        self.refresh_highlights()
+        self.events.publish(BookOpening(book, self.labels))  # lists fill, marks drawn
         self._set_enabled(True)
         self.library.mark_opened(book.id)
         offset = 0
@@ -200,7 +214,7 @@ class Reader(QWidget):
         self.go_to_page(page or book.page or 1, remember=False, offset=offset)
         if state.side:
             self.side.show_panel(state.side)
-        self.side.book_opened(book.id)
+        self.events.publish(BookOpened(book.id))
         view.setFocus()
 
     def _view_settings(self, book_id: int, values: dict[str, object]) -> None:
@@ -209,12 +223,11 @@ class Reader(QWidget):
     def close_book(self) -> None:
         self._save_timer.stop()
         self.host.close_view()
+        closed = self.book.id if self.book is not None else 0
         self.book = None
         self.session = None
         self.selection_bar.hide()
-        self.side.contents.clear()
-        self.side.highlights.clear()
-        self.footer.clear()
+        self.events.publish(BookClosed(closed))
         self._set_enabled(False)
 
     def current_chapter(self) -> QTreeWidgetItem | None:
@@ -272,15 +285,16 @@ class Reader(QWidget):
         """The view shows ``page``: the session decides what the move means."""
         if self.session is None or self.book is None:
             return
+        read_to = self.session.read_to
         if reading:
             self.session.read_on(page)
         else:
             self.session.moved(page)
         self.toolbar.show_page(page, self.book.page_count, self.labels.printed(page))
         self._save_timer.start()
-        self.side.contents.follow(page)
-        self._update_footer()
-        self.pageChanged.emit(self.book.id, page)
+        self.events.publish(PageShown(self.book.id, page, reading))  # contents, footer, …
+        if self.session.read_to != read_to:
+            self._read_to_changed()
 
     def next_page(self) -> None:
         if self.book is not None and self.page < self.book.page_count:
@@ -306,6 +320,9 @@ class Reader(QWidget):
             if end:
                 self.host.show_end_of(pages[-1])
 
+    def can_go_back(self) -> bool:
+        return self.session is not None and self.session.history.can_back()
+
     def go_back(self) -> None:
         """Back to where the reader was before the jump (where reading stopped)."""
         self._through_history(back=True)
@@ -328,7 +345,7 @@ class Reader(QWidget):
             return
         self.session.read_to_here()
         self.save_position()
-        self._update_footer()
+        self._read_to_changed()
 
     def save_position(self) -> None:
         self._save_timer.stop()  # saved now: nothing pending writes later
@@ -348,14 +365,12 @@ class Reader(QWidget):
         if self.book is not None and self.session is not None:
             self.book = self.library.set_finished(self.book.id, checked)
             self.session.set_finished(checked)
-            self._update_footer()
+            self._read_to_changed()
 
-    def _update_footer(self) -> None:
-        chapter = self.current_chapter()
-        title = chapter.text(0) if chapter is not None else ""
-        if self.session is not None:
-            printed = self.labels.printed(self.session.page)
-            self.footer.show_progress(self.session, title, self.chapters, printed)
+    def _read_to_changed(self) -> None:
+        if self.book is not None and self.session is not None:
+            s = self.session
+            self.events.publish(ReadToChanged(self.book.id, s.read_to, s.finished))
 
     def zoom_in(self) -> None:
         """A PDF's scale, or a text's font size (remembered for every book)."""
@@ -398,7 +413,7 @@ class Reader(QWidget):
         if self.book is not None:
             self.memory.remember(self.book.id, **changes)
 
-    def _focus_book(self) -> None:
+    def focus_book(self) -> None:
         """After a click in a side list, the keys (Page Down, Space) read the book again."""
         if self.view is not None:
             self.view.setFocus()
@@ -411,12 +426,9 @@ class Reader(QWidget):
             self.side.finder.go_item(item)
 
     def refresh_highlights(self) -> None:
-        self.side.highlights.clear()
-        if self.book is None:
-            return
-        items = self.library.list_highlights(self.book.id)
-        self.side.highlights.fill(items, self.labels)
-        self.host.set_highlights(items)
+        """A highlight was added or changed: the panels, the page and the window follow."""
+        if self.book is not None:
+            self.events.publish(HighlightsChanged(self.book.id))
 
 
 def _column(top: QWidget, bottom: QWidget, into: QWidget | None = None) -> QWidget:

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QInputDialog, QMenu
 from core.prompts import load_prompt
 from core.store.highlight_style import HIGHLIGHT_STYLES, STYLE_NAMES, set_style
 from core.store.library import HIGHLIGHT_COLOURS
-from desktop.reader.margin_marks import stored_offset
+from desktop.highlights.margin_marks import stored_offset
 from desktop.reader.selection_bar import ACTIONS, SelectionBar
 from desktop.requests import AskRequest
 
@@ -108,7 +108,7 @@ class SelectionActions(QObject):
             look.triggered.connect(lambda _=False, st=style: self.act(f"highlight:yellow:{st}"))
             menu.addAction(look)
         menu.addSeparator()
-        if reader.session is not None and reader.session.history.can_back():
+        if reader.can_go_back():
             back = QAction("Back", menu)
             back.triggered.connect(reader.go_back)
             menu.addAction(back)
@@ -174,6 +174,5 @@ class SelectionActions(QObject):
         if style in HIGHLIGHT_STYLES and style != "highlight":
             set_style(saved.id, style)
         reader.refresh_highlights()
-        reader.highlightsChanged.emit(reader.book.id)
         reader.host.clear_selection()
         return True

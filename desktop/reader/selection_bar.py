@@ -83,6 +83,13 @@ class SelectionBar(QFrame):
             self.buttons[style] = button
         self.hide()
 
+    def add_button(self, key: str, button: QToolButton, *, before: str) -> None:
+        """Another action on the bar (a companion's), placed before the button ``before``."""
+        layout = self.layout()
+        assert isinstance(layout, QHBoxLayout)
+        layout.insertWidget(layout.indexOf(self.buttons[before]), button)
+        self.buttons[key] = button
+
     def show_at(self, point: QPoint) -> None:
         self.adjustSize()
         parent = self.parentWidget()

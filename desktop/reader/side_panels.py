@@ -3,8 +3,8 @@
 beside the book without shrinking it below 55 % of the window (the chat, then the panel
 itself, give way).
 
-A companion panel is any widget; if it has a ``page_shown(book_id, page)`` method it is told
-each time the page on screen changes, and ``book_opened(book_id)`` when a book opens."""
+Each panel follows the book through the reader's events (``desktop/events.py``), given to it
+when it is built; a companion panel is any widget added by name."""
 
 from __future__ import annotations
 
@@ -14,13 +14,15 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QSplitter, QTabWidget, QWidget
 
+from core.store.library import Library
+from desktop.events import Events
+from desktop.highlights.panel import HighlightsPanel
 from desktop.reader.contents_panel import ContentsPanel
-from desktop.reader.find_panel import FindPanel
-from desktop.reader.highlights_panel import HighlightsPanel
+from desktop.reader.find_panel import FindPanel, OpenBook
 
 BOOK_SHARE = 0.55  # the book keeps at least this share of the window beside the panels
 SIDE_MIN = 170  # pixels: the side panel gives way down to this (its narrowest)
-CHAT_MIN = 280  # and the chat down to this (desktop.window_layout.CHAT_MIN)
+CHAT_MIN = 280  # and the chat down to this (desktop.window.layout.CHAT_MIN)
 
 
 def fit_book(
@@ -45,11 +47,13 @@ def fit_book(
 
 
 class SidePanels(QTabWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, events: Events, library: Library, book: OpenBook, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
-        self.contents = ContentsPanel()
-        self.finder = FindPanel()
-        self.highlights = HighlightsPanel()
+        self.contents = ContentsPanel(events, library)
+        self.finder = FindPanel(events, book)
+        self.highlights = HighlightsPanel(events, library)
         self.addTab(self.contents, "Contents")
         self.addTab(self.finder, "Find")
         self.addTab(self.highlights, "Highlights")
@@ -147,15 +151,3 @@ class SidePanels(QTabWidget):
 
     def current_name(self) -> str:
         return self.tabText(self.currentIndex()) if self.count() else ""
-
-    def book_opened(self, book_id: int) -> None:
-        for panel in self.companions.values():
-            hook = getattr(panel, "book_opened", None)
-            if callable(hook):
-                hook(book_id)
-
-    def page_shown(self, book_id: int, page: int) -> None:
-        for panel in self.companions.values():
-            hook = getattr(panel, "page_shown", None)
-            if callable(hook):
-                hook(book_id, page)

@@ -11,7 +11,7 @@ from typing import Any
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QTextEdit, QWidget
 
-from desktop.reader.highlight_look import highlight_format
+from desktop.highlights.look import highlight_format
 from desktop.reader.text_flow import PageFlow
 from desktop.theme import MARK_RGBA
 

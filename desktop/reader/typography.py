@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from typing import Any
 
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF, QTextDocument
@@ -166,7 +165,7 @@ class TypographyStore:
     def _key(self, book_id: int) -> str:
         return f"book/{book_id}/typography"
 
-    def _override(self, book_id: int) -> Any:
+    def _override(self, book_id: int) -> object:
         if self.states is not None:
             return self.states.get(book_id).view.get("typography")
         raw = self.ini.value(self._key(book_id), "")

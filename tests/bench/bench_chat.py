@@ -148,7 +148,7 @@ async def bench(
     from core.books.importer import import_book
     from core.paths import resolve_paths
     from core.settings import Settings
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
     fake = ServerThread() if thread else ServerProcess()
     with tempfile.TemporaryDirectory() as home:
@@ -301,7 +301,7 @@ async def bench_huge(cases: list[str]) -> None:
     from core.app import Margin
     from core.books.importer import import_book
     from core.paths import resolve_paths
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
     with tempfile.TemporaryDirectory() as home:
         app = Margin.open(resolve_paths(Path(home)))

@@ -70,8 +70,8 @@ async def one_run(comic: Path, home: Path) -> dict[str, float]:
     from core.app import Margin
     from core.books.importer import import_book
     from core.paths import resolve_paths
-    from desktop.main_window import MainWindow
     from desktop.reader.image_pages import ImagePagesView
+    from desktop.window.main_window import MainWindow
 
     margin = Margin.open(resolve_paths(home))
     window = MainWindow(margin, restore=False)

@@ -115,7 +115,7 @@ def children():
 async def main():
     from core.app import Margin
     from core.paths import resolve_paths
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
     app = Margin.open(resolve_paths(sys.argv[2]))
     window = MainWindow(app, restore=False)
     window.resize(1280, 860)
@@ -123,7 +123,7 @@ async def main():
     out = {}
     for key, book in (("epub", sys.argv[3]), ("pdf", sys.argv[4])):
         count = len(app.library.list_books())
-        window.import_files([Path(book)])
+        window.books.import_files([Path(book)])
         while window.importer.busy or len(app.library.list_books()) == count:
             await asyncio.sleep(0.05)
         await asyncio.sleep(10)

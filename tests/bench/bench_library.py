@@ -62,8 +62,8 @@ def books(n: int) -> list:
 def precache(data: Path, shelf: list) -> None:
     """Covers as after an import: generated ones, and the real Alice picture for every fifth."""
     from core.books.covers import cover_file, epub_cover_bytes
-    from desktop.covers import cached_cover, decode_image, fit_cover
-    from desktop.library_view import cover_job
+    from desktop.library.covers import cached_cover, decode_image, fit_cover
+    from desktop.library.view import cover_job
 
     picture = decode_image(epub_cover_bytes(FIXTURES / "books" / "alice_in_wonderland.epub") or b"")
     assert picture is not None
@@ -83,7 +83,7 @@ def precache(data: Path, shelf: list) -> None:
 def open_ms(app: object, data: Path, shelf: list, runs: int = 7) -> tuple[list[float], list[float]]:
     from PySide6.QtWidgets import QApplication
 
-    from desktop.library_view import LibraryView
+    from desktop.library.view import LibraryView
 
     opened, covered = [], []
     for _ in range(runs):
@@ -119,7 +119,7 @@ def scroll_stalls(
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from desktop.library_view import LibraryView
+    from desktop.library.view import LibraryView
 
     view = LibraryView(data)
     view.resize(900, 700)
@@ -188,8 +188,8 @@ def theme_switch_ms(app: object, home: Path) -> list[float]:
     from core.books.importer import import_book
     from core.paths import resolve_paths
     from core.store.library import Library
-    from desktop.main_window import MainWindow
     from desktop.theme import apply_app_theme
+    from desktop.window.main_window import MainWindow
 
     loop = qasync.QEventLoop(app, already_running=True)
     asyncio.set_event_loop(loop)

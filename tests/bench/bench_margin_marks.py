@@ -37,7 +37,7 @@ def main() -> None:
     from core.store.anchoring import anchored_marks
     from core.store.conversations import Conversations
     from core.store.library import Library
-    from desktop.reader.margin_marks import MarginMark, MarginMarks
+    from desktop.highlights.margin_marks import MarginMark, MarginMarks
     from desktop.reader.reader import Reader
     from desktop.reader.text_view import TextView
 

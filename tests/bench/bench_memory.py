@@ -114,9 +114,9 @@ def child(root: Path, state: str, target: Path, home: Path) -> None:
     from core.app import Margin
     from core.paths import resolve_paths
     from core.store.library import Library
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
-    assert Path(sys.modules["desktop.main_window"].__file__ or "").is_relative_to(root)
+    assert Path(sys.modules["desktop.window.main_window"].__file__ or "").is_relative_to(root)
 
     def spin(seconds: float) -> None:
         end = time.perf_counter() + seconds
@@ -131,7 +131,7 @@ def child(root: Path, state: str, target: Path, home: Path) -> None:
     spin(3)
     figures: dict[str, float] = {}
     if state == "books500":
-        from desktop.library_view import LibraryView
+        from desktop.library.view import LibraryView
 
         figures["window"] = rss_mb()
         shelf = main.findChild(LibraryView)
@@ -155,7 +155,7 @@ def child(root: Path, state: str, target: Path, home: Path) -> None:
         spin(2)
         figures["pdf_read"] = rss_mb()
     else:
-        main.import_files([target])
+        main.books.import_files([target])
         deadline = time.perf_counter() + 120
         while not library.list_books() or main.importer.busy:
             spin(0.05)

@@ -232,7 +232,7 @@ def words_per_screen(library: object) -> None:
 
     from core.app import Margin
     from core.books.importer import import_book
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
     path = Path(os.environ.get("MARGIN_BENCH_BOOK", FIXTURES / "books/alice_in_wonderland.epub"))
     start = os.environ.get("MARGIN_BENCH_FROM", "")
@@ -248,7 +248,7 @@ def words_per_screen(library: object) -> None:
     view = window.reader.view
     font = view.document().defaultFont().family()
     for chat in (False, True):
-        window.set_chat_visible(chat)
+        window.panes.set_chat_visible(chat)
         QApplication.processEvents()
         view.show_at(page, 0)
         counts = []

@@ -57,8 +57,8 @@ async def in_window(app: object) -> None:
 
     from core.app import Margin
     from core.paths import resolve_paths
-    from desktop.main_window import MainWindow
     from desktop.reader.pdf_view import PdfView
+    from desktop.window.main_window import MainWindow
     from tests.support.pdfgen import book_pages, make_text_pdf
 
     with tempfile.TemporaryDirectory() as home:
@@ -79,7 +79,7 @@ async def in_window(app: object) -> None:
         await asyncio.sleep(0.2)
         heart.reset()
         started = time.perf_counter()
-        window.import_files([pdf])
+        window.books.import_files([pdf])
         while window.importer.busy or not library.list_books():
             await asyncio.sleep(0.005)
         import_ms = (time.perf_counter() - started) * 1000
@@ -148,8 +148,8 @@ async def look_changes(app: object) -> None:
     from core.app import Margin
     from core.books.importer import import_book
     from core.paths import resolve_paths
-    from desktop.main_window import MainWindow
     from desktop.reader.typography import Typography
+    from desktop.window.main_window import MainWindow
 
     with tempfile.TemporaryDirectory() as home:
         margin = Margin.open(resolve_paths(Path(home) / "data"))
@@ -181,7 +181,7 @@ async def look_changes(app: object) -> None:
             replace(Typography(), measure=m, line_spacing=s)
             for m, s in [(50, 1.2), (70, 1.6), (66, 1.5)] * 5
         ]
-        look = [painted(lambda t=t: window.apply_typography(t)) for t in looks]
+        look = [painted(lambda t=t: window.panels.apply_typography(t)) for t in looks]
         report(
             "reading settings change (measure, spacing), painted",
             f"median {median(look):.1f} ms, p95 {percentile(look, 95):.1f} ms",

@@ -21,13 +21,13 @@ from core.paths import resolve_paths
 def main() -> None:
     app = QApplication(["margin"])
     app.setApplicationName("margin")
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
     margin = Margin.open(resolve_paths().ensure())
     book = import_book(margin.library, Path(sys.argv[1])).book
     window = MainWindow(margin, restore=False)
     window.show()
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id, int(sys.argv[2]))
     # a question in passages mode (no model): the transcript has a question, an answer and
     # its links for the walk to read

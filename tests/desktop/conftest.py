@@ -114,7 +114,7 @@ def library(app: Margin) -> Library:
 
 def open_window(app: Margin, qtbot: Any, size: tuple[int, int] | None = None) -> Any:
     """A shown main window that asks no modal questions ("headless"), sized when asked."""
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
     win = MainWindow(app, restore=False)
     qtbot.addWidget(win)
@@ -189,10 +189,10 @@ def open_book_file(
     book = import_book(window.library, path).book
     if read_to:
         window.library.set_position(book.id, read_to)
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id, page)
     if side:
-        window.set_side_visible(True)
+        window.panes.set_side_visible(True)
     QApplication.processEvents()
     return int(book.id)
 

@@ -271,7 +271,7 @@ def test_an_images_alt_text_is_in_the_pages_accessible_text(
     )
     book = import_book(window.library, path).book
     assert "[Illustration: The Standard Ebooks logo.]" in window.library.page(book.id, 1).text
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id, 1)
     view = window.reader.view
     text = QAccessible.queryAccessibleInterface(view).textInterface()

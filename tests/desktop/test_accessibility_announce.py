@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop import accessibility
 from desktop.accessibility import first_sentence
-from desktop.main_window import MainWindow
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window, connect_claude
 from tests.desktop.conftest import open_alice as open_book_at
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
@@ -127,7 +127,7 @@ def test_keyboard_alone_turn_ask_hear_read_open_a_citation_and_highlight(
 ) -> None:
     """The walk-through of the issue, with keys only (passages mode: no model needed)."""
     book_id = open_alice(window, books_dir, page=10, read_to=30)
-    window.set_side_visible(False)
+    window.panes.set_side_visible(False)
     view = window.reader.view
     view.setFocus()
     qtbot.keyClick(view, Qt.Key.Key_PageDown)  # a screen on

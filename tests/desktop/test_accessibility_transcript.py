@@ -19,7 +19,7 @@ from core.books.importer import import_book
 def ask_twice(window: Any, books_dir: Path, qtbot: Any) -> Any:
     book = import_book(window.library, books_dir / "alice_in_wonderland.epub").book
     window.library.set_position(book.id, 30)
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id, 10)
     chat = window.chat
     for question in ("Who is the White Rabbit?", "Where does Alice fall?"):

@@ -10,7 +10,7 @@ import pytest
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.main_window import MainWindow
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window
 from tests.reliability.test_hardening_repair import _scramble_index_blocks
 
@@ -82,7 +82,7 @@ def test_a_right_to_left_override_in_a_title_does_not_flip_the_window_title(
     library.db.execute_sql(
         "UPDATE book SET title = ? WHERE id = ?", ("\u202eevil\u202c\n Title\x1b[2J", book.id)
     )
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id)
     title = window.windowTitle()
     assert title == "evil Title[2J — Margin", repr(title)

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 
 from core.store.highlight_style import set_style
 from core.store.library import Library
-from desktop.reader.highlights_panel import HighlightsPanel
+from desktop.highlights.panel import HighlightsPanel
 from desktop.reader.side_panels import BOOK_SHARE
 from tests.desktop.reader.conftest import alice_window
 
@@ -25,7 +25,7 @@ def words(library: Library, book_id: int, page: int, start: int, count: int) -> 
 
 
 def panel_of(win: Any) -> HighlightsPanel:
-    win.set_side_visible(True)
+    win.panes.set_side_visible(True)
     win.reader.side.setCurrentWidget(win.reader.side.highlights)
     QApplication.processEvents()
     return win.reader.side.highlights
@@ -198,9 +198,9 @@ def test_the_side_panel_keeps_the_book_at_55_percent(
 ) -> None:
     with alice_window(library, books_dir, qtbot, 12) as (win, _book):
         win.resize(*size)
-        win.set_side_visible(False)
+        win.panes.set_side_visible(False)
         QApplication.processEvents()
-        assert win.chat_visible()
+        assert win.panes.chat_visible()
         win.reader.view.setFocus()
         qtbot.keyClick(win.reader.view, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)
         assert win.reader.side.isVisible()
@@ -208,7 +208,7 @@ def test_the_side_panel_keeps_the_book_at_55_percent(
         qtbot.wait(50)  # the panel makes room on the next turn of the event loop
         book = win.reader.split.sizes()[1]
         assert book >= BOOK_SHARE * win.width() - 1, (book, win.width())
-        assert win.chat_visible() and win.reader.side.width() >= 160
+        assert win.panes.chat_visible() and win.reader.side.width() >= 160
 
 
 def test_tab_walks_the_highlights_panel_then_the_book(three: Any, qtbot: Any) -> None:

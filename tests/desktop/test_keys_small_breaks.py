@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
-from desktop.menus import THEME_MENU
+from desktop.window.menus import THEME_MENU
 from tests.desktop.conftest import open_alice
 
 COST = "12,345 tokens in · 2,345 out · about $0.07 this conversation · $0.31 this book"

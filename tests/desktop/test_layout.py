@@ -18,9 +18,9 @@ from PySide6.QtCore import Qt
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.main_window import MainWindow, default_chat_width
 from desktop.reader.text_view import TextView
 from desktop.reader.typography import line_lengths
+from desktop.window.main_window import MainWindow, default_chat_width
 from tests.desktop.conftest import close_window
 from tests.support.shots import keep_shot, save_shot
 
@@ -47,7 +47,7 @@ def window(app: Any, qtbot: Any, real_font: str) -> Any:
 
 def open_alice(window: Any, library: Library, books_dir: Path, page: int = 5) -> TextView:
     book = import_book(library, books_dir / BOOK).book
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id, page)
     view = window.reader.view
     assert isinstance(view, TextView)
@@ -62,24 +62,24 @@ def on_screen_lines(view: TextView) -> list[int]:
 def test_library_view_and_reading_view(
     window: Any, library: Library, books_dir: Path, qtbot: Any
 ) -> None:
-    assert window.library_shown(), "no book open: the library shows"
+    assert window.panes.library_shown(), "no book open: the library shows"
     assert not window.back_to_book.isVisible()
     view = open_alice(window, library, books_dir)
-    assert not window.library_shown() and view.isVisible()
+    assert not window.panes.library_shown() and view.isVisible()
     assert not window.library_panel.isVisible(), "the reader has the window to itself"
     window.action_toggle_library.trigger()  # Ctrl+B
-    assert window.library_shown() and window.library_panel.isVisible()
+    assert window.panes.library_shown() and window.library_panel.isVisible()
     assert window.back_to_book.isVisible() and "Alice" in window.back_to_book.text()
     window.back_to_book.click()
-    assert not window.library_shown() and view.isVisible()
+    assert not window.panes.library_shown() and view.isVisible()
     window.library_button.click()
-    assert window.library_shown()
+    assert window.panes.library_shown()
     window.action_toggle_library.trigger()
-    assert not window.library_shown()
+    assert not window.panes.library_shown()
     # removing the open book goes back to the library
     assert window.reader.book is not None
-    window.remove_book(window.reader.book.id)
-    assert window.library_shown() and not window.back_to_book.isVisible()
+    window.books.remove_book(window.reader.book.id)
+    assert window.panes.library_shown() and not window.back_to_book.isVisible()
 
 
 def test_side_panel_chat_and_shortcuts(
@@ -113,11 +113,11 @@ def test_side_panel_chat_and_shortcuts(
     assert side.isVisible() and side.currentIndex() == 1
     assert window.reader.find_box.hasFocus() or QApplicationFocus(window.reader.find_box)
     # the chat: hidden and shown again at the width it had
-    assert window.chat_visible()
+    assert window.panes.chat_visible()
     window.splitter.setSizes([900, 380])
     width = window.splitter.sizes()[1]
     window.action_toggle_chat.trigger()
-    assert not window.chat.isVisible() and not window.chat_visible()
+    assert not window.chat.isVisible() and not window.panes.chat_visible()
     qtbot.waitUntil(lambda: window.reader.width() >= window.width() - 4, timeout=3000)
     window.action_focus_chat.trigger()  # Ctrl+L shows it again
     assert window.chat.isVisible() and window.chat_button.isChecked()
@@ -135,11 +135,11 @@ def test_focus_mode_and_full_screen(
     window: Any, library: Library, books_dir: Path, qtbot: Any
 ) -> None:
     view = open_alice(window, library, books_dir)
-    window.set_side_visible(True)
+    window.panes.set_side_visible(True)
     qtbot.waitUntil(lambda: window.reader.side.width() > 50, timeout=3000)
     page_width = view.width()
     window.action_focus_mode.trigger()
-    assert window.focus_mode()
+    assert window.panes.focus_mode()
     hidden = (
         window.menuBar(),
         window.statusBar(),
@@ -158,16 +158,16 @@ def test_focus_mode_and_full_screen(
     view.setFocus()
     top = view.top_page()
     qtbot.keyClick(view, Qt.Key.Key_Escape)
-    assert not window.focus_mode(), "Esc leaves focus mode"
+    assert not window.panes.focus_mode(), "Esc leaves focus mode"
     assert all(w.isVisible() for w in hidden), "everything comes back as it was"
     assert view.top_page() == top, "the reader keeps the place"
     assert not window.action_leave_focus.isEnabled(), "Esc belongs to the widgets again"
     qtbot.keyClick(
         view, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
     )
-    assert window.focus_mode(), "Ctrl+Shift+F from the keyboard"
+    assert window.panes.focus_mode(), "Ctrl+Shift+F from the keyboard"
     window.action_focus_mode.trigger()
-    assert not window.focus_mode()
+    assert not window.panes.focus_mode()
     window.action_full_screen.trigger()
     qtbot.waitUntil(window.isFullScreen, timeout=3000)
     window.action_full_screen.trigger()
@@ -180,34 +180,34 @@ def test_layout_is_remembered(
     first = make_window(app, qtbot)
     book = import_book(library, books_dir / BOOK).book
     first.open_book(book.id, 3)
-    first.set_side_visible(True)
+    first.panes.set_side_visible(True)
     qtbot.waitUntil(lambda: first.reader.side.width() > 50, timeout=3000)
     first.reader.split.setSizes([300, 600])
     side_width = first.reader.split.sizes()[0]
     first.splitter.setSizes([960, 320])
     chat_width = first.splitter.sizes()[1]  # as the splitter allowed it
     assert chat_width < 384, "not the default width"
-    first.set_chat_visible(False)
-    first.set_focus_mode(True)
+    first.panes.set_chat_visible(False)
+    first.panes.set_focus_mode(True)
     close_window(qtbot, first)
     second = make_window(app, qtbot, restore=True)
     try:
         assert second.reader.book is not None and second.reader.book.id == book.id
-        assert not second.library_shown()
-        assert second.focus_mode(), "focus mode is remembered"
-        second.set_focus_mode(False)
+        assert not second.panes.library_shown()
+        assert second.panes.focus_mode(), "focus mode is remembered"
+        second.panes.set_focus_mode(False)
         assert second.reader.side.isVisible(), "the side panel as it was before focus mode"
         qtbot.waitUntil(lambda: abs(second.reader.side.width() - side_width) <= 4, timeout=3000)
         assert not second.chat.isVisible(), "the chat stays hidden"
-        second.set_chat_visible(True)
+        second.panes.set_chat_visible(True)
         # the remembered width, or less when the reader (now with its side panel) needs room
         assert 200 < second.splitter.sizes()[1] <= chat_width + 10, second.splitter.sizes()
-        second.show_library()
+        second.panes.show_library()
     finally:
         close_window(qtbot, second)
     third = make_window(app, qtbot, restore=True)
     try:
-        assert third.library_shown(), "the library view is remembered too"
+        assert third.panes.library_shown(), "the library view is remembered too"
         assert third.reader.book is not None, "with the book ready behind it"
     finally:
         close_window(qtbot, third)
@@ -234,7 +234,7 @@ def test_screenshot_book_has_the_window(
         window.set_theme(theme)
         view = open_alice(window, library, books_dir, page=9)
         qtbot.wait(50)
-        assert window.chat_visible()
+        assert window.panes.chat_visible()
         default = default_chat_width(size[0])
         qtbot.waitUntil(lambda: abs(window.splitter.sizes()[1] - default) <= 2, timeout=3000)
         chat = window.splitter.sizes()[1]
@@ -340,7 +340,7 @@ def test_notes_live_in_the_side_panel(
     window.action_notes.trigger()  # Ctrl+Shift+N
     side = window.reader.side
     assert side.isVisible() and side.tabText(side.currentIndex()) == "Notes"
-    panel = window._notes_panel
+    panel = window.panels.notes_panel
     assert not panel.isWindow() and panel.isVisible()
     qtbot.waitUntil(  # read on a worker thread
         lambda: any("Alice" in panel.items.item(i).text() for i in range(panel.items.count())),

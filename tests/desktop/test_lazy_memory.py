@@ -19,7 +19,7 @@ from PySide6.QtTest import QTest
 from core.books.importer import import_book
 from core.store.library import Library
 from desktop import gc_policy
-from desktop.library_view import LibraryView, cover_job
+from desktop.library.view import LibraryView, cover_job
 from desktop.reader.pdf_view import CACHE_BYTES, CACHE_MIN, PdfView
 from tests.desktop.conftest import close_window, open_window
 from tests.support.pdfgen import make_text_pdf
@@ -35,7 +35,7 @@ app = QApplication(["test"])
 from core.app import Margin
 from core.books.importer import import_book
 from core.paths import resolve_paths
-from desktop.main_window import MainWindow
+from desktop.window.main_window import MainWindow
 
 margin = Margin.open(resolve_paths().ensure())
 epub = import_book(margin.library, Path(sys.argv[1])).book

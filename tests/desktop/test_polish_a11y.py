@@ -17,7 +17,7 @@ def test_the_book_page_is_a_read_only_document_not_a_label(
     window: Any, books_dir: Path, qtbot: Any
 ) -> None:
     book = import_book(window.library, books_dir / "alice_in_wonderland.epub").book
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id, 3)
     QApplication.processEvents()
     view = window.reader.view

@@ -11,13 +11,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from core.settings import load_reader_settings
-from desktop.main_window import MainWindow
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window, open_alice
 
 
 def shown(window: Any) -> tuple[bool, bool, bool]:
     """Caret browsing as the page, the View menu and the reading settings show it."""
-    dialog = window._reading_settings
+    dialog = window.panels.reading_settings
     return (
         window.reader.view.caret_browsing,
         window.action_caret.isChecked(),
@@ -45,7 +45,7 @@ def test_f7_the_menu_and_the_dialog_agree_and_the_choice_is_kept(
         Qt.Key.Key_A,
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
-    dialog = window._reading_settings
+    dialog = window.panels.reading_settings
     assert dialog is not None and dialog.isVisible(), "Ctrl+Shift+A opened the reading settings"
     assert shown(window) == (False, False, False)
     press_f7(window, qtbot)
@@ -76,7 +76,7 @@ def test_f7_the_menu_and_the_dialog_agree_and_the_choice_is_kept(
 def test_f7_keeps_a_books_own_look_for_that_book(window: Any, books_dir: Path, qtbot: Any) -> None:
     book_id = open_alice(window, books_dir, page=5)
     own = window.typography.for_book(book_id)
-    window.apply_typography(own, this_book_only=True)  # "Only for this book"
+    window.panels.apply_typography(own, this_book_only=True)  # "Only for this book"
     press_f7(window, qtbot)
     assert window.reader.view.caret_browsing and window.action_caret.isChecked()
     assert window.typography.for_book(book_id).caret_browsing, "kept for this book"

@@ -34,7 +34,7 @@ def open_pickwick(app: Any, qtbot: Any, tmp_path: Path, size: tuple[int, int], r
     app.library.set_position(book.id, page if read else 1)
     window = open_window(app, qtbot, size)
     window.open_book(book.id, page)
-    window.set_side_visible(True)
+    window.panes.set_side_visible(True)
     QApplication.processEvents()
     assert window.chat.isVisible() and window.reader.side.isVisible()
     return window

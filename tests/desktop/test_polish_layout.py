@@ -43,7 +43,7 @@ def test_at_1024_the_chat_and_side_panel_leave_the_book_its_share(
 ) -> None:
     with alice_window(library, books_dir, qtbot, 12) as (win, _book):
         win.resize(1024, 700)
-        win.set_side_visible(False)
+        win.panes.set_side_visible(False)
         QApplication.processEvents()
         win.reader.view.setFocus()
         qtbot.keyClick(win.reader.view, Qt.Key.Key_T, Qt.KeyboardModifier.ControlModifier)

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from core.books.importer import import_book
 from core.store.highlight_style import set_style
-from desktop.reader.highlight_look import PDF_INK, line_colour
+from desktop.highlights.look import PDF_INK, line_colour
 from desktop.reader.pdf_view import PdfView
 from tests.support.pdfgen import make_text_pdf
 
@@ -35,7 +35,7 @@ def drawn(window: Any, tmp_path: Path, style: str, qtbot: Any) -> tuple[QImage, 
     """The canvas with one blue highlight of ``style`` on the words, and the words' box."""
     texts = [f"Opening line. {WORDS} in the middle. Closing line of the page."]
     book = import_book(window.library, make_text_pdf(tmp_path / "h.pdf", texts)).book
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id, 1)
     view = window.reader.view
     assert isinstance(view, PdfView)

@@ -1,5 +1,5 @@
 """A PDF highlight made from a selection stores the occurrence selected, not the first one of
-its words on the page (issue 28 leftover; as threads do, desktop/reader/margin_marks.py)."""
+its words on the page (issue 28 leftover; as threads do, desktop/highlights/margin_marks.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""desktop/preferences.py: the window's app-wide preferences, read and written in one place."""
+"""desktop/window/preferences.py: the window's app-wide preferences, read and written in one place."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QSettings
 
 from core.paths import resolve_paths
-from desktop.preferences import Preferences, WindowState
+from desktop.window.preferences import Preferences, WindowState
 
 
 def test_window_state_round_trip(margin_home: Any, qapp: Any) -> None:

@@ -95,7 +95,7 @@ def test_a_library_that_cannot_open_raises_for_the_caller(tmp_path: Path, qtbot:
 
 def test_the_window_path_knows_every_book_suffix_without_the_parsers() -> None:
     from core.books.parse import SUFFIXES
-    from desktop.app import BOOK_SUFFIXES
+    from desktop.library.book_files import BOOK_SUFFIXES
 
     assert set(SUFFIXES) == BOOK_SUFFIXES
 
@@ -129,7 +129,7 @@ def test_nothing_slow_is_imported_before_the_first_paint(tmp_path: Path) -> None
     before = done.stderr.split("margin: first paint at", 1)
     assert len(before) == 2, done.stderr[-2000:]
     loaded = {line.rsplit("|", 1)[1].strip() for line in before[0].splitlines() if "|" in line}
-    assert "desktop.main_window" in loaded and "core.store.library" in loaded
+    assert "desktop.window.main_window" in loaded and "core.store.library" in loaded
     slow = {
         "desktop.reader.reader",
         "desktop.chat.pane",
@@ -143,7 +143,7 @@ def test_nothing_slow_is_imported_before_the_first_paint(tmp_path: Path) -> None
 
 
 def _window(app: Any, qtbot: Any) -> Any:
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
     window = MainWindow(app)
     qtbot.addWidget(window)
@@ -186,7 +186,7 @@ def test_closed_before_the_reading_view_was_built_keeps_the_book(
     book = import_book(app.library, books_dir / "metamorphosis.txt").book
     first = _window(app, qtbot)
     first.open_book(book.id, 5)
-    first.set_side_visible(True)
+    first.panes.set_side_visible(True)
     close_window(qtbot, first)
     second = _window(app, qtbot)
     close_window(qtbot, second)  # the timer that builds it comes too late

@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.main_window import MainWindow
 from desktop.theme import (
     NIGHT_RANGE,
     THEMES,
@@ -34,6 +33,7 @@ from desktop.theme import (
     current_app_theme,
     page_image_filter,
 )
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window
 
 
@@ -111,7 +111,7 @@ def test_dark_darkens_every_panel_and_light_lightens_them(
     measured: dict[str, dict[str, float]] = {}
     # covers are the books' own pictures (a PDF's white first page): measure the panel itself
     window.library_panel.list_button.click()
-    window.set_side_visible(True)
+    window.panes.set_side_visible(True)
     for name in ("light", "dark"):
         apply_app_theme(qapp, name)
         window.reader.set_theme(name)

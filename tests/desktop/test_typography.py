@@ -36,7 +36,7 @@ def window(app: Any, qtbot: Any, real_font: str) -> Any:
 
 def open_book(window: Any, library: Library, books_dir: Path, name: str = BOOK) -> TextView:
     book = import_book(library, books_dir / name).book
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id, 9)
     view = window.reader.view
     assert isinstance(view, TextView)
@@ -82,7 +82,7 @@ def test_default_look_is_a_serif_column(window: Any, library: Library, books_dir
     family = QFontInfo(view.document().defaultFont()).family()
     assert family == serif_family() and "Serif" in family, family
     assert window.reader.typography == ReaderSettings()
-    window.apply_typography(replace(ReaderSettings(), columns=1))
+    window.panels.apply_typography(replace(ReaderSettings(), columns=1))
     margin = view.document().rootFrame().frameFormat().leftMargin()
     assert margin > ReaderSettings().margin, "a wide window: the column is centred"
 
@@ -94,7 +94,7 @@ def test_measure_font_spacing_indent_and_place_kept(
     top = view.top_page()
     first_words = view.page_text(top)[:40]
     for measure in (45, 80):
-        window.apply_typography(replace(ReaderSettings(), measure=measure, columns=1))
+        window.panels.apply_typography(replace(ReaderSettings(), measure=measure, columns=1))
         lengths = on_screen_lines(view)
         assert max(lengths) <= measure and statistics.median(lengths) >= 0.8 * measure, (
             measure,
@@ -102,28 +102,30 @@ def test_measure_font_spacing_indent_and_place_kept(
         )
         assert view.top_page() == top and view.page_text(top)[:40] == first_words
     # a narrow window: the column narrows too, with the smallest margin kept
-    window.apply_typography(replace(ReaderSettings(), measure=120, margin=40))
+    window.panels.apply_typography(replace(ReaderSettings(), measure=120, margin=40))
     assert view.document().rootFrame().frameFormat().leftMargin() == 40
     assert max(on_screen_lines(view)) < 120
     # line spacing: twice the spacing, (about) twice the distance between lines
     heights = {}
     for spacing in (1.0, 2.0):
-        window.apply_typography(replace(ReaderSettings(), line_spacing=spacing))
+        window.panels.apply_typography(replace(ReaderSettings(), line_spacing=spacing))
         layout, i = full_lines(view)[0]
         heights[spacing] = layout.lineAt(i + 1).y() - layout.lineAt(i).y()
     assert heights[2.0] == pytest.approx(2 * heights[1.0], rel=0.1), heights
     # first-line indent and paragraph spacing
-    window.apply_typography(replace(ReaderSettings(), paragraph_indent=2.0))
+    window.panels.apply_typography(replace(ReaderSettings(), paragraph_indent=2.0))
     layout, i = full_lines(view)[0]
     block = view.document().findBlock(view.visible_range()[0]).next()
     assert block.blockFormat().textIndent() > 10
     assert block.layout().lineAt(0).x() > block.layout().lineAt(1).x() + 10
-    window.apply_typography(replace(ReaderSettings(), paragraph_spacing=2.0))
+    window.panels.apply_typography(replace(ReaderSettings(), paragraph_spacing=2.0))
     assert block.isValid()
     block = view.document().findBlock(view.visible_range()[0]).next()
     assert block.blockFormat().bottomMargin() > 20
     # a chosen font
-    window.apply_typography(replace(ReaderSettings(), font_family="DejaVu Sans", font_size=16))
+    window.panels.apply_typography(
+        replace(ReaderSettings(), font_family="DejaVu Sans", font_size=16)
+    )
     font = view.document().defaultFont()
     assert QFontInfo(font).family() == "DejaVu Sans" and font.pointSizeF() == 16
     assert view.top_page() == top, "the reader keeps the place through every change"
@@ -133,9 +135,9 @@ def test_justified_lines_end_together(
     window: Any, library: Library, books_dir: Path, qtbot: Any
 ) -> None:
     view = open_book(window, library, books_dir)
-    window.apply_typography(replace(ReaderSettings(), justify=False, columns=1))
+    window.panels.apply_typography(replace(ReaderSettings(), justify=False, columns=1))
     ragged = ink_right_edges(view)
-    window.apply_typography(replace(ReaderSettings(), justify=True, columns=1))
+    window.panels.apply_typography(replace(ReaderSettings(), justify=True, columns=1))
     justified = ink_right_edges(view)
     assert len(ragged) >= 8 and len(justified) >= 8
     # the ink ends where the line ends, give or take the shape of the last glyph ("." or "e")
@@ -153,7 +155,7 @@ def test_book_styles_kept_or_ignored(window: Any, library: Library, books_dir: P
         return cursor.charFormat().fontItalic()
 
     assert italic_one(), "the book's italics"
-    window.apply_typography(replace(ReaderSettings(), book_styles=False))
+    window.panels.apply_typography(replace(ReaderSettings(), book_styles=False))
     assert not italic_one(), "ignored when the reader asks"
     window.reader.go_to_page(1)
     doc = view.document()
@@ -165,7 +167,7 @@ def test_book_styles_kept_or_ignored(window: Any, library: Library, books_dir: P
     fragment = heading.begin().fragment()
     assert fragment.charFormat().fontWeight() < 600, "headings flattened to the text's weight"
     assert not heading.blockFormat().alignment() & Qt.AlignmentFlag.AlignHCenter
-    window.apply_typography(ReaderSettings())
+    window.panels.apply_typography(ReaderSettings())
     heading = next(
         b
         for b in (doc.findBlockByNumber(n) for n in range(doc.blockCount()))
@@ -184,7 +186,7 @@ def test_reading_settings_window_applies_live_and_remembers(
     other = import_book(library, books_dir / "metamorphosis.epub").book
     alice = window.reader.book
     window.action_reading.trigger()
-    dialog = window._reading_settings
+    dialog = window.panels.reading_settings
     assert isinstance(dialog, ReadingSettings) and dialog.isVisible()
     dialog.measure.setValue(50)
     lines = on_screen_lines(view)
@@ -228,8 +230,8 @@ def test_bad_value_in_settings_file_falls_back_with_a_message(
         assert "'reader.line_spacing'" in window.statusBar().currentMessage()
         view = open_book(window, library, books_dir)
         assert statistics.median(on_screen_lines(view)) <= 50 and max(on_screen_lines(view)) <= 53
-        window.open_reading_settings()
-        note = window._reading_settings.note
+        window.panels.open_reading_settings()
+        note = window.panels.reading_settings.note
         assert note.isVisible()
         assert "'reader.line_spacing'" in note.text() and "from 1.0 to 3.0" in note.text()
     finally:

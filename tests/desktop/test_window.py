@@ -11,10 +11,10 @@ from PySide6.QtCore import QPointF, Qt
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.main_window import MainWindow
 from desktop.reader.pdf_view import PdfView
 from desktop.reader.text_view import TextView
 from desktop.requests import AskRequest
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import run_until
 
 
@@ -33,7 +33,7 @@ def test_open_reflowable_book_and_turn_pages(
     window: Any, library: Library, books_dir: Path, name: str
 ) -> None:
     book = import_book(library, books_dir / name).book
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id, 2)
     view = window.reader.view
     assert isinstance(view, TextView)

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QApplication
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.store.library import Library
-from desktop.main_window import MainWindow
 from desktop.reader.text_view import TextView
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window
 
 
@@ -31,12 +31,12 @@ def test_import_with_progress_cancel_and_errors(
 
     seen: list[float] = []
     window.importer.progressed.connect(lambda f, m: seen.append(f))
-    window.import_files([books_dir / "metamorphosis.epub"])
+    window.books.import_files([books_dir / "metamorphosis.epub"])
     qtbot.waitUntil(lambda: library.list_books() != [] and not window.importer.busy, timeout=20000)
     assert seen and seen[-1] == pytest.approx(1.0)
     qtbot.waitUntil(lambda: window.reader.book is not None, timeout=5000)
     # a bad file shows its reason inline
-    window.import_files(
+    window.books.import_files(
         [books_dir / "test_corrupted.epub", pdf_dir / "libreoffice-writer-password.pdf"]
     )
     from tests.desktop.reader.test_pdf_scanned import _dialog
@@ -50,7 +50,7 @@ def test_import_with_progress_cancel_and_errors(
         tmp_path / "big.pdf", book_pages(400, books_dir / "alice_in_wonderland.txt")
     )
     window.importer.started.connect(lambda _name: window.importer.cancel())
-    window.import_files([big])
+    window.books.import_files([big])
     qtbot.waitUntil(
         lambda: (
             not window.importer.busy
@@ -109,7 +109,7 @@ def test_first_run_imports_the_welcome_guide(
 ) -> None:
     win = MainWindow(app, restore=False)
     qtbot.addWidget(win)
-    win.start_background_work()
+    win.books.start_background_work()
     qtbot.waitUntil(lambda: win.reader.book is not None, timeout=20000)
     assert win.reader.book.title == "Welcome to Margin"
     assert any(t.title == "Asking about a passage" for t in library.toc(win.reader.book.id))
@@ -117,7 +117,7 @@ def test_first_run_imports_the_welcome_guide(
     again = MainWindow(app, restore=False)
     qtbot.addWidget(again)
     library.delete_book(library.list_books()[0].id)
-    again.start_background_work()
+    again.books.start_background_work()
     qtbot.wait(300)
     assert library.list_books() == [], "the guide is imported once, not after the reader removed it"
     again.close()
@@ -129,12 +129,12 @@ def test_remove_book_asks_then_removes(
     from PySide6.QtWidgets import QMessageBox
 
     book = import_book(library, books_dir / "metamorphosis.txt").book
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id)
     monkeypatch.setattr(
         QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.No)
     )
-    window.remove_book(book.id)
+    window.books.remove_book(book.id)
     assert library.list_books() != []
     monkeypatch.setattr(
         QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes)
@@ -149,7 +149,7 @@ def test_remove_book_asks_then_removes(
         delete(book_id)
 
     monkeypatch.setattr(library, "delete_book", delete_and_note)
-    window.remove_book(book.id)
+    window.books.remove_book(book.id)
     assert window.reader.book is None  # the book closes at once
     qtbot.waitUntil(lambda: library.list_books() == [], timeout=10000)
     # taking a book out of the search index can take seconds: never on the UI thread
@@ -176,7 +176,7 @@ def test_a_lost_library_offers_to_add_its_book_copies_back(
     win = MainWindow(app, restore=False)
     qtbot.addWidget(win)
     try:
-        win.start_background_work()
+        win.books.start_background_work()
         qtbot.waitUntil(lambda: bool(app.library.list_books()), timeout=20000)
         assert [b.title for b in app.library.list_books()] == ["Metamorphosis"]
         qtbot.waitUntil(

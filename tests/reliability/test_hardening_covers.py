@@ -9,7 +9,7 @@ from PySide6.QtCore import QSize
 from PySide6.QtGui import QColor, QImage
 
 from core.books.covers import epub_cover_bytes, image_kind
-from desktop.covers import (
+from desktop.library.covers import (
     COVER_SIZE,
     RENDER_PIXELS,
     CoverJob,

@@ -254,7 +254,7 @@ def test_settings_dialog_test_connection_and_models(
 
 
 def test_notes_panel_lists_edits_and_exports(window: Any, books_dir: Path, qtbot: Any) -> None:
-    from desktop.notes_panel import NotesPanel
+    from desktop.highlights.notes_panel import NotesPanel
 
     book_id = read_alice(window, books_dir)
     window.library.add_note(book_id, "The Cat can vanish.", page=42, source="agent")
@@ -309,7 +309,7 @@ def test_deleting_during_an_answer_stops_the_answer_first(
     if what == "conversation":
         chat.delete_conversation()
     else:
-        window.remove_book(book_id)
+        window.books.remove_book(book_id)
     qtbot.waitUntil(lambda: not chat.live, timeout=10000)
     if what == "conversation":
         qtbot.waitUntil(

@@ -23,7 +23,7 @@ def test_a_passages_reply_reads_as_matches_with_chips_and_chapters(
 ) -> None:
     book = import_book(window.library, books_dir / "alice_in_wonderland.epub").book
     window.library.set_position(book.id, 60)
-    window.refresh_library()
+    window.books.refresh_library()
     window.open_book(book.id, 60)
     chat = window.chat
     assert chat.banner.isVisible(), "no model is connected"

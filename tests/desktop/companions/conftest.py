@@ -22,7 +22,7 @@ from tests.support.shots import save_shot, shots_wanted
 @contextmanager
 def window_at(library: Library, books_dir: Path, qtbot: Any, read_to: int) -> Iterator[Any]:
     from core.app import Margin
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
     from tests.desktop.conftest import close_window
 
     book = import_book(library, books_dir / "alice_in_wonderland.epub").book
@@ -35,7 +35,7 @@ def window_at(library: Library, books_dir: Path, qtbot: Any, read_to: int) -> It
     qtbot.waitExposed(win)
     try:
         win.open_book(book.id)
-        win.set_side_visible(True)
+        win.panes.set_side_visible(True)
         yield win, book
     finally:
         close_window(qtbot, win)

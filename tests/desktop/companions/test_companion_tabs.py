@@ -182,7 +182,7 @@ def test_previously_when_coming_back_after_days(
         away = dt.datetime.now(dt.UTC) - dt.timedelta(days=4)
         store.put_item(book.id, "seen", "", 1, {"at": away.isoformat()})
         win.reader.close_book()  # as on the next start of Margin, days later
-        win.set_side_visible(False)
+        win.panes.set_side_visible(False)
         win.open_book(book.id)
         qtbot.waitUntil(lambda: "Previously…" in panel.view.toPlainText(), timeout=10000)
         assert win.reader.side.isVisible() and win.reader.side.current_name() == "Story so far"

@@ -17,7 +17,7 @@ def test_starters_open_tabs_without_a_model(
     library: Library, books_dir: Path, qtbot: Any, real_font: str
 ) -> None:
     with window_at(library, books_dir, qtbot, 33) as (win, _book):
-        win.set_side_visible(False)
+        win.panes.set_side_visible(False)
         starters = win.chat.starters
         qtbot.waitUntil(starters.isVisible, timeout=10000)
         assert starters.buttons["Recap"].text() == "Recap chapters 1–4"

@@ -19,9 +19,9 @@ def main(out: Path, book_file: Path, page: int) -> int:
     from core.app import Margin
     from core.books.importer import import_book
     from core.paths import resolve_paths
-    from desktop.main_window import MainWindow
     from desktop.reader.text_view import TextView
     from desktop.requests import OpenPageRequest
+    from desktop.window.main_window import MainWindow
 
     margin = Margin.open(resolve_paths().ensure())
     library = margin.library

@@ -103,7 +103,7 @@ def alice_window(library: Library, books_dir: Path, qtbot: Any, page: int) -> It
     """A shown window with Alice open at ``page``: yields (window, book); closed after."""
     from core.app import Margin
     from core.books.importer import import_book
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
     from tests.desktop.conftest import close_window
 
     book = import_book(library, books_dir / "alice_in_wonderland.epub").book

@@ -16,8 +16,8 @@ from core.app import Margin
 from core.books.importer import import_book
 from core.store.library import Library
 from core.store.reading_state import ReadingStates
-from desktop.main_window import MainWindow
 from desktop.reader.reader import Reader
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window
 
 

@@ -17,8 +17,8 @@ from PySide6.QtWidgets import QApplication, QInputDialog, QLineEdit
 from core.books.importer import import_book
 from core.store.library import Library
 from desktop import password_dialog
-from desktop.main_window import MainWindow
 from desktop.reader.pdf_view import PdfView
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window
 from tests.support.imagepdf import page_colour
 
@@ -114,7 +114,7 @@ def _type_password(qtbot: Any, text: str) -> str:
 def test_protected_pdf_asks_for_its_password_and_says_when_it_is_wrong(
     window: Any, library: Library, pdf_dir: Path, qtbot: Any
 ) -> None:
-    window.import_files([pdf_dir / "libreoffice-writer-password.pdf"])
+    window.books.import_files([pdf_dir / "libreoffice-writer-password.pdf"])
     first = _type_password(qtbot, "wrong-one")
     assert "is protected by a password" in first
     second = _type_password(qtbot, "openpassword")
@@ -140,7 +140,7 @@ def test_protected_pdf_asks_for_its_password_and_says_when_it_is_wrong(
 def test_cancelling_the_password_adds_nothing_and_says_why(
     window: Any, library: Library, pdf_dir: Path, qtbot: Any
 ) -> None:
-    window.import_files([pdf_dir / "libreoffice-writer-password.pdf"])
+    window.books.import_files([pdf_dir / "libreoffice-writer-password.pdf"])
     dialog = _dialog(qtbot)
     QTest.keyClick(dialog, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: window.library_panel.error.isVisible(), timeout=10000)

@@ -17,7 +17,7 @@ from core.agent.types import (
     Usage,
 )
 from core.books.importer import import_book
-from desktop.main_window import MainWindow
+from desktop.window.main_window import MainWindow
 from tests.core.books.test_epub_w3c import _page_list_book
 from tests.desktop.conftest import close_window
 from tests.support.shots import save_shot

@@ -10,8 +10,8 @@ import pytest
 from PySide6.QtWidgets import QApplication, QInputDialog
 
 from core.books.importer import import_book
-from desktop.main_window import MainWindow
 from desktop.reader.pages import PageLabels
+from desktop.window.main_window import MainWindow
 from tests.core.books.test_epub_w3c import _page_list_book
 from tests.desktop.conftest import close_window
 from tests.support.shots import save_shot
@@ -43,7 +43,7 @@ def test_the_footer_names_the_printed_page_and_go_to_takes_it(
         monkeypatch.setattr(
             QInputDialog, "getText", staticmethod(lambda *a, **k: (typed["text"], True))
         )
-        window.go_to_page_dialog()
+        window.books.go_to_page_dialog()
         forty = next(
             p.number
             for p in app.library.pages(book.id, 1, book.page_count)
@@ -57,7 +57,7 @@ def test_the_footer_names_the_printed_page_and_go_to_takes_it(
             QApplication.processEvents()
             save_shot(window.grab(), f"printed-page-{theme}.png")
         typed["text"] = "p. 99"
-        window.go_to_page_dialog()
+        window.books.go_to_page_dialog()
         assert window.reader.page == forty
         assert "no page" in window.statusBar().currentMessage()
     finally:

@@ -1,5 +1,5 @@
-"""The side panel (side_panels.py) and its slot for companion panels: added by name, told
-when a book opens and when the page changes, replaced without a second tab."""
+"""The side panel (side_panels.py) and its slot for companion panels: added by name, following
+the reader's events (a book opened, a page shown), replaced without a second tab."""
 
 from __future__ import annotations
 
@@ -10,15 +10,20 @@ from PySide6.QtWidgets import QLabel
 
 from core.books.importer import import_book
 from core.store.library import Library
+from desktop.events import BookOpened, Events, PageShown
 from desktop.reader.pages import Chapters, PageLabels
 from desktop.reader.reader import Reader
 from tests.desktop.reader.conftest import press, text_view
 
 
 class Companion(QLabel):
-    def __init__(self) -> None:
+    """A companion built as every module is: given the events it follows."""
+
+    def __init__(self, events: Events) -> None:
         super().__init__("X-Ray")
         self.seen: list[tuple[str, int, int]] = []
+        events.subscribe(BookOpened, lambda e: self.book_opened(e.book_id))
+        events.subscribe(PageShown, lambda e: self.page_shown(e.book_id, e.page))
 
     def book_opened(self, book_id: int) -> None:
         self.seen.append(("opened", book_id, 0))
@@ -33,7 +38,7 @@ def test_a_companion_panel_follows_the_book_and_the_page(
     from PySide6.QtCore import Qt
 
     book = import_book(library, books_dir / "alice_in_wonderland.epub").book
-    xray = Companion()
+    xray = Companion(reader.events)
     reader.side.add_panel("X-Ray", xray)
     reader.side.add_panel("X-Ray", xray)  # again: still one tab
     names = [reader.side.tabText(i) for i in range(reader.side.count())]

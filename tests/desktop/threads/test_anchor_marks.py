@@ -72,7 +72,7 @@ def test_rereading_in_the_window_lists_what_was_lost(
     )
     with alice_window(library, books_dir, qtbot, 12) as (win, book):
         library.add_highlight(book.id, 12, "Words that never were in Wonderland, not once")
-        win.reread_current()
+        win.books.reread_current()
         qtbot.waitUntil(lambda: bool(said), timeout=20000)
         [(title, text)] = said
         assert title == "Some passages were not found"

@@ -15,7 +15,7 @@ from PySide6.QtTest import QTest
 
 from core.anchors import collapse, view_to_stored
 from core.store.library import Library
-from desktop.reader.margin_marks import THREAD_RGB
+from desktop.highlights.margin_marks import THREAD_RGB
 from tests.desktop.reader.conftest import alice_window, text_view
 from tests.support.shots import save_shot
 

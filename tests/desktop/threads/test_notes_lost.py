@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from core.store.library import Library
-from desktop.notes_panel import LOST_ROLE, ROLE
+from desktop.highlights.notes_panel import LOST_ROLE, ROLE
 from tests.desktop.reader.conftest import alice_window
 from tests.support.shots import save_shot, shots_wanted
 
@@ -33,10 +33,10 @@ def test_the_notes_panel_marks_what_was_not_found_after_a_reread(
         library.db.execute_sql(
             "UPDATE note SET quote = ? WHERE id = ?", (json.dumps(quote), note.id)
         )
-        win.reread_current()
+        win.books.reread_current()
         qtbot.waitUntil(lambda: bool(said), timeout=20000)
-        win.open_notes()
-        panel = win._notes_panel
+        win.panels.open_notes()
+        panel = win.panels.notes_panel
         qtbot.waitUntil(lambda: panel.items.count() == 4, timeout=5000)
         rows = {
             (

@@ -16,7 +16,7 @@ from PySide6.QtTest import QTest
 from core.anchors import collapse
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.reader.margin_marks import NOTE_RGB, THREAD_RGB, MarginMarks
+from desktop.highlights.margin_marks import NOTE_RGB, THREAD_RGB, MarginMarks
 from desktop.reader.paged_view import CLICK_ZONE
 from tests.desktop.reader.conftest import alice_window, press, text_view
 from tests.support.shots import save_shot
@@ -112,7 +112,7 @@ def test_a_question_about_a_passage_is_a_thread_marked_in_the_margin(
         assert line.top() <= y <= line.bottom()
 
         # the Threads tab, in book order
-        win.set_side_visible(True)
+        win.panes.set_side_visible(True)
         win.reader.side.show_panel("Threads")
         assert threads.panel.list.count() == 1
         assert threads.panel.list.item(0).text().startswith("p. 10 — “")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import shiboken6
 from PySide6.QtCore import Qt, Signal
@@ -24,12 +23,16 @@ from PySide6.QtWidgets import (
 
 from core.errors import MarginError
 from core.export import export_file_name, export_highlights, highlights_to_markdown
-from core.store.library import Library
+from core.store.library import BookInfo, HighlightRecord, Library, NoteRecord
 from desktop.requests import OpenPageRequest
 from desktop.tasks import in_background
 
 ROLE = Qt.ItemDataRole.UserRole + 3
 LOST_ROLE = Qt.ItemDataRole.UserRole + 4  # True: not found when the book was read again
+
+
+# a book, its notes and highlights, and which of them were lost at the last re-read
+type _Found = tuple[BookInfo, list[NoteRecord], list[HighlightRecord], set[tuple[str, int]]]
 
 
 class NotesPanel(QWidget):
@@ -83,7 +86,7 @@ class NotesPanel(QWidget):
             self._fill(generation, None)
             return
 
-        def read() -> tuple[Any, list[Any], list[Any], set[tuple[str, int]]]:
+        def read() -> _Found:
             book = self.library.get_book(book_id)
             lost = {(a.kind, a.id) for a in self.library.lost_anchors(book_id)}
             return (
@@ -106,7 +109,7 @@ class NotesPanel(QWidget):
     def _fill(
         self,
         generation: int,
-        found: tuple[Any, list[Any], list[Any], set[tuple[str, int]]] | None,
+        found: _Found | None,
     ) -> None:
         if generation != self._generation or not shiboken6.isValid(self.items):
             return  # another book was chosen meanwhile, or the panel is gone

@@ -1,7 +1,7 @@
 """Book cover pictures, made in any thread (QImage and QPainter on a QImage are safe there):
 the EPUB's own image, the first page of a PDF, or a cover drawn from the title and author,
 fitted to the cover size and cached as PNG in ``<data>/covers/<sha256>.png``; and the
-thumbnail the library grid paints. ``desktop/covers.py`` keeps them in memory for the view."""
+thumbnail the library grid paints. ``desktop/library/covers.py`` keeps them in memory for the view."""
 
 from __future__ import annotations
 

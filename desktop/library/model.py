@@ -15,7 +15,7 @@ from PySide6.QtCore import (
 )
 
 from core.store.library import BookInfo
-from desktop.covers import CoverJob
+from desktop.library.covers import CoverJob
 
 BOOK_ID = Qt.ItemDataRole.UserRole + 1
 BOOK = Qt.ItemDataRole.UserRole + 2

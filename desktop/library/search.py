@@ -13,6 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -96,7 +97,7 @@ class LibrarySearch(QDialog):
         self.vectorsProgressed.connect(self._vectors_progress)
         self.indexer = indexer_for(app.library.db)
 
-    def showEvent(self, event: Any) -> None:
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         if self.vectorsProgressed.emit not in self.indexer.listeners:
             self.indexer.listeners.append(self.vectorsProgressed.emit)
@@ -172,7 +173,7 @@ class LibrarySearch(QDialog):
         if isinstance(hit, SearchHit):
             self.requestOpenPage.emit(OpenPageRequest(hit.book_id, hit.start_page, quote_of(hit)))
 
-    def closeEvent(self, event: Any) -> None:
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.tasks.cancel("search")
         super().closeEvent(event)
 

@@ -37,9 +37,9 @@ from PySide6.QtWidgets import (
 )
 
 from core.store.library import BookInfo
-from desktop.covers import CoverStore
-from desktop.library_grid import BookDelegate, LibraryListView
-from desktop.library_model import BOOK_ID, SORTS, LibraryModel, cover_job
+from desktop.library.covers import CoverStore
+from desktop.library.grid import BookDelegate, LibraryListView
+from desktop.library.model import BOOK_ID, SORTS, LibraryModel, cover_job
 from desktop.widgets import tool_button
 
 __all__ = ["BOOK_ID", "EMPTY_TEXT", "LibraryView", "cover_job"]

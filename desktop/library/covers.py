@@ -1,7 +1,7 @@
 """Book covers for the library view: the EPUB's own image, the first page of a PDF, or a
 cover drawn from the title and author; cached as PNG in ``<data>/covers/<sha256>.png``.
 
-Covers are made in worker threads by ``desktop/cover_images.py`` (its names are importable
+Covers are made in worker threads by ``desktop/library/cover_images.py`` (its names are importable
 from here too). ``CoverStore`` keeps the covers shown in memory at the size shown, serves the
 newest requests first (those on screen) and makes covers for new books in the background.
 """
@@ -21,7 +21,7 @@ from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QImage, QImageReader, QPixmap
 
 from core.books.covers import cover_file
-from desktop.cover_images import (
+from desktop.library.cover_images import (
     COVER_SIZE,
     MAX_PIXELS,
     RENDER_PIXELS,

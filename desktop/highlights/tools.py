@@ -33,8 +33,6 @@ def chapter_title(reader: Reader | None, page: int) -> str:
 
 def _changed(reader: Reader) -> None:
     reader.refresh_highlights()
-    if reader.book is not None:
-        reader.highlightsChanged.emit(reader.book.id)
 
 
 def update(

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QAbstractButton, QComboBox, QLineEdit
 from core.books.covers import cover_colour, cover_file, epub_cover_bytes
 from core.books.importer import import_book
 from core.store.library import BookInfo, Library
-from desktop.covers import (
+from desktop.library.covers import (
     COVER_SIZE,
     CoverJob,
     cached_cover,
@@ -23,7 +23,7 @@ from desktop.covers import (
     fit_cover,
     generated_cover,
 )
-from desktop.library_view import BOOK_ID, LibraryView, cover_job
+from desktop.library.view import BOOK_ID, LibraryView, cover_job
 
 
 def mean_diff(a: QImage, b: QImage) -> float:

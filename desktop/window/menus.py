@@ -3,17 +3,18 @@ place, each named ``window.action_<name>`` when tests or other code need it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
-from PySide6.QtWidgets import QHBoxLayout, QToolButton
+from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolButton
 
 from desktop import accessibility
 from desktop.shortcut_help import show_shortcuts
 
 if TYPE_CHECKING:
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
 # each theme's menu entry (a mnemonic of its own; Ctrl+Alt+1… in this order)
 THEME_MENU = (
@@ -27,9 +28,9 @@ THEME_MENU = (
 
 def add_action(
     window: MainWindow,
-    menu: Any,
+    menu: QMenu,
     text: str,
-    slot: Any,
+    slot: Callable[..., object],
     shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
     name: str = "",
 ) -> QAction:
@@ -53,7 +54,7 @@ def tick_theme(window: MainWindow) -> None:
         action.setChecked(action.data() == current)
 
 
-def set_whole_answers(window: MainWindow) -> Any:
+def set_whole_answers(window: MainWindow) -> Callable[[bool], None]:
     """The slot of "Speak whole answers": announce finished answers whole, and keep it."""
     accessibility.whole_answers = window.preferences.whole_answers()
 
@@ -68,20 +69,27 @@ def build_menus(window: MainWindow) -> None:
     """The menu bar: File, View, Book, Help (every action's keys work with the bar hidden)."""
     bar = window.menuBar()
     file = bar.addMenu("&File")
-    add_action(window, file, "&Open…", window.choose_files, QKeySequence.StandardKey.Open, "open")
     add_action(
-        window, file, "&Export highlights…", window.export_highlights, "Ctrl+Shift+E", "export"
+        window, file, "&Open…", window.books.choose_files, QKeySequence.StandardKey.Open, "open"
+    )
+    add_action(
+        window,
+        file,
+        "&Export highlights…",
+        window.books.export_highlights,
+        "Ctrl+Shift+E",
+        "export",
     )
     add_action(
         window,
         file,
         "Search the &library…",
-        window.open_library_search,
+        window.panels.open_library_search,
         "Ctrl+Alt+F",
         "library_search",
     )
     file.addSeparator()
-    add_action(window, file, "&Settings…", window.open_settings, "Ctrl+,", "settings")
+    add_action(window, file, "&Settings…", window.panels.open_settings, "Ctrl+,", "settings")
     file.addSeparator()
     add_action(window, file, "&Quit", window.close, QKeySequence.StandardKey.Quit, "quit")
     view = bar.addMenu("&View")
@@ -110,7 +118,7 @@ def build_menus(window: MainWindow) -> None:
         window, view, "Page to the left (arrow)", lambda: window.reader.page_towards("left"),
         "Ctrl+Left",
     )  # fmt: skip
-    add_action(window, view, "&Go to page…", window.go_to_page_dialog, "Ctrl+G", "goto")
+    add_action(window, view, "&Go to page…", window.books.go_to_page_dialog, "Ctrl+G", "goto")
     view.addSeparator()
     add_action(
         window,
@@ -149,15 +157,26 @@ def build_menus(window: MainWindow) -> None:
     tick_theme(window)
     view.aboutToShow.connect(lambda: tick_theme(window))
     view.addSeparator()
-    add_action(window, view, "&Library / book", window.toggle_library, "Ctrl+B", "toggle_library")
     add_action(
-        window, view, "Show/hide con&tents panel", window.toggle_side, "Ctrl+T", "toggle_side"
+        window, view, "&Library / book", window.panes.toggle_library, "Ctrl+B", "toggle_library"
     )
-    add_action(window, view, "Show/hide c&hat", window.toggle_chat, "Ctrl+Shift+L", "toggle_chat")
     add_action(
-        window, view, "&Reading settings…", window.open_reading_settings, "Ctrl+Shift+A", "reading"
+        window, view, "Show/hide con&tents panel", window.panes.toggle_side, "Ctrl+T", "toggle_side"
     )
-    caret = add_action(window, view, "Caret &browsing", window.set_caret_browsing, "F7", "caret")
+    add_action(
+        window, view, "Show/hide c&hat", window.panes.toggle_chat, "Ctrl+Shift+L", "toggle_chat"
+    )
+    add_action(
+        window,
+        view,
+        "&Reading settings…",
+        window.panels.open_reading_settings,
+        "Ctrl+Shift+A",
+        "reading",
+    )
+    caret = add_action(
+        window, view, "Caret &browsing", window.panels.set_caret_browsing, "F7", "caret"
+    )
     caret.setCheckable(True)
     caret.setToolTip("The arrow keys move a caret through the book; Shift+arrows select")
     whole = add_action(
@@ -166,16 +185,23 @@ def build_menus(window: MainWindow) -> None:
     whole.setCheckable(True)
     whole.setChecked(accessibility.whole_answers)
     view.addSeparator()
-    add_action(window, view, "&Full screen", window.toggle_full_screen, "F11", "full_screen")
-    add_action(window, view, "F&ocus mode", window.toggle_focus_mode, "Ctrl+Shift+F", "focus_mode")
+    add_action(window, view, "&Full screen", window.panes.toggle_full_screen, "F11", "full_screen")
+    add_action(
+        window, view, "F&ocus mode", window.panes.toggle_focus_mode, "Ctrl+Shift+F", "focus_mode"
+    )
     window.action_leave_focus = QAction("Leave focus mode", window)
     window.action_leave_focus.setShortcut(QKeySequence("Esc"))
-    window.action_leave_focus.triggered.connect(lambda: window.set_focus_mode(False))
+    window.action_leave_focus.triggered.connect(lambda: window.panes.set_focus_mode(False))
     window.action_leave_focus.setEnabled(False)  # Esc belongs to the widgets otherwise
     window.addAction(window.action_leave_focus)
     book = bar.addMenu("&Book")
     add_action(
-        window, book, "&Find in book…", window.find_in_book, QKeySequence.StandardKey.Find, "find"
+        window,
+        book,
+        "&Find in book…",
+        window.panes.find_in_book,
+        QKeySequence.StandardKey.Find,
+        "find",
     )
     add_action(
         window,
@@ -199,8 +225,10 @@ def build_menus(window: MainWindow) -> None:
         lambda: window.reader.ask_about_selection("highlight"),
         "Ctrl+H",
     )
-    add_action(window, book, "Focus &chat", window.focus_chat, "Ctrl+L", "focus_chat")
-    add_action(window, book, "&Notes and highlights…", window.open_notes, "Ctrl+Shift+N", "notes")
+    add_action(window, book, "Focus &chat", window.panes.focus_chat, "Ctrl+L", "focus_chat")
+    add_action(
+        window, book, "&Notes and highlights…", window.panels.open_notes, "Ctrl+Shift+N", "notes"
+    )
     add_action(
         window,
         book,
@@ -209,9 +237,11 @@ def build_menus(window: MainWindow) -> None:
         "Ctrl+Shift+M",
         "finished",
     )
-    add_action(window, book, "Re-rea&d this book", window.reread_current, None, "reread")
-    add_action(window, book, "Repair search &index", window._repair_index, None, "repair_index")
-    add_action(window, book, "&Remove from library…", window.remove_current, None, "remove")
+    add_action(window, book, "Re-rea&d this book", window.books.reread_current, None, "reread")
+    add_action(
+        window, book, "Repair search &index", window.books.repair_index, None, "repair_index"
+    )
+    add_action(window, book, "&Remove from library…", window.books.remove_current, None, "remove")
     help_menu = bar.addMenu("&Help")
     add_action(
         window,
@@ -221,14 +251,14 @@ def build_menus(window: MainWindow) -> None:
         QKeySequence(Qt.Key.Key_F1),
         "shortcuts",
     )
-    add_action(window, help_menu, "&Welcome guide", window.open_welcome)
+    add_action(window, help_menu, "&Welcome guide", window.books.open_welcome)
     add_action(
         window,
         help_menu,
         "Open &data folder",
         lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(window.paths.data))),
     )
-    add_action(window, help_menu, "&About Margin", window.about, None, "about")
+    add_action(window, help_menu, "&About Margin", window.panels.about, None, "about")
 
 
 def add_reader_buttons(window: MainWindow) -> None:
@@ -236,7 +266,9 @@ def add_reader_buttons(window: MainWindow) -> None:
     bar = window.reader.toolbar.layout()
     assert isinstance(bar, QHBoxLayout)
 
-    def button(text: str, name: str, tip: str, slot: Any, checkable: bool = False) -> Any:
+    def button(
+        text: str, name: str, tip: str, slot: Callable[..., object], checkable: bool = False
+    ) -> QToolButton:
         b = QToolButton()
         b.setText(text)
         b.setAccessibleName(name)
@@ -246,22 +278,24 @@ def add_reader_buttons(window: MainWindow) -> None:
         (b.toggled if checkable else b.clicked).connect(slot)
         return b
 
-    window.library_button = button("Library", "Library", "Your books (Ctrl+B)", window.show_library)
+    window.library_button = button(
+        "Library", "Library", "Your books (Ctrl+B)", window.panes.show_library
+    )
     window.side_button = button(
         "Contents",
         "Show contents, find and highlights",
         "Contents, Find and Highlights (Ctrl+T)",
-        window.set_side_visible,
+        window.panes.set_side_visible,
         True,
     )
     window.reading_button = button(
-        "Aa", "Reading settings", "Font, spacing, line length", window.open_reading_settings
+        "Aa", "Reading settings", "Font, spacing, line length", window.panels.open_reading_settings
     )
     window.chat_button = button(
         "Chat",
         "Show the chat",
         "Show or hide the chat (Ctrl+Shift+L)",
-        window.set_chat_visible,
+        window.panes.set_chat_visible,
         True,
     )
     window.chat_button.setChecked(True)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, Qt, Signal, SignalInstance
 from PySide6.QtGui import (
     QColor,
     QMouseEvent,
@@ -28,6 +28,9 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QWidget
 
 from core.anchors import BookText, collapse, stored_to_view, view_to_stored
+
+if TYPE_CHECKING:
+    from desktop.reader.reader import Reader
 
 THREAD_RGB = (47, 111, 223)  # the thread mark: a blue speech mark
 NOTE_RGB = (214, 140, 0)  # the note mark: an amber page corner
@@ -43,7 +46,7 @@ class MarginMark:
     exact: str  # its words
 
 
-def stored_offset(reader: Any, page: int, anchor: Any) -> int:
+def stored_offset(reader: Reader, page: int, anchor: Any) -> int:
     """Where a selection starts in its page's stored text (-1 when not known): the text
     view's anchor counts one paragraph break where the stored text has a blank line; a PDF
     selection's (its boxes) is found by the words QtPdf selects there."""
@@ -58,7 +61,7 @@ def stored_offset(reader: Any, page: int, anchor: Any) -> int:
         return -1
 
 
-def _pdf_stored_offset(reader: Any, page: int, polys: Any) -> int:
+def _pdf_stored_offset(reader: Reader, page: int, polys: Any) -> int:
     from desktop.reader.pdf_canvas import to_poly
     from desktop.reader.pdf_marks import stored_start
 
@@ -86,7 +89,7 @@ def _pdf_stored_offset(reader: Any, page: int, polys: Any) -> int:
     )
 
 
-def mark_exactly(reader: Any, page: int, start: int, exact: str) -> bool:
+def mark_exactly(reader: Reader, page: int, start: int, exact: str) -> bool:
     """Mark the words ``exact`` that start at stored ``start`` of ``page`` exactly (a text
     view marks a quote by searching its words, which stops at a paragraph break); False
     when the words are not there or the view cannot."""
@@ -163,10 +166,10 @@ class _TextPlaces:
         step = self._column_width()
         return [QRect(i * step, 0, width, height) for i in range(self._columns())]
 
-    def scroll_signals(self) -> list[Any]:
+    def scroll_signals(self) -> list[SignalInstance]:
         return []  # the strip stays put; a scroll only repaints it
 
-    def moved_signals(self) -> list[Any]:
+    def moved_signals(self) -> list[SignalInstance]:
         return [self.view.verticalScrollBar().valueChanged]
 
 
@@ -223,10 +226,10 @@ class _PdfPlaces:
         x = int(view.canvas.mapTo(view.viewport(), QPointF(left, 0)).x())
         return [QRect(max(0, x), 0, MARK_SIZE + 10, view.viewport().height())]
 
-    def scroll_signals(self) -> list[Any]:  # the pages move sideways: the strip follows
+    def scroll_signals(self) -> list[SignalInstance]:  # the pages move sideways: the strip follows
         return [self.view.horizontalScrollBar().valueChanged, self.view.zoomChanged]
 
-    def moved_signals(self) -> list[Any]:
+    def moved_signals(self) -> list[SignalInstance]:
         return [self.view.verticalScrollBar().valueChanged]
 
 
@@ -268,10 +271,10 @@ class _NoPlaces:
     def strips(self) -> list[QRect]:
         return [QRect(0, 0, 0, 0)]
 
-    def scroll_signals(self) -> list[Any]:
+    def scroll_signals(self) -> list[SignalInstance]:
         return []
 
-    def moved_signals(self) -> list[Any]:
+    def moved_signals(self) -> list[SignalInstance]:
         return []
 
 

@@ -4,7 +4,6 @@ title, author, progress bar) in a grid of tiles or a list of rows, so no book is
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -16,7 +15,16 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter, QPalette, QPixmap
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QKeyEvent,
+    QPainter,
+    QPalette,
+    QPixmap,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QListView,
@@ -28,8 +36,8 @@ from PySide6.QtWidgets import (
 
 from core.books.covers import cover_colour
 from core.store.library import BookInfo
-from desktop.covers import CoverStore
-from desktop.library_model import BOOK, cover_job, progress_text
+from desktop.library.covers import CoverStore
+from desktop.library.model import BOOK, cover_job, progress_text
 
 MIN_TILE = 96  # narrowest grid cell, so a 230-pixel panel still shows two columns
 TEXT_BLOCK = 58  # title (two lines), author and the progress bar under a cover
@@ -332,7 +340,7 @@ class LibraryListView(QListView):
             self.scheduleDelayedItemsLayout()
         self.verticalScrollBar().setSingleStep(max(20, cell.height() // 4))
 
-    def resizeEvent(self, event: Any) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self.update_cells()
 

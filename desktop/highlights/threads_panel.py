@@ -7,7 +7,7 @@ read on a worker thread (``desktop.tasks.in_background``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
@@ -21,9 +21,14 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import MarginError
-from core.store.anchoring import AnchoredMark, anchored_marks
-from desktop.reader.margin_marks import MarginMark, MarginMarks, mark_exactly
+from core.store.anchoring import AnchoredMark, LostAnchor, anchored_marks
+from core.store.conversations import ConversationInfo
+from desktop.events import HighlightsChanged
+from desktop.highlights.margin_marks import MarginMark, MarginMarks, mark_exactly
 from desktop.tasks import in_background
+
+if TYPE_CHECKING:
+    from desktop.window.main_window import MainWindow
 
 THREAD_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -53,10 +58,12 @@ class ThreadsPanel(QWidget):
         layout.addStretch(0)
         self.fill([])
 
-    def fill(self, threads: list[Any]) -> None:
+    def fill(self, threads: list[ConversationInfo]) -> None:
         self.list.clear()
         for t in threads:
             q = t.quote
+            if q is None:  # (a thread is a conversation with a quote: never)
+                continue
             words = q.exact if len(q.exact) <= 110 else q.exact[:109] + "…"
             lost = "  (not found after re-reading)" if q.lost else ""
             count = f"  · {t.message_count} messages" if t.message_count else ""
@@ -76,7 +83,7 @@ class Threads(QObject):
 
     changed = Signal()  # the marks and the list were read again (tests wait for it)
 
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         self.app = window.app
@@ -85,7 +92,7 @@ class Threads(QObject):
         self.panel.requestThread.connect(self.open_thread)
         self.marks: MarginMarks | None = None
         self.book_id: int | None = None
-        self._threads: dict[int, Any] = {}
+        self._threads: dict[int, ConversationInfo] = {}
         self._generation = 0
         self.reader.side.add_panel("Threads", self.panel)
 
@@ -120,7 +127,7 @@ class Threads(QObject):
             failed=lambda exc: self._failed(generation, exc),
         )
 
-    def _read(self, book_id: int) -> tuple[list[Any], list[AnchoredMark]]:
+    def _read(self, book_id: int) -> tuple[list[ConversationInfo], list[AnchoredMark]]:
         return self.app.conversations.threads(book_id), anchored_marks(self.app.library.db, book_id)
 
     def _failed(self, generation: int, exc: Exception) -> None:
@@ -128,7 +135,9 @@ class Threads(QObject):
             raise exc
         self._show(generation, ([], []))
 
-    def _show(self, generation: int, found: tuple[list[Any], list[AnchoredMark]]) -> None:
+    def _show(
+        self, generation: int, found: tuple[list[ConversationInfo], list[AnchoredMark]]
+    ) -> None:
         if generation != self._generation or not shiboken6.isValid(self.panel):
             return
         threads, marks = found
@@ -144,8 +153,8 @@ class Threads(QObject):
         """The thread in the chat pane, the book at its passage with the words marked."""
         chat = self.window.chat
         if hasattr(chat, "select_conversation"):
-            if not self.window.chat_visible():
-                self.window.set_chat_visible(True)
+            if not self.window.panes.chat_visible():
+                self.window.panes.set_chat_visible(True)
             chat.select_conversation(conversation_id)
         thread = self._threads.get(conversation_id)
         if thread is not None and thread.quote is not None:
@@ -158,11 +167,11 @@ class Threads(QObject):
         mark_exactly(self.reader, mark.page, mark.start, mark.exact)
         if mark.key > 0:  # a highlight's note: the Highlights tab
             self.reader.side.setCurrentWidget(self.reader.side.highlights)
-        elif hasattr(self.window, "open_notes"):
-            self.window.open_notes()
+        else:
+            self.window.panels.open_notes()
 
 
-def show_lost(parent: QWidget, title: str, lost: list[Any]) -> None:
+def show_lost(parent: QWidget, title: str, lost: list[LostAnchor]) -> None:
     """After a re-read: what no longer matches the book's text, listed for the reader (it
     stays at its old page, never moved by guess)."""
     if not lost:
@@ -184,11 +193,11 @@ def show_lost(parent: QWidget, title: str, lost: list[Any]) -> None:
     )
 
 
-def install_threads(window: Any) -> Threads:
+def install_threads(window: MainWindow) -> Threads:
     """The one place threads are wired into the window."""
     threads = Threads(window)
     window.bookOpened.connect(threads.book_opened)
-    window.reader.highlightsChanged.connect(threads.refresh)
+    window.reader.events.subscribe(HighlightsChanged, threads.refresh)
     chat = window.chat
     if hasattr(chat, "threadsChanged"):
         chat.threadsChanged.connect(threads.refresh)
@@ -196,5 +205,4 @@ def install_threads(window: Any) -> Threads:
     side.currentChanged.connect(  # message counts are fresh when the tab is looked at
         lambda _i: threads.refresh() if side.currentWidget() is threads.panel else None
     )
-    window.threads = threads
     return threads

@@ -5,13 +5,14 @@ has one, else its words on its page). The chosen highlight's note is edited in p
 the list; its colour and style change from the Look menu; Copy puts it on the clipboard with
 its citation; Export saves this chapter's or the whole book's highlights as Markdown.
 
-The panel acts through the reader it is attached to (``attach``): the library, the open
-book, its page labels and contents, and ``refresh_highlights`` to redraw the page."""
+The list follows the book through the reader's events (opened, highlights changed, page
+shown, closed); edits act through the reader it is attached to (``attach``): the library, the
+open book, its contents, and ``refresh_highlights`` to announce a change."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QIcon, QKeyEvent, QKeySequence, QPainter, QPixmap
@@ -31,11 +32,17 @@ from PySide6.QtWidgets import (
 
 from core.store.highlight_style import HIGHLIGHT_STYLES, STYLE_NAMES
 from core.store.library import HIGHLIGHT_COLOURS, HighlightRecord
-from desktop.reader import highlight_tools
-from desktop.reader.highlight_look import line_colour
+from desktop.events import BookClosed, BookOpening, Events, HighlightsChanged, PageShown
+from desktop.highlights import tools as highlight_tools
+from desktop.highlights.look import line_colour
 from desktop.reader.pages import ANCHOR_ROLE, PAGE_ROLE, PageLabels
 from desktop.theme import highlight_colour
 from desktop.widgets import tool_button
+
+
+class HighlightSource(Protocol):
+    def list_highlights(self, book_id: int) -> list[HighlightRecord]: ...
+
 
 if TYPE_CHECKING:
     from desktop.reader.reader import Reader
@@ -64,8 +71,13 @@ class HighlightsPanel(QWidget):
     requestPlace = Signal(int, str, int)  # page, its words, offset where it starts (-1: unknown)
     requestFocusBook = Signal()
 
-    def __init__(self) -> None:
+    def __init__(self, events: Events, library: HighlightSource) -> None:
         super().__init__()
+        self._library = library
+        events.subscribe(BookOpening, lambda e: self._load(e.book.id, e.labels))
+        events.subscribe(HighlightsChanged, lambda e: self._load(e.book_id, self.labels))
+        events.subscribe(PageShown, self._page_changed)
+        events.subscribe(BookClosed, lambda _e: self.clear())
         self.reader: Reader | None = None
         self.highlights: list[HighlightRecord] = []
         self.labels = PageLabels()
@@ -153,7 +165,10 @@ class HighlightsPanel(QWidget):
 
     def attach(self, reader: Reader) -> None:
         self.reader = reader
-        reader.pageChanged.connect(self._page_changed)
+
+    def _load(self, book_id: int, labels: PageLabels) -> None:
+        self.clear()
+        self.fill(self._library.list_highlights(book_id), labels)
 
     def _page_changed(self, *_: object) -> None:
         if self.show_box.currentText() == SHOW_CHAPTER:  # "this chapter" follows the page

@@ -1,4 +1,4 @@
-"""The library-wide search window (desktop/library_search.py): results grouped by book,
+"""The library-wide search window (desktop/library/search.py): results grouped by book,
 within where the reader has read each book unless the box is ticked; a passage opens its
 page in the window."""
 
@@ -11,8 +11,8 @@ import pytest
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop.library_search import LibrarySearch, quote_of
-from desktop.main_window import MainWindow
+from desktop.library.search import LibrarySearch, quote_of
+from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window
 
 
@@ -39,8 +39,8 @@ def _search(qtbot: Any, dialog: LibrarySearch, text: str) -> None:
 
 
 def test_results_by_book_and_a_click_opens_the_page(window: Any, qtbot: Any) -> None:
-    window.open_library_search()
-    dialog = window.library_search
+    window.panels.open_library_search()
+    dialog = window.panels.library_search
     assert isinstance(dialog, LibrarySearch) and dialog.isVisible()
     _search(qtbot, dialog, "sister")
     books = [dialog.results.topLevelItem(i) for i in range(dialog.results.topLevelItemCount())]
@@ -66,8 +66,8 @@ def test_results_by_book_and_a_click_opens_the_page(window: Any, qtbot: Any) -> 
 
 
 def test_nothing_found_says_so(window: Any, qtbot: Any) -> None:
-    window.open_library_search()
-    dialog = window.library_search
+    window.panels.open_library_search()
+    dialog = window.panels.library_search
     _search(qtbot, dialog, "zzzqqqx")
     assert "No passages" in dialog.status.text() and dialog.results.topLevelItemCount() == 0
 
@@ -82,8 +82,8 @@ def test_books_without_vectors_get_them_with_progress(
     library.db.execute_sql("DELETE FROM chunk_vectors")  # as a library from before them
     seen: list[tuple[int, int]] = []
     indexer_for(library.db).listeners.append(lambda done, total: seen.append((done, total)))
-    window.open_library_search()  # opening the window asks for them
-    dialog = window.library_search
+    window.panels.open_library_search()  # opening the window asks for them
+    dialog = window.panels.library_search
     qtbot.waitUntil(lambda: (2, 2) in seen, timeout=30000)
     qtbot.waitUntil(lambda: "2 of 2" in dialog.preparing.text(), timeout=5000)
     assert BookVectors(library.db).missing() == []

@@ -12,13 +12,10 @@ from __future__ import annotations
 import importlib
 import logging
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import (
-    QAction,
-    QCloseEvent,
-)
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -35,61 +32,71 @@ from core.errors import MarginError
 from core.labels import display_title
 from core.store.library import BookInfo
 from desktop.accessibility import order_tabs
-from desktop.import_controller import ImportController
-from desktop.library_panel import LibraryPanel
-from desktop.menus import build_menus
-from desktop.preferences import Preferences, WindowState
+from desktop.library.import_controller import ImportController
+from desktop.library.panel import LibraryPanel
 from desktop.requests import OpenPageRequest
 from desktop.tasks import TaskKeeper, drain, pool
-from desktop.window_books import BOOK_FILTER, WELCOME, BookActions
-from desktop.window_layout import WindowLayout, default_chat_width
-from desktop.window_panels import WindowPanels
+from desktop.window.books import BookActions
+from desktop.window.layout import WindowLayout, default_chat_width
+from desktop.window.menus import build_menus
+from desktop.window.panels import WindowPanels
+from desktop.window.preferences import Preferences, WindowState
 
 if TYPE_CHECKING:
+    from desktop.chat.pane import ChatPane
+    from desktop.highlights.threads_panel import Threads
     from desktop.reader.reader import Reader
     from desktop.reader.typography import TypographyStore
 
 log = logging.getLogger("margin.window")
-__all__ = ["BOOK_FILTER", "WELCOME", "MainWindow", "default_chat_width"]
+__all__ = ["MainWindow", "default_chat_width"]
 
 
-class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
-    """The window. Its jobs live beside it: ``menus`` (every action), ``window_layout``
-    (views, panels, focus mode), ``window_books`` (import, remove, re-read, start-up work),
-    ``window_panels`` (reading settings, settings, notes, library search, about) and
-    ``preferences`` (what it remembers)."""
+class _BuiltOnUse[T]:
+    """A part of the reading view (the reader, the chat pane, their splitter and buttons):
+    built after the first paint (``finish_building``) or on first use (tests, ``--open``, a
+    menu action before then). Building them took ~100 ms of every start."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, window: MainWindow | None, owner: type | None = None) -> T:
+        if window is None:  # asked of the class: the parts belong to a window
+            raise AttributeError(self.name)
+        if not window._built:
+            window.finish_building()
+        return cast(T, window._parts[self.name])
+
+    def __set__(self, window: MainWindow, value: T) -> None:
+        window._parts[self.name] = value
+
+
+class MainWindow(QMainWindow):
+    """The window. It owns its controllers (``panes``: what shows and how; ``books``: import,
+    remove, re-read, start-up work; ``panels``: dialogs and extra panels), the menus
+    (``menus``) and what it remembers (``preferences``)."""
 
     action_leave_focus: QAction
-    reader: Reader
-    typography: TypographyStore
-    library_button: QToolButton
-    side_button: QToolButton
-    reading_button: QToolButton
-    chat_button: QToolButton
+    action_caret: QAction
+    threads: Threads  # with the reading view
+    reader: _BuiltOnUse[Reader] = _BuiltOnUse()
+    chat: _BuiltOnUse[ChatPane | QLabel] = _BuiltOnUse()
+    splitter: _BuiltOnUse[QSplitter] = _BuiltOnUse()
+    typography: _BuiltOnUse[TypographyStore] = _BuiltOnUse()
+    library_button: _BuiltOnUse[QToolButton] = _BuiltOnUse()
+    side_button: _BuiltOnUse[QToolButton] = _BuiltOnUse()
+    reading_button: _BuiltOnUse[QToolButton] = _BuiltOnUse()
+    chat_button: _BuiltOnUse[QToolButton] = _BuiltOnUse()
 
     requestAsk = Signal(object)  # AskRequest, from the reader to the chat pane
     bookOpened = Signal(int)
     libraryListed = Signal()  # the library panel shows the books (listed on a worker)
     closed = Signal()
 
-    # built after the first paint (``finish_building``) or on first use: importing and
-    # building the reader and the chat pane took ~100 ms of every start
-    LAZY = frozenset(
-        (
-            "reader",
-            "chat",
-            "splitter",
-            "typography",
-            "library_button",
-            "side_button",
-            "reading_button",
-            "chat_button",
-        )
-    )
-
     def __init__(self, app: Margin, *, restore: bool = True) -> None:
         super().__init__()
         self._built = False
+        self._parts: dict[str, object] = {}  # the reading view's parts, once built
         self.app = app
         self.library = app.library
         self.paths = app.paths
@@ -100,10 +107,9 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         self.preferences = Preferences(self.paths)
         self.library_panel = LibraryPanel(self.paths.data)
         self.importer = ImportController(self.library, self)
-        self._reading_settings: Any = None
-        self._focus_mode = False
-        self._before_focus: dict[str, bool] = {}
-        self._chat_width = default_chat_width(self.width())
+        self.panes = WindowLayout(self)  # what shows: library or book, panels, focus mode
+        self.books = BookActions(self)  # import, remove, re-read, start-up work
+        self.panels = WindowPanels(self)  # reading settings, settings, notes, search, about
         self._state: WindowState | None = None  # what the reading view restores when built
         self._book_to_open: int | None = None
         # the library view: the cover grid, with a way back to the open book
@@ -111,7 +117,7 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         self.back_to_book = QToolButton()
         self.back_to_book.setAccessibleName("Back to the book")
         self.back_to_book.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.back_to_book.clicked.connect(self.show_reader)
+        self.back_to_book.clicked.connect(self.panes.show_reader)
         self.back_to_book.hide()
         top = QHBoxLayout()
         top.setContentsMargins(6, 4, 6, 0)
@@ -127,25 +133,17 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         # the first frame while a restored book waits for the reader (built after it)
         self.opening = QWidget()
         self.views.addWidget(self.opening)
-        self.views.currentChanged.connect(self._view_changed)
+        self.views.currentChanged.connect(self.panes.view_changed)
         self.setCentralWidget(self.views)
         self._wire()
         build_menus(self)
         self.statusBar().showMessage("Ready", 2000)
-        self.refresh_library()
+        self.books.refresh_library()
         self._preload_agent()
         if restore:
             self._restore()
 
     # construction -----------------------------------------------------------------------
-
-    def __getattr__(self, name: str) -> Any:
-        """The reading view's parts, built on first use (tests, ``--open``, a menu action
-        before ``finish_building`` ran)."""
-        if name in MainWindow.LAZY and not self.__dict__.get("_built", True):
-            self.finish_building()
-            return getattr(self, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def reading_view_built(self) -> bool:
         return self._built
@@ -158,9 +156,9 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         if self._built:
             return
         self._built = True
-        from desktop.menus import add_reader_buttons
         from desktop.reader.reader import Reader
         from desktop.reader.typography import TypographyStore
+        from desktop.window.menus import add_reader_buttons
 
         self.reader = Reader(self.library)
         self.chat = self._make_chat()
@@ -176,14 +174,14 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         self.splitter.setCollapsible(1, True)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 0)
-        self.splitter.setSizes([self.width() - self._chat_width, self._chat_width])
+        self.splitter.setSizes([self.width() - self.panes.chat_width, self.panes.chat_width])
         self.reader.side.hide()  # Contents, Find, Highlights: Ctrl+T
         add_reader_buttons(self)
         from desktop.companions import install as install_companions
 
         install_companions(self)  # X-Ray and the story so far: side tabs, "Who is this?"
         self._wire_reading_view()
-        self.tick_caret(self.reader.typography.caret_browsing)
+        self.panels.tick_caret(self.reader.typography.caret_browsing)
         from desktop import gc_policy  # collections fall when the reader is not looking
 
         gc_policy.install(busy=lambda: bool(getattr(self.chat, "live", None)))
@@ -206,16 +204,16 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         except MarginError:
             opened = None
         if opened is None or (state is not None and state.view == "library"):
-            self.show_library()
+            self.panes.show_library()
         elif state is not None and state.focus:
-            self.set_focus_mode(True)
+            self.panes.set_focus_mode(True)
 
     def finish_building_if_open(self) -> None:
         """``finish_building``, unless the window was closed meanwhile (a timer calls it)."""
         if not self._closing:
             self.finish_building()
 
-    def _make_chat(self) -> QWidget:
+    def _make_chat(self) -> ChatPane | QLabel:
         try:
             from desktop.chat.pane import ChatPane
         except ImportError:
@@ -227,33 +225,35 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
     def _wire(self) -> None:
         lp = self.library_panel
         lp.requestOpen.connect(lambda book_id: self.open_book(book_id))
-        lp.requestRemove.connect(self.remove_book)
-        lp.requestImport.connect(self.choose_files)
+        lp.requestRemove.connect(self.books.remove_book)
+        lp.requestImport.connect(self.books.choose_files)
         lp.requestCancelImport.connect(self.importer.cancel)
         self.importer.started.connect(lp.import_started)
-        self.importer.started.connect(self.show_library)  # its progress and errors show there
+        self.importer.started.connect(self.panes.show_library)  # its progress and errors show there
         self.importer.progressed.connect(lp.import_progress)
         self.importer.finished.connect(lp.import_finished)
         self.importer.failed.connect(lambda text: lp.show_errors([text]))
-        self.importer.imported.connect(lambda _result: self.refresh_library())
+        self.importer.imported.connect(lambda _result: self.books.refresh_library())
 
     def _wire_reading_view(self) -> None:
         self.reader.requestAsk.connect(self.requestAsk)
         self.reader.pageChanged.connect(self._page_changed)
-        self.reader.fontSizeChanged.connect(self._font_size_changed)
-        self.reader.caretBrowsingChanged.connect(self.set_caret_browsing)
+        self.reader.fontSizeChanged.connect(self.panels.font_size_changed)
+        self.reader.caretBrowsingChanged.connect(self.panels.set_caret_browsing)
         chat = self.chat
-        if hasattr(chat, "pictures"):  # text recognised on a scanned PDF: show it read anew
+        if not isinstance(chat, QLabel):  # the chat pane, not the label standing in for it
+            # text recognised on a scanned PDF: show it read anew
             chat.pictures.recognised.connect(self._text_recognised)
-        if hasattr(chat, "handle_ask"):
             self.requestAsk.connect(chat.handle_ask)
             chat.requestOpenPage.connect(self.open_page_request)
-            chat.requestSettings.connect(self.open_settings)
+            chat.requestSettings.connect(self.panels.open_settings)
             self.bookOpened.connect(chat.set_book)
         self.bookOpened.connect(lambda _book_id: order_tabs(self))  # (a new page widget)
-        from desktop.reader.threads_panel import install_threads
+        from desktop.highlights.threads_panel import install_threads
 
-        install_threads(self)  # threads: the side panel tab, margin marks, the chat's thread
+        self.threads = install_threads(
+            self
+        )  # threads: the side panel tab, margin marks, the chat's thread
 
     # state ------------------------------------------------------------------------------
 
@@ -272,9 +272,9 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
                 except MarginError:
                     pass
             if state.view == "library" or self.reader.book is None:
-                self.show_library()
+                self.panes.show_library()
             if state.focus:
-                self.set_focus_mode(True)
+                self.panes.set_focus_mode(True)
         else:
             self._state = state
             if state.book is not None and state.view != "library":
@@ -283,15 +283,15 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
             elif state.book is not None:
                 self._book_to_open = state.book  # opened behind the library
         if state.full_screen:
-            self.set_full_screen(True)
+            self.panes.set_full_screen(True)
 
     def _restore_reading_view(self, state: WindowState) -> None:
         if state.reading_splitter is not None:
-            self._sized = self.splitter.restoreState(state.reading_splitter)
+            self.panes.sized = self.splitter.restoreState(state.reading_splitter)
         if state.side_splitter is not None:
             self.reader.split.restoreState(state.side_splitter)
-        self.set_side_visible(state.side)
-        self.set_chat_visible(state.chat)
+        self.panes.set_side_visible(state.side)
+        self.panes.set_chat_visible(state.chat)
 
     theme = "system"
     _page_theme = ""  # the theme applied (what "system" resolved to)
@@ -344,10 +344,10 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
                 geometry=self.saveGeometry(),
                 reading_splitter=self.splitter.saveState(),
                 side_splitter=self.reader.split.saveState(),
-                view="library" if self.library_shown() else "reader",
-                side=self._side_wanted(),
-                chat=self._chat_wanted(),
-                focus=self._focus_mode,
+                view="library" if self.panes.library_shown() else "reader",
+                side=self.panes.side_wanted(),
+                chat=self.panes.chat_wanted(),
+                focus=self.panes.focus_on,
                 full_screen=self.isFullScreen(),
                 theme=self.theme,
                 book=self.reader.book.id if self.reader.book else None,
@@ -378,7 +378,7 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
                 return None
             self.library_panel.show_errors([str(exc)])
             if self.reader.book is None:
-                self.show_library()
+                self.panes.show_library()
             return None
         self.setWindowTitle(f"{display_title(book.title)} — Margin")
         if book.outdated:
@@ -390,11 +390,11 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
         self.library_panel.select(book.id)
         self.back_to_book.setText(f"← Back to “{book.title}”")
         self.back_to_book.show()
-        self.show_reader()
+        self.panes.show_reader()
         self.bookOpened.emit(book.id)
-        self.tick_caret(self.reader.typography.caret_browsing)
-        if self._reading_settings is not None:
-            self._load_reading_settings()
+        self.panels.tick_caret(self.reader.typography.caret_browsing)
+        if self.panels.reading_settings is not None:
+            self.panels.load_reading_settings()
         from desktop.gc_policy import give_back_soon
 
         give_back_soon()  # what opening it read and laid out is freed: give the pages back
@@ -409,7 +409,7 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
     def open_page_request(self, request: OpenPageRequest) -> None:
         self.open_book(request.book_id, request.page, request.quote, near=request.near)
         if request.near >= 0 and request.quote:  # an anchor: its words exactly
-            from desktop.reader.margin_marks import mark_exactly
+            from desktop.highlights.margin_marks import mark_exactly
 
             mark_exactly(self.reader, request.page, request.near, request.quote)
 
@@ -426,8 +426,13 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
 
     # events ---------------------------------------------------------------------------------
 
-    _sized = False
     _closing = False
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        self.books.drag_enter(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        self.books.drop(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self._closing = True
