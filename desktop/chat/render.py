@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import re
+import secrets
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Any
@@ -131,7 +132,11 @@ def _soft_breaks(match: re.Match[str]) -> str:
 
 
 def markdown(text: str) -> str:
-    """HTML for Markdown ``text``; words longer than a line get places to break (U+200B)."""
+    """HTML for Markdown ``text``; words longer than a line get places to break (U+200B).
+    Only links the app made itself are live (issue 46 item 2): every link the Markdown writes
+    is plain text unless it goes to the web (http, https, mailto); the app's own links are
+    written as ``app_link`` tokens and made into links here, after the Markdown is rendered,
+    so no text a model writes can become one."""
     global _md
     if _md is None:  # markdown_it loads on first use, after the window's first paint
         from markdown_it import MarkdownIt
@@ -139,7 +144,45 @@ def markdown(text: str) -> str:
         _md = MarkdownIt(
             "commonmark", {"html": False, "linkify": False, "typographer": False}
         ).enable("table")
-    return str(_md.render(_LONG_WORD.sub(_soft_breaks, text)))
+    rendered = str(_md.render(_LONG_WORD.sub(_soft_breaks, text)))
+    rendered = _HTML_LINK.sub(_web_only, rendered)
+    rendered = _APP_TOKEN.sub(_app_anchor, rendered)
+    return rendered.replace(_OPEN, "").replace(_CLOSE, "").replace(_SEP, "")
+
+
+# The app's own links inside Markdown: a token of private-use characters (taken out of any
+# text a model writes, ``model_text``) and a secret of this process (a model writing the
+# characters as entities cannot know it) that only ``markdown`` turns into a link.
+_OPEN, _CLOSE, _SEP = "\ue000", "\ue001", "\ue002"
+_NONCE = secrets.token_hex(8)
+_APP_TOKEN = re.compile(
+    f"{_OPEN}{_NONCE}([a-z]+/[\\w/-]+){_SEP}([^{_OPEN}{_CLOSE}{_SEP}]*){_CLOSE}"
+)
+_HTML_LINK = re.compile(r"<a\s[^>]*?href=\"([^\"]*)\"[^>]*>(.*?)</a>", re.S)
+_WEB = re.compile(r"(?:https?|mailto):", re.I)
+
+
+def app_link(action: str, label: str) -> str:
+    """A link of the app's own (``margin-action:ACTION``) inside Markdown given to
+    ``markdown``: the only way one becomes live."""
+    return f"{_OPEN}{_NONCE}{action}{_SEP}{label}{_CLOSE}"
+
+
+def model_text(text: str) -> str:
+    """Text a model wrote, safe to put into Markdown beside the app's links: it can hold no
+    app link token."""
+    if _OPEN in text or _CLOSE in text or _SEP in text:
+        return text.replace(_OPEN, "").replace(_CLOSE, "").replace(_SEP, "")
+    return text
+
+
+def _web_only(match: re.Match[str]) -> str:
+    href = html.unescape(match.group(1)).strip()
+    return match.group(0) if _WEB.match(href) else match.group(2)
+
+
+def _app_anchor(match: re.Match[str]) -> str:
+    return f'<a href="margin-action:{match.group(1)}">{match.group(2)}</a>'
 
 
 def cut_at(text: str, chars: int = SHOWN_CHARS, lines: int = SHOWN_LINES) -> int:
@@ -247,8 +290,7 @@ def question_html(text: str, selection_text: str | None, selection_page: int | s
 
 def _with_notices(text: str, key: str, withheld: list[Withheld], revealed: Collection[int]) -> str:
     def notice(item: Withheld) -> str:
-        href = f"margin-action:reveal/{key}/{item.index}"
-        return f"*{notice_text(item)}* — [Show anyway]({href}) "
+        return f"*{notice_text(item)}* — {app_link(f'reveal/{key}/{item.index}', 'Show anyway')} "
 
     return fill_hidden(text, withheld, reveal=set(revealed), notice=notice)
 
@@ -263,28 +305,14 @@ def grounded(view: AnswerState) -> bool:
     )
 
 
-# The app's own link schemes: only links the app made itself may use them. A model that
-# writes one ("[Open](margin-action:settings)", "<margin-cite:1/300-300>") gets plain text.
-_APP_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?\s*margin-[\w-]*:[^)]*\)", re.I)
-_APP_AUTOLINK = re.compile(r"<(\s*margin-[\w-]*:[^>]*)>", re.I)
-_APP_REFERENCE = re.compile(r"^(\s{0,3})\[([^\]]+)\]:(\s*<?\s*margin-)", re.I | re.M)
-
-
-def plain_app_links(text: str) -> str:
-    """The model's text with any link in the app's schemes turned into plain text."""
-    text = _APP_LINK.sub(lambda m: m.group(1), text)
-    text = _APP_AUTOLINK.sub(lambda m: "\\<" + m.group(1) + "\\>", text)
-    return _APP_REFERENCE.sub(lambda m: f"{m.group(1)}\\[{m.group(2)}\\]:{m.group(3)}", text)
-
-
 def shown_text(view: AnswerState, revealed: Collection[int] = ()) -> str:
     """The answer's Markdown with a notice (and a Show anyway link) for each held-back
-    sentence, or the sentence itself once revealed. Links the model wrote in the app's own
-    schemes are plain text: only the notices' links are live."""
+    sentence, or the sentence itself once revealed. Only the notices' links are live once
+    rendered (``markdown``): the model's own links are plain text, whatever they hold."""
     if not view.withheld:
-        return plain_app_links(view.text)
-    safe = [replace(w, text=plain_app_links(w.text)) for w in view.withheld]
-    return _with_notices(plain_app_links(view.text), view.key, safe, revealed)
+        return model_text(view.text)
+    safe = [replace(w, text=model_text(w.text)) for w in view.withheld]
+    return _with_notices(model_text(view.text), view.key, safe, revealed)
 
 
 def settled_length(text: str) -> int:
