@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import re
-import secrets
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Any
@@ -23,6 +22,7 @@ from core.agent.pricing import estimate_cost
 from core.agent.types import CitationRef, Passage, Withheld
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, Labels, pages_label, printed_pages
 from desktop.accessibility import contrast
+from desktop.chat.app_links import app_link, model_text, only_app_links
 from desktop.chat.passage_chips import passage_chips
 
 MIN_CONTRAST = 4.6  # WCAG AA asks 4.5 : 1 of small text; rounding of #rrggbb takes the rest
@@ -145,44 +145,7 @@ def markdown(text: str) -> str:
             "commonmark", {"html": False, "linkify": False, "typographer": False}
         ).enable("table")
     rendered = str(_md.render(_LONG_WORD.sub(_soft_breaks, text)))
-    rendered = _HTML_LINK.sub(_web_only, rendered)
-    rendered = _APP_TOKEN.sub(_app_anchor, rendered)
-    return rendered.replace(_OPEN, "").replace(_CLOSE, "").replace(_SEP, "")
-
-
-# The app's own links inside Markdown: a token of private-use characters (taken out of any
-# text a model writes, ``model_text``) and a secret of this process (a model writing the
-# characters as entities cannot know it) that only ``markdown`` turns into a link.
-_OPEN, _CLOSE, _SEP = "\ue000", "\ue001", "\ue002"
-_NONCE = secrets.token_hex(8)
-_APP_TOKEN = re.compile(
-    f"{_OPEN}{_NONCE}([a-z]+/[\\w/-]+){_SEP}([^{_OPEN}{_CLOSE}{_SEP}]*){_CLOSE}"
-)
-_HTML_LINK = re.compile(r"<a\s[^>]*?href=\"([^\"]*)\"[^>]*>(.*?)</a>", re.S)
-_WEB = re.compile(r"(?:https?|mailto):", re.I)
-
-
-def app_link(action: str, label: str) -> str:
-    """A link of the app's own (``margin-action:ACTION``) inside Markdown given to
-    ``markdown``: the only way one becomes live."""
-    return f"{_OPEN}{_NONCE}{action}{_SEP}{label}{_CLOSE}"
-
-
-def model_text(text: str) -> str:
-    """Text a model wrote, safe to put into Markdown beside the app's links: it can hold no
-    app link token."""
-    if _OPEN in text or _CLOSE in text or _SEP in text:
-        return text.replace(_OPEN, "").replace(_CLOSE, "").replace(_SEP, "")
-    return text
-
-
-def _web_only(match: re.Match[str]) -> str:
-    href = html.unescape(match.group(1)).strip()
-    return match.group(0) if _WEB.match(href) else match.group(2)
-
-
-def _app_anchor(match: re.Match[str]) -> str:
-    return f'<a href="margin-action:{match.group(1)}">{match.group(2)}</a>'
+    return only_app_links(rendered)
 
 
 def cut_at(text: str, chars: int = SHOWN_CHARS, lines: int = SHOWN_LINES) -> int:
