@@ -190,7 +190,7 @@ class Reader(QWidget):
         self.toolbar.set_book(book, pdf=book.format == "pdf")
         self.toolbar.set_right_to_left(self.host.right_to_left())
         self.side.contents.fill(self.library.toc(book.id), self.labels)
-        self.side.finder.set_book(self.page_texts, self.labels, lambda: self.page)
+        self.side.finder.set_book(self.page_texts, self.labels, lambda: self.page, self._bound)
         self.refresh_highlights()
         self._set_enabled(True)
         self.library.mark_opened(book.id)
@@ -321,6 +321,12 @@ class Reader(QWidget):
         if target is not None:
             self.go_to_page(target.page, offset=target.offset, remember=False)
         self._history_buttons()
+
+    def _bound(self) -> int | None:
+        """The last page read (Find folds what comes after it); None when all is read."""
+        if self.book is None or self.session is None or self.book.finished:
+            return None
+        return self.session.read_to
 
     def mark_read_to_here(self) -> None:
         """ "Read to here": the spoiler bound becomes the page on screen, on purpose."""

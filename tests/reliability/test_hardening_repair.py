@@ -60,7 +60,7 @@ def test_a_damaged_index_is_repaired_with_notes_kept(
     assert code == 0, err
     assert "was damaged and has been rebuilt" in out
 
-    code, out, err = _run(capsys, "search", "1", "rabbit")
+    code, out, err = _run(capsys, "search", "1", "rabbit", "--beyond-read")
     assert code == 0, err
     assert "Rabbit" in out
     code, out, _ = _run(capsys, "notes", "1")
