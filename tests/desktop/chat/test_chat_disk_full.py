@@ -34,10 +34,8 @@ def test_an_answer_when_the_disk_fills_keeps_what_arrived(
     fake_anthropic.add(Reply.text("slow words " * 200, tokens_per_second=200, chunk_chars=5))
     chat.input.setPlainText("What happens first?")
     chat.send()
-    try:
-        qtbot.waitUntil(lambda: "slow words" in chat.transcript_text(), timeout=60000)
-    except Exception:
-        raise AssertionError(chat.transcript_text() + repr(fake_anthropic.message_requests))
+    # (a loaded machine may take a while to import the SDK and send the first request)
+    qtbot.waitUntil(lambda: "slow words" in chat.transcript_text(), timeout=60000)
     # the disk is full from now on: nothing more can be saved
     for name in ("save_partial", "finish", "add_message", "add_tool_call"):
         monkeypatch.setattr(Conversations, name, full)
