@@ -114,12 +114,12 @@ def safe_answer(text: str) -> str:
     return "\n".join(out)
 
 
-def export_file_name(title: str, what: str) -> str:
+def export_file_name(title: str, what: str, extension: str = ".md") -> str:
     """A file name for an export of ``what`` about the book ``title``: never a path (no
     "/", "\\", ".." or leading dot), no control characters, not too long."""
     name = _CONTROLS.sub("", " ".join(title.split()))
     name = re.sub(r'[/\\:*?"<>|\x00]', "-", name).strip(" .-") or "Book"
-    return f"{name[:100].rstrip(' .')} — {what}.md"
+    return f"{name[:100].rstrip(' .')} — {what}{extension}"
 
 
 def highlights_to_markdown(
