@@ -76,7 +76,8 @@ class _Decode(QRunnable):
             pixels = size.width() * size.height() if size.isValid() else 0
             if size.isValid() and self.box.width() > 0 and size.width() > self.box.width():
                 reader.setScaledSize(size.scaled(self.box, Qt.AspectRatioMode.KeepAspectRatio))
-            if pixels > DECODE_PIXELS and bytes(reader.format()) not in (b"jpeg", b"jpg"):
+            kind = str(reader.format().toStdString()).lower()
+            if pixels > DECODE_PIXELS and kind not in ("jpeg", "jpg"):
                 pass  # too large to decode within the budget (issue 46 item 10): left empty
             elif pixels > BIG_PIXELS:
                 with _BIG:  # one large picture decoded at a time: their peaks never add up
