@@ -56,3 +56,21 @@ def test_a_settings_file_nested_too_deep_is_one_clear_line(tmp_path: Path) -> No
     with pytest.raises(SettingsError) as refused:
         load_settings(paths)
     assert "nests its values too deeply" in refused.value.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# T\n\nStart.\n\n" + ">" * 10_000 + " the deep words\n\nEnd.\n",
+        "# T\n\nStart.\n\n" + "".join("  " * i + f"- item{i}\n" for i in range(2_000)) + "\nEnd.\n",
+    ],
+    ids=["10,000-deep quote", "2,000-deep list"],
+)
+def test_deeply_nested_markdown_keeps_its_text(tmp_path: Path, text: str) -> None:
+    from core.books.parse import parse_book
+
+    path = tmp_path / "deep.md"
+    path.write_text(text, encoding="utf-8")
+    words = "\n".join(page.text for page in parse_book(path).pages)
+    assert "End." in words
+    assert "the deep words" in words or ("item1999" in words and "item30" in words)
