@@ -344,12 +344,45 @@ class BookText:
         return head[0], tail[1]
 
 
+CONTEXT_AGREES = 80.0  # rapidfuzz ratio of the words before or after a quote that moved
+UNIQUE_WORDS = 12  # a quote this long found once in the new text needs no context
+
+
 def moved(old: BookText, new: BookText, quote: TextQuote) -> Found | None:
     """``quote``, made against ``old``, found in ``new`` (the same book read again): the hint
-    is where its old place falls in the new text, in proportion."""
+    is where its old place falls in the new text, in proportion. Never a guess (issue 46
+    item 5): the place found must have the quote's surroundings (its prefix or suffix agrees),
+    unless the quote is long and found only once; else None (listed as lost)."""
     before = old.position(quote.page, quote.start)
     expected = int(before * len(new) / max(1, len(old)))
-    return new.find(replace(quote, lost=False), expected)
+    found = new.find(replace(quote, lost=False), expected)
+    if found is None or _context_agrees(quote, found.quote):
+        return found
+    exact = collapse(quote.exact)
+    if not found.fuzzy and len(exact.split()) >= UNIQUE_WORDS:
+        first = new.text.find(exact)
+        if first >= 0 and new.text.find(exact, first + 1) < 0:
+            return found  # long, and nowhere else: its own words place it
+    return None
+
+
+def _context_agrees(was: TextQuote, now: TextQuote) -> bool:
+    """Whether the words around a quote's new place are those around its old place (on at
+    least one side); a quote stored without any agrees (nothing to compare)."""
+    from rapidfuzz.fuzz import ratio
+
+    before, after = collapse(was.prefix), collapse(was.suffix)
+    if not before and not after:
+        return True
+    scores = [0.0]
+    new_before, new_after = collapse(now.prefix), collapse(now.suffix)
+    n = min(len(before), len(new_before))
+    if n:  # the words just before: the ends of the prefixes
+        scores.append(ratio(before[-n:], new_before[-n:]))
+    n = min(len(after), len(new_after))
+    if n:  # the words just after: the starts of the suffixes
+        scores.append(ratio(after[:n], new_after[:n]))
+    return max(scores) >= CONTEXT_AGREES
 
 
 def stored_to_view(stored: str, offset: int) -> int:

@@ -26,12 +26,12 @@ from core.store.conversations import ConversationInfo, MessageRecord
 from core.store.library import BookInfo, HighlightRecord, Library, NoteRecord
 
 
-def export_file_name(title: str, what: str) -> str:
+def export_file_name(title: str, what: str, extension: str = ".md") -> str:
     """A file name for an export of ``what`` about the book ``title``: never a path (no
     "/", "\\", ".." or leading dot), no control characters, not too long."""
     name = CONTROLS.sub("", " ".join(title.split()))
     name = re.sub(r'[/\\:*?"<>|\x00]', "-", name).strip(" .-") or "Book"
-    return f"{name[:100].rstrip(' .')} — {what}.md"
+    return f"{name[:100].rstrip(' .')} — {what}{extension}"
 
 
 def highlights_to_markdown(

@@ -133,6 +133,13 @@ def load_settings(paths: Paths) -> Settings:
             f"The settings file {path} is not valid TOML ({exc}).",
             hint="Fix the file, or delete it to go back to the defaults.",
         ) from None
+    except (RecursionError, MemoryError):
+        # a value nested thousands deep ("[[[[…"): Python's TOML reader gives up (issue 46)
+        raise SettingsError(
+            "bad_settings",
+            f"The settings file {path} nests its values too deeply to be read.",
+            hint="Fix the file, or delete it to go back to the defaults.",
+        ) from None
     provider = raw.get("provider", "auto")
     _check(path, "provider", provider in PROVIDERS, "one of " + ", ".join(PROVIDERS))
     strategy = raw.get("strategy", "tool-use")

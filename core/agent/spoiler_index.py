@@ -64,6 +64,8 @@ class SpoilerIndex:
         default_factory=dict, compare=False, repr=False
     )
     _pages: dict[int, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
+    # per bound, what the disguise check matches against (``spoiler_disguise.LaterWords``)
+    _disguise: dict[int, object] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, db: pw.SqliteDatabase, book_id: int) -> SpoilerIndex:

@@ -87,6 +87,7 @@ import time
 from dataclasses import dataclass
 
 from core.agent import spoiler_cues
+from core.agent.spoiler_disguise import Disguises
 from core.agent.spoiler_index import (
     MIN_KNOWN_FOR_PAIRS,
     MIN_LENGTH,
@@ -164,6 +165,7 @@ class SpoilerGuard:
     meaning_exemptions = True  # a sentence scoped to the pages read passes the meaning test
     cues = True  # the sentence's own cues (``core.agent.spoiler_cues``); off: as before them
     verify_wide = True  # shown sentences the later pages tell better go to a model too
+    disguises = True  # later names in disguise (``core.agent.spoiler_disguise``); off: as before
 
     def __init__(
         self,
@@ -211,12 +213,18 @@ class SpoilerGuard:
         self._asks_ahead = spoiler_cues.asks_ahead(question)
         self._passages: list[str] = []  # the passages the answer used (the meaning test)
         self._buffer = ""
+        self._disguises = Disguises(self)
         self._pairs = read_to is not None and (
             sum(1 for page in index.first_page.values() if page <= read_to) >= MIN_KNOWN_FOR_PAIRS
         )
         self._words = ReaderWords(
             index, read_to, selection_page, self._known, self._known_pairs, self._pairs
         )
+
+    @property
+    def reader_words(self) -> ReaderWords:
+        """What this answer's reader knows (for ``later_terms``)."""
+        return self._words
 
     @property
     def pending(self) -> str:
@@ -270,6 +278,16 @@ class SpoilerGuard:
         book uses as motifs, phrases or pairs may be shown; a story sentence the pages read
         do not clearly support may be held)."""
         terms = self.spoiler_terms(sentence)
+        text = sentence  # the sentence as the reader reads it, for the semantic layer
+        if not terms and self.disguises:
+            # a later name in disguise: held, and a model may verify it (never shown silently)
+            hidden = self._disguises.terms(sentence)
+            self._disguises.remember(sentence)
+            if hidden:
+                return Segment(sentence, True, hidden, doubtful=True)
+            text = self._disguises.reading(sentence)
+        elif self.disguises:
+            self._disguises.remember(sentence)  # a name split across sentences
         if terms:
             weak = all(t.weak for t in terms)
             if weak and self.cues and self.semantic and self._weak_contradicted(sentence):
@@ -277,6 +295,10 @@ class SpoilerGuard:
             return Segment(sentence, True, terms, doubtful=weak)
         if not self.semantic:
             return Segment(sentence, False)
+        return dataclasses.replace(self._supported(text), text=sentence)
+
+    def _supported(self, sentence: str) -> Segment:
+        """The semantic layer's decision on a sentence with no later word."""
         support = self.support(sentence)
         if support is None:
             return Segment(sentence, False, doubtful=self._worth_verifying(sentence, None))

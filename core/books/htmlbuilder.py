@@ -155,6 +155,7 @@ NOTE_ITEMS = ("endnote", "footnote", "rearnote")
 STAGE_TAGS = frozenset(["i", "em", "span", "p", "td", "div", "b", "small"])
 NOTE_TAGS = frozenset(["section", "aside", "div", "ol", "li", "body", "article"])
 MAX_TABLE_DEPTH = 8
+MAX_INLINE_DEPTH = 24  # inline markup open at once (emphasis in a link in a quote…); deeper: text
 
 
 def _types(node: LexborNode) -> str:
@@ -201,6 +202,7 @@ class _Builder:
         self._docs: dict[str, str] = {}  # link path → document (see target)
         self.ol_number = 1
         self.table_depth = 0
+        self.inline_depth = 0  # inline elements whose markup is open (``htmlblocks._inline``)
         self._text: list[str] = []
         self._html: list[str] = []
         self._kind = "p"

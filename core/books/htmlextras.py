@@ -76,8 +76,13 @@ def quotes(lang: str) -> tuple[str, str]:
 
 
 def sup_caret(node: LexborNode, b: _Builder) -> None:
-    """ "10<sup>16</sup>" reads "10^16" (an exponent); "1<sup>st</sup>" stays "1st"."""
-    value = node.text(deep=True)
+    """ "10<sup>16</sup>" reads "10^16" (an exponent); "1<sup>st</sup>" stays "1st". Only a
+    sup holding just its text is an exponent (reading every descendant's text of a sup
+    nested 10,000 deep took seconds, issue 46 item 8)."""
+    inner = node.child
+    if inner is None or inner.next is not None or inner.tag != "-text":
+        return
+    value = inner.text_content or ""
     if 0 < len(value) <= 6 and value.lstrip("-−+").isdigit() and b._text:
         last = b._text[-1]
         if last and not last[-1].isspace():

@@ -30,6 +30,7 @@ from core.store.library import BookInfo, Library
 
 log = logging.getLogger("margin.ocr")
 DPI = 300
+OCR_PIXELS = 40_000_000  # a page drawn for recognition holds at most this many (40 MB grey)
 PAGE_TIMEOUT_S = 120
 
 
@@ -42,11 +43,24 @@ def available() -> bool:
     return engine() is not None
 
 
+def render_scale(width_pt: float, height_pt: float, dpi: int = DPI) -> float:
+    """The scale a page is drawn at for recognition: ``dpi``, lowered so the picture holds
+    at most ``OCR_PIXELS`` (a 100-inch page at 300 dpi is 900 megapixels: 3.56 GB in the
+    window's process, issue 46 item 9)."""
+    scale = dpi / 72
+    area = max(1.0, width_pt * height_pt) * scale * scale
+    if area > OCR_PIXELS:
+        scale *= (OCR_PIXELS / area) ** 0.5 * 0.999  # (pdfium rounds the size up)
+    return scale
+
+
 def _page_image(doc: object, index: int, dpi: int = DPI) -> bytes:
-    """The page drawn in grey as a PGM image (what tesseract reads from its input)."""
+    """The page drawn in grey as a PGM image (what tesseract reads from its input), within
+    the pixel budget (``render_scale``)."""
     page = doc[index]  # type: ignore[index]
     try:
-        bitmap = page.render(scale=dpi / 72, grayscale=True)
+        width_pt, height_pt = page.get_size()
+        bitmap = page.render(scale=render_scale(width_pt, height_pt, dpi), grayscale=True)
         try:
             width, height, stride = bitmap.width, bitmap.height, bitmap.stride
             raw = bytes(bitmap.buffer)

@@ -225,11 +225,29 @@ def _check_blocks(blocks: list[Block], path: Path, limits: Limits) -> None:
         raise BookError(BookCode.EMPTY, f"{path.name} has no text in it.")
 
 
+# Markdown nested deeper than the parser follows loses its text (issue 46 item 12: a
+# 10,000-deep quote, a 2,000-deep list): quotes and list indents past MARKDOWN_DEPTH levels
+# are read as that depth, and the parser follows a little more than that.
+MARKDOWN_DEPTH = 16
+MARKDOWN_NESTING = 4 * MARKDOWN_DEPTH + 20
+_DEEP_QUOTE = re.compile(rf"^(?:[ \t]*>){{{MARKDOWN_DEPTH + 1},}}", re.M)
+_DEEP_INDENT = re.compile(rf"^[ \t]{{{2 * MARKDOWN_DEPTH + 1},}}(?=[-*+]\s|\d+[.)]\s)", re.M)
+
+
+def _shallow(source: str) -> str:
+    """``source`` with quotes and list items nested past ``MARKDOWN_DEPTH`` brought up to it
+    (their words kept)."""
+    source = _DEEP_QUOTE.sub(">" * MARKDOWN_DEPTH, source)
+    return _DEEP_INDENT.sub(" " * (2 * MARKDOWN_DEPTH), source)
+
+
 def parse_markdown(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> ParsedBook:
     from markdown_it import MarkdownIt
 
-    source = decode_text(data, path)
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+    source = _shallow(decode_text(data, path))
+    md = MarkdownIt(
+        "commonmark", {"html": False, "linkify": False, "maxNesting": MARKDOWN_NESTING}
+    ).enable("table")
     rendered = md.render(source)
     _, blocks = html_to_blocks(f"<html><body>{rendered}</body></html>")
     _check_blocks(blocks, path, limits)

@@ -22,8 +22,12 @@ from core.log import setup_logging
 from core.paths import Paths, resolve_paths
 from core.store.library import Library
 
-# C0 controls except \t and \n, DEL, C1 controls (U+0080..U+009F), and lone surrogates.
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|[\ud800-\udfff]")
+# C0 controls except \t and \n, DEL, C1 controls (U+0080..U+009F), bidirectional overrides,
+# embeddings and isolates (a title with U+202E prints reversed, issue 46 item 12), and lone
+# surrogates.
+_UNSAFE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|[\ud800-\udfff]"
+)
 LARGEST_NUMBER = 1_000_000_000
 
 

@@ -25,19 +25,33 @@ def cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
     if args.until_page is not None and args.until_page < 1:
         raise BookError("bad_page", "--until-page must be 1 or more.")
     _ensure_vectors(ctx, book.id)
-    hits = ctx.app.search.search_book(
-        book.id, args.query, limit=args.limit, until_page=args.until_page
-    )
+    # where the reader has read to: passages after it are folded (issue 46 item 4), as
+    # ``search --all`` does, unless --beyond-read or --until-page says otherwise
+    bound = None if args.beyond_read else book.spoiler_bound
+    until = args.until_page if args.until_page is not None else bound
+    hits = ctx.app.search.search_book(book.id, args.query, limit=args.limit, until_page=until)
+    later = 0
+    if args.until_page is None and bound is not None:
+        later = _later_passages(ctx, book.id, args.query, bound)
     if args.json:
         ctx.print_json([dataclasses.asdict(h) for h in hits])
         return 0
     if not hits:
-        say(f'No passages in "{book.title}" match "{args.query}".')
-        return 0
+        where = " up to where you have read" if later else ""
+        say(f'No passages in "{book.title}" match "{args.query}"{where}.')
     for h in hits:
         snippet = " ".join(h.snippet.split())
         say(f"{h.pages:>12}  {snippet}")
+    if later:
+        more = "1 more passage" if later == 1 else f"{later} more passages"
+        say(f"{more} after where you have read (p. {bound}); add --beyond-read to see them.")
     return 0
+
+
+def _later_passages(ctx: CliContext, book_id: int, query: str, bound: int) -> int:
+    """How many passages after ``bound`` match ``query`` (a count, never their text)."""
+    hits = ctx.app.search.search_book(book_id, query, limit=100, hybrid=False)
+    return sum(1 for h in hits if h.start_page > bound)
 
 
 def _ensure_vectors(ctx: CliContext, book_id: int) -> None:
@@ -177,7 +191,7 @@ def register_reading(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--beyond-read",
         action="store_true",
-        help="with --all: also passages after where you have read each book",
+        help="also passages after where you have read (each book, with --all)",
     )
     p.add_argument("--limit", type=number, default=10, help="passages (per book with --all)")
     p.add_argument(

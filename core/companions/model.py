@@ -291,7 +291,8 @@ async def run(
                 )
                 raise
             text = "".join(pieces) or (result.message.text if result is not None else "")
-            guard = SpoilerGuard(index, read_to=bound, question="", semantic=False)
+            # the answer's own check: later names, disguises, and the semantic layer
+            guard = SpoilerGuard(index, read_to=bound, question="")
             segments = guard.feed(text) + guard.flush()
             shown = "".join(s.text for s in segments if not s.hidden).strip()
             usage = result.usage if result is not None else Usage()
@@ -303,9 +304,7 @@ async def run(
             questions: list[dict[str, object]] = []
             if call.kind == "quiz":  # each question checked on its own (a hidden one dropped)
                 asked = parse_quiz(text, db, book_id, call.meta["first"], call.meta["last"])
-                questions = [
-                    q for q in asked if not _later(index, bound, f"{q['question']} {q['answer']}")
-                ]
+                questions = [q for q in asked if _card_safe(index, bound, q)]
                 withheld = len(asked) - len(questions)
             else:
                 withheld = len(hidden)
@@ -397,19 +396,28 @@ def _error_text(exc: BaseException, scrub: Callable[[str], str]) -> str:
     return scrub(f"{exc.__class__.__name__}: {message}")[:300]
 
 
-def _later(index: SpoilerIndex, bound: int, text: str) -> bool:
-    """Whether the answer check hides ``text`` at ``bound`` (it names what comes later)."""
+def _card_safe(index: SpoilerIndex, bound: int, question: dict[str, object]) -> bool:
+    """Whether a quiz question may become a card: its quote is in the pages read (found,
+    ``parse_quiz``), and the answer check shows its question, answer and quote."""
     from core.agent.spoilers import SpoilerGuard
 
-    return SpoilerGuard(index, read_to=bound, question="", semantic=False).check(text).hidden
+    page = question.get("page")
+    if not isinstance(page, int) or page > bound:
+        return False  # a quote the book does not have (made up), or one past the bound
+    for part in ("question", "answer", "quote"):
+        text = str(question.get(part, "")).strip()
+        guard = SpoilerGuard(index, read_to=bound, question="")
+        if text and any(s.hidden for s in guard.feed(text) + guard.flush()):
+            return False
+    return True
 
 
 def parse_quiz(
     text: str, db: pw.SqliteDatabase, book_id: int, first: int, last: int
 ) -> list[dict[str, object]]:
     """The questions of a quiz reply (JSON, perhaps inside a code fence), each with the page
-    of its quote within the chapter (the chapter's first page when the quote is not found).
-    A reply that is not such JSON gives no questions."""
+    of its quote within the chapter (None when the book does not have the quote: a made-up
+    quote never goes on a card). A reply that is not such JSON gives no questions."""
     import json
     import re
 
@@ -420,13 +428,19 @@ def parse_quiz(
         items = json.loads(match.group(0)) if match else []
     except ValueError:
         items = []
-    pages = [(n, " ".join(t.split())) for n, t in page_texts(db, book_id) if first <= n <= last]
+    pages = [(n, _folded(t)) for n, t in page_texts(db, book_id) if first <= n <= last]
+    whole = " ".join(t for _, t in pages)
+    starts = [0]
+    for _, t in pages:
+        starts.append(starts[-1] + len(t) + 1)
     out: list[dict[str, object]] = []
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict) or not str(item.get("question", "")).strip():
             continue
         quote = " ".join(str(item.get("quote", "")).split())
-        page = next((n for n, t in pages if quote and quote[:40] in t), first)
+        at = whole.find(_folded(quote)) if len(quote) >= 8 else -1
+        page = next((n for (n, _), s in zip(pages, starts[1:], strict=True) if at < s), None)
+        page = page if at >= 0 else None
         out.append(
             {
                 "question": str(item["question"]).strip(),
@@ -436,3 +450,13 @@ def parse_quiz(
             }
         )
     return out
+
+
+_QUOTE_FOLD = str.maketrans(
+    "\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u2013\u2014", "''''\"\"\"\"--"
+)
+
+
+def _folded(text: str) -> str:
+    """Text compared for a quote: spaces collapsed, curly quotes and dashes plain, lower case."""
+    return " ".join(text.translate(_QUOTE_FOLD).split()).lower()

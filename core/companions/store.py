@@ -11,12 +11,13 @@ rows; ``book_print`` (file, reader version, pages) tells a stale scan from a goo
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
 import sqlite3
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import peewee as pw
@@ -66,7 +67,7 @@ class CompanionStore:
         return out
 
     def put_pages(self, book_id: int, kind: str, rows: Iterable[tuple[int, Any]]) -> None:
-        with self.db.atomic():
+        with _cache_write(), self.db.atomic():
             self.db.cursor().executemany(
                 "INSERT OR REPLACE INTO companion_page (book_id, kind, page, data) "
                 "VALUES (?, ?, ?, ?)",
@@ -74,9 +75,10 @@ class CompanionStore:
             )
 
     def drop_pages(self, book_id: int, kind: str) -> None:
-        self.db.execute_sql(
-            "DELETE FROM companion_page WHERE book_id = ? AND kind = ?", (book_id, kind)
-        )
+        with _cache_write():
+            self.db.execute_sql(
+                "DELETE FROM companion_page WHERE book_id = ? AND kind = ?", (book_id, kind)
+            )
 
     # made things ----------------------------------------------------------------------
 
@@ -115,7 +117,7 @@ class CompanionStore:
 
     def put_item(self, book_id: int, kind: str, key: str, version: int, value: Any) -> None:
         now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        with self.db.atomic():
+        with _cache_write(), self.db.atomic():
             if self.db.execute_sql("SELECT 1 FROM book WHERE id = ?", (book_id,)).fetchone():
                 self.db.execute_sql(
                     "INSERT OR REPLACE INTO companion_item "
@@ -124,6 +126,20 @@ class CompanionStore:
                 )
 
     def drop_items(self, book_id: int, kind: str) -> None:
-        self.db.execute_sql(
-            "DELETE FROM companion_item WHERE book_id = ? AND kind = ?", (book_id, kind)
-        )
+        with _cache_write():
+            self.db.execute_sql(
+                "DELETE FROM companion_item WHERE book_id = ? AND kind = ?", (book_id, kind)
+            )
+
+
+@contextlib.contextmanager
+def _cache_write() -> Iterator[None]:
+    """A write of what the companions made: on a read-only library it is skipped (they are
+    made again next time), so X-Ray and the story so far, which only read, still show
+    (issue 46 item 12)."""
+    try:
+        yield
+    except (sqlite3.OperationalError, pw.OperationalError) as exc:
+        if "readonly" not in str(exc) and "read-only" not in str(exc):
+            raise
+        log.info("companions not kept: the library is read-only")

@@ -86,7 +86,8 @@ class Annotations(LibraryBase):
         query = m.Highlight.select().where(m.Highlight.book == book_id)
         if page is not None:
             query = query.where(m.Highlight.page == page)
-        return [_highlight(h) for h in query.order_by(m.Highlight.page, m.Highlight.id)]
+        query = query.order_by(m.Highlight.page, m.Highlight.id)
+        return [_highlight(h) for h in _rows(query, m.Highlight, ("text", "note"))]
 
     def update_highlight(
         self, highlight_id: int, *, note: str | None = None, colour: str | None = None
@@ -135,7 +136,8 @@ class Annotations(LibraryBase):
         query = m.Note.select().where(m.Note.book == book_id)
         if source is not None:
             query = query.where(m.Note.source == source)
-        return [_note(n) for n in query.order_by(m.Note.created_at, m.Note.id)]
+        query = query.order_by(m.Note.created_at, m.Note.id)
+        return [_note(n) for n in _rows(query, m.Note, ("text",))]
 
     def update_note(self, note_id: int, text: str) -> NoteRecord:
         row = m.Note.get_or_none(m.Note.id == note_id)
@@ -150,3 +152,26 @@ class Annotations(LibraryBase):
 
     def delete_note(self, note_id: int) -> None:
         m.Note.delete().where(m.Note.id == note_id).execute()
+
+
+def _rows(query: Any, model: type[m.BaseModel], texts: tuple[str, ...]) -> list[Any]:
+    """The rows of ``query``; when some text was written by another program with bytes that
+    are not UTF-8 (SQLite cannot decode it), those columns read with U+FFFD in their place
+    (issue 46 item 12: ``margin notes`` crashed)."""
+    try:
+        return list(query)
+    except (sqlite3.OperationalError, pw.OperationalError) as exc:
+        if "decode" not in str(exc):
+            raise
+        log.warning("%s text that is not UTF-8 read with replacements", model.__name__)
+    fields = [
+        pw.Cast(f, "BLOB").alias(f.name) if f.name in texts else f
+        for f in model._meta.sorted_fields
+    ]
+    rows = list(query.select(*fields))
+    for row in rows:
+        for name in texts:
+            value = getattr(row, name)
+            if isinstance(value, bytes | bytearray):
+                setattr(row, name, bytes(value).decode("utf-8", "replace"))
+    return rows

@@ -5,6 +5,7 @@ The only writer of chunks and the index."""
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 import zlib
 from collections.abc import Callable, Sequence
@@ -125,9 +126,15 @@ class BookContent(LibraryBase):
         row = self.db.execute_sql(
             "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'chunk_index'"
         ).fetchone()
-        with self.db.atomic():
-            self.db.execute_sql("DROP TABLE IF EXISTS chunk_index")
-            self.db.execute_sql(row[0])
+        try:
+            with self.db.atomic():
+                self.db.execute_sql("DROP TABLE IF EXISTS chunk_index")
+                self.db.execute_sql(row[0])
+        except (pw.DatabaseError, sqlite3.DatabaseError):
+            # its own bookkeeping rows are damaged (the structure record, _data id 10, or the
+            # config/version row): FTS5 cannot even open it to drop it (issue 46 item 6)
+            log.warning("the search index cannot be opened; its tables are reset", exc_info=True)
+            self._reset_index_tables(str(row[0]))
         try:
             with self.db.atomic():
                 self._rebuild_index()
@@ -135,6 +142,31 @@ class BookContent(LibraryBase):
             log.warning("the search index stays empty: stored text is damaged", exc_info=True)
             return False
         return True
+
+    def _reset_index_tables(self, definition: str) -> None:
+        """Give the index's own tables the rows of a new, empty index of the same definition
+        (made beside it and dropped), so FTS5 opens it again and can rebuild it."""
+        twin = "margin_index_reset"
+        sql = re.sub(
+            r"(?i)^(\s*CREATE\s+VIRTUAL\s+TABLE\s+)[\"'`\[]?chunk_index[\"'`\]]?",
+            rf"\g<1>{twin}",
+            definition,
+        )
+        tables = {
+            str(r[0])
+            for r in self.db.execute_sql("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        with self.db.atomic():
+            if twin in tables:
+                self.db.execute_sql(f"DROP TABLE {twin}")
+            self.db.execute_sql(sql)
+            for part in ("data", "idx", "config", "docsize", "content"):
+                if f"chunk_index_{part}" in tables:
+                    self.db.execute_sql(f"DELETE FROM chunk_index_{part}")
+                    self.db.execute_sql(
+                        f"INSERT INTO chunk_index_{part} SELECT * FROM {twin}_{part}"
+                    )
+            self.db.execute_sql(f"DROP TABLE {twin}")
 
     def damaged_text(self, book_id: int) -> bool:
         """Whether some of a book's stored pages or search passages no longer unpack."""

@@ -85,7 +85,12 @@ def explain(exc: BaseException, database: Path | None = None) -> StorageError | 
                     hint="Restore library.sqlite3 from a backup, or move it away and run "
                     "'margin recover-library' to add the books again from their copies.",
                 )
-            if "malformed" in text or "corrupt" in text:
+            if (
+                "malformed" in text
+                or "corrupt" in text
+                or "vtable constructor failed" in text  # the index's own records (issue 46)
+                or "invalid fts5 file format" in text
+            ):
                 # usually the search index (derived data): repair rebuilds it in place;
                 # never advise anything that discards notes while the file still opens
                 return StorageError(

@@ -4,6 +4,7 @@ the answer being written, where a streaming tick repaints only the unfinished ta
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import shiboken6
@@ -316,6 +317,11 @@ class Messages:
             self.transcript.reset(self.css)
         answers = [s.key for s in shown if s.answer is not None]
         self.last_answer = answers[-1] if answers else ""
+        if live.view.status == "failed":
+            # the store could not keep this answer's end (a full disk, issue 46 item 7): what
+            # arrived, and why it was not saved, stay on screen instead of its stored start
+            shown = [_kept(s, live.view) if s.run_id == run_id else s for s in shown]
+            new = [s for s in shown if s.run_id == run_id]
         for s in new:
             if s.answer is not None:
                 self.opened.move(live.key, s.key)
@@ -329,3 +335,10 @@ class Messages:
             QTimer.singleShot(0, lambda: self.rerender(previous_last))
         if follow:
             self.transcript.scroll_to_end()
+
+
+def _kept(shown: history.Shown, view: AnswerState) -> history.Shown:
+    """``shown`` with the live answer ``view`` when the store kept only its start."""
+    if shown.answer is None or shown.answer.status not in ("running", "unfinished"):
+        return shown
+    return replace(shown, answer=replace(view, key=shown.answer.key))

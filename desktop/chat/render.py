@@ -22,6 +22,7 @@ from core.agent.pricing import estimate_cost
 from core.agent.types import CitationRef, Passage, Withheld
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, Labels, pages_label, printed_pages
 from desktop.accessibility import contrast
+from desktop.chat.app_links import app_link, model_text, only_app_links
 from desktop.chat.passage_chips import passage_chips
 
 MIN_CONTRAST = 4.6  # WCAG AA asks 4.5 : 1 of small text; rounding of #rrggbb takes the rest
@@ -131,7 +132,11 @@ def _soft_breaks(match: re.Match[str]) -> str:
 
 
 def markdown(text: str) -> str:
-    """HTML for Markdown ``text``; words longer than a line get places to break (U+200B)."""
+    """HTML for Markdown ``text``; words longer than a line get places to break (U+200B).
+    Only links the app made itself are live (issue 46 item 2): every link the Markdown writes
+    is plain text unless it goes to the web (http, https, mailto); the app's own links are
+    written as ``app_link`` tokens and made into links here, after the Markdown is rendered,
+    so no text a model writes can become one."""
     global _md
     if _md is None:  # markdown_it loads on first use, after the window's first paint
         from markdown_it import MarkdownIt
@@ -139,7 +144,8 @@ def markdown(text: str) -> str:
         _md = MarkdownIt(
             "commonmark", {"html": False, "linkify": False, "typographer": False}
         ).enable("table")
-    return str(_md.render(_LONG_WORD.sub(_soft_breaks, text)))
+    rendered = str(_md.render(_LONG_WORD.sub(_soft_breaks, text)))
+    return only_app_links(rendered)
 
 
 def cut_at(text: str, chars: int = SHOWN_CHARS, lines: int = SHOWN_LINES) -> int:
@@ -247,8 +253,7 @@ def question_html(text: str, selection_text: str | None, selection_page: int | s
 
 def _with_notices(text: str, key: str, withheld: list[Withheld], revealed: Collection[int]) -> str:
     def notice(item: Withheld) -> str:
-        href = f"margin-action:reveal/{key}/{item.index}"
-        return f"*{notice_text(item)}* — [Show anyway]({href}) "
+        return f"*{notice_text(item)}* — {app_link(f'reveal/{key}/{item.index}', 'Show anyway')} "
 
     return fill_hidden(text, withheld, reveal=set(revealed), notice=notice)
 
@@ -263,28 +268,14 @@ def grounded(view: AnswerState) -> bool:
     )
 
 
-# The app's own link schemes: only links the app made itself may use them. A model that
-# writes one ("[Open](margin-action:settings)", "<margin-cite:1/300-300>") gets plain text.
-_APP_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?\s*margin-[\w-]*:[^)]*\)", re.I)
-_APP_AUTOLINK = re.compile(r"<(\s*margin-[\w-]*:[^>]*)>", re.I)
-_APP_REFERENCE = re.compile(r"^(\s{0,3})\[([^\]]+)\]:(\s*<?\s*margin-)", re.I | re.M)
-
-
-def plain_app_links(text: str) -> str:
-    """The model's text with any link in the app's schemes turned into plain text."""
-    text = _APP_LINK.sub(lambda m: m.group(1), text)
-    text = _APP_AUTOLINK.sub(lambda m: "\\<" + m.group(1) + "\\>", text)
-    return _APP_REFERENCE.sub(lambda m: f"{m.group(1)}\\[{m.group(2)}\\]:{m.group(3)}", text)
-
-
 def shown_text(view: AnswerState, revealed: Collection[int] = ()) -> str:
     """The answer's Markdown with a notice (and a Show anyway link) for each held-back
-    sentence, or the sentence itself once revealed. Links the model wrote in the app's own
-    schemes are plain text: only the notices' links are live."""
+    sentence, or the sentence itself once revealed. Only the notices' links are live once
+    rendered (``markdown``): the model's own links are plain text, whatever they hold."""
     if not view.withheld:
-        return plain_app_links(view.text)
-    safe = [replace(w, text=plain_app_links(w.text)) for w in view.withheld]
-    return _with_notices(plain_app_links(view.text), view.key, safe, revealed)
+        return model_text(view.text)
+    safe = [replace(w, text=model_text(w.text)) for w in view.withheld]
+    return _with_notices(model_text(view.text), view.key, safe, revealed)
 
 
 def settled_length(text: str) -> int:

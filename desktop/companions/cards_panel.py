@@ -105,7 +105,7 @@ class CardsPanel(CompanionPanel):
             return
         book = self.library.get_book(self.book_id)
         name, _ = QFileDialog.getSaveFileName(
-            self, "Export cards to Anki", f"{book.title}.apkg", "Anki package (*.apkg)"
+            self, "Export cards to Anki", export_default(book.title), "Anki package (*.apkg)"
         )
         if name:
             self.export_to(Path(name))
@@ -132,3 +132,11 @@ class CardsPanel(CompanionPanel):
             then=lambda n: self.status.setText(f"{n} cards exported to {path.name}."),
             failed=failed,
         )
+
+
+def export_default(title: str) -> str:
+    """Where the Anki export dialog starts: the home folder, as the other exports do, with a
+    name made safe from the book's title (a "../" in a title never moves it elsewhere)."""
+    from core.export import export_file_name
+
+    return str(Path.home() / export_file_name(title, "cards", ".apkg"))

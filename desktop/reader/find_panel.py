@@ -1,6 +1,7 @@
 """The Find side panel: find in the whole book (whole words, exact phrase), the matches listed
 in book order with a count, and Enter / Shift+Enter in the box (or F3 / Shift+F3 anywhere in
-the reader) through all of them."""
+the reader) through all of them. Matches after where the reader has read are folded behind
+"N more after where you have read" (issue 46 item 4), opened only by a click on it."""
 
 from __future__ import annotations
 
@@ -28,15 +29,19 @@ from desktop.widgets import tool_button
 
 
 class OpenBook(Protocol):
-    """What Find needs of the reader: the page on screen and the book's page texts."""
+    """What Find needs of the reader: the page on screen, the book's page texts and the last
+    page read."""
 
     @property
     def page(self) -> int: ...
 
     def page_texts(self) -> list[tuple[int, str]]: ...
 
+    def read_bound(self) -> int | None: ...
+
 
 MAX_LISTED = 500  # results listed; F3 goes through all of them
+LATER_ROLE = Qt.ItemDataRole.UserRole + 40  # the folded "N more after where you have read"
 
 
 class FindPanel(QWidget):
@@ -47,7 +52,8 @@ class FindPanel(QWidget):
     def __init__(self, events: Events, book: OpenBook) -> None:
         super().__init__()
         events.subscribe(
-            BookOpening, lambda e: self.set_book(book.page_texts, e.labels, lambda: book.page)
+            BookOpening,
+            lambda e: self.set_book(book.page_texts, e.labels, lambda: book.page, book.read_bound),
         )
         self.box = QLineEdit(placeholderText="Find in book…")
         self.box.setAccessibleName("Find in book")
@@ -92,6 +98,8 @@ class FindPanel(QWidget):
         self._texts: Callable[[], list[tuple[int, str]]] | None = None
         self._labels = PageLabels()
         self._page: Callable[[], int] = lambda: 1
+        self._bound: Callable[[], int | None] = lambda: None
+        self._unfolded = False  # the matches after the bound are shown (asked for)
         self._searched: tuple[str, bool, bool] | None = None  # what the matches are for
 
     def _query(self) -> tuple[str, bool, bool]:
@@ -124,10 +132,11 @@ class FindPanel(QWidget):
         texts: Callable[[], list[tuple[int, str]]] | None,
         labels: PageLabels,
         page: Callable[[], int],
+        bound: Callable[[], int | None] = lambda: None,
     ) -> None:
         """The open book: ``texts`` reads its pages (once, when first needed), ``page`` is the
-        page on screen (F3 starts there)."""
-        self._texts, self._labels, self._page = texts, labels, page
+        page on screen (F3 starts there), ``bound`` the last page read (None: all read)."""
+        self._texts, self._labels, self._page, self._bound = texts, labels, page, bound
         self._book_text = None
         self.reset()
 
@@ -138,8 +147,9 @@ class FindPanel(QWidget):
         self.index = -1
         self._searched = None
 
-    def run(self) -> None:
+    def run(self, *, unfold: bool = False) -> None:
         self.reset()
+        self._unfolded = unfold
         query = self.box.text().strip()
         if self._texts is None or not query:
             return
@@ -156,9 +166,15 @@ class FindPanel(QWidget):
         except MarginError as exc:
             self.count.setText(exc.message)
             return
+        bound = self._bound()
+        later = 0
+        if bound is not None and not unfold:
+            within = [m for m in self.matches if m.page <= bound]
+            later, self.matches = len(self.matches) - len(within), within
         count = len(self.matches)
         if not count:
-            self.count.setText(f"Nothing matches “{query}”.")
+            where = " up to where you have read" if later else ""
+            self.count.setText(f"Nothing matches “{query}”{where}.")
         else:
             self.count.setText("1 match" if count == 1 else f"{count} matches")
         for i, match in enumerate(self.matches[:MAX_LISTED]):
@@ -166,6 +182,11 @@ class FindPanel(QWidget):
             item = QListWidgetItem(f"{label} — …{match.before} {match.text} {match.after}…")
             item.setData(PAGE_ROLE, (match.page, match.text))
             item.setData(MATCH_ROLE, i)
+            self.results.addItem(item)
+        if later:
+            item = QListWidgetItem(f"{later} more after where you have read (p. {bound}) — show")
+            item.setData(LATER_ROLE, True)
+            item.setToolTip("Matches after the last page you have read: they may spoil the story")
             self.results.addItem(item)
         self.requestShown.emit()
 
@@ -199,6 +220,9 @@ class FindPanel(QWidget):
         self.requestMatch.emit(match.page, match.text, match.offset + 1)
 
     def go_item(self, item: QListWidgetItem) -> None:
+        if item.data(LATER_ROLE):
+            self.run(unfold=True)  # asked for: the later matches too
+            return
         index = item.data(MATCH_ROLE)
         if isinstance(index, int) and 0 <= index < len(self.matches):
             self.go_match(index)

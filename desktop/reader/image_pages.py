@@ -42,6 +42,12 @@ from core.errors import MarginError
 from desktop.widgets import history_button
 
 CACHE = 10  # decoded pages kept (each at screen size: a few MB)
+# Decoding budget (issue 46 item 10: twelve 7,900-pixel pictures took 615 MB): a picture over
+# BIG_PIXELS decodes one at a time (a PNG decodes whole before it is scaled); one over
+# DECODE_PIXELS is decoded only when its format scales while decoding (JPEG)
+BIG_PIXELS = 16_000_000
+DECODE_PIXELS = 64_000_000
+_BIG = threading.Semaphore(1)
 GAP = 6
 BACKGROUNDS = {"dark": "#1e1e1e", "sepia": "#e9dfc7", "light": "#d9d9d9"}
 
@@ -57,6 +63,9 @@ class _Decode(QRunnable):
         self.signals = view._decoded
 
     def run(self) -> None:
+        stopped = self.view.stopped
+        if stopped.is_set():
+            return  # the view is going: nothing more is decoded
         data = self.view.read_image(self.index)
         image = QImage()
         if data:
@@ -65,10 +74,20 @@ class _Decode(QRunnable):
             buffer.open(QBuffer.OpenModeFlag.ReadOnly)
             reader = QImageReader(buffer)
             size = reader.size()
+            pixels = size.width() * size.height() if size.isValid() else 0
             if size.isValid() and self.box.width() > 0 and size.width() > self.box.width():
                 reader.setScaledSize(size.scaled(self.box, Qt.AspectRatioMode.KeepAspectRatio))
-            image = reader.read()
-        self.signals.done.emit(self.index, self.key, image)
+            kind = str(reader.format().toStdString()).lower()
+            if pixels > DECODE_PIXELS and kind not in ("jpeg", "jpg"):
+                pass  # too large to decode within the budget (issue 46 item 10): left empty
+            elif pixels > BIG_PIXELS:
+                with _BIG:  # one large picture decoded at a time: their peaks never add up
+                    if not stopped.is_set():
+                        image = reader.read()
+            else:
+                image = reader.read()
+        if not stopped.is_set():
+            self.signals.done.emit(self.index, self.key, image)
 
 
 class _Canvas(QWidget):
@@ -123,6 +142,7 @@ class ImagePagesView(QScrollArea):
 
         self._zip = EpubArchive(path)
         self._zip_lock = threading.Lock()
+        self.stopped = threading.Event()  # set when the view goes: decoders stop
         self._decoded = _Decoded()
         self._decoded.done.connect(self._arrived, Qt.ConnectionType.QueuedConnection)
         self.pool = QThreadPool(self)
@@ -153,9 +173,11 @@ class ImagePagesView(QScrollArea):
             return b""  # drawn as an empty page
 
     def shutdown(self) -> None:
-        """Stop decoding and close the book file (the view is going)."""
+        """Stop decoding and close the book file (the view is going): the decoders still
+        running finish before it goes (a decode running on as the window went crashed it)."""
+        self.stopped.set()
         self.pool.clear()
-        self.pool.waitForDone(2000)
+        self.pool.waitForDone(10_000)
         with self._zip_lock:
             self._zip.close()
 

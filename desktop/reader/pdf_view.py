@@ -29,6 +29,7 @@ CACHE_PAGES = 16
 # pages of a fitted 117-page PDF held 66 MB after a reader had turned 40 pages
 CACHE_BYTES = 24 * 1024 * 1024
 CACHE_MIN = 6
+PAGE_PIXELS = 12_000_000  # a page is drawn with at most this many pixels (48 MB), then scaled
 
 
 class PdfView(QScrollArea):
@@ -273,7 +274,19 @@ class PdfView(QScrollArea):
                 break
 
     def _key(self, index: int) -> tuple[int, int]:
-        return index, int(self.rects[index].width() * self._dpr)
+        return index, self._render_size(index).width()
+
+    def _render_size(self, index: int) -> QSize:
+        """The pixels a page is drawn with: its size on screen, within ``PAGE_PIXELS`` (a
+        14,400 pt page zoomed in took 1.49 GB, issue 46 item 10; drawn larger, it is
+        scaled)."""
+        rect = self.rects[index]
+        width, height = rect.width() * self._dpr, rect.height() * self._dpr
+        area = max(1.0, width * height)
+        if area > PAGE_PIXELS:
+            shrink = (PAGE_PIXELS / area) ** 0.5
+            width, height = width * shrink, height * shrink
+        return QSize(max(1, int(width)), max(1, int(height)))
 
     def image_for(self, index: int) -> QImage | None:
         key = self._key(index)
@@ -292,9 +305,7 @@ class PdfView(QScrollArea):
         if key in self.cache or key in self.pending:
             return
         self.pending.add(key)
-        rect = self.rects[index]
-        size = QSize(int(rect.width() * self._dpr), int(rect.height() * self._dpr))
-        self.renderer.requestPage(index, size, QPdfDocumentRenderOptions())
+        self.renderer.requestPage(index, self._render_size(index), QPdfDocumentRenderOptions())
 
     def _prefetch(self, index: int) -> None:
         for neighbour in (index + 1, index + 2, index - 1):

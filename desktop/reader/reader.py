@@ -339,6 +339,12 @@ class Reader(QWidget):
             self.go_to_page(target.page, offset=target.offset, remember=False)
         self._history_buttons()
 
+    def read_bound(self) -> int | None:
+        """The last page read (Find folds what comes after it); None when all is read."""
+        if self.book is None or self.session is None or self.book.finished:
+            return None
+        return self.session.read_to
+
     def mark_read_to_here(self) -> None:
         """ "Read to here": the spoiler bound becomes the page on screen, on purpose."""
         if self.session is None:

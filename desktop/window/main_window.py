@@ -439,6 +439,8 @@ class MainWindow(QMainWindow):
         self.importer.cancel()
         if self._built:
             self.reader.save_position()
+            if (pictures := self.reader.host.picture_view()) is not None:
+                pictures.shutdown()  # decoders stop before the window goes (issue 46)
         self.save_state()
         event.accept()
         self.closed.emit()

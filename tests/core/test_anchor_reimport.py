@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.anchors import BookText, TextQuote, collapse, stored_to_view
+from core.anchors import BookText, TextQuote, collapse, moved, stored_to_view
 from core.books import parse as parse_module
 from core.books.importer import import_book, reimport_book
 from core.domain.messages import AssistantMessage, CitationRef, Question, TextPart, Usage
@@ -145,3 +145,41 @@ def test_a_quote_twice_on_a_page_anchors_the_one_asked_for() -> None:
     moved = BookText([(1, "Before. " + text[:30]), (2, text[30:] + " After.")])
     found = moved.find(quote, expected=0)
     assert found is not None and found.quote.prefix.endswith("laughed. Later ")
+
+
+def test_a_short_quote_whose_paragraph_is_gone_is_lost_not_moved() -> None:
+    """Issue 46 item 5: the paragraph of "in the ledger by the window." was deleted; the same
+    words stand in a neighbouring paragraph with other words around them. Not moved: lost."""
+    kept = "She opened the shutters and the morning came in. " * 3
+    first = "The clerk wrote the sum twice in the ledger by the window. He was tired."
+    second = "Years later his daughter found a pressed flower in the ledger by the window. "
+    old = BookText([(1, kept), (2, first), (3, second + "Nobody knew who had put it there.")])
+    at = first.index("in the ledger")
+    quote = old.quote(2, at, 2, at + len("in the ledger by the window."))
+    new = BookText([(1, kept), (2, second + "Nobody knew who had put it there.")])
+    assert moved(old, new, quote) is None
+    # its paragraph kept, the pages around it changed: it moves, its surroundings agree
+    changed = BookText([(1, kept + " A new line."), (2, "Preface. " + first), (3, second)])
+    found = moved(old, changed, quote)
+    assert found is not None and found.quote.page == 2
+    assert "sum twice" in found.quote.prefix
+
+
+def test_a_reimported_note_whose_paragraph_is_gone_is_listed_by_margin_lost(
+    library: Library, tmp_path: Path
+) -> None:
+    paragraphs = [f"Paragraph {i} tells of the harbour, the boats and the rain." for i in range(40)]
+    first = "The clerk wrote the sum twice in the ledger by the window. He was tired."
+    second = "Years later his daughter found a flower in the ledger by the window. Nobody knew."
+    path = tmp_path / "ledger.txt"
+    path.write_text("\n\n".join([*paragraphs[:20], first, second, *paragraphs[20:]]), "utf-8")
+    book_id = import_book(library, path).book.id
+    page = next(n for n, t in library.page_texts(book_id) if "sum twice" in t)
+    highlight = library.add_highlight(book_id, page, "in the ledger by the window.")
+    quote = TextQuote.from_json(library_quote(library, "highlight", highlight.id))
+    assert quote is not None and "sum twice" in quote.prefix  # the first one
+    copy = Path(library.get_book(book_id).file_path or "")  # the library's own copy, edited
+    copy.write_text("\n\n".join([*paragraphs[:20], second, *paragraphs[20:]]), "utf-8")
+    reimport_book(library, book_id)
+    lost = library.lost_anchors(book_id)
+    assert [(a.kind, a.id) for a in lost] == [("highlight", highlight.id)]

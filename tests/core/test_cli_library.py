@@ -170,3 +170,21 @@ def test_lost_database_says_so_and_recover_library_adds_the_books_back(
     assert "Metamorphosis" in out and "recover-library" not in err
     code, out, _ = run(capsys, "recover-library")
     assert code == 0 and "nothing to recover" in out
+
+
+def test_search_folds_passages_after_where_you_have_read(
+    capsys: pytest.CaptureFixture[str], books_dir: Path
+) -> None:
+    """Issue 46 item 4: at read to p. 3, `margin search BOOK` never shows a later passage."""
+    run(capsys, "import", str(books_dir / "alice_in_wonderland.epub"))
+    run(capsys, "read-to", "alice", "3")
+    code, out, err = run(capsys, "search", "alice", "Cheshire")
+    assert code == 0, err
+    assert "Cheshire" not in out.replace('"Cheshire"', "")
+    assert "more passages after where you have read (p. 3)" in out and "--beyond-read" in out
+    code, out, _ = run(capsys, "search", "alice", "Cheshire", "--json")
+    assert json.loads(out) == []
+    code, out, _ = run(capsys, "search", "alice", "Cheshire", "--beyond-read")
+    assert "Cheshire" in out and "after where you have read" not in out
+    code, out, _ = run(capsys, "search", "alice", "rabbit")  # within the bound: shown
+    assert "Rabbit" in out or "rabbit" in out

@@ -26,7 +26,7 @@ def press_f1(window: Any, qtbot: Any) -> ShortcutHelp:
 def test_enter_and_shift_enter_in_find_step_through_matches(
     window: Any, books_dir: Path, qtbot: Any
 ) -> None:
-    open_alice(window, books_dir, page=5)
+    open_alice(window, books_dir, page=5, read_to=97)  # read to the end: nothing folded
     reader = window.reader
     window.reader.view.setFocus()
     qtbot.keyClick(window.reader.view, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)

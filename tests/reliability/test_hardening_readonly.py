@@ -93,3 +93,11 @@ def test_the_window_opens_a_read_only_library_and_says_so(read_only_home: Path) 
     )
     assert "notice" in done.stdout.splitlines(), (done.stdout, done.stderr)
     assert "cannot" not in done.stderr
+
+
+def test_what_only_reads_works_on_a_read_only_library(read_only_home: Path) -> None:
+    """Issue 46 item 12: X-Ray, the story so far and a conversation's export only read."""
+    for args in (("xray", "1"), ("recap", "1"), ("export-conversation", "--book", "1")):
+        done = _run(read_only_home, *args)
+        assert done.returncode == 0, (args, done.stderr)
+        assert "Traceback" not in done.stderr

@@ -60,7 +60,7 @@ def test_a_damaged_index_is_repaired_with_notes_kept(
     assert code == 0, err
     assert "was damaged and has been rebuilt" in out
 
-    code, out, err = _run(capsys, "search", "1", "rabbit")
+    code, out, err = _run(capsys, "search", "1", "rabbit", "--beyond-read")
     assert code == 0, err
     assert "Rabbit" in out
     code, out, _ = _run(capsys, "notes", "1")
@@ -97,3 +97,40 @@ def test_an_unreadable_file_still_gets_the_backup_advice(tmp_path: Path) -> None
 
     err = explain(sqlite3.DatabaseError("file is not a database"))
     assert err is not None and "backup" in (err.hint or "")
+
+
+def _damage_bookkeeping(which: str) -> None:
+    """Damage the FTS5 index's own bookkeeping: its structure record (``_data`` id 10), its
+    averages record (id 1) or its config/version row."""
+    with sqlite3.connect(_database()) as c:
+        if which == "structure":
+            c.execute("UPDATE chunk_index_data SET block = ? WHERE id = 10", (b"\xff" * 9,))
+        elif which == "averages":
+            c.execute("UPDATE chunk_index_data SET block = ? WHERE id = 1", (b"\xff\xfe",))
+        elif which == "version":
+            c.execute("UPDATE chunk_index_config SET v = 99 WHERE k = 'version'")
+        else:
+            c.execute("DELETE FROM chunk_index_config")
+
+
+@pytest.mark.parametrize("which", ["structure", "averages", "version", "config gone"])
+def test_damaged_index_bookkeeping_is_repaired(
+    capsys: pytest.CaptureFixture[str], library: None, which: str
+) -> None:
+    """Issue 46 item 6: damage in the index's own bookkeeping rows made search say it "went
+    wrong" and `margin repair` crash (exit 70) while telling the reader to run it."""
+    _damage_bookkeeping(which)
+    code, _, err = _run(capsys, "search", "1", "rabbit", "--beyond-read")
+    assert code in (0, 1), err  # found nothing wrong, or said what to do
+    if code == 1:
+        assert "margin repair" in err and "went wrong" not in err, err
+    code, out, err = _run(capsys, "repair", "--all")
+    assert code == 0, err
+    assert "Traceback" not in err
+    code, out, err = _run(capsys, "search", "1", "rabbit", "--beyond-read")
+    assert code == 0, err
+    assert "Rabbit" in out
+    code, out, _ = _run(capsys, "notes", "1")
+    assert "my precious note" in out
+    with sqlite3.connect(_database()) as c:  # FTS5's own check agrees
+        c.execute("INSERT INTO chunk_index(chunk_index) VALUES('integrity-check')")

@@ -90,3 +90,29 @@ def test_without_tesseract_it_says_what_to_install(monkeypatch: pytest.MonkeyPat
     with pytest.raises(BookError) as err:
         ocr.recognise_image(b"P5\n1 1\n255\n\x00")
     assert "needs the tesseract program" in err.value.message
+
+
+def test_a_huge_picture_page_is_drawn_within_the_pixel_budget(tmp_path: Path) -> None:
+    """Issue 46 item 9: a 100-inch page drawn at 300 dpi was 900 megapixels (3.56 GB in the
+    window's process); it is drawn for recognition within ``OCR_PIXELS``."""
+    import time
+
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument.new()
+    pdf.new_page(7200, 7200)  # 100 x 100 inches
+    path = tmp_path / "huge.pdf"
+    pdf.save(path)
+    pdf.close()
+    assert ocr.render_scale(7200, 7200) < ocr.DPI / 72
+    assert ocr.render_scale(612, 792) == ocr.DPI / 72  # a letter page: full resolution
+    doc = pdfium.PdfDocument(path)
+    started = time.perf_counter()
+    try:
+        image = ocr._page_image(doc, 0)
+    finally:
+        doc.close()
+    width, height = (int(v) for v in image.split(b"\n")[1].split())
+    assert width * height <= ocr.OCR_PIXELS
+    assert width > 5000  # still sharp enough to read
+    assert time.perf_counter() - started < 10

@@ -4,6 +4,7 @@ asked once per chapter and kept, checked at the bound, costs kept, budget refuse
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -170,3 +171,56 @@ def test_a_book_read_again_keeps_its_summaries(
     assert model.plan(library.db, story.id, "claude-haiku-4-5", notes=False).calls == ()
     made = recap.recap(library.db, story.id)
     assert [c.text for c in made.chapters] == ["Bingley came to Netherfield."] * 2
+
+
+# --- issue 46 item 3: what a model writes for the companions is checked like an answer ------
+
+ENDING = "The cleaning woman finds him lying dead one morning."
+
+
+def test_recap_and_notes_hold_a_plain_words_ending_as_an_answer_does(
+    library: Library, books_dir: Path, service: AgentService, fake_anthropic: FakeAnthropic
+) -> None:
+    from core.agent.spoilers import SpoilerGuard
+    from core.books.importer import import_book
+
+    book = import_book(library, books_dir / "metamorphosis.epub").book
+    library.set_read_to(book.id, 28)  # part I
+    index = service.spoilers.get(library.db, book.id)
+    asked = SpoilerGuard(index, read_to=28, question="")
+    assert any(s.hidden for s in asked.feed(ENDING) + asked.flush())  # what `ask` holds back
+    job = model.plan(library.db, book.id, "claude-haiku-4-5")
+    assert {c.kind for c in job.calls} >= {"recap", "xray_note"}
+    fake_anthropic.responder = lambda body: Reply.text(f"Gregor wakes up as an insect. {ENDING}")
+    run(library, book, job, service)
+    made = recap.recap(library.db, book.id)
+    assert any("Gregor wakes up" in c.text for c in made.chapters)
+    assert not any("dead" in c.text for c in made.chapters)
+    notes = xray.current(library.db, book.id)
+    assert any(e.note for e in notes.entries)
+    assert not any("dead" in (e.note or "") for e in notes.entries)
+
+
+def test_a_quiz_card_quote_must_be_in_the_pages_read(
+    library: Library, story: BookInfo, service: AgentService, fake_anthropic: FakeAnthropic
+) -> None:
+    from core.companions import cards
+
+    library.set_read_to(story.id, 3)
+    job = model.plan(library.db, story.id, "claude-haiku-4-5", recap=False, notes=False, quiz=True)
+    fake_anthropic.responder = lambda body: Reply.text(
+        '[{"question": "Who danced with Jane?", "answer": "Mr. Bingley", '
+        '"quote": "Mr. Bingley danced with Jane twice"}, '
+        '{"question": "Who came to town?", "answer": "An officer", '
+        '"quote": "Mr. Wickham smiled at every girl"}, '
+        '{"question": "Who walked home?", "answer": "Elizabeth", '
+        '"quote": "Elizabeth walked home through the snow at midnight"}, '
+        '{"question": "What did Lizzy say?", "answer": "Nothing", '
+        '"quote": "Lizzy said nothing more"}]'
+    )
+    run(library, story, job, service)
+    quiz = [c for c in cards.cards(library, story.id) if c.source == "quiz"]
+    fronts = sorted(c.front for c in quiz)
+    # the made-up quote naming a later man and the quote the book does not have are dropped
+    assert fronts == ["What did Lizzy say?", "Who danced with Jane?"]
+    assert all(c.page <= 3 for c in quiz)

@@ -16,6 +16,7 @@ def test_find_lists_matches_in_book_order_with_a_count_and_f3_walks_them(
     reader: Reader, library: Library, books_dir: Path
 ) -> None:
     book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    book = library.set_read_to(book.id, book.page_count)  # read to the end: nothing folded
     reader.open_book(book, 1)
     reader.find_box.setText("Cheshire")
     reader.run_find()
@@ -74,3 +75,25 @@ def test_f3_marks_each_match_on_a_page_in_turn(
         offsets.append(view.page_offset(mark[0])[1])
         press(view, Qt.Key.Key_F3)
     assert offsets == sorted(offsets) and len(set(offsets)) == 3, "three different places"
+
+
+def test_find_folds_matches_after_where_you_have_read(
+    reader: Reader, library: Library, books_dir: Path
+) -> None:
+    """Issue 46 item 4: read to p. 3, the later matches are folded behind a count."""
+    from desktop.reader.find_panel import LATER_ROLE
+
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    book = library.set_read_to(book.id, 3)
+    reader.open_book(book, 1)
+    reader.find_box.setText("Cheshire")
+    reader.run_find()
+    results = reader.find_results
+    assert results.count() == 1
+    folded = results.item(0)
+    assert folded.data(LATER_ROLE) and "more after where you have read (p. 3)" in folded.text()
+    assert "Cheshire" not in folded.text()
+    assert reader.find_count.text() == "Nothing matches “Cheshire” up to where you have read."
+    reader.side.finder.go_item(folded)  # asked for: shown
+    pages = [results.item(i).data(Qt.ItemDataRole.UserRole + 2)[0] for i in range(results.count())]
+    assert len(pages) > 3 and min(pages) > 3
