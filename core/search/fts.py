@@ -32,7 +32,6 @@ import peewee as pw
 
 from core.errors import MarginError
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, pages_label
-from core.search import answer_rerank
 from core.search.frontmatter import is_front_matter
 from core.search.ranking import (
     bm25,
@@ -419,6 +418,8 @@ class BookSearch:
             return []  # not one word of the query is in the book
         fused = fuse_equal([c for c, _ in keyword], [c for c, _ in dense])
         hits = self._hits(fused[: max(RERANK, limit * 3)], book_id, {}, dict(keyword), read)
+        from core.search import answer_rerank  # a deep search's, not every command's start-up
+
         return answer_rerank.rerank(query, hits)  # off unless asked for (answer_rerank.py)
 
     def continues_beyond(self, book_id: int, until_page: int) -> bool:
