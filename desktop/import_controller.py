@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from core.books.importer import ImportResult
 
 log = logging.getLogger("margin.import")
-PREPARE_AFTER_MS = 1500  # the imported book opens first, then its spoiler counts start
+# the imported book opens first, then its spoiler counts start: once it is drawn (the window
+# calls ``prepare_soon``), or after this long when no book is opened
+PREPARE_AFTER_MS = 5000
+PREPARE_AFTER_DRAWN_MS = 300
 
 
 class ImportController(QObject):
@@ -41,6 +44,11 @@ class ImportController(QObject):
         self.busy = False
         self.unprepared: list[int] = []  # imported books whose spoiler counts are to come
         self.preparing: Future[bool] | None = None
+
+    def prepare_soon(self) -> None:
+        """The imported book is on screen: its spoiler counts may start."""
+        if self.unprepared:
+            QTimer.singleShot(PREPARE_AFTER_DRAWN_MS, self, self._prepare_next)
 
     def _prepare_next(self) -> None:
         """Count the spoiler check's statistics of the next imported book on a worker

@@ -91,6 +91,7 @@ class BookActions(_Base):
             self.refresh_library()
             if results and open_first:
                 self.open_book(results[0].book.id)
+                await self._prepare_when_drawn()
 
         self.tasks.start(go(), key="import", replace=False)
 
@@ -101,7 +102,18 @@ class BookActions(_Base):
         if not results:
             error = self.library_panel.error.text() or f"{path.name} could not be opened."
             raise MarginError("import_failed", error)
-        return self.open_book(results[0].book.id, page)
+        book = self.open_book(results[0].book.id, page)
+        self.tasks.start(self._prepare_when_drawn(), key="prepare")
+        return book
+
+    async def _prepare_when_drawn(self) -> None:
+        """The spoiler check's counts of the books just added, once the page is drawn (they
+        take seconds of CPU for a big book: the first page comes first)."""
+        try:
+            await self.reader.wait_drawn(limit=15.0)
+        except TimeoutError:
+            pass
+        self.importer.prepare_soon()
 
     def remove_book(self, book_id: int) -> None:
         try:
