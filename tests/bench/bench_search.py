@@ -246,8 +246,8 @@ def deep_bench(lib: Library, search: BookSearch, ids: list[int], pages: dict[int
     indexer_for(lib.db).wait()
     indexed = time.perf_counter() - started
     count = lib.db.execute_sql(
-        "SELECT sum(count), sum(length(data)) FROM sentence_windows"
-    ).fetchone()
+        "SELECT coalesce(sum(count), 0), coalesce(sum(length(data)), 0) FROM sentence_windows"
+    ).fetchone()  # none when deep vectors are off (MARGIN_DEEP_VECTORS=0, as in the suite)
     texts = [h.text for h in search.search_book(chosen[0], "Alice", limit=30, hybrid=False)]
     pool = (texts * 30)[:30]
     cpu = time.process_time()
