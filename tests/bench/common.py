@@ -148,7 +148,7 @@ def old_vs_new(
     """Each side's command run ``runs`` times, the sides in turn (A B C A B C …) so that a
     change in the machine's load falls on all of them: {name: (walls, cpus)}."""
     out: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in sides}
-    for name, (cmd, cwd) in sides.items():  # a warm-up each (the OS page cache)
+    for cmd, cwd in sides.values():  # a warm-up each (the OS page cache)
         whole_process(cmd, cwd=cwd, env=env)
     for _ in range(runs):
         for name, (cmd, cwd) in sides.items():
