@@ -10,7 +10,6 @@ must be on screen within a second.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
@@ -76,6 +75,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def window_main(argv: Sequence[str] | None = None) -> int:
+    import asyncio  # not at the module's top: a CLI command never loads it
+
     args = parse_args(sys.argv[1:] if argv is None else argv)
     from core.log import setup_logging
     from core.paths import resolve_paths
@@ -126,6 +127,8 @@ def window_main(argv: Sequence[str] | None = None) -> int:
 
 
 async def run_window(app: object, args: argparse.Namespace, paths: object) -> int:
+    import asyncio  # not at the module's top: a CLI command never loads it
+
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
@@ -212,6 +215,8 @@ UPDATING = (
 
 
 async def open_library(paths: object, *, quiet: bool = False, notice_after: float = 0.5) -> Any:
+    import asyncio  # not at the module's top: a CLI command never loads it
+
     """Open the library on a worker thread. Opening is quick, but the first start of a new
     version may migrate a large library (seconds): the event loop keeps running, and after
     ``notice_after`` seconds a small window says what is happening."""
@@ -251,6 +256,8 @@ async def open_library(paths: object, *, quiet: bool = False, notice_after: floa
 
 
 async def open_and_capture(window: object, args: argparse.Namespace) -> int:
+    import asyncio  # not at the module's top: a CLI command never loads it
+
     from core.errors import MarginError
     from desktop.window.main_window import MainWindow
 

@@ -115,6 +115,7 @@ def _run(args_list: list[str]) -> int:
         parser.print_help()
         return 0
     ctx = CliContext.create(args.data_dir)
+    ctx.background = args.command in ANSWERING
     try:
         return int(args.handler(args, ctx) or 0)
     except MarginError as exc:

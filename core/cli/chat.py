@@ -4,7 +4,6 @@ and the API key (``margin key``)."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import getpass
 import os
@@ -26,6 +25,8 @@ def _service(ctx: CliContext) -> Any:
 async def _stream(
     service: Any, conversation_id: int, text: str, args: argparse.Namespace, *, out_json: bool
 ) -> int:
+    import asyncio  # only the commands that answer load it
+
     from core.agent.answer import AnswerState, fill_hidden, notice_text
     from core.agent.events import (
         Citation,
@@ -172,6 +173,8 @@ def cmd_ask(args: argparse.Namespace, ctx: CliContext) -> int:
                 "(No model connected: showing passages from the book. Set a key with 'margin key set'.)",
                 file=sys.stderr,
             )
+    import asyncio
+
     return asyncio.run(_stream(service, conversation.id, args.question, args, out_json=args.json))
 
 
@@ -187,6 +190,8 @@ def cmd_chat(args: argparse.Namespace, ctx: CliContext) -> int:
         f'Talking about "{book.title}" (conversation {conversation.id}). Empty line or Ctrl+D to quit.',
         file=sys.stderr,
     )
+    import asyncio
+
     while True:
         try:
             question = input("you> ").strip()

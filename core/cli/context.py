@@ -72,6 +72,9 @@ def _say_waiting() -> None:
 class CliContext:
     paths: Paths
     _app: Margin | None = field(default=None, repr=False)
+    # background vectors: only for a command that lives long enough to store them (``chat``);
+    # a short one (``import``, ``search``) leaves them to the next search or window
+    background: bool = False
 
     @classmethod
     def create(cls, data_dir: str | None) -> CliContext:
@@ -89,6 +92,8 @@ class CliContext:
     def app(self) -> Margin:
         if self._app is None:
             self._app = Margin.open(self.paths, on_wait=_say_waiting)
+            if not self.background:
+                self._app.library.db.margin_no_background = True  # type: ignore[attr-defined]
         return self._app
 
     @property

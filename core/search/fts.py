@@ -29,7 +29,6 @@ from typing import Any
 import peewee as pw
 
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN
-from core.search import answer_rerank
 from core.search.everywhere import search_library
 from core.search.frontmatter import is_front_matter
 from core.search.hits import (
@@ -369,6 +368,8 @@ class BookSearch:
             return []  # not one word of the query is in the book
         fused = fuse_equal([c for c, _ in keyword], [c for c, _ in dense])
         hits = self._hits(fused[: max(RERANK, limit * 3)], book_id, {}, dict(keyword), read)
+        from core.search import answer_rerank  # a deep search's, not every command's start-up
+
         return answer_rerank.rerank(query, hits)  # off unless asked for (answer_rerank.py)
 
     def continues_beyond(self, book_id: int, until_page: int) -> bool:

@@ -106,10 +106,17 @@ class VectorIndexer:
             if self._stopped:
                 return
             self._worker = worker
-        try:
-            worker.start()
-        except (OSError, RuntimeError):  # no worker process here: compute in this one
-            log.info("vectors computed in this process", exc_info=True)
+            try:
+                # under the lock: ``stop`` never sees a worker half started (a process that
+                # ends meanwhile left it reading its start-up data from a closed pipe, and
+                # it printed an EOFError traceback)
+                worker.start()
+                started = True
+            except (OSError, RuntimeError):  # no worker process here: compute in this one
+                log.info("vectors computed in this process", exc_info=True)
+                self._worker = None
+                started = False
+        if not started:
             receive.close()
             send.close()
             self._index_here(vectors, todo)
@@ -242,8 +249,9 @@ def stop_for(db: pw.SqliteDatabase) -> None:
 
 def request_vectors(db: pw.SqliteDatabase) -> None:
     """Have the books of this library that lack vectors get them in the background (never
-    in a library opened read-only: nothing could be saved)."""
-    if getattr(db, "margin_read_only", False):
+    in a library opened read-only: nothing could be saved; never in a short command, which
+    would end the worker before it stored anything: the next search or window asks again)."""
+    if getattr(db, "margin_read_only", False) or getattr(db, "margin_no_background", False):
         return
     indexer_for(db).request()
 

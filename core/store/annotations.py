@@ -5,14 +5,13 @@ from __future__ import annotations
 import logging
 import sqlite3
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import peewee as pw
 
 from core.anchors import BookText, TextQuote, collapse
 from core.errors import BookCode, BookError
 from core.store import models as m
-from core.store.anchoring import LostAnchor, highlight_quote, lost_anchors
 from core.store.records import (
     HIGHLIGHT_COLOURS,
     HighlightRecord,
@@ -22,12 +21,17 @@ from core.store.records import (
     _note,
 )
 
+if TYPE_CHECKING:  # anchoring (and its message types) load when a highlight needs them
+    from core.store.anchoring import LostAnchor
+
 log = logging.getLogger(__name__)
 
 
 class Annotations(LibraryBase):
     def lost_anchors(self, book_id: int) -> list[LostAnchor]:
         """What points into the book but was not found when it was last read again."""
+        from core.store.anchoring import lost_anchors
+
         return lost_anchors(self.db, book_id)
 
     # Highlights -------------------------------------------------------------------------
@@ -80,6 +84,8 @@ class Annotations(LibraryBase):
                 (book_id, max(1, page - 1), page + 2),
             ).fetchall()
         ]
+        from core.store.anchoring import highlight_quote  # not on a CLI command's start-up
+
         return highlight_quote(BookText(pages), dict(pages), page, text, anchor).to_json()
 
     def list_highlights(self, book_id: int, page: int | None = None) -> list[HighlightRecord]:

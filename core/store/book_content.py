@@ -19,7 +19,6 @@ from core.domain.book import ParsedBook
 from core.errors import StorageError
 from core.progress import CancelToken
 from core.store import models as m
-from core.store.anchoring import reanchor
 from core.store.records import PARSER_VERSION, BookInfo, LibraryBase, page_texts
 
 log = logging.getLogger("core.store.library")
@@ -316,6 +315,8 @@ class BookContent(LibraryBase):
                 self._compact_index(removed)
             page, read_to = max(1, min(book.page, count)), max(1, min(book.read_to, count))
             if old_pages:  # highlights, notes, threads, citations, positions: by their words
+                from core.store.anchoring import reanchor  # not on a CLI command's start-up
+
                 moved = reanchor(
                     self.db,
                     book_id,

@@ -5,22 +5,28 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Signal
+import shiboken6
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
 from core.errors import BookCode, BookError, MarginError
 from core.progress import CancelToken
 from core.store.library import Library
 from desktop.accessibility import announce
-from desktop.tasks import run_blocking
+from desktop.tasks import in_background, run_blocking
 
 if TYPE_CHECKING:
     from core.books.importer import ImportResult
 
 log = logging.getLogger("margin.import")
+# the imported book opens first, then its spoiler counts start: once it is drawn (the window
+# calls ``prepare_soon``), or after this long when no book is opened
+PREPARE_AFTER_MS = 5000
+PREPARE_AFTER_DRAWN_MS = 300
 
 
 class ImportController(QObject):
@@ -29,12 +35,45 @@ class ImportController(QObject):
     finished = Signal()
     failed = Signal(str)  # a sentence for people
     imported = Signal(object)  # ImportResult
+    prepared = Signal(int)  # a book's spoiler check counts are stored (its id)
 
     def __init__(self, library: Library, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.library = library
         self.token: CancelToken | None = None
         self.busy = False
+        self.unprepared: list[int] = []  # imported books whose spoiler counts are to come
+        self.preparing: Future[bool] | None = None
+
+    def prepare_soon(self) -> None:
+        """The imported book is on screen: its spoiler counts may start."""
+        if self.unprepared:
+            QTimer.singleShot(PREPARE_AFTER_DRAWN_MS, self, self._prepare_next)
+
+    def _prepare_next(self) -> None:
+        """Count the spoiler check's statistics of the next imported book on a worker
+        thread, one book at a time (a question asked meanwhile counts them itself)."""
+        if self.preparing is not None or not self.unprepared:
+            return
+        book_id = self.unprepared.pop(0)
+
+        def prepare() -> bool:
+            from core.agent.spoilers import prepare_book
+
+            return prepare_book(self.library.db, book_id)
+
+        def done(_counted: object) -> None:
+            if not shiboken6.isValid(self):  # the window closed meanwhile
+                return
+            self.preparing = None
+            self.prepared.emit(book_id)
+            self._prepare_next()
+
+        def failed(exc: Exception) -> None:
+            log.warning("spoiler check counts for book %s not prepared: %s", book_id, exc)
+            done(False)
+
+        self.preparing = in_background(prepare, then=done, failed=failed)
 
     def cancel(self) -> None:
         if self.token is not None:
@@ -79,19 +118,16 @@ class ImportController(QObject):
                     continue
                 results.append(result)
                 self.imported.emit(result)
-                if (
-                    not result.already_present
-                ):  # the spoiler check's counts, now, not at the first question
-                    from core.agent.spoilers import prepare_book
-
-                    try:
-                        await run_blocking(prepare_book, self.library.db, result.book.id)
-                    except Exception:
-                        log.warning("spoiler check counts for %s not prepared", path, exc_info=True)
+                if not result.already_present:
+                    self.unprepared.append(result.book.id)
         finally:
             self.busy = False
             self.token = None
             self.finished.emit()
+            if self.unprepared:
+                # the spoiler check's counts (2-4 s of CPU for a 16 MiB EPUB): after the book
+                # has opened, not before, and still long before its first question
+                QTimer.singleShot(PREPARE_AFTER_MS, self, self._prepare_next)
             from desktop.gc_policy import give_back_soon
 
             give_back_soon()  # the parsed books are freed: hand their pages back

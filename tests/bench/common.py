@@ -114,3 +114,45 @@ class Heartbeat:
 
     def stop(self) -> None:
         self.timer.stop()
+
+
+# Smoke mode (MARGIN_BENCH_SMOKE=1, as tests/test_bench_smoke.py runs it): one small round,
+# to prove the benchmark still runs; its figures mean nothing.
+SMOKE = os.environ.get("MARGIN_BENCH_SMOKE") == "1"
+
+
+def rounds(full: int) -> int:
+    """How many interleaved rounds to run: ``full``, or 1 in smoke mode."""
+    return 1 if SMOKE else full
+
+
+def whole_process(
+    cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> tuple[float, float]:
+    """Run ``cmd`` to its end: (wall seconds, CPU seconds: user + system of the process and
+    its children, as the kernel counted them)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, env=env, check=True, capture_output=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def old_vs_new(
+    sides: dict[str, tuple[list[str], Path]], runs: int, env: dict[str, str] | None = None
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Each side's command run ``runs`` times, the sides in turn (A B C A B C …) so that a
+    change in the machine's load falls on all of them: {name: (walls, cpus)}."""
+    out: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in sides}
+    for cmd, cwd in sides.values():  # a warm-up each (the OS page cache)
+        whole_process(cmd, cwd=cwd, env=env)
+    for _ in range(runs):
+        for name, (cmd, cwd) in sides.items():
+            wall, cpu = whole_process(cmd, cwd=cwd, env=env)
+            out[name][0].append(wall)
+            out[name][1].append(cpu)
+    return out

@@ -188,3 +188,29 @@ def test_search_folds_passages_after_where_you_have_read(
     assert "Cheshire" in out and "after where you have read" not in out
     code, out, _ = run(capsys, "search", "alice", "rabbit")  # within the bound: shown
     assert "Rabbit" in out or "rabbit" in out
+
+
+def test_a_short_command_starts_no_vector_worker_it_would_kill(
+    capsys: pytest.CaptureFixture[str], books_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``margin import`` and ``margin search`` end in a second: a vectors worker started
+    then was killed before it stored anything (once with an EOFError traceback). They leave
+    the vectors to the next long-lived session, which asks for whatever is missing."""
+    import core.search.vector_indexer as vectors
+
+    asked: list[object] = []
+    monkeypatch.setattr(vectors.VectorIndexer, "request", lambda self: asked.append(self))
+    code, _, err = run(capsys, "import", str(books_dir / "metamorphosis.epub"))
+    assert code == 0, err
+    code, out, _ = run(capsys, "search", "Metamorphosis", "Gregor", "--limit", "1")
+    assert code == 0 and "Gregor" in out
+    assert asked == []
+    from core.app import Margin
+    from core.paths import resolve_paths
+
+    app = Margin.open(resolve_paths())  # a long-lived session (the window) asks for them
+    try:
+        vectors.request_vectors(app.library.db)
+        assert len(asked) == 1
+    finally:
+        app.close()

@@ -4,6 +4,7 @@ library's copies added back."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -185,3 +186,24 @@ def test_a_lost_library_offers_to_add_its_book_copies_back(
     finally:
         close_window(qtbot, win)
         app.close()
+
+
+def test_a_new_book_opens_before_its_spoiler_counts_then_they_follow(
+    window: Any, library: Library, books_dir: Path, qtbot: Any
+) -> None:
+    """The spoiler check's statistics (seconds of CPU for a big book) are counted after the
+    book has opened, on a worker thread, and stored for its first question."""
+
+    def stored() -> bool:
+        row = library.db.execute_sql("SELECT count(*) FROM spoiler_stats").fetchone()
+        return bool(row[0])
+
+    prepared: list[int] = []
+    window.importer.prepared.connect(prepared.append)
+    task = asyncio.ensure_future(window.books.import_and_open(books_dir / "metamorphosis.epub"))
+    qtbot.waitUntil(task.done, timeout=20000)
+    book = task.result()
+    assert book is not None and window.reader.book is not None
+    assert not stored() and prepared == []  # opened first
+    qtbot.waitUntil(lambda: prepared == [book.id], timeout=20000)
+    assert stored()

@@ -21,9 +21,11 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
-from core.search.sentences import sentences, stems
+from core.search.sentences import sentences
+from core.search.sentences import stems as _stems_of
 
 STATIC_MEANING = 1.5  # weight of the static model's closeness against the words'
 # sentences (most telling words) of the first passages, then of each other one, that the
@@ -36,8 +38,17 @@ WORDS_WEIGHT = 1.0
 ENCODED_TOKENS = 36  # a sentence is read up to about this many word pieces (its first words)
 CACHE = 4096  # sentences whose encoder vectors are kept (about 1.5 KB each)
 
+PRESELECT = "words"  # what chooses the sentences the encoder reads: "words" or "cheap"
+
 _cache: OrderedDict[str, Any] = OrderedDict()
 _cache_lock = threading.Lock()
+
+
+@lru_cache(maxsize=4096)
+def stems(text: str) -> frozenset[str]:
+    """``core.search.sentences.stems``, kept: a reply reads each sentence's stems three
+    times (its words' weights, its cheap score, its telling words)."""
+    return frozenset(_stems_of(text))
 
 
 def word_weights(texts: Sequence[str], query: str) -> dict[str, float]:
@@ -130,9 +141,10 @@ def pick(split: list[list[str]], query: str, *, deep: bool = True) -> list[tuple
 
     near: list[list[int]] = []  # the sentences the encoder reads
     budget = BUDGET
-    for n, parts in enumerate(split):
+    for n, (parts, scores) in enumerate(zip(split, cheap, strict=True)):
         first = CANDIDATES[min(n, len(CANDIDATES) - 1)]
-        read = _read(parts, [telling(p) for p in parts], first)
+        rank = scores if PRESELECT == "cheap" else [telling(p) for p in parts]
+        read = _read(parts, rank, first)
         if len(read) > budget:
             read = []  # the encoder's time is spent: the cheap choice for this one
         budget -= len(read)
