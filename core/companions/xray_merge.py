@@ -125,7 +125,7 @@ def merge_by_evidence(found: Sequence[Found], texts: Sequence[tuple[int, str]]) 
         full = [n for n in g.names if _is_full_name(n, g)]
         if full and g.kind == "person" and not g.name.startswith("the "):
             g.name = max(full, key=lambda n: (g.names[n], len(n)))
-    merged = [g.found() for g in groups if g.keys]
+    merged = [g.found() for g in groups if g.keys and g.pages]
     merged.sort(key=lambda f: (-sum(m[1] for m in f.mentions), f.mentions[0][0]))
     return merged + things
 
@@ -212,7 +212,14 @@ def _merge_nicknames(groups: list[_Group]) -> None:
         formal |= _ALSO.get(nick, set())
         if not formal:
             continue
-        holders = [h for h in groups if h is not g and h.keys and formal & _first_names(h)]
+        holders = [  # a short form is a family's word: never for "Lady Catherine"
+            h
+            for h in groups
+            if h is not g
+            and h.keys
+            and formal & _first_names(h)
+            and h.name.split()[0].rstrip(".") not in _TITLE_WORDS
+        ]
         if len(holders) == 1:
             _join(g, holders[0])
 
@@ -425,4 +432,8 @@ def apply_edits(
             g.names[new] += max(g.names.values()) + 1
             g.name = new
     hidden = {form_key(h) for h in edits.hidden}
-    return [g.found() for g in groups if g.keys and not any(form_key(n) in hidden for n in g.names)]
+    return [
+        g.found()
+        for g in groups
+        if g.keys and g.pages and not any(form_key(n) in hidden for n in g.names)
+    ]
