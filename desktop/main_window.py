@@ -226,6 +226,10 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
 
     def _wire(self) -> None:
         lp = self.library_panel
+        lp.set_sort(self.preferences.library_sort())  # as the reader left it
+        lp.sort.currentIndexChanged.connect(
+            lambda _row: self.preferences.set_library_sort(str(lp.sort.currentData()))
+        )
         lp.requestOpen.connect(lambda book_id: self.open_book(book_id))
         lp.requestRemove.connect(self.remove_book)
         lp.requestImport.connect(self.choose_files)
