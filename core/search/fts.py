@@ -439,6 +439,13 @@ class BookSearch:
 
         return search_library(self, query, per_book=per_book, books=books, bounded=bounded)
 
+    def left_out(self, query: str, shown: set[int]) -> int:
+        """Books a bounded ``search_all`` left out: they match only past where the reader
+        has read (``core.search.everywhere.left_out``)."""
+        from core.search.everywhere import left_out
+
+        return left_out(self, query, shown)
+
 
 def _hit(row: tuple[Any, ...], snippet: str, score: float) -> SearchHit:
     return SearchHit(row[0], row[1], row[2], row[3], row[4], row[5], snippet, score)
