@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 SLACK = 1  # pages past read_to that still count as "where reading stopped" (at least)
 SHORT_SCREENS = 3  # a jump forward of at most this many screens is short (skipping, not leaping)
+MOST_SCREEN_PAGES = 6  # no screen shows more stored pages (a view not laid out may say so)
 
 _CHAPTER = re.compile(
     r"^\s*(chapter|chap\.|book|part|volume|vol\.|letter|canto|stave|act|section|prologue)\b"
@@ -232,7 +233,7 @@ class ReadingSession:
     def _one_screen(self) -> int:
         """Pages on one of the reader's screens: the most of the last few (a screen that
         starts near a page's end shows one page less than the next)."""
-        return max(SLACK, self.screen.pages, *self._sizes)
+        return min(MOST_SCREEN_PAGES, max(SLACK, self.screen.pages, *self._sizes))
 
     def _see(self, screen: Screen) -> None:
         self.screen = screen

@@ -246,6 +246,8 @@ class ViewHost(QStackedWidget):
         """The first and last stored pages on screen (``page`` when nothing is laid out): the
         reading rule (``core.reading``) counts a screen turned past as read to its last line."""
         text, pdf = self.text_view(), self.pdf_view()
+        if self.view is None or not self.view.isVisible():
+            return (page, page)  # not laid out on a screen: nothing more is seen
         if text is not None and text.loaded:
             if text.paged and text._columns:
                 first, last = text.screen_pages()
