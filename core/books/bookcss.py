@@ -99,9 +99,28 @@ def _value(prop: str, value: str) -> str | None:
     return None
 
 
+HIDDEN = "-margin-hidden"  # the element is not shown: display none, or put off screen
+_OFF_SCREEN = re.compile(r"^-\s*(\d{3,}(\.\d+)?(em|rem)|\d{4,}(\.\d+)?px)$")
+
+
+def _hides(body: str) -> bool:
+    """``display: none``, or Standard Ebooks' way of keeping text for screen readers only:
+    ``position: absolute`` with ``left`` (or ``top``, ``text-indent``) far off the page
+    (``left: -999em``); calibre and browsers show neither."""
+    found: dict[str, str] = {}
+    for part in body.split(";"):
+        if ":" in part:
+            prop, value = (s.strip().lower() for s in part.split(":", 1))
+            found[prop] = value.replace("!important", "").strip()
+    if found.get("display") == "none":
+        return True
+    far = any(_OFF_SCREEN.match(found.get(p, "")) for p in ("left", "top", "text-indent"))
+    return far and found.get("position") == "absolute"
+
+
 def declarations(body: str) -> dict[str, str]:
     """The kept declarations of one rule's body (``margin`` shorthands expanded)."""
-    out: dict[str, str] = {}
+    out: dict[str, str] = {HIDDEN: "1"} if _hides(body) else {}
     for part in body.split(";"):
         if ":" not in part:
             continue
@@ -218,6 +237,13 @@ class BookStyles:
         if not sheets and tree.css_first("[style]") is None:
             return None
         return cls(tree, sheets)
+
+    def hides(self) -> bool:
+        """Whether the book's CSS hides some element of this document (``HIDDEN``)."""
+        return any(HIDDEN in decls for decls in self._own.values())
+
+    def hidden(self, node: LexborNode) -> bool:
+        return HIDDEN in self._own.get(node.mem_id, {})
 
     def own(self, node: LexborNode) -> dict[str, str]:
         found = self._own.get(node.mem_id, {})

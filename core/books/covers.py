@@ -31,11 +31,15 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _IMG_SRC = re.compile(rb"""<(?:img|image)\b[^>]*?(?:src|href)\s*=\s*["']([^"']+)["']""", re.I)
 
 
+COVERS_VERSION = 2  # 2: SVG covers drawn (the placeholders cached before are made again)
+
+
 def cover_file(data_dir: Path, sha256: str) -> Path:
-    """``<data>/covers/<sha256>.png``; the name is checked so it can never leave the folder."""
+    """``<data>/covers/<sha256>.<version>.png``; the name is checked so it can never leave
+    the folder."""
     if not _SHA256.match(sha256):
         raise ValueError(f"{sha256!r} is not a SHA-256 hex digest")
-    return data_dir / "covers" / f"{sha256}.png"
+    return data_dir / "covers" / f"{sha256}.{COVERS_VERSION}.png"
 
 
 def cover_colour(title: str) -> tuple[int, int, int]:
@@ -72,8 +76,45 @@ def image_kind(data: bytes) -> str | None:
 
 def _is_image(name: str, media_type: str) -> bool:
     if media_type:
-        return media_type.startswith("image/") and media_type != "image/svg+xml"
-    return name.lower().endswith(IMAGE_SUFFIXES)
+        return media_type.startswith("image/")
+    return name.lower().endswith((*IMAGE_SUFFIXES, ".svg"))
+
+
+_SVG_NS = "http://www.w3.org/2000/svg"
+_XLINK_NS = "http://www.w3.org/1999/xlink"
+_SAFE_HREF = re.compile(r"^(#|data:image/(png|jpeg|jpg|gif|webp);base64,)", re.I)
+_UNSAFE_TAGS = ("script", "foreignObject", "iframe", "object", "embed", "audio", "video")
+
+
+def safe_svg(data: bytes) -> bytes | None:
+    """An SVG cover (Standard Ebooks' are) made safe to draw: no DOCTYPE or entities, no
+    script or foreign content, and no reference to anything outside it (an ``<image>`` or
+    ``<use>`` may only point inside the file or hold a picture inline as a data URL); None
+    when it is no SVG or cannot be read. An SVG that could pull in other files is never drawn
+    as it came."""
+    import xml.etree.ElementTree as ET
+
+    head = data[:2048].lstrip()
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data or b"<svg" not in head + data[:4096]:
+        return None
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError:
+        return None
+    if root.tag != f"{{{_SVG_NS}}}svg":
+        return None
+    for parent in list(root.iter()):
+        for child in list(parent):
+            tag = child.tag.rsplit("}", 1)[-1] if isinstance(child.tag, str) else ""
+            hrefs = [v for k, v in child.attrib.items() if k.rsplit("}", 1)[-1] == "href"]
+            if tag in _UNSAFE_TAGS or any(not _SAFE_HREF.match(h.strip()) for h in hrefs):
+                parent.remove(child)
+    texts = [v for e in root.iter() for v in (*e.attrib.values(), e.text or "")]
+    if any(re.search(r"url\((?!\s*['\"]?#)|@import", v) for v in texts):
+        return None  # a style that would fetch something
+    ET.register_namespace("", _SVG_NS)
+    ET.register_namespace("xlink", _XLINK_NS)
+    return ET.tostring(root, encoding="utf-8")
 
 
 def _cover_candidates(arc: EpubArchive) -> list[str]:
@@ -154,7 +195,9 @@ def epub_cover_bytes(
     path: Path, *, limits: Limits = DEFAULT_LIMITS, max_bytes: int = MAX_COVER_BYTES
 ) -> bytes | None:
     """The bytes of the EPUB's cover image, or None when it has none (or only an unsafe,
-    missing or oversized one, or one that is not really a raster image, whatever its label). Raises ``BookError`` only when the file is not a usable EPUB."""
+    missing or oversized one, or one that is not really a raster image, whatever its label,
+    nor an SVG named so, made safe by ``safe_svg``). Raises ``BookError`` only when the file
+    is not a usable EPUB."""
     from core.books.epub import EpubArchive
 
     arc = EpubArchive(path, limits)
@@ -173,6 +216,9 @@ def epub_cover_bytes(
                 continue
             if image_kind(data) is not None:
                 return data
+            svg = safe_svg(data) if name.lower().endswith(".svg") else None
+            if svg is not None:  # an SVG cover said to be one (never one labelled PNG)
+                return svg
         return None
     finally:
         arc.close()

@@ -201,6 +201,9 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
                 # (a hidden heading still names its part: the contents and chapters use it)
                 child = nxt
                 continue
+            if b.css is not None and b.css.hidden(child):
+                child = nxt  # the book's CSS hides it (Standard Ebooks' title page, imprint)
+                continue
             if b.font_classes and (family := font_of(child, b.font_classes)):
                 if tag in BLOCK_TAGS or tag in HEADINGS:
                     b.flush()
@@ -426,6 +429,7 @@ def html_document(
                 if node.parent is None or node.parent.tag != "svg"
             )
         b.browser = b.hiding or bool(b.link_ids) or bool(b.font_classes)
+        b.browser = b.browser or (b.css is not None and b.css.hides())
         root_lang = (
             (tree.root.attributes.get("lang") or tree.root.attributes.get("xml:lang"))
             if tree.root

@@ -86,6 +86,11 @@ def cmd_xray(args: argparse.Namespace, ctx: CliContext) -> int:
     book = ctx.library.find_book(args.book)
     if args.trace:
         return show_trace(args, ctx, book.id, book.title, "xray_note")
+    edit = _xray_edit(args)
+    if edit:
+        xray.edit(ctx.library.db, book.id, *edit)
+        say(f'X-Ray of "{book.title}": {" ".join(edit)} — kept (`margin xray` shows it).')
+        return 0
     failed = model_job(args, ctx, book.id, recap=False, notes=True)
     if failed is not None:
         return failed
@@ -122,6 +127,15 @@ def cmd_xray(args: argparse.Namespace, ctx: CliContext) -> int:
         if args.name:
             say("  Pages: " + ", ".join(str(p) for p, _, _ in entry.mentions))
     return 0
+
+
+def _xray_edit(args: argparse.Namespace) -> list[str]:
+    """The reader's change asked for (``--merge A B`` …), as ``xray.edit`` takes it."""
+    for what in ("merge", "split", "rename", "hide", "unhide"):
+        value = getattr(args, what, None)
+        if value:
+            return [what, *([value] if isinstance(value, str) else value)]
+    return []
 
 
 def cmd_recap(args: argparse.Namespace, ctx: CliContext) -> int:
@@ -209,6 +223,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--name", metavar="NAME", help="only this entry, with every page it is on")
     p.add_argument("--limit", type=number, default=20, help="entries to list (default 20)")
     p.add_argument("--json", action="store_true")
+    edits = p.add_mutually_exclusive_group()
+    edits.add_argument("--merge", nargs=2, metavar=("NAME", "INTO"), help="one person: kept")
+    edits.add_argument(
+        "--split", nargs=2, metavar=("ENTRY", "ALIAS"), help="make ALIAS an entry of its own"
+    )
+    edits.add_argument("--rename", nargs=2, metavar=("ENTRY", "NEW"), help="call it NEW")
+    edits.add_argument("--hide", metavar="NAME", help="leave this entry out")
+    edits.add_argument("--unhide", metavar="NAME", help="show a hidden entry again")
     _model_flags(p)
     p.set_defaults(handler=cmd_xray)
 

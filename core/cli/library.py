@@ -202,7 +202,7 @@ def cmd_position(args: argparse.Namespace, ctx: CliContext) -> int:
     from core.reading import ReadingSession
 
     book = ctx.library.find_book(args.book)
-    session = ReadingSession.of(book)
+    session = ReadingSession.open(ctx.library, book)
     if args.number is not None:
         page = _page_arg(book, args.number)
         if not args.only_bound:

@@ -94,9 +94,16 @@ def _search_all(args: argparse.Namespace, ctx: CliContext) -> int:
             ]
         )
         return 0
+    left = 0 if args.beyond_read else ctx.app.search.left_out(query, {b for b, _ in grouped})
+    more = (
+        f"{left} book{'s' if left != 1 else ''} you have not read that far also "
+        f"match{'es' if left == 1 else ''} (--beyond-read includes them)."
+    )
     if not grouped:
         where = "" if args.beyond_read else " (up to where you have read each book)"
         say(f'No passages in your library match "{query}"{where}.')
+        if left:
+            say(more)
         return 0
     for book_id, hits in grouped:
         book = titles.get(book_id)
@@ -104,6 +111,8 @@ def _search_all(args: argparse.Namespace, ctx: CliContext) -> int:
         for h in hits:
             say(f"{h.pages:>12}  {' '.join(h.snippet.split())}")
         say("")
+    if left:
+        say(more)
     return 0
 
 

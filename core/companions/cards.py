@@ -1,6 +1,8 @@
-"""Flashcards from what the reader kept: highlights (their quote and note), notes, the chat's
-Define lookups, and with a model quiz questions on chapters read (``core.companions.model``). Each card holds its quote
-and page; a review keeps when each card is next due (a short Leitner ladder).
+"""Flashcards that test something, all from pages 1..``read_to``: a cloze card per highlight
+and per note (the rarest words blanked, ``cloze``), a who-said-it card per telling line of
+dialogue, the chat's Define lookups, and with a model question-and-answer cards on chapters
+read (``core.companions.model``). Each card holds its quote and page; a review keeps when each
+card is next due (a short Leitner ladder).
 
 Cards are made on demand from the library, so a deleted highlight takes its card with it; the
 review state and the quiz cards are kept in ``companion_item`` ("card_review", "quiz").
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import peewee as pw
 
+from core.companions.cloze import cloze, who_said
 from core.companions.store import CompanionStore
 from core.companions.xray import bound_of
 
@@ -47,24 +50,36 @@ class Card:
 
 
 def cards(library: Library, book_id: int) -> list[Card]:
-    """The book's cards, in page order: highlights, the reader's notes, and quiz questions
-    on chapters within the bound."""
+    """The book's cards within the bound, in page order: highlights and the reader's notes
+    as cloze cards, who-said-it cards, Define lookups and quiz questions."""
     db = library.db
     title = library.get_book(book_id).title
+    bound = bound_of(db, book_id)
     made: list[Card] = []
     for h in library.list_highlights(book_id):
+        if h.page > bound:
+            continue
         quote = " ".join(h.text.split())
+        front, answers = cloze(quote)
         back = f"{title}, p. {h.page}" + (f"\n\n{h.note}" if h.note else "")
-        made.append(Card(f"highlight:{h.id}", quote, back, quote, h.page, "highlight"))
+        if answers:
+            back = f"{', '.join(answers)}\n\n“{quote}”\n\n" + back
+        made.append(Card(f"highlight:{h.id}", front, back, quote, h.page, "highlight"))
     for note in library.list_notes(book_id, source="reader"):
         page = int(note.page or 0)
+        if page > bound:
+            continue
         quote = _page_quote(db, book_id, page) if page else ""
+        text = note.text.strip()
+        front, answers = cloze(text)
         back = title
         if page:
             back = f"{title}, p. {page}" + (f"\n\n“{quote}”" if quote else "")
-        made.append(Card(f"note:{note.id}", note.text.strip(), back, quote, page, "note"))
-    made += define_cards(db, book_id, title)
-    bound = bound_of(db, book_id)
+        if answers:
+            back = f"{', '.join(answers)}\n\n{text}\n\n" + back
+        made.append(Card(f"note:{note.id}", front, back, quote, page, "note"))
+    made += [c for c in define_cards(db, book_id, title) if c.page <= bound]
+    made += said_cards(db, book_id, title, bound)
     for key, value in sorted(CompanionStore(db).items(book_id, "quiz", QUIZ_VERSION).items()):
         for i, q in enumerate(value.get("questions", [])):
             page = int(q.get("page", 0))
@@ -73,8 +88,25 @@ def cards(library: Library, book_id: int) -> list[Card]:
             quote = str(q.get("quote", ""))
             back = f"{q.get('answer', '')}\n\n“{quote}” — {title}, p. {page}"
             made.append(Card(f"quiz:{key}:{i}", str(q["question"]), back, quote, page, "quiz"))
-    made.sort(key=lambda c: (c.page, c.source != "highlight", c.key))
+    # what the reader kept comes first, then the dialogue quiz, each in page order
+    made.sort(key=lambda c: (c.source == "said", c.page, c.source != "highlight", c.key))
     return [c for c in made if c.front]
+
+
+def said_cards(db: pw.SqliteDatabase, book_id: int, title: str, bound: int) -> list[Card]:
+    """Who-said-it cards from the dialogue of pages 1..``bound``, speakers as X-Ray names
+    them (an alias finds its person: "said Lizzy" is Elizabeth Bennet)."""
+    from core.companions import xray
+    from core.store.library import page_texts
+
+    made = xray.current(db, book_id)
+    people = {n: e.name for e in made.entries if e.kind == "person" for n in e.names()}
+    pages = [(n, t) for n, t in page_texts(db, book_id) if n <= bound]
+    out = []
+    for page, line, speaker, key in who_said(pages, people):
+        back = f"{speaker}\n\n{title}, p. {page}"
+        out.append(Card(f"said:{key}", f"Who said: “{line}”", back, line, page, "said"))
+    return out
 
 
 DEFINE = "Define · "  # how the chat shows a Define lookup (desktop/chat/render.quick_action_text)

@@ -26,14 +26,17 @@ import peewee as pw
 from core.companions.entities import Found, find_entities
 from core.companions.names import PageScan, capitalised_words, form_key, scan_page
 from core.companions.store import CompanionStore, book_print
+from core.companions.xray_merge import Edits, apply_edits, merge_by_evidence
 from core.progress import CancelToken
 
-XRAY_VERSION = 5  # bump when what a page scan holds or how entries are decided changes
+XRAY_VERSION = 6  # bump when what a page scan holds or how entries are decided changes
 NOTE_VERSION = 4  # the model's notes (paid for): bump only when what a note is changes
 KIND_PAGE = "xray"
 KIND_STATE = "xray_state"
 KIND_XRAY = "xray"
 KIND_NOTE = "xray_note"  # the model's notes (core/companions/model.py writes them)
+KIND_EDITS = "xray_edits"  # the reader's merges, splits, renames and hides (kept)
+EDITS_VERSION = 1
 BATCH = 50  # pages scanned between progress reports and cancel checks
 
 _NOT_THINGS = ("ly", "ing", "ed", "est")  # how, doing, done, most: not things
@@ -140,6 +143,8 @@ def stored(db: pw.SqliteDatabase, book_id: int, read_to: int | None = None) -> X
     data = CompanionStore(db).item(book_id, KIND_XRAY, "current", XRAY_VERSION)
     if not data or data.get("read_to") != bound or data.get("print") != book_print(db, book_id):
         return None
+    if data.get("edits", {}) != edits_of(db, book_id).to_json():
+        return None
     return _xray(book_id, bound, data["entries"])
 
 
@@ -169,16 +174,36 @@ def build(
         )
     rows = store.page_rows(book_id, KIND_PAGE, bound)
     found = find_entities([(page, PageScan.from_json(data)) for page, data in rows])
+    from core.store.library import page_texts
+
+    texts = [(n, t) for n, t in page_texts(db, book_id) if n <= bound]
+    edits = edits_of(db, book_id)
+    found = apply_edits(merge_by_evidence(found, texts), edits, texts)
     notes = notes_for(db, book_id, bound)
     entries = [_entry(f, bound, notes.get(f.key, "")) for f in found]
     value = {
         "read_to": bound,
         "print": fingerprint,
         "made": time.time(),
+        "edits": edits.to_json(),
         "entries": [e.to_json() for e in entries],
     }
     store.put_item(book_id, KIND_XRAY, "current", XRAY_VERSION, value)
     return XRay(book_id, bound, tuple(entries))
+
+
+def edits_of(db: pw.SqliteDatabase, book_id: int) -> Edits:
+    """The reader's own changes to the book's X-Ray (kept with the book)."""
+    return Edits.from_json(CompanionStore(db).item(book_id, KIND_EDITS, "", EDITS_VERSION))
+
+
+def edit(db: pw.SqliteDatabase, book_id: int, what: str, *names: str) -> Edits:
+    """Keep one of the reader's changes: ``merge A B`` (A into B), ``split ENTRY ALIAS``,
+    ``rename ENTRY NEW``, ``hide NAME``, ``unhide NAME``; applied from the next X-Ray on."""
+    bound_of(db, book_id)  # a clear error for a book that is not there
+    edits = edits_of(db, book_id).add(what, *names)
+    CompanionStore(db).put_item(book_id, KIND_EDITS, "", EDITS_VERSION, edits.to_json())
+    return edits
 
 
 def current(db: pw.SqliteDatabase, book_id: int) -> XRay:

@@ -153,3 +153,25 @@ def _add(
         hits = found[book_id] = []
     if len(hits) < per_book and all(c != chunk_id for c, _ in hits):
         hits.append((chunk_id, score))
+
+
+LEFT_OUT = (
+    "SELECT DISTINCT c.book_id FROM chunk_index JOIN chunk c ON c.id = chunk_index.rowid "
+    "JOIN book b ON b.id = c.book_id WHERE chunk_index MATCH ? AND b.status = 'ready' "
+    "AND NOT b.finished AND c.end_page > b.read_to"
+)
+
+
+def left_out(search: Chunks, query: str, shown: set[int]) -> int:
+    """How many books a search bounded by where the reader has read left out: books that
+    match only past their bound (a book not started yet matches only there), not among the
+    ``shown`` ones. Told to the reader (never to the model), so that one click can include
+    them: a question about a book not yet started must not just find nothing."""
+    terms = query_terms(query)
+    if not terms:
+        return 0
+    try:
+        rows = search.db.execute_sql(LEFT_OUT, (" OR ".join(terms),)).fetchall()
+    except (sqlite3.OperationalError, pw.OperationalError) as exc:
+        raise search_failed(exc, None) from exc
+    return len({int(r[0]) for r in rows} - shown)

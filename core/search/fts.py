@@ -29,7 +29,7 @@ from typing import Any
 import peewee as pw
 
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN
-from core.search.everywhere import search_library
+from core.search.everywhere import left_out, search_library
 from core.search.frontmatter import is_front_matter
 from core.search.hits import (
     MATCHING,
@@ -387,3 +387,8 @@ class BookSearch:
         best passages), at most ``books`` books and ``per_book`` passages each, within each
         book's reading bound unless ``bounded`` is False."""
         return search_library(self, query, per_book=per_book, books=books, bounded=bounded)
+
+    def left_out(self, query: str, shown: set[int]) -> int:
+        """Books a bounded ``search_all`` left out: they match only past where the reader
+        has read (``core.search.everywhere.left_out``)."""
+        return left_out(self, query, shown)

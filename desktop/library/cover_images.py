@@ -1,6 +1,6 @@
 """Book cover pictures, made in any thread (QImage and QPainter on a QImage are safe there):
 the EPUB's own image, the first page of a PDF, or a cover drawn from the title and author,
-fitted to the cover size and cached as PNG in ``<data>/covers/<sha256>.png``; and the
+fitted to the cover size and cached as PNG in ``<data>/covers/<sha256>.<version>.png``; and the
 thumbnail the library grid paints. ``desktop/library/covers.py`` keeps them in memory for the view."""
 
 from __future__ import annotations
@@ -160,6 +160,28 @@ def decode_image(data: bytes, size: QSize = COVER_SIZE) -> QImage | None:
     return None if image.isNull() else image
 
 
+def svg_image(data: bytes, size: QSize = COVER_SIZE) -> QImage | None:
+    """An SVG cover drawn on white, only once ``safe_svg`` has kept it to itself (Standard
+    Ebooks' covers are SVG: their title lettering is paths over the picture)."""
+    from PySide6.QtSvg import QSvgRenderer
+
+    from core.books.covers import safe_svg
+
+    safe = safe_svg(data)
+    if safe is None:
+        return None
+    renderer = QSvgRenderer(QByteArray(safe))
+    box = renderer.viewBoxF()
+    if not renderer.isValid() or box.width() <= 0 or box.height() <= 0:
+        return None
+    out = QImage(render_size(box.width(), box.height(), size), QImage.Format.Format_RGB32)
+    out.fill(QColor("white"))
+    painter = QPainter(out)
+    renderer.render(painter)
+    painter.end()
+    return out
+
+
 def pdf_first_page(path: Path, size: QSize = COVER_SIZE) -> QImage | None:
     """The first page of a PDF, rendered small on white (QtPdf guards its engine itself),
     never larger than ``RENDER_PIXELS`` whatever the page's shape."""
@@ -192,7 +214,10 @@ def make_cover(job: CoverJob, size: QSize = COVER_SIZE) -> QImage:
     try:
         if job.format == "epub":
             data = epub_cover_bytes(Path(job.file_path))
-            image = decode_image(data, size) if data else None
+            if data and image_kind(data) is None:
+                image = svg_image(data, size)  # an SVG cover, kept to itself by safe_svg
+            else:
+                image = decode_image(data, size) if data else None
         elif job.format == "pdf":
             image = pdf_first_page(Path(job.file_path), size)
         elif job.format == "cbz":  # a comic: its first picture

@@ -1,5 +1,5 @@
 """Book covers for the library view: the EPUB's own image, the first page of a PDF, or a
-cover drawn from the title and author; cached as PNG in ``<data>/covers/<sha256>.png``.
+cover drawn from the title and author; cached as PNG in ``<data>/covers/<sha256>.<version>.png``.
 
 Covers are made in worker threads by ``desktop/library/cover_images.py`` (its names are importable
 from here too). ``CoverStore`` keeps the covers shown in memory at the size shown, serves the

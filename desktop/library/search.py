@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QLabel,
     QLineEdit,
+    QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -71,6 +72,10 @@ class LibrarySearch(QDialog):
         self.query.setPlaceholderText("Search every book, in your own words…")
         self.query.setClearButtonEnabled(True)
         self.beyond = QCheckBox("Include pages beyond where I have read", self)
+        self.include = QPushButton("Include them", self)  # the books the bound left out
+        self.include.setAccessibleName("Include the books not read that far")
+        self.include.hide()
+        self.include.clicked.connect(lambda: self.beyond.setChecked(True))
         self.status = QLabel("", self)
         self.status.setWordWrap(True)
         self.preparing = QLabel("", self)
@@ -82,7 +87,8 @@ class LibrarySearch(QDialog):
         self.results.setWordWrap(True)
         self.results.setColumnWidth(0, 480)
         layout = QVBoxLayout(self)
-        for widget in (self.query, self.beyond, self.status, self.results, self.preparing):
+        widgets = (self.query, self.beyond, self.status, self.include, self.results)
+        for widget in (*widgets, self.preparing):
             layout.addWidget(widget)
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
@@ -126,6 +132,8 @@ class LibrarySearch(QDialog):
         try:
             grouped = await run_blocking(self.app.search.search_all, query, bounded=bounded)
             titles = {b.id: b.title for b in await run_blocking(self.app.library.list_books)}
+            shown = {book_id for book_id, _ in grouped}
+            left = await run_blocking(self.app.search.left_out, query, shown) if bounded else 0
         except MarginError as exc:
             self.results.clear()
             self.status.setText(str(exc))
@@ -136,6 +144,17 @@ class LibrarySearch(QDialog):
             self.status.setText("The search failed. Details are in the log.")
             return
         self.show_results(query, grouped, titles, bounded=bounded)
+        self.show_left_out(left)
+
+    def show_left_out(self, left: int) -> None:
+        """Say how many books the bound left out, with one click to include them."""
+        self.include.setVisible(left > 0)
+        if left:
+            books = f"{left} book{'s' if left != 1 else ''}"
+            verb = "matches" if left == 1 else "match"
+            self.status.setText(
+                f"{self.status.text()} {books} you have not read that far also {verb}."
+            )
 
     def show_results(
         self,

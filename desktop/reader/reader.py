@@ -21,7 +21,7 @@ from PySide6.QtGui import QCloseEvent, QContextMenuEvent
 from PySide6.QtWidgets import QListWidgetItem, QSplitter, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from core.errors import MarginError
-from core.reading import Pace, Place, ReadingSession
+from core.reading import Pace, Place, ReadingSession, Screen
 from core.store.library import BookInfo, Library
 from desktop.events import (
     BookClosed,
@@ -202,7 +202,7 @@ class Reader(QWidget):
                 lambda v: self.toolbar.set_right_to_left(bool(v.get("rtl")))
             )
         self.book = book
-        self.session = ReadingSession.of(book, pace=self._pace)
+        self.session = ReadingSession.open(self.library, book, pace=self._pace)
         self.toolbar.set_book(book, pdf=book.format == "pdf")
         self.toolbar.set_right_to_left(self.host.right_to_left())
         self.events.publish(BookOpening(book, self.labels))  # lists fill, marks drawn
@@ -211,6 +211,8 @@ class Reader(QWidget):
         offset = 0
         if page is None and state.place is not None and state.place[0] == book.page:
             offset = state.place[1]  # reopening: the same words at the top as when it was left
+        if page is not None:
+            self.session.jump(page)  # opened at another page than where it was left
         self.go_to_page(page or book.page or 1, remember=False, offset=offset)
         if state.side:
             self.side.show_panel(state.side)
@@ -273,23 +275,29 @@ class Reader(QWidget):
             QTimer.singleShot(0, lambda: setattr(self, "_jumping", False))
         self.selection_bar.hide()
         shown = self.host.show_page(page, mark=mark, offset=offset, near=near, at=at)
+        if remember and not reading:
+            self.session.jump(shown)  # where it landed: the session judges reading on from it
         self._page_shown(shown, reading=reading)
 
-    def _scrolled(self, page: int, most: int) -> None:
-        """The reader scrolled the view to ``page``: reading when it is at most ``most``
-        pages on (the session still decides whether that raises the bound)."""
+    def _scrolled(self, page: int, _most: int = 0) -> None:
+        """The reader scrolled or turned the view to ``page``: forward is reading on, as far
+        as the session's rule says (``core.reading``)."""
         if page != self.page:
-            self._page_shown(page, reading=0 < page - self.page <= most)
+            self._page_shown(page, reading=page > self.page)
 
     def _page_shown(self, page: int, *, reading: bool = False) -> None:
-        """The view shows ``page``: the session decides what the move means."""
+        """The view shows ``page``: the session decides what the move means, from the first
+        and last pages on screen."""
         if self.session is None or self.book is None:
             return
         read_to = self.session.read_to
+        screen = Screen(*self.host.screen_pages(page))
+        if screen.first != page:
+            screen = Screen(page, max(page, screen.last))
         if reading:
-            self.session.read_on(page)
+            self.session.read_on(screen)
         else:
-            self.session.moved(page)
+            self.session.moved(page, screen)
         self.toolbar.show_page(page, self.book.page_count, self.labels.printed(page))
         self._save_timer.start()
         self.events.publish(PageShown(self.book.id, page, reading))  # contents, footer, …

@@ -32,7 +32,8 @@ def install_shortcuts(reader: Reader) -> dict[str, QAction]:
             (
                 f"Ctrl+{i}",
                 f"Highlight the selection in {colour}",
-                lambda c=colour: act(f"highlight:{c}"),
+                # triggered(bool) would fill a first default argument with False
+                lambda _checked=False, c=colour: act(f"highlight:{c}"),
             )
         )
     actions: dict[str, QAction] = {}

@@ -242,6 +242,29 @@ class ViewHost(QStackedWidget):
             return pictures.position()
         return (page, 0)
 
+    def screen_pages(self, page: int) -> tuple[int, int]:
+        """The first and last stored pages on screen (``page`` when nothing is laid out): the
+        reading rule (``core.reading``) counts a screen turned past as read to its last line."""
+        text, pdf = self.text_view(), self.pdf_view()
+        if self.view is None or not self.view.isVisible():
+            return (page, page)  # not laid out on a screen: nothing more is seen
+        if text is not None and text.loaded:
+            if text.paged and text._columns:
+                first, last = text.screen_pages()
+            else:
+                start, end = text.visible_range()
+                first, last = text.page_offset(start)[0], text.page_offset(end)[0]
+            return (first or page, max(first or page, last))
+        if pdf is not None and pdf.rects:
+            bottom = pdf.verticalScrollBar().value() + pdf.viewport().height()
+            seen = [i + 1 for i, rect in enumerate(pdf.rects) if rect.top() < bottom]
+            return (page, max(page, seen[-1] if seen else page))
+        pictures = self.picture_view()
+        if pictures is not None:
+            spread = pictures.spread() or [page]
+            return (page, max(page, *spread))
+        return (page, page)
+
     def show_page(
         self,
         page: int,

@@ -224,6 +224,10 @@ class MainWindow(QMainWindow):
 
     def _wire(self) -> None:
         lp = self.library_panel
+        lp.set_sort(self.preferences.library_sort())  # as the reader left it
+        lp.sort.currentIndexChanged.connect(
+            lambda _row: self.preferences.set_library_sort(str(lp.sort.currentData()))
+        )
         lp.requestOpen.connect(lambda book_id: self.open_book(book_id))
         lp.requestRemove.connect(self.books.remove_book)
         lp.requestImport.connect(self.books.choose_files)

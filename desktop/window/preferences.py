@@ -93,6 +93,15 @@ class Preferences:
         self._ini.setValue("announce_whole_answers", int(on))
         self._ini.sync()
 
+    def library_sort(self) -> str:
+        """How the library was last sorted ("recent", "title" or "author")."""
+        value = self._ini.value("library_sort")
+        return value if value in ("recent", "title", "author") else "recent"
+
+    def set_library_sort(self, key: str) -> None:
+        self._ini.setValue("library_sort", key)
+        self._ini.sync()
+
     def welcomed(self) -> bool:
         """Whether the welcome guide was imported once (never again, even if removed)."""
         return _bool(self._ini.value("welcomed"), False)

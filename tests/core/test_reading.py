@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from core.books.importer import import_book
-from core.reading import SLACK, Pace, Place, ReadingSession
+from core.reading import SLACK, Pace, Place, ReadingSession, Screen
 from core.store.library import Library
 
 
@@ -83,8 +83,11 @@ def test_jumps_and_moves_backwards_never_move_the_bound() -> None:
 
 def test_reading_skips_of_more_than_a_screen_from_the_bound_count_only_from_the_bound() -> None:
     s = session()
-    s.moved(31)
+    s.moved(31, Screen(31, 32))
     assert s.read_on(33) and s.read_to == 33, "a scroll over a short page: still reading"
+    s.moved(34, Screen(34, 35))
+    assert not s.read_on(90) and s.read_to == 33, "a leap with the scroll bar is no reading"
+    assert s.looking_ahead
 
 
 def test_a_finished_book_is_never_looking_ahead() -> None:

@@ -149,6 +149,7 @@ def test_find_in_book_goes_to_page_and_marks(
     window: Any, library: Library, books_dir: Path
 ) -> None:
     book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    book = library.set_read_to(book.id, book.page_count)  # read to the end: nothing folded
     window.open_book(book.id, 1)
     window.reader.find_box.setText("Cheshire")
     window.reader.run_find()

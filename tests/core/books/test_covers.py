@@ -151,7 +151,7 @@ def test_not_an_epub_raises_a_sentence(books_dir: Path) -> None:
 
 def test_cover_file_stays_in_the_covers_folder(tmp_path: Path) -> None:
     sha = hashlib.sha256(b"x").hexdigest()
-    assert cover_file(tmp_path, sha) == tmp_path / "covers" / f"{sha}.png"
+    assert cover_file(tmp_path, sha) == tmp_path / "covers" / f"{sha}.2.png"
     for bad in ("../../etc/passwd", sha.upper(), sha[:-1], f"{sha}/x", ""):
         with pytest.raises(ValueError, match="not a SHA-256"):
             cover_file(tmp_path, bad)

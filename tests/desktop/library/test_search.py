@@ -89,3 +89,31 @@ def test_books_without_vectors_get_them_with_progress(
     assert BookVectors(library.db).missing() == []
     assert not dialog.preparing.isVisible()
     assert "Preparing search by meaning" in dialog.preparing.text()
+
+
+def test_books_not_read_that_far_are_counted_and_one_click_includes_them(
+    window: Any, qtbot: Any, library: Library, books_dir: Path
+) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    import_book(library, books_dir / "pride_and_prejudice.epub")  # not started
+    window.panels.open_library_search()
+    dialog = window.panels.library_search
+    _search(qtbot, dialog, "Bennet")
+    titles = [
+        dialog.results.topLevelItem(i).text(0) for i in range(dialog.results.topLevelItemCount())
+    ]
+    assert "Pride and Prejudice" not in titles
+    assert "1 book you have not read that far also matches" in dialog.status.text(), (
+        f"▶ {dialog.status.text()!r}"
+    )
+    assert dialog.include.isVisible()
+    dialog.status.setText("")
+    QTest.mouseClick(dialog.include, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.status.text() not in ("", "Searching…"), timeout=20000)
+    titles = [
+        dialog.results.topLevelItem(i).text(0) for i in range(dialog.results.topLevelItemCount())
+    ]
+    assert "Pride and Prejudice" in titles and dialog.beyond.isChecked()
+    assert not dialog.include.isVisible()
