@@ -30,7 +30,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from core.cli import chat, companions, kosync, library, repair, threads
+    from core.cli import chat, companions, kosync, library, repair, sync, threads
 
     parser = Parser(
         prog="margin",
@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     threads.register(sub)
     companions.register(sub)
     kosync.register(sub)
+    sync.register(sub)
     return parser
 
 
