@@ -30,7 +30,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from core.cli import chat, companions, kosync, library, repair, sync, threads
+    from core.cli import chat, companions, kosync, library, repair, sources, sync, threads
 
     parser = Parser(
         prog="margin",
@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     companions.register(sub)
     kosync.register(sub)
     sync.register(sub)
+    sources.register(sub)
     return parser
 
 

@@ -308,7 +308,7 @@ def _companions(db: pw.SqliteDatabase) -> None:
     )
 
 
-def _sync_records(db: pw.SqliteDatabase) -> None:
+def _sync_and_sources(db: pw.SqliteDatabase) -> None:
     # Sync between the reader's computers (core.sync.engine, issue 42): every synced record's
     # id across devices (uid), its clock (Lamport counter and device), the version it was
     # edited from (base), the hash and payload last synced, whether it waits to be sent
@@ -324,6 +324,15 @@ def _sync_records(db: pw.SqliteDatabase) -> None:
     db.execute_sql("CREATE TABLE IF NOT EXISTS sync_seen (name TEXT PRIMARY KEY)")
     db.execute_sql(
         "CREATE TABLE IF NOT EXISTS sync_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+    )
+    # Books from an outside source (core.sources.calibre): which library and book they are,
+    # and what Margin has no column for (series, tags, the source's cover and change stamp).
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS source_book (book_id INTEGER PRIMARY KEY "
+        "REFERENCES book (id) ON DELETE CASCADE, source TEXT NOT NULL, key TEXT NOT NULL, "
+        "series TEXT NOT NULL DEFAULT '', series_index REAL NOT NULL DEFAULT 0, "
+        "tags TEXT NOT NULL DEFAULT '[]', cover TEXT NOT NULL DEFAULT '', "
+        "modified TEXT NOT NULL DEFAULT '', UNIQUE (source, key))"
     )
 
 
@@ -398,7 +407,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _ocr_text,
     _sentence_vectors,
     _sentence_windows,
-    _sync_records,
+    _sync_and_sources,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

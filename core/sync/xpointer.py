@@ -210,6 +210,11 @@ class EpubPositions:
             offset = 0
         return None
 
+    def fragment_start(self, number: int) -> int | None:
+        """The first text node of spine document ``number`` (1-based), None when it has none."""
+        at = self.starts.get(_key(f"/body/DocFragment[{number}]/body"))
+        return at if at is not None and at < len(self.nodes) else None
+
     def xpointer(self, node: int, offset: int) -> str:
         n = self.nodes[node]
         step = f"text()[{n.index}]" if n.count > 1 else "text()"
