@@ -127,6 +127,8 @@ class Feed:
 
 def _safe_xml(data: bytes, url: str) -> ET.Element:
     head = data[:4096].lstrip()
+    if head[:14].lower() == b"<!doctype html" or head[:5].lower() == b"<html":
+        raise _not_a_feed(url, "it is a web page, not XML")
     if b"<!DOCTYPE" in data[:65536] or b"<!ENTITY" in data[:65536]:
         raise SyncError(
             "bad_feed",
