@@ -115,3 +115,10 @@ def test_not_a_library(tmp_path: Path) -> None:
     with pytest.raises(SyncError) as err:
         CalibreLibrary(tmp_path).books()
     assert err.value.code in ("bad_library", "unreadable")
+
+
+def test_bench_smoke(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.bench.bench_calibre import main as bench
+
+    assert bench(["--smoke"]) == 0
+    assert "MISSED" not in capsys.readouterr().out
