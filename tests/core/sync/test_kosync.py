@@ -185,3 +185,13 @@ def test_cli_wrong_password_is_one_clear_line(
     monkeypatch.setenv("MARGIN_KOSYNC_PASSWORD", "nope")
     code, _out, err = run(capsys, "kosync", "login", "--server", server.url, "--user", "reader")
     assert code == 1 and "did not accept" in err and "Traceback" not in err
+
+
+def test_saving_settings_keeps_the_sync_tables(server: FakeKosync) -> None:
+    from core.settings import Settings, load_settings, save_settings
+
+    paths = resolve_paths()
+    login(paths, server.url, "reader", PASSWORD)
+    save_settings(paths, Settings(model="claude-test"))  # the window's Save
+    assert "[kosync]" in paths.settings_file.read_text()
+    assert load_settings(paths).model == "claude-test"
