@@ -180,7 +180,7 @@ def load_settings(paths: Paths) -> Settings:
         "spoiler_verify",
         "limits",
         "budget_per_book_usd",
-        "reader",
+        *KEPT_TABLES,  # [reader], and the sync and sources tables (core.sync.config)
     }
     for key in raw:
         _check(
@@ -188,7 +188,8 @@ def load_settings(paths: Paths) -> Settings:
             key,
             key in known,
             "a known setting (provider, base_url, model, strategy, spoiler_safe, "
-            "spoiler_verify, limits, budget_per_book_usd, previously_after_days, reader)",
+            "spoiler_verify, limits, budget_per_book_usd, previously_after_days, reader, "
+            "kosync, webdav, calibre, opds)",
         )
     return Settings(
         provider,
