@@ -195,3 +195,16 @@ def test_saving_settings_keeps_the_sync_tables(server: FakeKosync) -> None:
     save_settings(paths, Settings(model="claude-test"))  # the window's Save
     assert "[kosync]" in paths.settings_file.read_text()
     assert load_settings(paths).model == "claude-test"
+
+
+def test_file_name_mode_names_documents_as_koreader(
+    server: FakeKosync, library: Library, alice
+) -> None:
+    from core.sync import config
+
+    paths = resolve_paths()
+    login(paths, server.url, "reader", PASSWORD)
+    values = config.table(paths, "kosync")
+    config.save_table(paths, "kosync", {**values, "checksum": "filename"})
+    sync = Kosync(library, paths)
+    assert sync.document_id(alice) == md5("alice_in_wonderland.epub")

@@ -48,7 +48,12 @@ def test_highlights_notes_threads_and_position_travel_both_ways(
     note = lib.add_note(bid, "Read this on the train", page=7)
     lib.set_position(bid, 12)
     conv = a.app.conversations.create(bid, "Why the rabbit?")
-    assert a.sync().sent >= 4
+    from core.domain.messages import Question
+
+    a.app.conversations.start_run(
+        conv.id, provider="passages", model="", strategy="", question=Question("Why a watch?")
+    )
+    assert a.sync().sent >= 5
     got = b.sync()
     assert got.received >= 4 and not got.problems
     assert b.highlights() == [("Alice", "she is bored", "green")]
@@ -56,6 +61,10 @@ def test_highlights_notes_threads_and_position_travel_both_ways(
     assert b.use().get_book(book(b)).read_to == 12
     titles = [t for (t,) in b.db.execute_sql("SELECT title FROM conversation")]
     assert titles == ["Why the rabbit?"] and conv.id
+    asked = b.db.execute_sql(
+        "SELECT m.text, c.title FROM message m JOIN conversation c ON c.id = m.conversation_id"
+    ).fetchall()
+    assert asked == [("Why a watch?", "Why the rabbit?")]  # the running answer stays home
 
     blib = b.use()
     (nid,) = [n.id for n in blib.list_notes(book(b))]
@@ -210,3 +219,34 @@ def test_a_change_file_is_plain_json_without_secrets(
     assert body["device"] == "laptop" and body["count"] == len(body["changes"])
     assert PASSWORD not in written.read_text()
     assert not list((dav.root / "M" / "laptop").glob(".*"))  # the part file was moved
+
+
+def test_a_server_answering_500_loses_nothing(pair: tuple[Device, Device]) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Broken(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _fail(self) -> None:
+            self.send_response(500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_PUT = do_PROPFIND = do_MKCOL = do_MOVE = _fail
+
+    a, _ = pair
+    a.use().add_note(book(a), "kept through a 500", page=1)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Broken)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    good, a.url = a.url, f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        with pytest.raises(SyncError) as err:
+            a.sync()
+        assert err.value.code == "server" and "HTTP 500" in str(err.value)
+    finally:
+        server.shutdown()
+        server.server_close()
+    a.url = good
+    assert a.sync().sent >= 1
