@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import peewee as pw
@@ -93,11 +94,22 @@ def _record(row: Iterable[Any]) -> _Record:
 
 
 class SyncEngine:
-    def __init__(self, db: pw.SqliteDatabase, device: str, dav: WebDav, folder: str) -> None:
+    def __init__(
+        self,
+        db: pw.SqliteDatabase,
+        device: str,
+        dav: WebDav,
+        folder: str,
+        *,
+        books: Callable[[Path], Any] | None = None,
+        data_dir: Path | None = None,
+    ) -> None:
         self.db = db
         self.device = device
         self.dav = dav
         self.folder = folder.strip("/") or "Margin"
+        self.books = books  # imports a book file: the books themselves travel too
+        self.data_dir = data_dir or Path(".")
 
     # state ------------------------------------------------------------------------------
 
@@ -413,7 +425,14 @@ class SyncEngine:
         self.retry_waiting()  # a book imported since: its records first, then local changes
         self.collect()
         report.sent = self.send()
+        if self.books is not None:
+            from core.sync.book_files import fetch_books, send_books
+
+            send_books(self.db, self.dav, self.folder, self.data_dir)
         self.receive(report)
+        if self.books is not None:
+            _, problems = fetch_books(self.db, self.dav, self.folder, self.books)
+            report.problems.extend(problems)
         report.waiting = self.retry_waiting()
         return report
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 from dataclasses import dataclass
+from pathlib import Path
 
 from core.paths import Paths
 from core.store.library import Library
@@ -23,6 +24,7 @@ class WebDavAccount:
     user: str = ""
     folder: str = "Margin"
     enabled: bool = False
+    books: bool = False  # the book files travel too
 
 
 def account(paths: Paths) -> WebDavAccount | None:
@@ -34,6 +36,7 @@ def account(paths: Paths) -> WebDavAccount | None:
         user=str(values.get("user", "")),
         folder=str(values.get("folder") or "Margin"),
         enabled=values.get("enabled") is True,
+        books=values.get("books") is True,
     )
 
 
@@ -48,9 +51,9 @@ def setup(paths: Paths, url: str, user: str, password: str, folder: str = "Margi
     dav = _client(acc, password)
     if dav.list(acc.folder) is None:
         dav.mkdirs(acc.folder)
-    config.save_table(
-        paths, TABLE, {"url": acc.url, "user": user, "folder": acc.folder, "enabled": True}
-    )
+    values = config.table(paths, TABLE)  # keeps "books" and anything else set by hand
+    values.update(url=acc.url, user=user, folder=acc.folder, enabled=True)
+    config.save_table(paths, TABLE, values)
     if not password:
         return "none"
     return secrets.set_password("webdav", acc.url, user, password)
@@ -77,7 +80,21 @@ def engine(library: Library, paths: Paths) -> SyncEngine:
             f"Margin has no password for {acc.user} at {acc.url}.",
             hint="Set it up again, or set MARGIN_WEBDAV_PASSWORD.",
         )
-    return SyncEngine(library.db, config.device_id(paths), _client(acc, password), acc.folder)
+    books = None
+    if acc.books:
+        from core.books.importer import import_book
+
+        def books(path: Path) -> object:
+            return import_book(library, path)
+
+    return SyncEngine(
+        library.db,
+        config.device_id(paths),
+        _client(acc, password),
+        acc.folder,
+        books=books,
+        data_dir=paths.data,
+    )
 
 
 def sync_now(library: Library, paths: Paths) -> SyncReport:

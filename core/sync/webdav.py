@@ -9,7 +9,7 @@ import urllib.parse
 import xml.etree.ElementTree as ET
 
 from core.sync.errors import SyncError
-from core.sync.http import Response, host_of, request, server_failed
+from core.sync.http import MAX_BODY, TIMEOUT_S, Response, host_of, request, server_failed
 
 WHAT = "the WebDAV server"
 _DAV = "{DAV:}"
@@ -30,13 +30,22 @@ class WebDav:
     def _url(self, path: str) -> str:
         return urllib.parse.urljoin(self.url, urllib.parse.quote(path.lstrip("/")))
 
-    def _do(self, method: str, path: str, body: bytes | None = None, **headers: str) -> Response:
+    def _do(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        max_body: int = MAX_BODY,
+        **headers: str,
+    ) -> Response:
         resp = request(
             method,
             self._url(path),
             body=body,
             headers={**self.headers, **{k.replace("_", "-"): v for k, v in headers.items()}},
             what=WHAT,
+            max_body=max_body,
+            timeout=TIMEOUT_S if max_body <= MAX_BODY else 300.0,
         )
         if resp.status == 401:
             raise SyncError(
@@ -76,8 +85,8 @@ class WebDav:
             found.append((posixpath.basename(path), is_folder))
         return found
 
-    def get(self, path: str) -> bytes | None:
-        resp = self._do("GET", path)
+    def get(self, path: str, *, max_body: int = MAX_BODY) -> bytes | None:
+        resp = self._do("GET", path, max_body=max_body)
         if resp.status == 404:
             return None
         if resp.status != 200:

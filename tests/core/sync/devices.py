@@ -34,8 +34,17 @@ class Device:
         self.use()
         return self.app.import_book(path).book.id
 
-    def sync(self) -> SyncReport:
-        engine = SyncEngine(self.db, self.name, WebDav(self.url, self.user, self.password), "M")
+    def sync(self, *, books: bool = False) -> SyncReport:
+        from core.books.importer import import_book
+
+        engine = SyncEngine(
+            self.db,
+            self.name,
+            WebDav(self.url, self.user, self.password),
+            "M",
+            books=(lambda path: import_book(self.use(), path)) if books else None,
+            data_dir=self.paths.data,
+        )
         return engine.run()
 
     def notes(self) -> list[tuple[str, int | None]]:

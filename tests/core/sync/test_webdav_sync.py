@@ -250,3 +250,24 @@ def test_a_server_answering_500_loses_nothing(pair: tuple[Device, Device]) -> No
         server.server_close()
     a.url = good
     assert a.sync().sent >= 1
+
+
+def test_the_books_themselves_travel_when_asked(
+    tmp_path: Path, dav: WebDavServer, books_dir: Path
+) -> None:
+    a = Device(tmp_path, "one", dav.url, USER, PASSWORD)
+    b = Device(tmp_path, "two", dav.url, USER, PASSWORD)
+    try:
+        bid = a.import_book(books_dir / "metamorphosis.epub")
+        a.use().add_note(bid, "Gregor", page=2)
+        a.sync()
+        assert not (dav.root / "M" / "books").exists()  # only when asked
+        a.sync(books=True)
+        assert len(list((dav.root / "M" / "books").glob("*.epub"))) == 1
+        report = b.sync(books=True)
+        assert report.waiting == 0 and b.notes() == [("Gregor", 2)]
+        (copy,) = b.use().list_books()
+        assert copy.sha256 == a.use().get_book(bid).sha256 and copy.title == "Metamorphosis"
+    finally:
+        a.close()
+        b.close()
