@@ -52,7 +52,11 @@ def fetch_books(
         if sha
     }
     have = {sha for (sha,) in db.execute_sql("SELECT sha256 FROM book WHERE status = 'ready'")}
-    wanted -= have
+    dropped = {
+        name.removeprefix("dropped:")
+        for (name,) in db.execute_sql("SELECT name FROM sync_seen WHERE name LIKE 'dropped:%'")
+    }
+    wanted -= have | dropped
     if not wanted:
         return 0, []
     listing = dav.list(f"{folder}/books") or []

@@ -213,6 +213,9 @@ class SyncEngine:
                     if old.book not in books:  # the book left this device: keep for later
                         old.applied, old.local_id = False, None
                         self._save(old)
+                        self.db.execute_sql(  # removed here on purpose: never fetched back
+                            "INSERT OR IGNORE INTO sync_seen VALUES (?)", (f"dropped:{old.book}",)
+                        )
                         continue
                     changed += 1
                     self._save(

@@ -268,6 +268,10 @@ def test_the_books_themselves_travel_when_asked(
         assert report.waiting == 0 and b.notes() == [("Gregor", 2)]
         (copy,) = b.use().list_books()
         assert copy.sha256 == a.use().get_book(bid).sha256 and copy.title == "Metamorphosis"
+        b.use().delete_book(copy.id)  # removed on purpose: not fetched back
+        b.sync(books=True)
+        b.sync(books=True)
+        assert b.use().list_books() == [] and a.notes() == [("Gregor", 2)]
     finally:
         a.close()
         b.close()
