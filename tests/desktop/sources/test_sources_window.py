@@ -135,3 +135,30 @@ def test_sync_menu_is_there_and_sync_now_says_it_is_off(window: Any, qtbot: Any)
     assert "S&ync" in titles and titles.index("S&ync") < titles.index("&Help")
     run_until(qtbot, actions.sync_now(window))
     assert "nothing was sent" in window.statusBar().currentMessage()
+
+
+def test_settings_section_turns_webdav_sync_on_and_off(
+    app: Any, qtbot: Any, tmp_path: Path
+) -> None:
+    from core.sync.service import account
+    from desktop.settings_dialog import SettingsDialog
+    from tests.fakes.webdav_server import WebDavServer
+
+    with WebDavServer(tmp_path / "dav", user="me", password="dav-pass-1") as dav:
+        dialog = SettingsDialog(app.paths)
+        qtbot.addWidget(dialog)
+        section = dialog.sync_section
+        section.dav_url.setText(dav.url)
+        section.dav_user.setText("me")
+        section.dav_password.setText("nope")
+        run_until(qtbot, section._webdav_toggle())
+        assert "did not accept" in section.status.text()
+        assert account(app.paths) is None  # nothing kept, nothing on
+        section.dav_password.setText("dav-pass-1")
+        run_until(qtbot, section._webdav_toggle())
+        acc = account(app.paths)
+        assert acc is not None and acc.enabled and section.dav_on.text() == "Turn sync off"
+        assert secrets.get_password("webdav", acc.url, "me") == "dav-pass-1"
+        run_until(qtbot, section._webdav_toggle())
+        acc = account(app.paths)
+        assert acc is not None and not acc.enabled
