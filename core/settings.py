@@ -187,7 +187,7 @@ def load_settings(paths: Paths) -> Settings:
         "spoiler_verify",
         "limits",
         "budget_per_book_usd",
-        "reader",
+        *KEPT_TABLES,  # [reader], and the sync and sources tables (core.sync.config)
     }
     for key in raw:
         _check(
@@ -195,7 +195,8 @@ def load_settings(paths: Paths) -> Settings:
             key,
             key in known,
             "a known setting (provider, base_url, model, strategy, spoiler_safe, "
-            "spoiler_verify, limits, budget_per_book_usd, previously_after_days, reader)",
+            "spoiler_verify, limits, budget_per_book_usd, previously_after_days, reader, "
+            "kosync, webdav, calibre, opds)",
         )
     return Settings(
         provider,
@@ -216,9 +217,11 @@ def save_settings(paths: Paths, settings: Settings) -> None:
 
     data = dataclasses.asdict(settings)
     path = paths.settings_file
-    kept = _read_raw(path).get(READER_TABLE)  # the [reader] table is saved on its own
-    if isinstance(kept, dict):
-        data[READER_TABLE] = kept
+    raw = _read_raw(path)
+    for table in KEPT_TABLES:  # tables saved on their own ([reader], core.sync.config's)
+        kept = raw.get(table)
+        if isinstance(kept, dict | list):
+            data[table] = kept
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
@@ -228,6 +231,8 @@ def save_settings(paths: Paths, settings: Settings) -> None:
 # The reader's look: the [reader] table --------------------------------------------------
 
 READER_TABLE = "reader"
+# tables other modules save on their own, kept when the settings are saved
+KEPT_TABLES = (READER_TABLE, "kosync", "webdav", "calibre", "opds")
 
 
 @dataclass(frozen=True)

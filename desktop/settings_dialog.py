@@ -179,6 +179,10 @@ class SettingsDialog(QDialog):
         test_row.addWidget(self.result_label, 1)
         layout.addLayout(test_row)
         layout.addLayout(data_row)
+        from desktop.sources.sync_settings import SyncSection
+
+        self.sync_section = SyncSection(paths, self)  # accounts, calibre, catalogues
+        layout.addWidget(self.sync_section)
         layout.addWidget(buttons)
         self.provider.currentIndexChanged.connect(self._provider_changed)
         self._provider_changed()

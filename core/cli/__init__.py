@@ -30,7 +30,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from core.cli import chat, companions, library, repair, threads
+    from core.cli import chat, companions, kosync, library, repair, sources, sync, threads
 
     parser = Parser(
         prog="margin",
@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     repair.register(sub)
     threads.register(sub)
     companions.register(sub)
+    kosync.register(sub)
+    sync.register(sub)
+    sources.register(sub)
     return parser
 
 

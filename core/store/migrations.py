@@ -309,6 +309,34 @@ def _companions(db: pw.SqliteDatabase) -> None:
     )
 
 
+def _sync_and_sources(db: pw.SqliteDatabase) -> None:
+    # Sync between the reader's computers (core.sync.engine, issue 42): every synced record's
+    # id across devices (uid), its clock (Lamport counter and device), the version it was
+    # edited from (base), the hash and payload last synced, whether it waits to be sent
+    # (outbox) or for its book (applied = 0); the change files already read; counters.
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS sync_record (uid TEXT PRIMARY KEY, kind TEXT NOT NULL, "
+        "local_id INTEGER, book TEXT NOT NULL DEFAULT '', counter INTEGER NOT NULL, "
+        "device TEXT NOT NULL, base TEXT NOT NULL DEFAULT '', hash TEXT NOT NULL DEFAULT '', "
+        "payload TEXT NOT NULL DEFAULT '{}', deleted INTEGER NOT NULL DEFAULT 0, "
+        "outbox INTEGER NOT NULL DEFAULT 0, applied INTEGER NOT NULL DEFAULT 1)"
+    )
+    db.execute_sql("CREATE INDEX IF NOT EXISTS sync_record_local ON sync_record (kind, local_id)")
+    db.execute_sql("CREATE TABLE IF NOT EXISTS sync_seen (name TEXT PRIMARY KEY)")
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS sync_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+    )
+    # Books from an outside source (core.sources.calibre): which library and book they are,
+    # and what Margin has no column for (series, tags, the source's cover and change stamp).
+    db.execute_sql(
+        "CREATE TABLE IF NOT EXISTS source_book (book_id INTEGER PRIMARY KEY "
+        "REFERENCES book (id) ON DELETE CASCADE, source TEXT NOT NULL, key TEXT NOT NULL, "
+        "series TEXT NOT NULL DEFAULT '', series_index REAL NOT NULL DEFAULT 0, "
+        "tags TEXT NOT NULL DEFAULT '[]', cover TEXT NOT NULL DEFAULT '', "
+        "modified TEXT NOT NULL DEFAULT '', UNIQUE (source, key))"
+    )
+
+
 # Indexes another index already leads with: (book_id) beside (book_id, number) on page and
 # (book_id, end_page) on chunk. SQLite uses the longer one for the same lookups and for the
 # cascade on deleting a book; the short ones only cost space (0.3 MB for a 16 MiB EPUB).
@@ -380,6 +408,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _ocr_text,
     _sentence_vectors,
     _sentence_windows,
+    _sync_and_sources,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -137,6 +137,9 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.views)
         self._wire()
         build_menus(self)
+        from desktop.sources.actions import install as install_sources
+
+        install_sources(self)  # the Sync menu (KOReader, WebDAV, calibre, OPDS)
         self.statusBar().showMessage("Ready", 2000)
         self.books.refresh_library()
         self._preload_agent()
