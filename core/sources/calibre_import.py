@@ -138,7 +138,7 @@ def _import_in_place(library: Library, path: Path) -> int:
     from core.books.chunking import make_chunks
     from core.books.importer import file_sha256
     from core.books.parse import check_file, detect_format, parse_book
-    from core.search.vectors import request_vectors
+    from core.search.vector_indexer import request_vectors
 
     detect_format(path)
     check_file(path)

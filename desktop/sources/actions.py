@@ -53,7 +53,7 @@ def install(window: MainWindow) -> None:
     timer.setInterval(CALIBRE_CHECK_MS)
     timer.timeout.connect(lambda: start(window, refresh_calibre(window)))
     timer.start()
-    window._calibre_timer = timer  # type: ignore[attr-defined]
+    window._calibre_timer = timer
     QTimer.singleShot(2000, lambda: start(window, refresh_calibre(window)))
 
 
@@ -80,7 +80,7 @@ async def sync_now(window: MainWindow) -> None:
         window,
         f"Synced: {report.summary()}" + (f" {report.problems[0]}" if report.problems else ""),
     )
-    window.refresh_library()
+    window.books.refresh_library()
 
 
 def _open_book(window: MainWindow) -> Any:
@@ -163,7 +163,7 @@ async def refresh_calibre(window: MainWindow, *, force: bool = False) -> None:
 
     touched, problems = await run_blocking(work)
     if touched:
-        window.refresh_library()
+        window.books.refresh_library()
     if problems:
         _say(window, problems[0])
     elif force:
@@ -179,6 +179,6 @@ def open_catalogues(window: MainWindow) -> None:
         return result
 
     dialog = OpdsDialog(catalogues(window.paths), import_file, window)
-    dialog.finished.connect(lambda *_: window.refresh_library())
+    dialog.finished.connect(lambda *_: window.books.refresh_library())
     dialog.open()
-    window._opds_dialog = dialog  # type: ignore[attr-defined]
+    window._opds_dialog = dialog
