@@ -13,14 +13,14 @@ from core.errors import MarginError
 from desktop.tasks import run_blocking
 
 if TYPE_CHECKING:
-    from desktop.main_window import MainWindow
+    from desktop.window.main_window import MainWindow
 
 CALIBRE_CHECK_MS = 60_000
 
 
 def install(window: MainWindow) -> None:
     """Add the Sync menu to ``window`` and start the calibre check."""
-    from desktop.menus import add_action
+    from desktop.window.menus import add_action
 
     bar = window.menuBar()
     menu = QMenu("S&ync", window)

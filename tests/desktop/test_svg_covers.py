@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from desktop.cover_images import CoverJob, generated_cover, make_cover
+from desktop.library.cover_images import CoverJob, generated_cover, make_cover
 from PySide6.QtGui import QColor
 
 from core.books.covers import epub_cover_bytes, safe_svg
