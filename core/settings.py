@@ -23,7 +23,8 @@ log = logging.getLogger("margin.settings")
 KEYRING_SERVICE = "Margin"
 KEYRING_USER = "anthropic-api-key"
 PROVIDERS = ("auto", "anthropic", "local", "passages")
-STRATEGIES = ("tool-use", "always-retrieve", "llm-only")
+# "auto": chosen for the model (``core.agent.probe``); the others as named
+STRATEGIES = ("auto", "tool-use", "always-retrieve", "llm-only")
 DEFAULT_MODEL = "claude-sonnet-4-6"  # 4-5 reaches end-of-life on 2026-11-30
 LOCAL_DEFAULT_URL = "http://localhost:11434"
 
@@ -39,6 +40,9 @@ class AgentLimits:
     max_output_tokens: int = 4096
     # a local model's answer: about 40 s at 27 tokens/s on a small CPU, a page of text
     local_max_output_tokens: int = 1024
+    # a local model reads its prompt before the first word (about 33 tokens/s on two cores):
+    # its run, and its wait for the first event, may last this long
+    local_deadline_s: float = 600.0
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ class Settings:
     provider: str = "auto"  # anthropic | local | passages | auto (anthropic with a key)
     base_url: str = ""  # "" = Claude's own API
     model: str = DEFAULT_MODEL
-    strategy: str = "tool-use"
+    strategy: str = "auto"
     spoiler_safe: bool = True
     limits: AgentLimits = field(default_factory=AgentLimits)
     budget_per_book_usd: float = 0.0  # 0 = no budget; the chat pane warns before going past it
@@ -135,7 +139,7 @@ def load_settings(paths: Paths) -> Settings:
         ) from None
     provider = raw.get("provider", "auto")
     _check(path, "provider", provider in PROVIDERS, "one of " + ", ".join(PROVIDERS))
-    strategy = raw.get("strategy", "tool-use")
+    strategy = raw.get("strategy", "auto")
     _check(path, "strategy", strategy in STRATEGIES, "one of " + ", ".join(STRATEGIES))
     base_url = raw.get("base_url", "")
     _check(

@@ -67,6 +67,11 @@ class ShownText:
         self._turn_pieces = []  # (the model's text, what was shown) in order
         self._turn_deltas = 0
 
+    def retract_turn(self) -> None:
+        """The turn's text was not an answer (a tool call written as text): out of the answer."""
+        del self.state.texts[self._turn_texts :]
+        del self.state.withheld[self._turn_withheld :]
+
     def looping(self, text: str) -> bool:
         """Whether the turn's text, with ``text`` added, has fallen into a loop."""
         return self.repeats is not None and self.repeats.feed(text)

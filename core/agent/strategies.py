@@ -143,7 +143,7 @@ STRATEGIES: dict[
     "always-retrieve": AlwaysRetrieveStrategy,
     "llm-only": LlmOnlyStrategy,
 }
-assert tuple(STRATEGIES) == STRATEGY_NAMES, "settings and strategies name the same set"
+assert ("auto", *STRATEGIES) == STRATEGY_NAMES, "settings and strategies name the same set"
 
 
 def pick_strategy(name: str) -> ToolUseStrategy | LlmOnlyStrategy | AlwaysRetrieveStrategy:

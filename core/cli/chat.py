@@ -377,7 +377,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     group.add_argument("--new", action="store_true", help="start a new conversation")
     p.add_argument("--selection", metavar="TEXT", help="a passage the question is about")
     p.add_argument("--selection-page", type=number, metavar="N")
-    p.add_argument("--strategy", choices=["tool-use", "always-retrieve", "llm-only"])
+    p.add_argument("--strategy", choices=["auto", "tool-use", "always-retrieve", "llm-only"])
     p.add_argument(
         "--spoilers-until",
         type=_spoiler_page,
@@ -396,7 +396,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("chat", help="talk about a book interactively")
     p.add_argument("book", metavar="BOOK")
     p.add_argument("--conversation", type=number, metavar="ID")
-    p.add_argument("--strategy", choices=["tool-use", "always-retrieve", "llm-only"])
+    p.add_argument("--strategy", choices=["auto", "tool-use", "always-retrieve", "llm-only"])
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(handler=cmd_chat)
 

@@ -110,7 +110,12 @@ def test_history_json_lists_sources_and_export_conversation(
     run(capsys, "import", str(books_dir / "alice_in_wonderland.epub"))
     save_settings(
         resolve_paths().ensure(),
-        Settings(provider="local", base_url=fake_anthropic.url, model="small-local"),
+        Settings(
+            provider="local",
+            base_url=fake_anthropic.url,
+            model="small-local",
+            strategy="tool-use",
+        ),
     )
     fake_anthropic.add(
         Reply.tools(("search_book", {"query": "White Rabbit"}), ("read_pages", {"start": 3})),

@@ -265,7 +265,11 @@ def test_the_command_line_marks_a_loop_and_an_answer_written_without_the_book(
     save_settings(
         resolve_paths().ensure(),
         Settings(
-            provider="local", base_url=fake_anthropic.url, model="smollm2", spoiler_verify=False
+            provider="local",
+            base_url=fake_anthropic.url,
+            model="smollm2",
+            spoiler_verify=False,
+            strategy="tool-use",
         ),
     )
     invented = "Gregor is a German-American detective and psychiatrist."

@@ -272,7 +272,9 @@ def test_local_server_plain_text_labels_become_citations(
     service = AgentService(
         library,
         library.paths,
-        Settings(provider="local", base_url=fake_anthropic.url, model="llama3"),
+        Settings(
+            provider="local", base_url=fake_anthropic.url, model="llama3", strategy="tool-use"
+        ),
         provider_factory=fast_factory,
     )
     conv = service.create_conversation(alice.id)
