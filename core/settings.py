@@ -27,6 +27,7 @@ PROVIDERS = ("auto", "anthropic", "local", "passages")
 STRATEGIES = ("auto", "tool-use", "always-retrieve", "llm-only")
 DEFAULT_MODEL = "claude-sonnet-4-6"  # 4-5 reaches end-of-life on 2026-11-30
 LOCAL_DEFAULT_URL = "http://localhost:11434"
+LOCAL_READING = ("speed", "breadth")
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,9 @@ class Settings:
     # local models answer UNSUPPORTED to nearly everything, tests/bench/real_model/RESULTS.md),
     # true with every model, false never
     spoiler_verify: bool | str = "auto"
+    # what a local model reads of the passages found: "speed" (the best sentences, a short
+    # prompt: the first word sooner) or "breadth" (more of each passage)
+    local_reading: str = "speed"
     previously_after_days: int = (
         3  # "Previously…" when a book is opened after this many days (0: never)
     )
@@ -174,7 +178,10 @@ def load_settings(paths: Paths) -> Settings:
         isinstance(previously, int) and not isinstance(previously, bool) and previously >= 0,
         "a whole number of days, 0 or more (0 means never)",
     )
+    reading = raw.get("local_reading", "speed")
+    _check(path, "local_reading", reading in LOCAL_READING, '"speed" or "breadth"')
     known = {
+        "local_reading",
         "previously_after_days",
         "provider",
         "strategy",
@@ -192,7 +199,8 @@ def load_settings(paths: Paths) -> Settings:
             key,
             key in known,
             "a known setting (provider, base_url, model, strategy, spoiler_safe, "
-            "spoiler_verify, limits, budget_per_book_usd, previously_after_days, reader)",
+            "spoiler_verify, limits, budget_per_book_usd, local_reading, previously_after_days, "
+            "reader)",
         )
     return Settings(
         provider,
@@ -203,6 +211,7 @@ def load_settings(paths: Paths) -> Settings:
         _limits(path, raw.get("limits")),
         float(budget),
         verify,
+        reading,
         int(previously),
     )
 

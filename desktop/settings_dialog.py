@@ -117,6 +117,11 @@ class SettingsDialog(QDialog):
             "“Search first, then answer”: Margin then finds the passages itself."
         )
         self.strategy_note.setWordWrap(True)
+        self.reading = QComboBox()  # what a local model reads of the passages found
+        self.reading.setAccessibleName("What a local model reads")
+        self.reading.addItem("Speed: the best sentences (the first word comes sooner)", "speed")
+        self.reading.addItem("Breadth: more of each passage (slower to start)", "breadth")
+        self.reading.setCurrentIndex(max(0, self.reading.findData(current.local_reading)))
         self.probe_note = QLabel("")  # what the one-time probe found about this model's tools
         self.probe_note.setWordWrap(True)
         self.probe_note.setAccessibleName("Tool calls of this model")
@@ -167,6 +172,7 @@ class SettingsDialog(QDialog):
         form.addRow("Strategy", self.strategy)
         form.addRow("", self.strategy_note)
         form.addRow("Tool calls", self.probe_note)
+        form.addRow("Local model reads", self.reading)
         form.addRow("", self.use_retrieve)
         form.addRow("Budget per book", self.budget)
         form.addRow("", self.spoiler)
@@ -200,6 +206,7 @@ class SettingsDialog(QDialog):
         )
         self.strategy_note.setVisible(kind == "local")
         self.use_retrieve.setVisible(kind == "local")
+        self.reading.setEnabled(kind == "local")
         self.probe_note.setText(self.probe_text())
 
     def probe_text(self) -> str:
@@ -229,6 +236,7 @@ class SettingsDialog(QDialog):
             spoiler_safe=self.spoiler.isChecked(),
             limits=limits,
             budget_per_book_usd=round(self.budget.value(), 2),
+            local_reading=str(self.reading.currentData()),
         )
 
     def _key(self) -> str | None:

@@ -93,8 +93,10 @@ class AgentLoop:
         system: str,
         guard: SpoilerGuard | None = None,
         verifier: SupportVerifier | None = None,
+        local_reading: str = "speed",
     ) -> None:
         self.provider = provider
+        self.local_reading = local_reading  # a local model's passages: "speed" or "breadth"
         self.guard = guard
         self.verifier = verifier  # a model's check of doubtful sentences (spoiler_verify)
         self.tools = tools
@@ -117,6 +119,7 @@ class AgentLoop:
             guard=guard,
             verifier=verifier,
             watch_loops=provider.name == "local",
+            ground_hidden=provider.name == "local",
         )
         self.runner = ToolRunner(
             state=self.state, sink=sink, tools=tools, ctx=ctx, limits=limits, guard=guard

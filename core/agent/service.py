@@ -156,6 +156,17 @@ class AgentService:
 
     # asking ---------------------------------------------------------------------------
 
+    def spoiler_check_skipped(self, provider: str) -> str:
+        """A sentence when the spoiler check runs without its model check for ``provider``
+        ("" when it runs whole, or when there is no model to check)."""
+        settings = self._settings
+        if not settings.spoiler_safe or provider == "passages" or settings.verifies_with(provider):
+            return ""
+        return (
+            "the spoiler check read this answer's words only; its model check was skipped "
+            '(spoiler_verify = "auto" turns it off for local models; set it to true to use it).'
+        )
+
     def tool_probe(self, settings: Settings | None = None) -> ToolProbe | None:
         """What the one-time probe found about the model in ``settings`` (None: not probed)."""
         settings = settings or self._settings
@@ -202,6 +213,7 @@ class AgentService:
             executor=self.executor,
             spoiler_cache=self.spoilers,
             spoiler_verify=self._settings.verifies_with(provider.name),
+            local_reading=self._settings.local_reading,
         )
 
     async def ask(

@@ -33,13 +33,15 @@ async def _stream(
         RunCancelled,
         RunFailed,
         RunFinished,
+        RunStarted,
         SpoilerHidden,
         TextDelta,
         ToolFinished,
         ToolStarted,
     )
     from core.agent.grounding import NOT_CHECKED_CLI, checked_against_book
-    from core.agent.types import Selection
+    from core.agent.types import Selection, Withheld
+    from core.cli.ask_output import AnswerPrinter
     from core.labels import pages_label
 
     stop = asyncio.Event()
@@ -59,6 +61,14 @@ async def _stream(
     reveal = getattr(args, "reveal", False)
     code = 0
     answer = AnswerState()
+
+    def render(raw: str) -> str:
+        def notice(item: Withheld) -> str:
+            return f"[{notice_text(item)} — add --reveal to show it.] "
+
+        return clean(fill_hidden(raw, answer.withheld, reveal=reveal, notice=notice))
+
+    printer = AnswerPrinter(render)
     try:
         async for event in service.ask(
             conversation_id,
@@ -69,16 +79,12 @@ async def _stream(
             spoilers_until=getattr(args, "spoilers_until", None),
         ):
             answer.apply(event)
-            if isinstance(event, SpoilerHidden) and not out_json:
-                item = event.withheld
-                sys.stdout.write(
-                    clean(item.text)
-                    if reveal
-                    else f"[{notice_text(item)} — add --reveal to show it.] "
-                )
-                sys.stdout.flush()
-            elif isinstance(event, TextDelta) and not out_json:
-                sys.stdout.write(clean(event.text))
+            if isinstance(event, RunStarted) and (
+                skipped := service.spoiler_check_skipped(event.provider)
+            ):
+                say(f"margin: {skipped}", file=sys.stderr)
+            if isinstance(event, SpoilerHidden | TextDelta) and not out_json:
+                sys.stdout.write(printer.feed(answer.text))
                 sys.stdout.flush()
             elif isinstance(event, ToolStarted) and verbose:
                 say(f"· {event.description}…", file=sys.stderr)
@@ -105,6 +111,7 @@ async def _stream(
                     data.update(_marks(result.stop_reason, checked))
                     CliContext.print_json(data)
                 else:
+                    sys.stdout.write(printer.finish(answer.text))
                     if answer.text and not answer.text.endswith("\n"):
                         sys.stdout.write("\n")
                     if result.answer and not checked and isinstance(event, RunFinished):
@@ -138,6 +145,7 @@ def _marks(stop_reason: str, checked: bool) -> dict[str, bool]:
     return {
         "checked_against_book": checked,  # false: the model never saw the book's text
         "stopped_repeating": stop_reason == REPETITION_STOP,  # the answer looped and was cut
+        "empty_answer": stop_reason == "empty_answer",  # no words: the passages were added
     }
 
 

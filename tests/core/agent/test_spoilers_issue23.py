@@ -354,7 +354,7 @@ def test_passages_mode_framing_is_never_held(
     assert isinstance(events[-1], RunFinished)
     assert not any(isinstance(e, SpoilerHidden) for e in events)
     shown = "".join(e.text for e in events if isinstance(e, TextDelta))
-    assert shown.startswith("**Passages from the book**")
+    assert shown.startswith("**From the book**")
 
 
 def test_the_selections_page_label_counts_as_read(alice: SpoilerIndex) -> None:
