@@ -70,9 +70,9 @@ def test_the_event_log_keeps_the_passages_as_the_model_got_them(
 
 def test_the_printer_holds_repeats_until_a_new_sentence_follows() -> None:
     printer = AnswerPrinter(lambda raw: raw)
-    said = "Alice is small now. She cries a pool of tears. "
+    said = "Alice is very small again now. She cries a pool of tears. "
     assert printer.feed(said) == said.rstrip()  # whole sentences
-    repeat = said + "Alice is small now. "
+    repeat = said + "Alice is very small again now. "
     assert printer.feed(repeat) == ""  # a repeat waits
-    assert printer.feed(repeat + "Then she swims. ") == " Alice is small now. Then she swims."
+    assert printer.feed(repeat + "Then she swims. ") == " Alice is very small again now. Then she swims."
     assert printer.finish(repeat + "Then she swims.") == ""
