@@ -74,5 +74,8 @@ def test_the_printer_holds_repeats_until_a_new_sentence_follows() -> None:
     assert printer.feed(said) == said.rstrip()  # whole sentences
     repeat = said + "Alice is very small again now. "
     assert printer.feed(repeat) == ""  # a repeat waits
-    assert printer.feed(repeat + "Then she swims. ") == " Alice is very small again now. Then she swims."
+    assert (
+        printer.feed(repeat + "Then she swims. ")
+        == " Alice is very small again now. Then she swims."
+    )
     assert printer.finish(repeat + "Then she swims.") == ""
