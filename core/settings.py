@@ -23,9 +23,11 @@ log = logging.getLogger("margin.settings")
 KEYRING_SERVICE = "Margin"
 KEYRING_USER = "anthropic-api-key"
 PROVIDERS = ("auto", "anthropic", "local", "passages")
-STRATEGIES = ("tool-use", "always-retrieve", "llm-only")
+# "auto": chosen for the model (``core.agent.probe``); the others as named
+STRATEGIES = ("auto", "tool-use", "always-retrieve", "llm-only")
 DEFAULT_MODEL = "claude-sonnet-4-6"  # 4-5 reaches end-of-life on 2026-11-30
 LOCAL_DEFAULT_URL = "http://localhost:11434"
+LOCAL_READING = ("speed", "breadth")
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,9 @@ class AgentLimits:
     max_output_tokens: int = 4096
     # a local model's answer: about 40 s at 27 tokens/s on a small CPU, a page of text
     local_max_output_tokens: int = 1024
+    # a local model reads its prompt before the first word (about 33 tokens/s on two cores):
+    # its run, and its wait for the first event, may last this long
+    local_deadline_s: float = 600.0
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,7 @@ class Settings:
     provider: str = "auto"  # anthropic | local | passages | auto (anthropic with a key)
     base_url: str = ""  # "" = Claude's own API
     model: str = DEFAULT_MODEL
-    strategy: str = "tool-use"
+    strategy: str = "auto"
     spoiler_safe: bool = True
     limits: AgentLimits = field(default_factory=AgentLimits)
     budget_per_book_usd: float = 0.0  # 0 = no budget; the chat pane warns before going past it
@@ -54,6 +59,9 @@ class Settings:
     # local models answer UNSUPPORTED to nearly everything, tests/bench/real_model/RESULTS.md),
     # true with every model, false never
     spoiler_verify: bool | str = "auto"
+    # what a local model reads of the passages found: "speed" (the best sentences, a short
+    # prompt: the first word sooner) or "breadth" (more of each passage)
+    local_reading: str = "speed"
     previously_after_days: int = (
         3  # "Previously…" when a book is opened after this many days (0: never)
     )
@@ -142,7 +150,7 @@ def load_settings(paths: Paths) -> Settings:
         ) from None
     provider = raw.get("provider", "auto")
     _check(path, "provider", provider in PROVIDERS, "one of " + ", ".join(PROVIDERS))
-    strategy = raw.get("strategy", "tool-use")
+    strategy = raw.get("strategy", "auto")
     _check(path, "strategy", strategy in STRATEGIES, "one of " + ", ".join(STRATEGIES))
     base_url = raw.get("base_url", "")
     _check(
@@ -177,7 +185,10 @@ def load_settings(paths: Paths) -> Settings:
         isinstance(previously, int) and not isinstance(previously, bool) and previously >= 0,
         "a whole number of days, 0 or more (0 means never)",
     )
+    reading = raw.get("local_reading", "speed")
+    _check(path, "local_reading", reading in LOCAL_READING, '"speed" or "breadth"')
     known = {
+        "local_reading",
         "previously_after_days",
         "provider",
         "strategy",
@@ -195,8 +206,8 @@ def load_settings(paths: Paths) -> Settings:
             key,
             key in known,
             "a known setting (provider, base_url, model, strategy, spoiler_safe, "
-            "spoiler_verify, limits, budget_per_book_usd, previously_after_days, reader, "
-            "kosync, webdav, calibre, opds)",
+            "spoiler_verify, limits, budget_per_book_usd, local_reading, previously_after_days, "
+            "reader, kosync, webdav, calibre, opds)",
         )
     return Settings(
         provider,
@@ -207,6 +218,7 @@ def load_settings(paths: Paths) -> Settings:
         _limits(path, raw.get("limits")),
         float(budget),
         verify,
+        reading,
         int(previously),
     )
 

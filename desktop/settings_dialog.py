@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.agent.probe import PROBE_FILE, ProbeStore, probe_key
 from core.errors import MarginError
 from core.paths import Paths
 from core.settings import (
@@ -47,6 +48,7 @@ PROVIDERS = (
     ("passages", "No model: passages only"),
 )
 STRATEGIES = (
+    ("auto", "Chosen for the model (recommended)"),
     ("tool-use", "Tools: the model searches and reads (best)"),
     ("always-retrieve", "Search first, then answer (models without tools)"),
     ("llm-only", "Model only, no book access"),
@@ -115,6 +117,14 @@ class SettingsDialog(QDialog):
             "“Search first, then answer”: Margin then finds the passages itself."
         )
         self.strategy_note.setWordWrap(True)
+        self.reading = QComboBox()  # what a local model reads of the passages found
+        self.reading.setAccessibleName("What a local model reads")
+        self.reading.addItem("Speed: the best sentences (the first word comes sooner)", "speed")
+        self.reading.addItem("Breadth: more of each passage (slower to start)", "breadth")
+        self.reading.setCurrentIndex(max(0, self.reading.findData(current.local_reading)))
+        self.probe_note = QLabel("")  # what the one-time probe found about this model's tools
+        self.probe_note.setWordWrap(True)
+        self.probe_note.setAccessibleName("Tool calls of this model")
         self.use_retrieve = QPushButton("Use “Search first, then answer”")
         self.use_retrieve.setAccessibleName("Use search first for a local model")
         self.use_retrieve.clicked.connect(
@@ -161,6 +171,8 @@ class SettingsDialog(QDialog):
         form.addRow("Model", model_row)
         form.addRow("Strategy", self.strategy)
         form.addRow("", self.strategy_note)
+        form.addRow("Tool calls", self.probe_note)
+        form.addRow("Local model reads", self.reading)
         form.addRow("", self.use_retrieve)
         form.addRow("Budget per book", self.budget)
         form.addRow("", self.spoiler)
@@ -198,6 +210,20 @@ class SettingsDialog(QDialog):
         )
         self.strategy_note.setVisible(kind == "local")
         self.use_retrieve.setVisible(kind == "local")
+        self.reading.setEnabled(kind == "local")
+        self.probe_note.setText(self.probe_text())
+
+    def probe_text(self) -> str:
+        """The Settings line for the probe of tool calling (``core.agent.probe``)."""
+        kind = str(self.provider.currentData())
+        if kind != "local":
+            return "Claude searches the book itself." if kind != "passages" else "No model."
+        url = self.base_url.text().strip().rstrip("/") or LOCAL_DEFAULT_URL
+        model = self.model.currentText().strip()
+        probe = ProbeStore(self.paths.config / PROBE_FILE).get(probe_key(kind, url, model))
+        if probe is None:
+            return f"Not checked yet: Margin checks once, at the first question to {model}."
+        return probe.sentence(model)
 
     def chosen(self) -> Settings:
         limits = dataclasses.replace(
@@ -214,6 +240,7 @@ class SettingsDialog(QDialog):
             spoiler_safe=self.spoiler.isChecked(),
             limits=limits,
             budget_per_book_usd=round(self.budget.value(), 2),
+            local_reading=str(self.reading.currentData()),
         )
 
     def _key(self) -> str | None:

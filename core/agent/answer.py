@@ -38,12 +38,19 @@ def marker(index: int) -> str:
     return f"⟪hidden:{index}⟫"
 
 
+# the no-model reply folds here: its answer above, the passages below (passages_reply)
+FOLD_LINE = "**The passages**"
 UNSUPPORTED_NOTICE = "This part is not from the pages you have read"
+# a sentence no passage the model was given says (a small model's invention): never told as a
+# spoiler, which would say the book holds it later
+UNGROUNDED_NOTICE = "Hidden: not from the book (no passage the model read says this)"
 
 
 def notice_text(item: Withheld) -> str:
     if item.reason == "unsupported":
         return UNSUPPORTED_NOTICE
+    if item.reason == "ungrounded":
+        return UNGROUNDED_NOTICE
     return f"Hidden: this part mentions something from after p. {item.read_to}"
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from core.agent.answer import for_model
+from core.agent.bare import offer_passages
 from core.agent.chat_sink import PARTIAL_SAVE_S, ChatSink
 from core.agent.context import ContextStrategy, earlier_turns
 from core.agent.eventlog import EventLog
@@ -76,7 +77,9 @@ class ChatWithBook:
         executor: Executor | None = None,
         spoiler_cache: SpoilerIndexCache | None = None,
         spoiler_verify: bool = True,
+        local_reading: str = "speed",
     ) -> None:
+        self.local_reading = local_reading
         self.spoiler_cache = spoiler_cache
         self.spoiler_verify = spoiler_verify  # a model call verifies doubtful sentences
         self.provider = provider
@@ -237,6 +240,7 @@ class ChatWithBook:
                 ),
                 guard=guard,
                 verifier=verifier,
+                local_reading=self.local_reading,
             )
             sink.state = loop.state
             emit(
@@ -262,6 +266,8 @@ class ChatWithBook:
             )
             if not self.provider.supports_citations:
                 loop.label_citations()
+            if self.provider.name != "passages":
+                await offer_passages(loop, question)  # an answer with no words
         except asyncio.CancelledError:
             status = "stopped"
         except MarginError as err:

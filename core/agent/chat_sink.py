@@ -17,6 +17,7 @@ from core.agent.events import AgentEvent, SpoilerHidden, TextDelta, ToolCallReco
 from core.agent.loop import RunState, summarise_request
 from core.agent.tools import ToolOutput
 from core.agent.types import AssistantMessage, TurnRequest, TurnResult, UserMessage
+from core.agent.waiting import given_passages
 from core.store.conversations import Conversations, RunIds
 
 log = logging.getLogger("margin.agent")
@@ -42,6 +43,7 @@ class ChatSink:
         self.state: RunState | None = None
         self._last_save = time.monotonic()
         self._saves: set[asyncio.Future[Any]] = set()
+        self._logged: set[tuple[int, int, str]] = set()  # passages already in the event log
 
     def emit(self, event: AgentEvent) -> None:
         self._emit(event)
@@ -128,11 +130,19 @@ class ChatSink:
                 ],
             }
         )
+        # the passages as the model got them, with their pages (each once per run)
+        given = []
+        for p in given_passages(request.messages):
+            key = (p.first_page, p.last_page, p.text)
+            if key not in self._logged:
+                self._logged.add(key)
+                given.append({"first_page": p.first_page, "last_page": p.last_page, "text": p.text})
         self.eventlog.write(
             "LLM_INVOCATION",
             run_id=self.ids.run_id,
             step=step,
             request=summarise_request(request),
+            passages=given,
             response=response,
             usage=result.usage.__dict__ if result is not None else None,
             duration_ms=round(ms, 2),

@@ -7,8 +7,15 @@ and ``history --json`` say so with the same words.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
+
+from core.domain.messages import Passage
+from core.search.hits import STOPWORDS
+from core.search.sentences import sentences, stems
+
+LABEL = re.compile(r"\[(?:p|pp)\.\s*(\d+)(?:\s*[–-]\s*(\d+))?\]")  # [p. 12], [pp. 12–13]
 
 NOT_CHECKED = "Not checked against the book"
 NOT_CHECKED_CLI = f"{NOT_CHECKED}: the model answered without looking at the book."
@@ -18,3 +25,53 @@ def checked_against_book(tool_calls: Sequence[Any], passages: Sequence[Any]) -> 
     """True when the run looked at the book: a tool ran (a search, a page read) or the model
     was given passages."""
     return bool(tool_calls or passages)
+
+
+# What a passage holds ------------------------------------------------------------------------
+# A page label or a sentence of the answer counts as drawn from a passage only when the
+# passage says it: enough of the sentence's content words are in one of its sentences.
+
+_SENTENCE_END = re.compile(r"(?:[.!?…][\"”’)\]]*\s+|\n+)")
+MIN_SHARED = 2  # content words a claim shares with the passage's sentence (fewer if it has fewer)
+MIN_SHARE = 0.3  # and at least this share of the claim's content words
+
+
+def _content(text: str) -> set[str]:
+    """The stems of the meaningful words ("grins" and "grinning" meet)."""
+    return {w for w in stems(text) if w not in STOPWORDS and not w.isdigit()}
+
+
+def claim_before(text: str, at: int) -> str:
+    """The sentence of ``text`` that ends at ``at`` (where a page label stands)."""
+    head = text[:at]
+    ends = list(_SENTENCE_END.finditer(head.rstrip()))
+    start = ends[-1].end() if ends else 0
+    return head[start:].strip()
+
+
+def holding_sentence(claim: str, passage_text: str) -> str | None:
+    """The sentence of the passage that says ``claim`` (exact text of the passage), or None
+    when none does: the claim's content words are mostly not there."""
+    words = _content(LABEL.sub(" ", claim))
+    if not words:
+        return None
+    best, shared = None, 0
+    for sentence in sentences(passage_text):
+        n = len(words & _content(sentence))
+        if n > shared:
+            best, shared = sentence, n
+    if best is None or shared < min(MIN_SHARED, len(words)):
+        return None
+    whole = len(words & _content(passage_text))
+    return best if whole >= MIN_SHARE * len(words) else None
+
+
+def held_by(claim: str, passages: Sequence[Passage], first: int = 0, last: int = 0) -> str | None:
+    """The sentence of a passage (on pages ``first``–``last`` when given) that says ``claim``."""
+    for p in passages:
+        if first and not (p.first_page <= last and first <= p.last_page):
+            continue
+        quote = holding_sentence(claim, p.text)
+        if quote is not None:
+            return quote
+    return None

@@ -45,6 +45,7 @@ from core.agent.providers.base import (
 )
 from core.agent.spoiler_verify import SupportVerifier
 from core.agent.spoilers import SpoilerGuard
+from core.agent.text_calls import text_tool_calls
 from core.agent.tools import ToolBox, ToolContext, ToolOutput
 from core.agent.types import (
     AssistantMessage,
@@ -58,6 +59,7 @@ from core.agent.types import (
     TurnResult,
     UserMessage,
 )
+from core.agent.waiting import ReadingWatch, given_passages
 from core.errors import LLMCode, LLMError
 from core.prompts import load_prompt
 from core.settings import AgentLimits
@@ -91,8 +93,10 @@ class AgentLoop:
         system: str,
         guard: SpoilerGuard | None = None,
         verifier: SupportVerifier | None = None,
+        local_reading: str = "speed",
     ) -> None:
         self.provider = provider
+        self.local_reading = local_reading  # a local model's passages: "speed" or "breadth"
         self.guard = guard
         self.verifier = verifier  # a model's check of doubtful sentences (spoiler_verify)
         self.tools = tools
@@ -102,7 +106,9 @@ class AgentLoop:
         self.model = model
         self.system = system
         self.state = RunState()
-        self.deadline = self.state.started + limits.deadline_s
+        # a local model reads its prompt slowly before the first word: its run may last longer
+        self.deadline_s = limits.local_deadline_s if provider.name == "local" else limits.deadline_s
+        self.deadline = self.state.started + self.deadline_s
         self.messages: list[Message] = []
         self._shorter: Callable[[], list[Message]] | None = None
         self._history_len = 0
@@ -113,6 +119,7 @@ class AgentLoop:
             guard=guard,
             verifier=verifier,
             watch_loops=provider.name == "local",
+            ground_hidden=provider.name == "local",
         )
         self.runner = ToolRunner(
             state=self.state, sink=sink, tools=tools, ctx=ctx, limits=limits, guard=guard
@@ -172,6 +179,8 @@ class AgentLoop:
                     self.max_tokens,
                 )
             )
+            if tools and not result.message.calls and self.provider.name == "local":
+                result = self._written_calls(result, tools)
             rule = STOP_TABLE[result.stop_reason]
             calls = result.message.calls
             if rule.next is Next.TOOLS and calls and tools:
@@ -189,6 +198,16 @@ class AgentLoop:
                 continue
             self._finish(result.message, result.stop_reason)
             return
+
+    def _written_calls(self, result: TurnResult, tools: tuple[Any, ...]) -> TurnResult:
+        """A reply that writes its tool call as text (``core.agent.text_calls``) is the call:
+        its text leaves the answer."""
+        offered = {t.name for t in tools}
+        calls = text_tool_calls(result.message.text, offered, self.state.step)
+        if not calls:
+            return result
+        self.text.retract_turn()
+        return TurnResult(AssistantMessage(calls), StopReason.TOOL_USE, result.usage)
 
     def _finish(self, message: AssistantMessage, stop: StopReason) -> None:
         rule = (
@@ -258,10 +277,13 @@ class AgentLoop:
             shown = False
             self.text.begin_turn(visible)
             stream = self.provider.stream_turn(request)
+            watch = self._reading_watch(request, step)
             try:
                 remaining = max(1.0, self.deadline - time.monotonic()) + grace
                 async with asyncio.timeout(remaining):
                     async for event in stream:
+                        if watch is not None:
+                            watch.arrived()
                         if isinstance(event, StreamText):
                             if visible:
                                 shown = True
@@ -301,7 +323,7 @@ class AgentLoop:
                 )
                 raise LLMError(
                     LLMCode.TIMEOUT,
-                    f"The answer took longer than the limit of {self.limits.deadline_s:.0f} seconds.",
+                    f"The answer took longer than the limit of {self.deadline_s:.0f} seconds.",
                     hint="Try a narrower question, or raise the limit in Settings.",
                 ) from None
             except LLMError as err:
@@ -331,7 +353,17 @@ class AgentLoop:
                 self.messages = shorter() + self.messages[self._history_len :]
                 request = dataclasses.replace(request, messages=tuple(self.messages))
             finally:
+                if watch is not None:
+                    watch.arrived()
                 await close_stream(stream)
+
+    def _reading_watch(self, request: TurnRequest, step: int) -> ReadingWatch | None:
+        """A local model's turn says what the model is reading while its first word is slow
+        to come (``core.agent.waiting``)."""
+        if self.provider.name != "local":
+            return None
+        passages = len(given_passages(request.messages))
+        return ReadingWatch(lambda text: self.sink.emit(Notice(text, step)), passages)
 
     # the visible text --------------------------------------------------------------------
 

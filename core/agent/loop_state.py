@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from core.agent import repetition
 from core.agent.events import AgentEvent, ToolCallRecord
+from core.agent.providers.base import ChatProvider
 from core.agent.tools import ToolContext, ToolOutput
 from core.agent.types import (
     AssistantMessage,
@@ -128,6 +129,8 @@ class StrategyLoop(Protocol):
 
     ctx: ToolContext
     model: str
+    provider: ChatProvider
+    local_reading: str  # a local model's passages: "speed" or "breadth"
 
     @property
     def provider_supports_citations(self) -> bool: ...

@@ -5,8 +5,9 @@ answer cut, and page citations kept within the bound."""
 from __future__ import annotations
 
 from core.agent.answer import marker
-from core.agent.context import citable, label_pages
+from core.agent.context import citable
 from core.agent.events import Citation, SpoilerHidden, TextDelta, UsageReport
+from core.agent.grounding import LABEL, claim_before, held_by
 from core.agent.loop_state import RunSink, RunState
 from core.agent.repetition import RepetitionCheck
 from core.agent.spoiler_verify import (
@@ -40,6 +41,7 @@ class ShownText:
         guard: SpoilerGuard | None,
         verifier: SupportVerifier | None,
         watch_loops: bool,
+        ground_hidden: bool = False,
         concurrency: int = CONCURRENCY,
         timeout: float | None = None,
     ) -> None:
@@ -49,6 +51,9 @@ class ShownText:
         self.guard = guard
         self.verifier = verifier
         self.watch_loops = watch_loops  # a local model's text is watched for a loop
+        # a held-back sentence no passage the model was given says is marked "ungrounded"
+        # (invented: a small local model's), never as naming what the book tells later
+        self.ground_hidden = ground_hidden
         self.pending = PendingSegments(
             verifier, self._out, concurrency=concurrency, timeout=timeout
         )
@@ -66,6 +71,11 @@ class ShownText:
         self._turn_withheld = len(self.state.withheld)
         self._turn_pieces = []  # (the model's text, what was shown) in order
         self._turn_deltas = 0
+
+    def retract_turn(self) -> None:
+        """The turn's text was not an answer (a tool call written as text): out of the answer."""
+        del self.state.texts[self._turn_texts :]
+        del self.state.withheld[self._turn_withheld :]
 
     def looping(self, text: str) -> bool:
         """Whether the turn's text, with ``text`` added, has fallen into a loop."""
@@ -107,12 +117,15 @@ class ShownText:
             self._turn_pieces.append((segment.text, segment.text))
             self.sink.emit(TextDelta(segment.text, step))
             return
+        reason = segment.kind
+        if self.ground_hidden and held_by(segment.text, self.state.passages) is None:
+            reason = "ungrounded"
         item = Withheld(
             len(self.state.withheld) + 1,
             segment.text,
             tuple((t.term, t.first_page) for t in segment.terms),
             self.guard.read_to or 0 if self.guard is not None else 0,
-            segment.kind,
+            reason,
         )
         self.state.withheld.append(item)
         self.state.texts.append(marker(item.index))
@@ -178,15 +191,20 @@ class ShownText:
 
     def label_citations(self) -> None:
         """For servers without citations: ``[p. N]`` labels in the answer become citations,
-        quoting exact text the tools returned for that page (so the reader can find it)."""
+        only when a passage the model was given holds that page and says what the sentence
+        before the label says; the citation quotes that sentence of the passage (so the reader
+        can find it). A label to a page it never got, or one its passage does not bear out,
+        is never a source."""
         book = self.ctx.book
         seen = {(c.first_page, c.last_page) for c in self.state.citations}
-        for first, last in label_pages(self.state.answer):
+        answer = self.state.answer
+        for match in LABEL.finditer(answer):
+            first = int(match.group(1))
+            last = int(match.group(2) or first)
             if (first, last) in seen or not citable(first, last, book.page_count, self.ctx.bound):
                 continue  # past the bound or the book: refused whole, never clamped
+            quote = held_by(claim_before(answer, match.start()), self.state.passages, first, last)
+            if quote is None:
+                continue
             seen.add((first, last))
-            source = next(
-                (p for p in self.state.passages if p.first_page <= first <= p.last_page), None
-            )
-            quote = source.quote or " ".join(source.text.split())[:300] if source else ""
             self.cite(CitationRef(book.id, first, last, quote), self.state.step)

@@ -9,14 +9,17 @@ does not import the ``anthropic`` SDK.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+import contextlib
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from concurrent.futures import Executor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from core.agent.chat import ChatWithBook
 from core.agent.context import BookContext
 from core.agent.events import AgentEvent
+from core.agent.probe import PROBE_FILE, ProbeStore, ToolProbe, probe_key, probe_tools
 from core.agent.providers.base import ChatProvider
 from core.agent.providers.passages import PassagesProvider
 from core.agent.spoilers import SpoilerIndexCache
@@ -30,6 +33,7 @@ from core.settings import Settings, get_api_key, load_settings
 from core.store.conversations import ConversationInfo, Conversations, MessageRecord
 from core.store.library import Library
 
+log = logging.getLogger("margin.agent")
 ProviderFactory = Callable[[Settings, str | None], ChatProvider]
 
 __all__ = [
@@ -58,6 +62,7 @@ def make_provider(
         timeout=timeout,
         max_retries=max_retries,
         stream_idle_s=settings.limits.stream_idle_s,
+        first_event_s=settings.limits.local_deadline_s if kind == "local" else None,
     )
 
 
@@ -87,6 +92,7 @@ class AgentService:
         self.spoilers = SpoilerIndexCache()
         self._provider: ChatProvider | None = None
         self._provider_key: tuple[Settings, str | None] | None = None
+        self.probes = ProbeStore(Path(paths.config) / PROBE_FILE)
 
     # settings and provider ----------------------------------------------------------
 
@@ -150,11 +156,49 @@ class AgentService:
 
     # asking ---------------------------------------------------------------------------
 
-    def _chat(self, strategy: str | None) -> ChatWithBook:
-        provider = self.provider()
-        name = strategy or self._settings.strategy
+    def spoiler_check_skipped(self, provider: str) -> str:
+        """A sentence when the spoiler check runs without its model check for ``provider``
+        ("" when it runs whole, or when there is no model to check)."""
+        settings = self._settings
+        if not settings.spoiler_safe or provider == "passages" or settings.verifies_with(provider):
+            return ""
+        return (
+            "the spoiler check read this answer's words only; its model check was skipped "
+            '(spoiler_verify = "auto" turns it off for local models; set it to true to use it).'
+        )
+
+    def tool_probe(self, settings: Settings | None = None) -> ToolProbe | None:
+        """What the one-time probe found about the model in ``settings`` (None: not probed)."""
+        settings = settings or self._settings
+        kind = settings.effective_provider(bool(get_api_key()))
+        return self.probes.get(probe_key(kind, settings.effective_base_url(), settings.model))
+
+    async def strategy_for(self, provider: ChatProvider, asked: str | None = None) -> str:
+        """The loop strategy a question uses. "auto" (the default): Claude and models that make
+        real tool calls search the book themselves; a local model that does not (probed once,
+        ``core.agent.probe``) gets the strategy that searches first."""
+        name = asked or self._settings.strategy
         if provider.name == "passages":
-            name = "tool-use"  # passages mode always searches through the tool loop
+            return "tool-use"  # passages mode always searches through the tool loop
+        if name != "auto":
+            return name
+        if provider.name != "local":
+            return "tool-use"
+        key = probe_key(provider.name, getattr(provider, "base_url", ""), provider.model)
+        probe = self.probes.get(key)
+        if probe is None:
+            search = next((s for s in self.tools.specs() if s.name == "search_book"), None)
+            if search is None:
+                return "always-retrieve"
+            try:
+                probe = await probe_tools(provider, search)
+            except LLMError as err:  # the question itself will say what is wrong
+                log.info("tool probe failed: %s", err.message)
+                return "always-retrieve"
+            self.probes.put(key, probe)
+        return probe.strategy
+
+    def _chat(self, provider: ChatProvider, name: str) -> ChatWithBook:
         return ChatWithBook(
             provider=provider,
             tools=self.tools,
@@ -169,9 +213,10 @@ class AgentService:
             executor=self.executor,
             spoiler_cache=self.spoilers,
             spoiler_verify=self._settings.verifies_with(provider.name),
+            local_reading=self._settings.local_reading,
         )
 
-    def ask(
+    async def ask(
         self,
         conversation_id: int,
         text: str | Question,
@@ -182,9 +227,12 @@ class AgentService:
         spoilers_until: int | None = None,
     ) -> AsyncIterator[AgentEvent]:
         question = text if isinstance(text, Question) else Question(text, selection)
-        return self._chat(strategy).run(
-            conversation_id, question, stop=stop, spoilers_until=spoilers_until
-        )
+        provider = self.provider()
+        chat = self._chat(provider, await self.strategy_for(provider, strategy))
+        events = chat.run(conversation_id, question, stop=stop, spoilers_until=spoilers_until)
+        async with contextlib.aclosing(cast(AsyncGenerator[AgentEvent], events)):
+            async for event in events:
+                yield event
 
     async def regenerate(
         self,

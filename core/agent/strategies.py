@@ -13,8 +13,10 @@ the reader, and never handles stop reasons (``loop.STOP_TABLE`` does).
 
 from __future__ import annotations
 
+import asyncio
 import re
 
+from core.agent.budget import BUDGETS, within_budget
 from core.agent.loop_state import StrategyLoop
 from core.agent.providers.passages import query_for
 from core.agent.tools import ToolOutput
@@ -98,6 +100,10 @@ class AlwaysRetrieveStrategy:
             [("search_book", {"query": q, "top_k": TOP_K}) for q in queries]
         )
         output = ToolOutput(fuse([o.passages for o in outputs]), "")
+        given = output.passages
+        if loop.provider.name == "local":  # a slow reader: the best sentences, in a budget
+            budget = BUDGETS.get(loop.local_reading, BUDGETS["speed"])
+            given = await asyncio.to_thread(within_budget, given, asked, budget)
         citation_rule = load_prompt(
             "citations_native" if loop.provider_supports_citations else "citations_labels"
         ).strip()
@@ -108,7 +114,7 @@ class AlwaysRetrieveStrategy:
             passages="(given above)" if output.passages else "No passages matched.",
             question=question.for_model if question else text,
         )
-        added = (Passages(output.passages), Instruction(instruction))
+        added = (Passages(given), Instruction(instruction))
         if isinstance(last, UserMessage):
             return [*messages[:-1], UserMessage((*last.parts, *added))]
         return [*messages, UserMessage(added)]
@@ -143,7 +149,7 @@ STRATEGIES: dict[
     "always-retrieve": AlwaysRetrieveStrategy,
     "llm-only": LlmOnlyStrategy,
 }
-assert tuple(STRATEGIES) == STRATEGY_NAMES, "settings and strategies name the same set"
+assert ("auto", *STRATEGIES) == STRATEGY_NAMES, "settings and strategies name the same set"
 
 
 def pick_strategy(name: str) -> ToolUseStrategy | LlmOnlyStrategy | AlwaysRetrieveStrategy:

@@ -34,13 +34,15 @@ async def _stream(
         RunCancelled,
         RunFailed,
         RunFinished,
+        RunStarted,
         SpoilerHidden,
         TextDelta,
         ToolFinished,
         ToolStarted,
     )
     from core.agent.grounding import NOT_CHECKED_CLI, checked_against_book
-    from core.agent.types import Selection
+    from core.agent.types import Selection, Withheld
+    from core.cli.ask_output import AnswerPrinter
     from core.labels import pages_label
 
     stop = asyncio.Event()
@@ -60,6 +62,14 @@ async def _stream(
     reveal = getattr(args, "reveal", False)
     code = 0
     answer = AnswerState()
+
+    def render(raw: str) -> str:
+        def notice(item: Withheld) -> str:
+            return f"[{notice_text(item)} — add --reveal to show it.] "
+
+        return clean(fill_hidden(raw, answer.withheld, reveal=reveal, notice=notice))
+
+    printer = AnswerPrinter(render)
     try:
         async for event in service.ask(
             conversation_id,
@@ -70,16 +80,12 @@ async def _stream(
             spoilers_until=getattr(args, "spoilers_until", None),
         ):
             answer.apply(event)
-            if isinstance(event, SpoilerHidden) and not out_json:
-                item = event.withheld
-                sys.stdout.write(
-                    clean(item.text)
-                    if reveal
-                    else f"[{notice_text(item)} — add --reveal to show it.] "
-                )
-                sys.stdout.flush()
-            elif isinstance(event, TextDelta) and not out_json:
-                sys.stdout.write(clean(event.text))
+            if isinstance(event, RunStarted) and (
+                skipped := service.spoiler_check_skipped(event.provider)
+            ):
+                say(f"margin: {skipped}", file=sys.stderr)
+            if isinstance(event, SpoilerHidden | TextDelta) and not out_json:
+                sys.stdout.write(printer.feed(answer.text))
                 sys.stdout.flush()
             elif isinstance(event, ToolStarted) and verbose:
                 say(f"· {event.description}…", file=sys.stderr)
@@ -106,6 +112,7 @@ async def _stream(
                     data.update(_marks(result.stop_reason, checked))
                     CliContext.print_json(data)
                 else:
+                    sys.stdout.write(printer.finish(answer.text))
                     if answer.text and not answer.text.endswith("\n"):
                         sys.stdout.write("\n")
                     if result.answer and not checked and isinstance(event, RunFinished):
@@ -139,6 +146,7 @@ def _marks(stop_reason: str, checked: bool) -> dict[str, bool]:
     return {
         "checked_against_book": checked,  # false: the model never saw the book's text
         "stopped_repeating": stop_reason == REPETITION_STOP,  # the answer looped and was cut
+        "empty_answer": stop_reason == "empty_answer",  # no words: the passages were added
     }
 
 
@@ -382,7 +390,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     group.add_argument("--new", action="store_true", help="start a new conversation")
     p.add_argument("--selection", metavar="TEXT", help="a passage the question is about")
     p.add_argument("--selection-page", type=number, metavar="N")
-    p.add_argument("--strategy", choices=["tool-use", "always-retrieve", "llm-only"])
+    p.add_argument("--strategy", choices=["auto", "tool-use", "always-retrieve", "llm-only"])
     p.add_argument(
         "--spoilers-until",
         type=_spoiler_page,
@@ -401,7 +409,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser("chat", help="talk about a book interactively")
     p.add_argument("book", metavar="BOOK")
     p.add_argument("--conversation", type=number, metavar="ID")
-    p.add_argument("--strategy", choices=["tool-use", "always-retrieve", "llm-only"])
+    p.add_argument("--strategy", choices=["auto", "tool-use", "always-retrieve", "llm-only"])
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(handler=cmd_chat)
 

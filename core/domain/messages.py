@@ -162,7 +162,9 @@ class Withheld:
     text: str
     terms: tuple[tuple[str, int], ...]  # (word as written, first page in the book)
     read_to: int
-    reason: str = "later"  # "later": names what comes later; "unsupported": not from the pages read
+    # "later": names what comes later; "unsupported": not from the pages read; "ungrounded": no
+    # passage the model was given says it (core.agent.loop_text)
+    reason: str = "later"
 
     @property
     def first_page(self) -> int:

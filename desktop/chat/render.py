@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from PySide6.QtGui import QColor, QPalette
 
-from core.agent.answer import AnswerState, fill_hidden, notice_text
+from core.agent.answer import FOLD_LINE, AnswerState, fill_hidden, notice_text
 from core.agent.pricing import estimate_cost
 from core.agent.types import CitationRef, Passage, Withheld
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, Labels, pages_label, printed_pages
@@ -321,6 +321,8 @@ def answer_html(
     text = shown_text(view, revealed) if body is None else body
     parts = [who_html(view)] if body is None else []
     end = len(text) if full else cut_at(text)
+    if not full and view.status != "running" and (fold := text.find(FOLD_LINE)) > 0:
+        end = min(end, fold)  # the no-model reply: its answer first, the passages folded
     if text:
         body_html = markdown(text[:end])
         if view.provider == "passages":

@@ -53,7 +53,7 @@ def install(window: MainWindow) -> None:
     timer.setInterval(CALIBRE_CHECK_MS)
     timer.timeout.connect(lambda: start(window, refresh_calibre(window)))
     timer.start()
-    window._calibre_timer = timer
+    window._calibre_timer = timer  # type: ignore[attr-defined]
     QTimer.singleShot(2000, lambda: start(window, refresh_calibre(window)))
 
 
@@ -181,4 +181,4 @@ def open_catalogues(window: MainWindow) -> None:
     dialog = OpdsDialog(catalogues(window.paths), import_file, window)
     dialog.finished.connect(lambda *_: window.books.refresh_library())
     dialog.open()
-    window._opds_dialog = dialog
+    window._opds_dialog = dialog  # type: ignore[attr-defined]

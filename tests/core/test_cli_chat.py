@@ -96,7 +96,7 @@ def test_ask_without_key_shows_passages(
     )
     run(capsys, "position", "1", "60")
     code, out, err = run(capsys, "ask", "1", "Gregor's sister violin")
-    assert code == 0 and "Passages from the book" in out and "No model connected" in err
+    assert code == 0 and "From the book" in out and "No model connected" in err
     assert "Sources: p" in out
 
 
@@ -110,7 +110,12 @@ def test_history_json_lists_sources_and_export_conversation(
     run(capsys, "import", str(books_dir / "alice_in_wonderland.epub"))
     save_settings(
         resolve_paths().ensure(),
-        Settings(provider="local", base_url=fake_anthropic.url, model="small-local"),
+        Settings(
+            provider="local",
+            base_url=fake_anthropic.url,
+            model="small-local",
+            strategy="tool-use",
+        ),
     )
     fake_anthropic.add(
         Reply.tools(("search_book", {"query": "White Rabbit"}), ("read_pages", {"start": 3})),

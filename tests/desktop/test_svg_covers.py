@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from desktop.library.cover_images import CoverJob, generated_cover, make_cover
 from PySide6.QtGui import QColor
 
 from core.books.covers import epub_cover_bytes, safe_svg
+from desktop.library.cover_images import CoverJob, generated_cover, make_cover
 
 
 def colours(image: Any) -> set[tuple[int, int, int]]:

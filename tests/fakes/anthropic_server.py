@@ -54,6 +54,10 @@ class Reply:
     chunk_chars: int = 12
     tokens_per_second: float | None = None  # pace text deltas (one delta ≈ one token)
     delay_before: float = 0.0
+    # after the headers, before the first event: a local server reading the prompt
+    first_event_delay: float = 0.0
+    stall_after_chars: int | None = None  # then silence for ``stall_s`` mid-stream
+    stall_s: float = 0.0
     # faults
     status: int = 200
     error_type: str = ""
@@ -333,6 +337,8 @@ class FakeAnthropic:
             return
         pace = 1.0 / reply.tokens_per_second if reply.tokens_per_second else 0.0
         sent_chars = 0
+        if reply.first_event_delay and self._stop.wait(reply.first_event_delay):
+            return
 
         def send(event: str, data: dict[str, Any]) -> None:
             payload = f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
@@ -393,6 +399,14 @@ class FakeAnthropic:
                             h.wfile.flush()
                             h.connection.shutdown(socket.SHUT_RDWR)
                             return
+                        if (
+                            reply.stall_after_chars is not None
+                            and sent_chars >= reply.stall_after_chars
+                            and reply.stall_s
+                        ):
+                            if self._stop.wait(reply.stall_s):
+                                return
+                            reply.stall_s = 0.0
                         send(
                             "content_block_delta",
                             {

@@ -14,6 +14,13 @@ from dataclasses import dataclass
 
 from core.agent.providers.answer_sentence import pick
 from core.agent.providers.base import ProviderEvent, StreamCitation, StreamText
+from core.agent.providers.passages_reply import (
+    FOLD_LINE,
+    Lead,
+    lead_block,
+    leads,
+    whole_sentences,
+)
 from core.agent.types import (
     AssistantMessage,
     CitationRef,
@@ -30,14 +37,13 @@ from core.agent.types import (
     UserMessage,
 )
 from core.labels import pages_label
-from core.search.sentences import ENDED as _ENDED
-from core.search.sentences import abbreviated, is_heading, paragraphs, sentences
+from core.search.sentences import paragraphs
 
 HEADER = (
-    "**Passages from the book** — no AI model is connected, so these are the closest matches "
-    "to your question, not an answer. In each, the sentence most likely to answer comes first, "
-    "in bold."
+    "**From the book** — no AI model is connected, so this is not an AI answer: the "
+    "sentences of the book most likely to answer your question, with their pages."
 )
+PASSAGES_LINE = "the closest matches, each with the sentence most likely to answer first, in bold:"
 TAIL = "Connect Claude or a local model in Settings to get real answers."
 QUOTE_CHARS = 450
 CONTEXT_CHARS = 3000  # at most, whole sentences around the best one
@@ -93,20 +99,6 @@ class Shown:
     context: str
     cut_start: bool
     cut_end: bool
-
-
-def whole_sentences(text: str) -> list[str]:
-    """The sentences of a passage without the pieces its cut left at either end (a passage
-    starts where the one before it ended, often mid-sentence), nor its headings, captions
-    and ornaments (the chapter is on the passage's line already)."""
-    paras = paragraphs(text)
-    kept = [p for p in paras if not is_heading(p)]
-    parts = [s for p in kept for s in sentences(p)]
-    if kept and paras[0] == kept[0] and len(parts) > 1 and parts[0][:1].islower():
-        parts = parts[1:]
-    if len(parts) > 1 and (not _ENDED.search(parts[-1]) or abbreviated(parts[-1])):
-        parts = parts[:-1]
-    return parts
 
 
 def _folded(text: str) -> str:
@@ -287,6 +279,14 @@ def _hidden_text(part: HiddenAfter) -> str:
     return f"Passages after page {part.page}, beyond where you have read, are not shown."
 
 
+def _reply_parts(
+    passages: list[Passage], query: str, count: int
+) -> tuple[list[tuple[Passage, Shown]], list[Lead]]:
+    """The passages shown and the sentences that lead the reply (``passages_reply``)."""
+    chosen = choose(passages, query, count)
+    return chosen, leads([(p, shown.answer) for p, shown in chosen], query)
+
+
 class PassagesProvider:
     name = "passages"
     model = "passages"
@@ -334,10 +334,14 @@ class PassagesProvider:
         parts: list[str] = []
         citations: list[CitationRef] = []
         if passages:
-            parts.append(HEADER + "\n\n")
-            yield StreamText(parts[-1])
             # the encoder reads up to 24 sentences (about 0.25 s of CPU): not on the window's loop
-            chosen = await asyncio.to_thread(choose, passages, query, self.shown)
+            chosen, first = await asyncio.to_thread(_reply_parts, passages, query, self.shown)
+            block, cited = lead_block(first)
+            parts.append(f"{HEADER}\n\n{block}{FOLD_LINE} — {PASSAGES_LINE}\n\n")
+            yield StreamText(parts[-1])
+            for ref in cited:
+                citations.append(ref)
+                yield StreamCitation(ref)
             for p, shown in chosen:
                 quote = shown.answer or excerpt(p.text, [])[0]
                 chapter = p.title.partition(CHAPTER_MARK)[2]
@@ -346,8 +350,9 @@ class PassagesProvider:
                 parts.append(f"{where}\n\n> **{quote}**\n{_after_lead(shown)}\n")
                 yield StreamText(parts[-1])
                 ref = CitationRef(p.book_id, p.first_page, p.last_page, quote)
-                citations.append(ref)
-                yield StreamCitation(ref)
+                if all((c.first_page, c.last_page) != (p.first_page, p.last_page) for c in cited):
+                    citations.append(ref)
+                    yield StreamCitation(ref)
             if hidden:
                 parts.append(f"*{_hidden_text(hidden[0])}*\n\n")
                 yield StreamText(parts[-1])

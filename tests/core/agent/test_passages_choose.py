@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 
+from core.agent.answer import FOLD_LINE
 from core.agent.providers.base import StreamText
 from core.agent.providers.passages import (
     ASKED,
@@ -114,9 +115,10 @@ def test_a_reply_fits_the_room_and_shows_at_most_six_passages(
     library.set_read_to(alice.id, alice.page_count)
     book = library.find_book(alice.id)
     text, found = reply(library, book, "What did the Hatter and the March Hare do at tea?")
-    quoted = [line for line in text.splitlines() if line.startswith("> **")]
+    below = text.split(FOLD_LINE, 1)[1]  # the passages, under the answer that leads the reply
+    quoted = [line for line in below.splitlines() if line.startswith("> **")]
     assert len(found) > SHOWN and 1 < len(quoted) <= SHOWN
-    assert sum(len(line) for line in text.splitlines() if line.startswith(">")) <= REPLY_CHARS
+    assert sum(len(line) for line in below.splitlines() if line.startswith(">")) <= REPLY_CHARS
     every = sum(len(p.text) for p in found[:SHOWN])
     assert every > REPLY_CHARS, "without the room, these passages would not fit"
 

@@ -150,7 +150,11 @@ def alice_21(library: Library, books_dir: Path) -> BookInfo:
 
 def service_for(library: Library, fake: FakeAnthropic, provider: str) -> AgentService:
     settings = Settings(
-        provider=provider, base_url=fake.url, model="claude-test", limits=AgentLimits()
+        provider=provider,
+        base_url=fake.url,
+        model="claude-test",
+        limits=AgentLimits(),
+        strategy="tool-use",  # the scripted replies are a tool-using model's (no probe)
     )
     return AgentService(
         library, library.paths, settings, provider_factory=fast_factory, retry_delay=0.01
@@ -172,7 +176,14 @@ def test_page_labels_past_the_bound_never_become_chips(
         "The whole story is told in [pp. 5-400]. "
         "She cries a pool of tears [pp. 12-13]."
     )
-    fake_anthropic.add(Reply.text(answer))
+    # the model reads the pages it cites: a label is a source only for a page it was given
+    # (issue 40)
+    fake_anthropic.add(
+        Reply.tools(
+            ("read_pages", {"start": 3, "end": 3}), ("read_pages", {"start": 12, "end": 13})
+        ),
+        Reply.text(answer),
+    )
     events = collect(service.ask(conv.id, "What happens?"))
     assert isinstance(events[-1], RunFinished)
     state = AnswerState()
@@ -354,7 +365,7 @@ def test_passages_mode_framing_is_never_held(
     assert isinstance(events[-1], RunFinished)
     assert not any(isinstance(e, SpoilerHidden) for e in events)
     shown = "".join(e.text for e in events if isinstance(e, TextDelta))
-    assert shown.startswith("**Passages from the book**")
+    assert shown.startswith("**From the book**")
 
 
 def test_the_selections_page_label_counts_as_read(alice: SpoilerIndex) -> None:

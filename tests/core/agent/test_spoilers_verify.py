@@ -102,7 +102,11 @@ def test_a_local_model_verifies_only_when_asked(
     book = import_book(library, books_dir / "metamorphosis.epub").book
     library.set_position(book.id, META_READ_TO)
     settings = Settings(
-        provider="local", base_url=fake_anthropic.url, model="qwen", spoiler_verify=verify
+        provider="local",
+        base_url=fake_anthropic.url,
+        model="qwen",
+        spoiler_verify=verify,
+        strategy="tool-use",
     )
     service = AgentService(
         library, library.paths, settings, provider_factory=fast_factory, retry_delay=0.01

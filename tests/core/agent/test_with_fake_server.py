@@ -272,7 +272,9 @@ def test_local_server_plain_text_labels_become_citations(
     service = AgentService(
         library,
         library.paths,
-        Settings(provider="local", base_url=fake_anthropic.url, model="llama3"),
+        Settings(
+            provider="local", base_url=fake_anthropic.url, model="llama3", strategy="tool-use"
+        ),
         provider_factory=fast_factory,
     )
     conv = service.create_conversation(alice.id)
@@ -335,7 +337,7 @@ def test_passages_mode_without_key(library: Library, alice: BookInfo) -> None:
     conv = service.create_conversation(alice.id)
     events = ask(service, conv.id, "Tell me about the Cheshire Cat")
     result = events[-1].result
-    assert result.answer.startswith("**Passages from the book**")
+    assert result.answer.startswith("**From the book**")
     assert result.citations and all(c.last_page <= 45 for c in result.citations)
     assert "Cheshire" in result.answer
     assert result.estimated_cost_usd is None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.agent.providers.passages import whole_sentences
+from core.agent.providers.passages_reply import whole_sentences
 from core.search.sentences import is_heading, paragraphs, sentences
 
 

@@ -15,7 +15,10 @@ KEY = "sk-ant-desktop-test-KEY-15"
 
 
 def use_server(window: Any, fake: FakeAnthropic, monkeypatch: Any, **settings: Any) -> Any:
-    """The chat pane of ``window`` answering from ``fake`` with no retries."""
+    """The chat pane of ``window`` answering from ``fake`` with no retries (a local model's
+    strategy named: the scripted replies are a tool-using model's)."""
+    if settings.get("provider") == "local":
+        settings.setdefault("strategy", "tool-use")
     return connect_claude(window, fake, monkeypatch, KEY, max_retries=0, **settings).chat
 
 

@@ -201,7 +201,7 @@ def test_passages_mode_without_key(window: Any, books_dir: Path, qtbot: Any) -> 
     chat.ask("Who is the Cheshire Cat?")
     qtbot.waitUntil(lambda: not chat.live, timeout=10000)
     text = chat.transcript_text()
-    assert "Passages from the book" in text and "Cheshire" in text
+    assert "From the book" in text and "Cheshire" in text
     assert "margin-cite:" in chat.transcript.toHtml()
 
 

@@ -55,12 +55,12 @@ def test_local_server_page_labels_become_chips_and_sources_list_passages(
     book_id = read_alice(window, books_dir)
     fake_anthropic.add(
         Reply.tool_use("search_book", {"query": "Cheshire cat grin"}),
-        Reply.text("The Cat grins and vanishes [p. 39]."),
+        Reply.text("It is a Cheshire cat, said the Duchess, and that is why it grins [p. 40]."),
     )
     chat.ask("Why does the cat grin?")
-    done(chat, qtbot, "vanishes")
+    done(chat, qtbot, "that is why it grins")
     html = chat.transcript.toHtml()
-    assert "margin-cite:" in html and "p. 39" in chat.transcript_text()
+    assert "margin-cite:" in html and "p. 40" in chat.transcript_text()
     key = next(k for k, v in chat.messages.views.items() if v.tool_calls)
     chat._link(QUrl(f"margin-action:sources/{key}"))
     text = chat.transcript_text()
@@ -118,7 +118,7 @@ def test_answer_without_the_book_is_labelled_and_can_be_asked_from_the_book(
     fake_anthropic.add(
         Reply.text("From memory: the Cat is a cat."),
         Reply.text("Cheshire Cat grin"),  # always-retrieve: the model's search words
-        Reply.text("From the book: the Cat grins [p. 39]."),
+        Reply.text("From the book: it is a Cheshire cat, said the Duchess [p. 40]."),
     )
     chat.ask("Who is the Cat?")
     done(chat, qtbot, "From memory")

@@ -249,7 +249,12 @@ class AnthropicProvider:
         max_retries: int = 2,
         stream_idle_s: float = 60.0,
         retry_delay: float = 1.0,
+        first_event_s: float | None = None,
     ) -> None:
+        """``stream_idle_s``: the longest silence once the answer streams. ``first_event_s``:
+        how long the server may take to read the prompt after its headers came (a local
+        server sends its first event only then: 40 s for 1,450 tokens on two cores); the
+        idle limit by default, as Claude's API starts at once."""
         self.name = "local" if local else "anthropic"
         self.model = model
         self.base_url = base_url
@@ -261,6 +266,9 @@ class AnthropicProvider:
         self._timeout = timeout
         self._max_retries = max_retries
         self._idle = stream_idle_s
+        self._first = max(stream_idle_s, first_event_s or 0.0)
+        if local:  # one HTTP read may wait as long as the prompt's reading
+            timeout = max(timeout, self._first)
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         if local:
@@ -344,12 +352,14 @@ class AnthropicProvider:
         try:
             async with client.messages.stream(**kwargs) as stream:
                 iterator = stream.__aiter__()
+                wait = self._first  # headers came; the server may still be reading the prompt
                 try:
                     while True:
                         try:
-                            event = await asyncio.wait_for(iterator.__anext__(), self._idle)
+                            event = await asyncio.wait_for(iterator.__anext__(), wait)
                         except StopAsyncIteration:
                             break
+                        wait = self._idle
                         kind = event.type
                         if kind == "text":
                             if event.text:

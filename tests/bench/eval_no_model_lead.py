@@ -1,0 +1,113 @@
+"""The no-model reply, answer first (issue 40, item 8): is the answer before the fold, and how
+long is the part before it?
+
+Thirty questions written for this evaluation, apart from the project's sets
+(tests/bench/data/search_eval.json and the bench questions): each with a phrase of the book that
+answers it. A question goes the reader's way (``AgentService`` in passages mode, the book read to
+the end) and the judge reads the reply up to ``FOLD_LINE`` (where the chat pane folds it):
+*answer first* when the phrase (folded: case, punctuation, curly quotes) is there. Also: words
+before the fold (median, most), and the same judge on the whole reply.
+
+Run: PYTHONPATH=$PWD .venv/bin/python tests/bench/eval_no_model_lead.py [--misses]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "books"
+
+# (book, question, a phrase of the book that answers it)
+QUESTIONS: list[tuple[str, str, str]] = [
+    ("alice", "What words are on the label of the little bottle Alice finds?", "DRINK ME"),
+    ("alice", "What is written on the little cake in the glass box?", "EAT ME"),
+    ("alice", "What is the caterpillar on the mushroom smoking?", "hookah"),
+    ("alice", "What will one side of the mushroom do to Alice?", "grow taller"),
+    ("alice", "What is there too much of in the Duchess's soup?", "pepper"),
+    ("alice", "What does the Duchess's baby turn into?", "pig"),
+    ("alice", "Where does the Cat say the Hatter lives?", "lives a Hatter"),
+    ("alice", "Why is it always tea-time at the Hatter's table?", "always six o'clock"),
+    ("alice", "Who is asleep between the March Hare and the Hatter?", "Dormouse"),
+    ("alice", "What riddle does the Hatter ask Alice?", "raven like a writing-desk"),
+    ("alice", "Why are the gardeners painting the roses?", "red rose-tree"),
+    ("alice", "What does Alice use as a mallet in the croquet game?", "flamingo"),
+    ("alice", "What are the balls in the Queen's croquet game?", "hedgehogs"),
+    ("alice", "What is the name of Alice's cat at home?", "Dinah"),
+    ("alice", "What does Alice see on the walls as she falls down the hole?", "cupboards"),
+    ("alice", "What jar does Alice take off a shelf while falling?", "ORANGE MARMALADE"),
+    ("alice", "What does the Mock Turtle say he once was?", "a real Turtle"),
+    ("alice", "What dance do the Gryphon and the Mock Turtle show Alice?", "Lobster Quadrille"),
+    ("alice", "Who is accused of stealing the tarts?", "Knave"),
+    ("alice", "What is the Hatter's watch wrong by?", "two days wrong"),
+    ("alice", "What did the Hatter put into the watch to mend it?", "best butter"),
+    ("meta", "What has Gregor become when he wakes up?", "vermin"),
+    ("meta", "What picture hangs on the wall of Gregor's room?", "fur boa"),
+    ("meta", "Who comes from Gregor's firm to find out why he is late?", "chief clerk"),
+    ("meta", "What does Gregor's father throw at him?", "apple"),
+    ("meta", "Who rents rooms in the family's flat?", "three gentlemen"),
+    ("meta", "What time does Gregor's alarm clock show when he wakes?", "half past six"),
+    ("meta", "What do the parents think of for Grete at the end?", "good husband"),
+    ("meta", "What does the charwoman call Gregor?", "dung-beetle"),
+    ("meta", "Where does the family go on the tram after Gregor's death?", "open country"),
+]
+BOOKS = {"alice": "alice_in_wonderland.epub", "meta": "metamorphosis.epub"}
+
+
+def fold(text: str) -> str:
+    text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
+    return " ".join(re.sub(r"[^\w']+", " ", text.lower()).split())
+
+
+async def main(misses: bool) -> int:
+    os.environ.setdefault("MARGIN_HOME", tempfile.mkdtemp(prefix="margin-eval-"))
+    from core.agent.answer import FOLD_LINE
+    from core.agent.events import RunFinished
+    from core.agent.providers.passages_reply import words_before_fold
+    from core.agent.service import AgentService
+    from core.books.importer import import_book
+    from core.paths import resolve_paths
+    from core.settings import Settings
+    from core.store.library import Library
+
+    paths = resolve_paths().ensure()
+    library = Library.open(paths)
+    ids = {}
+    for key, name in BOOKS.items():
+        book = import_book(library, FIXTURES / name).book
+        library.set_read_to(book.id, book.page_count)
+        ids[key] = book.id
+    service = AgentService(library, paths, Settings(provider="passages"))
+    first = whole = 0
+    words: list[int] = []
+    for key, question, phrase in QUESTIONS:
+        conv = service.create_conversation(ids[key])
+        events = [e async for e in service.ask(conv.id, question)]
+        end = events[-1]
+        assert isinstance(end, RunFinished), end
+        reply = end.result.answer
+        head = reply.split(FOLD_LINE, 1)[0]
+        hit = fold(phrase) in fold(head)
+        first += hit
+        whole += fold(phrase) in fold(reply)
+        words.append(words_before_fold(reply))
+        if misses and not hit:
+            print(f"MISS {question!r} ({phrase!r}):\n{head}\n")
+    n = len(QUESTIONS)
+    print(f"questions: {n} (own set, written apart from the project's)")
+    print(f"answer before the fold: {first}/{n}; anywhere in the reply: {whole}/{n}")
+    print(
+        f"words before the fold: median {statistics.median(words):.0f}, most {max(words)}, "
+        f"over 250: {sum(w > 250 for w in words)}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main("--misses" in sys.argv)))

@@ -1,0 +1,173 @@
+"""Local models answer from the book (issue 40, items 3–6): a prompt in a budget of tokens,
+citations only from what the model read, invented sentences told apart from spoilers, and an
+answer with no words marked and answered with the passages. The real SDK and provider
+(``provider = "local"``) against the fake server on loopback, Alice read to p. 45."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.agent.answer import UNGROUNDED_NOTICE, notice_text
+from core.agent.bare import EMPTY_STOP, NOTICE, is_bare
+from core.agent.budget import BUDGETS, tokens
+from core.agent.events import Notice, RunFinished
+from core.search import BookSearch
+from core.store.library import BookInfo, Library
+from tests.core.agent.test_local_models import ask, local_service
+from tests.fakes.anthropic_server import FakeAnthropic, Reply
+
+GRIN = "Why does the Cheshire Cat grin?"
+
+
+def passages_sent(body: dict[str, Any]) -> list[str]:
+    """The passages' texts in a request (search_result blocks or labelled text)."""
+    out = []
+    for message in body["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block.get("type") == "search_result":
+                out.append(" ".join(c["text"] for c in block["content"]))
+            elif block.get("type") == "text" and block["text"].startswith("<passage"):
+                out.append(block["text"])
+    return out
+
+
+def sent_text(body: dict[str, Any]) -> str:
+    parts = []
+    for message in body["messages"]:
+        content = message["content"]
+        if isinstance(content, str):
+            parts.append(content)
+            continue
+        for block in content:
+            if block.get("type") == "text":
+                parts.append(block["text"])
+            for inner in block.get("content", []) if isinstance(block.get("content"), list) else []:
+                if isinstance(inner, dict) and inner.get("type") == "text":
+                    parts.append(inner["text"])
+    return "\n".join(parts)
+
+
+# 3. a local model reads the best sentences, within a budget of tokens ----------------------
+
+
+def test_a_local_model_gets_the_best_sentences_within_the_readers_budget(
+    library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
+) -> None:
+    sizes = {}
+    for reading in ("speed", "breadth"):
+        fake_anthropic.add(Reply.text("Cheshire Cat grin"), Reply.text("It is a Cheshire cat."))
+        service = local_service(library, fake_anthropic, "always-retrieve")
+        service.update_settings(
+            __import__("dataclasses").replace(service.settings, local_reading=reading)
+        )
+        events = ask(service, alice, GRIN)
+        assert isinstance(events[-1], RunFinished)
+        body = fake_anthropic.message_requests[-1].body
+        text = sent_text(body)
+        # the answering sentence is there, whatever the budget
+        assert "It’s a Cheshire cat,” said the Duchess" in text
+        full = sum(tokens(p.text) for p in events[-1].result.passages)
+        given = tokens(text) - tokens(GRIN) - 400  # less the instructions around them
+        sizes[reading] = tokens(text)
+        assert given <= BUDGETS[reading] * 1.15, (reading, given)
+        assert full > BUDGETS["breadth"], "the passages found are longer than either budget"
+    assert sizes["speed"] < sizes["breadth"]
+
+
+# 4. citations only from the pages the model was given, checked against their text ---------
+
+
+def grin_page(library: Library, alice: BookInfo) -> str:
+    """The label of the passage the search finds with the Duchess's answer."""
+    hits = BookSearch(library.db).search_book(alice.id, GRIN, limit=6, until_page=alice.read_to)
+    hit = next(h for h in hits if "Cheshire cat,” said the Duchess" in h.text)
+    first, last = hit.start_page, hit.end_page
+    return f"[p. {first}]" if first == last else f"[pp. {first}–{last}]"
+
+
+def test_a_citation_is_kept_only_when_a_given_passage_on_that_page_says_it(
+    library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
+) -> None:
+    label = grin_page(library, alice)
+    fake_anthropic.add(
+        Reply.text("Cheshire Cat grin"),
+        Reply.text(
+            f"The Duchess says it is a Cheshire cat, and that is why it grins {label}. "
+            f"The cat is purple and sings opera at night {label}. "
+            "Alice met the Mad Hatter at the beach in the first chapter [p. 3]."
+        ),
+    )
+    service = local_service(library, fake_anthropic, "always-retrieve")
+    events = ask(service, alice, GRIN)
+    result = events[-1].result
+    given = {(p.first_page, p.last_page) for p in result.passages}
+    assert not any(a <= 3 <= b for a, b in given), "p. 3 was never given"
+    (kept,) = result.citations  # the invented claim on a given page and p. 3 are not sources
+    assert label.strip("[]").split(" ")[1].split("–")[0] == str(kept.first_page)
+    assert "Cheshire cat" in kept.quoted_text  # a sentence of the passage, for the reader
+    stored = service.history(result.conversation_id)[-1]
+    assert [c.first_page for c in stored.citations] == [kept.first_page]
+
+
+def test_an_answer_written_without_the_book_lists_no_sources(
+    library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.add(Reply.text("The cat grins because it is happy [p. 5]."))
+    service = local_service(library, fake_anthropic, "llm-only")
+    events = ask(service, alice, GRIN)
+    result = events[-1].result
+    assert not result.passages and not result.citations
+    stored = service.history(result.conversation_id)[-1]
+    assert not stored.citations
+
+
+# 5. an invented sentence is "not from the book", never a spoiler notice ----------------------
+
+
+def test_an_invented_sentence_is_hidden_as_not_from_the_book(
+    library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
+) -> None:
+    invented = "The Mock Turtle and the Gryphon dance the Lobster Quadrille with the cat."
+    fake_anthropic.add(Reply.text(f"The cat grins. {invented}"))
+    events = ask(local_service(library, fake_anthropic, "llm-only"), alice, GRIN)
+    result = events[-1].result
+    assert result.withheld, "the guard held the sentence back"
+    assert all(w.reason == "ungrounded" for w in result.withheld)
+    assert notice_text(result.withheld[0]) == UNGROUNDED_NOTICE
+    assert "after p." not in notice_text(result.withheld[0])
+
+
+# 6. an empty or citation-only answer is marked and answered with the passages --------------
+
+
+def test_a_citation_only_answer_is_marked_and_the_passages_shown(
+    library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.add(Reply.text("Cheshire Cat grin"), Reply.text("[pp. 39–40]"))
+    service = local_service(library, fake_anthropic, "always-retrieve")
+    events = ask(service, alice, GRIN)
+    assert isinstance(events[-1], RunFinished)
+    result = events[-1].result
+    assert result.stop_reason == EMPTY_STOP
+    assert NOTICE in [e.text for e in events if isinstance(e, Notice)]
+    assert "no answer in words, only a page label" in result.answer
+    assert "Cheshire cat" in result.answer  # what the book says, from the passages given
+    assert result.citations and all(c.quoted_text for c in result.citations)
+    stored = service.history(result.conversation_id)[-1]
+    assert stored.stop_reason == EMPTY_STOP and "Cheshire cat" in stored.text
+
+
+def test_an_empty_answer_is_marked_too(
+    library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.add(Reply.text("Cheshire Cat grin"), Reply.text(" "))
+    events = ask(local_service(library, fake_anthropic, "always-retrieve"), alice, GRIN)
+    assert events[-1].result.stop_reason == EMPTY_STOP
+    assert "no answer in words." in events[-1].result.answer
+
+
+def test_what_counts_as_bare() -> None:
+    assert is_bare("") and is_bare("[pp. 30–31]") and is_bare("[p. 3] [p. 4].")
+    assert is_bare("See [p. 3].")
+    assert not is_bare("It is a Cheshire cat [p. 40].")
+    assert not is_bare("Yes.") and not is_bare("fine") and not is_bare("It grins [p. 40].")
