@@ -30,7 +30,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from core.cli import chat, companions, library, repair, threads
+    from core.cli import chat, companions, library, repair, speak, threads
 
     parser = Parser(
         prog="margin",
@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     repair.register(sub)
     threads.register(sub)
     companions.register(sub)
+    speak.register(sub)
     return parser
 
 
