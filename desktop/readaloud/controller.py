@@ -101,6 +101,7 @@ class ReadAloud(QObject):
             return False
         self._queue = queue
         self.spoken = []
+        self.current = None  # a new place: nothing before it was listened to its end
         self._clock.start()
         self._waiting_first = True
         self._set_state("playing")
