@@ -80,7 +80,7 @@ class ReadAloud(QObject):
         except NoText as exc:
             self._tell(str(exc)[:1].upper() + str(exc)[1:])
             return False
-        return self._begin(queue)
+        return self.play_utterances(queue)
 
     def play_text(self, text: str, language: str = "") -> bool:
         """Read ``text`` aloud (an answer): its sentences, nothing marked on the page."""
@@ -89,9 +89,10 @@ class ReadAloud(QObject):
         self._halt()
         if language:
             self._language = language
-        return self._begin(iter(list(page_utterances(0, text))))
+        return self.play_utterances(iter(list(page_utterances(0, text))))
 
-    def _begin(self, queue: Iterator[Utterance]) -> bool:
+    def play_utterances(self, queue: Iterator[Utterance]) -> bool:
+        """Say ``queue`` (utterances made elsewhere: ``margin speak``)."""
         if not self.speaker.ready():
             self._tell(self.speaker.problem)
             return False

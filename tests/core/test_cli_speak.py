@@ -51,3 +51,26 @@ def test_pdf_without_text_and_bad_page(capsys: pytest.CaptureFixture[str], pdf_d
     assert "no text to read aloud" in err and "Traceback" not in err
     code, out, err = run(capsys, "speak", "imagemagick", "--page", "9", "--list")
     assert code != 0 and "there is no page 9" in err
+
+
+def test_speaking_says_each_line_through_the_window_speech(
+    capfd: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --list the utterances go to the speaking child (Qt's test engine here)."""
+    monkeypatch.setenv("MARGIN_SPEECH_ENGINE", "mock")
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    book = tmp_path / "tiny.txt"
+    book.write_text("Mr. Holmes sat up. He said nothing.\n\nThen he left.\n")
+    assert main(["import", str(book)]) == 0
+    capfd.readouterr()
+    assert main(["speak", "tiny"]) == 0
+    out = capfd.readouterr().out
+    assert out.splitlines()[-3:] == [
+        "p. 1: Mr. Holmes sat up.",
+        "p. 1: He said nothing.",
+        "p. 1: Then he left.",
+    ]
+    monkeypatch.setenv("MARGIN_SPEECH_ENGINE", "none-here")
+    assert main(["speak", "tiny"]) == 1
+    captured = capfd.readouterr()
+    assert "needs a speech engine" in captured.err and "Traceback" not in captured.err
