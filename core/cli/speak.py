@@ -37,7 +37,9 @@ def cmd_speak(args: argparse.Namespace, ctx: CliContext) -> int:
         for u in utterances:
             say(f"{u.page}\t{u.start}-{u.end}\t{u.text}")
         return 0
-    command = [sys.executable, "-m", SPEAKER, "--language", book.language or ""]
+    # the bundle's launcher runs the speaking half itself (it has no ``python -m``)
+    child = ["--speak-child"] if getattr(sys, "frozen", False) else ["-m", SPEAKER]
+    command = [sys.executable, *child, "--language", book.language or ""]
     with subprocess.Popen(command, stdin=subprocess.PIPE, text=True) as child:
         assert child.stdin is not None
         try:
