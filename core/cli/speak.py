@@ -38,8 +38,8 @@ def cmd_speak(args: argparse.Namespace, ctx: CliContext) -> int:
             say(f"{u.page}\t{u.start}-{u.end}\t{u.text}")
         return 0
     # the bundle's launcher runs the speaking half itself (it has no ``python -m``)
-    child = ["--speak-child"] if getattr(sys, "frozen", False) else ["-m", SPEAKER]
-    command = [sys.executable, *child, "--language", book.language or ""]
+    prefix = ["--speak-child"] if getattr(sys, "frozen", False) else ["-m", SPEAKER]
+    command = [sys.executable, *prefix, "--language", book.language or ""]
     with subprocess.Popen(command, stdin=subprocess.PIPE, text=True) as child:
         assert child.stdin is not None
         try:
