@@ -28,6 +28,10 @@ UNUSED = re.compile(
             # read aloud's engines are the system's (speech-dispatcher, SAPI/WinRT, macOS):
             # Qt's test engine is for the tests only
             r"plugins/texttospeech/(lib)?qtexttospeech_mock",
+            # PulseAudio's client (libQt6Multimedia links it; read aloud plays nothing itself):
+            # the system's own must match its sound server, and without one QtTextToSpeech
+            # does not load and read aloud says so. Its codecs (sndfile, FLAC, …) go with it
+            r"^libpulse(common-[\d.]+)?\.so",
             r"plugins/(sqldrivers|multimedia|qmltooling|position|sensors|webview|designer)/",
             # the GTK platform theme: pulls in GTK's stack; the palette is the app's own and
             # the system colour scheme comes from the XDG desktop portal plugin (kept)

@@ -37,6 +37,8 @@ from bundle_prune import UNUSED, drop  # noqa: E402
         "PySide6/Qt/plugins/multimedia/libffmpegmediaplugin.so",
         "PySide6/Qt/lib/libQt6MultimediaWidgets.so.6",
         "PySide6/Qt/lib/libQt6MultimediaQuick.so.6",
+        "libpulse.so.0",
+        "libpulsecommon-16.1.so",
     ],
 )
 def test_unused_files_are_left_out(dest: str) -> None:
