@@ -194,9 +194,9 @@ class ReadAloud(QObject):
             return
         self.current = following
         self.spoken.append(following)
-        self.utteranceStarted.emit(following)
-        self.speaker.say(following.text)
+        self.speaker.say(following.text)  # first: the engine starts while the page is marked
         self._arm()
+        self.utteranceStarted.emit(following)
 
     def _started(self) -> None:
         if self._waiting_first:
