@@ -31,7 +31,7 @@ UNUSED = re.compile(
             # PulseAudio's client (libQt6Multimedia links it; read aloud plays nothing itself):
             # the system's own must match its sound server, and without one QtTextToSpeech
             # does not load and read aloud says so. Its codecs (sndfile, FLAC, …) go with it
-            r"^libpulse(common-[\d.]+)?\.so",
+            r"^lib(pulse|pulsecommon-[\d.]+|sndfile|FLAC|vorbis|vorbisenc|opus|mpg123|mp3lame|ogg|asyncns)\.so",
             r"plugins/(sqldrivers|multimedia|qmltooling|position|sensors|webview|designer)/",
             # the GTK platform theme: pulls in GTK's stack; the palette is the app's own and
             # the system colour scheme comes from the XDG desktop portal plugin (kept)

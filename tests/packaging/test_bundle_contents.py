@@ -39,6 +39,9 @@ from bundle_prune import UNUSED, drop  # noqa: E402
         "PySide6/Qt/lib/libQt6MultimediaQuick.so.6",
         "libpulse.so.0",
         "libpulsecommon-16.1.so",
+        "libsndfile.so.1",
+        "libFLAC.so.12",
+        "libmp3lame.so.0",
     ],
 )
 def test_unused_files_are_left_out(dest: str) -> None:
