@@ -31,5 +31,8 @@ def install(window: Any) -> ReadAloudActions:
         transcript.anchorClicked.connect(
             lambda url: parts.answer_link(url, window.chat.messages.views)
         )
+    rendered = getattr(window.chat, "answerRendered", None)
+    if rendered is not None:
+        rendered.connect(lambda conversation: parts.answer_finished(window.chat, conversation))
     window.read_aloud = parts
     return parts

@@ -53,6 +53,9 @@ class ReadAloudActions(QObject):
         add("slower", "S&lower", lambda: self._said_rate(speech.slower()))
         self.voices = self.menu.addMenu("&Voice")
         self.voices.aboutToShow.connect(self._fill_voices)
+        self.answers = self.menu.addAction("Read &answers aloud when they finish")
+        self.answers.setCheckable(True)
+        self._answered: set[str] = set()
         self.sleep = self.menu.addMenu("Sleep &timer")
         group = QActionGroup(self)
         for minutes in SLEEP_MINUTES:
@@ -121,3 +124,15 @@ class ReadAloudActions(QObject):
         return self.rs.speech.play_text(
             answer_words(views[key].text), book.language if book is not None else ""
         )
+
+    def answer_finished(self, pane: Any, conversation_id: int) -> bool:
+        """With "Read answers aloud when they finish" on, say the answer just finished
+        (``pane.answerRendered`` also fires while an answer streams: those are skipped)."""
+        if not self.answers.isChecked() or pane.live.get(conversation_id) is not None:
+            return False
+        key = pane.messages.last_answer
+        views = pane.messages.views
+        if not key or key in self._answered or key not in views:
+            return False
+        self._answered.add(key)
+        return self.answer_link(QUrl(f"margin-action:speak/{key}"), views)

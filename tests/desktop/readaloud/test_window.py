@@ -119,3 +119,30 @@ def test_the_menu(window: Any) -> None:
     assert "Read &aloud" in titles and titles.index("Read &aloud") < titles.index("&Help")
     shortcuts = {a.shortcut().toString() for a in window.read_aloud.actions.values()}
     assert {"Ctrl+Shift+U", "Ctrl+Shift+K", "Alt+Shift+Left", "Alt+Shift+Up"} <= shortcuts
+
+
+def test_answers_read_aloud_when_they_finish(qtbot: Any, window: Any, books_dir: Path) -> None:
+    """The option says a finished answer once; a streaming one (still live) waits."""
+    open_alice(window, books_dir, page=5)
+    parts = window.read_aloud
+    speech = parts.rs.speech
+
+    class View:
+        text = "The Cat grins."
+
+    class Pane:
+        live: dict[int, object] = {7: object()}
+
+        class messages:
+            last_answer = "k1"
+            views = {"k1": View()}
+
+    pane = Pane()
+    assert parts.answer_finished(pane, 7) is False  # the option is off
+    parts.answers.setChecked(True)
+    assert parts.answer_finished(pane, 7) is False  # still streaming
+    pane.live = {}
+    assert parts.answer_finished(pane, 7) is True and speech.state == "playing"
+    assert speech.current is not None and speech.current.text == "The Cat grins."
+    assert parts.answer_finished(pane, 7) is False  # said once
+    speech.stop()
