@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QUrl
+from PySide6.QtCore import QEvent, QObject, Qt, QUrl
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
@@ -71,6 +71,12 @@ class ReadAloudActions(QObject):
         self.button.setAccessibleName("Read aloud")
         speech.stateChanged.connect(self._state)
         reader_speech.announce.connect(self._announce)
+        window.installEventFilter(self)  # closing the window stops reading aloud
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.window and event.type() == QEvent.Type.Close:
+            self.rs.speech.stop()
+        return False
 
     def _add(self, name: str, text: str, slot: Any) -> QAction:
         act = QAction(text, self.window)

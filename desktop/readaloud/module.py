@@ -43,8 +43,10 @@ class ReaderSpeech(QObject):
         self.speech = speech or ReadAloud(parent=self)
         self._turning = False  # the page moves because of us, not the reader
         self.marks: list[tuple[int, int, int]] = []  # (page, start, end) marked, latest last
+        self.word = ""  # the word underlined last
         s = self.speech
         s.utteranceStarted.connect(self._show)
+        s.wordStarted.connect(self._word)
         s.pageListened.connect(self._listened)
         s.stateChanged.connect(self._state)
         s.message.connect(self.announce)
@@ -121,6 +123,34 @@ class ReaderSpeech(QObject):
         end = u.end - stored[: u.end].count("\n\n")
         text.mark_span(text._pos(u.page, start), text._pos(u.page, end))
         return bool(text.mark_visible())
+
+    def _word(self, page: int, start: int, end: int) -> None:
+        """Underline the word said (engines that report words), over the sentence's mark."""
+        from PySide6.QtGui import QTextCharFormat, QTextCursor
+        from PySide6.QtWidgets import QTextEdit
+
+        text = self.reader.host.text_view()
+        if text is None or page not in text.loaded or self.reader.host.pages is None:
+            return
+        stored = self.reader.host.pages.stored_text(page)
+        cursor = QTextCursor(text.document())
+        cursor.setPosition(text._pos(page, start - stored[:start].count("\n\n")))
+        cursor.setPosition(
+            text._pos(page, end - stored[:end].count("\n\n")), QTextCursor.MoveMode.KeepAnchor
+        )
+        word = QTextEdit.ExtraSelection()
+        word.cursor = cursor
+        fmt = QTextCharFormat()
+        fmt.setFontUnderline(True)
+        fmt.setProperty(QTextCharFormat.Property.UserProperty, "spoken-word")
+        word.format = fmt
+        kept = [
+            sel
+            for sel in text.extraSelections()
+            if sel.format.property(QTextCharFormat.Property.UserProperty) != "spoken-word"
+        ]
+        text.setExtraSelections([*kept, word])
+        self.word = cursor.selectedText()
 
     def _listened(self, page: int) -> None:
         session = self.reader.session

@@ -56,6 +56,12 @@ def test_from_the_selection_to_the_next_page(qtbot: Any, window: Any, books_dir:
     for _page, text, mark in said[:3]:
         assert text[:30] in mark or mark[:30] in text  # the sentence said is the one marked
     assert window.reader.page == 6  # the page turned by itself
+    spoken = said[-1][1]
+    qtbot.waitUntil(lambda: bool(parts.rs.word) and parts.rs.word in spoken, timeout=5000)
+    view = window.reader.host.text_view()
+    qtbot.waitUntil(  # the word said is underlined over its sentence's mark
+        lambda: any(s.format.fontUnderline() for s in view.extraSelections()), timeout=5000
+    )
     assert window.reader.session.read_to == 6  # page 5 was listened to its end
     key(qtbot, window, Qt.Key.Key_U)  # pause
     assert speech.state == "paused"
@@ -112,6 +118,15 @@ def test_a_pdf_without_text(qtbot: Any, window: Any, pdf_dir: Path, heard: list[
     assert speech.state == "stopped"
     assert "no text to read aloud" in window.statusBar().currentMessage()
     assert any("no text to read aloud" in text for text, _ in heard)
+
+
+def test_closing_the_window_stops_reading_aloud(qtbot: Any, window: Any, books_dir: Path) -> None:
+    open_alice(window, books_dir, page=5)
+    speech = window.read_aloud.rs.speech
+    window.read_aloud.rs.toggle()
+    assert speech.state == "playing"
+    window.close()
+    assert speech.state == "stopped"
 
 
 def test_the_menu(window: Any) -> None:
