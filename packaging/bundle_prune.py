@@ -21,9 +21,17 @@ UNUSED = re.compile(
         [
             # Qt translations except English: the app's own texts are English
             r"Qt6?/translations/(?!qtbase_en)",
-            # QML, Quick, WebEngine, Multimedia, 3D, Charts, Designer: never imported
+            # QML, Quick, WebEngine, Multimedia, 3D, Charts, Designer: never imported (the
+            # Multimedia library itself stays: QtTextToSpeech links it, for read aloud)
             r"/qml/",
-            r"libQt6(Quick|Qml|WebEngine|Multimedia|3D|Charts|Designer)",
+            r"libQt6(Quick|Qml|WebEngine|Multimedia(?!\.so)|3D|Charts|Designer)",
+            # read aloud's engines are the system's (speech-dispatcher, SAPI/WinRT, macOS):
+            # Qt's test engine is for the tests only
+            r"plugins/texttospeech/(lib)?qtexttospeech_mock",
+            # PulseAudio's client (libQt6Multimedia links it; read aloud plays nothing itself):
+            # the system's own must match its sound server, and without one QtTextToSpeech
+            # does not load and read aloud says so. Its codecs (sndfile, FLAC, …) go with it
+            r"^lib(pulse|pulsecommon-[\d.]+|sndfile|FLAC|vorbis|vorbisenc|opus|mpg123|mp3lame|ogg|asyncns)\.so",
             r"plugins/(sqldrivers|multimedia|qmltooling|position|sensors|webview|designer)/",
             # the GTK platform theme: pulls in GTK's stack; the palette is the app's own and
             # the system colour scheme comes from the XDG desktop portal plugin (kept)

@@ -16,6 +16,10 @@ if __name__ == "__main__":
         import bundle_selftest
 
         sys.exit(bundle_selftest.main(sys.argv[2:]))
+    if sys.argv[1:2] == ["--speak-child"]:  # the speaking half of `margin speak`
+        from desktop.readaloud.say import main as speak
+
+        sys.exit(speak(sys.argv[2:]))
     from desktop.app import main
 
     sys.exit(main())

@@ -30,7 +30,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from core.cli import chat, companions, kosync, library, repair, sources, sync, threads
+    from core.cli import chat, companions, kosync, library, repair, sources, speak, sync, threads
 
     parser = Parser(
         prog="margin",
@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     kosync.register(sub)
     sync.register(sub)
     sources.register(sub)
+    speak.register(sub)
     return parser
 
 

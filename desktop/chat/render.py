@@ -384,6 +384,7 @@ def answer_html(
         )
     if view.status != "running":
         links = [f'<a href="margin-action:copy/{key}">Copy</a>']
+        links.append(f'<a href="margin-action:speak/{key}">Read aloud</a>')
         if last:
             links.append('<a href="margin-action:regenerate">Regenerate</a>')
         if view.tool_calls or view.passages:

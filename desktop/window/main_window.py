@@ -183,6 +183,9 @@ class MainWindow(QMainWindow):
         from desktop.companions import install as install_companions
 
         install_companions(self)  # X-Ray and the story so far: side tabs, "Who is this?"
+        from desktop.readaloud import install as install_read_aloud
+
+        install_read_aloud(self)  # the Read aloud menu, button and keys
         self._wire_reading_view()
         self.panels.tick_caret(self.reader.typography.caret_browsing)
         from desktop import gc_policy  # collections fall when the reader is not looking

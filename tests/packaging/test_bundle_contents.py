@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -32,6 +33,15 @@ from bundle_prune import UNUSED, drop  # noqa: E402
         "rapidfuzz/fuzz_cpp_avx2.cpython-313-x86_64-linux-gnu.so",
         "rapidfuzz/distance/metrics_cpp.cpython-313-x86_64-linux-gnu.so",
         "rapidfuzz/process_cpp_impl.cpython-313-x86_64-linux-gnu.so",
+        "PySide6/Qt/plugins/texttospeech/libqtexttospeech_mock.so",
+        "PySide6/Qt/plugins/multimedia/libffmpegmediaplugin.so",
+        "PySide6/Qt/lib/libQt6MultimediaWidgets.so.6",
+        "PySide6/Qt/lib/libQt6MultimediaQuick.so.6",
+        "libpulse.so.0",
+        "libpulsecommon-16.1.so",
+        "libsndfile.so.1",
+        "libFLAC.so.12",
+        "libmp3lame.so.0",
     ],
 )
 def test_unused_files_are_left_out(dest: str) -> None:
@@ -58,6 +68,10 @@ def test_unused_files_are_left_out(dest: str) -> None:
         "rapidfuzz/distance/_initialize_cpp.cpython-313-x86_64-linux-gnu.so",
         "selectolax/lexbor.cpython-313-x86_64-linux-gnu.so",
         "cryptography/hazmat/bindings/_rust.abi3.so",
+        "PySide6/QtTextToSpeech.abi3.so",
+        "PySide6/Qt/lib/libQt6TextToSpeech.so.6",
+        "PySide6/Qt/lib/libQt6Multimedia.so.6",  # QtTextToSpeech links it
+        "PySide6/Qt/plugins/texttospeech/libqtexttospeech_speechd.so",
     ],
 )
 def test_what_the_app_uses_is_kept(dest: str) -> None:
@@ -109,6 +123,19 @@ def test_built_bundle_size() -> None:
     assert total <= MAX_MB, f"the bundle is {total:.0f} MB (at most {MAX_MB}):\n{largest}"
     left = [p.relative_to(DIST) for p in files if p.suffix in {".c", ".pyx", ".pyi", ".h"}]
     assert not left, f"sources and stubs in the bundle: {left[:10]}"
+
+
+@pytest.mark.skipif(not DIST.exists() or sys.platform != "linux", reason="no bundle built")
+def test_built_bundle_speaks_through_speech_dispatcher_only() -> None:
+    """Read aloud's Qt parts are in the bundle (its module, library and speech-dispatcher
+    plugin), and nothing else of the add-ons: no test engine, no multimedia plugins."""
+    files = {str(p.relative_to(DIST)).replace("\\", "/") for p in DIST.rglob("*")}
+    assert any(
+        f.endswith("PySide6/Qt/plugins/texttospeech/libqtexttospeech_speechd.so") for f in files
+    )
+    assert any(f.endswith("PySide6/Qt/lib/libQt6TextToSpeech.so.6") for f in files)
+    assert not [f for f in files if "qtexttospeech_mock" in f or "plugins/multimedia/" in f]
+    assert not [f for f in files if re.search(r"libQt6(Quick|Qml|Multimedia\w)", f)]
 
 
 ICU_CHECK = """

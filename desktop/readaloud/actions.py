@@ -1,0 +1,144 @@
+"""Read aloud's controls: the Read aloud menu, a toolbar button and the keys, a sleep timer,
+the voice list, answers read aloud from the chat, and the state said to screen readers.
+
+Keys (window-wide, in focus mode too): Ctrl+Shift+U read aloud / pause, Ctrl+Shift+K stop,
+Alt+Shift+Left / Right the previous / next sentence, Alt+Shift+Up / Down faster / slower."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, Qt, QUrl
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QMenu, QToolButton, QWidget
+
+from desktop.accessibility import announce
+from desktop.readaloud.module import ReaderSpeech
+
+KEYS = {
+    "toggle": "Ctrl+Shift+U",
+    "stop": "Ctrl+Shift+K",
+    "previous": "Alt+Shift+Left",
+    "next": "Alt+Shift+Right",
+    "faster": "Alt+Shift+Up",
+    "slower": "Alt+Shift+Down",
+}
+SLEEP_MINUTES = (0, 15, 30, 60)
+_MARKUP = re.compile(r"<margin-cite:[^>]*>|[*_`#>]+|\[(\d+)\]")
+
+
+def answer_words(text: str) -> str:
+    """An answer as it is said: no Markdown marks, no citation tags."""
+    return " ".join(_MARKUP.sub(" ", text).split())
+
+
+class ReadAloudActions(QObject):
+    def __init__(self, window: QWidget, reader_speech: ReaderSpeech) -> None:
+        super().__init__(window)
+        self.window = window
+        self.rs = reader_speech
+        speech = reader_speech.speech
+        self.actions: dict[str, QAction] = {}
+        self.menu = QMenu("Read &aloud", window)
+        self.menu.setObjectName("read_aloud_menu")
+        add = self._add
+        add("toggle", "&Read aloud", reader_speech.toggle)
+        add("stop", "&Stop", speech.stop)
+        self.menu.addSeparator()
+        add("previous", "&Previous sentence", speech.previous_sentence)
+        add("next", "&Next sentence", speech.next_sentence)
+        self.menu.addSeparator()
+        add("faster", "&Faster", lambda: self._said_rate(speech.faster()))
+        add("slower", "S&lower", lambda: self._said_rate(speech.slower()))
+        self.voices = self.menu.addMenu("&Voice")
+        self.voices.aboutToShow.connect(self._fill_voices)
+        self.answers = self.menu.addAction("Read &answers aloud when they finish")
+        self.answers.setCheckable(True)
+        self._answered: set[str] = set()
+        self.sleep = self.menu.addMenu("Sleep &timer")
+        group = QActionGroup(self)
+        for minutes in SLEEP_MINUTES:
+            act = QAction("Off" if not minutes else f"{minutes} minutes", self.sleep)
+            act.setCheckable(True)
+            act.setChecked(minutes == 0)
+            act.triggered.connect(lambda _c=False, m=minutes: speech.sleep_in(m))
+            group.addAction(act)
+            self.sleep.addAction(act)
+        self.button = QToolButton()
+        self.button.setDefaultAction(self.actions["toggle"])
+        self.button.setAutoRaise(True)
+        self.button.setAccessibleName("Read aloud")
+        speech.stateChanged.connect(self._state)
+        reader_speech.announce.connect(self._announce)
+        window.installEventFilter(self)  # closing the window stops reading aloud
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.window and event.type() == QEvent.Type.Close:
+            self.rs.speech.stop()
+        return False
+
+    def _add(self, name: str, text: str, slot: Any) -> QAction:
+        act = QAction(text, self.window)
+        act.setShortcut(QKeySequence(KEYS[name]))
+        act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        act.triggered.connect(slot)
+        self.menu.addAction(act)
+        self.window.addAction(act)  # the keys work with the menu bar hidden too
+        self.actions[name] = act
+        return act
+
+    def _state(self, state: str) -> None:
+        toggle = self.actions["toggle"]
+        toggle.setText("&Pause" if state == "playing" else "&Read aloud")
+        toggle.setToolTip(
+            ("Pause reading aloud" if state == "playing" else "Read aloud from here")
+            + f" ({KEYS['toggle']})"
+        )
+        self.button.setAccessibleName("Pause" if state == "playing" else "Read aloud")
+
+    def _said_rate(self, rate: float) -> None:
+        self._announce(f"Speed {round(rate * 10):+d}" if rate else "Normal speed")
+
+    def _announce(self, text: str) -> None:
+        status = getattr(self.window, "statusBar", None)
+        if callable(status):
+            status().showMessage(text, 8000)
+        announce(self.window, text)
+
+    def _fill_voices(self) -> None:
+        self.voices.clear()
+        speaker = self.rs.speech.speaker
+        if not speaker.ready():
+            self.voices.addAction(speaker.problem[:80]).setEnabled(False)
+            return
+        for voice in speaker.voices():
+            name = f"{voice.name()} ({voice.locale().nativeLanguageName()})"  # type: ignore[attr-defined]
+            act = self.voices.addAction(name)
+            act.triggered.connect(lambda _c=False, v=voice: speaker.set_voice(v))
+
+    # answers ---------------------------------------------------------------------------------
+
+    def answer_link(self, url: QUrl, views: dict[str, Any]) -> bool:
+        """A chat link ``margin-action:speak/KEY``: read that answer aloud."""
+        if url.scheme() != "margin-action":
+            return False
+        name, _, key = url.path().partition("/")
+        if name != "speak" or key not in views:
+            return False
+        book = self.rs.reader.book
+        return self.rs.speech.play_text(
+            answer_words(views[key].text), book.language if book is not None else ""
+        )
+
+    def answer_finished(self, pane: Any, conversation_id: int) -> bool:
+        """With "Read answers aloud when they finish" on, say the answer just finished
+        (``pane.answerRendered`` also fires while an answer streams: those are skipped)."""
+        if not self.answers.isChecked() or pane.live.get(conversation_id) is not None:
+            return False
+        key = pane.messages.last_answer
+        views = pane.messages.views
+        if not key or key in self._answered or key not in views:
+            return False
+        self._answered.add(key)
+        return self.answer_link(QUrl(f"margin-action:speak/{key}"), views)

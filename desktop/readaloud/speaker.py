@@ -1,0 +1,167 @@
+"""The system's voices through Qt's text to speech (speech-dispatcher on Linux, SAPI/WinRT
+on Windows, AVSpeechSynthesizer on macOS), one utterance at a time.
+
+``Speaker`` turns the engine's states into four plain signals (started, word, finished,
+failed) and its troubles into sentences for people: no engine installed, no voice for the
+book's language, an engine that fails. ``MARGIN_SPEECH_ENGINE`` names the engine to load
+(the tests use Qt's "mock" engine, which speaks to no sound card)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from PySide6.QtCore import QLocale, QObject, Signal
+
+log = logging.getLogger("margin.readaloud")
+
+INSTALL_HINT = (
+    "On Linux install speech-dispatcher and a voice (Debian and Ubuntu: "
+    "sudo apt install speech-dispatcher speech-dispatcher-espeak-ng)."
+)
+NO_ENGINE = "Reading aloud needs a speech engine, and none was found. " + INSTALL_HINT
+RATE_STEP = 0.1
+
+
+def _tts_class() -> Any:
+    try:
+        from PySide6.QtTextToSpeech import QTextToSpeech
+    except ImportError:  # a PySide6 without its add-ons
+        log.warning("QtTextToSpeech is not available", exc_info=True)
+        return None
+    return QTextToSpeech
+
+
+class Speaker(QObject):
+    started = Signal()  # an utterance began
+    word = Signal(int, int)  # start and length in the utterance
+    finished = Signal()  # the utterance was said to its end
+    failed = Signal(str)  # the engine failed: the sentence for people
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._tts: Any = None
+        self._speaking = False
+        self._stopping = False
+        self.problem = ""  # why there is no speech, for people ("" when there is)
+        self.rate = 0.0
+
+    # the engine ------------------------------------------------------------------------
+
+    def ready(self) -> bool:
+        """Load the engine once; False (and ``problem`` says why) when there is none."""
+        if self._tts is not None:
+            return True
+        tts_class = _tts_class()
+        if tts_class is None:
+            self.problem = NO_ENGINE
+            return False
+        engines = list(tts_class.availableEngines())
+        wanted = os.environ.get("MARGIN_SPEECH_ENGINE", "")
+        engines = [e for e in engines if e != "mock"] if not wanted else engines
+        if (wanted and wanted not in engines) or not engines:
+            log.warning("speech engines: %s (wanted %r)", engines, wanted)
+            self.problem = NO_ENGINE
+            return False
+        tts = tts_class(wanted or engines[0], self)
+        if tts.state() == tts_class.State.Error:
+            log.warning("speech engine failed: %s", tts.errorString())
+            self.problem = (
+                f"The speech engine could not start ({tts.errorString() or 'no reason given'}). "
+                + INSTALL_HINT
+            )
+            tts.deleteLater()
+            return False
+        tts.stateChanged.connect(self._state)
+        tts.sayingWord.connect(lambda _w, _id, start, length: self.word.emit(start, length))
+        tts.errorOccurred.connect(lambda _r, text: self._fail(text))
+        self._tts = tts
+        self._states = tts_class.State
+        tts.setRate(self.rate)
+        self.problem = ""
+        return True
+
+    def engine(self) -> Any:
+        return self._tts
+
+    def use_language(self, language: str) -> str:
+        """Speak ``language`` (a BCP 47 tag such as "fr" or "en-GB"); "" when a voice for
+        it exists, else the sentence saying there is none."""
+        if not language or not self.ready():
+            return ""
+        tts = self._tts
+        assert tts is not None
+        wanted = QLocale(language.replace("_", "-"))
+        locales = list(tts.availableLocales())
+        same = [loc for loc in locales if loc.language() == wanted.language()]
+        if not same:
+            name = QLocale.languageToString(wanted.language())
+            return (
+                f"There is no {name} voice installed, so this book cannot be read aloud in "
+                f"its language. Choose another voice under Read aloud › Voice, or install "
+                f"one for {name} (on Linux: espeak-ng has most languages)."
+            )
+        exact = [loc for loc in same if loc.territory() == wanted.territory()]
+        tts.setLocale((exact or same)[0])
+        return ""
+
+    def voices(self) -> list[object]:
+        return list(self._tts.availableVoices()) if self._tts is not None else []
+
+    def set_voice(self, voice: object) -> None:
+        if self._tts is not None:
+            self._tts.setVoice(voice)
+
+    def set_rate(self, rate: float) -> float:
+        """Speed from -1 (slowest) to 1 (fastest); 0 is the voice's own."""
+        self.rate = max(-1.0, min(1.0, round(rate, 2)))
+        if self._tts is not None:
+            self._tts.setRate(self.rate)
+        return self.rate
+
+    # speaking --------------------------------------------------------------------------
+
+    def say(self, text: str) -> None:
+        if not self.ready():
+            self.failed.emit(self.problem)
+            return
+        assert self._tts is not None
+        self._speaking = True
+        self._tts.say(text)
+
+    def pause(self) -> None:
+        if self._tts is not None:
+            self._tts.pause()
+
+    def resume(self) -> None:
+        if self._tts is not None:
+            self._tts.resume()
+
+    def stop(self) -> None:
+        """Stop at once; no ``finished`` follows."""
+        self._speaking = False
+        if self._tts is not None:
+            self._stopping = True
+            try:
+                self._tts.stop()
+            finally:
+                self._stopping = False
+
+    def _state(self, state: object) -> None:
+        states = self._states
+        if state == states.Speaking and self._speaking:
+            self.started.emit()
+        elif state == states.Ready and self._speaking and not self._stopping:
+            self._speaking = False
+            self.finished.emit()
+        elif state == states.Error:
+            tts = self._tts
+            self._fail(tts.errorString() if tts is not None else "")
+
+    def _fail(self, text: str) -> None:
+        log.warning("speech engine error: %s", text)
+        self._speaking = False
+        self.failed.emit(
+            f"The speech engine failed ({text or 'no reason given'}). Reading aloud stopped."
+        )
