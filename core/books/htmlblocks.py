@@ -51,6 +51,7 @@ from core.books.htmlextras import (
     media_element,
     own_quotes,
     quotes,
+    ruby_element,
     starts_quoted,
     sup_caret,
     svg_element,
@@ -238,6 +239,8 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             svg_element(child, b)
         elif tag == "audio" or tag == "video":
             media_element(child, b)
+        elif tag == "ruby":
+            ruby_element(child, b)
         elif tag in DROP or tag is None or tag[0] == "-":
             pass
         elif tag in HEADINGS:

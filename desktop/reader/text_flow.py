@@ -60,6 +60,7 @@ def with_alt_text(body: str) -> str:
 # shaper knows, keeps the word and its dash together without that
 WORD_JOINER, JOINER = "\u2060", "\u200d"
 _STYLE = re.compile(r' style="([^"]*)"')
+_RUBY_TITLE = re.compile(r'class="ruby" title="[^"]*"')  # core.books.htmlextras.ruby_element
 _VERTICAL = re.compile(r"margin(-top|-bottom)?: [^;\"]+;? ?")
 _INDENT = re.compile(r"text-indent: [^;\"]+;? ?")
 _EM = re.compile(r"(text-indent|margin[a-z-]*): ([^;\"]+)")
@@ -244,6 +245,8 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
             body = with_alt_text(self._fit_images(body))
         if WORD_JOINER in body:  # one character for one: offsets stay; lines keep their height
             body = body.replace(WORD_JOINER, JOINER)
+        if self.typography.ruby == "off" and 'class="ruby"' in body:  # readings not wanted
+            body = _RUBY_TITLE.sub('class="ruby"', body)
         if ' style="' in body:  # the book's own styles (core.books.bookcss), or none
             body = book_styles(body, self.typography, self.font_size)
         return body or "<p></p>"
