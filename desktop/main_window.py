@@ -39,6 +39,7 @@ from desktop.import_controller import ImportController
 from desktop.library_panel import LibraryPanel
 from desktop.menus import build_menus
 from desktop.preferences import Preferences, WindowState
+from desktop.reader.vertical_notice import vertical_notice
 from desktop.requests import OpenPageRequest
 from desktop.tasks import TaskKeeper, drain, pool
 from desktop.window_books import BOOK_FILTER, WELCOME, BookActions
@@ -387,6 +388,8 @@ class MainWindow(WindowLayout, BookActions, WindowPanels, QMainWindow):
                 "Book › Re-read this book fixes them.",
                 20000,
             )
+        elif notice := vertical_notice(self.reader.memory.ini, book):
+            self.statusBar().showMessage(notice, 30000)  # once per book (issue 45, item 3)
         self.library_panel.select(book.id)
         self.back_to_book.setText(f"← Back to “{book.title}”")
         self.back_to_book.show()
