@@ -90,6 +90,8 @@ def math_element(node: LexborNode, b: _Builder) -> None:
         return
     if block:
         b.flush()
+        if markup.startswith("<table"):  # a matrix or aligned equations: rows and columns
+            b.start("table")
     b._text.append(f" {text} " if block else text)
     b.raw(markup)
     if block:
