@@ -170,3 +170,15 @@ def test_lost_database_says_so_and_recover_library_adds_the_books_back(
     assert "Metamorphosis" in out and "recover-library" not in err
     code, out, _ = run(capsys, "recover-library")
     assert code == 0 and "nothing to recover" in out
+
+
+def test_search_names_the_printed_pages_where_the_book_has_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 45, item 8: the page-list's numbers, as a citation gives them."""
+    from tests.core.books.test_epub_w3c import _page_list_book
+
+    code, _, err = run(capsys, "import", str(_page_list_book(tmp_path)))
+    assert code == 0, err
+    code, out, _ = run(capsys, "search", "1", "forty begins")
+    assert code == 0 and "(p. 40 in print)" in out
