@@ -185,8 +185,9 @@ def media_element(node: LexborNode, b: _Builder) -> None:
 def ruby_element(node: LexborNode, b: _Builder) -> None:
     """``<ruby>``: the base text goes into the text (search finds 芭蕉, never 芭蕉ばしょう);
     each reading (``<rt>``) rides on its base as a ``title`` of a ``ruby`` span, which the
-    reader draws above the base, or in a tooltip, as the reader chooses, without changing the
-    text's offsets. ``<rp>`` (the parentheses for readers without ruby) is dropped."""
+    reader draws above the base (desktop.reader.ruby_paint; its tooltip too) unless the reader
+    turns readings off, without changing the text's offsets. ``<rp>`` (the parentheses for
+    readers without ruby) is dropped."""
     base: list[str] = []
 
     def emit(reading: str) -> None:

@@ -37,7 +37,7 @@ def test_readings_ride_on_their_base_in_the_page() -> None:
 
 
 def test_the_reader_chooses_whether_readings_show() -> None:
-    assert parse_reader_settings({}, "settings.toml")[0].ruby == "hover"
+    assert parse_reader_settings({}, "settings.toml")[0].ruby == "above"
     assert parse_reader_settings({"ruby": "off"}, "settings.toml")[0].ruby == "off"
-    settings, problems = parse_reader_settings({"ruby": "above"}, "settings.toml")
-    assert settings.ruby == "hover" and problems and "ruby" in problems[0]
+    settings, problems = parse_reader_settings({"ruby": "inline"}, "settings.toml")
+    assert settings.ruby == "above" and problems and "ruby" in problems[0]
