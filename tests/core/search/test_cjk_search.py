@@ -135,3 +135,35 @@ def test_the_spoiler_index_finds_a_japanese_phrase(
     index = SpoilerIndex.build(search.db, ja.id)
     first, count = index.phrase("掛茶屋")
     assert first >= 1 and count >= 1
+
+
+def test_the_migration_cuts_the_books_already_there(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A library from before ``cjk_index``: its Japanese book is found once it is opened."""
+    import peewee as pw
+
+    from core.store import cjk_index, migrations
+    from core.store import models as m
+    from core.store.db import PRAGMAS
+
+    home = resolve_paths(tmp_path_factory.mktemp("cjk-migrate"))
+    home.ensure()
+    db = pw.SqliteDatabase(str(home.database), pragmas=PRAGMAS)
+    db.bind(m.ALL_MODELS, bind_refs=False, bind_backrefs=False)
+    db.register_function(m.page_text, "margin_text", 1, deterministic=True)
+    db.register_function(m.unpack_chunk, "margin_chunk", 3, deterministic=True)
+    before = migrations.MIGRATIONS.index(migrations._cjk_index)
+    for version in range(1, before + 1):
+        with db.atomic():
+            migrations.MIGRATIONS[version - 1](db)
+            db.execute_sql(f"PRAGMA user_version = {version}")
+    with monkeypatch.context() as patched:  # the import of before: no cjk_index to write
+        patched.setattr(cjk_index, "index_rows", lambda cursor, rows: 0)
+        book = import_book(Library(home, db), KOKORO).book
+    db.close()
+    lib = Library.open(home)  # migrates
+    try:
+        assert found(BookSearch(lib.db), book, "掛茶屋")
+    finally:
+        lib.close()
