@@ -167,3 +167,18 @@ def test_the_migration_cuts_the_books_already_there(
         assert found(BookSearch(lib.db), book, "掛茶屋")
     finally:
         lib.close()
+
+
+def test_the_spoiler_check_splits_a_streamed_japanese_answer_at_full_stops() -> None:
+    from core.agent.spoiler_text import boundaries
+
+    text = "私は先生と呼んでいた。「先生は？」と聞いた。何でしょう！次"
+    assert [text[b:] for b in boundaries(text, 0)] == [
+        "「先生は？」と聞いた。何でしょう！次",
+        "何でしょう！次",
+        "次",
+    ]
+    for cut in range(1, len(text)):  # streamed in two pieces: the same boundaries
+        first = boundaries(text[:cut], 0)
+        assert sorted({*first, *boundaries(text, cut)}) == boundaries(text, 0)
+    assert boundaries("Hello there. He went.", 0) == [13]
