@@ -182,3 +182,11 @@ def test_the_spoiler_check_splits_a_streamed_japanese_answer_at_full_stops() -> 
         first = boundaries(text[:cut], 0)
         assert sorted({*first, *boundaries(text, cut)}) == boundaries(text, 0)
     assert boundaries("Hello there. He went.", 0) == [13]
+
+
+def test_a_hit_shows_its_words_in_a_short_snippet(
+    books: tuple[BookSearch, BookInfo, BookInfo],
+) -> None:
+    search, ja, _ = books
+    hit = search.search_book(ja.id, "掛茶屋", limit=1)[0]
+    assert "«掛茶屋»" in hit.snippet and len(hit.snippet) < 120
