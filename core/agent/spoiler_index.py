@@ -16,6 +16,7 @@ import peewee as pw
 
 from core.agent import spoiler_stats
 from core.agent.spoiler_text import _EXTRA_COMMON, _STEMMER, _WORD, GENERAL_ZIPF, visible_text
+from core.search.cjk import route
 
 # Thresholds (see the module docstring and tests/core/agent/spoiler_eval.py).
 RARE_ZIPF = 3.0  # below this general frequency a word is rare (not in spoiler_words at all)
@@ -115,13 +116,14 @@ class SpoilerIndex:
             lo, hi = self.chunk_ids
             rows: list[tuple[int, int]] = []
             if self.db is not None and lo <= hi:
-                rows = self.db.execute_sql(
+                sql, match = route(
                     "SELECT c.start_page, c.end_page FROM chunk_index "
                     "JOIN chunk c ON c.id = chunk_index.rowid "
                     "WHERE chunk_index MATCH ? AND chunk_index.rowid BETWEEN ? AND ? "
                     "ORDER BY chunk_index.rowid LIMIT 50",
-                    (f'"{words}"', lo, hi),
-                ).fetchall()
+                    f'"{words}"',
+                )
+                rows = self.db.execute_sql(sql, (match, lo, hi)).fetchall()
             real = [int(start) for start, end in rows if int(end) not in self.contents_pages]
             found = (real[0], len(real)) if real else (0, 0)
             self._phrases[words] = found
@@ -159,11 +161,14 @@ class SpoilerIndex:
             return []
         query = " OR ".join(f'"{w}"' for w in terms)
         where = "c.start_page > ?" if later else "c.end_page <= ?"
-        rows = self.db.execute_sql(
+        sql, match = route(
             "SELECT chunk_index.rowid FROM chunk_index JOIN chunk c ON c.id = chunk_index.rowid "
             f"WHERE chunk_index MATCH ? AND chunk_index.rowid BETWEEN ? AND ? AND {where} "
             "ORDER BY bm25(chunk_index) LIMIT ?",
-            (query, lo, hi, read_to, limit or SUPPORT_PASSAGES),
+            query,
+        )
+        rows = self.db.execute_sql(
+            sql, (match, lo, hi, read_to, limit or SUPPORT_PASSAGES)
         ).fetchall()
         return [int(r[0]) for r in rows]
 

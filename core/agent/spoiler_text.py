@@ -135,6 +135,8 @@ _ABBREVIATIONS = frozenset(
 )
 _CLOSERS = "\"'’”)]*_»"
 _TERMINATORS = ".!?…"
+_CJK_TERMINATORS = "。！？"  # Chinese and Japanese (core.search.sentences.CJK_END)
+_CJK_CLOSERS = "」』”’）〕】"
 
 
 def boundaries(text: str, start: int) -> list[int]:
@@ -145,8 +147,20 @@ def boundaries(text: str, start: int) -> list[int]:
     found: list[int] = []
     n = len(text)
     i = start
+    while i > 0 and text[i - 1] in _CJK_TERMINATORS + _CJK_CLOSERS:
+        i -= 1  # a 。 that ended the text before: its boundary is decided now
     while i < n:
         ch = text[i]
+        if ch in _CJK_TERMINATORS:  # 。！？ end a sentence with no space after them
+            k = i + 1
+            while k < n and text[k] in _CJK_CLOSERS:
+                k += 1
+            if k >= n:
+                break  # a closing bracket may follow, or the next character decide
+            if not text[k].isspace() and text[k] != "と":  # 「…？」と聞いた goes on
+                found.append(k)
+            i = k
+            continue
         if not ch.isspace():
             i += 1
             continue

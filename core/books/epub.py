@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 
 from core.books.comics import image_epub  # pre-paginated and image-only books
+from core.books.epubcfi import CFI_ID, resolve_cfi_entries, with_cfi_ids
 from core.books.epubdocs import book_image, picture_document, strip_subset, xml_problem
 from core.books.epubfonts import encode_faces, stylesheet_fonts
 from core.books.epubpackage import first_meta, progression, read_package
@@ -143,6 +144,13 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
         toc_entries = []  # a broken table of contents should not stop the book from opening
     try:
         printed = page_list(arc, nav, ncx)
+        if any("epubcfi(" in e.fragment for e in printed):
+            itemrefs = [
+                manifest[c.get("idref", "")][0]
+                for c in spine_el
+                if _local(c.tag) == "itemref" and c.get("idref", "") in manifest
+            ]
+            printed = resolve_cfi_entries(printed, itemrefs, opf_path, arc.read)
     except Exception:
         printed = []  # nor a broken page-list
     for entry in printed:
@@ -188,6 +196,8 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
             title, blocks, anchors = picture_document(arc, pkg, spine_doc, ref_labels)
         else:
             data = strip_subset(arc.read(doc))
+            if any(f.startswith(CFI_ID) for f in link_targets.get(doc, ())):
+                data = with_cfi_ids(data, link_targets[doc])  # a page-list's CFI targets
             if styles.faces or b"@font-face" in data:
                 styles.add_document(data, doc, pkg.listed)
             problem = xml_problem(data)

@@ -52,6 +52,7 @@ from core.books.htmlextras import (
     media_element,
     own_quotes,
     quotes,
+    ruby_element,
     starts_quoted,
     sup_caret,
     svg_element,
@@ -98,6 +99,11 @@ def _text_only(node: LexborNode, b: _Builder) -> bool:
     b._kind = "p"
     return True
 
+
+# an inline element's dir: its text isolated in that direction (Unicode bidi isolates, which
+# Qt's layout follows; search and offsets see one invisible character at each end)
+ISOLATES = {"rtl": "\u2067", "ltr": "\u2066", "auto": "\u2068"}
+POP_ISOLATE = "\u2069"
 
 # what to do when an element's children are done
 _NONE, _FLUSH, _RAW, _QUOTE, _PRE, _SPACE, _STAGE, _NOTES, _OL, _NOTE, _TEXT = range(11)
@@ -262,6 +268,8 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             svg_element(child, b)
         elif tag == "audio" or tag == "video":
             media_element(child, b)
+        elif tag == "ruby":
+            ruby_element(child, b)
         elif tag in DROP or tag is None or tag[0] == "-":
             pass
         elif tag in HEADINGS:
@@ -362,6 +370,9 @@ def _walk(node: LexborNode, b: _Builder, pre: bool) -> None:
             if b.css is not None and (look := b.css.inline_style(child)):
                 # a span with the book's small caps, slant
                 _inline(stack, nxt, pre, b, f'<span style="{look}">', "</span>")
+            elif isolate := ISOLATES.get((child.attributes.get("dir") or "").strip().lower()):
+                b.text(isolate)  # an inline run in another direction: drawn as the book says
+                stack.append((nxt, pre, _TEXT, POP_ISOLATE))
             else:
                 stack.append((nxt, pre, _NONE, None))
             if stage:

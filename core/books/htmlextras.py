@@ -95,6 +95,8 @@ def math_element(node: LexborNode, b: _Builder) -> None:
         return
     if block:
         b.flush()
+        if markup.startswith("<table"):  # a matrix or aligned equations: rows and columns
+            b.start("table")
     b._text.append(f" {text} " if block else text)
     b.raw(markup)
     if block:
@@ -183,3 +185,34 @@ def media_element(node: LexborNode, b: _Builder) -> None:
     else:
         b.text(label)
     b.flush()
+
+
+def ruby_element(node: LexborNode, b: _Builder) -> None:
+    """``<ruby>``: the base text goes into the text (search finds 芭蕉, never 芭蕉ばしょう);
+    each reading (``<rt>``) rides on its base as a ``title`` of a ``ruby`` span, which the
+    reader draws above the base (desktop.reader.ruby_paint; its tooltip too) unless the reader
+    turns readings off, without changing the text's offsets. ``<rp>`` (the parentheses for
+    readers without ruby) is dropped."""
+    base: list[str] = []
+
+    def emit(reading: str) -> None:
+        text = "".join(base)
+        base.clear()
+        if not text:
+            return
+        if reading:
+            b.raw(f'<span class="ruby" title="{html.escape(reading)}">')
+            b.text(text)
+            b.raw("</span>")
+        else:
+            b.text(text)
+
+    child = node.child
+    while child is not None:
+        tag = child.tag
+        if tag == "rt":
+            emit(_clean(child.text(deep=True)).strip())
+        elif tag == "-text" or tag not in ("rp", "rtc", "-comment"):
+            base.append(child.text(deep=True))
+        child = child.next
+    emit("")

@@ -7,6 +7,7 @@ too."""
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 from core.errors import MarginError
@@ -54,3 +55,37 @@ def page_progression(path: Path | None, fmt: str, language: str) -> str:
     """ "rtl" or "ltr" for a book of format ``fmt`` in ``language`` stored at ``path``."""
     declared = declared_progression(path) if fmt == "epub" and path is not None else ""
     return progression_of(declared, language)
+
+
+# writing-mode: vertical-rl (or the -epub-/-webkit- forms, or the old tb-rl) in a style sheet
+_VERTICAL = re.compile(rb"writing-mode\s*:\s*(?:vertical|tb)", re.IGNORECASE)
+_STYLED = (".css",)
+MAX_STYLE_BYTES = 4 << 20  # a style sheet read to look for it, at most
+VERTICAL_NOTICE = (
+    "This book is written vertically (top to bottom, right to left). Margin shows it in "
+    "horizontal lines, in the same reading order: its text, search and pages are all there."
+)
+
+
+def vertical_writing(path: Path | None, fmt: str) -> bool:
+    """Whether an EPUB's styles set vertical writing (``writing-mode: vertical-rl``), which
+    the reader lays out horizontally (``VERTICAL_NOTICE`` says so). Reads the style sheets
+    only (a few ms, on opening), stopping at the first that does; False when the file cannot
+    be read."""
+    if fmt != "epub" or path is None:
+        return False
+    from core.books.epubzip import EpubArchive
+
+    try:
+        arc = EpubArchive(path)
+    except (MarginError, OSError):
+        return False
+    try:
+        for name in [n for n in arc.entries if n.lower().endswith(_STYLED)]:
+            if arc.entries[name].file_size <= MAX_STYLE_BYTES and _VERTICAL.search(arc.read(name)):
+                return True
+    except (MarginError, OSError, KeyError, ValueError) as exc:
+        log.info("writing mode of %s not read: %s", path.name, exc)
+    finally:
+        arc.close()
+    return False

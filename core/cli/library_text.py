@@ -9,6 +9,7 @@ from typing import Any
 
 from core.cli.context import CliContext, number, say
 from core.errors import BookError
+from core.labels import cited_pages
 from core.store.library import HighlightRecord, NoteRecord
 
 
@@ -39,9 +40,10 @@ def cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:
     if not hits:
         where = " up to where you have read" if later else ""
         say(f'No passages in "{book.title}" match "{args.query}"{where}.')
+    labels = ctx.library.page_labels(book.id)
     for h in hits:
         snippet = " ".join(h.snippet.split())
-        say(f"{h.pages:>12}  {snippet}")
+        say(f"{cited_pages(h.start_page, h.end_page, labels):>12}  {snippet}")
     if later:
         more = "1 more passage" if later == 1 else f"{later} more passages"
         say(f"{more} after where you have read (p. {bound}); add --beyond-read to see them.")
@@ -108,8 +110,11 @@ def _search_all(args: argparse.Namespace, ctx: CliContext) -> int:
     for book_id, hits in grouped:
         book = titles.get(book_id)
         say(f"{book.title if book else f'book {book_id}'}  [{book_id}]")
+        labels = ctx.library.page_labels(book_id)
         for h in hits:
-            say(f"{h.pages:>12}  {' '.join(h.snippet.split())}")
+            say(
+                f"{cited_pages(h.start_page, h.end_page, labels):>12}  {' '.join(h.snippet.split())}"
+            )
         say("")
     if left:
         say(more)

@@ -47,7 +47,10 @@ SPEECH = frozenset(
 _ROMAN = re.compile(r"^[IVXLCDM]+$")
 _WORD = re.compile(r"[^\W\d_]+(?:[’'\-][^\W\d_]+)*")
 _POSSESSIVE = re.compile(r"[’']s$")
-_END = re.compile(r"[.!?…]+[\"”’')\]]*(?=\s+[^\sa-z])")
+# . ! ? … before a capital, or 。！？ (Chinese, Japanese) with their closing brackets
+_END = re.compile(
+    r"[.!?…]+[\"”’')\]]*(?=\s+[^\sa-z])|[。！？．｡]+[」』”’）〕】)\]]*(?![」』”’）〕】と])"
+)
 _ABBREVIATED = re.compile(r"\b(?:" + "|".join(sorted(ABBREVIATIONS)) + r")\.$")
 _OPENERS = frozenset("“\"‘'(—–-[")
 _DESCRIBES = re.compile(

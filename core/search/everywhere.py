@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import peewee as pw
 
+from core.search.cjk import route
 from core.search.frontmatter import is_front_matter
 from core.search.hits import MATCHING, SearchHit, make_hit, opening, query_terms, search_failed
 from core.search.snippets import make_snippet, query_stems
@@ -97,7 +98,8 @@ def search_library(
 
 def _count(search: Chunks, expression: str) -> int:
     try:
-        row = search.db.execute_sql(COUNT, (expression,)).fetchone()
+        sql, match = route(COUNT, expression)
+        row = search.db.execute_sql(sql, (match,)).fetchone()
     except (sqlite3.OperationalError, pw.OperationalError) as exc:
         raise search_failed(exc, None) from exc
     return int(row[0]) if row else 0
@@ -109,9 +111,8 @@ def _gather(
     """Add the best chunks for ``expression`` to ``found`` (book id → (chunk, score)),
     ranked inside the index over the whole library, within each book's bound."""
     try:
-        rows = search.db.execute_sql(
-            RANKED, (expression, LIBRARY_POOL, 1 if bounded else 0)
-        ).fetchall()
+        sql, match = route(RANKED, expression)
+        rows = search.db.execute_sql(sql, (match, LIBRARY_POOL, 1 if bounded else 0)).fetchall()
     except (sqlite3.OperationalError, pw.OperationalError) as exc:
         raise search_failed(exc, None) from exc
     for chunk_id, rank, book_id in rows:
@@ -134,9 +135,8 @@ def _in_hand(
             rowids = search.chunk_range(int(book_id), None if bound is None else int(bound))
             if rowids is None:
                 continue
-            rows = search.db.execute_sql(
-                MATCHING + " LIMIT ?", (expression, *rowids, per_book + SPARE)
-            ).fetchall()
+            sql, match = route(MATCHING + " LIMIT ?", expression)
+            rows = search.db.execute_sql(sql, (match, *rowids, per_book + SPARE)).fetchall()
             for (chunk_id,) in rows:  # a few spare: a book's first matches may be its contents
                 _add(found, int(book_id), int(chunk_id), 0.0, per_book + SPARE, books)
     except (sqlite3.OperationalError, pw.OperationalError) as exc:

@@ -29,6 +29,7 @@ from typing import Any
 import peewee as pw
 
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN
+from core.search import cjk
 from core.search.everywhere import left_out, search_library
 from core.search.frontmatter import is_front_matter
 from core.search.hits import (
@@ -80,6 +81,11 @@ DEEP_BM25_DEPTH = 2.0  # the same for the answers' search (one more question fou
 CACHED_PAGES = 512  # decoded page texts kept for re-ranking (about 1 MB)
 
 
+def _matching(term: str, rowids: tuple[int, int]) -> tuple[str, tuple[Any, ...]]:
+    sql, match = cjk.route(MATCHING, term)
+    return sql, (match, *rowids)
+
+
 class BookSearch:
     """Full-text search over the library database it is given."""
 
@@ -106,7 +112,8 @@ class BookSearch:
         """(chunk id, BM25 score) of the best ``limit`` chunks in ``rowids``, best first."""
         # ORDER BY rank: FTS5 sorts inside the index, so SQLite needs no sorter.
         try:
-            rows = self.db.execute_sql(RANKED_IDS, (expression, *rowids, limit)).fetchall()
+            sql, expression = cjk.route(RANKED_IDS, expression)
+            rows = self.db.execute_sql(sql, (expression, *rowids, limit)).fetchall()
         except (sqlite3.OperationalError, pw.OperationalError) as exc:
             raise search_failed(exc, book_id) from exc
         return [(int(r[0]), -float(r[1])) for r in rows]
@@ -220,7 +227,7 @@ class BookSearch:
         every: set[int] | None = None
         for term in terms:
             try:
-                rows = self.db.execute_sql(MATCHING, (term, *rowids)).fetchall()
+                rows = self.db.execute_sql(*_matching(term, rowids)).fetchall()
             except (sqlite3.OperationalError, pw.OperationalError) as exc:
                 raise search_failed(exc, book_id) from exc
             chunks = {int(r[0]) for r in rows}

@@ -7,8 +7,15 @@ import math
 import re
 
 # a sentence ends at . ! ? … (and closing quotes) before a word that does not start in lower
-# case: “Why?” he asked. is one sentence
-_SENTENCE = re.compile(r"\S.*?(?:[.!?…]+[\"”’')\]]*(?=\s+[^\sa-z]|\s*$)|$)", re.DOTALL)
+# case: “Why?” he asked. is one sentence. Chinese and Japanese end one at 。！？ (and their
+# closing brackets), with no space after it: 「先生は？」と聞いた。 ends after 。 only when
+# nothing but closing marks follow the ？ (CJK_END).
+CJK_END = "。！？．｡"
+_SENTENCE = re.compile(
+    r"\S.*?(?:[.!?…]+[\"”’')\]]*(?=\s+[^\sa-z]|\s*$)"
+    rf"|[{CJK_END}]+[」』”’）〕】\)\]]*(?![」』”’）〕】と])|$)",
+    re.DOTALL,
+)
 _SPLIT = re.compile(r"[^\w’']+")
 STOP = frozenset(
     "a an and are as at be but by did do does for from had has have he her his how i in is it "

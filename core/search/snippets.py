@@ -15,6 +15,7 @@ import re
 import unicodedata
 
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN
+from core.store.cjk_index import HAS as HAS_CJK
 
 WORDS = 24
 _CHARS_PER_WORD = 8  # generous: English words average about six letters and a space
@@ -60,12 +61,29 @@ def _starting(wanted: frozenset[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w'’])(?:{stems})\w*(?:['’]\w+)*", re.IGNORECASE)
 
 
+def cjk_snippet(text: str, wanted: set[str], width: int) -> str:
+    """About ``width`` characters of Chinese or Japanese ``text`` around its first place
+    holding a wanted term, every wanted term in it marked; "" when none is there."""
+    places = sorted((at, term) for term in wanted if term and (at := text.find(term)) >= 0)
+    if not places:
+        return ""
+    head = max(0, places[0][0] - width // 4)
+    end = min(len(text), head + width)
+    piece = text[head:end]
+    terms = "|".join(re.escape(t) for t in sorted(wanted, key=len, reverse=True) if t)
+    piece = re.sub(terms, lambda m: f"{QUOTE_OPEN}{m.group(0)}{QUOTE_CLOSE}", piece)
+    body = " ".join(piece.split())
+    return ("…" if head > 0 else "") + body + ("…" if end < len(text) else "")
+
+
 def make_snippet(text: str, wanted: set[str], words: int = WORDS) -> str:
     """About ``words`` words of ``text`` where the most of the ``wanted`` stems are, each
     matched word marked; "" when none of them is in ``text``. Only the words near the
     matches are cut out (a passage is read once, by regular expressions)."""
     if not wanted:
         return ""
+    if any(HAS_CJK.search(w) for w in wanted):  # no spaces between words: by characters
+        return cjk_snippet(text, wanted, words * _CHARS_PER_WORD // 2)
     # only words that start like a wanted stem (or hold an accent) are folded and stemmed
     candidates = list(_starting(frozenset(wanted)).finditer(text))
     if _ACCENTED.search(text) is not None:

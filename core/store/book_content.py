@@ -18,6 +18,7 @@ from core.domain.book import ChunkContent as BookChunk
 from core.domain.book import ParsedBook
 from core.errors import StorageError
 from core.progress import CancelToken
+from core.store import cjk_index
 from core.store import models as m
 from core.store.records import PARSER_VERSION, BookInfo, LibraryBase, page_texts
 
@@ -71,6 +72,7 @@ class BookContent(LibraryBase):
         try:
             with self.db.atomic():  # a savepoint: a failure leaves the index as it was
                 m.ChunkIndex.delete().where(m.ChunkIndex.rowid.in_(chunk_ids)).execute()
+                cjk_index.unindex(self.db, chunk_ids)
         except (pw.DatabaseError, sqlite3.DatabaseError) as exc:
             text = str(exc)
             if not any(s in text for s in ("user-defined function", "malformed", "corrupt")):
@@ -248,6 +250,7 @@ class BookContent(LibraryBase):
                 "INSERT INTO chunk_index (rowid, text) VALUES (?, ?)",
                 [(first_id + i, c.text) for i, c in enumerate(chunks)],
             )
+            cjk_index.index_rows(cursor, ((first_id + i, c.text) for i, c in enumerate(chunks)))
             cursor.executemany(
                 "INSERT INTO toc_entry (book_id, ordinal, title, level, page)"
                 " VALUES (?, ?, ?, ?, ?)",

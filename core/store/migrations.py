@@ -15,7 +15,7 @@ from typing import Any
 import peewee as pw
 
 from core.errors import StorageError
-from core.store.frozen import pages_v8
+from core.store.frozen import cjk_grams, pages_v8
 from core.store.frozen.messages_v4 import typed_content
 from core.store.frozen.quotes_v15 import backfill
 from core.store.frozen.schema_v1 import SCHEMA_V1
@@ -387,6 +387,28 @@ def _sentence_windows(db: pw.SqliteDatabase) -> None:
     )
 
 
+def _cjk_index(db: pw.SqliteDatabase) -> None:
+    # Chinese and Japanese text, which has no spaces between words, cut into pairs of
+    # characters beside the word index (core.search.cjk), so any word or phrase is found.
+    # Only chunks with such text have a row; the books already there are cut here.
+    db.execute_sql(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS cjk_index USING fts5(grams, "
+        "tokenize='unicode61 remove_diacritics 2')"
+    )
+    last = 0
+    while True:  # a big library need not be held in memory at once
+        rows = db.execute_sql(
+            "SELECT id, text FROM chunk_text WHERE id > ? ORDER BY id LIMIT 500", (last,)
+        ).fetchall()
+        if not rows:
+            return
+        last = rows[-1][0]
+        db.cursor().executemany(
+            "INSERT INTO cjk_index (rowid, grams) VALUES (?, ?)",
+            [(i, cjk_grams.grams(t)) for i, t in rows if t and cjk_grams.RUN.search(t)],
+        )
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -409,6 +431,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _sentence_vectors,
     _sentence_windows,
     _sync_and_sources,
+    _cjk_index,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QMainWindow, QWidget
 
 from core.errors import BookCode, BookError, MarginError
 from core.progress import CancelToken
@@ -135,7 +135,10 @@ class ImportController(QObject):
             self.failed.emit("\n\n".join(errors))
         window = self.parent()
         if isinstance(window, QWidget):  # heard by screen-reader users, wherever focus is
-            announce(window, import_summary(results, errors), assertive=bool(errors))
+            summary = import_summary(results, errors)
+            announce(window, summary, assertive=bool(errors))
+            if any(r.problems for r in results) and isinstance(window, QMainWindow):
+                window.statusBar().showMessage(summary, 30000)  # repaired pages: seen too
         return results
 
     async def _import(self, import_book: Any, path: Path, progress: Any) -> ImportResult:

@@ -30,6 +30,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QTextEdit, QWidget
 
 from desktop.reader.paged import TWO_COLUMNS_FROM, Column, line_at, screen_before, screen_from
+from desktop.reader.ruby_paint import paint_readings
 from desktop.reader.text_marks import TextMarks
 
 PAD = 14  # px above a column's first line and below its last
@@ -254,6 +255,13 @@ class PagedFlow(TextMarks):
     def paintEvent(self, event: object) -> None:
         if not self.paged or not self._columns:
             super().paintEvent(event)  # type: ignore[arg-type]
+            if self._ruby:  # readings over their base (issue 45, item 2)
+                x, y = self.horizontalScrollBar().value(), self.verticalScrollBar().value()
+                over = QPainter(self.viewport())
+                over.translate(-x, -y)
+                area = QRectF(self.viewport().rect()).translated(x, y)
+                paint_readings(over, self.document(), area, self.theme.text)
+                over.end()
             return
         painter = QPainter(self.viewport())
         palette = QPalette(self.palette())
@@ -277,6 +285,8 @@ class PagedFlow(TextMarks):
             context.selections = selections
             context.cursorPosition = cursor
             layout.draw(painter, context)
+            if self._ruby:
+                paint_readings(painter, self.document(), clip, self.theme.text)
             painter.restore()
         painter.end()
 

@@ -28,6 +28,7 @@ from desktop.reader.book_fonts import apply_book_fonts
 from desktop.reader.book_images import decode_image, placeholder
 from desktop.reader.links import data_image, follow_link
 from desktop.reader.readable_text import ReadableBrowser
+from desktop.reader.ruby_paint import make_room
 from desktop.reader.typography import Typography, book_font, side_margin
 from desktop.theme import THEMES, Theme, page_css
 
@@ -60,6 +61,7 @@ def with_alt_text(body: str) -> str:
 # shaper knows, keeps the word and its dash together without that
 WORD_JOINER, JOINER = "\u2060", "\u200d"
 _STYLE = re.compile(r' style="([^"]*)"')
+_RUBY_TITLE = re.compile(r'class="ruby" title="[^"]*"')  # core.books.htmlextras.ruby_element
 _VERTICAL = re.compile(r"margin(-top|-bottom)?: [^;\"]+;? ?")
 _INDENT = re.compile(r"text-indent: [^;\"]+;? ?")
 _EM = re.compile(r"(text-indent|margin[a-z-]*): ([^;\"]+)")
@@ -110,6 +112,7 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         self.theme: Theme = THEMES["light"]
         self.font_size = 13
         self.typography = Typography()
+        self._ruby = False  # a page with ruby readings was laid out: paint them
         self._side_margin = 28  # left and right margin of the reading column
         self.page: PageContent | None = None  # the page at the top of the screen
         self.page_count = 0
@@ -244,6 +247,12 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
             body = with_alt_text(self._fit_images(body))
         if WORD_JOINER in body:  # one character for one: offsets stay; lines keep their height
             body = body.replace(WORD_JOINER, JOINER)
+        if 'class="ruby"' in body:  # readings drawn over their base (ruby_paint), or none
+            if self.typography.ruby == "off":
+                body = _RUBY_TITLE.sub('class="ruby"', body)
+            else:
+                body = make_room(body)
+                self._ruby = True
         if ' style="' in body:  # the book's own styles (core.books.bookcss), or none
             body = book_styles(body, self.typography, self.font_size)
         return body or "<p></p>"

@@ -34,6 +34,7 @@ from core.store.library import BookInfo
 from desktop.accessibility import order_tabs
 from desktop.library.import_controller import ImportController
 from desktop.library.panel import LibraryPanel
+from desktop.reader.vertical_notice import vertical_notice
 from desktop.requests import OpenPageRequest
 from desktop.tasks import TaskKeeper, drain, pool
 from desktop.window.books import BookActions
@@ -397,6 +398,8 @@ class MainWindow(QMainWindow):
                 "Book › Re-read this book fixes them.",
                 20000,
             )
+        elif notice := vertical_notice(self.reader.memory.ini, book):
+            self.statusBar().showMessage(notice, 30000)  # once per book (issue 45, item 3)
         self.library_panel.select(book.id)
         self.back_to_book.setText(f"← Back to “{book.title}”")
         self.back_to_book.show()

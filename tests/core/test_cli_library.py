@@ -214,3 +214,15 @@ def test_a_short_command_starts_no_vector_worker_it_would_kill(
         assert len(asked) == 1
     finally:
         app.close()
+
+
+def test_search_names_the_printed_pages_where_the_book_has_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 45, item 8: the page-list's numbers, as a citation gives them."""
+    from tests.core.books.test_epub_w3c import _page_list_book
+
+    code, _, err = run(capsys, "import", str(_page_list_book(tmp_path)))
+    assert code == 0, err
+    code, out, _ = run(capsys, "search", "1", "forty begins")
+    assert code == 0 and "(p. 40 in print)" in out

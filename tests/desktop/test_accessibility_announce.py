@@ -169,3 +169,17 @@ def test_keyboard_alone_turn_ask_hear_read_open_a_citation_and_highlight(
     assert view.textCursor().hasSelection()
     qtbot.keyClick(window, Qt.Key.Key_H, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: bool(window.library.list_highlights(book_id)), timeout=5000)
+
+
+def test_a_repaired_page_is_said_on_screen_too(
+    window: Any, tmp_path: Path, qtbot: Any, heard: Any
+) -> None:
+    """Issue 45, item 8: not-well-formed XHTML, read as a browser repairs it, is said in the
+    status bar as well as to screen readers."""
+    from tests.core.books.epubgen import make_epub
+
+    broken = make_epub(tmp_path / "broken.epub", [("One", "<p>An <b>unclosed paragraph.</p>")])
+    task = asyncio.ensure_future(window.importer.import_files([broken]))
+    qtbot.waitUntil(task.done, timeout=30000)
+    assert "repaired" in heard[-1][0]
+    assert "repaired" in window.statusBar().currentMessage()
