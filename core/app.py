@@ -123,7 +123,9 @@ class Margin:
         building the agent service, so the window can show it at start-up for free)."""
         if self._agent is not None:
             return self._agent.mode()
-        return self.settings.effective_provider(bool(self.secrets.get()))
+        from core.settings import known_api_key  # (never reads the keyring: it may prompt)
+
+        return self.settings.effective_provider(bool(known_api_key()))
 
     @property
     def agent(self) -> AgentService:

@@ -10,6 +10,7 @@ import dataclasses
 import logging
 import os
 import sys
+import threading
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -367,6 +368,10 @@ def save_reader_settings(paths: Paths, reader: ReaderSettings) -> None:
 # The API key --------------------------------------------------------------------------
 
 _session_key: str | None = None
+# the keyring is read once a run (a locked one, or none yet, prompts at each read); the lock
+_keyring_read = False
+_keyring_key: str | None = None
+_keyring_lock = threading.Lock()  # makes a second reader wait for the first one's answer
 
 
 def _no_keyring_here() -> bool:
@@ -405,19 +410,47 @@ def key_storage_available() -> bool:
 
 
 def get_api_key() -> str | None:
+    """The key: the environment's, else the keyring's (read at most once a run: it may
+    prompt, so never call this on the window's thread before ``api_key_known``), else the
+    one kept for this session."""
+    global _keyring_read, _keyring_key
     env = os.environ.get("ANTHROPIC_API_KEY", "").strip()
     if env:
         return env
-    if _keyring_usable():
-        try:
-            import keyring
+    with _keyring_lock:
+        if not _keyring_read:
+            _keyring_key = _read_keyring()
+            _keyring_read = True
+        stored = _keyring_key
+    return stored or _session_key
 
-            stored = keyring.get_password(KEYRING_SERVICE, KEYRING_USER)
-            if stored:
-                return stored
-        except Exception as exc:
-            log.warning("the keyring could not be read: %s", type(exc).__name__)
-    return _session_key
+
+def _read_keyring() -> str | None:
+    if not _keyring_usable():
+        return None
+    try:
+        import keyring
+
+        return keyring.get_password(KEYRING_SERVICE, KEYRING_USER) or None
+    except Exception as exc:
+        log.warning("the keyring could not be read: %s", type(exc).__name__)
+        return None
+
+
+def api_key_known() -> bool:
+    """Whether ``get_api_key`` answers without touching the keyring."""
+    return bool(os.environ.get("ANTHROPIC_API_KEY", "").strip()) or _keyring_read
+
+
+def known_api_key() -> str | None:
+    """The key if it is known without touching the keyring (None while it is not read)."""
+    return get_api_key() if api_key_known() else _session_key
+
+
+def forget_keyring_read() -> None:  # (tests: each begins with an unread keyring)
+    global _keyring_read, _keyring_key
+    with _keyring_lock:
+        _keyring_read, _keyring_key = False, None
 
 
 def set_api_key(key: str) -> str:
@@ -439,6 +472,7 @@ def set_api_key(key: str) -> str:
 
             keyring.set_password(KEYRING_SERVICE, KEYRING_USER, key)
             _session_key = None
+            _remember_keyring(key)
             return "keyring"
         except Exception as exc:
             log.warning("the keyring could not store the key: %s", type(exc).__name__)
@@ -446,9 +480,16 @@ def set_api_key(key: str) -> str:
     return "session"
 
 
+def _remember_keyring(key: str | None) -> None:
+    global _keyring_read, _keyring_key
+    with _keyring_lock:
+        _keyring_read, _keyring_key = True, key
+
+
 def delete_api_key() -> None:
     global _session_key
     _session_key = None
+    _remember_keyring(None)
     if _keyring_usable():
         try:
             import keyring

@@ -26,7 +26,7 @@ from core.agent.types import Question, Selection, Usage
 from core.errors import LLMCode, LLMError, MarginError
 from core.paths import Paths
 from core.search import BookSearch
-from core.settings import Settings, get_api_key, load_settings
+from core.settings import Settings, api_key_known, get_api_key, known_api_key, load_settings
 from core.store.conversations import ConversationInfo, Conversations, MessageRecord
 from core.store.library import Library
 
@@ -110,8 +110,9 @@ class AgentService:
         return self._provider
 
     def mode(self) -> str:
-        """ "anthropic", "local" or "passages": what a question asked now would use."""
-        return self._settings.effective_provider(bool(get_api_key()))
+        """ "anthropic", "local" or "passages": what a question asked now would use (the
+        keyring is not read for it: while it is unread, as if no key were stored)."""
+        return self._settings.effective_provider(bool(known_api_key()))
 
     # conversations --------------------------------------------------------------------
 
@@ -182,9 +183,26 @@ class AgentService:
         spoilers_until: int | None = None,
     ) -> AsyncIterator[AgentEvent]:
         question = text if isinstance(text, Question) else Question(text, selection)
+        if not api_key_known():  # the keyring may prompt: read it on a worker, not here
+            return self._ask_after_key(conversation_id, question, strategy, stop, spoilers_until)
         return self._chat(strategy).run(
             conversation_id, question, stop=stop, spoilers_until=spoilers_until
         )
+
+    async def _ask_after_key(
+        self,
+        conversation_id: int,
+        question: Question,
+        strategy: str | None,
+        stop: asyncio.Event | None,
+        spoilers_until: int | None,
+    ) -> AsyncIterator[AgentEvent]:
+        await asyncio.to_thread(get_api_key)
+        chat = self._chat(strategy)
+        async for event in chat.run(
+            conversation_id, question, stop=stop, spoilers_until=spoilers_until
+        ):
+            yield event
 
     async def regenerate(
         self,
