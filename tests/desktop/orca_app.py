@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import qasync
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from core.app import Margin
@@ -96,6 +97,15 @@ async def script(window: Any, fake: FakeAnthropic, alice: Path, notes: Path) -> 
     await asyncio.sleep(pause)
     flow.anchorClicked.emit(QUrl(href))
     await asyncio.sleep(pause)
+    step("footnote_tab")  # Tab leaves the note for the page
+    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+    await asyncio.sleep(pause)
+    step("footnote_go")  # Enter on "Go to the note" goes there
+    flow.anchorClicked.emit(QUrl(href))
+    await asyncio.sleep(pause)
+    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return)
+    await asyncio.sleep(pause)
+    print("page", window.reader.page, flush=True)
     step("done")
     print("done", flush=True)
 

@@ -103,3 +103,8 @@ def test_orca_speaks_what_happens(tmp_path: Path, books_dir: Path) -> None:
     assert "A sentence was held back." in held_back, said
     failure = " ".join(said.get("failure", []))
     assert "The answer failed" in failure, said
+    footnote = " ".join(said.get("footnote", []))
+    assert "Note: 1. John Rae, Life of Adam Smith, 1895, p. 284." in footnote, said
+    assert "Go to the note push button" in footnote, said
+    assert said.get("footnote_tab"), "Tab leaves the note: Orca says where the focus went"
+    assert "page 1" not in log.split("STEP footnote_go")[-1], "Enter went to the note"
