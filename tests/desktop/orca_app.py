@@ -21,6 +21,8 @@ from core.app import Margin
 from core.paths import resolve_paths
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
 
+SHIFT_CTRL = Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier
+
 
 def step(name: str) -> None:
     print("STEP", name, datetime.datetime.now().strftime("%H:%M:%S.%f"), flush=True)
@@ -85,6 +87,16 @@ async def script(window: Any, fake: FakeAnthropic, alice: Path, notes: Path) -> 
     window.reader.go_to_page(25)
     await asyncio.sleep(0.5)
     window.reader.mark_read_to_here()
+    await asyncio.sleep(pause)
+
+    step("reading_settings")  # Ctrl+Shift+A, then Down changes the layout
+    QTest.keyClick(window, Qt.Key.Key_A, SHIFT_CTRL)
+    await asyncio.sleep(pause)
+    QTest.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_Down)
+    await asyncio.sleep(pause)
+    print("layout", window.reader.typography.layout, flush=True)
+    QTest.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_Escape)
+    window.activateWindow()  # (what a window manager does when a window closes; Xvfb has none)
     await asyncio.sleep(pause)
 
     step("footnote")

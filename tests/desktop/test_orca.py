@@ -103,6 +103,10 @@ def test_orca_speaks_what_happens(tmp_path: Path, books_dir: Path) -> None:
     assert "A sentence was held back." in held_back, said
     failure = " ".join(said.get("failure", []))
     assert "The answer failed" in failure, said
+    settings = " ".join(said.get("reading_settings", []))
+    assert "Reading settings" in settings and "Layout combo box" in settings, said
+    assert "Scroll (one continuous flow)" in settings, "Down changed the layout, and was heard"
+    assert "layout scroll" in log, "the arrow key changed the layout"
     footnote = " ".join(said.get("footnote", []))
     assert "Note: 1. John Rae, Life of Adam Smith, 1895, p. 284." in footnote, said
     assert "Go to the note push button" in footnote, said
