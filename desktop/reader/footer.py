@@ -20,6 +20,7 @@ from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from core.reading import ReadingSession
+from desktop.accessibility import announce
 from desktop.events import BookClosed, Events, PageShown, ReadToChanged
 from desktop.reader.pages import Chapters, PageLabels
 
@@ -128,6 +129,8 @@ class Footer(QLabel):
     def set_looking_ahead(self, note: str) -> None:
         """``note`` ("Looking ahead — the assistant still stops at p. 30"), or "" when the
         reader is where reading stopped."""
+        if note != self._note and bool(note) != bool(self._note):  # said as it starts and ends
+            announce(self, note or "Back where reading stopped.")
         self._note = note
         self._show()
 

@@ -103,6 +103,8 @@ def test_orca_speaks_what_happens(tmp_path: Path, books_dir: Path) -> None:
     assert "A sentence was held back." in held_back, said
     failure = " ".join(said.get("failure", []))
     assert "The answer failed" in failure, said
+    read_to = " ".join(said.get("read_to_here", []))
+    assert "Read to here: the assistant now reads up to p. " in read_to, said
     settings = " ".join(said.get("reading_settings", []))
     assert "Reading settings" in settings and "Layout combo box" in settings, said
     assert "Scroll (one continuous flow)" in settings, "Down changed the layout, and was heard"
