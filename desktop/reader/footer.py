@@ -105,7 +105,7 @@ class Footer(QLabel):
         the looking-ahead note."""
         page, total = session.page, session.page_count
         left = chapters.left_from(page)
-        self._note = session.bound_note()
+        self._set_note(session.bound_note())
         minutes = 0
         if left and not self._note:  # (looking ahead: the note takes the room)
             minutes = max(1, round(left * session.pace.seconds_per_page() / 60))
@@ -129,10 +129,13 @@ class Footer(QLabel):
     def set_looking_ahead(self, note: str) -> None:
         """``note`` ("Looking ahead — the assistant still stops at p. 30"), or "" when the
         reader is where reading stopped."""
-        if note != self._note and bool(note) != bool(self._note):  # said as it starts and ends
+        self._set_note(note)
+        self._show()
+
+    def _set_note(self, note: str) -> None:
+        if bool(note) != bool(self._note):  # said as looking ahead starts and ends
             announce(self, note or "Back where reading stopped.")
         self._note = note
-        self._show()
 
     def looking_ahead(self) -> bool:
         return bool(self._note)

@@ -403,6 +403,8 @@ class Reader(QWidget):
 
     def set_caret_browsing(self, on: bool) -> None:
         """Caret browsing on or off, without laying the book out again."""
+        if on != self.typography.caret_browsing:
+            announce(self, "Caret browsing on." if on else "Caret browsing off.")
         self.typography = replace(self.typography, caret_browsing=on)
         self.host.set_caret_browsing(on)
 
