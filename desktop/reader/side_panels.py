@@ -57,6 +57,8 @@ class SidePanels(QTabWidget):
         self.addTab(self.contents, "Contents")
         self.addTab(self.finder, "Find")
         self.addTab(self.highlights, "Highlights")
+        # the tab bar's scroll arrows: 24 × 24 at least (WCAG 2.5.8), not Qt's 16 × 26
+        self.tabBar().setStyleSheet("QToolButton { min-width: 24px; min-height: 24px; }")
         # narrow beside the book: names shortened rather than scrolled out of sight (no style
         # sheet for tighter tabs: a style sheet here kept the panel in the light theme's
         # colours when the window turned dark)

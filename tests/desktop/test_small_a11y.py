@@ -1,0 +1,41 @@
+"""Smaller things a screen reader or a finger meets (issue 43, item 7): Settings › Model is a
+labelled combo box with a named edit field; the side panel's tab-bar scroll arrows are at least
+24 × 24 px (WCAG 2.5.8)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtGui import QAccessible
+from PySide6.QtWidgets import QLabel, QToolButton
+
+from desktop.settings_dialog import SettingsDialog
+from tests.desktop.conftest import open_alice
+
+
+def test_the_model_box_is_labelled_and_its_field_named(window: Any) -> None:
+    dialog = SettingsDialog(window.paths, window)
+    labels = [w for w in dialog.findChildren(QLabel) if w.buddy() is dialog.model]
+    assert [w.text() for w in labels] == ["Model"]
+    edit = dialog.model.lineEdit()
+    assert edit is not None and edit.accessibleName() == "Model name"
+    iface = QAccessible.queryAccessibleInterface(dialog.model)
+    assert iface is not None
+    related = iface.relations(QAccessible.RelationFlag.Label)
+    assert any(r[0].text(QAccessible.Text.Name) == "Model" for r in related), related
+    dialog.deleteLater()
+
+
+def test_tab_bar_scroll_arrows_are_big_enough(window: Any, books_dir: Path, qtbot: Any) -> None:
+    open_alice(window, books_dir, page=3, side=True)
+    side = window.reader.side
+    side.tabBar().setUsesScrollButtons(True)
+    side.resize(90, side.height())
+    side.tabBar().resize(60, side.tabBar().height())
+    qtbot.wait(50)
+    arrows = list(side.tabBar().findChildren(QToolButton))
+    assert arrows, "the tab bar has scroll arrows"
+    for arrow in arrows:
+        hint = arrow.minimumSizeHint().expandedTo(arrow.minimumSize())
+        assert hint.width() >= 24 and hint.height() >= 24, (hint.width(), hint.height())
