@@ -39,3 +39,14 @@ def test_tab_bar_scroll_arrows_are_big_enough(window: Any, books_dir: Path, qtbo
     for arrow in arrows:
         hint = arrow.minimumSizeHint().expandedTo(arrow.minimumSize())
         assert hint.width() >= 24 and hint.height() >= 24, (hint.width(), hint.height())
+
+
+def test_companion_status_lines_are_named_by_their_text(window: Any) -> None:
+    from desktop.companions.cards_panel import CardsPanel
+
+    panel = CardsPanel(window.library)
+    panel.status.setText("1 due of 1")
+    iface = QAccessible.queryAccessibleInterface(panel.status)
+    assert iface is not None and iface.text(QAccessible.Text.Name) == "1 due of 1"
+    assert iface.text(QAccessible.Text.Description) == "Cards status"
+    panel.deleteLater()
