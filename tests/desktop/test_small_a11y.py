@@ -50,3 +50,26 @@ def test_companion_status_lines_are_named_by_their_text(window: Any) -> None:
     assert iface is not None and iface.text(QAccessible.Text.Name) == "1 due of 1"
     assert iface.text(QAccessible.Text.Description) == "Cards status"
     panel.deleteLater()
+
+
+def test_a_selected_tile_caption_reads_at_4_5_to_1_in_every_theme() -> None:
+    from PySide6.QtGui import QColor, QPalette
+
+    from desktop.accessibility import contrast
+    from desktop.library.grid import CAPTION_ALPHA
+    from desktop.theme import WINDOW_THEMES, window_palette
+
+    def over(fg: QColor, bg: QColor, alpha: int) -> QColor:
+        mix = [
+            round(f * alpha / 255 + b * (1 - alpha / 255))
+            for f, b in zip(fg.getRgb()[:3], bg.getRgb()[:3], strict=True)
+        ]
+        return QColor(*mix)
+
+    for name, colours in WINDOW_THEMES.items():
+        palette = window_palette(colours)
+        tile = over(  # the selected tile's tint (grid.py: Highlight at alpha 70) on the base
+            palette.color(QPalette.ColorRole.Highlight), palette.color(QPalette.ColorRole.Base), 70
+        )
+        caption = over(palette.color(QPalette.ColorRole.Text), tile, CAPTION_ALPHA)
+        assert contrast(caption, tile) >= 4.5, (name, contrast(caption, tile))
