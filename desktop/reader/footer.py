@@ -133,7 +133,8 @@ class Footer(QLabel):
         self._show()
 
     def _set_note(self, note: str) -> None:
-        if bool(note) != bool(self._note):  # said as looking ahead starts and ends
+        # said as looking ahead starts and ends, not as a book opens
+        if bool(note) != bool(self._note) and self._progress != Progress():
             announce(self, note or "Back where reading stopped.")
         self._note = note
 
