@@ -36,20 +36,20 @@ class Secrets:
     """The API key: environment, system keyring, or this session only — never a file."""
 
     def get(self) -> str | None:
+        from core.api_key import get_api_key
         from core.log import register_secret
-        from core.settings import get_api_key
 
         key = get_api_key()
         register_secret(key)
         return key
 
     def set(self, key: str) -> str:
-        from core.settings import set_api_key
+        from core.api_key import set_api_key
 
         return set_api_key(key)
 
     def delete(self) -> None:
-        from core.settings import delete_api_key
+        from core.api_key import delete_api_key
 
         delete_api_key()
 
@@ -123,7 +123,9 @@ class Margin:
         building the agent service, so the window can show it at start-up for free)."""
         if self._agent is not None:
             return self._agent.mode()
-        return self.settings.effective_provider(bool(self.secrets.get()))
+        from core.api_key import known_api_key  # (never reads the keyring: it may prompt)
+
+        return self.settings.effective_provider(bool(known_api_key()))
 
     @property
     def agent(self) -> AgentService:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +19,6 @@ from core.paths import Paths
 
 log = logging.getLogger("margin.settings")
 
-KEYRING_SERVICE = "Margin"
-KEYRING_USER = "anthropic-api-key"
 PROVIDERS = ("auto", "anthropic", "local", "passages")
 # "auto": chosen for the model (``core.agent.probe``); the others as named
 STRATEGIES = ("auto", "tool-use", "always-retrieve", "llm-only")
@@ -388,97 +385,3 @@ def save_reader_settings(paths: Paths, reader: ReaderSettings) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(tomli_w.dumps(raw), encoding="utf-8")
     os.replace(tmp, path)
-
-
-# The API key --------------------------------------------------------------------------
-
-_session_key: str | None = None
-
-
-def _no_keyring_here() -> bool:
-    """True when no keyring can exist for Margin: on Linux each one it can use (the Secret
-    Service, KWallet) is reached over the session's D-Bus, so with no session bus (a server, a
-    container, an SSH login), no backend named in PYTHON_KEYRING_BACKEND and no keyringrc.cfg
-    there is none. Asking keyring itself to find that out imports every backend: 13 MB of
-    the window's memory and ~140 ms."""
-    if not sys.platform.startswith("linux"):
-        return False
-    if os.environ.get("DBUS_SESSION_BUS_ADDRESS") or os.environ.get("PYTHON_KEYRING_BACKEND"):
-        return False
-    config = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    return not os.path.exists(os.path.join(config, "python_keyring", "keyringrc.cfg"))
-
-
-def _keyring_usable() -> bool:
-    if _no_keyring_here():
-        return False
-    try:
-        import keyring
-        from keyring.backends import fail
-
-        backend = keyring.get_keyring()
-        if isinstance(backend, fail.Keyring):
-            return False
-        chained = getattr(backend, "backends", None)
-        return not (chained is not None and not chained)
-    except Exception:
-        return False
-
-
-def key_storage_available() -> bool:
-    """Whether a system keyring can keep the key between sessions."""
-    return _keyring_usable()
-
-
-def get_api_key() -> str | None:
-    env = os.environ.get("ANTHROPIC_API_KEY", "").strip()
-    if env:
-        return env
-    if _keyring_usable():
-        try:
-            import keyring
-
-            stored = keyring.get_password(KEYRING_SERVICE, KEYRING_USER)
-            if stored:
-                return stored
-        except Exception as exc:
-            log.warning("the keyring could not be read: %s", type(exc).__name__)
-    return _session_key
-
-
-def set_api_key(key: str) -> str:
-    """Store the key; returns "keyring", or "session" when it is kept in memory only."""
-    global _session_key
-    key = key.strip()
-    if not key:
-        raise SettingsError(
-            "empty_key", "The API key is empty.", hint="Paste the key from console.anthropic.com."
-        )
-    if any(ch.isspace() for ch in key) or not key.isprintable():
-        raise SettingsError(
-            "bad_key_format",
-            "That does not look like an API key (it has spaces or control characters).",
-        )
-    if _keyring_usable():
-        try:
-            import keyring
-
-            keyring.set_password(KEYRING_SERVICE, KEYRING_USER, key)
-            _session_key = None
-            return "keyring"
-        except Exception as exc:
-            log.warning("the keyring could not store the key: %s", type(exc).__name__)
-    _session_key = key
-    return "session"
-
-
-def delete_api_key() -> None:
-    global _session_key
-    _session_key = None
-    if _keyring_usable():
-        try:
-            import keyring
-
-            keyring.delete_password(KEYRING_SERVICE, KEYRING_USER)
-        except Exception:
-            pass

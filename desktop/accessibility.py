@@ -3,8 +3,11 @@ announcements (an answer is ready, a sentence was held back, an import finished)
 that follows the window, and the colour contrast every theme must keep.
 
 Announcements are ``QAccessibleAnnouncementEvent``s (Qt ≥ 6.8): AT-SPI on Linux, UI
-Automation notifications on Windows, NSAccessibility announcements on macOS. Focus never moves
-for them: the reader keeps reading or typing where they are.
+Automation notifications on Windows, NSAccessibility announcements on macOS. Orca 43 (Debian
+12) ignores AT-SPI announcements, so each is also shown in the window's ``Notice``: an
+invisible label whose accessible role is Notification, shown again with the new words, which
+every Orca speaks (``tests/desktop/test_orca.py`` checks what it says). Focus never moves for
+them: the reader keeps reading or typing where they are.
 """
 
 from __future__ import annotations
@@ -15,9 +18,9 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import shiboken6
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent, QColor
-from PySide6.QtWidgets import QLabel, QTabWidget, QWidget
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent, QColor, QPaintEvent
+from PySide6.QtWidgets import QAccessibleWidget, QLabel, QTabWidget, QWidget
 
 if TYPE_CHECKING:
     from desktop.window.main_window import MainWindow
@@ -59,8 +62,70 @@ def announce(widget: QWidget, text: str, *, assertive: bool = False) -> None:
         else QAccessible.AnnouncementPoliteness.Polite
     )
     QAccessible.updateAccessibility(event)
+    notice(widget, text)
     for listener in list(listeners):
         listener(event)
+
+
+class Notice(QLabel):
+    """What the window announced, for screen readers that ignore announcements: a 1 × 1
+    label that paints nothing, exposed as a notification (Orca speaks a notification when it
+    is shown)."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("spokenNotice")
+        self.setGeometry(0, 0, 1, 1)
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, True)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.hide()
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # seen by nobody: only heard
+        pass
+
+    def say(self, text: str) -> None:
+        self.setText(text)
+        self.setAccessibleName(text)
+        self.show()
+        self.raise_()
+
+
+class _NoticeAccessible(QAccessibleWidget):
+    def __init__(self, widget: Notice) -> None:
+        super().__init__(widget, QAccessible.Role.Notification)
+
+
+_interfaces: dict[int, _NoticeAccessible] = {}  # kept while their notice lives
+
+
+def _factory(key: str, obj: QObject) -> QAccessibleWidget | None:
+    if key != "Notice" or not isinstance(obj, Notice):
+        return None
+    made = _interfaces.get(id(obj))
+    if made is None:
+        made = _interfaces[id(obj)] = _NoticeAccessible(obj)
+        key_id = id(obj)
+        obj.destroyed.connect(lambda *_: _interfaces.pop(key_id, None))
+    return made
+
+
+_factory_installed = False
+
+
+def notice(widget: QWidget, text: str) -> None:
+    """Show ``text`` in the notice of ``widget``'s window (made on first use)."""
+    global _factory_installed
+    if not _factory_installed:
+        QAccessible.installFactory(_factory)
+        _factory_installed = True
+    window = widget.window()
+    # a new notice each time: Orca drops an event when another of the same kind follows from
+    # the same object ("answer arriving" then "answer ready"); the older ones are let go
+    old = window.findChildren(Notice, "spokenNotice", Qt.FindChildOption.FindDirectChildrenOnly)
+    for gone in old[:-2]:
+        gone.setParent(None)
+        gone.deleteLater()
+    Notice(window).say(text)
 
 
 class StatusLabel(QLabel):

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.agent.probe import PROBE_FILE, ProbeStore, probe_key
+from core.api_key import get_api_key, key_storage_available, set_api_key
 from core.errors import MarginError
 from core.paths import Paths
 from core.settings import (
@@ -34,11 +35,8 @@ from core.settings import (
     LOCAL_DEFAULT_URL,
     AgentLimits,
     Settings,
-    get_api_key,
-    key_storage_available,
     load_settings,
     save_settings,
-    set_api_key,
 )
 from desktop.tasks import TaskKeeper
 
@@ -99,6 +97,9 @@ class SettingsDialog(QDialog):
         self.model = QComboBox()
         self.model.setEditable(True)
         self.model.setAccessibleName("Model")
+        edit = self.model.lineEdit()
+        if edit is not None:
+            edit.setAccessibleName("Model name")
         self.model.addItem(current.model or DEFAULT_MODEL)
         self.refresh_models = QPushButton("Refresh list")
         self.refresh_models.setAccessibleName("List models from the server")
@@ -168,7 +169,9 @@ class SettingsDialog(QDialog):
         form.addRow("API key", self.key)
         form.addRow("", self.key_note)
         form.addRow("Server address", self.base_url)
-        form.addRow("Model", model_row)
+        model_label = QLabel("Model")
+        model_label.setBuddy(self.model)  # (a row of widgets: the label names the combo box)
+        form.addRow(model_label, model_row)
         form.addRow("Strategy", self.strategy)
         form.addRow("", self.strategy_note)
         form.addRow("Tool calls", self.probe_note)

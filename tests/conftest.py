@@ -159,6 +159,9 @@ def margin_home(
     from tests.support import memory_keyring
 
     memory_keyring.MemoryKeyring.clear()
+    from core.api_key import forget_keyring_read
+
+    forget_keyring_read()  # each test's keyring is read afresh
     # the sentence encoder's vectors take minutes of CPU per book in a background process:
     # only the tests marked deep_vectors ask for them (every other deep search is the hybrid)
     deep = request.node.get_closest_marker("deep_vectors") is not None

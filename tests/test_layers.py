@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "core.progress",
             "core.prompts",
             "core.settings",
+            "core.api_key",
             "core.version",
         ),
     ),

@@ -26,10 +26,11 @@ from core.agent.spoilers import SpoilerIndexCache
 from core.agent.strategies import pick_strategy
 from core.agent.tools import ToolBox, default_tools
 from core.agent.types import Question, Selection, Usage
+from core.api_key import api_key_known, get_api_key, known_api_key
 from core.errors import LLMCode, LLMError, MarginError
 from core.paths import Paths
 from core.search import BookSearch
-from core.settings import Settings, get_api_key, load_settings
+from core.settings import Settings, load_settings
 from core.store.conversations import ConversationInfo, Conversations, MessageRecord
 from core.store.library import Library
 
@@ -116,8 +117,9 @@ class AgentService:
         return self._provider
 
     def mode(self) -> str:
-        """ "anthropic", "local" or "passages": what a question asked now would use."""
-        return self._settings.effective_provider(bool(get_api_key()))
+        """ "anthropic", "local" or "passages": what a question asked now would use (the
+        keyring is not read for it: while it is unread, as if no key were stored)."""
+        return self._settings.effective_provider(bool(known_api_key()))
 
     # conversations --------------------------------------------------------------------
 
@@ -227,6 +229,8 @@ class AgentService:
         spoilers_until: int | None = None,
     ) -> AsyncIterator[AgentEvent]:
         question = text if isinstance(text, Question) else Question(text, selection)
+        if not api_key_known():  # the keyring may prompt: read it on a worker, not here
+            await asyncio.to_thread(get_api_key)
         provider = self.provider()
         chat = self._chat(provider, await self.strategy_for(provider, strategy))
         events = chat.run(conversation_id, question, stop=stop, spoilers_until=spoilers_until)

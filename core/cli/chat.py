@@ -327,7 +327,7 @@ def cmd_forget(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def cmd_key(args: argparse.Namespace, ctx: CliContext) -> int:
-    from core.settings import delete_api_key, get_api_key, key_storage_available, set_api_key
+    from core.api_key import delete_api_key, get_api_key, key_storage_available, set_api_key
 
     if args.action == "set":
         key = (

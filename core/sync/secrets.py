@@ -19,8 +19,8 @@ def _account(kind: str, server: str, user: str) -> str:
 def get_password(kind: str, server: str, user: str) -> str | None:
     """The password for ``user`` at ``server`` (``kind``: "kosync" or "webdav");
     ``MARGIN_KOSYNC_PASSWORD`` / ``MARGIN_WEBDAV_PASSWORD`` win."""
+    from core.api_key import _keyring_usable
     from core.log import register_secret
-    from core.settings import _keyring_usable
 
     env = os.environ.get(f"MARGIN_{kind.upper()}_PASSWORD", "")
     if env:
@@ -42,8 +42,8 @@ def get_password(kind: str, server: str, user: str) -> str | None:
 
 def set_password(kind: str, server: str, user: str, password: str) -> str:
     """Keep the password; returns "keyring" or "session"."""
+    from core.api_key import _keyring_usable
     from core.log import register_secret
-    from core.settings import _keyring_usable
 
     register_secret(password)
     account = _account(kind, server, user)
@@ -61,7 +61,7 @@ def set_password(kind: str, server: str, user: str, password: str) -> str:
 
 
 def delete_password(kind: str, server: str, user: str) -> None:
-    from core.settings import _keyring_usable
+    from core.api_key import _keyring_usable
 
     account = _account(kind, server, user)
     _session.pop(account, None)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.api_key import api_key_known, get_api_key
 from core.app import Margin
 from core.errors import MarginError
 from core.store.conversations import ConversationInfo
@@ -40,7 +41,7 @@ from desktop.chat.runs import BUSY, Answering
 from desktop.chat.thread_header import ThreadHeader
 from desktop.chat.transcript import Transcript
 from desktop.requests import AskRequest
-from desktop.tasks import TaskKeeper, in_background
+from desktop.tasks import TaskKeeper, in_background, run_blocking
 
 if TYPE_CHECKING:
     from core.agent.service import AgentService
@@ -163,6 +164,9 @@ class ChatPane(QWidget):
         """Import the model SDK in a thread now, and build the client (its TLS set-up takes
         tens of ms; the client must be made on the loop's thread) at start-up rather than in
         the middle of the first answer."""
+        if not api_key_known() and self.app.settings.provider != "local":
+            await run_blocking(get_api_key)  # the keyring's one read (it may prompt), off
+            self._update_banner()  # the window's thread; the banner shows what it found
         if self.app.mode() != "passages":
             from core.agent.providers.anthropic import load_sdk
 

@@ -203,6 +203,7 @@ class Answering:
                     announce(pane, f"A sentence was held back. {notice_text(event.withheld)}.")
                 if isinstance(event, TextDelta) and live.first_text_at is None:
                     live.first_text_at = time.perf_counter()
+                    announce(pane, "The answer is arriving.")
                     pane.tick()  # the first words show at once
         except MarginError as exc:
             # nothing was persisted (for example the conversation was deleted): keep the text

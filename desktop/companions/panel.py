@@ -57,7 +57,8 @@ class CompanionPanel(QWidget):
         self.job: Any = None  # a ModelJobBar, when the tab has one
         self.status = QLabel()
         self.status.setWordWrap(True)
-        self.status.setAccessibleName(f"{self.title} status")
+        # named by its own text ("17 chapters read…", "1 due of 1"), not by a fixed name
+        self.status.setAccessibleDescription(f"{self.title} status")
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(4, 4, 4, 4)
         self._check = QTimer(self)

@@ -46,6 +46,11 @@ TILE_PAD = 8
 ROW_PAD = 6
 
 
+# the author line under a cover: dimmer than the title, yet ≥ 4.5 : 1 on a selected tile in
+# every theme (160 gave 4.05 : 1 in light, 2.98 : 1 in sepia; 220 gives 5.0 : 1 at the least)
+CAPTION_ALPHA = 220
+
+
 class BookDelegate(QStyledItemDelegate):
     """Paints one book: cover (or its placeholder), title, author, a progress bar."""
 
@@ -191,7 +196,7 @@ class BookDelegate(QStyledItemDelegate):
         lines = title.count("\n") + 1
         y += fm.height() * lines
         dim = QColor(text)
-        dim.setAlpha(160)
+        dim.setAlpha(CAPTION_ALPHA)
         painter.setPen(dim)
         author = fm.elidedText(
             book.author or "Unknown author", Qt.TextElideMode.ElideRight, cover_w
@@ -228,7 +233,7 @@ class BookDelegate(QStyledItemDelegate):
         )
         painter.setFont(self.view.font())
         dim = QColor(text)
-        dim.setAlpha(160)
+        dim.setAlpha(CAPTION_ALPHA)
         painter.setPen(dim)
         detail = f"{book.author or 'Unknown author'} · {book.format.upper()}"
         painter.drawText(

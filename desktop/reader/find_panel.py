@@ -13,7 +13,6 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import MarginError
 from core.search.find import BookText, FindMatch
+from desktop.accessibility import StatusLabel
 from desktop.events import BookOpening, Events
 from desktop.reader.pages import MATCH_ROLE, PAGE_ROLE, PageLabels
 from desktop.widgets import tool_button
@@ -64,8 +64,7 @@ class FindPanel(QWidget):
         self.whole_word_box = QCheckBox("Whole words")
         self.exact_box = QCheckBox("Exact phrase")
         self.exact_box.setToolTip("Match case and punctuation exactly as typed")
-        self.count = QLabel("")
-        self.count.setAccessibleName("Number of matches")
+        self.count = StatusLabel("")  # said as it changes; its name is its text
         self.prev_button = tool_button("▲")
         self.prev_button.setToolTip("Previous match (Shift+F3)")
         self.prev_button.setAccessibleName("Previous match")

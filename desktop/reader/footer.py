@@ -20,6 +20,7 @@ from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from core.reading import ReadingSession
+from desktop.accessibility import announce
 from desktop.events import BookClosed, Events, PageShown, ReadToChanged
 from desktop.reader.pages import Chapters, PageLabels
 
@@ -104,7 +105,7 @@ class Footer(QLabel):
         the looking-ahead note."""
         page, total = session.page, session.page_count
         left = chapters.left_from(page)
-        self._note = session.bound_note()
+        self._set_note(session.bound_note())
         minutes = 0
         if left and not self._note:  # (looking ahead: the note takes the room)
             minutes = max(1, round(left * session.pace.seconds_per_page() / 60))
@@ -128,8 +129,14 @@ class Footer(QLabel):
     def set_looking_ahead(self, note: str) -> None:
         """``note`` ("Looking ahead — the assistant still stops at p. 30"), or "" when the
         reader is where reading stopped."""
-        self._note = note
+        self._set_note(note)
         self._show()
+
+    def _set_note(self, note: str) -> None:
+        # said as looking ahead starts and ends, not as a book opens
+        if bool(note) != bool(self._note) and self._progress != Progress():
+            announce(self, note or "Back where reading stopped.")
+        self._note = note
 
     def looking_ahead(self) -> bool:
         return bool(self._note)

@@ -3,7 +3,10 @@
 - A link inside the book (``page:N``) jumps there; the reader remembers the jump for Back and
   a jump is not reading (``core/reading.py``). The page flow does that itself.
 - A note reference (``page:N#DOC#ID``, made by ``core.books.pages.resolve_note_links``) opens
-  a pop-up with the note's text, and a "Go to the note" link that jumps to it.
+  a pop-up with the note's text, and a "Go to the note" button that jumps to it. The pop-up is
+  a child of the page (so in the accessibility tree, not a separate popup window): its button
+  takes the focus, the note is spoken, Enter goes to the note, Tab, Shift+Tab or Esc leave it
+  and give the focus back to the page.
 - A web or e-mail link asks first, then hands the address to the system; when nothing opens
   it, the reader is told so (with the address to copy).
 - ``data:`` images the book carries inline are decoded here for the view.
@@ -17,17 +20,19 @@ from __future__ import annotations
 import atexit
 import html
 import logging
+import re
 import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPoint, Qt, QUrl
-from PySide6.QtGui import QCursor, QDesktopServices, QImage, QTextCursor
-from PySide6.QtWidgets import QFrame, QLabel, QMessageBox, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, QUrl
+from PySide6.QtGui import QCursor, QDesktopServices, QImage, QKeyEvent, QTextCursor
+from PySide6.QtWidgets import QFrame, QLabel, QMessageBox, QPushButton, QVBoxLayout, QWidget
 from selectolax.lexbor import LexborHTMLParser
 
+from desktop.accessibility import plain_text
 from desktop.reader.book_images import data_url_bytes, decode_image
 
 if TYPE_CHECKING:
@@ -69,10 +74,12 @@ def note_html(page_html: str, name: str) -> str:
 
 
 class NotePopup(QFrame):
-    """The note beside its reference: its text, and a link to where it stands."""
+    """The note beside its reference: its text, and a button to where it stands."""
+
+    LEAVE = (Qt.Key.Key_Escape, Qt.Key.Key_Tab, Qt.Key.Key_Backtab)
 
     def __init__(self, flow: PageFlow, page: int, note: str) -> None:
-        super().__init__(flow, Qt.WindowType.Popup)
+        super().__init__(flow)
         self.setObjectName("notePopup")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.setFrameShape(QFrame.Shape.StyledPanel)
@@ -83,6 +90,9 @@ class NotePopup(QFrame):
         self.setStyleSheet(
             f"#notePopup {{ background: {theme.background}; border: 1px solid {theme.link}; }}"
             f"#notePopup QLabel {{ color: {theme.text}; background: transparent; }}"
+            f"#notePopup QPushButton {{ color: {theme.link}; background: transparent;"
+            " border: none; text-decoration: underline; padding: 4px; }"
+            f"#notePopup QPushButton:focus {{ border: 1px solid {theme.link}; }}"
         )
         layout = QVBoxLayout(self)
         self.text = QLabel(note, self)
@@ -94,20 +104,53 @@ class NotePopup(QFrame):
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.text.setMaximumWidth(460)
-        self.go = QLabel(f'<a href="go" style="color: {theme.link}">Go to the note</a>', self)
-        self.go.setAccessibleName("Go to the note")
-        self.go.linkActivated.connect(self._go)
+        spoken = plain_text(html.unescape(_tags.sub(" ", note)).replace("↩", ""))
+        self.spoken = re.sub(r"\s+([,.;:!?])", r"\1", spoken)  # (a tag's gap before a comma)
+        self.text.setAccessibleName(f"Note: {self.spoken}")
+        self.go = QPushButton("Go to the note", self)
+        self.go.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.go.setAutoDefault(True)  # Enter presses it too (as in a dialog)
+        self.go.clicked.connect(self._go)
+        self.go.installEventFilter(self)
         layout.addWidget(self.text)
         layout.addWidget(self.go, 0, Qt.AlignmentFlag.AlignRight)
 
-    def _go(self, _link: str = "") -> None:
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            if event.key() in self.LEAVE:
+                self.leave()
+                return True
+        elif event.type() == QEvent.Type.FocusOut:  # a click elsewhere closes it
+            QTimer.singleShot(0, self._close_unless_focused)
+        return super().eventFilter(watched, event)
+
+    def _close_unless_focused(self) -> None:
+        if self.isVisible() and not self.isAncestorOf(self.focusWidget() or self):
+            self.close()
+
+    def leave(self) -> None:
+        """Close the note and give the focus back to the page."""
         self.close()
+        self.flow.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _go(self, _checked: bool = False) -> None:
+        self.close()
+        self.flow.setFocus(Qt.FocusReason.OtherFocusReason)
         self.flow.pageLinkOpened.emit(self.page)
 
     def show_at(self, where: QPoint) -> None:
+        """Show it at ``where`` (global), kept inside the page; its button takes the focus."""
         self.adjustSize()
-        self.move(where)
+        here = self.flow.mapFromGlobal(where)
+        x = max(0, min(here.x(), self.flow.width() - self.width()))
+        y = max(0, min(here.y(), self.flow.height() - self.height()))
+        self.move(x, y)
         self.show()
+        self.raise_()
+        self.go.setFocus(Qt.FocusReason.PopupFocusReason)
+
+
+_tags = re.compile(r"<[^>]+>")
 
 
 def _below_link(flow: PageFlow, href: str) -> QPoint | None:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QListWidgetItem, QSplitter, QTreeWidgetItem, QVBox
 from core.errors import MarginError
 from core.reading import Pace, Place, ReadingSession, Screen
 from core.store.library import BookInfo, Library
+from desktop.accessibility import announce
 from desktop.events import (
     BookClosed,
     BookOpened,
@@ -360,6 +361,8 @@ class Reader(QWidget):
         self.session.read_to_here()
         self.save_position()
         self._read_to_changed()
+        page = self.labels.short(self.session.read_to)
+        announce(self, f"Read to here: the assistant now reads up to p. {page}.")
 
     def save_position(self) -> None:
         self._save_timer.stop()  # saved now: nothing pending writes later
@@ -409,10 +412,13 @@ class Reader(QWidget):
 
     def _caret_toggled(self, on: bool) -> None:
         self.typography = replace(self.typography, caret_browsing=on)
+        announce(self, "Caret browsing on." if on else "Caret browsing off.")
         self.caretBrowsingChanged.emit(on)
 
     def set_caret_browsing(self, on: bool) -> None:
         """Caret browsing on or off, without laying the book out again."""
+        if on != self.typography.caret_browsing:
+            announce(self, "Caret browsing on." if on else "Caret browsing off.")
         self.typography = replace(self.typography, caret_browsing=on)
         self.host.set_caret_browsing(on)
 

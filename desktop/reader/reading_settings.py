@@ -4,6 +4,7 @@ reader changes them (a small window beside the book, not modal)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.accessibility import announce
 from desktop.reader.typography import Typography, installed_families, serif_family
 
 DEFAULT_FAMILY = "Book serif (default)"
@@ -102,13 +104,28 @@ class ReadingSettings(QDialog):
         layout.addWidget(buttons)
         for combo in (self.family, self.layout_box, self.columns):
             combo.currentIndexChanged.connect(self._emit)
+            combo.currentIndexChanged.connect(partial(self._say_choice, combo))
         for spin in (self.size_box, self.measure, self.margin):
             spin.valueChanged.connect(self._emit)
         for dspin in (self.line_spacing, self.paragraph_spacing, self.paragraph_indent):
             dspin.valueChanged.connect(self._emit)
         for box in (self.justify, self.book_styles, self.caret, self.this_book):
             box.toggled.connect(self._emit)
-        self.setWindowFlag(Qt.WindowType.Tool)
+
+    def _say_choice(self, combo: QComboBox, *_: object) -> None:
+        """A choice changed with the arrow keys (its list closed) is said: Orca 43 does not
+        speak a closed combo box's new value."""
+        if combo.hasFocus() and not self._loading:
+            announce(combo, combo.currentText())
+
+    def present(self) -> None:
+        """Show it and give it the keyboard (a window of its own, not a tool window that
+        never takes the focus): its first control has it, or the one last used."""
+        self.show()
+        self.raise_()
+        self.activateWindow()
+        if not self.isAncestorOf(self.focusWidget() or self):
+            self.layout_box.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
 
     def set_values(self, typography: Typography, *, this_book: bool, has_book: bool) -> None:
         self._loading = True

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QInputDialog, QMenu
 from core.prompts import load_prompt
 from core.store.highlight_style import HIGHLIGHT_STYLES, STYLE_NAMES, set_style
 from core.store.library import HIGHLIGHT_COLOURS
+from desktop.accessibility import announce
 from desktop.highlights.margin_marks import stored_offset
 from desktop.reader.selection_bar import ACTIONS, SelectionBar
 from desktop.requests import AskRequest
@@ -175,4 +176,5 @@ class SelectionActions(QObject):
             set_style(saved.id, style)
         reader.refresh_highlights()
         reader.host.clear_selection()
+        announce(reader, "Highlight saved." if not note else "Highlight and note saved.")
         return True

@@ -12,7 +12,7 @@ import math
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QResizeEvent, QShowEvent
-from PySide6.QtWidgets import QSplitter, QTabWidget, QWidget
+from PySide6.QtWidgets import QSplitter, QTabWidget, QToolButton, QWidget
 
 from core.store.library import Library
 from desktop.events import Events
@@ -57,6 +57,10 @@ class SidePanels(QTabWidget):
         self.addTab(self.contents, "Contents")
         self.addTab(self.finder, "Find")
         self.addTab(self.highlights, "Highlights")
+        # the tab bar's scroll arrows: 24 × 24 at least (WCAG 2.5.8), not Qt's 16 × 26
+        # (sized directly: a style sheet on the bar would drop the theme's palette)
+        for arrow in self.tabBar().findChildren(QToolButton):
+            arrow.setMinimumSize(24, 24)
         # narrow beside the book: names shortened rather than scrolled out of sight (no style
         # sheet for tighter tabs: a style sheet here kept the panel in the light theme's
         # colours when the window turned dark)

@@ -57,8 +57,7 @@ class WindowPanels:
             self.reading_settings = ReadingSettings(self.window)
             self.reading_settings.changed.connect(self.apply_typography)
         self.load_reading_settings()
-        self.reading_settings.show()
-        self.reading_settings.raise_()
+        self.reading_settings.present()
 
     def load_reading_settings(self) -> None:
         dialog = self.reading_settings

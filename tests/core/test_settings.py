@@ -4,18 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from core.api_key import delete_api_key, get_api_key, key_storage_available, set_api_key
 from core.errors import SettingsError
 from core.paths import resolve_paths
-from core.settings import (
-    AgentLimits,
-    Settings,
-    delete_api_key,
-    get_api_key,
-    key_storage_available,
-    load_settings,
-    save_settings,
-    set_api_key,
-)
+from core.settings import AgentLimits, Settings, load_settings, save_settings
 
 
 def test_defaults_roundtrip_and_no_key_in_file(margin_home: Path) -> None:

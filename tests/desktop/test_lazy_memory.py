@@ -181,7 +181,7 @@ def test_a_pdf_keeps_a_few_rendered_pages_however_far_one_reads(
 
 ASK_KEY = """
 import sys
-from core.settings import get_api_key, key_storage_available
+from core.api_key import get_api_key, key_storage_available
 print(get_api_key(), key_storage_available(), "keyring" in sys.modules)
 """
 

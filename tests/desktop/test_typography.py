@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFontInfo, QTextLayout
+from PySide6.QtWidgets import QApplication
 
 from core.books.importer import import_book
 from core.settings import ReaderSettings, load_reader_settings
@@ -303,3 +304,30 @@ def test_a_zoom_is_kept_in_settings_toml_alone(
         assert window.reader.font_size == start + 2
     finally:
         close_window(qtbot, window)
+
+
+def test_reading_settings_are_reached_and_changed_by_keyboard(
+    window: Any, library: Library, books_dir: Path, qtbot: Any
+) -> None:
+    """Ctrl+Shift+A gives the reading settings the keyboard; the arrow keys change a setting;
+    Esc closes them."""
+    open_book(window, library, books_dir)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    qtbot.keyClick(
+        window,
+        Qt.Key.Key_A,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    dialog = window.panels.reading_settings
+    assert isinstance(dialog, ReadingSettings)
+    qtbot.waitUntil(dialog.isActiveWindow)
+    focused = QApplication.focusWidget()
+    assert focused is dialog.layout_box, focused
+    before = window.reader.typography.layout
+    qtbot.keyClick(focused, Qt.Key.Key_Down)
+    assert window.reader.typography.layout != before
+    qtbot.keyClick(focused, Qt.Key.Key_Tab)
+    assert QApplication.focusWidget() is dialog.columns
+    qtbot.keyClick(dialog.columns, Qt.Key.Key_Escape)
+    assert not dialog.isVisible()

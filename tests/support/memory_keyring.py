@@ -27,3 +27,16 @@ class MemoryKeyring(KeyringBackend):
         if (service, username) not in self._store:
             raise PasswordDeleteError("no such password")
         del self._store[(service, username)]
+
+
+class CountingKeyring(MemoryKeyring):
+    """The in-memory keyring, counting reads and the threads they came from (each read of a
+    locked GNOME keyring is a prompt)."""
+
+    reads: ClassVar[list[str]] = []
+
+    def get_password(self, service: str, username: str) -> str | None:
+        import threading
+
+        self.reads.append(threading.current_thread().name)
+        return super().get_password(service, username)

@@ -10,8 +10,8 @@ from PySide6.QtCore import QEvent, Qt, QUrl
 from PySide6.QtGui import QKeyEvent
 
 from core.agent.providers.anthropic.wire import source_for
+from core.api_key import get_api_key
 from core.books.importer import import_book
-from core.settings import get_api_key
 from core.store import models as m
 from desktop.requests import AskRequest
 from tests.desktop.chat.conftest import read_alice

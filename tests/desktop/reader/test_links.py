@@ -84,7 +84,7 @@ def _shot(view: TextView, name: str, reader: Reader) -> None:
         assert popup is not None
         image = reader.grab()
         painter = QPainter(image)
-        painter.drawPixmap(reader.mapFromGlobal(popup.pos()), popup.grab())
+        painter.drawPixmap(reader.mapFromGlobal(popup.mapToGlobal(QPoint(0, 0))), popup.grab())
         painter.end()
         save_shot(image, f"{name}-{theme}.png")
         popup.close()
@@ -107,12 +107,39 @@ def test_a_footnote_reference_opens_its_note_in_a_pop_up(
     assert popup is not None
     popup.show()
     # its own link goes to the note (a jump: Back returns, reading is not raised)
-    popup.go.linkActivated.emit("go")
+    popup.go.click()
     note_page = popup.page
     qtbot.waitUntil(lambda: reader.page == note_page)
     assert reader.session is not None and reader.session.read_to == read_to
     reader.go_back()
     qtbot.waitUntil(lambda: reader.page == 1)
+
+
+def test_the_note_pop_up_is_used_with_keys_alone(
+    library: Library, qtbot: Any, real_font: str, tmp_path: Path
+) -> None:
+    """The note takes the focus on its button (Orca reads it); Tab, Shift+Tab and Esc leave
+    it for the page; Enter goes to the note."""
+    reader, view = open_reader(library, qtbot, _book(tmp_path))
+    reader.window().activateWindow()
+    for leave in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab, Qt.Key.Key_Escape):
+        _click_link(view, "page:")
+        popup = view.findChild(links.NotePopup)
+        assert popup is not None
+        qtbot.waitUntil(popup.isVisible)
+        assert popup.go.hasFocus()
+        assert "where the claim comes from" in popup.text.accessibleName()
+        qtbot.keyClick(popup.go, leave)
+        assert not popup.isVisible(), leave
+        assert view.hasFocus() and reader.page == 1
+    _click_link(view, "page:")
+    popup = view.findChild(links.NotePopup)
+    assert popup is not None
+    qtbot.waitUntil(popup.isVisible)
+    note_page = popup.page
+    qtbot.keyClick(popup.go, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: reader.page == note_page)
+    assert not popup.isVisible()
 
 
 def test_a_cross_document_link_jumps_and_back_returns(
