@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, QUrl
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu, QToolButton, QWidget
@@ -65,8 +66,12 @@ class ReadAloudActions(QObject):
             act.triggered.connect(lambda _c=False, m=minutes: speech.sleep_in(m))
             group.addAction(act)
             self.sleep.addAction(act)
+        # a glyph, as the toolbar's other buttons: its words would widen the reader's least
+        # width past what a 1024-pixel window leaves beside the chat
         self.button = QToolButton()
-        self.button.setDefaultAction(self.actions["toggle"])
+        self.button.setText("▷")
+        self.button.clicked.connect(self.actions["toggle"].trigger)
+        self.button.setToolTip(self.actions["toggle"].toolTip())
         self.button.setAutoRaise(True)
         self.button.setAccessibleName("Read aloud")
         speech.stateChanged.connect(self._state)
@@ -96,6 +101,8 @@ class ReadAloudActions(QObject):
             + f" ({KEYS['toggle']})"
         )
         self.button.setAccessibleName("Pause" if state == "playing" else "Read aloud")
+        self.button.setText("❚❚" if state == "playing" else "▷")
+        self.button.setToolTip(toggle.toolTip())
 
     def _said_rate(self, rate: float) -> None:
         self._announce(f"Speed {round(rate * 10):+d}" if rate else "Normal speed")
@@ -134,6 +141,8 @@ class ReadAloudActions(QObject):
     def answer_finished(self, pane: Any, conversation_id: int) -> bool:
         """With "Read answers aloud when they finish" on, say the answer just finished
         (``pane.answerRendered`` also fires while an answer streams: those are skipped)."""
+        if not shiboken6.isValid(self.answers):
+            return False  # the window is gone (the pane's last signals can come after it)
         if not self.answers.isChecked() or pane.live.get(conversation_id) is not None:
             return False
         key = pane.messages.last_answer

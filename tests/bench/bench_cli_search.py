@@ -27,13 +27,15 @@ BOOKS = (
 ENTRY = "import sys; from desktop.app import main; sys.exit(main())"  # the `margin` script
 
 
-def library(home: Path, books: int) -> None:
-    """A library of ``books`` imported books (copies of two fixtures under other names)."""
+def library(home: Path, books: int, tree: Path = ROOT) -> None:
+    """``books`` copies of the fixture texts imported by the code in ``tree`` (each side of the
+    comparison reads a library of its own schema: an older Margin refuses a newer library),
+    under other names."""
     sources = [
         FIXTURES / "books" / "metamorphosis.txt",
         FIXTURES / "books" / "alice_in_wonderland.txt",
     ]
-    folder = home.parent / "files"
+    folder = home.parent / f"files-{home.name}"
     folder.mkdir()
     files = []
     for n in range(books):
@@ -43,7 +45,7 @@ def library(home: Path, books: int) -> None:
         files.append(str(copy))
     subprocess.run(
         [sys.executable, "-m", "core.cli", "--data-dir", str(home), "import", *files],
-        cwd=ROOT,
+        cwd=tree,
         check=True,
         capture_output=True,
     )
@@ -58,16 +60,18 @@ def main() -> None:
         home = Path(tmp) / "home"
         library(home, BOOKS)
         old = base_tree(BASE, Path(tmp), ("core", "desktop", "prompts", "resources"))
+        old_home = Path(tmp) / "old-home"
+        library(old_home, BOOKS, old)
         for tree in (old, ROOT):
             compileall.compile_dir(str(tree / "core"), quiet=1)
             compileall.compile_dir(str(tree / "desktop"), quiet=1)
-        search = ["--data-dir", str(home), "search", "--all", "Gregor"]
+        search = ["search", "--all", "Gregor", "--beyond-read"]
         runs = rounds(15)
         got = old_vs_new(
             {
                 "python -c pass": ([sys.executable, "-c", "pass"], ROOT),
-                "old": ([sys.executable, "-c", ENTRY, *search], old),
-                "new": ([sys.executable, "-c", ENTRY, *search], ROOT),
+                "old": ([sys.executable, "-c", ENTRY, "--data-dir", str(old_home), *search], old),
+                "new": ([sys.executable, "-c", ENTRY, "--data-dir", str(home), *search], ROOT),
             },
             runs,
             env,

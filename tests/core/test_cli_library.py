@@ -224,5 +224,5 @@ def test_search_names_the_printed_pages_where_the_book_has_them(
 
     code, _, err = run(capsys, "import", str(_page_list_book(tmp_path)))
     assert code == 0, err
-    code, out, _ = run(capsys, "search", "1", "forty begins")
+    code, out, _ = run(capsys, "search", "1", "forty begins", "--beyond-read")
     assert code == 0 and "(p. 40 in print)" in out

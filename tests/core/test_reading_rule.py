@@ -49,12 +49,17 @@ def turn(session: ReadingSession, screens: int, size: int = 2) -> None:
 
 def test_the_first_chapter_is_found_from_the_contents(library: Library, books_dir: Path) -> None:
     firsts = {}
-    for name in ("pride_and_prejudice", "sherlock_holmes", "alice_in_wonderland", "metamorphosis"):
+    for name in (
+        "pride_and_prejudice",
+        "the_adventures_of_sherlock_holmes",
+        "alice_in_wonderland",
+        "metamorphosis",
+    ):
         book = import_book(library, books_dir / f"{name}.epub").book
         firsts[name] = ReadingSession.open(library, book).contents.first_chapter
     assert firsts == {
         "pride_and_prejudice": 3,  # Titlepage, Imprint, then "I"
-        "sherlock_holmes": 3,  # Titlepage, Imprint, then "A Scandal in Bohemia"
+        "the_adventures_of_sherlock_holmes": 3,  # Titlepage, Imprint, then "A Scandal in Bohemia"
         "alice_in_wonderland": 3,  # the title, an edition line, Contents, then CHAPTER I.
         "metamorphosis": 3,
     }

@@ -59,7 +59,7 @@ def test_injected_text_only_inside_book_blocks(
         svc = AgentService(
             library,
             library.paths,
-            Settings(provider=provider, base_url=fake.url, model="m"),
+            Settings(provider=provider, base_url=fake.url, model="m", strategy="tool-use"),
             provider_factory=lambda s, k: make_provider(s, k, max_retries=0),
         )
         conv = svc.create_conversation(book.id).id

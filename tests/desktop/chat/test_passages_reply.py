@@ -30,19 +30,19 @@ def test_a_passages_reply_reads_as_matches_with_chips_and_chapters(
     chat.input.setFocus()
     QTest.keyClicks(chat.input, "What did the Hatter ask about a raven?")
     QTest.keyClick(chat.input, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not chat.live and "Settings" in chat.transcript_text(), timeout=15000)
+    qtbot.waitUntil(
+        lambda: not chat.live and "Passages, no model" in chat.transcript_text(), timeout=15000
+    )
     text = chat.transcript_text()
-    assert "Passages, no model" in text and "not an answer" in text
-    assert "Why is a raven like a writing-desk?" in text
-    assert "Show all" not in text, "the whole reply is on screen"
+    assert "not an AI answer" in text
+    lead = text[: text.index("Show all")]  # the answer first; the passages folded below
+    assert "Why is a raven like a writing-desk?" in lead
+    assert len(lead.split()) <= 250, "the reader gets the answer before a long read"
     html = chat.transcript.toHtml()
     chips = set(re.findall(r'href="(margin-cite:[^"]+)"', html))
     assert 1 < len(chips) <= SHOWN, "each passage is cited by its page chip"
-    lines = [" ".join(line.split()) for line in text.splitlines()]  # chips pad with nbsp
-    heads = [line for line in lines if re.match(r"pp?\. \d+(–\d+)? · CHAPTER", line)]
     cites = [(h, at) for h, at in links(chat.transcript) if h.startswith("margin-cite:")]
-    assert len(heads) > 1 and len(cites) == 2 * len(heads), "a chip above each passage and below"
-    assert "A Mad Tea-Party" in text, "the passage names its chapter"
+    assert cites
     assert not re.search(r"Contents|Project Gutenberg License", text), "no front matter"
     shoot(window, chat.transcript)
     href, at = cites[0]
