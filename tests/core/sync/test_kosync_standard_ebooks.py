@@ -1,8 +1,8 @@
 """KOReader positions on a Standard Ebooks EPUB open Margin at the same paragraph, and back.
 
-The book is built by tests/bench/spoiler_books.py into its cache ($MARGIN_SPOILER_BOOKS or
-~/.cache/margin-spoiler-books) from the public Standard Ebooks repository; without it this
-test skips."""
+The book is Standard Ebooks' *A Christmas Carol* in tests/fixtures/books (built by
+tests/bench/spoiler_books.py from the public repository; ``$MARGIN_SPOILER_BOOKS`` points at
+another folder holding it)."""
 
 from __future__ import annotations
 
