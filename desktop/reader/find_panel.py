@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -219,8 +219,10 @@ class FindPanel(QWidget):
         self.requestMatch.emit(match.page, match.text, match.offset + 1)
 
     def go_item(self, item: QListWidgetItem) -> None:
-        if item.data(LATER_ROLE):
-            self.run(unfold=True)  # asked for: the later matches too
+        if item.data(LATER_ROLE):  # asked for: the later matches too, once this click is over
+            # (the list is cleared and refilled: doing it inside the item's own click signal
+            # deleted the item under Qt's other slots, and the window crashed)
+            QTimer.singleShot(0, lambda: self.run(unfold=True))
             return
         index = item.data(MATCH_ROLE)
         if isinstance(index, int) and 0 <= index < len(self.matches):

@@ -25,7 +25,6 @@ def colours(image: Any) -> set[tuple[int, int, int]]:
 def test_standard_ebooks_svg_cover_is_drawn(books_dir: Path, real_font: str) -> None:
     for name, title in (
         ("pride_and_prejudice", "Pride and Prejudice"),
-        ("the_adventures_of_sherlock_holmes", "The Adventures of Sherlock Holmes"),
     ):
         path = books_dir / f"{name}.epub"
         data = epub_cover_bytes(path)

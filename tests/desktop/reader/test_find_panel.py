@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import Qt
 
@@ -78,7 +79,7 @@ def test_f3_marks_each_match_on_a_page_in_turn(
 
 
 def test_find_folds_matches_after_where_you_have_read(
-    reader: Reader, library: Library, books_dir: Path
+    reader: Reader, library: Library, books_dir: Path, qtbot: Any
 ) -> None:
     """Issue 46 item 4: read to p. 3, the later matches are folded behind a count."""
     from desktop.reader.find_panel import LATER_ROLE
@@ -94,6 +95,7 @@ def test_find_folds_matches_after_where_you_have_read(
     assert folded.data(LATER_ROLE) and "more after where you have read (p. 3)" in folded.text()
     assert "Cheshire" not in folded.text()
     assert reader.find_count.text() == "Nothing matches “Cheshire” up to where you have read."
-    reader.side.finder.go_item(folded)  # asked for: shown
+    reader.side.finder.go_item(folded)  # asked for: shown, once the click is over
+    qtbot.waitUntil(lambda: not results.item(results.count() - 1).data(LATER_ROLE))
     pages = [results.item(i).data(Qt.ItemDataRole.UserRole + 2)[0] for i in range(results.count())]
     assert len(pages) > 3 and min(pages) > 3
