@@ -23,9 +23,7 @@ def colours(image: Any) -> set[tuple[int, int, int]]:
 
 
 def test_standard_ebooks_svg_cover_is_drawn(books_dir: Path, real_font: str) -> None:
-    for name, title in (
-        ("pride_and_prejudice", "Pride and Prejudice"),
-    ):
+    for name, title in (("pride_and_prejudice", "Pride and Prejudice"),):
         path = books_dir / f"{name}.epub"
         data = epub_cover_bytes(path)
         assert data is not None and b"<svg" in data, f"▶ {name}: no cover found"
