@@ -90,37 +90,39 @@ def _open_book(window: MainWindow) -> Any:
     return window.reader.book
 
 
-async def kosync_push(window: MainWindow) -> None:
+async def _kosync(window: MainWindow, step: str) -> tuple[Any, Any] | None:
+    """Push or pull (``step``) the open book's position with KOReader's server, off the
+    window's thread: (the book, what the server said), or None when there is no book or it
+    failed (the reader is told why)."""
     from core.sync.kosync import Kosync
 
     book = _open_book(window)
     if book is None:
-        return
+        return None
     window.reader.save_position()
     book = window.library.get_book(book.id)
     try:
-        sent = await run_blocking(lambda: Kosync(window.library, window.paths).push(book))
+        done = await run_blocking(lambda: getattr(Kosync(window.library, window.paths), step)(book))
     except MarginError as exc:
         _say(window, str(exc))
-        return
-    _say(window, f"Sent to KOReader: page {sent.page} ({sent.percentage:.0%}).")
+        return None
+    return book, done
+
+
+async def kosync_push(window: MainWindow) -> None:
+    pushed = await _kosync(window, "push")
+    if pushed is not None:
+        sent = pushed[1]
+        _say(window, f"Sent to KOReader: page {sent.page} ({sent.percentage:.0%}).")
 
 
 async def kosync_pull(window: MainWindow) -> None:
     """Move to the position another device sent; offer to move "read to" there too (the
     spoiler bound follows the reader's choice, never silently)."""
-    from core.sync.kosync import Kosync
-
-    book = _open_book(window)
-    if book is None:
+    pulled = await _kosync(window, "pull")
+    if pulled is None:
         return
-    window.reader.save_position()
-    book = window.library.get_book(book.id)
-    try:
-        got = await run_blocking(lambda: Kosync(window.library, window.paths).pull(book))
-    except MarginError as exc:
-        _say(window, str(exc))
-        return
+    book, got = pulled
     if got is None:
         _say(window, "KOReader has no position for this book yet.")
         return
