@@ -6,6 +6,11 @@ would otherwise stay for the whole session (issue 27: no idle worker process 10 
 import). ``stop_resource_tracker`` ends it once no worker is left: each kind of worker says
 whether it still has some (``register``), and no multiprocessing child may be alive. The
 next worker started starts it again (~20 ms, on that worker's thread).
+
+Stopping the tracker unlinks every semaphore still registered with it, so it must never run
+between the moment a worker's queues are made and the moment that worker counts as in use:
+both happen under ``starting()`` (a PDF import that began while the vectors worker was
+ending failed with "could not start the helper process", its pool's semaphore gone).
 """
 
 from __future__ import annotations
@@ -13,14 +18,15 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 log = logging.getLogger(__name__)
 
 NICE = 10  # the vectors worker's priority: below the window's, so reading stays smooth
 
 _in_use: list[Callable[[], bool]] = []
-_lock = threading.Lock()
+_lock = threading.RLock()
 
 
 def register(in_use: Callable[[], bool]) -> None:
@@ -28,6 +34,15 @@ def register(in_use: Callable[[], bool]) -> None:
     pool, even between its tasks): the tracker is kept for them."""
     with _lock:
         _in_use.append(in_use)
+
+
+@contextmanager
+def starting() -> Iterator[None]:
+    """Hold this while making a worker's processes, pools or queues, until the worker
+    counts as in use (its ``register`` callback says so, or its process is alive): the
+    resource tracker is not stopped meanwhile."""
+    with _lock:
+        yield
 
 
 def stop_resource_tracker() -> bool:
@@ -44,6 +59,8 @@ def stop_resource_tracker() -> bool:
         if getattr(tracker, "_fd", None) is None:
             return False
         gc.collect()  # finished pools' queues unregister their semaphores when collected
+        if _semaphores_alive():
+            return False  # a pool still shutting down: stopping would unlink its semaphores
         stop = getattr(tracker, "_stop", None)
         if stop is None:
             return False
@@ -53,6 +70,21 @@ def stop_resource_tracker() -> bool:
             log.debug("the resource tracker did not stop", exc_info=True)
             return False
         return True
+
+
+def _semaphores_alive() -> bool:
+    """True while a semaphore this process made is still in use (a pool shutting down on
+    another thread holds its queues' locks): the tracker unlinks every semaphore still
+    registered when it stops, and the semaphore's own clean-up then fails."""
+    from multiprocessing import synchronize, util
+
+    registry = getattr(util, "_finalizer_registry", None)
+    if registry is None:
+        return True  # cannot tell: keep the tracker
+    cleanup = synchronize.SemLock._cleanup
+    return any(
+        getattr(final, "_callback", None) is cleanup for final in list(registry.values())
+    )
 
 
 def lower_priority(step: int = NICE) -> None:

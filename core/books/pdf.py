@@ -22,7 +22,7 @@ from core.books.model import BookFormat, PageContent, ParsedBook
 from core.books.pdf_doc import clean_page_text, labels, meta, open_pdf, page_text, toc
 from core.errors import BookCode, BookError
 from core.processes import register as register_workers
-from core.processes import stop_resource_tracker
+from core.processes import starting, stop_resource_tracker
 from core.progress import CancelToken, ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
@@ -152,10 +152,11 @@ def _worker_pool(slot: int, max_bytes: int) -> ProcessPoolExecutor:
         _started.discard(id(current[1]))
         current[1].shutdown(wait=False, cancel_futures=True)
     ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(
-        max_workers=1, mp_context=ctx, initializer=_limit_memory, initargs=(max_bytes,)
-    )
-    _pools[slot] = (max_bytes, pool)
+    with starting():  # the pool's semaphores outlive a tracker stop on another thread
+        pool = ProcessPoolExecutor(
+            max_workers=1, mp_context=ctx, initializer=_limit_memory, initargs=(max_bytes,)
+        )
+        _pools[slot] = (max_bytes, pool)
     return pool
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import peewee as pw
 
-from core.processes import stop_resource_tracker
+from core.processes import starting, stop_resource_tracker
 from core.search.embedding import VectorsUnavailable
 from core.search.encoder_files import weights_present
 from core.search.sentence_vectors import SentenceVectors, is_wanted, mark_wanted
@@ -102,7 +102,7 @@ class VectorIndexer:
             name="margin-vectors",
             daemon=True,
         )
-        with self._lock:
+        with self._lock, starting():  # the tracker stays until the process is alive
             if self._stopped:
                 return
             self._worker = worker

@@ -1,0 +1,44 @@
+"""The resource tracker is never stopped while a worker is being made (its semaphores would
+be unlinked before the worker process opens them: issue 47's CI run failed that way)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from core.books import pdf
+from core.processes import starting, stop_resource_tracker
+from tests.conftest import PDFS
+
+
+def test_stopping_the_tracker_waits_for_a_worker_being_made() -> None:
+    stopped: list[bool] = []
+    with starting():
+        stopper = threading.Thread(target=lambda: stopped.append(stop_resource_tracker()))
+        stopper.start()
+        stopper.join(0.3)
+        assert stopper.is_alive(), "the tracker was stopped while a worker was being made"
+    stopper.join(10)
+    assert not stopper.is_alive() and len(stopped) == 1
+
+
+def test_pdf_text_is_read_while_another_thread_keeps_stopping_the_tracker() -> None:
+    """The vectors worker ending (it stops the tracker) while a PDF's pool starts."""
+    path = PDFS / "pdflatex-outline.pdf"
+    done = threading.Event()
+
+    def keep_stopping() -> None:
+        while not done.is_set():
+            stop_resource_tracker()
+
+    stopper = threading.Thread(target=keep_stopping, daemon=True)
+    stopper.start()
+    try:
+        for _ in range(4):
+            pdf.shutdown_workers(wait=True)  # a fresh pool each time: the racy moment
+            book = pdf.parse_pdf(Path(path))
+            assert book.pages and any(page.text.strip() for page in book.pages)
+    finally:
+        done.set()
+        stopper.join(10)
+        pdf.shutdown_workers(wait=True)
