@@ -79,9 +79,9 @@ def _semaphores_alive() -> bool:
     from multiprocessing import synchronize, util
 
     registry = getattr(util, "_finalizer_registry", None)
-    if registry is None:
+    cleanup = getattr(synchronize.SemLock, "_cleanup", None)
+    if registry is None or cleanup is None:
         return True  # cannot tell: keep the tracker
-    cleanup = synchronize.SemLock._cleanup
     return any(
         getattr(final, "_callback", None) is cleanup for final in list(registry.values())
     )

@@ -33,7 +33,6 @@ from core.paths import Paths
 from core.settings import (
     DEFAULT_MODEL,
     LOCAL_DEFAULT_URL,
-    AgentLimits,
     Settings,
     load_settings,
     save_settings,
@@ -67,6 +66,7 @@ class SettingsDialog(QDialog):
         except MarginError as exc:
             current = Settings()
             problem = str(exc)
+        self.current = current  # what the dialog does not show is saved as it was
         self.provider = QComboBox()
         self.provider.setAccessibleName("Provider")
         for key, label in PROVIDERS:
@@ -149,6 +149,14 @@ class SettingsDialog(QDialog):
             minimum=10, maximum=1800, value=current.limits.deadline_s, suffix=" s"
         )
         self.deadline.setAccessibleName("Time limit per question")
+        self.local_wait = QDoubleSpinBox(
+            minimum=30, maximum=3600, decimals=0, value=current.limits.local_deadline_s, suffix=" s"
+        )
+        self.local_wait.setAccessibleName("Time a local model may take")
+        self.local_wait.setToolTip(
+            "A local model reads the passages before its first word (about 30 s per 1,000 "
+            "words on a small computer): Margin waits this long for its answer."
+        )
         self.test_button = QPushButton("Test connection")
         self.test_button.setAccessibleName("Test connection")
         self.test_button.clicked.connect(lambda: self._start(self._test()))
@@ -182,6 +190,7 @@ class SettingsDialog(QDialog):
         form.addRow("Steps per question", self.turns)
         form.addRow("Tool calls per question", self.tool_calls)
         form.addRow("Time limit", self.deadline)
+        form.addRow("Local model time limit", self.local_wait)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
@@ -230,12 +239,14 @@ class SettingsDialog(QDialog):
 
     def chosen(self) -> Settings:
         limits = dataclasses.replace(
-            AgentLimits(),
+            self.current.limits,  # the limits set in settings.toml alone are kept
             max_turns=self.turns.value(),
             max_tool_calls=self.tool_calls.value(),
             deadline_s=self.deadline.value(),
+            local_deadline_s=self.local_wait.value(),
         )
-        return Settings(
+        return dataclasses.replace(
+            self.current,  # spoiler_verify, previously_after_days…: kept as they were
             provider=str(self.provider.currentData()),
             base_url=self.base_url.text().strip().rstrip("/"),
             model=self.model.currentText().strip() or DEFAULT_MODEL,
