@@ -43,7 +43,7 @@ def test_a_mark_in_the_second_column_is_drawn_beside_it_and_opens_its_thread(
         reader = win.reader
         reader.set_typography(replace(reader.typography, layout="paged", columns=2))
         view = text_view(reader)
-        qtbot.waitUntil(lambda: view.paged and len(view._columns) == 2, timeout=5000)
+        qtbot.waitUntil(lambda: view.paged and len(view._columns) == 2, timeout=20000)
         second = view._columns[1]
         # a sentence that starts inside the second column, a few lines down
         cursor = QTextCursor(view.document())
@@ -61,7 +61,7 @@ def test_a_mark_in_the_second_column_is_drawn_beside_it_and_opens_its_thread(
         )
         win.threads.refresh()
         marks = win.threads.marks
-        qtbot.waitUntil(lambda: len(marks._hits) == 2, timeout=5000)
+        qtbot.waitUntil(lambda: len(marks._hits) == 2, timeout=20000)
 
         # where each mark stands: beside its own column, left of its own text
         width = view.column_width()
@@ -94,5 +94,5 @@ def test_a_mark_in_the_second_column_is_drawn_beside_it_and_opens_its_thread(
         hit = marks.mapFromParent(boxes[thread.id])
         QTest.mouseClick(marks, Qt.MouseButton.LeftButton, pos=hit)
         chat = win.chat
-        qtbot.waitUntil(lambda: chat.conversation_id == thread.id, timeout=5000)
+        qtbot.waitUntil(lambda: chat.conversation_id == thread.id, timeout=20000)
         assert view.marked()
