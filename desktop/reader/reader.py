@@ -322,8 +322,11 @@ class Reader(QWidget):
             self.previous_page()
 
     def chapter_edge(self, end: bool) -> None:
-        """Home / End: the start or the end of the current chapter (a jump)."""
-        pages = self.chapters.pages_with(self.page) if self.book is not None else []
+        """Home / End: the start or the end of the current chapter (of the book when its
+        chapters are unknown): a jump."""
+        if self.book is None:
+            return
+        pages = self.chapters.pages_with(self.page) or list(range(1, self.book.page_count + 1))
         if pages:
             self.go_to_page(pages[-1] if end else pages[0])
             if end:

@@ -143,6 +143,7 @@ class ViewHost(QStackedWidget):
         pdf.drawn.connect(self.view_drawn)
         pdf.zoomChanged.connect(self.zoomChanged)
         pdf.requestBack.connect(self.requestBack)
+        pdf.chapterEdge.connect(self.chapterEdge)
         pdf.requestForward.connect(self.requestForward)
         pdf.canvas.selectionFinished.connect(self.pdfSelected)
         pdf.canvas.selectionCleared.connect(self.selectionCleared)
