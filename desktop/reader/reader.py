@@ -35,6 +35,7 @@ from desktop.events import (
 )
 from desktop.reader.book_state import ReaderMemory
 from desktop.reader.footer import Footer
+from desktop.reader.highlight_bar import HighlightActions
 from desktop.reader.pages import Chapters, PageLabels
 from desktop.reader.selection_actions import SelectionActions
 from desktop.reader.shortcuts import install_shortcuts
@@ -82,6 +83,7 @@ class Reader(QWidget):
         _column(self.toolbar, self.split, into=self)
         self.selection_actions = SelectionActions(self)
         self.selection_bar = self.selection_actions.bar
+        self.highlight_actions = HighlightActions(self)
         self._save_timer = QTimer(self, singleShot=True, interval=SAVE_DELAY_MS)
         self._save_timer.timeout.connect(self.save_position)
         self._aliases()

@@ -36,6 +36,9 @@ class TextView(PagedFlow):
     requestBack = Signal()
     requestForward = Signal()
     imageOpened = Signal(str)  # book: url of an image the reader clicked
+    # a click on the text (a highlight's id, 0 for none) or Enter on a highlight: where, and
+    # True when a key did it
+    highlightClicked = Signal(int, QPoint, bool)
 
     def __init__(self, book_file: Path | None, fmt: str, parent: QWidget | None = None) -> None:
         super().__init__(book_file, fmt, parent)
@@ -405,6 +408,11 @@ class TextView(PagedFlow):
         if mods & Qt.KeyboardModifier.ShiftModifier and key in self._CARET_KEYS:
             self._move_caret(event)
             return
+        cursor = self.textCursor()
+        enter = key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not cursor.hasSelection()
+        if enter and (hid := self.highlight_at(cursor.position())):  # the one at the caret
+            self.highlightClicked.emit(hid, self.cursorRect().bottomLeft(), True)
+            return
         super().keyPressEvent(event)
 
     _CARET_KEYS = {
@@ -453,6 +461,22 @@ class TextView(PagedFlow):
     def mousePressEvent(self, event: QMouseEvent) -> None:
         if not history_button(self, event):
             super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        """A click on a highlight (no drag, no selection) opens its bar, not a page turn."""
+        press, point = self._press, event.position()
+        click = (
+            press is not None
+            and not press[1]
+            and event.button() == Qt.MouseButton.LeftButton
+            and (point - press[0]).manhattanLength() <= 4
+        )
+        hid = self.highlight_at(self.cursor_at(point.toPoint()).position()) if click else 0
+        if hid:
+            self._press = None  # no page turn in the click zones
+        super().mouseReleaseEvent(event)
+        if click and not self.textCursor().hasSelection():
+            self.highlightClicked.emit(hid, point.toPoint(), False)
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
         fmt = self.cursor_at(event.position().toPoint()).charFormat()
