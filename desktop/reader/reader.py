@@ -35,6 +35,7 @@ from desktop.events import (
 )
 from desktop.reader.book_state import ReaderMemory
 from desktop.reader.footer import Footer
+from desktop.reader.highlight_bar import HighlightActions
 from desktop.reader.pages import Chapters, PageLabels
 from desktop.reader.selection_actions import SelectionActions
 from desktop.reader.shortcuts import install_shortcuts
@@ -82,6 +83,7 @@ class Reader(QWidget):
         _column(self.toolbar, self.split, into=self)
         self.selection_actions = SelectionActions(self)
         self.selection_bar = self.selection_actions.bar
+        self.highlight_actions = HighlightActions(self)
         self._save_timer = QTimer(self, singleShot=True, interval=SAVE_DELAY_MS)
         self._save_timer.timeout.connect(self.save_position)
         self._aliases()
@@ -322,8 +324,11 @@ class Reader(QWidget):
             self.previous_page()
 
     def chapter_edge(self, end: bool) -> None:
-        """Home / End: the start or the end of the current chapter (a jump)."""
-        pages = self.chapters.pages_with(self.page) if self.book is not None else []
+        """Home / End: the start or the end of the current chapter (of the book when its
+        chapters are unknown): a jump."""
+        if self.book is None:
+            return
+        pages = self.chapters.pages_with(self.page) or list(range(1, self.book.page_count + 1))
         if pages:
             self.go_to_page(pages[-1] if end else pages[0])
             if end:

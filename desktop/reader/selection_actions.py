@@ -1,6 +1,6 @@
 """What the reader can do with a selection: the bar beside it, the context menu, the quick
 actions (Ask, Explain, Define, Summarize, Translate: an ``AskRequest`` for the chat) and
-highlights (saved with an optional note)."""
+highlights (saved at once; a note is written from the highlight's bar)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QPoint
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QInputDialog, QMenu
+from PySide6.QtWidgets import QMenu
 
 from core.prompts import load_prompt
 from core.store.highlight_style import HIGHLIGHT_STYLES, STYLE_NAMES, set_style
@@ -156,14 +156,11 @@ class SelectionActions(QObject):
         note: str | None = None,
         style: str = "",
     ) -> bool:
-        """Save a highlight (asking for an optional note); False when the reader cancels."""
+        """Save a highlight (no question asked: a note is written from the highlight's own
+        bar, when the reader wants one); False when no book is open."""
         reader = self.reader
         if reader.book is None:
             return False
-        if note is None and reader.isVisible() and not reader.property("headless"):
-            note, ok = QInputDialog.getText(reader, "Highlight", "Note (optional):")
-            if not ok:
-                return False
         saved = reader.library.add_highlight(
             reader.book.id,
             page,
