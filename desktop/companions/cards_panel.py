@@ -56,6 +56,7 @@ class CardsPanel(CompanionPanel):
         super().clear()
         self.queue = []
         self.card.clear()
+        self.card.setAccessibleName("Flashcard")
 
     def _buttons(self, answered: bool | None) -> None:
         has = bool(self.queue)
@@ -73,12 +74,18 @@ class CardsPanel(CompanionPanel):
                 "with its quote and page."
             )
             self.card.clear()
+            self.card.setAccessibleName("Flashcard")
             self._buttons(None)
             return
         card = self.queue[0]
         self.status.setText(f"{len(self.queue)} due of {self.total}.")
         self.card.setHtml(f"<p style='font-size:large'>{html.escape(card.front)}</p>")
+        # named by its words: a screen reader says the whole card, not one wrapped line
+        self.card.setAccessibleName(f"Flashcard: {card.front}")
+        keys = self.focusWidget() in (self.again_button, self.knew_button)
         self._buttons(False)
+        if keys:  # answered from the keyboard: the next card's Show answer takes the keys
+            self.show_button.setFocus()
 
     def show_answer(self) -> None:
         if not self.queue:
@@ -89,7 +96,13 @@ class CardsPanel(CompanionPanel):
         self.card.setHtml(
             f"<p style='font-size:large'>{html.escape(card.front)}</p><hr><p>{back}</p>{link}"
         )
+        self.card.setAccessibleName(
+            f"Flashcard: {card.front} Answer: {' '.join(card.back.split())}"
+        )
+        keys = self.focusWidget() is self.show_button
         self._buttons(True)
+        if keys:  # the button goes away: the card, now with its answer, takes the keys
+            self.card.setFocus()
 
     def answer(self, knew: bool) -> None:
         if not self.queue or self.book_id is None:

@@ -14,11 +14,12 @@ from typing import Any
 from urllib.parse import parse_qs, quote, urlparse
 
 import shiboken6
-from PySide6.QtCore import QEvent, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from core.store.library import Library
+from desktop.reader.readable_text import ReadableBrowser
 from desktop.tasks import in_background
 
 log = logging.getLogger(__name__)
@@ -66,8 +67,17 @@ class CompanionPanel(QWidget):
         self._check.setInterval(1000)
         self._check.timeout.connect(self.refresh)
 
-    def browser(self, name: str) -> QTextBrowser:
-        view = QTextBrowser()
+    def browser(self, name: str, *, keyboard_links: bool = True) -> QTextBrowser:
+        """A text the tab shows, read by a screen reader as a text (its lines, from the
+        caret), not as a label with only its name. Without ``keyboard_links`` its links are
+        for the mouse only: Tab leaves it at once (the tab offers them in one stop)."""
+        view = ReadableBrowser()
+        if not keyboard_links:
+            view.setTextInteractionFlags(
+                Qt.TextInteractionFlag.TextSelectableByMouse
+                | Qt.TextInteractionFlag.TextSelectableByKeyboard
+                | Qt.TextInteractionFlag.LinksAccessibleByMouse
+            )
         view.setOpenLinks(False)
         view.setAccessibleName(name)
         view.anchorClicked.connect(self.link)

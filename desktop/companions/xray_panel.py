@@ -7,7 +7,17 @@ import html
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLineEdit, QListWidget, QListWidgetItem, QSplitter, QWidget
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.companions import xray
 from core.store.library import Library
@@ -33,10 +43,21 @@ class XRayPanel(CompanionPanel):
         self.list = QListWidget()
         self.list.setAccessibleName("People, places and things met so far")
         self.list.currentItemChanged.connect(lambda item, _old: self._show_entry(item))
-        self.detail = self.browser("X-Ray entry")
+        # the entry is one Tab stop (read as a text: name, description, …); its pages, one
+        # link each on screen, are one more: a button whose menu lists them
+        self.detail = self.browser("X-Ray entry", keyboard_links=False)
+        self.pages = QPushButton("Pages…")
+        self.pages.setMenu(QMenu(self.pages))
+        self.pages.menu().triggered.connect(self._page_chosen)
+        self.pages.setEnabled(False)
+        below = QWidget()
+        column = QVBoxLayout(below)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.detail, 1)
+        column.addWidget(self.pages)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.list)
-        split.addWidget(self.detail)
+        split.addWidget(below)
         split.setSizes([220, 320])
         self.layout_.addWidget(self.filter)
         self.layout_.addWidget(self.status)
@@ -78,6 +99,7 @@ class XRayPanel(CompanionPanel):
         for entry in made.entries:
             kind = f" · {entry.kind}" if entry.kind in ("place", "thing") else ""
             item = QListWidgetItem(f"{entry.name} — {entry.uses}{kind}")
+            item.setData(Qt.ItemDataRole.AccessibleTextRole, spoken_item(entry))
             item.setData(KEY_ROLE, entry.key)
             item.setToolTip(f"{KINDS.get(entry.kind, 'name')}, first on p. {entry.first_page}")
             self.list.addItem(item)
@@ -127,10 +149,48 @@ class XRayPanel(CompanionPanel):
 
     def _show_entry(self, item: QListWidgetItem | None) -> None:
         entry = self._entry(item.data(KEY_ROLE)) if item is not None else None
+        menu = self.pages.menu()
+        menu.clear()
         if entry is None:
             self.detail.clear()
+            self.detail.setAccessibleName("X-Ray entry")
+            self.pages.setText("Pages…")
+            self.pages.setEnabled(False)
             return
         self.detail.setHtml(entry_html(entry))
+        self.detail.setAccessibleName(spoken_entry(entry))
+        self.detail.setAccessibleDescription("X-Ray entry")
+        shown = entry.mentions[:MENTIONS_SHOWN]
+        for page, n, form in shown:
+            action = QAction(f"p. {page}" + (f" ({n} times)" if n > 1 else ""), menu)
+            action.setData((page, form))
+            menu.addAction(action)
+        self.pages.setText(f"Pages ({len(entry.mentions)})…")
+        self.pages.setAccessibleName(f"{len(entry.mentions)} pages with {entry.name}")
+        self.pages.setEnabled(bool(shown))
+
+    def _page_chosen(self, action: QAction) -> None:
+        page, form = action.data()
+        self.requestPlace.emit(int(page), str(form))
+        self.requestFocusBook.emit()
+
+
+def spoken_item(entry: xray.Entry) -> str:
+    """A row of the list as a screen reader says it: "Rabbit, person, 12 mentions"."""
+    return f"{entry.name}, {KINDS.get(entry.kind, 'name')}, {entry.uses} mentions"
+
+
+def spoken_entry(entry: xray.Entry) -> str:
+    """An entry as a screen reader says it when it is reached: its name, what it is, where
+    it is first met and its description (the pages are the Pages button's)."""
+    words = [f"{entry.name}: {KINDS.get(entry.kind, 'name')}, {entry.uses} mentions, "]
+    words.append(f"first on p. {entry.first_page}.")
+    if entry.aliases:
+        words.append(f" Also: {', '.join(entry.aliases)}.")
+    if entry.note:
+        words.append(f" {entry.note}")
+    words.extend(f" “{sentence}” (p. {page})" for page, sentence in entry.description)
+    return "".join(words)
 
 
 def entry_html(entry: xray.Entry) -> str:

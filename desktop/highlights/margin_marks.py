@@ -17,17 +17,23 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, Qt, Signal, SignalInstance
 from PySide6.QtGui import (
+    QAccessible,
     QColor,
+    QFocusEvent,
+    QKeyEvent,
     QMouseEvent,
     QPainter,
     QPainterPath,
     QPaintEvent,
+    QPalette,
+    QPen,
     QRegion,
     QTextCursor,
 )
 from PySide6.QtWidgets import QWidget
 
 from core.anchors import BookText, collapse, stored_to_view, view_to_stored
+from desktop.accessibility import give_role
 
 if TYPE_CHECKING:
     from desktop.reader.reader import Reader
@@ -35,6 +41,7 @@ if TYPE_CHECKING:
 THREAD_RGB = (47, 111, 223)  # the thread mark: a blue speech mark
 NOTE_RGB = (214, 140, 0)  # the note mark: an amber page corner
 MARK_SIZE = 12
+NO_MARKS = "Marks beside passages: none on this screen"
 
 
 @dataclass(frozen=True)
@@ -288,8 +295,15 @@ class MarginMarks(QWidget):
 
     def __init__(self, view: Any, stored: Callable[[int], str] | None = None) -> None:
         super().__init__(view.viewport())
+        give_role(MarginMarks, QAccessible.Role.Button)  # pressed with Enter, named by its mark
         self.setObjectName("marginMarks")
-        self.setAccessibleName("Marks beside passages with threads or notes")
+        self.setAccessibleName(NO_MARKS)
+        self.setAccessibleDescription(
+            "Marks beside passages with threads or notes: Up and Down move between those on "
+            "the screen, Enter opens one"
+        )
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # one Tab stop once a mark is there
+        self.current = 0  # the mark the keys are on, among those on screen
         self.view = view
         self.places: Any = _NoPlaces()  # a view without the position API: no marks
         if stored is not None and hasattr(view, "loaded") and hasattr(view, "cursorRect"):
@@ -315,7 +329,57 @@ class MarginMarks(QWidget):
         self._by_page = {}
         for mark in marks:
             self._by_page.setdefault(mark.page, []).append(mark)
+        self.setFocusPolicy(Qt.FocusPolicy.TabFocus if marks else Qt.FocusPolicy.NoFocus)
+        self.current = 0
+        self._say()
         self.update()
+
+    # the keyboard and screen readers: one Tab stop, named by the mark it is on --------------
+
+    def _on_screen(self) -> list[MarginMark]:
+        return [mark for _c, _y, mark in sorted(self.placed_marks(), key=lambda m: m[:2])]
+
+    def _say(self) -> None:
+        shown = self._on_screen()
+        if not shown:
+            self.setAccessibleName(NO_MARKS)
+            return
+        self.current = min(self.current, len(shown) - 1)
+        mark = shown[self.current]
+        words = " ".join(mark.exact.split())
+        words = words if len(words) <= 80 else words[:79].rstrip() + "…"
+        what = "Thread" if mark.kind == "thread" else "Note"
+        self.setAccessibleName(
+            f"{what} beside “{words}”, p. {mark.page} ({self.current + 1} of {len(shown)})"
+        )
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        self._say()
+        super().focusInEvent(event)
+        self.update()
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        super().focusOutEvent(event)
+        self.update()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        shown = self._on_screen()
+        key = event.key()
+        if key in (Qt.Key.Key_Up, Qt.Key.Key_Down) and shown:
+            step = 1 if key == Qt.Key.Key_Down else -1
+            self.current = max(0, min(len(shown) - 1, self.current + step))
+            self._say()
+            self.update()
+        elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space) and shown:
+            self._open(shown[min(self.current, len(shown) - 1)])
+        else:
+            super().keyPressEvent(event)
+
+    def _open(self, mark: MarginMark) -> None:
+        if mark.kind == "thread":
+            self.requestThread.emit(mark.key)
+        else:
+            self.requestNote.emit(mark)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize:
@@ -342,6 +406,8 @@ class MarginMarks(QWidget):
 
     def _moved(self, *_: object) -> None:
         self._place()
+        if self.hasFocus():
+            self._say()
         self.update()
 
     def visible_marks(self) -> list[tuple[float, MarginMark]]:
@@ -369,6 +435,8 @@ class MarginMarks(QWidget):
         strips = self._strips or [self.rect()]
         origin = self.geometry().left()
         placed = sorted(self.placed_marks(), key=lambda m: (m[0], m[1], m[2].kind != "thread"))
+        on_screen = self._on_screen()
+        keyed = on_screen[min(self.current, len(on_screen) - 1)] if on_screen else None
         for column, y, mark in placed:
             line = (column, round(y / 4), mark.kind)
             if line in taken:
@@ -385,6 +453,11 @@ class MarginMarks(QWidget):
             shape, colour = SHAPES[mark.kind]
             painter.setBrush(colour)
             painter.drawPath(shape.translated(box.topLeft()))
+            if mark is keyed and self.hasFocus():  # the mark the keys are on: a ring
+                painter.setPen(QPen(self.palette().color(QPalette.ColorRole.Highlight), 2))
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRect(box.adjusted(-2, -2, 2, 2))
+                painter.setPen(Qt.PenStyle.NoPen)
             self._hits.append((box.adjusted(-3, -3, 3, 3), mark))
         painter.end()
 
@@ -399,8 +472,5 @@ class MarginMarks(QWidget):
         if mark is None or event.button() != Qt.MouseButton.LeftButton:
             event.ignore()
             return
-        if mark.kind == "thread":
-            self.requestThread.emit(mark.key)
-        else:
-            self.requestNote.emit(mark)
+        self._open(mark)
         event.accept()

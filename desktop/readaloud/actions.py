@@ -70,6 +70,9 @@ class ReadAloudActions(QObject):
         # width past what a 1024-pixel window leaves beside the chat
         self.button = QToolButton()
         self.button.setText("▷")
+        glyph = self.button.font()  # the outline triangle's strokes thick enough to read
+        glyph.setPointSizeF(glyph.pointSizeF() * 1.5)  # at 4.5 : 1 (3.5 : 1 in sepia before)
+        self.button.setFont(glyph)
         self.button.clicked.connect(self.actions["toggle"].trigger)
         self.button.setToolTip(self.actions["toggle"].toolTip())
         self.button.setAutoRaise(True)

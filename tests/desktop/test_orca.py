@@ -105,6 +105,13 @@ def test_orca_speaks_what_happens(tmp_path: Path, books_dir: Path) -> None:
     assert "The answer failed" in failure, said
     read_to = " ".join(said.get("read_to_here", []))
     assert "Read to here: the assistant now reads up to p. " in read_to, said
+    entry = " ".join(said.get("xray_entry", []))  # was "X-Ray entry label", without its text
+    assert "Rabbit: name, " in entry and "mentions, first on p. 3." in entry, said
+    assert "White Rabbit was still in sight" in entry, "the entry's description is read"
+    pages = " ".join(said.get("xray_pages", []))  # was one silent stop per page
+    assert re.search(r"\d+ pages with Rabbit push button", pages), said
+    card = " ".join(said.get("flashcard", []))  # was "Flashcard label."
+    assert "Flashcard: Alice was beginning to get very" in card, said
     settings = " ".join(said.get("reading_settings", []))
     assert "Reading settings" in settings and "Layout combo box" in settings, said
     assert "Scroll (one continuous flow)" in settings, "Down changed the layout, and was heard"
