@@ -46,6 +46,8 @@ class Speaker(QObject):
         self._stopping = False
         self.problem = ""  # why there is no speech, for people ("" when there is)
         self.rate = 0.0
+        # the voice chosen (its name and language, kept in settings): used for that language
+        self.preferred: tuple[str, str] = ("", "")
 
     # the engine ------------------------------------------------------------------------
 
@@ -87,7 +89,9 @@ class Speaker(QObject):
 
     def use_language(self, language: str) -> str:
         """Speak ``language`` (a BCP 47 tag such as "fr" or "en-GB"); "" when a voice for
-        it exists, else the sentence saying there is none."""
+        it exists, else the sentence saying there is none. No language (a book without
+        one): the chosen voice's."""
+        language = language or self.preferred[1]
         if not language or not self.ready():
             return ""
         tts = self._tts
@@ -104,14 +108,39 @@ class Speaker(QObject):
             )
         exact = [loc for loc in same if loc.territory() == wanted.territory()]
         tts.setLocale((exact or same)[0])
+        self._use_preferred(wanted)
         return ""
+
+    def _use_preferred(self, wanted: QLocale) -> None:
+        """The voice chosen before, when it speaks ``wanted``'s language and is installed
+        (else the language's own first voice stays)."""
+        name, language = self.preferred
+        tts = self._tts
+        if not name or tts is None or QLocale(language).language() != wanted.language():
+            return
+        if tts.voice().name() == name:
+            return
+        candidates = list(tts.availableVoices())
+        if hasattr(tts, "allVoices"):  # Qt 6.6: every locale's voices
+            candidates += list(tts.allVoices(QLocale(language)))
+        for voice in candidates:
+            if voice.name() == name and voice.locale().language() == wanted.language():
+                tts.setVoice(voice)
+                return
+        log.info("the voice %r chosen before is not installed; using %s", name, tts.voice().name())
 
     def voices(self) -> list[object]:
         return list(self._tts.availableVoices()) if self._tts is not None else []
 
-    def set_voice(self, voice: object) -> None:
+    def current_voice(self) -> str:
+        return str(self._tts.voice().name()) if self._tts is not None else ""
+
+    def set_voice(self, voice: Any) -> tuple[str, str]:
+        """Speak with ``voice`` from now on; its (name, language) to keep."""
         if self._tts is not None:
             self._tts.setVoice(voice)
+        self.preferred = (str(voice.name()), str(voice.locale().bcp47Name()))
+        return self.preferred
 
     def set_rate(self, rate: float) -> float:
         """Speed from -1 (slowest) to 1 (fastest); 0 is the voice's own."""
