@@ -179,10 +179,9 @@ class ReadAloudActions(QObject):
             self.voices.addAction(speaker.problem[:80]).setEnabled(False)
             return
         book = self.rs.reader.book
-        if self.rs.speech.state == "stopped" and book is not None:
-            speaker.use_language(book.language)  # the voices for the book's language
         current = speaker.current_voice()
-        for voice in speaker.voices():
+        # the voices for the book's language (all of them when it has none)
+        for voice in speaker.voices(book.language if book is not None else ""):
             name = f"{voice.name()} ({voice.locale().nativeLanguageName()})"  # type: ignore[attr-defined]
             act = self.voices.addAction(name)
             act.setCheckable(True)

@@ -48,6 +48,7 @@ class Speaker(QObject):
         self.rate = 0.0
         # the voice chosen (its name and language, kept in settings): used for that language
         self.preferred: tuple[str, str] = ("", "")
+        self.note = ""  # said when reading starts: the chosen voice reads another language
 
     # the engine ------------------------------------------------------------------------
 
@@ -89,8 +90,10 @@ class Speaker(QObject):
 
     def use_language(self, language: str) -> str:
         """Speak ``language`` (a BCP 47 tag such as "fr" or "en-GB"); "" when a voice for
-        it exists, else the sentence saying there is none. No language (a book without
+        it exists (or the reader chose one: ``note`` then says it reads in another
+        language), else the sentence saying there is none. No language (a book without
         one): the chosen voice's."""
+        self.note = ""
         language = language or self.preferred[1]
         if not language or not self.ready():
             return ""
@@ -101,6 +104,15 @@ class Speaker(QObject):
         same = [loc for loc in locales if loc.language() == wanted.language()]
         if not same:
             name = QLocale.languageToString(wanted.language())
+            chosen = self._installed(*self.preferred)
+            if chosen is not None:  # the reader chose a voice: it reads, and it is said
+                tts.setVoice(chosen)
+                self.note = (
+                    f"There is no {name} voice installed: reading with "
+                    f"{chosen.name()} ({QLocale.languageToString(chosen.locale().language())}), "
+                    "the voice chosen under Read aloud › Voice."
+                )
+                return ""
             return (
                 f"There is no {name} voice installed, so this book cannot be read aloud in "
                 f"its language. Choose another voice under Read aloud › Voice, or install "
@@ -108,29 +120,39 @@ class Speaker(QObject):
             )
         exact = [loc for loc in same if loc.territory() == wanted.territory()]
         tts.setLocale((exact or same)[0])
-        self._use_preferred(wanted)
+        name, voice_language = self.preferred
+        if name and QLocale(voice_language).language() == wanted.language():
+            chosen = self._installed(name, voice_language)
+            if chosen is not None and tts.voice().name() != name:
+                tts.setVoice(chosen)  # the voice chosen before, for its language
+            elif chosen is None:
+                log.info("the voice %r chosen before is not installed", name)
         return ""
 
-    def _use_preferred(self, wanted: QLocale) -> None:
-        """The voice chosen before, when it speaks ``wanted``'s language and is installed
-        (else the language's own first voice stays)."""
-        name, language = self.preferred
+    def _installed(self, name: str, language: str) -> Any:
+        """The installed voice ``name`` speaking ``language``, or None."""
         tts = self._tts
-        if not name or tts is None or QLocale(language).language() != wanted.language():
-            return
-        if tts.voice().name() == name:
-            return
-        candidates = list(tts.availableVoices())
-        if hasattr(tts, "allVoices"):  # Qt 6.6: every locale's voices
-            candidates += list(tts.allVoices(QLocale(language)))
-        for voice in candidates:
-            if voice.name() == name and voice.locale().language() == wanted.language():
-                tts.setVoice(voice)
-                return
-        log.info("the voice %r chosen before is not installed; using %s", name, tts.voice().name())
+        if not name or tts is None:
+            return None
+        want = QLocale(language).language()
+        for voice in self.voices():
+            if voice.name() == name and voice.locale().language() == want:  # type: ignore[attr-defined]
+                return voice
+        return None
 
-    def voices(self) -> list[object]:
-        return list(self._tts.availableVoices()) if self._tts is not None else []
+    def voices(self, language: str = "") -> list[object]:
+        """The voices for ``language`` (every locale of it); all voices when it has none
+        or none is asked for."""
+        tts = self._tts
+        if tts is None:
+            return []
+        every = list(tts.allVoices(None)) if hasattr(tts, "allVoices") else []
+        every = every or list(tts.availableVoices())  # Qt before 6.6: the locale's voices
+        if language:
+            want = QLocale(language.replace("_", "-")).language()
+            same = [v for v in every if v.locale().language() == want]
+            return same or every
+        return every
 
     def current_voice(self) -> str:
         return str(self._tts.voice().name()) if self._tts is not None else ""
