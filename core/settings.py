@@ -241,7 +241,7 @@ def save_settings(paths: Paths, settings: Settings) -> None:
 
 READER_TABLE = "reader"
 # tables other modules save on their own, kept when the settings are saved
-KEPT_TABLES = (READER_TABLE, "kosync", "webdav", "calibre", "opds")
+KEPT_TABLES = (READER_TABLE, "kosync", "webdav", "calibre", "opds", "read_aloud")
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ Alt+Shift+Left / Right the previous / next sentence, Alt+Shift+Up / Down faster 
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -14,9 +15,11 @@ from PySide6.QtCore import QEvent, QObject, Qt, QUrl
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
+from core.speech import settings as read_aloud_settings
 from desktop.accessibility import announce
 from desktop.readaloud.module import ReaderSpeech
 
+log = logging.getLogger("margin.readaloud")
 KEYS = {
     "toggle": "Ctrl+Shift+U",
     "stop": "Ctrl+Shift+K",
@@ -52,12 +55,20 @@ class ReadAloudActions(QObject):
         self.menu.addSeparator()
         add("faster", "&Faster", lambda: self._said_rate(speech.faster()))
         add("slower", "S&lower", lambda: self._said_rate(speech.slower()))
-        self.voices = self.menu.addMenu("&Voice")
+        self.voices = QMenu("&Voice", self.menu)
+        self.menu.addMenu(self.voices)
         self.voices.aboutToShow.connect(self._fill_voices)
-        self.answers = self.menu.addAction("Read &answers aloud when they finish")
+        # the submenus and this action are made here, owned by their parents: the wrappers
+        # of those QMenu.addMenu(text) / addAction(text) make went invalid once a book opened
+        # (the Voice menu and the answers option then failed on their first use)
+        self.answers = QAction("Read &answers aloud when they finish", self)
+        self.menu.addAction(self.answers)
         self.answers.setCheckable(True)
         self._answered: set[str] = set()
-        self.sleep = self.menu.addMenu("Sleep &timer")
+        self._restore()
+        self.answers.toggled.connect(lambda _on: self._keep())
+        self.sleep = QMenu("Sleep &timer", self.menu)
+        self.menu.addMenu(self.sleep)
         group = QActionGroup(self)
         for minutes in SLEEP_MINUTES:
             act = QAction("Off" if not minutes else f"{minutes} minutes", self.sleep)
@@ -108,7 +119,55 @@ class ReadAloudActions(QObject):
         self.button.setToolTip(toggle.toolTip())
 
     def _said_rate(self, rate: float) -> None:
+        self._keep()
         self._announce(f"Speed {round(rate * 10):+d}" if rate else "Normal speed")
+
+    # settings (the [read_aloud] table of settings.toml) --------------------------------------
+
+    def _restore(self) -> None:
+        """The voice, speed and answers option kept last time."""
+        paths = getattr(self.window, "paths", None)
+        if paths is None:
+            return
+        kept, problems = read_aloud_settings.load(paths)
+        speaker = self.rs.speech.speaker
+        speaker.set_rate(kept.rate)
+        speaker.preferred = (kept.voice, kept.voice_language)
+        self.answers.setChecked(kept.answers_aloud)
+        for problem in problems:
+            log.warning("%s", problem)
+        if problems:
+            status = getattr(self.window, "statusBar", None)
+            if callable(status):
+                status().showMessage(problems[0], 20000)
+
+    def _keep(self) -> None:
+        """Save the voice, speed and answers option (each lives only there)."""
+        paths = getattr(self.window, "paths", None)
+        if paths is None:
+            return
+        speaker = self.rs.speech.speaker
+        voice, language = speaker.preferred
+        kept = read_aloud_settings.ReadAloudSettings(
+            voice=voice,
+            voice_language=language,
+            rate=speaker.rate,
+            answers_aloud=self.answers.isChecked(),
+        )
+        try:
+            saved = read_aloud_settings.save(paths, kept)
+        except OSError:
+            log.warning("read-aloud settings not saved", exc_info=True)
+            saved = False
+        if not saved:
+            self._announce(
+                f"The read-aloud settings were not saved: {paths.settings_file} cannot be "
+                "read or written. Fix the file, or delete it to go back to the defaults."
+            )
+
+    def _voice_chosen(self, voice: Any) -> None:
+        self.rs.speech.speaker.set_voice(voice)
+        self._keep()
 
     def _announce(self, text: str) -> None:
         status = getattr(self.window, "statusBar", None)
@@ -122,10 +181,15 @@ class ReadAloudActions(QObject):
         if not speaker.ready():
             self.voices.addAction(speaker.problem[:80]).setEnabled(False)
             return
-        for voice in speaker.voices():
+        book = self.rs.reader.book
+        current = speaker.current_voice()
+        # the voices for the book's language (all of them when it has none)
+        for voice in speaker.voices(book.language if book is not None else ""):
             name = f"{voice.name()} ({voice.locale().nativeLanguageName()})"  # type: ignore[attr-defined]
             act = self.voices.addAction(name)
-            act.triggered.connect(lambda _c=False, v=voice: speaker.set_voice(v))
+            act.setCheckable(True)
+            act.setChecked(voice.name() == current)  # type: ignore[attr-defined]
+            act.triggered.connect(lambda _c=False, v=voice: self._voice_chosen(v))
 
     # answers ---------------------------------------------------------------------------------
 

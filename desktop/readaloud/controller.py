@@ -100,6 +100,7 @@ class ReadAloud(QObject):
         if problem:
             self._tell(problem)
             return False
+        self._tell(self.speaker.note)
         self._queue = queue
         self.spoken = []
         self.current = None  # a new place: nothing before it was listened to its end

@@ -104,6 +104,9 @@ class ReaderSpeech(QObject):
         stored = self.reader.host.pages.stored_text(u.page) if self.reader.host.pages else ""
         self.marks.append((u.page, u.start, u.end))
         del self.marks[:-50]
+        pdf = self.reader.host.pdf_view()
+        if pdf is not None:
+            pdf.word = None  # the last sentence's word
         if u.page == self.reader.page and self._mark_in_place(u, stored):
             return
         words = stored[u.start : u.end] or u.text
@@ -116,6 +119,12 @@ class ReaderSpeech(QObject):
     def _mark_in_place(self, u: Utterance, stored: str) -> bool:
         """Mark a sentence of the page laid out now without laying it out again (about ten
         times quicker than a turn to the page); False when it is not on screen."""
+        pdf = self.reader.host.pdf_view()
+        if pdf is not None:  # a PDF page's text layer: marked where it is, the view kept
+            words = stored[u.start : u.end] or u.text
+            return pdf.mark_text(u.page, words, near=u.start, stored=stored) and bool(
+                pdf.mark_visible()
+            )
         text = self.reader.host.text_view()
         if text is None or u.page not in text.loaded:
             return False
@@ -129,10 +138,18 @@ class ReaderSpeech(QObject):
         from PySide6.QtGui import QTextCharFormat, QTextCursor
         from PySide6.QtWidgets import QTextEdit
 
-        text = self.reader.host.text_view()
-        if text is None or page not in text.loaded or self.reader.host.pages is None:
+        host = self.reader.host
+        if host.pages is None:
             return
-        stored = self.reader.host.pages.stored_text(page)
+        stored = host.pages.stored_text(page)
+        pdf = host.pdf_view()
+        if pdf is not None:  # a PDF with a text layer: the word underlined on its page
+            if pdf.mark_word(page, stored[start:end], near=start, stored=stored):
+                self.word = stored[start:end]
+            return
+        text = host.text_view()
+        if text is None or page not in text.loaded:
+            return
         cursor = QTextCursor(text.document())
         cursor.setPosition(text._pos(page, start - stored[:start].count("\n\n")))
         cursor.setPosition(

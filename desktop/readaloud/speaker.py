@@ -46,6 +46,9 @@ class Speaker(QObject):
         self._stopping = False
         self.problem = ""  # why there is no speech, for people ("" when there is)
         self.rate = 0.0
+        # the voice chosen (its name and language, kept in settings): used for that language
+        self.preferred: tuple[str, str] = ("", "")
+        self.note = ""  # said when reading starts: the chosen voice reads another language
 
     # the engine ------------------------------------------------------------------------
 
@@ -87,7 +90,11 @@ class Speaker(QObject):
 
     def use_language(self, language: str) -> str:
         """Speak ``language`` (a BCP 47 tag such as "fr" or "en-GB"); "" when a voice for
-        it exists, else the sentence saying there is none."""
+        it exists (or the reader chose one: ``note`` then says it reads in another
+        language), else the sentence saying there is none. No language (a book without
+        one): the chosen voice's."""
+        self.note = ""
+        language = language or self.preferred[1]
         if not language or not self.ready():
             return ""
         tts = self._tts
@@ -97,6 +104,15 @@ class Speaker(QObject):
         same = [loc for loc in locales if loc.language() == wanted.language()]
         if not same:
             name = QLocale.languageToString(wanted.language())
+            chosen = self._installed(*self.preferred)
+            if chosen is not None:  # the reader chose a voice: it reads, and it is said
+                tts.setVoice(chosen)
+                self.note = (
+                    f"There is no {name} voice installed: reading with "
+                    f"{chosen.name()} ({QLocale.languageToString(chosen.locale().language())}), "
+                    "the voice chosen under Read aloud › Voice."
+                )
+                return ""
             return (
                 f"There is no {name} voice installed, so this book cannot be read aloud in "
                 f"its language. Choose another voice under Read aloud › Voice, or install "
@@ -104,14 +120,49 @@ class Speaker(QObject):
             )
         exact = [loc for loc in same if loc.territory() == wanted.territory()]
         tts.setLocale((exact or same)[0])
+        name, voice_language = self.preferred
+        if name and QLocale(voice_language).language() == wanted.language():
+            chosen = self._installed(name, voice_language)
+            if chosen is not None and tts.voice().name() != name:
+                tts.setVoice(chosen)  # the voice chosen before, for its language
+            elif chosen is None:
+                log.info("the voice %r chosen before is not installed", name)
         return ""
 
-    def voices(self) -> list[object]:
-        return list(self._tts.availableVoices()) if self._tts is not None else []
+    def _installed(self, name: str, language: str) -> Any:
+        """The installed voice ``name`` speaking ``language``, or None."""
+        tts = self._tts
+        if not name or tts is None:
+            return None
+        want = QLocale(language).language()
+        for voice in self.voices():
+            if voice.name() == name and voice.locale().language() == want:  # type: ignore[attr-defined]
+                return voice
+        return None
 
-    def set_voice(self, voice: object) -> None:
+    def voices(self, language: str = "") -> list[object]:
+        """The voices for ``language`` (every locale of it); all voices when it has none
+        or none is asked for."""
+        tts = self._tts
+        if tts is None:
+            return []
+        every = list(tts.allVoices(None)) if hasattr(tts, "allVoices") else []
+        every = every or list(tts.availableVoices())  # Qt before 6.6: the locale's voices
+        if language:
+            want = QLocale(language.replace("_", "-")).language()
+            same = [v for v in every if v.locale().language() == want]
+            return same or every
+        return every
+
+    def current_voice(self) -> str:
+        return str(self._tts.voice().name()) if self._tts is not None else ""
+
+    def set_voice(self, voice: Any) -> tuple[str, str]:
+        """Speak with ``voice`` from now on; its (name, language) to keep."""
         if self._tts is not None:
             self._tts.setVoice(voice)
+        self.preferred = (str(voice.name()), str(voice.locale().bcp47Name()))
+        return self.preferred
 
     def set_rate(self, rate: float) -> float:
         """Speed from -1 (slowest) to 1 (fastest); 0 is the voice's own."""

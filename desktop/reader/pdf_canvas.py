@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPolygonF
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPolygonF
 from PySide6.QtWidgets import QWidget
 
-from desktop.highlights.look import paint_highlight
+from desktop.highlights.look import PDF_INK, paint_highlight
 from desktop.theme import MARK_RGBA, SELECTION_RGBA
 
 if TYPE_CHECKING:
@@ -59,6 +59,11 @@ class _Pages(QWidget):
                 painter.setPen(Qt.PenStyle.NoPen)
                 for poly in view.mark[1]:
                     painter.drawPolygon(self._to_widget(poly, rect, scale))
+            if view.word is not None and view.word[0] == index:  # the word read aloud
+                painter.setPen(QPen(QColor(PDF_INK), max(1.5, 1.5 * scale)))
+                for poly in view.word[1]:
+                    box = self._to_widget(poly, rect, scale).boundingRect()
+                    painter.drawLine(box.bottomLeft(), box.bottomRight())
         painter.end()
         view.painted()
 

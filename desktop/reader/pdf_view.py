@@ -83,6 +83,8 @@ class PdfView(QScrollArea):
         self.pending: set[tuple[int, int]] = set()
         self.highlights: dict[int, list[tuple[str, str, list[QPolygonF]]]] = {}
         self.mark: tuple[int, list[QPolygonF]] | None = None
+        self.word: tuple[int, list[QPolygonF]] | None = None  # the word read aloud: underlined
+        self._raw: tuple[int, str] = (0, "")  # QtPdf's text of the page words were sought on
         self.current = 1
         self._drawn_page = 0
         self.verticalScrollBar().valueChanged.connect(self._scrolled)
@@ -365,6 +367,20 @@ class PdfView(QScrollArea):
         self.mark = (page - 1, list(found.bounds())) if found.isValid() else None
         self.canvas.update()
         return self.mark is not None
+
+    def mark_word(self, page: int, word: str, *, near: int = -1, stored: str = "") -> bool:
+        """Underline ``word`` (read aloud) on ``page`` — the occurrence at ``near`` in the
+        stored text ``stored``; False when it is not found there (nothing underlined)."""
+        from desktop.reader.pdf_marks import find_words
+
+        if self._raw[0] != page:
+            selection = self.document.getAllText(page - 1)
+            self._raw = (page, selection.text() if selection.isValid() else "")
+        place = find_words(self._raw[1], word, stored, near) if word.strip() else None
+        found = self.document.getSelectionAtIndex(page - 1, *place) if place else None
+        self.word = (page - 1, list(found.bounds())) if found and found.isValid() else None
+        self.canvas.update()
+        return self.word is not None
 
     def clear_selection(self) -> None:
         self.canvas.selection_polys = []

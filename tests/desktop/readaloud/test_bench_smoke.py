@@ -20,5 +20,5 @@ def test_bench_readaloud_smoke(tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    lines = [line for line in done.stdout.splitlines() if "mock · Margin" in line]
-    assert len(lines) == 2 and all(line.rstrip().endswith("OK") for line in lines)
+    lines = [line for line in done.stdout.splitlines() if "mock · " in line]
+    assert len(lines) == 4 and all(line.rstrip().endswith("OK") for line in lines)

@@ -135,6 +135,25 @@ def test_no_voice_for_the_language(speech: ReadAloud) -> None:
     assert speech.play(1) is True
 
 
+def test_no_voice_for_the_language_but_a_voice_chosen(speech: ReadAloud) -> None:
+    """The message names the Voice menu: a voice chosen there reads, and that is said."""
+    told: list[str] = []
+    speech.message.connect(told.append)
+    assert speech.speaker.ready()
+    french = speech.speaker.voices("fr")  # none: every voice is offered
+    assert {v.name() for v in french} >= {"Anne", "Eivind", "Kari"}  # type: ignore[attr-defined]
+    anne = next(v for v in french if v.name() == "Anne")  # type: ignore[attr-defined]
+    assert speech.speaker.set_voice(anne) == ("Anne", "en-GB")
+    speech.set_source(planner, "fr")
+    assert speech.play(1) is True and speech.state == "playing"
+    assert speech.speaker.engine().voice().name() == "Anne"
+    assert told == [
+        "There is no French voice installed: reading with Anne (English), the voice "
+        "chosen under Read aloud › Voice."
+    ]
+    assert [v.name() for v in speech.speaker.voices("nb")] == ["Eivind", "Kjersti"]  # type: ignore[attr-defined]
+
+
 def test_an_engine_stalling_mid_sentence(
     qtbot: Any, speech: ReadAloud, monkeypatch: pytest.MonkeyPatch
 ) -> None:
