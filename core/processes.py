@@ -81,10 +81,10 @@ def _semaphores_alive() -> bool:
     registry = getattr(util, "_finalizer_registry", None)
     if registry is None:
         return True  # cannot tell: keep the tracker
-    cleanup = synchronize.SemLock._cleanup
-    return any(
-        getattr(final, "_callback", None) is cleanup for final in list(registry.values())
-    )
+    cleanup = getattr(synchronize.SemLock, "_cleanup", None)
+    if cleanup is None:
+        return True  # cannot tell: keep the tracker
+    return any(getattr(final, "_callback", None) is cleanup for final in list(registry.values()))
 
 
 def lower_priority(step: int = NICE) -> None:
