@@ -244,9 +244,11 @@ class Disguises:
         return tuple(found.values())
 
     def reading(self, sentence: str) -> str:
-        """The sentence as the reader reads it, for the semantic layer: disguises undone, and a
-        misspelt or split name the reader has met written whole ("Greta", "Gre te": Grete)."""
-        text = as_shown(sentence, links=False)
+        """The sentence as the reader reads it, for the semantic layer: disguises undone, the
+        words of its links (what a hover shows: "staying at [this one](…/netherfield)" is about
+        Netherfield), and a misspelt or split name the reader has met written whole ("Greta",
+        "Gre te": Grete)."""
+        text = as_shown(sentence)
         met = self.words.met_names
         if not met:
             return text

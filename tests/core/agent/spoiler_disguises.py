@@ -16,12 +16,21 @@ from tests.core.agent.spoiler_eval import (
     DATA,
     EXTRA_BOOKS,
     Case,
+    EvalBook,
     KindResult,
     Verify,
     checked,
 )
 
 CASE_FILE = "cases_disguise.txt"
+PRIDE = EvalBook(
+    "pride",
+    "pride_and_prejudice.epub",
+    30,  # issue 46's own examples: read to p. 30, Wickham first named on p. 77
+    "What has happened to Elizabeth and her sisters so far?",
+)
+DISGUISE_BOOKS = (*BOOKS, PRIDE)
+"""The books of the disguise set (Alice, Metamorphosis, Pride and Prejudice)."""
 
 
 def _pig_latin(w: str) -> str:
@@ -107,7 +116,7 @@ def evaluate_disguises(
 ) -> dict[str, KindResult]:
     """The disguise set by kind (family, or "control"), with the disguise check on or off
     (off: the check as it was before issue 46)."""
-    books = {b.name: b for b in (*BOOKS, *EXTRA_BOOKS)}
+    books = {b.name: b for b in (*DISGUISE_BOOKS, *EXTRA_BOOKS)}
     indexes = {name: SpoilerIndex.build(db, i) for name, i in book_ids.items()}
     results: dict[str, KindResult] = {}
     for case in disguise_cases(set(book_ids)):

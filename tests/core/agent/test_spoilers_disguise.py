@@ -1,5 +1,6 @@
 """Issue 46 item 1: a later name in disguise is held (and doubtful: a verifying model sees it),
-on two books, every family; the same disguises of a name the reader has met, and honest text
+on three books (Alice, Metamorphosis, and Pride and Prejudice read to p. 30: the issue's own
+examples), every family; the same disguises of a name the reader has met, and honest text
 that looks like a disguise, are shown. Each leak here was shown before issue 46."""
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.store.library import Library
 from tests.conftest import BOOKS
-from tests.core.agent.spoiler_disguises import DISGUISES, disguise_cases, evaluate_disguises
-from tests.core.agent.spoiler_eval import BOOKS as EVAL_BOOKS
+from tests.core.agent.spoiler_disguises import (
+    DISGUISE_BOOKS,
+    DISGUISES,
+    disguise_cases,
+    evaluate_disguises,
+)
 
-READ_TO = {b.name: b.read_to for b in EVAL_BOOKS}
-QUESTION = {b.name: b.question for b in EVAL_BOOKS}
+READ_TO = {b.name: b.read_to for b in DISGUISE_BOOKS}
+QUESTION = {b.name: b.question for b in DISGUISE_BOOKS}
 CASES = disguise_cases()
 
 
@@ -27,6 +32,7 @@ def books(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Spoile
     ids = {
         "alice": import_book(lib, BOOKS / "alice_in_wonderland.epub").book.id,
         "metamorphosis": import_book(lib, BOOKS / "metamorphosis.epub").book.id,
+        "pride": import_book(lib, BOOKS / "pride_and_prejudice.epub").book.id,
     }
     yield {name: SpoilerIndex.build(lib.db, i) for name, i in ids.items()}
     lib.close()
@@ -38,7 +44,7 @@ def _segments(index: SpoilerIndex, book: str, text: str) -> list:  # type: ignor
 
 
 @pytest.mark.parametrize("family", sorted(DISGUISES))
-@pytest.mark.parametrize("book", ["alice", "metamorphosis"])
+@pytest.mark.parametrize("book", ["alice", "metamorphosis", "pride"])
 def test_a_later_word_in_disguise_is_held_for_verification(
     books: dict[str, SpoilerIndex], book: str, family: str
 ) -> None:
@@ -72,15 +78,30 @@ def test_a_disguise_is_held_doubtful_not_silently(books: dict[str, SpoilerIndex]
     assert segments[0].terms[0].first_page == 30
 
 
-def test_the_disguise_set_before_and_after(books: dict[str, SpoilerIndex]) -> None:
+def test_the_disguise_set_before(books: dict[str, SpoilerIndex]) -> None:
+    """The check as it was (disguises off) showed most of the set on every book; with it on,
+    every leak is held and no honest line is (the tests above, family by family)."""
     index = books["alice"]
-    ids = {"alice": index.book_id, "metamorphosis": books["metamorphosis"].book_id}
     assert index.db is not None
-    before = evaluate_disguises(index.db, ids, disguises=False)
-    after = evaluate_disguises(index.db, ids)
-    leaks = [k for k in after if k != "control"]
-    assert sum(before[k].caught for k in leaks) < sum(after[k].leaks for k in leaks) // 2
-    for kind in leaks:
-        assert after[kind].recall == 1.0, after[kind].missed
-        assert after[kind].false_alarms == 0, after[kind].alarms
-    assert after["control"].false_alarms == 0, after["control"].alarms
+    for name, book in books.items():
+        before = evaluate_disguises(index.db, {name: book.book_id}, disguises=False)
+        leaks = [k for k in before if k != "control"]
+        assert sum(before[k].caught for k in leaks) < sum(before[k].leaks for k in leaks) // 2
+
+
+def test_wickham_in_disguise_on_pride_and_prejudice(books: dict[str, SpoilerIndex]) -> None:
+    """The issue's own examples, read to p. 30 (Wickham is first named on p. 77)."""
+    for text in (
+        "Later she meets W i c k h a m.",
+        "Later she meets W.i.c.k.h.a.m.",
+        "Later she meets Wick<!-- -->ham.",
+        "Later she meets Wikkum.",
+        "Later she meets mahkciW.",
+        "Later she meets a man whose name starts with Wick. The name ends with ham.",
+    ):
+        segments = _segments(books["pride"], "pride", text)
+        assert any(s.hidden and s.doubtful for s in segments), text
+    shown = _segments(
+        books["pride"], "pride", "She spells it out: D-a-r-c-y, and her mother says it again."
+    )
+    assert not any(s.hidden for s in shown)
