@@ -10,7 +10,6 @@ must be on screen within a second.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 import time
@@ -21,8 +20,13 @@ from typing import Any
 from desktop.library.book_files import BOOK_SUFFIXES
 
 _T0 = time.perf_counter()
-log = logging.getLogger("margin.app")
 WINDOW_OPTIONS = ("--open", "--page", "--screenshot", "--exit-after-shown")
+
+
+def _log() -> Any:
+    import logging  # not at the module's top: ``margin search --all`` never logs
+
+    return logging.getLogger("margin.app")
 
 
 def wants_window(argv: Sequence[str]) -> bool:
@@ -78,6 +82,8 @@ def window_main(argv: Sequence[str] | None = None) -> int:
     import asyncio  # not at the module's top: a CLI command never loads it
 
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    import logging
+
     from core.log import setup_logging
     from core.paths import resolve_paths
 
@@ -148,7 +154,7 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
         message = (
             str(exc) if isinstance(exc, MarginError) else f"Margin cannot open its library: {exc}"
         )
-        log.error("cannot open the library: %s", message)
+        _log().error("cannot open the library: %s", message)
         print(f"margin: {message}", file=sys.stderr)
         if not args.screenshot and not args.exit_after_shown:
             from PySide6.QtWidgets import QMessageBox
@@ -246,7 +252,7 @@ async def open_library(paths: object, *, quiet: bool = False, notice_after: floa
         notice.setWindowModality(Qt.WindowModality.ApplicationModal)
         notice.setMinimumDuration(0)
         notice.show()
-        log.info("updating the library's database")
+        _log().info("updating the library's database")
     try:
         return await task
     finally:

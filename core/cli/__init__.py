@@ -8,18 +8,16 @@ themselves: ``library`` (books, search, pages) and ``chat`` (asking the agent).
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import signal
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from core.cli.context import CliContext, clean, say
-from core.errors import MarginError
-from core.store.db import explain
+from core.cli.output import clean, say
 
-log = logging.getLogger("margin.cli")
+# Light on purpose (no logging, no app, no peewee here): ``margin search --all`` is answered
+# by ``core.cli.search_all`` with the standard sqlite3 module; ``_run`` imports the rest.
 
 
 class Parser(argparse.ArgumentParser):
@@ -80,7 +78,9 @@ def main(argv: Sequence[str] | None = None, *, fast_exit: bool = False) -> int:
         signal.signal(signal.SIGTERM, _terminated)
     # (Importing the SDK on a thread while this one parses and opens the database was
     # measured slower here: both are CPU-bound under the GIL; see tests/bench/bench_cli.py.)
-    code = _run(args_list)
+    code = _quick(args_list)
+    if code is None:
+        code = _run(args_list)
     if fast_exit and _command_of(args_list) in ANSWERING:
         _exit_now(code)
     return code
@@ -100,11 +100,29 @@ def _exit_now(code: int) -> NoReturn:
             stream.flush()
         except (OSError, ValueError):
             pass
-    logging.shutdown()
+    if "logging" in sys.modules:
+        sys.modules["logging"].shutdown()
     os._exit(code)
 
 
+def _quick(args_list: list[str]) -> int | None:
+    """A read-only ``search --all`` answered without the rest of Margin; None: not one
+    (or not one it can answer alone: the full command runs and explains)."""
+    if _command_of(args_list) != "search" or "--all" not in args_list:
+        return None
+    from core.cli.search_all import quick
+
+    return quick(args_list)
+
+
 def _run(args_list: list[str]) -> int:
+    import logging
+
+    from core.cli.context import CliContext
+    from core.errors import MarginError
+    from core.store.db import explain
+
+    log = logging.getLogger("margin.cli")
     if "--version" in args_list[:1]:
         from core.version import version_text
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import re
 
-from core.store.cjk_index import HAS, RUN_CHARS, TABLE, has_cjk, pairs
+from core.store.cjk_index import HAS, RUN_CHARS, TABLE, LazyPattern, has_cjk, pairs
 
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
-_PIECES = re.compile(f"([{RUN_CHARS}]+)")
+_PIECES = LazyPattern(f"([{RUN_CHARS}]+)")
 
 
 def _query_phrase(text: str) -> str:

@@ -15,15 +15,18 @@ no passage is much more about it than another, and the books in hand come first.
 from __future__ import annotations
 
 import sqlite3
+import sys
 import zlib
-from typing import Any, Protocol
-
-import peewee as pw
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core.search.cjk import route
 from core.search.frontmatter import is_front_matter
-from core.search.hits import MATCHING, SearchHit, make_hit, opening, query_terms, search_failed
+from core.search.query import MATCHING, opening, query_terms
 from core.search.snippets import make_snippet, query_stems
+
+if TYPE_CHECKING:
+    from core.errors import MarginError
+    from core.search.hits import SearchHit
 
 LIBRARY_POOL = 300  # best chunks of the whole library ranked before grouping by book
 SPARE = 2  # passages beyond per_book taken in book order, for front matter left out
@@ -42,12 +45,26 @@ IN_HAND = (
 )
 
 Found = dict[int, list[tuple[int, float]]]
+Passage = tuple[tuple[Any, ...], str, float]  # (chunk row as ``rows.chunk_rows``, snippet, score)
+
+
+def _errors() -> tuple[type[Exception], ...]:
+    """What a failed query raises: ``sqlite3``'s error, or peewee's when the database is
+    peewee's (this module runs without peewee for the read-only ``margin search --all``)."""
+    peewee = sys.modules.get("peewee")
+    return (sqlite3.OperationalError, *((peewee.OperationalError,) if peewee else ()))
+
+
+def _failed(exc: Exception, book_id: int | None) -> MarginError:
+    from core.search.hits import search_failed
+
+    return search_failed(exc, book_id)
 
 
 class Chunks(Protocol):
     """What the library's search reads through the book search (``fts.BookSearch``)."""
 
-    db: pw.SqliteDatabase
+    db: Any  # peewee's database, or anything with its ``execute_sql``
 
     def chunk_range(self, book_id: int, until_page: int | None = None) -> tuple[int, int] | None:
         """The first and last chunk id of a book (the last within ``until_page``)."""
@@ -61,6 +78,21 @@ def search_library(
 ) -> list[tuple[int, list[SearchHit]]]:
     """Where the library speaks of ``query``: (book id, its best passages), the book with the
     best passage first, at most ``books`` books and ``per_book`` passages each."""
+    from core.search.hits import make_hit
+
+    return [
+        (book_id, [make_hit(row, snippet, score) for row, snippet, score in passages])
+        for book_id, passages in library_passages(
+            search, query, per_book=per_book, books=books, bounded=bounded
+        )
+    ]
+
+
+def library_passages(
+    search: Chunks, query: str, *, per_book: int = 3, books: int = 20, bounded: bool = True
+) -> list[tuple[int, list[Passage]]]:
+    """``search_library``'s passages as rows (no ``SearchHit``: the read-only command's
+    start-up builds no dataclass)."""
     terms = query_terms(query)
     if not terms:
         return []
@@ -79,15 +111,16 @@ def search_library(
     if not ids:
         return []
     scores = {c: score for hits in found.values() for c, score in hits}
+    unreadable: tuple[type[Exception], ...] = (*_errors(), ValueError, zlib.error)
     try:
         rows = search._rows(ids, None)
-    except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
-        raise search_failed(exc, None) from exc
+    except unreadable as exc:
+        raise _failed(exc, None) from exc
     wanted = query_stems(terms)
     grouped = []
     for book_id, hits in found.items():
         kept = [
-            make_hit(rows[c], make_snippet(rows[c][5], wanted) or opening(rows[c][5]), scores[c])
+            (rows[c], make_snippet(rows[c][5], wanted) or opening(rows[c][5]), scores[c])
             for c, _ in hits
             if c in rows and not is_front_matter(rows[c][5])
         ]
@@ -100,8 +133,8 @@ def _count(search: Chunks, expression: str) -> int:
     try:
         sql, match = route(COUNT, expression)
         row = search.db.execute_sql(sql, (match,)).fetchone()
-    except (sqlite3.OperationalError, pw.OperationalError) as exc:
-        raise search_failed(exc, None) from exc
+    except _errors() as exc:
+        raise _failed(exc, None) from exc
     return int(row[0]) if row else 0
 
 
@@ -113,8 +146,8 @@ def _gather(
     try:
         sql, match = route(RANKED, expression)
         rows = search.db.execute_sql(sql, (match, LIBRARY_POOL, 1 if bounded else 0)).fetchall()
-    except (sqlite3.OperationalError, pw.OperationalError) as exc:
-        raise search_failed(exc, None) from exc
+    except _errors() as exc:
+        raise _failed(exc, None) from exc
     for chunk_id, rank, book_id in rows:
         _add(found, int(book_id), int(chunk_id), -float(rank), per_book, books)
 
@@ -139,8 +172,8 @@ def _in_hand(
             rows = search.db.execute_sql(sql, (match, *rowids, per_book + SPARE)).fetchall()
             for (chunk_id,) in rows:  # a few spare: a book's first matches may be its contents
                 _add(found, int(book_id), int(chunk_id), 0.0, per_book + SPARE, books)
-    except (sqlite3.OperationalError, pw.OperationalError) as exc:
-        raise search_failed(exc, None) from exc
+    except _errors() as exc:
+        raise _failed(exc, None) from exc
 
 
 def _add(
@@ -172,6 +205,6 @@ def left_out(search: Chunks, query: str, shown: set[int]) -> int:
         return 0
     try:
         rows = search.db.execute_sql(LEFT_OUT, (" OR ".join(terms),)).fetchall()
-    except (sqlite3.OperationalError, pw.OperationalError) as exc:
-        raise search_failed(exc, None) from exc
+    except _errors() as exc:
+        raise _failed(exc, None) from exc
     return len({int(r[0]) for r in rows} - shown)

@@ -48,11 +48,12 @@ from core.search.ranking import (
     merge_neighbours,
     rerank,
 )
+from core.search.rows import chunk_range, chunk_rows
 from core.search.sentence_vectors import SentenceVectors
 from core.search.snippets import make_snippet, query_stems
 from core.search.vector_indexer import request_vectors, want
 from core.search.vectors import BookVectors
-from core.store.models import unpack_chunk, unpack_page
+from core.store.packing import unpack_page
 
 MARK_START = QUOTE_OPEN
 MARK_END = QUOTE_CLOSE
@@ -60,10 +61,6 @@ SNIPPET = f"snippet(chunk_index, 0, '{MARK_START}', '{MARK_END}', '…', 24)"
 # The plans (tests/core/search checks them with EXPLAIN QUERY PLAN): the book's chunk id
 # range from the (book_id, end_page) index, then FTS5 restricted to that rowid range and
 # ranked inside the index (ORDER BY rank: no sorter, snippets only for the rows returned).
-RANGE = "SELECT min(id), max(id) FROM chunk WHERE book_id = ?"
-RANGE_UNTIL = (
-    "SELECT min(id), max(CASE WHEN end_page <= ? THEN id END) FROM chunk WHERE book_id = ?"
-)
 RANKED_IDS = (
     "SELECT rowid, rank FROM chunk_index "
     "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
@@ -98,13 +95,7 @@ class BookSearch:
 
     def chunk_range(self, book_id: int, until_page: int | None = None) -> tuple[int, int] | None:
         """The first and last chunk id of a book (the last within ``until_page``)."""
-        if until_page is None:
-            row = self.db.execute_sql(RANGE, (book_id,)).fetchone()
-        else:
-            row = self.db.execute_sql(RANGE_UNTIL, (until_page, book_id)).fetchone()
-        if row is None or row[0] is None or row[1] is None:
-            return None
-        return int(row[0]), int(row[1])
+        return chunk_range(self.db, book_id, until_page)
 
     def _ranked(
         self, expression: str, rowids: tuple[int, int], book_id: int, limit: int
@@ -173,33 +164,8 @@ class BookSearch:
 
     def _rows(self, ids: list[int], book_id: int | None) -> dict[int, tuple[Any, ...]]:
         """(id, book, first page, last page, chapter, text) of chunks (of one book, unless
-        ``book_id`` is None). Each page is unpacked once, however many of the chunks were
-        cut from it (the view ``chunk_text`` would unpack two pages per chunk)."""
-        marks = ",".join("?" * len(ids))
-        chunks = self.db.execute_sql(
-            "SELECT id, book_id, start_page, end_page, chapter, text FROM chunk "
-            f"WHERE id IN ({marks})" + ("" if book_id is None else " AND book_id = ?"),
-            (*ids,) if book_id is None else (*ids, book_id),
-        ).fetchall()
-        wanted = sorted({(c[1], n) for c in chunks for n in (c[2], c[3])})
-        if not wanted:
-            return {}
-        pages: dict[tuple[int, int], str] = {}
-        for owner in sorted({b for b, _ in wanted}):
-            numbers = [n for b, n in wanted if b == owner]
-            for number, blob in self.db.execute_sql(
-                "SELECT number, text FROM page WHERE book_id = ? AND number IN "
-                f"({','.join('?' * len(numbers))})",
-                (owner, *numbers),
-            ).fetchall():
-                pages[(owner, int(number))] = self._page_text(blob)
-        return {
-            int(c[0]): (
-                *c[:5],
-                unpack_chunk(c[5], pages.get((c[1], c[2])), pages.get((c[1], c[3]))),
-            )
-            for c in chunks
-        }
+        ``book_id`` is None), their pages from the cache (``rows.chunk_rows``)."""
+        return chunk_rows(self.db, ids, book_id, self._page_text)
 
     def _ranked_fts(
         self, strict: str, loose: str, rowids: tuple[int, int], book_id: int, pool: int

@@ -15,7 +15,7 @@ import re
 import unicodedata
 
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN
-from core.store.cjk_index import HAS as HAS_CJK
+from core.store.cjk_index import has_cjk
 
 WORDS = 24
 _CHARS_PER_WORD = 8  # generous: English words average about six letters and a space
@@ -82,7 +82,7 @@ def make_snippet(text: str, wanted: set[str], words: int = WORDS) -> str:
     matches are cut out (a passage is read once, by regular expressions)."""
     if not wanted:
         return ""
-    if any(HAS_CJK.search(w) for w in wanted):  # no spaces between words: by characters
+    if any(has_cjk(w) for w in wanted):  # no spaces between words: by characters
         return cjk_snippet(text, wanted, words * _CHARS_PER_WORD // 2)
     # only words that start like a wanted stem (or hold an accent) are folded and stemmed
     candidates = list(_starting(frozenset(wanted)).finditer(text))

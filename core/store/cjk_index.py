@@ -5,7 +5,7 @@ transaction as the word index (``BookContent._insert_content``)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 # Han ideographs (with extension A and compatibility forms), hiragana, katakana (with the
@@ -16,8 +16,38 @@ RUN_CHARS = (
     "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7a3"
     "\U00020000-\U0003134f"
 )
-RUN = re.compile(f"[{RUN_CHARS}]+")
-HAS = re.compile(f"[{RUN_CHARS}]")
+
+
+class LazyPattern:
+    """A regular expression compiled when first used: a class of these ranges takes
+    milliseconds to compile, which a command that never meets such text (``margin search
+    --all`` with words in Latin letters) should not spend at start-up."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern)
+        return self._compiled
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled.search(text)
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self.compiled.match(text)
+
+    def sub(self, repl: Callable[[re.Match[str]], str], text: str) -> str:
+        return self.compiled.sub(repl, text)
+
+    def split(self, text: str) -> list[str]:
+        return self.compiled.split(text)
+
+
+RUN = LazyPattern(f"[{RUN_CHARS}]+")
+HAS = LazyPattern(f"[{RUN_CHARS}]")
 
 TABLE = "cjk_index"
 EXISTS = f"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{TABLE}'"
@@ -26,7 +56,7 @@ INSERT = f"INSERT INTO {TABLE} (rowid, grams) VALUES (?, ?)"
 
 def has_cjk(text: str) -> bool:
     """Whether ``text`` holds a character of a script written without spaces."""
-    return HAS.search(text) is not None
+    return not text.isascii() and HAS.search(text) is not None
 
 
 def pairs(run: str) -> list[str]:

@@ -32,10 +32,12 @@ BUSY_TIMEOUT_S = _busy_timeout_s()
 WAL_LIMIT = 4 * 1024 * 1024  # bytes of write-ahead log kept between transactions
 PRAGMAS = {
     "busy_timeout": BUSY_TIMEOUT_S * 1000,  # first: the pragmas after it may wait too
-    # before WAL, so a new library gets it (an existing one keeps its own): rows of page text
-    # (1-3 KB compressed) and search-index blocks waste a quarter of each 4 KiB page; 16 KiB
-    # pages make the 16 MiB-of-XHTML EPUB's library 8 % smaller (tests/bench/bench_dbsize.py)
-    "page_size": 16384,
+    # before WAL, so a new library gets it (an existing one is rewritten once with it, by the
+    # migration ``_small_pages``): SQLite's default. 16 KiB pages made the 16 MiB-of-XHTML
+    # EPUB's library 1 % smaller but gave each of a library's ~50 tables and indexes, most
+    # of them empty, 16 KiB: the fixture books' library 2.5x their size instead of 1.5x
+    # (issue 41, tests/bench/bench_dbsize.py)
+    "page_size": 4096,
     "journal_mode": "wal",
     # the write-ahead log grows to the size of the largest transaction (importing a 16 MiB
     # EPUB: 20.5 MB) and SQLite keeps the file that size for as long as the library is open

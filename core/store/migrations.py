@@ -409,6 +409,20 @@ def _cjk_index(db: pw.SqliteDatabase) -> None:
         )
 
 
+def _small_pages(db: pw.SqliteDatabase) -> None:
+    # Issue 41: with 16 KiB pages each of a library's ~50 tables and indexes, most of them
+    # empty or nearly, took 16 KiB (0.8 MB before the first book, 2.5x the fixture books);
+    # with SQLite's default 4 KiB pages, 1.5x (tests/bench/bench_dbsize.py). A page size
+    # changes only by rewriting the file (VACUUM, outside a transaction and outside WAL):
+    # ``migrate`` does it after this step, as ``page_size`` asks. The search index keeps its
+    # options: the text is already stored once (external content, v7), and phrase queries
+    # need its positions (detail=full; tests/bench/bench_fts_detail.py).
+    del db
+
+
+_small_pages.page_size = 4096  # type: ignore[attr-defined]
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -432,6 +446,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _sentence_windows,
     _sync_and_sources,
     _cjk_index,
+    _small_pages,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -464,9 +479,33 @@ def migrate(db: pw.SqliteDatabase) -> int:
         finally:
             if unlinked:
                 db.execute_sql("PRAGMA foreign_keys = ON")
-    if 0 < start < 8 <= SCHEMA_VERSION:
+    pages = [
+        getattr(MIGRATIONS[v - 1], "page_size", 0) for v in range(start + 1, SCHEMA_VERSION + 1)
+    ]
+    if start > 0 and any(pages):
+        _repage(db, max(pages))  # (a new library is made with its page size)
+    elif 0 < start < 8 <= SCHEMA_VERSION:
         _reclaim(db)  # compressing the text freed about half the file once
     return start
+
+
+def _repage(db: pw.SqliteDatabase, size: int) -> None:
+    """Rewrite the file with pages of ``size`` bytes (VACUUM, which also gives freed pages
+    back); skipped, and not tried again, when another process has the library open (WAL
+    cannot be left then): its pages stay as they were, which only costs space."""
+    import logging
+
+    try:
+        db.execute_sql("PRAGMA journal_mode = DELETE")
+        db.execute_sql(f"PRAGMA page_size = {int(size)}")
+        db.execute_sql("VACUUM")
+    except pw.OperationalError as exc:
+        logging.getLogger(__name__).info("smaller pages skipped: %s", exc)
+    finally:
+        try:
+            db.execute_sql("PRAGMA journal_mode = WAL")
+        except pw.OperationalError as exc:
+            logging.getLogger(__name__).warning("the library stays out of WAL: %s", exc)
 
 
 def _reclaim(db: pw.SqliteDatabase) -> None:

@@ -150,7 +150,7 @@ def plan(db: object, sql: str, params: tuple[object, ...]) -> list[str]:
 def test_query_plans_stay_inside_the_book(alice: tuple[Library, BookInfo]) -> None:
     """Issue 17, item 12: a bad plan (ranking every match of the library, a scan of the
     chunk table, a sorter building a snippet per match) fails here, not only in a benchmark."""
-    from core.search import fts
+    from core.search import fts, rows
 
     library, book = alice
     ranked = plan(library.db, fts.RANKED, ('"alice"', 1, 10, 5))
@@ -160,7 +160,7 @@ def test_query_plans_stay_inside_the_book(alice: tuple[Library, BookInfo]) -> No
     index_string = detail.rsplit(":", 1)[1]
     assert "M" in index_string  # MATCH inside FTS5
     assert ">" in index_string and "<" in index_string  # the rowid range inside FTS5
-    for sql, params in ((fts.RANGE, (book.id,)), (fts.RANGE_UNTIL, (5, book.id))):
+    for sql, params in ((rows.RANGE, (book.id,)), (rows.RANGE_UNTIL, (5, book.id))):
         steps = plan(library.db, sql, params)
         assert any("USING" in s and "INDEX" in s and "book_id" in s for s in steps), steps
         assert not any(s.startswith("SCAN chunk") for s in steps), steps

@@ -1,0 +1,75 @@
+"""Reading passages (chunks) back from the library: a book's chunk id range and chunk rows
+with their text unpacked from their pages. Written against anything with ``execute_sql``
+(peewee's database, or ``core.search.quick``'s plain ``sqlite3`` reader), without peewee."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from core.store.packing import page_text, unpack_chunk
+
+RANGE = "SELECT min(id), max(id) FROM chunk WHERE book_id = ?"
+RANGE_UNTIL = (
+    "SELECT min(id), max(CASE WHEN end_page <= ? THEN id END) FROM chunk WHERE book_id = ?"
+)
+
+
+class Executes(Protocol):
+    """What reading needs of a database: peewee's ``execute_sql`` (a cursor back)."""
+
+    def execute_sql(self, sql: str, params: Any = ...) -> Any: ...
+
+
+def chunk_range(
+    db: Executes, book_id: int, until_page: int | None = None
+) -> tuple[int, int] | None:
+    """The first and last chunk id of a book (the last within ``until_page``)."""
+    if until_page is None:
+        row = db.execute_sql(RANGE, (book_id,)).fetchone()
+    else:
+        row = db.execute_sql(RANGE_UNTIL, (until_page, book_id)).fetchone()
+    if row is None or row[0] is None or row[1] is None:
+        return None
+    return int(row[0]), int(row[1])
+
+
+def page_text_of(blob: Any) -> str:
+    """A stored page's text (no cache; its HTML is not inflated)."""
+    return page_text(blob)
+
+
+def chunk_rows(
+    db: Executes,
+    ids: list[int],
+    book_id: int | None,
+    page_text: Callable[[Any], str] = page_text_of,
+) -> dict[int, tuple[Any, ...]]:
+    """(id, book, first page, last page, chapter, text) of chunks (of one book, unless
+    ``book_id`` is None). Each page is unpacked once (by ``page_text``), however many of the
+    chunks were cut from it (the view ``chunk_text`` would unpack two pages per chunk)."""
+    marks = ",".join("?" * len(ids))
+    chunks = db.execute_sql(
+        "SELECT id, book_id, start_page, end_page, chapter, text FROM chunk "
+        f"WHERE id IN ({marks})" + ("" if book_id is None else " AND book_id = ?"),
+        (*ids,) if book_id is None else (*ids, book_id),
+    ).fetchall()
+    wanted = sorted({(c[1], n) for c in chunks for n in (c[2], c[3])})
+    if not wanted:
+        return {}
+    pages: dict[tuple[int, int], str] = {}
+    for owner in sorted({b for b, _ in wanted}):
+        numbers = [n for b, n in wanted if b == owner]
+        for number, blob in db.execute_sql(
+            "SELECT number, text FROM page WHERE book_id = ? AND number IN "
+            f"({','.join('?' * len(numbers))})",
+            (owner, *numbers),
+        ).fetchall():
+            pages[(owner, int(number))] = page_text(blob)
+    return {
+        int(c[0]): (
+            *c[:5],
+            unpack_chunk(c[5], pages.get((c[1], c[2])), pages.get((c[1], c[3]))),
+        )
+        for c in chunks
+    }
