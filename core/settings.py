@@ -261,7 +261,9 @@ class ReaderSettings:
     layout: str = "paged"  # "paged" (screen-sized pages) or "scroll" (one continuous flow)
     columns: int = 0  # columns of a paged screen: 0 = by width (two from 860 px), 1 or 2
     caret_browsing: bool = False  # a caret moved by the arrow keys (F7)
-    ruby: str = "above"  # ruby (furigana) readings: "above" their word (and its tooltip), "off"
+    # ruby (furigana) readings: "above" their word (and its tooltip), after it in
+    # "parentheses", or "off" (hidden)
+    ruby: str = "above"
 
 
 # (kind, low, high, what people read)
@@ -278,9 +280,9 @@ _READER_RULES: dict[str, tuple[type, float, float, str]] = {
     "layout": (str, 0, 10, '"paged" or "scroll"'),
     "columns": (int, 0, 2, "0 (by the window's width), 1 or 2"),
     "caret_browsing": (bool, 0, 0, "true or false"),
-    "ruby": (str, 0, 10, '"above" or "off"'),
+    "ruby": (str, 0, 12, '"above", "parentheses" or "off"'),
 }
-_READER_CHOICES = {"layout": ("paged", "scroll"), "ruby": ("above", "off")}
+_READER_CHOICES = {"layout": ("paged", "scroll"), "ruby": ("above", "parentheses", "off")}
 
 
 def _read_raw(path: Path) -> dict[str, Any]:

@@ -1,6 +1,9 @@
 """Images a book page shows, decoded as a browser would: raster images through Qt's image
 plugins, SVG drawn by QtSvg at a bounded size (an SVG may declare a canvas of 46,000 pixels),
-and ``data:`` URLs decoded in place. Nothing here reaches the network or the disk."""
+AVIF (which Qt's plugins here do not read) through Pillow's libavif when Pillow is installed,
+and ``data:`` URLs decoded in place. A format nothing here reads (JPEG XL: no permissively
+licensed decoder of a reasonable size) gets a placeholder saying so. Nothing here reaches the
+network or the disk."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from urllib.parse import unquote_to_bytes
 from PySide6.QtCore import QByteArray, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 
+MAX_PIXELS = 40_000_000  # a larger picture is not decoded (a 16,000 × 2,500 strip still is)
 MAX_SIDE = 1600
 """The longest side an SVG is drawn at (the view scales images to its column)."""
 
@@ -90,14 +94,46 @@ def decode_image(data: bytes) -> QImage | None:
     if head.startswith(b"<") and (b"<svg" in data[:4096] or b"<!DOCTYPE svg" in head):
         return _svg(data)
     image = QImage.fromData(QByteArray(data))
+    if image.isNull() and image_format(data):
+        return _pillow(data)
     return None if image.isNull() else image
 
 
-FORMATS = {b"ftypavif": "AVIF", b"ftypavis": "AVIF", b"\xff\x0a": "JPEG XL", b"JXL ": "JPEG XL"}
+def _pillow(data: bytes) -> QImage | None:
+    """An AVIF (or any format of ``FORMATS`` a Pillow plugin reads) decoded by Pillow, imported
+    only when such a picture is met; None without Pillow or when it cannot read the file."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return None
+    import io
+
+    try:
+        with Image.open(io.BytesIO(data)) as picture:
+            if picture.width * picture.height > MAX_PIXELS:
+                return None
+            rgba = picture.convert("RGBA")
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
+        return None
+    raw = rgba.tobytes()
+    image = QImage(raw, rgba.width, rgba.height, 4 * rgba.width, QImage.Format.Format_RGBA8888)
+    return image.copy()  # its own pixels: ``raw`` goes away
+
+
+FORMATS = {
+    b"ftypavif": "AVIF",
+    b"ftypavis": "AVIF",
+    b"ftypheic": "HEIC",
+    b"ftypheix": "HEIC",
+    b"ftypmif1": "HEIF",
+    b"ftypjp2 ": "JPEG 2000",
+    b"\xff\x0a": "JPEG XL",
+    b"JXL ": "JPEG XL",
+}
 
 
 def image_format(data: bytes) -> str:
-    """The name of a picture format no plugin here reads, for the placeholder ("" if unknown)."""
+    """The name of a picture format Qt's plugins here do not read ("" if none of those)."""
     head = data[:16]
     if head[4:12] in FORMATS:
         return FORMATS[head[4:12]]
@@ -107,18 +143,24 @@ def image_format(data: bytes) -> str:
 
 
 def placeholder(data: bytes) -> QImage | None:
-    """A small grey frame saying which picture could not be drawn (the page's text keeps
-    its alt text): for formats Qt's image plugins do not read here (AVIF, JPEG XL)."""
-    kind = image_format(data)
-    if not kind:
+    """A small grey frame saying that a picture could not be drawn, and why (the page's text
+    keeps its alt text), in place of a broken image: a format nothing here decodes (JPEG XL;
+    AVIF without Pillow), or a file damaged or in a format Margin does not know. None for
+    no bytes at all."""
+    if not data:
         return None
-    image = QImage(QSize(360, 64), QImage.Format.Format_ARGB32_Premultiplied)
+    kind = image_format(data)
+    words = (
+        f"A picture in {kind}, a format Margin cannot show"
+        if kind
+        else "A picture Margin cannot read (damaged, or in a format it does not know)"
+    )
+    image = QImage(QSize(460, 64), QImage.Format.Format_ARGB32_Premultiplied)
     image.fill(QColor(128, 128, 128, 40))
     painter = QPainter(image)
     painter.setPen(QColor(110, 110, 110))
-    painter.drawRect(0, 0, 359, 63)
-    painter.drawText(
-        image.rect(), Qt.AlignmentFlag.AlignCenter, f"A picture in {kind}, which Margin cannot show"
-    )
+    painter.drawRect(0, 0, 459, 63)
+    painter.drawText(image.rect(), Qt.AlignmentFlag.AlignCenter, words)
     painter.end()
+    image.setText("placeholder", words)  # what it says, for tests and screen readers' logs
     return image

@@ -11,8 +11,9 @@
   it, the reader is told so (with the address to copy).
 - ``data:`` images the book carries inline are decoded here for the view.
 - A sound or video of the book (``media:/PATH``, made by ``core.books.htmlextras``) is copied
-  out of the book to a private temporary folder and handed to the system's player; when
-  nothing plays it, the reader is told so.
+  out of the book to a private temporary folder; a sound plays at the foot of the page
+  (``media_player.py``), a video (or a sound Qt cannot play) is handed to the system's player;
+  when nothing plays it, the reader is told so.
 """
 
 from __future__ import annotations
@@ -29,7 +30,15 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, QUrl
 from PySide6.QtGui import QCursor, QDesktopServices, QImage, QKeyEvent, QTextCursor
-from PySide6.QtWidgets import QFrame, QLabel, QMessageBox, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QFrame,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 from selectolax.lexbor import LexborHTMLParser
 
 from desktop.accessibility import plain_text
@@ -248,13 +257,13 @@ _media_folder: Path | None = None
 
 
 def open_media(parent: QWidget, book: Path | None, name: str) -> bool:
-    """Play a sound or video file of the book with the system's player (a copy in a private
-    temporary folder, removed when Margin quits); say so plainly when that cannot be done."""
+    """Play a sound or video file of the book: on the page when Qt Multimedia can, else with
+    the system's player (a copy in a private temporary folder, removed when Margin quits);
+    say so plainly when that cannot be done."""
     global _media_folder
     from core.books.epubzip import read_resource
     from core.errors import MarginError
 
-    problem = ""
     try:
         if book is None:
             raise FileNotFoundError(name)
@@ -264,12 +273,37 @@ def open_media(parent: QWidget, book: Path | None, name: str) -> bool:
             atexit.register(shutil.rmtree, _media_folder, ignore_errors=True)
         copy = _media_folder / PurePosixPath(name).name
         copy.write_bytes(data)
-        if QDesktopServices.openUrl(QUrl.fromLocalFile(str(copy))):
-            return True
-        problem = "No program on this computer could play it. Install a media player and try again."
     except (MarginError, OSError) as exc:
         log.info("a sound or video of the book was not opened: %s", exc)
-        problem = "Margin could not read it from the book's file (it may be damaged or moved)."
+        _not_played(
+            parent,
+            name,
+            "Margin could not read it from the book's file (it may be damaged or moved).",
+        )
+        return False
+    from desktop.reader.media_player import play_in_place
+
+    def system_player() -> None:
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(copy))):
+            _not_played(
+                parent,
+                name,
+                "No program on this computer could play it. Install a media player and try again.",
+            )
+
+    page = parent.viewport() if isinstance(parent, QAbstractScrollArea) else parent
+    if PurePosixPath(name).suffix.lower() not in VIDEO_FILES and play_in_place(
+        page, copy, copy.name, system_player
+    ):
+        return True
+    system_player()
+    return True
+
+
+VIDEO_FILES = {".m4v", ".webm", ".mkv", ".mov", ".ogv", ".avi"}
+
+
+def _not_played(parent: QWidget, name: str, problem: str) -> None:
     box = QMessageBox(
         QMessageBox.Icon.Warning,
         "Not played",
@@ -279,4 +313,3 @@ def open_media(parent: QWidget, book: Path | None, name: str) -> bool:
     )
     parent._media_failed = box  # type: ignore[attr-defined]
     box.open()
-    return False

@@ -71,6 +71,12 @@ class ReadingSettings(QDialog):
         self.columns.addItem("By window width (two from 860 px)", 0)
         self.columns.addItem("One", 1)
         self.columns.addItem("Two", 2)
+        self.ruby = QComboBox()  # ruby (furigana) readings of Japanese and Chinese books
+        self.ruby.setAccessibleName("Ruby readings")
+        self.ruby.addItem("Above the word", "above")
+        self.ruby.addItem("After the word, in parentheses", "parentheses")
+        self.ruby.addItem("Hidden", "off")
+        self.ruby.setToolTip("Small readings (furigana) printed over words in Japanese books.")
         self.justify = QCheckBox("Justify lines (straight right edge)")
         self.book_styles = QCheckBox(
             "Use the book's styles (indents, centred and right-aligned text, small caps, breaks)"
@@ -91,6 +97,7 @@ class ReadingSettings(QDialog):
         form.addRow("First-line indent", self.paragraph_indent)
         form.addRow("Line length", self.measure)
         form.addRow("Side margin", self.margin)
+        form.addRow("Ruby readings", self.ruby)
         self.reset_button = QPushButton("Defaults")
         self.reset_button.setAccessibleName("Back to the default look")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -102,7 +109,7 @@ class ReadingSettings(QDialog):
         for w in (self.justify, self.book_styles, self.caret, self.this_book, self.note):
             layout.addWidget(w)
         layout.addWidget(buttons)
-        for combo in (self.family, self.layout_box, self.columns):
+        for combo in (self.family, self.layout_box, self.columns, self.ruby):
             combo.currentIndexChanged.connect(self._emit)
             combo.currentIndexChanged.connect(partial(self._say_choice, combo))
         for spin in (self.size_box, self.measure, self.margin):
@@ -143,6 +150,7 @@ class ReadingSettings(QDialog):
             self.layout_box.setCurrentIndex(max(0, self.layout_box.findData(typography.layout)))
             self.columns.setCurrentIndex(max(0, self.columns.findData(typography.columns)))
             self.caret.setChecked(typography.caret_browsing)
+            self.ruby.setCurrentIndex(max(0, self.ruby.findData(typography.ruby)))
             self.this_book.setChecked(this_book and has_book)
             self.this_book.setEnabled(has_book)
         finally:
@@ -163,6 +171,7 @@ class ReadingSettings(QDialog):
             layout=str(self.layout_box.currentData() or "paged"),
             columns=int(self.columns.currentData() or 0),
             caret_browsing=self.caret.isChecked(),
+            ruby=str(self.ruby.currentData() or "above"),
         )
 
     def reset(self) -> None:

@@ -28,7 +28,7 @@ from desktop.reader.book_fonts import apply_book_fonts
 from desktop.reader.book_images import decode_image, placeholder
 from desktop.reader.links import data_image, follow_link
 from desktop.reader.readable_text import ReadableBrowser
-from desktop.reader.ruby_paint import make_room
+from desktop.reader.ruby_paint import make_room, parenthesise
 from desktop.reader.typography import Typography, book_font, side_margin
 from desktop.theme import THEMES, Theme, page_css
 
@@ -247,14 +247,17 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
             body = with_alt_text(self._fit_images(body))
         if WORD_JOINER in body:  # one character for one: offsets stay; lines keep their height
             body = body.replace(WORD_JOINER, JOINER)
-        if 'class="ruby"' in body:  # readings drawn over their base (ruby_paint), or none
+        if ' style="' in body:  # the book's own styles (core.books.bookcss), or none
+            body = book_styles(body, self.typography, self.font_size)
+        if 'class="ruby"' in body:  # readings over or after their base (ruby_paint), or none
             if self.typography.ruby == "off":
                 body = _RUBY_TITLE.sub('class="ruby"', body)
+            elif self.typography.ruby == "parentheses":
+                body = parenthesise(body, self.document().defaultFont())
+                self._ruby = True
             else:
                 body = make_room(body)
                 self._ruby = True
-        if ' style="' in body:  # the book's own styles (core.books.bookcss), or none
-            body = book_styles(body, self.typography, self.font_size)
         return body or "<p></p>"
 
     def _fit_images(self, body: str) -> str:

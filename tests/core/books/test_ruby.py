@@ -39,5 +39,6 @@ def test_readings_ride_on_their_base_in_the_page() -> None:
 def test_the_reader_chooses_whether_readings_show() -> None:
     assert parse_reader_settings({}, "settings.toml")[0].ruby == "above"
     assert parse_reader_settings({"ruby": "off"}, "settings.toml")[0].ruby == "off"
+    assert parse_reader_settings({"ruby": "parentheses"}, "s.toml")[0].ruby == "parentheses"
     settings, problems = parse_reader_settings({"ruby": "inline"}, "settings.toml")
     assert settings.ruby == "above" and problems and "ruby" in problems[0]

@@ -34,12 +34,15 @@ def test_a_data_url_image_is_decoded(qapp: Any) -> None:
     assert data_url_bytes("data:nonsense") is None
 
 
-def test_an_avif_picture_gets_a_placeholder_naming_its_format(qapp: Any) -> None:
-    avif = b"\x00\x00\x00\x1cftypavif\x00\x00\x00\x00" + b"\x00" * 64
+def test_a_picture_that_cannot_be_drawn_gets_a_placeholder_saying_why(qapp: Any) -> None:
+    avif = b"\x00\x00\x00\x1cftypavif\x00\x00\x00\x00" + b"\x00" * 64  # a broken AVIF
     assert decode_image(avif) is None
     image = placeholder(avif)
     assert image is not None and image.width() > 100
-    assert placeholder(b"not a picture at all") is None
+    assert image.text("placeholder") == "A picture in AVIF, a format Margin cannot show"
+    damaged = placeholder(b"not a picture at all")
+    assert damaged is not None and "cannot read (damaged" in damaged.text("placeholder")
+    assert placeholder(b"") is None
 
 
 def test_an_inline_svg_on_a_page_is_fitted_to_the_column(
