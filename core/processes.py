@@ -82,9 +82,7 @@ def _semaphores_alive() -> bool:
     cleanup = getattr(synchronize.SemLock, "_cleanup", None)
     if registry is None or cleanup is None:
         return True  # cannot tell: keep the tracker
-    return any(
-        getattr(final, "_callback", None) is cleanup for final in list(registry.values())
-    )
+    return any(getattr(final, "_callback", None) is cleanup for final in list(registry.values()))
 
 
 def lower_priority(step: int = NICE) -> None:
