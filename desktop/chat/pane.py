@@ -166,6 +166,8 @@ class ChatPane(QWidget):
         the middle of the first answer."""
         if not api_key_known() and self.app.settings.provider != "local":
             await run_blocking(get_api_key)  # the keyring's one read (it may prompt), off
+            if not shiboken6.isValid(self.banner):
+                return  # the window closed meanwhile
             self._update_banner()  # the window's thread; the banner shows what it found
         if self.app.mode() != "passages":
             from core.agent.providers.anthropic import load_sdk
