@@ -148,9 +148,29 @@ class TextMarks(PageFlow):
             sel.cursor = cursor
             fmt = QTextCharFormat()
             fmt.setBackground(QColor(*MARK_RGBA))
+            # marked by more than colour (WCAG 1.4.1): a dashed line under it too (a
+            # highlight's underline style is solid)
+            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DashUnderline)
+            fmt.setUnderlineColor(QColor(self.theme.text))
             sel.format = fmt
             extras.append(sel)
         self.setExtraSelections(extras)
+
+    def _caret_at_mark(self) -> bool:
+        """The caret at the start of the marked passage (a screen reader reads from the
+        caret, so it reads the passage a citation opened); nothing scrolls. False when there
+        is no mark, or a selection stays."""
+        cursor = self.textCursor()
+        if self._mark is None or cursor.hasSelection():
+            return False
+        cursor.setPosition(self._mark[0])
+        bar = self.verticalScrollBar()
+        value = bar.value()
+        busy, self._busy = self._busy, True
+        self.setTextCursor(cursor)
+        bar.setValue(value)
+        self._busy = busy
+        return True
 
     def marked(self) -> bool:
         return any(
