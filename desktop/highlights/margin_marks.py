@@ -32,6 +32,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QAbstractButton
 
 from core.anchors import BookText, collapse, stored_to_view, view_to_stored
+from desktop.accessibility import announce
 
 if TYPE_CHECKING:
     from desktop.reader.reader import Reader
@@ -366,6 +367,7 @@ class MarginMarks(QAbstractButton):  # a button to assistive technology, named b
             step = 1 if key == Qt.Key.Key_Down else -1
             self.current = max(0, min(len(shown) - 1, self.current + step))
             self._say()
+            announce(self, self.accessibleName())  # Orca 43 does not say a button's new name
             self.update()
         elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space) and shown:
             self._open(shown[min(self.current, len(shown) - 1)])
