@@ -90,28 +90,20 @@ class Notice(QLabel):
         self.raise_()
 
 
-class _RoleAccessible(QAccessibleWidget):
-    """A widget's interface with a role of its own (Qt gives a plain widget Client)."""
+class _NoticeAccessible(QAccessibleWidget):
+    def __init__(self, widget: Notice) -> None:
+        super().__init__(widget, QAccessible.Role.Notification)
 
 
-_interfaces: dict[int, _RoleAccessible] = {}  # kept while their widget lives
-_roles: dict[str, tuple[type[QWidget], QAccessible.Role]] = {}
-
-
-def give_role(cls: type[QWidget], role: QAccessible.Role) -> None:
-    """Expose every ``cls`` widget to assistive technology with ``role`` (a notice as a
-    notification, the margin marks as a button)."""
-    _install()
-    _roles[cls.__name__] = (cls, role)
+_interfaces: dict[int, _NoticeAccessible] = {}  # kept while their notice lives
 
 
 def _factory(key: str, obj: QObject) -> QAccessibleWidget | None:
-    wanted = _roles.get(key)
-    if wanted is None or not isinstance(obj, wanted[0]):
+    if key != "Notice" or not isinstance(obj, Notice):
         return None
     made = _interfaces.get(id(obj))
     if made is None:
-        made = _interfaces[id(obj)] = _RoleAccessible(obj, wanted[1])
+        made = _interfaces[id(obj)] = _NoticeAccessible(obj)
         key_id = id(obj)
         obj.destroyed.connect(lambda *_: _interfaces.pop(key_id, None))
     return made
@@ -120,17 +112,12 @@ def _factory(key: str, obj: QObject) -> QAccessibleWidget | None:
 _factory_installed = False
 
 
-def _install() -> None:
+def notice(widget: QWidget, text: str) -> None:
+    """Show ``text`` in the notice of ``widget``'s window (made on first use)."""
     global _factory_installed
     if not _factory_installed:
         QAccessible.installFactory(_factory)
         _factory_installed = True
-
-
-def notice(widget: QWidget, text: str) -> None:
-    """Show ``text`` in the notice of ``widget``'s window (made on first use)."""
-    if "Notice" not in _roles:
-        give_role(Notice, QAccessible.Role.Notification)
     window = widget.window()
     # a new notice each time: Orca drops an event when another of the same kind follows from
     # the same object ("answer arriving" then "answer ready"); the older ones are let go

@@ -4,15 +4,15 @@ whole window (light, sepia, dark, or whatever the system uses).
 ``apply_app_theme`` sets one palette on the application, so every panel (library, contents,
 chat, dialogs) follows, and Fusion with scrollbar handles that stand out from the page in
 every theme (``ThemeStyle``). No style sheet: re-polishing every widget for one costs about
-ten times more than a palette change. ``page_image_filter``
-gives the PDF view a night mode and a sepia tint computed by Qt's compositing, in C++.
+ten times more than a palette change. ``page_image_filter`` gives the PDF view a night
+mode and a sepia tint computed by Qt's compositing, in C++.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter, QPalette
@@ -328,6 +328,10 @@ class ThemeStyle(QProxyStyle):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(QRectF(option.rect).adjusted(0.5, 0.5, -0.5, -0.5), 2, 2)
             painter.restore()
+
+    def pixelMetric(self, metric: QStyle.PixelMetric, *args: Any) -> int:
+        value = super().pixelMetric(metric, *args)  # tab-bar arrows: 25 px, 24 clear (2.5.8)
+        return max(value, 25) if metric == QStyle.PixelMetric.PM_TabBarScrollButtonWidth else value
 
     def drawComplexControl(
         self,

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, Qt, Signal, SignalInstance
 from PySide6.QtGui import (
-    QAccessible,
     QColor,
     QFocusEvent,
     QKeyEvent,
@@ -30,10 +29,10 @@ from PySide6.QtGui import (
     QRegion,
     QTextCursor,
 )
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QAbstractButton
 
 from core.anchors import BookText, collapse, stored_to_view, view_to_stored
-from desktop.accessibility import give_role
+from desktop.accessibility import announce
 
 if TYPE_CHECKING:
     from desktop.reader.reader import Reader
@@ -285,7 +284,7 @@ class _NoPlaces:
         return []
 
 
-class MarginMarks(QWidget):
+class MarginMarks(QAbstractButton):  # a button to assistive technology, named by its mark
     """The strip of marks over a view's left margin — over each column's left margin in a
     two-column paged view (a mask: the text between stays the view's, for clicks and the
     mouse pointer)."""
@@ -295,7 +294,6 @@ class MarginMarks(QWidget):
 
     def __init__(self, view: Any, stored: Callable[[int], str] | None = None) -> None:
         super().__init__(view.viewport())
-        give_role(MarginMarks, QAccessible.Role.Button)  # pressed with Enter, named by its mark
         self.setObjectName("marginMarks")
         self.setAccessibleName(NO_MARKS)
         self.setAccessibleDescription(
@@ -369,6 +367,7 @@ class MarginMarks(QWidget):
             step = 1 if key == Qt.Key.Key_Down else -1
             self.current = max(0, min(len(shown) - 1, self.current + step))
             self._say()
+            announce(self, self.accessibleName())  # Orca 43 does not say a button's new name
             self.update()
         elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space) and shown:
             self._open(shown[min(self.current, len(shown) - 1)])

@@ -152,6 +152,10 @@ class TextMarks(PageFlow):
             sel.cursor = cursor
             fmt = QTextCharFormat()
             fmt.setBackground(QColor(*MARK_RGBA))
+            # marked by more than colour (WCAG 1.4.1): a dashed line under it too (a
+            # highlight's underline style is solid)
+            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DashUnderline)
+            fmt.setUnderlineColor(QColor(self.theme.text))
             sel.format = fmt
             extras.append(sel)
         self.setExtraSelections(extras)
@@ -159,6 +163,22 @@ class TextMarks(PageFlow):
     def highlight_at(self, position: int) -> int:
         """The id of the highlight drawn over document ``position`` (0 when none)."""
         return next((i for a, b, i in self._drawn if i and a <= position <= b), 0)
+
+    def _caret_at_mark(self) -> bool:
+        """The caret at the start of the marked passage (a screen reader reads from the
+        caret, so it reads the passage a citation opened); nothing scrolls. False when there
+        is no mark, or a selection stays."""
+        cursor = self.textCursor()
+        if self._mark is None or cursor.hasSelection():
+            return False
+        cursor.setPosition(self._mark[0])
+        bar = self.verticalScrollBar()
+        value = bar.value()
+        busy, self._busy = self._busy, True
+        self.setTextCursor(cursor)
+        bar.setValue(value)
+        self._busy = busy
+        return True
 
     def marked(self) -> bool:
         return any(

@@ -131,7 +131,8 @@ class TextView(PagedFlow):
             )
             if self.paged:
                 self._lay_place(self._anchor, found)
-            self._caret_to_top(force=not found)
+            if not (found and self._caret_at_mark()):  # a citation: read from its passage
+                self._caret_to_top(force=not found)
         finally:
             self._busy = False
         self._update_top(user=False)

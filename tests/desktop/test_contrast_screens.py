@@ -145,3 +145,22 @@ def test_all_text_on_the_main_screens_reads_at_4_5_to_1_in_every_theme(
     window.panes.show_reader()
     assert counted > 40, "the screens show their text"
     assert not low, "\n".join(low)
+
+
+def test_the_measure_reads_the_ink_of_drawn_text(real_font: str) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QColor, QFont, QPainter
+
+    from desktop.accessibility import contrast
+
+    for ink, paper in (("#767676", "#ffffff"), ("#5b4636", "#f4ecd8"), ("#8a8a8a", "#1e1e1e")):
+        image = QImage(160, 24, QImage.Format.Format_RGB32)
+        image.fill(QColor(paper))
+        painter = QPainter(image)
+        painter.setFont(QFont(real_font, 10))
+        painter.setPen(QColor(ink))
+        painter.drawText(image.rect(), int(Qt.AlignmentFlag.AlignCenter), "Faint words here")
+        painter.end()
+        found = measured(pixels(image))
+        assert found is not None
+        assert abs(found[0] - contrast(ink, paper)) < 0.15, (ink, paper, found)

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAccessible
 from PySide6.QtTest import QTest
 
+from desktop.accessibility import Notice
 from desktop.highlights.margin_marks import NO_MARKS, MarginMark
 from tests.desktop.conftest import open_alice
 
@@ -43,6 +44,8 @@ def test_marks_are_one_named_stop_opened_with_enter(
     marks.requestNote.connect(lambda mark: opened.append(mark.key))
     QTest.keyClick(marks, Qt.Key.Key_Down)
     assert iface.text(QAccessible.Text.Name).startswith("Note beside “")
+    notices = window.findChildren(Notice)  # said, too: Orca 43 skips a button's new name
+    assert notices and notices[-1].text().startswith("Note beside “")
     QTest.keyClick(marks, Qt.Key.Key_Return)
     QTest.keyClick(marks, Qt.Key.Key_Up)
     QTest.keyClick(marks, Qt.Key.Key_Space)
