@@ -50,6 +50,7 @@ from core.errors import LLMCode, MarginError
 from core.search import BookSearch
 from core.search.vector_indexer import want_soon
 from core.settings import AgentLimits
+from core.store import reserve
 from core.store.conversations import Conversations
 from core.store.db import explain as explain_storage
 from core.store.library import BookInfo, Library
@@ -93,6 +94,7 @@ class ChatWithBook:
         self.event_logs = event_logs
         self.spoiler_safe = spoiler_safe
         self.executor = executor
+        self._reserved = False  # the disk space kept in reserve was made (``core.store.reserve``)
 
     async def db(self, fn: Callable[..., T], /, *args: Any) -> T:
         """Run database work on the database threads."""
@@ -200,6 +202,9 @@ class ChatWithBook:
                 )
                 if self.spoiler_verify:
                     verifier = SupportVerifier(self.provider, guard, question.text)
+            if not self._reserved:  # room to save an answer the disk fills during
+                self._reserved = True
+                await self.db(reserve.ensure, self.library.paths.data)
             ids = await self.db(
                 functools.partial(
                     self.conversations.start_run,
@@ -314,29 +319,39 @@ class ChatWithBook:
                 final = state.final if status == "complete" else AssistantMessage(())
                 if not final.parts and state.answer:
                     final = AssistantMessage((TextPart(for_model(state.answer)), *state.withheld))
+                save = functools.partial(
+                    self.conversations.finish,
+                    conversation_id=sink.conversation_id,
+                    ids=ids,
+                    message=final,
+                    text=state.answer,
+                    citations=tuple(state.citations),
+                    steps=state.step,
+                    usage=state.usage,
+                    passages=tuple(state.passages),
+                )
                 answer_id = await self.db(
                     functools.partial(
-                        self.conversations.finish,
-                        conversation_id=sink.conversation_id,
-                        ids=ids,
-                        status=status,
-                        message=final,
-                        text=state.answer,
-                        citations=tuple(state.citations),
-                        steps=state.step,
-                        usage=state.usage,
-                        stop_reason=state.stop_reason or status,
-                        error=error,
-                        passages=tuple(state.passages),
+                        save, status=status, stop_reason=state.stop_reason or status, error=error
                     )
                 )
             except asyncio.CancelledError:
                 log.warning("closing run %d was cancelled", ids.run_id)
             except Exception as exc:
                 log.exception("could not save the outcome of run %d", ids.run_id)
-                if error is None:
+                known = explain_storage(exc)
+                if known is not None and known.code == "disk_full":
+                    # the reserve given back: what arrived is saved, or the run says it was
+                    # lost to the full disk (a restarted window says so, not "closed")
                     status = "failed"
-                    known = explain_storage(exc)
+                    answer_id, error = await self.db(
+                        reserve.save_when_full,
+                        self.library.paths.data,
+                        lambda kept: save(status="failed", stop_reason="disk_full", error=kept),
+                        functools.partial(self.conversations.mark_unsaved, ids),
+                    )
+                elif error is None:
+                    status = "failed"
                     error = (
                         ErrorInfo(known.code, known.message, known.hint)
                         if known is not None

@@ -8,20 +8,32 @@ The recognised text is also kept on its own (table ``ocr_text``, with the file's
 reading the book again (``reimport_book``: a newer reader) finds its picture pages without
 text again, and ``keep_recognised`` gives them back what was recognised, without running
 tesseract again, when the file is the one it was read from (so the pictures are unchanged)
-and the page still has no text of its own."""
+and the page still has no text of its own.
+
+Pages are drawn in the PDF text worker, whose memory is capped (``core.books.pdf``), into a
+file tesseract reads: the window's process never holds a picture, and a page whose pictures
+would unpack to more than half the cap is refused there with a clear message (issue 46 item
+9: one 100-inch picture page took 3.56 GB inside the window's process; a 0.8 MB page of one
+16,384² picture, 931 MB and 19 s)."""
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from pathlib import Path
+from typing import BinaryIO
 
 from core.books.chunking import make_chunks
+from core.books.limits import DEFAULT_LIMITS, Limits, human_size
 from core.books.model import ParsedBook
 from core.books.pdf_doc import clean_page_text, open_pdf
 from core.errors import BookCode, BookError
@@ -57,61 +69,150 @@ def render_scale(width_pt: float, height_pt: float, dpi: int = DPI) -> float:
 def _page_image(doc: object, index: int, dpi: int = DPI) -> bytes:
     """The page drawn in grey as a PGM image (what tesseract reads from its input), within
     the pixel budget (``render_scale``)."""
+    out = io.BytesIO()
+    _draw_page(doc, index, dpi, out)
+    return out.getvalue()
+
+
+def _draw_page(doc: object, index: int, dpi: int, out: BinaryIO) -> None:
+    """Write the page drawn in grey to ``out`` as a PGM image, row by row (no second copy
+    of the picture)."""
     page = doc[index]  # type: ignore[index]
     try:
         width_pt, height_pt = page.get_size()
         bitmap = page.render(scale=render_scale(width_pt, height_pt, dpi), grayscale=True)
         try:
             width, height, stride = bitmap.width, bitmap.height, bitmap.stride
-            raw = bytes(bitmap.buffer)
+            out.write(f"P5\n{width} {height}\n255\n".encode())
+            raw = memoryview(bitmap.buffer).cast("B")
+            for y in range(height):
+                out.write(raw[y * stride : y * stride + width])
+            raw.release()
         finally:
             bitmap.close()
     finally:
         page.close()
-    rows = b"".join(raw[y * stride : y * stride + width] for y in range(height))
-    return f"P5\n{width} {height}\n255\n".encode() + rows
+
+
+def _pictures_bytes(doc: object, index: int) -> int:
+    """The memory the page's pictures take once decoded (4 bytes a pixel), read from their
+    sizes without decoding them."""
+    import pypdfium2.raw as pdfium_c
+
+    page = doc[index]  # type: ignore[index]
+    try:
+        total = 0
+        for picture in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=4):
+            width, height = picture.get_px_size()
+            total += 4 * max(0, width) * max(0, height)
+        return total
+    finally:
+        page.close()
+
+
+def _worker_draw(
+    path: str, password: str | None, index: int, dpi: int, out: str, budget: int
+) -> None:
+    """Worker-process side: draw one page into the PGM file ``out``. A page whose pictures
+    would take more than ``budget`` decoded is refused (``MemoryError`` with their size):
+    pdfium would leave a picture it cannot hold out of the drawing without a word."""
+    doc = open_pdf(Path(path), password)
+    try:
+        if (need := _pictures_bytes(doc, index)) > budget:
+            raise MemoryError(need)
+        with open(out, "wb") as fh:
+            _draw_page(doc, index, dpi, fh)
+    finally:
+        doc.close()
+
+
+def _draw_in_worker(
+    pool: ProcessPoolExecutor,
+    args: tuple[str, str | None, int, int, str, int],
+    cancel: CancelToken | None,
+    cap: int,
+) -> None:
+    """Draw a page in the PDF worker ``pool`` (its memory capped: ``core.books.pdf``)."""
+    from core.books.pdf import shutdown_workers
+
+    index = args[2]
+    try:
+        future = pool.submit(_worker_draw, *args)
+        while True:
+            try:
+                future.result(timeout=0.2)
+                return
+            except FutureTimeout:
+                if cancel is not None and cancel.cancelled:
+                    future.cancel()
+                    raise BookError(BookCode.CANCELLED, "Text recognition was stopped.") from None
+    except (MemoryError, BrokenProcessPool) as exc:
+        log.warning("page %d could not be drawn for recognition: %r", index + 1, exc)
+        need = exc.args[0] if isinstance(exc, MemoryError) and exc.args else 0
+        if not isinstance(need, int) or need <= 0:
+            shutdown_workers()  # the worker ran out of memory: it may be dead or unusable
+            need = cap
+        raise BookError(
+            BookCode.TOO_LARGE,
+            f"Page {index + 1} cannot be recognised: its pictures need "
+            f"{human_size(need)} of memory to draw, more than Margin allows for one page "
+            "(the file may be damaged, or built to exhaust memory).",
+            hint="The book is as it was. Open the file in another PDF viewer, save a new "
+            "copy, and import that.",
+        ) from None
+
+
+def _missing() -> BookError:
+    return BookError(
+        "ocr_missing",
+        "Text recognition needs the tesseract program, which is not installed.",
+        hint="Install tesseract (for example the tesseract-ocr package) and try again.",
+    )
 
 
 def recognise_image(
     image: bytes, *, language: str = "eng", cancel: CancelToken | None = None
 ) -> str:
     """The text tesseract reads in ``image``; a Stop ends the program at once."""
-    program = engine()
-    if program is None:
-        raise BookError(
-            "ocr_missing",
-            "Text recognition needs the tesseract program, which is not installed.",
-            hint="Install tesseract (for example the tesseract-ocr package) and try again.",
-        )
-    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}  # one core: the window keeps the other
+    if engine() is None:
+        raise _missing()
     with tempfile.NamedTemporaryFile(prefix="margin-ocr-", suffix=".pgm") as picture:
         picture.write(image)
         picture.flush()
-        proc = subprocess.Popen(
-            [program, picture.name, "stdout", "-l", language],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        try:
-            waited = 0.0
-            while True:
-                try:
-                    out, _ = proc.communicate(timeout=0.2)
-                    break
-                except subprocess.TimeoutExpired:
-                    waited += 0.2
-                    if cancel is not None and cancel.cancelled:
-                        raise BookError(
-                            BookCode.CANCELLED, "Text recognition was stopped."
-                        ) from None
-                    if waited > PAGE_TIMEOUT_S:
-                        raise BookError("ocr_failed", "Reading a page took too long.") from None
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        return recognise_file(Path(picture.name), language=language, cancel=cancel)
+
+
+def recognise_file(
+    picture: Path, *, language: str = "eng", cancel: CancelToken | None = None
+) -> str:
+    """The text tesseract reads in the image file ``picture``; a Stop ends it at once."""
+    program = engine()
+    if program is None:
+        raise _missing()
+    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}  # one core: the window keeps the other
+    proc = subprocess.Popen(
+        [program, str(picture), "stdout", "-l", language],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        waited = 0.0
+        while True:
+            try:
+                out, _ = proc.communicate(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                waited += 0.2
+                if cancel is not None and cancel.cancelled:
+                    raise BookError(BookCode.CANCELLED, "Text recognition was stopped.") from None
+                if waited > PAGE_TIMEOUT_S:
+                    raise BookError("ocr_failed", "Reading a page took too long.") from None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     return clean_page_text(out.decode("utf-8", errors="replace"))
 
 
@@ -125,10 +226,11 @@ def recognise_book(
     cancel: CancelToken | None = None,
     recognise: Callable[[bytes], str] | None = None,
     dpi: int = DPI,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[BookInfo, int]:
     """Read the text of the PDF's pages that have none. Returns the book and how many pages
     now have text."""
-    from core.books.pdf import parse_pdf
+    from core.books.pdf import parse_pdf, pdf_worker
 
     book = library.get_book(book_id)
     if book.format != "pdf":
@@ -142,19 +244,22 @@ def recognise_book(
         )
     parsed = parse_pdf(path, password=password, cancel=cancel)
     empty = [p.number for p in parsed.pages if not p.text.strip()]
-    read = recognise or (lambda image: recognise_image(image, language=language, cancel=cancel))
     found: dict[int, str] = {}
-    doc = open_pdf(path, password)
-    try:
+    cap = limits.max_pdf_worker_bytes
+    with pdf_worker(limits) as pool, tempfile.TemporaryDirectory(prefix="margin-ocr-") as folder:
+        picture = Path(folder) / "page.pgm"
         for done, number in enumerate(empty):
             if cancel is not None:
                 cancel.check()
             progress(done / max(1, len(empty)), f"Reading page {done + 1} of {len(empty)}")
-            text = read(_page_image(doc, number - 1, dpi))
+            args = (str(path), password, number - 1, dpi, str(picture), cap // 2)
+            _draw_in_worker(pool, args, cancel, cap)
+            if recognise is not None:
+                text = recognise(picture.read_bytes())
+            else:
+                text = recognise_file(picture, language=language, cancel=cancel)
             if text.strip():
                 found[number] = text
-    finally:
-        doc.close()
     if cancel is not None:
         cancel.check()
     pages = tuple(replace(p, text=found.get(p.number, p.text)) for p in parsed.pages)

@@ -12,9 +12,11 @@ import multiprocessing
 import os
 import threading
 from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as futures_wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from pathlib import Path
 
 from core.books.limits import DEFAULT_LIMITS, Limits, human_size, too_large
@@ -30,7 +32,7 @@ PARALLEL_FROM_PAGES = 60
 """From this many pages a second worker may share the reading."""
 FIRST_PIECE = 16
 PIECE = 32
-__all__ = ["clean_page_text", "parse_pdf", "shutdown_workers", "warm_workers"]
+__all__ = ["clean_page_text", "parse_pdf", "pdf_worker", "shutdown_workers", "warm_workers"]
 
 
 _worker_doc: tuple[tuple[str, int, int, str | None], object] | None = None
@@ -252,6 +254,18 @@ def _stop_idle_workers() -> None:
 
     give_back_memory()
     log.info("PDF workers stopped after %.0f s idle", IDLE_S)
+
+
+@contextmanager
+def pdf_worker(limits: Limits = DEFAULT_LIMITS) -> Iterator[ProcessPoolExecutor]:
+    """The first PDF worker (started, memory capped), kept from its idle stop while held:
+    other page work (drawing pages for text recognition) runs there, warm when a PDF was
+    just read. A ``BrokenProcessPool`` from it means its worker died: ``shutdown_workers``."""
+    _busy()
+    try:
+        yield _started_pool(0, limits.max_pdf_worker_bytes)
+    finally:
+        _idle()
 
 
 def _usable_cores() -> int:

@@ -338,6 +338,22 @@ class Conversations(ConversationHistory):
             ).execute()
         return answer_id
 
+    def mark_unsaved(self, ids: RunIds, error: ErrorInfo) -> None:
+        """The answer of ``ids`` could not be saved (the disk was full): its run and its
+        placeholder say so, in small updates of rows that exist, so a restarted window says
+        what happened instead of "Margin was closed" (issue 46 item 3)."""
+        with self.db.atomic():
+            m.Run.update(
+                status="failed",
+                finished_at=m.utcnow(),
+                error_code=error.code,
+                error_message=error.message,
+                error_hint=error.hint,
+            ).where((m.Run.id == ids.run_id) & (m.Run.status == "running")).execute()
+            m.Message.update(status="failed").where(
+                (m.Message.id == ids.placeholder_id) & (m.Message.status == "running")
+            ).execute()
+
     def recover_interrupted(self) -> int:
         """Mark runs and answers left "running" by a process that is gone (a crash, a kill)
         as "interrupted"; answers another live process is writing are left alone."""

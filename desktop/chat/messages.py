@@ -338,7 +338,14 @@ class Messages:
 
 
 def _kept(shown: history.Shown, view: AnswerState) -> history.Shown:
-    """``shown`` with the live answer ``view`` when the store kept only its start."""
-    if shown.answer is None or shown.answer.status not in ("running", "unfinished"):
+    """``shown`` with the live answer ``view`` when the store kept only its start (its run
+    left running, or marked as lost to the full disk: ``Conversations.mark_unsaved``)."""
+    stored = shown.answer
+    if stored is None:
         return shown
-    return replace(shown, answer=replace(view, key=shown.answer.key))
+    lost = (
+        stored.status == "failed" and stored.error is not None and stored.error.code == "disk_full"
+    )
+    if stored.status not in ("running", "unfinished") and not (lost and view.text != stored.text):
+        return shown
+    return replace(shown, answer=replace(view, key=stored.key))

@@ -66,3 +66,42 @@ def pdf_with_bomb(path: Path, unpacked: int) -> Path:
 def fifo(path: Path) -> Path:
     os.mkfifo(path)
     return path
+
+
+def pdf_with_picture_bomb(path: Path, side: int = 16384, page_pt: int = 612) -> Path:
+    """A one-page PDF (about 1/1000 of the picture's size on disk) whose page is one
+    ``side`` × ``side`` RGB picture of a single grey, whose pixels unpack to ``3 * side²``
+    bytes (768 MiB for the default: drawing the page decodes all of them)."""
+    unpacked = 3 * side * side
+    assert unpacked % MiB == 0, "the picture's bytes must be whole MiB (the bomb's blocks)"
+    data = deflate_bomb(unpacked, b"\x80")
+    content = f"q {page_pt} 0 0 {page_pt} 0 0 cm /Im0 Do Q".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {page_pt} {page_pt}] "
+        "/Resources << /XObject << /Im0 5 0 R >> >> /Contents 4 0 R >>".encode(),
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        (
+            f"<< /Type /XObject /Subtype /Image /Width {side} /Height {side} "
+            "/ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode "
+            f"/Length {len(data)} >>\nstream\n"
+        ).encode()
+        + data
+        + b"\nendstream",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    path.write_bytes(bytes(out))
+    return path

@@ -116,3 +116,54 @@ def test_a_huge_picture_page_is_drawn_within_the_pixel_budget(tmp_path: Path) ->
     assert width * height <= ocr.OCR_PIXELS
     assert width > 5000  # still sharp enough to read
     assert time.perf_counter() - started < 10
+
+
+def _rss() -> int:
+    """This process's resident memory now, in bytes."""
+    import os
+
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc")
+def test_a_hostile_picture_page_fails_in_the_worker_not_the_window(
+    library: Library, tmp_path: Path
+) -> None:
+    """Issue 46 item 9: a 0.8 MB PDF whose page is one 16,384² picture (1 GB decoded) was
+    drawn inside the window's process (931 MB there, 19 s). Pages are drawn in a worker
+    with a memory cap: this one is refused there with a clear message, in seconds, and the
+    importing process's memory stays where it was."""
+    import threading
+    import time
+
+    from tests.core.books.hostilegen import pdf_with_picture_bomb
+
+    path = pdf_with_picture_bomb(tmp_path / "bomb.pdf")
+    assert path.stat().st_size < 1_000_000
+    book_id = import_book(library, path).book.id
+    before = peak = _rss()
+    stop = threading.Event()
+
+    def watch() -> None:
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, _rss())
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(BookError) as err:
+            ocr.recognise_book(library, book_id, recognise=lambda image: "never read")
+    finally:
+        stop.set()
+        watcher.join()
+    assert err.value.code == BookCode.TOO_LARGE
+    assert "Page 1 cannot be recognised" in err.value.message
+    assert "1.0 GB of memory" in err.value.message and err.value.hint
+    assert peak - before < 100 * 1024 * 1024, (before, peak)
+    assert peak < 500 * 1024 * 1024 or peak - before < 100 * 1024 * 1024
+    assert time.perf_counter() - started < 30  # (a worker starts in ~0.3 s; 19 s in-process)
+    assert [t for _, t in library.page_texts(book_id)] == [""]  # the book is as it was

@@ -67,12 +67,12 @@ def test_stop_leaves_the_book_as_it_was(
 ) -> None:
     import time
 
-    def slow(image: bytes, **_: object) -> str:
+    def slow(picture: object, **_: object) -> str:
         time.sleep(0.5)
         return "never kept"
 
     monkeypatch.setattr(ocr, "engine", lambda: "/usr/bin/true")  # offered
-    monkeypatch.setattr(ocr, "recognise_image", slow)
+    monkeypatch.setattr(ocr, "recognise_file", slow)
     book_id = _scan(library, tmp_path)
     window.open_book(book_id, 1)
     notice = window.chat.pictures
