@@ -30,6 +30,11 @@ from core.search.sentences import stems as _stems_of
 STATIC_MEANING = 1.5  # weight of the static model's closeness against the words'
 # sentences (most telling words) of the first passages, then of each other one, that the
 # encoder reads with their neighbours: the first passage holds the answer most often
+# Issue 41 tried fewer sentences, chosen by the cheap score (words and static meaning): 8 of
+# them, (2, 2, 1), put the answer in a bold sentence as often on the 66 tuned questions of
+# tests/bench/data/search_eval.json (20) in a third of the CPU, but on Sherlock and the
+# Carol (79 held-out questions) 19 times instead of 25; 12 of them 21/66 and 20/79, 16 of
+# them 21/66 and 21/79 (by their telling words: 23/79). Kept (the encoder itself is faster).
 CANDIDATES = (4, 4, 1)
 BUDGET = 24  # sentences the encoder reads for one reply at most (about 10 ms each here)
 PAIR = 350  # two sentences in a row shorter than this together may be the answer
