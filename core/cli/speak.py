@@ -14,6 +14,7 @@ from typing import Any
 from core.cli.context import CliContext, number, say
 from core.errors import MarginError
 from core.speech import NoText, plan_book
+from core.speech import settings as read_aloud_settings
 
 SPEAKER = "desktop.readaloud.say"  # reads utterances on stdin, says each one
 
@@ -39,7 +40,12 @@ def cmd_speak(args: argparse.Namespace, ctx: CliContext) -> int:
         return 0
     # the bundle's launcher runs the speaking half itself (it has no ``python -m``)
     prefix = ["--speak-child"] if getattr(sys, "frozen", False) else ["-m", SPEAKER]
+    kept, problems = read_aloud_settings.load(ctx.paths)  # the window's voice and speed
+    for problem in problems:
+        say(f"margin: {problem}", file=sys.stderr)
     command = [sys.executable, *prefix, "--language", book.language or ""]
+    command += ["--rate", str(kept.rate), "--voice", kept.voice]
+    command += ["--voice-language", kept.voice_language]
     with subprocess.Popen(command, stdin=subprocess.PIPE, text=True) as child:
         assert child.stdin is not None
         try:

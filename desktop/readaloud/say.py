@@ -21,10 +21,13 @@ def _lines() -> Iterator[Utterance]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="margin speak")
     parser.add_argument("--language", default="")
+    parser.add_argument("--rate", type=float, default=0.0)  # [read_aloud] in settings.toml
+    parser.add_argument("--voice", default="")
+    parser.add_argument("--voice-language", default="")
     args = parser.parse_args(argv)
     import logging
 
-    from PySide6.QtCore import QCoreApplication
+    from PySide6.QtCore import QCoreApplication, QLocale
 
     quiet = logging.getLogger("margin.readaloud")  # the reason is printed once, below
     quiet.addHandler(logging.NullHandler())
@@ -34,12 +37,27 @@ def main(argv: list[str] | None = None) -> int:
 
     app = QCoreApplication.instance() or QCoreApplication(sys.argv[:1])
     speech = ReadAloud()
+    speech.set_rate(args.rate)
+    speech.speaker.preferred = (args.voice, args.voice_language)
     speech.set_source(None, args.language)
     failed: list[str] = []
     speech.message.connect(failed.append)
-    speech.utteranceStarted.connect(lambda u: print(f"p. {u.page}: {u.text}", flush=True))
+    started: list[bool] = []
+
+    def said(u: Utterance) -> None:
+        if not started:  # first: the voice and speed (kept by the window's Read aloud menu)
+            started.append(True)
+            voice = speech.speaker.engine().voice()
+            language = QLocale.languageToString(voice.locale().language())
+            print(f"Voice: {voice.name()} ({language}), speed {speech.speaker.rate:+.1f}")
+        print(f"p. {u.page}: {u.text}", flush=True)
+
+    speech.utteranceStarted.connect(said)
     speech.stateChanged.connect(lambda state: app.quit() if state == "stopped" else None)
     if speech.play_utterances(_lines()):
+        note = speech.speaker.note  # no voice for the language: the chosen one reads
+        if note and failed[:1] == [note]:
+            print(f"margin: {failed.pop(0)}", file=sys.stderr)
         app.exec()
     for text in failed:
         print(f"margin: {text}", file=sys.stderr)

@@ -135,9 +135,12 @@ class Speaker(QObject):
         if not name or tts is None:
             return None
         want = QLocale(language).language()
-        for voice in self.voices():
-            if voice.name() == name and voice.locale().language() == want:  # type: ignore[attr-defined]
-                return voice
+        # the current locale's voices first: every voice is a longer list to ask the engine for
+        for voices in (lambda: list(tts.availableVoices()), self.voices):
+            voice: Any
+            for voice in voices():
+                if voice.name() == name and voice.locale().language() == want:
+                    return voice
         return None
 
     def voices(self, language: str = "") -> list[object]:

@@ -126,10 +126,10 @@ def window_round(app: Any, window: Any, count: int) -> tuple[float, list[float]]
     def finished() -> None:
         marks.append(("end", time.perf_counter()))
 
+    marked_at: list[float] = []
+
     def marked(_u: Any) -> None:  # connected after the reader's own marking: it has marked
-        starts = [t for k, t in marks if k == "start"]
-        if starts:
-            MARK_LAGS.append((time.perf_counter() - starts[-1]) * 1000)
+        marked_at.append(time.perf_counter())
 
     speaker.started.connect(started)
     speaker.finished.connect(finished)
@@ -145,6 +145,11 @@ def window_round(app: Any, window: Any, count: int) -> tuple[float, list[float]]
     speaker.started.disconnect(started)
     speaker.finished.disconnect(finished)
     speech.utteranceStarted.disconnect(marked)
+    starts = [t for k, t in marks if k == "start"]
+    # the i-th sentence's mark after its voice began (0: marked before the voice began)
+    MARK_LAGS.extend(
+        max(0.0, m - t) * 1000 for m, t in zip(marked_at[:count], starts[:count], strict=False)
+    )
     assert reader.page == 6, "the page did not turn"
     return _figures(clicked, marks, count)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
+from core.paths import resolve_paths
 from tests.core.books.epubgen import make_epub
 
 
@@ -63,9 +64,15 @@ def test_speaking_says_each_line_through_the_window_speech(
     book.write_text("Mr. Holmes sat up. He said nothing.\n\nThen he left.\n")
     assert main(["import", str(book)]) == 0
     capfd.readouterr()
+    # the voice and speed the window keeps ([read_aloud]) are the ones used
+    paths = resolve_paths()
+    paths.settings_file.write_text(
+        '[read_aloud]\nvoice = "Anne"\nvoice_language = "en-GB"\nrate = 1.0\n', encoding="utf-8"
+    )
     assert main(["speak", "tiny"]) == 0
     out = capfd.readouterr().out
-    assert out.splitlines()[-3:] == [
+    assert out.splitlines()[-4:] == [
+        "Voice: Anne (English), speed +1.0",
         "p. 1: Mr. Holmes sat up.",
         "p. 1: He said nothing.",
         "p. 1: Then he left.",

@@ -31,6 +31,8 @@ def union(polys: list[Any]) -> QRectF:
 def test_sentences_and_words_marked_on_a_pdf_page(qtbot: Any, window: Any, pdf_dir: Path) -> None:
     book = open_book_file(window, pdf_dir / "pdflatex-4-pages.pdf")
     pdf = window.reader.host.pdf_view()
+    # the page laid out at the window's width and drawn (fitting it scrolls the view)
+    qtbot.waitUntil(lambda: pdf.is_drawn() and not pdf._relayout_timer.isActive(), timeout=5000)
     speech = window.read_aloud.rs.speech
     speech.set_rate(1.0)
     seen: list[tuple[str, int, Any, int]] = []  # text said, mark's page, its box, scroll
