@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QPoint, Qt, Signal
-from PySide6.QtGui import QColor, QIcon, QKeyEvent, QPixmap
+from PySide6.QtGui import QColor, QIcon, QKeyEvent, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
@@ -35,6 +35,22 @@ if TYPE_CHECKING:
     from desktop.reader.reader import Reader
 
 
+def _swatch(colour: str) -> QIcon:
+    """A square of the colour; framed in the text's colour when it is the highlight's."""
+    tone = highlight_colour(colour)
+    plain = QPixmap(16, 16)
+    plain.fill(QColor(tone.red(), tone.green(), tone.blue()))
+    framed = QPixmap(plain)
+    painter = QPainter(framed)
+    painter.setPen(QPen(QColor(40, 40, 40), 3))
+    painter.drawRect(1, 1, 13, 13)
+    painter.end()
+    icon = QIcon()
+    icon.addPixmap(plain, QIcon.Mode.Normal, QIcon.State.Off)
+    icon.addPixmap(framed, QIcon.Mode.Normal, QIcon.State.On)
+    return icon
+
+
 class HighlightBar(QFrame):
     chosen = Signal(str)  # "colour:NAME", "note", "ask", "copy", "delete"
     noteDone = Signal(str)  # the note as written (Enter)
@@ -55,10 +71,7 @@ class HighlightBar(QFrame):
         self.buttons: dict[str, QToolButton] = {}
         for colour in BAR_COLOURS:
             button = QToolButton()
-            swatch = QPixmap(14, 14)
-            tone = highlight_colour(colour)
-            swatch.fill(QColor(tone.red(), tone.green(), tone.blue()))
-            button.setIcon(QIcon(swatch))
+            button.setIcon(_swatch(colour))
             button.setCheckable(True)
             button.setAccessibleName(f"Colour {colour}")
             button.setToolTip(f"Make this highlight {colour}")

@@ -39,7 +39,7 @@ from desktop.reader.highlight_bar import HighlightActions
 from desktop.reader.pages import Chapters, PageLabels
 from desktop.reader.selection_actions import SelectionActions
 from desktop.reader.shortcuts import install_shortcuts
-from desktop.reader.side_panels import SidePanels
+from desktop.reader.side_panels import SIDE_START, SidePanels
 from desktop.reader.toolbar import ReaderToolbar
 from desktop.reader.typography import Typography
 from desktop.reader.view_host import PageSource, ViewHost
@@ -76,10 +76,10 @@ class Reader(QWidget):
         self.host = ViewHost()
         self.footer = Footer(self.events, self)
         self.split = QSplitter()  # the side panel beside the page and its footer
-        self.split.addWidget(self.side)
+        self.split.addWidget(self.side.column)  # the panel under its tabs
         self.split.addWidget(_column(self.host, self.footer))
         self.split.setStretchFactor(1, 1)
-        self.split.setSizes([200, 700])
+        self.split.setSizes([SIDE_START, 700])
         _column(self.toolbar, self.split, into=self)
         self.selection_actions = SelectionActions(self)
         self.selection_bar = self.selection_actions.bar
