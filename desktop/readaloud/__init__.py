@@ -10,6 +10,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QHBoxLayout
 
+from desktop.events import BookClosed, BookOpened
 from desktop.readaloud.actions import ReadAloudActions
 from desktop.readaloud.module import ReaderSpeech
 
@@ -25,7 +26,9 @@ def install(window: Any) -> ReadAloudActions:
     layout = window.reader.toolbar.layout()
     if isinstance(layout, QHBoxLayout):
         layout.addWidget(parts.button)
-    window.bookOpened.connect(lambda _book_id: reader_speech.book_opened())
+    events = window.reader.events  # the book's source follows the open book
+    events.subscribe(BookOpened, lambda _e: reader_speech.book_opened())
+    events.subscribe(BookClosed, lambda e: None if e.reopening else reader_speech.book_opened())
     transcript = getattr(window.chat, "transcript", None)
     if transcript is not None:
         transcript.anchorClicked.connect(
