@@ -16,9 +16,12 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from desktop.library.book_files import BOOK_SUFFIXES
+
+if TYPE_CHECKING:
+    from core.app import Margin
 
 _T0 = time.perf_counter()
 log = logging.getLogger("margin.app")
@@ -214,7 +217,7 @@ UPDATING = (
 )
 
 
-async def open_library(paths: object, *, quiet: bool = False, notice_after: float = 0.5) -> Any:
+async def open_library(paths: object, *, quiet: bool = False, notice_after: float = 0.5) -> Margin:
     import asyncio  # not at the module's top: a CLI command never loads it
 
     """Open the library on a worker thread. Opening is quick, but the first start of a new

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
@@ -359,9 +359,27 @@ class ChatPane(QWidget):
         if self.ask(text, c.selection, spoilers_until=c.spoilers_until()) is not None:
             self.composer.sent()
 
-    def ask(self, text: str, selection: AskRequest | None = None, **options: Any) -> int | None:
+    def ask(
+        self,
+        text: str,
+        selection: AskRequest | None = None,
+        *,
+        regenerate: bool = False,
+        prompt: str = "",
+        strategy: str | None = None,
+        spoilers_until: int | None = None,
+        elsewhere_if_busy: bool = False,
+    ) -> int | None:
         """Start an answer (see ``Answering.ask``): the conversation's id, or ``None``."""
-        return self.runs.ask(text, selection, **options)
+        return self.runs.ask(
+            text,
+            selection,
+            regenerate=regenerate,
+            prompt=prompt,
+            strategy=strategy,
+            spoilers_until=spoilers_until,
+            elsewhere_if_busy=elsewhere_if_busy,
+        )
 
     def stop(self) -> None:
         if self.conversation_id is not None and self.conversation_id in self.live:

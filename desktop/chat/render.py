@@ -12,7 +12,7 @@ import html
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from PySide6.QtGui import QColor, QPalette
@@ -22,12 +22,17 @@ from core.agent.pricing import estimate_cost
 from core.agent.types import CitationRef, Passage, Withheld
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, Labels, pages_label, printed_pages
 from desktop.accessibility import contrast
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 from desktop.chat.app_links import app_link, model_text, only_app_links
 from desktop.chat.passage_chips import passage_chips
 
 MIN_CONTRAST = 4.6  # WCAG AA asks 4.5 : 1 of small text; rounding of #rrggbb takes the rest
 
-_md: Any = None  # markdown_it loads with the first answer, not before the window shows
+_md: MarkdownIt | None = (
+    None  # markdown_it loads with the first answer, not before the window shows
+)
 
 NOT_CHECKED = "Not checked against the book"
 QUICK_LABELS = {

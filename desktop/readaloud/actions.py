@@ -7,7 +7,8 @@ Alt+Shift+Left / Right the previous / next sentence, Alt+Shift+Up / Down faster 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, QUrl
@@ -16,6 +17,10 @@ from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
 from desktop.accessibility import announce
 from desktop.readaloud.module import ReaderSpeech
+
+if TYPE_CHECKING:
+    from core.agent.answer import AnswerState
+    from desktop.chat.pane import ChatPane
 
 KEYS = {
     "toggle": "Ctrl+Shift+U",
@@ -83,7 +88,7 @@ class ReadAloudActions(QObject):
             self.rs.speech.stop()
         return False
 
-    def _add(self, name: str, text: str, slot: Any) -> QAction:
+    def _add(self, name: str, text: str, slot: Callable[[], object]) -> QAction:
         act = QAction(text, self.window)
         act.setShortcut(QKeySequence(KEYS[name]))
         act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -120,13 +125,13 @@ class ReadAloudActions(QObject):
             self.voices.addAction(speaker.problem[:80]).setEnabled(False)
             return
         for voice in speaker.voices():
-            name = f"{voice.name()} ({voice.locale().nativeLanguageName()})"  # type: ignore[attr-defined]
+            name = f"{voice.name()} ({voice.locale().nativeLanguageName()})"
             act = self.voices.addAction(name)
             act.triggered.connect(lambda _c=False, v=voice: speaker.set_voice(v))
 
     # answers ---------------------------------------------------------------------------------
 
-    def answer_link(self, url: QUrl, views: dict[str, Any]) -> bool:
+    def answer_link(self, url: QUrl, views: dict[str, AnswerState]) -> bool:
         """A chat link ``margin-action:speak/KEY``: read that answer aloud."""
         if url.scheme() != "margin-action":
             return False
@@ -138,7 +143,7 @@ class ReadAloudActions(QObject):
             answer_words(views[key].text), book.language if book is not None else ""
         )
 
-    def answer_finished(self, pane: Any, conversation_id: int) -> bool:
+    def answer_finished(self, pane: ChatPane, conversation_id: int) -> bool:
         """With "Read answers aloud when they finish" on, say the answer just finished
         (``pane.answerRendered`` also fires while an answer streams: those are skipped)."""
         if not shiboken6.isValid(self.answers):

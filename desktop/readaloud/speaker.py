@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QLocale, QObject, Signal
+
+if TYPE_CHECKING:
+    from PySide6.QtTextToSpeech import QTextToSpeech, QVoice
 
 log = logging.getLogger("margin.readaloud")
 
@@ -24,7 +27,7 @@ NO_ENGINE = "Reading aloud needs a speech engine, and none was found. " + INSTAL
 RATE_STEP = 0.1
 
 
-def _tts_class() -> Any:
+def _tts_class() -> type[QTextToSpeech] | None:
     try:
         from PySide6.QtTextToSpeech import QTextToSpeech
     except ImportError:  # a PySide6 without its add-ons
@@ -41,7 +44,7 @@ class Speaker(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._tts: Any = None
+        self._tts: QTextToSpeech | None = None
         self._speaking = False
         self._stopping = False
         self.problem = ""  # why there is no speech, for people ("" when there is)
@@ -82,7 +85,7 @@ class Speaker(QObject):
         self.problem = ""
         return True
 
-    def engine(self) -> Any:
+    def engine(self) -> QTextToSpeech | None:
         return self._tts
 
     def use_language(self, language: str) -> str:
@@ -106,10 +109,10 @@ class Speaker(QObject):
         tts.setLocale((exact or same)[0])
         return ""
 
-    def voices(self) -> list[object]:
+    def voices(self) -> list[QVoice]:
         return list(self._tts.availableVoices()) if self._tts is not None else []
 
-    def set_voice(self, voice: object) -> None:
+    def set_voice(self, voice: QVoice) -> None:
         if self._tts is not None:
             self._tts.setVoice(voice)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QTextEdit, QWidget
@@ -172,7 +171,7 @@ class TextMarks(PageFlow):
     def selected_text(self) -> str:
         return self.textCursor().selectedText().replace("\u2029", "\n").strip()
 
-    def selection_anchor(self) -> dict[str, Any] | None:
+    def selection_anchor(self) -> dict[str, dict[str, int]] | None:
         """Where the selection starts and ends, as stored pages and offsets."""
         cursor = self.textCursor()
         if not cursor.hasSelection() or not self.loaded:

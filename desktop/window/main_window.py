@@ -47,6 +47,7 @@ from desktop.window.preferences import Preferences, WindowState
 if TYPE_CHECKING:
     from desktop.chat.pane import ChatPane
     from desktop.highlights.threads_panel import Threads
+    from desktop.readaloud.actions import ReadAloudActions
     from desktop.reader.reader import Reader
     from desktop.reader.typography import TypographyStore
 
@@ -93,6 +94,7 @@ class MainWindow(QMainWindow):
     requestAsk = Signal(object)  # AskRequest, from the reader to the chat pane
     libraryListed = Signal()  # the library panel shows the books (listed on a worker)
     closed = Signal()
+    read_aloud: ReadAloudActions  # Read aloud's menu, button and keys (desktop.readaloud)
 
     def __init__(self, app: Margin, *, restore: bool = True) -> None:
         super().__init__()
