@@ -22,17 +22,16 @@ from core.agent.pricing import estimate_cost
 from core.agent.types import CitationRef, Passage, Withheld
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN, Labels, pages_label, printed_pages
 from desktop.accessibility import contrast
-
-if TYPE_CHECKING:
-    from markdown_it import MarkdownIt
 from desktop.chat.app_links import app_link, model_text, only_app_links
 from desktop.chat.passage_chips import passage_chips
 
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
 MIN_CONTRAST = 4.6  # WCAG AA asks 4.5 : 1 of small text; rounding of #rrggbb takes the rest
 
-_md: MarkdownIt | None = (
-    None  # markdown_it loads with the first answer, not before the window shows
-)
+# markdown_it loads with the first answer, not before the window shows
+_md: MarkdownIt | None = None
 
 NOT_CHECKED = "Not checked against the book"
 QUICK_LABELS = {
