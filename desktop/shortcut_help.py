@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.reader.reading_keys import key_rows
+
 # keys a text box handles itself (no action to read them from)
 BOX_KEYS = (
     ("Enter", "Send the question (in the question box)"),
@@ -82,6 +84,7 @@ def shortcut_rows(window: QWidget) -> list[ShortcutRow]:
             rows.append(ShortcutRow(group, shortcut.whatsThis(), keys))
     order = ["File", "View", "Book", "Help", "Reader", "Chat", "Window"]
     rows.sort(key=lambda r: order.index(r.group) if r.group in order else len(order))
+    rows += [ShortcutRow("In the book", what, keys) for keys, what in key_rows()]
     rows += [ShortcutRow("In text boxes", what, keys) for keys, what in BOX_KEYS]
     return rows
 

@@ -39,6 +39,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QMenu, QScrollArea, QWidget
 
 from core.errors import MarginError
+from desktop.reader.reading_keys import claims, reading_move
 from desktop.widgets import history_button
 
 if TYPE_CHECKING:
@@ -401,42 +402,20 @@ class ImagePagesView(QScrollArea):
     def _towards_right(self) -> None:
         self.previous_page() if self.rtl else self.next_page()
 
-    _KEYS = {
-        Qt.Key.Key_Left,
-        Qt.Key.Key_Right,
-        Qt.Key.Key_PageDown,
-        Qt.Key.Key_PageUp,
-        Qt.Key.Key_Space,
-        Qt.Key.Key_Home,
-        Qt.Key.Key_End,
-        Qt.Key.Key_Backspace,
-    }
-
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
-            mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-            if event.key() in self._KEYS and mods in (
-                Qt.KeyboardModifier.NoModifier,
-                Qt.KeyboardModifier.ShiftModifier,
-            ):
-                event.accept()  # the page turns here, not in a window shortcut
-                return True
+        if claims(event):
+            event.accept()  # the page turns here, not in a window shortcut
+            return True
         return super().event(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        key = event.key()
-        shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
-        actions: dict[Qt.Key, Callable[[], object]] = {
-            Qt.Key.Key_Left: self._towards_left,
-            Qt.Key.Key_Right: self._towards_right,
-            Qt.Key.Key_PageDown: self.next_screen,
-            Qt.Key.Key_PageUp: self.previous_screen,
-            Qt.Key.Key_Backspace: self.previous_page,
-            Qt.Key.Key_Home: lambda: self.go_to_page(1),
-            Qt.Key.Key_End: lambda: self.go_to_page(self.page_count),
-            Qt.Key.Key_Space: self.previous_screen if shift else self.next_screen,
+        moves: dict[str, Callable[[], object]] = {  # the reading keys (reading_keys.py)
+            "next": self.next_screen,
+            "previous": self.previous_screen,
+            "start": lambda: self.go_to_page(1),  # a book of pictures: its first page
+            "end": lambda: self.go_to_page(self.page_count),
         }
-        action = actions.get(Qt.Key(key))
+        action = moves.get(reading_move(event, self.rtl) or "")
         if action is None:
             super().keyPressEvent(event)
             return

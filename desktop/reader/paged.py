@@ -23,6 +23,7 @@ class Line:
     height: float  # the glyphs' height (the spacing under it is not needed to read it)
     start: int  # document position of its first character
     end: int  # document position after its last character
+    heading: bool = False  # a line of a heading (kept with the text that follows it)
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,12 @@ def _lines(block: QTextBlock, layout_rect_top: float) -> list[Line]:
     if layout is None:
         return []
     out = []
+    heading = block.blockFormat().headingLevel() > 0
     for i in range(layout.lineCount()):
         line = layout.lineAt(i)
         start = block.position() + line.textStart()
-        out.append(
-            Line(layout_rect_top + line.y(), line.height(), start, start + line.textLength())
-        )
+        top = layout_rect_top + line.y()
+        out.append(Line(top, line.height(), start, start + line.textLength(), heading))
     if not out:  # an empty block still takes a line's place
         out.append(Line(layout_rect_top, 0.0, block.position(), block.position()))
     return out
@@ -81,8 +82,10 @@ def line_at(doc: QTextDocument, position: int) -> Line | None:
 
 def column_down(doc: QTextDocument, position: int, height: float, limit: int = -1) -> Column:
     """The column that starts with the line holding ``position``: every line whose glyphs fit
-    in ``height`` (at least one, however tall), ending before ``limit`` when it is given."""
+    in ``height`` (at least one, however tall), ending before ``limit`` when it is given, and
+    before a heading that would end it (the heading goes on with its text)."""
     first: Line | None = None
+    heading: Line | None = None  # the first line of the heading that ends the column so far
     for line in lines_down(doc, position):
         if first is None:
             first = line
@@ -90,7 +93,10 @@ def column_down(doc: QTextDocument, position: int, height: float, limit: int = -
                 return Column(line.top, line.top, line.start, line.start)
             continue
         if line.top + line.height > first.top + height or (limit >= 0 and line.start >= limit):
+            if heading is not None:
+                line = heading  # a heading is not left alone at the foot of a column
             return Column(first.top, line.top, first.start, line.start)
+        heading = (heading or line) if line.heading else None
     if first is None:
         end = doc.characterCount() - 1
         y = doc.documentLayout().documentSize().height()

@@ -209,10 +209,12 @@ class PagedFlow(TextMarks):
         rect = super().cursorRect(cursor)
         if not self.paged or not self._columns:
             return rect
-        first = self._offset_of(self._columns[0])
+        # the rect is where the hidden bar is now: the first column's top, or another
+        # column's top while a mouse event in that column is handled
+        value = self.verticalScrollBar().value()
         for i, column in enumerate(self._columns):
             if column.first <= cursor.position() < column.end:
-                return rect.translated(self.column_x(i), first - self._offset_of(column))
+                return rect.translated(self.column_x(i), value - self._offset_of(column))
         return rect
 
     def on_screen(self, position: int) -> bool:

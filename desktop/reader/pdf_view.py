@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QScrollArea, QWidget
 
 from core.errors import BookCode, BookError
 from desktop.reader.pdf_canvas import GAP, _Pages, poly_points, to_poly
+from desktop.reader.reading_keys import claims, reading_move
 from desktop.widgets import history_button
 
 __all__ = ["GAP", "PdfView", "poly_points", "to_poly"]
@@ -38,6 +39,7 @@ class PdfView(QScrollArea):
     zoomChanged = Signal(float, bool)  # scale, fit to width
     requestBack = Signal()
     requestForward = Signal()
+    chapterEdge = Signal(bool)  # Home (False) / End (True)
 
     def __init__(
         self, path: Path, parent: QWidget | None = None, *, password: str | None = None
@@ -232,31 +234,19 @@ class PdfView(QScrollArea):
         value = self.verticalScrollBar().value()
         return value <= top <= value + self.viewport().height() - 10
 
-    _KEYS = {
-        Qt.Key.Key_PageDown,
-        Qt.Key.Key_PageUp,
-        Qt.Key.Key_Space,
-    }
-
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
-            mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-            if event.key() in self._KEYS and mods in (
-                Qt.KeyboardModifier.NoModifier,
-                Qt.KeyboardModifier.ShiftModifier,
-            ):
-                event.accept()
-                return True
+        if claims(event):
+            event.accept()  # the screen turns here, not in a window shortcut
+            return True
         return super().event(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        key = event.key()
-        shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
-        if key == Qt.Key.Key_PageDown or (key == Qt.Key.Key_Space and not shift):
-            self.next_screen()
+        move = reading_move(event)  # the reading keys of every view (reading_keys.py)
+        if move in ("next", "previous"):
+            self.next_screen() if move == "next" else self.previous_screen()
             return
-        if key == Qt.Key.Key_PageUp or (key == Qt.Key.Key_Space and shift):
-            self.previous_screen()
+        if move in ("start", "end"):
+            self.chapterEdge.emit(move == "end")
             return
         super().keyPressEvent(event)
 

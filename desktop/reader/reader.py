@@ -35,10 +35,11 @@ from desktop.events import (
 )
 from desktop.reader.book_state import ReaderMemory
 from desktop.reader.footer import Footer
+from desktop.reader.highlight_bar import HighlightActions
 from desktop.reader.pages import Chapters, PageLabels
 from desktop.reader.selection_actions import SelectionActions
 from desktop.reader.shortcuts import install_shortcuts
-from desktop.reader.side_panels import SidePanels
+from desktop.reader.side_panels import SIDE_START, SidePanels
 from desktop.reader.toolbar import ReaderToolbar
 from desktop.reader.typography import Typography
 from desktop.reader.view_host import PageSource, ViewHost
@@ -75,15 +76,16 @@ class Reader(QWidget):
         self.host = ViewHost()
         self.footer = Footer(self.events, self)
         self.split = QSplitter()  # the side panel beside the page and its footer
-        self.split.addWidget(self.side)
+        self.split.addWidget(self.side.column)  # the panel under its tabs
         self.split.addWidget(_column(self.host, self.footer))
         self.split.setStretchFactor(1, 1)
-        self.split.setSizes([200, 700])
+        self.split.setSizes([SIDE_START, 700])
         _column(self.toolbar, self.split, into=self)
         self.selection_actions = SelectionActions(
             self, self.host, self, library, self.events, self.requestAsk.emit
         )
         self.selection_bar = self.selection_actions.bar
+        self.highlight_actions = HighlightActions(self)
         self._save_timer = QTimer(self, singleShot=True, interval=SAVE_DELAY_MS)
         self._save_timer.timeout.connect(self.save_position)
         self._aliases()
@@ -325,8 +327,11 @@ class Reader(QWidget):
             self.previous_page()
 
     def chapter_edge(self, end: bool) -> None:
-        """Home / End: the start or the end of the current chapter (a jump)."""
-        pages = self.chapters.pages_with(self.page) if self.book is not None else []
+        """Home / End: the start or the end of the current chapter (of the book when its
+        chapters are unknown): a jump."""
+        if self.book is None:
+            return
+        pages = self.chapters.pages_with(self.page) or list(range(1, self.book.page_count + 1))
         if pages:
             self.go_to_page(pages[-1] if end else pages[0])
             if end:

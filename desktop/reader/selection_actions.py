@@ -1,6 +1,6 @@
 """What the reader can do with a selection: the bar beside it, the context menu, the quick
 actions (Ask, Explain, Define, Summarize, Translate: an ``AskRequest`` for the chat) and
-highlights (saved with an optional note).
+highlights (saved at once; a note is written from the highlight's bar).
 
 A module of the reader: given in its constructor the widget it shows over, the views'
 selection (``SelectionViews``: the view host's signals and views), the reading place
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, QPoint
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QInputDialog, QMenu
+from PySide6.QtWidgets import QMenu
 
 from core.prompts import load_prompt
 from core.store.highlight_style import HIGHLIGHT_STYLES, STYLE_NAMES, set_style
@@ -206,14 +206,11 @@ class SelectionActions(QObject):
         note: str | None = None,
         style: str = "",
     ) -> bool:
-        """Save a highlight (asking for an optional note); False when the reader cancels."""
+        """Save a highlight (no question asked: a note is written from the highlight's own
+        bar, when the reader wants one); False when no book is open."""
         book, widget = self.place.book, self.widget
         if book is None:
             return False
-        if note is None and widget.isVisible() and not widget.property("headless"):
-            note, ok = QInputDialog.getText(widget, "Highlight", "Note (optional):")
-            if not ok:
-                return False
         saved = self.library.add_highlight(
             book.id,
             page,

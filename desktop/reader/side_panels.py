@@ -12,16 +12,18 @@ import math
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QResizeEvent, QShowEvent
-from PySide6.QtWidgets import QSplitter, QTabWidget, QToolButton, QWidget
+from PySide6.QtWidgets import QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
 from core.store.library import Library
 from desktop.events import Events
 from desktop.highlights.panel import HighlightsPanel
 from desktop.reader.contents_panel import ContentsPanel
 from desktop.reader.find_panel import FindPanel, OpenBook
+from desktop.reader.tab_rows import TabRows
 
 BOOK_SHARE = 0.55  # the book keeps at least this share of the window beside the panels
 SIDE_MIN = 170  # pixels: the side panel gives way down to this (its narrowest)
+SIDE_START = 320  # and starts this wide: its tabs in two rows, a line of some 45 characters
 CHAT_MIN = 280  # and the chat down to this (desktop.window.layout.CHAT_MIN)
 
 
@@ -51,6 +53,7 @@ class SidePanels(QTabWidget):
         self, events: Events, library: Library, book: OpenBook, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
+        self.rows: TabRows | None = None
         self.contents = ContentsPanel(events, library)
         self.finder = FindPanel(events, book)
         self.highlights = HighlightsPanel(events, library)
@@ -70,6 +73,34 @@ class SidePanels(QTabWidget):
             self.setTabToolTip(i, self.tabText(i))
         self.companions: dict[str, QWidget] = {}
         self.finder.requestShown.connect(lambda: self.setCurrentWidget(self.finder))
+        # the tabs in rows above the panels (every name in sight), the bar itself hidden:
+        # the splitter holds ``column``, which shows and hides with the panel
+        self.column = QWidget(parent)
+        column = QVBoxLayout(self.column)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        self.rows = TabRows(self, self.column)
+        column.addWidget(self.rows)
+        column.addWidget(self, 1)
+        self.tabBar().hide()
+        self.setUsesScrollButtons(True)  # the hidden bar holds the panel no wider
+        self.rows.rebuild()
+
+    def setVisible(self, visible: bool) -> None:
+        super().setVisible(visible)
+        column: QWidget | None = getattr(self, "column", None)
+        if column is not None and self.parentWidget() is column:
+            column.setVisible(visible)
+
+    def tabInserted(self, index: int) -> None:
+        super().tabInserted(index)
+        if self.rows is not None:
+            self.rows.rebuild()
+
+    def tabRemoved(self, index: int) -> None:
+        super().tabRemoved(index)
+        if self.rows is not None:
+            self.rows.rebuild()
 
     # the book keeps its share of the window when the panel opens or the window resizes ----
 
@@ -86,7 +117,7 @@ class SidePanels(QTabWidget):
 
     def _splitters(self) -> tuple[QSplitter, QSplitter | None] | None:
         """The splitter the panel is in (beside the book) and the window's (book | chat)."""
-        inner = self.parentWidget()
+        inner = self.column.parentWidget()
         if not isinstance(inner, QSplitter):
             return None
         outer = inner.parentWidget()
@@ -97,7 +128,7 @@ class SidePanels(QTabWidget):
     def make_room(self) -> None:
         """Keep the book at its share of the window (the chat, then the panel, give way)."""
         found = self._splitters()
-        if found is None or not self.isVisible():
+        if found is None or not self.column.isVisible():
             return
         inner, outer = found
         window = self.window().width()
@@ -107,7 +138,7 @@ class SidePanels(QTabWidget):
         chat_widget = outer.widget(1) if outer is not None and outer.count() > 1 else None
         if chat_widget is not None:
             chat_min = max(CHAT_MIN, chat_widget.minimumSizeHint().width())
-        side_min = max(SIDE_MIN, self.minimumSizeHint().width())
+        side_min = max(SIDE_MIN, self.column.minimumSizeHint().width())
         new_side, _, new_chat = fit_book(window, side, book, chat, side_min, chat_min)
         if (new_side, new_chat) == (side, chat):
             return
@@ -131,11 +162,8 @@ class SidePanels(QTabWidget):
         # the book, wider than the panel's narrowest: its rows are cut there until widened
         panel.setMinimumWidth(min(panel.minimumSizeHint().width(), SIDE_MIN - 10))
         self.setTabToolTip(self.addTab(panel, name), name)
-        # more tabs than fit a narrow panel even shortened (Threads, X-Ray, Story so far,
-        # Cards): arrows scroll the tab bar rather than the panel pushing the book below its
-        # share of the window
-        self.setUsesScrollButtons(True)
-        self.tabBar().setElideMode(Qt.TextElideMode.ElideNone)  # whole names, scrolled
+        if self.rows is not None:
+            self.rows.rebuild()  # its tooltip too
 
     def focus_find(self) -> None:
         self.setCurrentWidget(self.finder)

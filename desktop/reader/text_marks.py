@@ -26,12 +26,14 @@ class Span:
     start: tuple[int, int] | None = None
     end: tuple[int, int] | None = None
     style: str = "highlight"  # or "underline", "strike"
+    id: int = 0  # the stored highlight's
 
 
 class TextMarks(PageFlow):
     def __init__(self, book_file: Path | None, fmt: str, parent: QWidget | None = None) -> None:
         super().__init__(book_file, fmt, parent)
         self._spans: list[Span] = []
+        self._drawn: list[tuple[int, int, int]] = []  # (start, end, highlight id) on screen
         self._mark_text = ""
         self._mark_page = 0
         self._mark_pinned = False  # the mark stays centred until the reader scrolls
@@ -118,6 +120,7 @@ class TextMarks(PageFlow):
 
     def _decorate(self) -> None:
         extras: list[QTextEdit.ExtraSelection] = []
+        self._drawn = []
         doc = self.document()
         first, last = (self.loaded[0], self.loaded[-1]) if self.loaded else (0, -1)
         for span in self._spans:
@@ -139,6 +142,7 @@ class TextMarks(PageFlow):
                 sel.cursor = cursor
                 sel.format = highlight_format(span.colour, span.style)
                 extras.append(sel)
+                self._drawn.append((cursor.selectionStart(), cursor.selectionEnd(), span.id))
         if self._mark is not None:
             cursor = QTextCursor(doc)
             cursor.setPosition(self._mark[0])
@@ -150,6 +154,10 @@ class TextMarks(PageFlow):
             sel.format = fmt
             extras.append(sel)
         self.setExtraSelections(extras)
+
+    def highlight_at(self, position: int) -> int:
+        """The id of the highlight drawn over document ``position`` (0 when none)."""
+        return next((i for a, b, i in self._drawn if i and a <= position <= b), 0)
 
     def marked(self) -> bool:
         return any(

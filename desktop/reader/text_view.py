@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QWidget
 from core.books.model import PageContent
 from desktop.reader.paged import line_at
 from desktop.reader.paged_view import PAD, PagedFlow
+from desktop.reader.reading_keys import claims, reading_move
 from desktop.reader.text_marks import Span
 from desktop.reader.typography import Typography
 from desktop.theme import THEMES
@@ -35,6 +36,9 @@ class TextView(PagedFlow):
     requestBack = Signal()
     requestForward = Signal()
     imageOpened = Signal(str)  # book: url of an image the reader clicked
+    # a click on the text (a highlight's id, 0 for none) or Enter on a highlight: where, and
+    # True when a key did it
+    highlightClicked = Signal(int, QPoint, bool)
 
     def __init__(self, book_file: Path | None, fmt: str, parent: QWidget | None = None) -> None:
         super().__init__(book_file, fmt, parent)
@@ -257,6 +261,15 @@ class TextView(PagedFlow):
     def _scrolled(self, value: int) -> None:
         if self._busy or not self.loaded:
             return
+        if self.paged and self._columns and self.on_screen(self.textCursor().position()):
+            # Qt showing the text cursor (set after a highlight, or a click) as it would in
+            # one column: a cursor in the second column is already on screen, nothing moves
+            self._busy = True
+            try:
+                self.verticalScrollBar().setValue(self._offset_of(self._columns[0]))
+            finally:
+                self._busy = False
+            return
         if self.paged:  # something scrolled the hidden bar: show the screen there
             self._busy = True
             try:
@@ -366,37 +379,18 @@ class TextView(PagedFlow):
 
     # keys and mouse ---------------------------------------------------------------------
 
-    _SCREEN_KEYS = {
-        Qt.Key.Key_PageDown,
-        Qt.Key.Key_PageUp,
-        Qt.Key.Key_Space,
-        Qt.Key.Key_Right,
-        Qt.Key.Key_Left,
-        Qt.Key.Key_Down,
-        Qt.Key.Key_Up,
-        Qt.Key.Key_Home,
-        Qt.Key.Key_End,
-    }
-
     chapterEdge = Signal(bool)  # True: go to the chapter's end, False: its start
 
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
-            mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-            if event.key() in self._SCREEN_KEYS and mods in (
-                Qt.KeyboardModifier.NoModifier,
-                Qt.KeyboardModifier.ShiftModifier,
-            ):
-                event.accept()  # the view turns screens before the window's page actions
-                return True
+        if claims(event):
+            event.accept()  # the view turns screens before the window's page actions
+            return True
         return super().event(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
         mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-        shift = mods == Qt.KeyboardModifier.ShiftModifier
-        plain = mods == Qt.KeyboardModifier.NoModifier
-        if plain and key == Qt.Key.Key_F7:
+        if mods == Qt.KeyboardModifier.NoModifier and key == Qt.Key.Key_F7:
             self.typography = replace(self.typography, caret_browsing=not self.caret_browsing)
             self.set_caret_browsing(self.typography.caret_browsing)
             self.caretBrowsingChanged.emit(self.caret_browsing)
@@ -404,24 +398,20 @@ class TextView(PagedFlow):
         if self.caret_browsing and key in self._CARET_KEYS:
             self._move_caret(event)
             return
-        ahead, back = (
-            (Qt.Key.Key_Left, Qt.Key.Key_Right) if self.rtl else (Qt.Key.Key_Right, Qt.Key.Key_Left)
-        )
-        forward = (Qt.Key.Key_PageDown, ahead, Qt.Key.Key_Down)
-        backward = (Qt.Key.Key_PageUp, back, Qt.Key.Key_Up)
-        if (plain and (key in forward or key == Qt.Key.Key_Space)) or (
-            shift and key == Qt.Key.Key_PageDown
-        ):
-            self.next_screen()
+        move = reading_move(event, self.rtl)
+        if move in ("next", "previous"):
+            self.next_screen() if move == "next" else self.previous_screen()
             return
-        if (plain and key in backward) or (shift and key in (Qt.Key.Key_Space,)):
-            self.previous_screen()
-            return
-        if plain and key in (Qt.Key.Key_Home, Qt.Key.Key_End):
-            self.chapterEdge.emit(key == Qt.Key.Key_End)
+        if move in ("start", "end"):
+            self.chapterEdge.emit(move == "end")
             return
         if mods & Qt.KeyboardModifier.ShiftModifier and key in self._CARET_KEYS:
             self._move_caret(event)
+            return
+        cursor = self.textCursor()
+        enter = key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not cursor.hasSelection()
+        if enter and (hid := self.highlight_at(cursor.position())):  # the one at the caret
+            self.highlightClicked.emit(hid, self.cursorRect().bottomLeft(), True)
             return
         super().keyPressEvent(event)
 
@@ -471,6 +461,22 @@ class TextView(PagedFlow):
     def mousePressEvent(self, event: QMouseEvent) -> None:
         if not history_button(self, event):
             super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        """A click on a highlight (no drag, no selection) opens its bar, not a page turn."""
+        press, point = self._press, event.position()
+        click = (
+            press is not None
+            and not press[1]
+            and event.button() == Qt.MouseButton.LeftButton
+            and (point - press[0]).manhattanLength() <= 4
+        )
+        hid = self.highlight_at(self.cursor_at(point.toPoint()).position()) if click else 0
+        if hid:
+            self._press = None  # no page turn in the click zones
+        super().mouseReleaseEvent(event)
+        if click and not self.textCursor().hasSelection():
+            self.highlightClicked.emit(hid, point.toPoint(), False)
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
         fmt = self.cursor_at(event.position().toPoint()).charFormat()

@@ -84,6 +84,9 @@ class ViewHost(QStackedWidget):
     imageOpened = Signal(str)
     pageLinkOpened = Signal(int)  # a note reference or its back link was clicked
     caretBrowsingChanged = Signal(bool)  # F7 pressed in a text view
+    highlightClicked = Signal(
+        int, QPoint, bool
+    )  # a highlight's id (0: text), where (global), by keys
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -143,6 +146,7 @@ class ViewHost(QStackedWidget):
         pdf.drawn.connect(self.view_drawn)
         pdf.zoomChanged.connect(self.zoomChanged)
         pdf.requestBack.connect(self.requestBack)
+        pdf.chapterEdge.connect(self.chapterEdge)
         pdf.requestForward.connect(self.requestForward)
         pdf.canvas.selectionFinished.connect(self.pdfSelected)
         pdf.canvas.selectionCleared.connect(self.selectionCleared)
@@ -189,6 +193,11 @@ class ViewHost(QStackedWidget):
         text_view.imageOpened.connect(self.imageOpened)
         text_view.pageLinkOpened.connect(self.pageLinkOpened)
         text_view.caretBrowsingChanged.connect(self.caretBrowsingChanged)
+        text_view.highlightClicked.connect(
+            lambda hid, at, keys: self.highlightClicked.emit(
+                hid, text_view.viewport().mapToGlobal(at), keys
+            )
+        )
         text_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         text_view.customContextMenuRequested.connect(
             lambda pos: self.contextMenuAt.emit(text_view.viewport().mapToGlobal(pos))
@@ -404,7 +413,7 @@ class ViewHost(QStackedWidget):
                     end = (int(e["page"]), int(e["offset"]))
                 except (KeyError, TypeError, ValueError):
                     start = end = None
-                spans.append(Span(h.page, h.text, h.colour, start, end, h.style))
+                spans.append(Span(h.page, h.text, h.colour, start, end, h.style, h.id))
             text.set_spans(spans)
 
     def clear_selection(self) -> None:

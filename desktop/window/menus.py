@@ -281,11 +281,18 @@ def add_reader_buttons(window: MainWindow) -> None:
     window.library_button = button(
         "Library", "Library", "Your books (Ctrl+B)", window.panes.show_library
     )
+
+    def contents(on: bool) -> None:
+        """The Contents button opens the contents (not the tab used last)."""
+        window.panes.set_side_visible(on)
+        if on:
+            window.reader.side.show_panel("Contents")
+
     window.side_button = button(
         "Contents",
         "Show contents, find and highlights",
         "Contents, Find and Highlights (Ctrl+T)",
-        window.panes.set_side_visible,
+        contents,
         True,
     )
     window.reading_button = button(

@@ -215,8 +215,9 @@ def test_tab_walks_the_highlights_panel_then_the_book(three: Any, qtbot: Any) ->
     win, _book, _ = three
     panel = panel_of(win)
     click_row(panel, 0)  # a highlight chosen: its note and buttons are on
-    bar = win.reader.side.tabBar()
-    bar.setFocus(Qt.FocusReason.TabFocusReason)
+    tab = win.reader.side.rows.button("Highlights")
+    assert tab is not None
+    tab.setFocus(Qt.FocusReason.TabFocusReason)
     seen = []
     for _ in range(40):
         qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)

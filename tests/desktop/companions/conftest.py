@@ -66,10 +66,9 @@ def priced_model(win: Any) -> None:
 
 
 def click_tab(win: Any, name: str) -> None:
-    side = win.reader.side
-    index = next(i for i in range(side.count()) if side.tabText(i) == name)
-    bar = side.tabBar()
-    QTest.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(index).center())
+    button = win.reader.side.rows.button(name)
+    assert button is not None, name
+    QTest.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
 def shoot(win: Any, name: str) -> None:

@@ -95,11 +95,12 @@ def test_a_question_about_a_passage_is_a_thread_marked_in_the_margin(
         assert win.app.conversations.get(thread.id).message_count == 4
 
         # a highlight with a note on the same screen: a note mark
-        note_dialog["text"] = "the Queen again"
-        win.reader.setProperty("headless", False)  # the note dialog is asked (answered above)
         later = text.index(". ", start + 300) + 2
         _select_words(view, 10, later - text[:later].count("\n\n"), 4)
         win.reader.selection_bar.buttons["highlight:yellow"].click()
+        [saved] = library.list_highlights(book.id)  # its note, written in its bar
+        win.reader.highlight_actions.open(saved.id, view.mapToGlobal(QPoint(10, 10)), True)
+        win.reader.highlight_actions.save_note("the Queen again")
         qtbot.waitUntil(lambda: len(threads.marks.marks) == 2, timeout=5000)
         qtbot.waitUntil(lambda: len(threads.marks._hits) == 2, timeout=5000)
         assert [_close(c, THREAD_RGB) for c in _mark_pixels(threads.marks, "thread")] == [True]
