@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal
 
 from core.speech import Utterance, plan_book
 from core.speech.listening import page_listened
+from desktop.events import PageShown
 from desktop.readaloud.controller import ReadAloud
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class ReaderSpeech(QObject):
         s.pageListened.connect(self._listened)
         s.stateChanged.connect(self._state)
         s.message.connect(self.announce)
-        reader.pageChanged.connect(self._page_changed)
+        reader.events.subscribe(PageShown, lambda e: self._page_changed(e.book_id, e.page))
 
     # what to read -------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from core.errors import MarginError
 from core.labels import display_title
 from core.store.library import BookInfo
 from desktop.accessibility import order_tabs
-from desktop.events import BookOpened
+from desktop.events import BookOpened, PageShown
 from desktop.library.import_controller import ImportController
 from desktop.library.panel import LibraryPanel
 from desktop.reader.vertical_notice import vertical_notice
@@ -250,7 +250,7 @@ class MainWindow(QMainWindow):
 
     def _wire_reading_view(self) -> None:
         self.reader.requestAsk.connect(self.requestAsk)
-        self.reader.pageChanged.connect(self._page_changed)
+        self.reader.events.subscribe(PageShown, lambda e: self._page_changed(e.book_id, e.page))
         self.reader.fontSizeChanged.connect(self.panels.font_size_changed)
         self.reader.caretBrowsingChanged.connect(self.panels.set_caret_browsing)
         chat = self.chat
