@@ -15,15 +15,20 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from desktop.library.book_files import BOOK_SUFFIXES
+
+if TYPE_CHECKING:
+    import logging
+
+    from core.app import Margin
 
 _T0 = time.perf_counter()
 WINDOW_OPTIONS = ("--open", "--page", "--screenshot", "--exit-after-shown")
 
 
-def _log() -> Any:
+def _log() -> logging.Logger:
     import logging  # not at the module's top: ``margin search --all`` never logs
 
     return logging.getLogger("margin.app")
@@ -220,7 +225,7 @@ UPDATING = (
 )
 
 
-async def open_library(paths: object, *, quiet: bool = False, notice_after: float = 0.5) -> Any:
+async def open_library(paths: object, *, quiet: bool = False, notice_after: float = 0.5) -> Margin:
     import asyncio  # not at the module's top: a CLI command never loads it
 
     """Open the library on a worker thread. Opening is quick, but the first start of a new

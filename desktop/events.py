@@ -14,8 +14,11 @@ The events, in the order a book goes through them::
     PageShown(book_id, page)    the page on screen changed (every turn, scroll or jump)
     ReadToChanged(book_id, …)   how far the reader has read changed (the spoiler bound)
     BookOpened(book_id)         the book shows at its page (companions look at it now)
+    SelectionChanged(book_id, …) the reader selected text on the page, or the selection went
     HighlightsChanged(book_id)  a highlight, its note, colour or style was added or changed
-    BookClosed(book_id)         the book is closed (another opens, or it was removed)
+    ConversationChanged(book_id) a thread about a passage started or went on, or was deleted
+    BookClosed(book_id, …)      the book is closed (``reopening``: another book, or the same
+                                one read anew, opens at once; else it was removed)
 """
 
 from __future__ import annotations
@@ -46,7 +49,10 @@ class BookOpened:
 
 @dataclass(frozen=True, slots=True)
 class BookClosed:
+    """The book is closed; ``reopening``: a book (maybe the same, read anew) opens at once."""
+
     book_id: int
+    reopening: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +78,33 @@ class HighlightsChanged:
     book_id: int
 
 
-type Event = BookOpening | BookOpened | BookClosed | PageShown | ReadToChanged | HighlightsChanged
+@dataclass(frozen=True, slots=True)
+class SelectionChanged:
+    """The reader's selection on the page: ``text`` selected on ``page`` ("" when it went)."""
+
+    book_id: int
+    page: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationChanged:
+    """A conversation about the book changed: a thread about a passage started, went on or
+    was deleted (its mark in the margin comes or goes)."""
+
+    book_id: int
+
+
+type Event = (
+    BookOpening
+    | BookOpened
+    | BookClosed
+    | PageShown
+    | ReadToChanged
+    | SelectionChanged
+    | HighlightsChanged
+    | ConversationChanged
+)
 
 
 class Events:

@@ -22,7 +22,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import cast
 
 from PySide6.QtCore import QObject, Qt, Signal
 
@@ -40,8 +40,8 @@ def pool() -> ThreadPoolExecutor:
 
 
 # the work kept until it ends, whatever it returns
-type _Task = asyncio.Task[Any]
-type _Work = Future[Any]
+type _Task = asyncio.Task[object]
+type _Work = Future[object]
 
 
 class Lane:
@@ -125,7 +125,7 @@ def in_background[T](
         _delivery.done.connect(_deliver, Qt.ConnectionType.QueuedConnection)
     delivery = _delivery
     future = pool().submit(fn, *args)
-    _pending.add(future)
+    _pending.add(cast("_Work", future))  # kept whatever it returns
     future.add_done_callback(lambda f: delivery.done.emit((then, failed, f)))
     return future
 

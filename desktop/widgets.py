@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QToolButton
 
@@ -15,7 +15,17 @@ def tool_button(text: str) -> QToolButton:
     return button
 
 
-def history_button(view: Any, event: QMouseEvent) -> bool:
+class HistoryView(Protocol):
+    """A reading view with Back and Forward requests (the mouse's side buttons)."""
+
+    @property
+    def requestBack(self) -> SignalInstance: ...
+
+    @property
+    def requestForward(self) -> SignalInstance: ...
+
+
+def history_button(view: HistoryView, event: QMouseEvent) -> bool:
     """The mouse's back/forward buttons on a reading view: emit its ``requestBack`` or
     ``requestForward``. True when the press was one of them (the view then ignores it)."""
     if event.button() == Qt.MouseButton.BackButton:

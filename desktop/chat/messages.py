@@ -5,7 +5,6 @@ the answer being written, where a streaming tick repaints only the unfinished ta
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QTimer
@@ -43,7 +42,7 @@ class Messages:
         self.last_answer = ""
         self.follow = True
         self.labels: list[str] = []  # the book's printed page labels (chips name them)
-        self._cache: dict[str, tuple[Any, str]] = {}
+        self._cache: dict[str, tuple[object, str]] = {}
         self._older: list[history.Shown] = []  # not yet inserted (oldest first)
         self._generation = 0
         self.set_palette(palette)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
@@ -40,6 +40,7 @@ from desktop.chat.render import quick_action_text
 from desktop.chat.runs import BUSY, Answering
 from desktop.chat.thread_header import ThreadHeader
 from desktop.chat.transcript import Transcript
+from desktop.events import BookClosed, BookOpened, ConversationChanged, Events
 from desktop.requests import AskRequest
 from desktop.tasks import TaskKeeper, in_background, run_blocking
 
@@ -54,14 +55,23 @@ class ChatPane(QWidget):
     requestOpenPage = Signal(object)  # OpenPageRequest
     requestSettings = Signal()
     answerRendered = Signal(int)  # conversation id; for tests and benchmarks
-    threadsChanged = Signal(int)  # book id: a question about a passage started or went on
     _recovered = Signal()  # from recover() on a worker thread
 
-    def __init__(self, app: Margin, tasks: TaskKeeper, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        app: Margin,
+        tasks: TaskKeeper,
+        events: Events | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setAccessibleName("Chat")
         self.app = app
         self.tasks = tasks
+        # the book comes from the stream; a thread started or deleted goes out on it
+        self.events = events if events is not None else Events()
+        self.events.subscribe(BookOpened, lambda e: self.set_book(e.book_id))
+        self.events.subscribe(BookClosed, lambda e: None if e.reopening else self.set_book(None))
         self.book_id: int | None = None
         self.conversation_id: int | None = None
         self.runs = Answering(self)
@@ -307,7 +317,7 @@ class ChatPane(QWidget):
         except MarginError:
             pass  # deleted meanwhile (another window, the CLI)
         if self.book_id is not None:
-            self.threadsChanged.emit(self.book_id)  # a thread's mark goes with it
+            self.events.publish(ConversationChanged(self.book_id))  # its mark goes with it
         self._load(True)
 
     def answering(self, *, conversation_id: int | None = None, book_id: int | None = None) -> bool:
@@ -351,9 +361,27 @@ class ChatPane(QWidget):
         if self.ask(text, c.selection, spoilers_until=c.spoilers_until()) is not None:
             self.composer.sent()
 
-    def ask(self, text: str, selection: AskRequest | None = None, **options: Any) -> int | None:
+    def ask(
+        self,
+        text: str,
+        selection: AskRequest | None = None,
+        *,
+        regenerate: bool = False,
+        prompt: str = "",
+        strategy: str | None = None,
+        spoilers_until: int | None = None,
+        elsewhere_if_busy: bool = False,
+    ) -> int | None:
         """Start an answer (see ``Answering.ask``): the conversation's id, or ``None``."""
-        return self.runs.ask(text, selection, **options)
+        return self.runs.ask(
+            text,
+            selection,
+            regenerate=regenerate,
+            prompt=prompt,
+            strategy=strategy,
+            spoilers_until=spoilers_until,
+            elsewhere_if_busy=elsewhere_if_busy,
+        )
 
     def stop(self) -> None:
         if self.conversation_id is not None and self.conversation_id in self.live:

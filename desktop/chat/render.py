@@ -12,7 +12,7 @@ import html
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from PySide6.QtGui import QColor, QPalette
@@ -25,9 +25,13 @@ from desktop.accessibility import contrast
 from desktop.chat.app_links import app_link, model_text, only_app_links
 from desktop.chat.passage_chips import passage_chips
 
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
 MIN_CONTRAST = 4.6  # WCAG AA asks 4.5 : 1 of small text; rounding of #rrggbb takes the rest
 
-_md: Any = None  # markdown_it loads with the first answer, not before the window shows
+# markdown_it loads with the first answer, not before the window shows
+_md: MarkdownIt | None = None
 
 NOT_CHECKED = "Not checked against the book"
 QUICK_LABELS = {

@@ -19,6 +19,7 @@ from desktop import accessibility
 from desktop.accessibility import announce, first_sentence, plain_text
 from desktop.chat import history
 from desktop.chat.header import budget_allows
+from desktop.events import ConversationChanged
 from desktop.requests import AskRequest
 from desktop.tasks import run_blocking
 
@@ -137,7 +138,7 @@ class Answering:
             )
             if thread.id != pane.conversation_id:
                 pane.select_conversation(thread.id)
-            pane.threadsChanged.emit(book_id)
+            pane.events.publish(ConversationChanged(book_id))
         if pane.conversation_id is None:
             items = service.list_conversations(book_id)
             conv_id = items[0].id if items else service.create_conversation(book_id).id

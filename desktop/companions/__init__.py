@@ -39,9 +39,10 @@ class CompanionTabs:
 def install(window: MainWindow) -> CompanionTabs:
     """Add the companion tabs and keys to ``window``'s reader."""
     tabs = install_reader(window.reader)
-    for panel in (tabs.xray, tabs.recap, tabs.cards):
-        panel.job.app = window.app
-        panel.job.tasks = window.tasks
+    for job in (tabs.xray.job, tabs.recap.job, tabs.cards.job):
+        if job is not None:  # each tab has its model bar
+            job.app = window.app
+            job.tasks = window.tasks
     recap = tabs.recap
     recap.days = lambda: int(getattr(window.app.settings, "previously_after_days", 3))
 
@@ -61,10 +62,18 @@ def install(window: MainWindow) -> CompanionTabs:
     return tabs
 
 
-def _follow(events: Events, panel: CompanionPanel) -> None:
+def _follow[R](events: Events, panel: CompanionPanel[R]) -> None:
     """A companion tab follows the book: told when it opens and of every page shown."""
     events.subscribe(BookOpened, lambda e: panel.book_opened(e.book_id))
     events.subscribe(PageShown, lambda e: panel.page_shown(e.book_id, e.page))
+
+
+def _register[R](reader: Reader, name: str, panel: CompanionPanel[R]) -> None:
+    """One companion tab in the reader's side panel, following the book."""
+    reader.side.add_panel(name, panel)
+    _follow(reader.events, panel)
+    panel.requestPlace.connect(lambda page, mark: reader.go_to_page(page, mark=mark))
+    panel.requestFocusBook.connect(reader.focus_book)
 
 
 def install_reader(reader: Reader) -> CompanionTabs:
@@ -77,11 +86,9 @@ def install_reader(reader: Reader) -> CompanionTabs:
     cards = CardsPanel(reader.library)
     events = reader.events
     events.subscribe(HighlightsChanged, lambda _e: cards.refresh() if cards.isVisible() else None)
-    for name, panel in (("X-Ray", xray), ("Story so far", recap), ("Cards", cards)):
-        reader.side.add_panel(name, panel)
-        _follow(events, panel)
-        panel.requestPlace.connect(lambda page, mark: reader.go_to_page(page, mark=mark))
-        panel.requestFocusBook.connect(reader.focus_book)
+    _register(reader, "X-Ray", xray)
+    _register(reader, "Story so far", recap)
+    _register(reader, "Cards", cards)
 
     def who_is() -> bool:
         selection = reader.selection()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
 
@@ -17,7 +16,7 @@ from desktop.companions.panel import CompanionPanel, page_link
 from desktop.tasks import in_background
 
 
-class CardsPanel(CompanionPanel):
+class CardsPanel(CompanionPanel[tuple[list[cards.Card], int]]):
     title = "Cards"
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
@@ -48,7 +47,7 @@ class CardsPanel(CompanionPanel):
     def load(self, book_id: int) -> tuple[list[cards.Card], int]:
         return cards.due(self.library, book_id), len(cards.cards(self.library, book_id))
 
-    def show_result(self, result: Any) -> None:
+    def show_result(self, result: tuple[list[cards.Card], int]) -> None:
         self.queue, self.total = list(result[0]), int(result[1])
         self._next()
 

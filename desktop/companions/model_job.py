@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import Signal
@@ -31,6 +31,7 @@ from core.progress import CancelToken
 from desktop.tasks import run_blocking
 
 if TYPE_CHECKING:
+    from core.agent.spoiler_index import SpoilerIndex
     from core.app import Margin
     from desktop.tasks import TaskKeeper
 
@@ -134,7 +135,7 @@ class ModelJobBar(QWidget):
             provider = app.agent.provider()
             db = app.library.db
 
-            def plan_and_spent() -> tuple[Any, float, Any]:
+            def plan_and_spent() -> tuple[model.Plan, float, SpoilerIndex]:
                 job = model.plan(db, book_id, provider.model, **self.what)
                 _u, chat_cost, _n = app.conversations.book_usage(book_id)
                 _u2, companion_cost = model.spent(db, book_id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, quote, urlparse
 
 import shiboken6
@@ -21,6 +21,9 @@ from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 from core.store.library import Library
 from desktop.reader.readable_text import ReadableBrowser
 from desktop.tasks import in_background
+
+if TYPE_CHECKING:
+    from desktop.companions.model_job import ModelJobBar
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +42,9 @@ def parse_page_link(url: QUrl) -> tuple[int, str] | None:
     return int(parsed.path), mark
 
 
-class CompanionPanel(QWidget):
+class CompanionPanel[R](QWidget):
     """Base of a companion tab. Subclasses give ``load`` (blocking, on a worker: stored or
-    made) and ``show_result`` (on the UI thread)."""
+    made) and ``show_result`` (on the UI thread), of one kind of result ``R``."""
 
     requestPlace = Signal(int, str)  # page, words to mark there
     requestFocusBook = Signal()
@@ -55,7 +58,7 @@ class CompanionPanel(QWidget):
         self.bound = 0  # the bound of what is shown
         self.busy = False
         self._again = False
-        self.job: Any = None  # a ModelJobBar, when the tab has one
+        self.job: ModelJobBar | None = None  # when the tab has one
         self.status = QLabel()
         self.status.setWordWrap(True)
         # named by its own text ("17 chapters read…", "1 due of 1"), not by a fixed name
@@ -95,9 +98,9 @@ class CompanionPanel(QWidget):
         """A bar that writes this tab's notes or summaries with the model."""
         from desktop.companions.model_job import ModelJobBar
 
-        self.job = ModelJobBar(label, what)
-        self.job.finished.connect(self.refresh)
-        self.layout_.addWidget(self.job)
+        self.job = job = ModelJobBar(label, what)
+        job.finished.connect(self.refresh)
+        self.layout_.addWidget(job)
 
     def book_opened(self, book_id: int) -> None:
         self.book_id = book_id
@@ -137,7 +140,7 @@ class CompanionPanel(QWidget):
             self.load, book_id, then=lambda r: self._loaded(book_id, r), failed=self._failed
         )
 
-    def _loaded(self, book_id: int, result: Any) -> None:
+    def _loaded(self, book_id: int, result: R | None) -> None:
         if not shiboken6.isValid(self):
             return  # the window closed meanwhile
         self.busy = False
@@ -157,10 +160,10 @@ class CompanionPanel(QWidget):
 
     # for subclasses ---------------------------------------------------------------------
 
-    def load(self, book_id: int) -> Any:
+    def load(self, book_id: int) -> R | None:
         raise NotImplementedError
 
-    def show_result(self, result: Any) -> None:
+    def show_result(self, result: R) -> None:
         raise NotImplementedError
 
     def clear(self) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import logging
 from collections.abc import Callable
-from typing import Any
 
 import shiboken6
 from PySide6.QtCore import Signal
@@ -22,7 +21,7 @@ from desktop.tasks import in_background
 log = logging.getLogger(__name__)
 
 
-class RecapPanel(CompanionPanel):
+class RecapPanel(CompanionPanel[recap.Recap]):
     title = "Story so far"
     requestShown = Signal()  # "Previously…" is ready: bring the tab to the front
 
@@ -82,7 +81,7 @@ class RecapPanel(CompanionPanel):
         if self.made is not None:
             self.show_result(self.made)
 
-    def show_result(self, result: Any) -> None:
+    def show_result(self, result: recap.Recap) -> None:
         made: recap.Recap = result
         self.made = made
         self.bound = made.read_to

@@ -4,7 +4,6 @@ pages it is on (click one: the book opens there and marks the name)."""
 from __future__ import annotations
 
 import html
-from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
@@ -28,7 +27,7 @@ KINDS = {"person": "person", "place": "place", "thing": "thing", "other": "name"
 MENTIONS_SHOWN = 200
 
 
-class XRayPanel(CompanionPanel):
+class XRayPanel(CompanionPanel[xray.XRay]):
     title = "X-Ray"
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
@@ -81,7 +80,7 @@ class XRayPanel(CompanionPanel):
             self.status.setText("Reading the pages you have read for names…")
         super().refresh()
 
-    def show_result(self, result: Any) -> None:
+    def show_result(self, result: xray.XRay) -> None:
         made: xray.XRay = result
         current = self.list.currentItem()
         keep = current.data(KEY_ROLE) if current is not None else None

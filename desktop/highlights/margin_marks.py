@@ -11,9 +11,9 @@ out are placed, each once per layout (cached), so a screen turn costs a few look
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, cast
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, Qt, Signal, SignalInstance
 from PySide6.QtGui import (
@@ -29,13 +29,13 @@ from PySide6.QtGui import (
     QRegion,
     QTextCursor,
 )
-from PySide6.QtWidgets import QAbstractButton
+from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea
 
 from core.anchors import BookText, collapse, stored_to_view, view_to_stored
 from desktop.accessibility import announce
 
 if TYPE_CHECKING:
-    from desktop.reader.reader import Reader
+    from desktop.highlights.mark_views import BookViews, MarkedPdfView, MarkedTextView
 
 THREAD_RGB = (47, 111, 223)  # the thread mark: a blue speech mark
 NOTE_RGB = (214, 140, 0)  # the note mark: an amber page corner
@@ -52,27 +52,38 @@ class MarginMark:
     exact: str  # its words
 
 
-def stored_offset(reader: Reader, page: int, anchor: Any) -> int:
+def _number(value: object) -> int:
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(value)
+
+
+def stored_offset(views: BookViews, page: int, anchor: object) -> int:
     """Where a selection starts in its page's stored text (-1 when not known): the text
     view's anchor counts one paragraph break where the stored text has a blank line; a PDF
     selection's (its boxes) is found by the words QtPdf selects there."""
+    if not isinstance(anchor, Mapping):
+        return -1
     if isinstance(anchor, dict) and "polys" in anchor and "start" not in anchor:
-        return _pdf_stored_offset(reader, page, anchor["polys"])
+        return _pdf_stored_offset(views, page, anchor["polys"])
     try:
         start = anchor["start"]
-        if int(start["page"]) != page or reader.host.pages is None:
+        if not isinstance(start, Mapping):
             return -1
-        return view_to_stored(reader.host.pages.stored_text(page), int(start["offset"]))
+        pages = views.pages
+        if _number(start["page"]) != page or pages is None:
+            return -1
+        return view_to_stored(pages.stored_text(page), _number(start["offset"]))
     except (KeyError, TypeError, ValueError, AttributeError):
         return -1
 
 
-def _pdf_stored_offset(reader: Reader, page: int, polys: Any) -> int:
+def _pdf_stored_offset(views: BookViews, page: int, polys: object) -> int:
     from desktop.reader.pdf_canvas import to_poly
     from desktop.reader.pdf_marks import stored_start
 
-    pdf, pages = reader.host.pdf_view(), reader.host.pages
-    if pdf is None or pages is None or not polys:
+    pdf, pages = views.pdf_view(), views.pages
+    if pdf is None or pages is None or not polys or not isinstance(polys, Sequence):
         return -1
     try:
         boxes = [to_poly(p).boundingRect() for p in polys]
@@ -95,11 +106,11 @@ def _pdf_stored_offset(reader: Reader, page: int, polys: Any) -> int:
     )
 
 
-def mark_exactly(reader: Reader, page: int, start: int, exact: str) -> bool:
+def mark_exactly(views: BookViews, page: int, start: int, exact: str) -> bool:
     """Mark the words ``exact`` that start at stored ``start`` of ``page`` exactly (a text
     view marks a quote by searching its words, which stops at a paragraph break); False
     when the words are not there or the view cannot."""
-    view, pages = reader.host.text_view(), reader.host.pages
+    view, pages = views.text_view(), views.pages
     if view is None or pages is None or page not in view.loaded or start < 0:
         return False
     if not hasattr(view, "mark_span"):
@@ -122,7 +133,7 @@ def mark_exactly(reader: Reader, page: int, start: int, exact: str) -> bool:
 class _TextPlaces:
     """Where marks go in a reflowable view."""
 
-    def __init__(self, view: Any, stored: Callable[[int], str]) -> None:
+    def __init__(self, view: MarkedTextView, stored: Callable[[int], str]) -> None:
         self.view = view
         self.stored = stored
         # a mark's offset in its page as the view lays it out: found once (it depends on the
@@ -160,7 +171,7 @@ class _TextPlaces:
 
     def _column_width(self) -> int:
         width = getattr(self.view, "column_width", None)
-        return max(1, int(width())) if callable(width) else self.view.viewport().width()
+        return max(1, int(width())) if callable(width) else int(self.view.viewport().width())
 
     def strips(self) -> list[QRect]:
         """The left margin of each column on screen (the second's is the gutter)."""
@@ -182,7 +193,7 @@ class _TextPlaces:
 class _PdfPlaces:
     """Where marks go in a PDF view: beside the line of the page where the words are."""
 
-    def __init__(self, view: Any, stored: Callable[[int], str] | None = None) -> None:
+    def __init__(self, view: MarkedPdfView, stored: Callable[[int], str] | None = None) -> None:
         self.view = view
         self.stored = stored  # the pages' stored text: which of two equal passages is meant
         self._cache: dict[tuple[int, int, str], float | None] = {}
@@ -270,6 +281,18 @@ SHAPES = {
 }
 
 
+class _Places(Protocol):
+    """Where marks go in one kind of view."""
+
+    def place(self, mark: MarginMark) -> tuple[int, float] | None: ...
+
+    def strips(self) -> list[QRect]: ...
+
+    def scroll_signals(self) -> list[SignalInstance]: ...
+
+    def moved_signals(self) -> list[SignalInstance]: ...
+
+
 class _NoPlaces:
     def place(self, mark: MarginMark) -> tuple[int, float] | None:
         return None
@@ -292,7 +315,9 @@ class MarginMarks(QAbstractButton):  # a button to assistive technology, named b
     requestThread = Signal(int)  # conversation id
     requestNote = Signal(object)  # MarginMark
 
-    def __init__(self, view: Any, stored: Callable[[int], str] | None = None) -> None:
+    def __init__(
+        self, view: QAbstractScrollArea, stored: Callable[[int], str] | None = None
+    ) -> None:
         super().__init__(view.viewport())
         self.setObjectName("marginMarks")
         self.setAccessibleName(NO_MARKS)
@@ -303,11 +328,11 @@ class MarginMarks(QAbstractButton):  # a button to assistive technology, named b
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # one Tab stop once a mark is there
         self.current = 0  # the mark the keys are on, among those on screen
         self.view = view
-        self.places: Any = _NoPlaces()  # a view without the position API: no marks
+        self.places: _Places = _NoPlaces()  # a view without the position API: no marks
         if stored is not None and hasattr(view, "loaded") and hasattr(view, "cursorRect"):
-            self.places = _TextPlaces(view, stored)
+            self.places = _TextPlaces(cast("MarkedTextView", view), stored)
         elif hasattr(view, "rects") and hasattr(view, "canvas"):
-            self.places = _PdfPlaces(view, stored)
+            self.places = _PdfPlaces(cast("MarkedPdfView", view), stored)
         self.marks: list[MarginMark] = []
         self._by_page: dict[int, list[MarginMark]] = {}
         self._hits: list[tuple[QRectF, MarginMark]] = []

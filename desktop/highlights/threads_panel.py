@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
+    QAbstractScrollArea,
     QLabel,
     QListWidget,
     QListWidgetItem,
@@ -23,7 +24,7 @@ from PySide6.QtWidgets import (
 from core.errors import MarginError
 from core.store.anchoring import AnchoredMark, LostAnchor, anchored_marks
 from core.store.conversations import ConversationInfo
-from desktop.events import HighlightsChanged
+from desktop.events import BookClosed, BookOpened, ConversationChanged, HighlightsChanged
 from desktop.highlights.margin_marks import MarginMark, MarginMarks, mark_exactly
 from desktop.tasks import in_background
 
@@ -106,7 +107,7 @@ class Threads(QObject):
                 return
             self.marks.deleteLater()
         self.marks = None
-        if view is not None and self.book_id is not None and hasattr(view, "viewport"):
+        if isinstance(view, QAbstractScrollArea) and self.book_id is not None:
             pages = self.reader.host.pages  # the pages the view reads, in batches, cached
             self.marks = MarginMarks(view, (lambda n: pages(n).text) if pages is not None else None)
             self.marks.requestThread.connect(self.open_thread)
@@ -160,11 +161,11 @@ class Threads(QObject):
         if thread is not None and thread.quote is not None:
             q = thread.quote
             self.reader.go_to_page(q.page, mark=q.exact, near=q.start)
-            mark_exactly(self.reader, q.page, q.start, q.exact)
+            mark_exactly(self.reader.host, q.page, q.start, q.exact)
 
     def open_note(self, mark: MarginMark) -> None:
         self.reader.go_to_page(mark.page, mark=mark.exact, near=mark.start)
-        mark_exactly(self.reader, mark.page, mark.start, mark.exact)
+        mark_exactly(self.reader.host, mark.page, mark.start, mark.exact)
         if mark.key > 0:  # a highlight's note: the Highlights tab
             self.reader.side.setCurrentWidget(self.reader.side.highlights)
         else:
@@ -196,11 +197,11 @@ def show_lost(parent: QWidget, title: str, lost: list[LostAnchor]) -> None:
 def install_threads(window: MainWindow) -> Threads:
     """The one place threads are wired into the window."""
     threads = Threads(window)
-    window.bookOpened.connect(threads.book_opened)
-    window.reader.events.subscribe(HighlightsChanged, threads.refresh)
-    chat = window.chat
-    if hasattr(chat, "threadsChanged"):
-        chat.threadsChanged.connect(threads.refresh)
+    events = window.reader.events
+    events.subscribe(BookOpened, lambda e: threads.book_opened(e.book_id))
+    events.subscribe(BookClosed, lambda e: None if e.reopening else threads.book_opened(None))
+    events.subscribe(HighlightsChanged, threads.refresh)
+    events.subscribe(ConversationChanged, threads.refresh)  # a thread started or was deleted
     side = window.reader.side
     side.currentChanged.connect(  # message counts are fresh when the tab is looked at
         lambda _i: threads.refresh() if side.currentWidget() is threads.panel else None

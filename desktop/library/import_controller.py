@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -141,7 +142,12 @@ class ImportController(QObject):
                 window.statusBar().showMessage(summary, 30000)  # repaired pages: seen too
         return results
 
-    async def _import(self, import_book: Any, path: Path, progress: Any) -> ImportResult:
+    async def _import(
+        self,
+        import_book: Callable[..., ImportResult],
+        path: Path,
+        progress: Callable[[float, str], None],
+    ) -> ImportResult:
         """Import ``path``; a protected PDF asks for its password (again while it is wrong),
         kept in memory for the session so the page view can open it."""
         from desktop import password_dialog

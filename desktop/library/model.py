@@ -4,7 +4,6 @@ filtered in Python, each book's data under ``BOOK_ID`` and ``BOOK``."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 from PySide6.QtCore import (
     QAbstractListModel,
@@ -61,7 +60,7 @@ class LibraryModel(QAbstractListModel):
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.rows)
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> object:
         if not index.isValid() or index.row() >= len(self.rows):
             return None
         book = self.rows[index.row()]

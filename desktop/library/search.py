@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QShowEvent
@@ -188,7 +188,7 @@ class LibrarySearch(QDialog):
             book.setExpanded(True)
 
     def _activated(self, item: QTreeWidgetItem, _column: int = 0) -> None:
-        hit: Any = item.data(0, HIT_ROLE)
+        hit: object = item.data(0, HIT_ROLE)
         if isinstance(hit, SearchHit):
             self.requestOpenPage.emit(OpenPageRequest(hit.book_id, hit.start_page, quote_of(hit)))
 

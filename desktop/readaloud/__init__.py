@@ -6,15 +6,19 @@ listening is reading), ``actions`` (menu, toolbar button, keys, answers aloud)."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QHBoxLayout
+from PySide6.QtWidgets import QHBoxLayout, QLabel
 
+from desktop.events import BookClosed, BookOpened
 from desktop.readaloud.actions import ReadAloudActions
 from desktop.readaloud.module import ReaderSpeech
 
+if TYPE_CHECKING:
+    from desktop.window.main_window import MainWindow
 
-def install(window: Any) -> ReadAloudActions:
+
+def install(window: MainWindow) -> ReadAloudActions:
     """Add Read aloud to ``window``: its menu (before Help), a toolbar button, the keys,
     and "Read aloud" on the chat's answers."""
     reader_speech = ReaderSpeech(window.reader)
@@ -25,14 +29,14 @@ def install(window: Any) -> ReadAloudActions:
     layout = window.reader.toolbar.layout()
     if isinstance(layout, QHBoxLayout):
         layout.addWidget(parts.button)
-    window.bookOpened.connect(lambda _book_id: reader_speech.book_opened())
-    transcript = getattr(window.chat, "transcript", None)
-    if transcript is not None:
-        transcript.anchorClicked.connect(
-            lambda url: parts.answer_link(url, window.chat.messages.views)
+    events = window.reader.events  # the book's source follows the open book
+    events.subscribe(BookOpened, lambda _e: reader_speech.book_opened())
+    events.subscribe(BookClosed, lambda e: None if e.reopening else reader_speech.book_opened())
+    chat = window.chat
+    if not isinstance(chat, QLabel):  # the chat pane, not the label standing in for it
+        chat.transcript.anchorClicked.connect(
+            lambda url: parts.answer_link(url, chat.messages.views)
         )
-    rendered = getattr(window.chat, "answerRendered", None)
-    if rendered is not None:
-        rendered.connect(lambda conversation: parts.answer_finished(window.chat, conversation))
+        chat.answerRendered.connect(lambda conversation: parts.answer_finished(chat, conversation))
     window.read_aloud = parts
     return parts

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, QUrl
@@ -20,6 +21,13 @@ from desktop.accessibility import announce
 from desktop.readaloud.module import ReaderSpeech
 
 log = logging.getLogger("margin.readaloud")
+
+if TYPE_CHECKING:
+    from PySide6.QtTextToSpeech import QVoice
+
+    from core.agent.answer import AnswerState
+    from desktop.chat.pane import ChatPane
+
 KEYS = {
     "toggle": "Ctrl+Shift+U",
     "stop": "Ctrl+Shift+K",
@@ -97,7 +105,7 @@ class ReadAloudActions(QObject):
             self.rs.speech.stop()
         return False
 
-    def _add(self, name: str, text: str, slot: Any) -> QAction:
+    def _add(self, name: str, text: str, slot: Callable[[], object]) -> QAction:
         act = QAction(text, self.window)
         act.setShortcut(QKeySequence(KEYS[name]))
         act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -165,7 +173,7 @@ class ReadAloudActions(QObject):
                 "read or written. Fix the file, or delete it to go back to the defaults."
             )
 
-    def _voice_chosen(self, voice: Any) -> None:
+    def _voice_chosen(self, voice: QVoice) -> None:
         self.rs.speech.speaker.set_voice(voice)
         self._keep()
 
@@ -185,15 +193,15 @@ class ReadAloudActions(QObject):
         current = speaker.current_voice()
         # the voices for the book's language (all of them when it has none)
         for voice in speaker.voices(book.language if book is not None else ""):
-            name = f"{voice.name()} ({voice.locale().nativeLanguageName()})"  # type: ignore[attr-defined]
+            name = f"{voice.name()} ({voice.locale().nativeLanguageName()})"
             act = self.voices.addAction(name)
             act.setCheckable(True)
-            act.setChecked(voice.name() == current)  # type: ignore[attr-defined]
+            act.setChecked(voice.name() == current)
             act.triggered.connect(lambda _c=False, v=voice: self._voice_chosen(v))
 
     # answers ---------------------------------------------------------------------------------
 
-    def answer_link(self, url: QUrl, views: dict[str, Any]) -> bool:
+    def answer_link(self, url: QUrl, views: dict[str, AnswerState]) -> bool:
         """A chat link ``margin-action:speak/KEY``: read that answer aloud."""
         if url.scheme() != "margin-action":
             return False
@@ -205,7 +213,7 @@ class ReadAloudActions(QObject):
             answer_words(views[key].text), book.language if book is not None else ""
         )
 
-    def answer_finished(self, pane: Any, conversation_id: int) -> bool:
+    def answer_finished(self, pane: ChatPane, conversation_id: int) -> bool:
         """With "Read answers aloud when they finish" on, say the answer just finished
         (``pane.answerRendered`` also fires while an answer streams: those are skipped)."""
         if not shiboken6.isValid(self.answers):

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from core.speech import Utterance, plan_book
 from core.speech.listening import page_listened
+from desktop.events import PageShown
 from desktop.readaloud.controller import ReadAloud
+
+if TYPE_CHECKING:
+    from desktop.reader.reader import Reader
 
 log = logging.getLogger("margin.readaloud")
 
@@ -37,7 +41,7 @@ class ReaderSpeech(QObject):
 
     announce = Signal(str)  # a short state for the status bar and screen readers
 
-    def __init__(self, reader: Any, speech: ReadAloud | None = None) -> None:
+    def __init__(self, reader: Reader, speech: ReadAloud | None = None) -> None:
         super().__init__(reader)
         self.reader = reader
         self.speech = speech or ReadAloud(parent=self)
@@ -50,13 +54,14 @@ class ReaderSpeech(QObject):
         s.pageListened.connect(self._listened)
         s.stateChanged.connect(self._state)
         s.message.connect(self.announce)
-        reader.pageChanged.connect(self._page_changed)
+        reader.events.subscribe(PageShown, lambda e: self._page_changed(e.book_id, e.page))
 
     # what to read -------------------------------------------------------------------------
 
     def _planner(self, page: int, offset: int) -> Iterator[Utterance]:
         book = self.reader.book
         library = self.reader.library
+        assert book is not None  # the planner is given only while a book is open
         return plan_book(
             lambda n: library.page(book.id, n).text, book.page_count, page, book.format, offset
         )

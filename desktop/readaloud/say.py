@@ -47,9 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     def said(u: Utterance) -> None:
         if not started:  # first: the voice and speed (kept by the window's Read aloud menu)
             started.append(True)
-            voice = speech.speaker.engine().voice()
-            language = QLocale.languageToString(voice.locale().language())
-            print(f"Voice: {voice.name()} ({language}), speed {speech.speaker.rate:+.1f}")
+            engine = speech.speaker.engine()
+            if engine is not None:
+                voice = engine.voice()
+                language = QLocale.languageToString(voice.locale().language())
+                print(f"Voice: {voice.name()} ({language}), speed {speech.speaker.rate:+.1f}")
         print(f"p. {u.page}: {u.text}", flush=True)
 
     speech.utteranceStarted.connect(said)

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QLocale, QObject, Signal
+
+if TYPE_CHECKING:
+    from PySide6.QtTextToSpeech import QTextToSpeech, QVoice
 
 log = logging.getLogger("margin.readaloud")
 
@@ -24,7 +27,7 @@ NO_ENGINE = "Reading aloud needs a speech engine, and none was found. " + INSTAL
 RATE_STEP = 0.1
 
 
-def _tts_class() -> Any:
+def _tts_class() -> type[QTextToSpeech] | None:
     try:
         from PySide6.QtTextToSpeech import QTextToSpeech
     except ImportError:  # a PySide6 without its add-ons
@@ -41,7 +44,7 @@ class Speaker(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._tts: Any = None
+        self._tts: QTextToSpeech | None = None
         self._speaking = False
         self._stopping = False
         self.problem = ""  # why there is no speech, for people ("" when there is)
@@ -85,7 +88,7 @@ class Speaker(QObject):
         self.problem = ""
         return True
 
-    def engine(self) -> Any:
+    def engine(self) -> QTextToSpeech | None:
         return self._tts
 
     def use_language(self, language: str) -> str:
@@ -129,7 +132,7 @@ class Speaker(QObject):
                 log.info("the voice %r chosen before is not installed", name)
         return ""
 
-    def _installed(self, name: str, language: str) -> Any:
+    def _installed(self, name: str, language: str) -> QVoice | None:
         """The installed voice ``name`` speaking ``language``, or None."""
         tts = self._tts
         if not name or tts is None:
@@ -137,19 +140,19 @@ class Speaker(QObject):
         want = QLocale(language).language()
         # the current locale's voices first: every voice is a longer list to ask the engine for
         for voices in (lambda: list(tts.availableVoices()), self.voices):
-            voice: Any
             for voice in voices():
                 if voice.name() == name and voice.locale().language() == want:
                     return voice
         return None
 
-    def voices(self, language: str = "") -> list[object]:
+    def voices(self, language: str = "") -> list[QVoice]:
         """The voices for ``language`` (every locale of it); all voices when it has none
         or none is asked for."""
         tts = self._tts
         if tts is None:
             return []
-        every = list(tts.allVoices(None)) if hasattr(tts, "allVoices") else []
+        # (Qt takes a pointer: None asks for every locale's voices; the stubs say QLocale)
+        every = list(tts.allVoices(None)) if hasattr(tts, "allVoices") else []  # type: ignore[arg-type]
         every = every or list(tts.availableVoices())  # Qt before 6.6: the locale's voices
         if language:
             want = QLocale(language.replace("_", "-")).language()
@@ -160,7 +163,7 @@ class Speaker(QObject):
     def current_voice(self) -> str:
         return str(self._tts.voice().name()) if self._tts is not None else ""
 
-    def set_voice(self, voice: Any) -> tuple[str, str]:
+    def set_voice(self, voice: QVoice) -> tuple[str, str]:
         """Speak with ``voice`` from now on; its (name, language) to keep."""
         if self._tts is not None:
             self._tts.setVoice(voice)

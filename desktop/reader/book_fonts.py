@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QByteArray
 from PySide6.QtGui import QFont, QFontDatabase
@@ -15,6 +15,9 @@ from PySide6.QtGui import QFont, QFontDatabase
 from core.books.epubfonts import book_font_faces, read_fonts
 from core.books.htmlbuilder import ALIAS
 from core.errors import MarginError
+
+if TYPE_CHECKING:
+    from desktop.reader.typography import Typography
 
 log = logging.getLogger(__name__)
 _LOADED: dict[Path, dict[str, str]] = {}  # book file → CSS family → loaded family
@@ -40,7 +43,15 @@ def book_fonts(book_file: Path) -> dict[str, str]:
     return _LOADED[book_file]
 
 
-def apply_book_fonts(flow: Any) -> None:
+class FontedFlow(Protocol):
+    """What the fonts need of the text flow: the book's file, its format and its look."""
+
+    book_file: Path | None
+    format: str
+    typography: Typography
+
+
+def apply_book_fonts(flow: FontedFlow) -> None:
     """Map the page's font names to the book's fonts, or unmap them (book styles off)."""
     if getattr(flow, "format", "") != "epub" or flow.book_file is None:
         return

@@ -219,7 +219,7 @@ class HighlightActions(QObject):
             reader.refresh_highlights()
             announce(reader, "Highlight deleted.")
         elif action == "ask":
-            near = stored_offset(reader, record.page, record.anchor)
+            near = stored_offset(reader.host, record.page, record.anchor)
             self.close()
             reader.requestAsk.emit(
                 AskRequest(reader.book.id, record.page, record.text, "ask", "", near)

@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QBuffer,
@@ -44,6 +44,9 @@ from desktop.reader.reading_keys import claims, reading_move
 from desktop.widgets import history_button
 
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from core.store.library import BookInfo, Library
 
 CACHE = 10  # decoded pages kept (each at screen size: a few MB)
 # Decoding budget (issue 46 item 10: twelve 7,900-pixel pictures took 615 MB): a picture over
@@ -191,10 +194,10 @@ class ImagePagesView(QScrollArea):
 
     # settings -----------------------------------------------------------------------------
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> dict[str, object]:
         return {"rtl": self.rtl, "fit": self.fit, "spreads": self.spreads}
 
-    def apply_settings(self, values: dict[str, Any]) -> None:
+    def apply_settings(self, values: dict[str, object]) -> None:
         self.rtl = bool(values.get("rtl", self.book_rtl))
         self.fit = "width" if values.get("fit") == "width" else "page"
         self.spreads = bool(values.get("spreads", True))
@@ -452,7 +455,7 @@ class ImagePagesView(QScrollArea):
         menu.exec(event.globalPos())
 
 
-def picture_pages(library: Any, book: Any) -> tuple[list[str], bool, list[str]] | None:
+def picture_pages(library: Library, book: BookInfo) -> tuple[list[str], bool, list[str]] | None:
     """The pictures of a book whose pages are pictures (a comic, a pre-paginated EPUB), in
     order, whether it reads right to left and each page's spread side ("left", "right",
     "center" or ""); None for a book of text."""

@@ -31,7 +31,8 @@ from PySide6.QtWidgets import QTextEdit, QWidget
 
 from desktop.reader.paged import TWO_COLUMNS_FROM, Column, line_at, screen_before, screen_from
 from desktop.reader.ruby_paint import paint_readings
-from desktop.reader.text_marks import TextMarks
+from desktop.reader.text_flow import PageFlow
+from desktop.reader.text_marks import Span, TextMarks
 
 PAD = 14  # px above a column's first line and below its last
 CLICK_ZONE = 0.15  # the outer part of the screen on each side where a click turns the page
@@ -41,9 +42,10 @@ TWO_COLUMN_STRETCH = 1.5
 Anchor = tuple[int, int]  # (stored page, offset): stable while pages are added and dropped
 
 
-class PagedFlow(TextMarks):
+class PagedFlow(PageFlow):
     def __init__(self, book_file: Path | None, fmt: str, parent: QWidget | None = None) -> None:
         super().__init__(book_file, fmt, parent)
+        self.marks = TextMarks(self)  # marks, highlights and the selection: a part, not a base
         self.paged = False
         self.caret_browsing = False
         self._columns: list[Column] = []
@@ -242,8 +244,43 @@ class PagedFlow(TextMarks):
 
     def mark_visible(self) -> bool:
         if self.paged and self._columns:
-            return self._mark is not None and self.on_screen(self._mark[0])
-        return super().mark_visible()
+            return self.mark_range is not None and self.on_screen(self.mark_range[0])
+        return self.marks.mark_visible()
+
+    # the marks' calls, as every view answers them -----------------------------------------
+
+    def set_spans(self, spans: list[Span]) -> None:
+        self.marks.set_spans(spans)
+
+    def mark_span(self, start: int, end: int) -> None:
+        self.marks.mark_span(start, end)
+
+    def mark_position(self) -> tuple[int, int] | None:
+        return self.mark_range
+
+    def marked_page(self) -> int:
+        return self.marks.marked_page()
+
+    def marked(self) -> bool:
+        return self.marks.marked()
+
+    def highlight_at(self, position: int) -> int:
+        return self.marks.highlight_at(position)
+
+    def selected_text(self) -> str:
+        return self.marks.selected_text()
+
+    def selection_anchor(self) -> dict[str, dict[str, int]] | None:
+        return self.marks.selection_anchor()
+
+    def selection_page(self) -> int:
+        return self.marks.selection_page()
+
+    def find_text(self, text: str) -> bool:
+        return self.marks.find_text(text)
+
+    def select_text(self, text: str) -> bool:
+        return self.marks.select_text(text)
 
     # painting ----------------------------------------------------------------------------
 

@@ -81,7 +81,9 @@ class Reader(QWidget):
         self.split.setStretchFactor(1, 1)
         self.split.setSizes([SIDE_START, 700])
         _column(self.toolbar, self.split, into=self)
-        self.selection_actions = SelectionActions(self)
+        self.selection_actions = SelectionActions(
+            self, self.host, self, library, self.events, self.requestAsk.emit
+        )
         self.selection_bar = self.selection_actions.bar
         self.highlight_actions = HighlightActions(self)
         self._save_timer = QTimer(self, singleShot=True, interval=SAVE_DELAY_MS)
@@ -186,7 +188,7 @@ class Reader(QWidget):
     def open_book(self, book: BookInfo, page: int | None = None) -> None:
         """Show ``book`` at ``page`` (its saved position when None)."""
         self.save_position()
-        self.close_book()
+        self.close_book(reopening=True)
         self._pace = Pace(self._pace.seconds_per_page() if self._pace.measured() else None)
         self.labels = PageLabels(self.library.page_labels(book.id))
         self.chapters = Chapters(self.memory.states.page_chapters(book.id))
@@ -225,14 +227,15 @@ class Reader(QWidget):
     def _view_settings(self, book_id: int, values: dict[str, object]) -> None:
         self.memory.remember(book_id, view={**self.memory.book(book_id).view, "pictures": values})
 
-    def close_book(self) -> None:
+    def close_book(self, *, reopening: bool = False) -> None:
+        """Close the book (``reopening``: a book, maybe this one read anew, opens at once)."""
         self._save_timer.stop()
         self.host.close_view()
         closed = self.book.id if self.book is not None else 0
         self.book = None
         self.session = None
         self.selection_bar.hide()
-        self.events.publish(BookClosed(closed))
+        self.events.publish(BookClosed(closed, reopening))
         self._set_enabled(False)
 
     def current_chapter(self) -> QTreeWidgetItem | None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -17,7 +18,7 @@ def install_shortcuts(reader: Reader) -> dict[str, QAction]:
     """Add the reader's shortcuts to it (active while focus is inside); returns them by key."""
     find, act = reader.side.finder, reader.selection_actions.act
     # (keys, what they do: the shortcut list shows it, slot)
-    table: list[tuple[str, str, Any]] = [
+    table: list[tuple[str, str, Callable[..., object]]] = [
         ("Alt+Left", "Back to where you were", reader.go_back),
         ("Alt+Right", "Forward again", reader.go_forward),
         ("F3", "Next match of Find", lambda: find.step(1)),

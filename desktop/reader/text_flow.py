@@ -121,7 +121,7 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         self.starts: list[int] = []  # document position where each loaded page begins
         self._busy = False
         # the marked words' document positions: kept right as pages are added and dropped
-        self._mark: tuple[int, int] | None = None
+        self.mark_range: tuple[int, int] | None = None
         self._images: dict[str, QSize] = {}
         self.document().setDocumentMargin(28)
 
@@ -325,8 +325,8 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         added = doc.characterCount() - length_before
         self.starts = [0] + [s + added for s in self.starts]
         self.loaded.insert(0, number)
-        if self._mark is not None:
-            self._mark = (self._mark[0] + added, self._mark[1] + added)
+        if self.mark_range is not None:
+            self.mark_range = (self.mark_range[0] + added, self.mark_range[1] + added)
         after = layout.blockBoundingRect(doc.findBlock(self.starts[1])).top()
         return int(after - before)
 
@@ -340,10 +340,10 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         cursor.removeSelectedText()
         self.loaded.pop(0)
         self.starts = [s - removed for s in self.starts[1:]]
-        if self._mark is not None:
-            self._mark = (self._mark[0] - removed, self._mark[1] - removed)
-            if self._mark[0] < 0:
-                self._mark = None
+        if self.mark_range is not None:
+            self.mark_range = (self.mark_range[0] - removed, self.mark_range[1] - removed)
+            if self.mark_range[0] < 0:
+                self.mark_range = None
         after = layout.blockBoundingRect(doc.findBlock(0)).top()
         return int(before - after)
 
@@ -354,8 +354,8 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
         self.loaded.pop()
-        if self._mark is not None and self._mark[1] > self.starts[-1]:
-            self._mark = None
+        if self.mark_range is not None and self.mark_range[1] > self.starts[-1]:
+            self.mark_range = None
         self.starts.pop()
 
     def _y(self, position: int) -> float:

@@ -1,19 +1,26 @@
 """Marks, highlights and the selection in a reflowable book's text view: the marked words of
 a citation or a Find match (placed where they really are, centred), the reader's highlights
-drawn over their anchored offsets, and the selection as stored pages and offsets."""
+drawn over their anchored offsets, and the selection as stored pages and offsets.
+
+``TextMarks`` is a part the text view owns (``view.marks``), not a base class: it is given
+the view's flow (``PageFlow``: the document, its loaded pages and their positions) and keeps
+its own state (the highlights to draw, the marked words, whether the mark stays centred).
+The marked range itself is the flow's ``mark_range``: the flow moves it as pages come and
+go."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextDocument
-from PySide6.QtWidgets import QTextEdit, QWidget
+from PySide6.QtWidgets import QTextEdit
 
 from desktop.highlights.look import highlight_format
-from desktop.reader.text_flow import PageFlow
 from desktop.theme import MARK_RGBA
+
+if TYPE_CHECKING:
+    from desktop.reader.text_flow import PageFlow
 
 
 @dataclass(frozen=True)
@@ -30,24 +37,27 @@ class Span:
     id: int = 0  # the stored highlight's
 
 
-class TextMarks(PageFlow):
-    def __init__(self, book_file: Path | None, fmt: str, parent: QWidget | None = None) -> None:
-        super().__init__(book_file, fmt, parent)
-        self._spans: list[Span] = []
+class TextMarks:
+    """The marks of one text view (``view.marks``), over its flow."""
+
+    def __init__(self, flow: PageFlow) -> None:
+        self.flow = flow
+        self.spans: list[Span] = []
         self._drawn: list[tuple[int, int, int]] = []  # (start, end, highlight id) on screen
-        self._mark_text = ""
+        self.text = ""  # the words last asked to be marked
         self._mark_page = 0
-        self._mark_pinned = False  # the mark stays centred until the reader scrolls
+        self.pinned = False  # the mark stays centred until the reader scrolls
 
     def set_spans(self, spans: list[Span]) -> None:
-        self._spans = spans
-        self._decorate()
+        self.spans = spans
+        self.decorate()
 
     # marks and highlights ----------------------------------------------------------------
 
-    def _find_from(self, text: str, position: int) -> QTextCursor | None:
+    def find_from(self, text: str, position: int) -> QTextCursor | None:
+        flow = self.flow
         words = " ".join(text.split()).replace("\u2060", "\u200d")  # as text_flow shows it
-        doc = self.document()
+        doc = flow.document()
         for candidate in (words, words[:120], " ".join(words.split()[:8])):
             if not candidate:
                 continue
@@ -64,90 +74,95 @@ class TextMarks(PageFlow):
                     return cursor
         return None
 
-    def _place_mark(self, page: int, mark: str, nth: int = 0, near: int = -1) -> bool:
+    def place(self, page: int, mark: str, nth: int = 0, near: int = -1) -> bool:
         """Mark ``mark`` where it really is: on ``page`` (its ``nth`` occurrence there, or the
         one closest to offset ``near``), else where it continues on the next page, else on
         the page before; then centre it."""
-        if page not in self.loaded:
+        flow = self.flow
+        if page not in flow.loaded:
             return False
-        start = self.starts[self.loaded.index(page)]
-        cursor = self._find_from(mark, start)
+        start = flow.starts[flow.loaded.index(page)]
+        cursor = self.find_from(mark, start)
         if near >= 0 and cursor is not None:
-            target = self._pos(page, near)
-            page_end = self._pos(page, 1 << 30)
+            target = flow._pos(page, near)
+            page_end = flow._pos(page, 1 << 30)
             best = cursor
             following: QTextCursor | None = cursor
             while following is not None and following.selectionStart() <= page_end:
                 if abs(following.selectionStart() - target) < abs(best.selectionStart() - target):
                     best = following
-                following = self._find_from(mark, following.selectionEnd())
+                following = self.find_from(mark, following.selectionEnd())
             cursor = best
         for _ in range(nth):
             if cursor is None:
                 break
-            later = self._find_from(mark, cursor.selectionEnd())
+            later = self.find_from(mark, cursor.selectionEnd())
             if later is None:
                 break
             cursor = later
-        i = self.loaded.index(page)
+        i = flow.loaded.index(page)
         if cursor is None or (
-            i + 2 < len(self.starts) and cursor.selectionStart() >= self.starts[i + 2]
+            i + 2 < len(flow.starts) and cursor.selectionStart() >= flow.starts[i + 2]
         ):
             if i > 0:
-                cursor = self._find_from(mark, self.starts[i - 1])
+                cursor = self.find_from(mark, flow.starts[i - 1])
                 if cursor is not None and cursor.selectionStart() >= start:
                     cursor = None
             else:
                 cursor = None
         if cursor is None:
             return False
-        self._mark = (cursor.selectionStart(), cursor.selectionEnd())
-        self._mark_page = self.page_offset(cursor.selectionStart())[0]
-        self._scroll_to_position(self._mark[0], centre=True)
+        flow.mark_range = (cursor.selectionStart(), cursor.selectionEnd())
+        self._mark_page = flow.page_offset(cursor.selectionStart())[0]
+        flow._scroll_to_position(flow.mark_range[0], centre=True)
         return True
 
     def mark_position(self) -> tuple[int, int] | None:
-        return self._mark
+        flow = self.flow
+        return flow.mark_range
 
     def mark_span(self, start: int, end: int) -> None:
         """Mark document positions ``start``..``end``: a passage known by its offsets (an
         anchor), marked exactly, also where it runs over a paragraph break."""
-        self._mark = (start, end)
-        self._mark_page = self.page_offset(start)[0]
-        self._decorate()
+        flow = self.flow
+        flow.mark_range = (start, end)
+        self._mark_page = flow.page_offset(start)[0]
+        self.decorate()
 
     def marked_page(self) -> int:
-        return self._mark_page if self._mark is not None else 0
+        flow = self.flow
+        return self._mark_page if flow.mark_range is not None else 0
 
-    def _decorate(self) -> None:
+    def decorate(self) -> None:
+        flow = self.flow
         extras: list[QTextEdit.ExtraSelection] = []
         self._drawn = []
-        doc = self.document()
-        first, last = (self.loaded[0], self.loaded[-1]) if self.loaded else (0, -1)
-        for span in self._spans:
+        doc = flow.document()
+        first, last = (flow.loaded[0], flow.loaded[-1]) if flow.loaded else (0, -1)
+        for span in self.spans:
             cursor: QTextCursor | None = None
             if span.start is not None and span.end is not None:
                 (p1, o1), (p2, o2) = span.start, span.end
                 if p2 < first or p1 > last:
                     continue
-                a = self._pos(p1, o1) if p1 >= first else 0
-                b = self._pos(p2, o2) if p2 <= last else self._end()
+                a = flow._pos(p1, o1) if p1 >= first else 0
+                b = flow._pos(p2, o2) if p2 <= last else flow._end()
                 if b > a:
                     cursor = QTextCursor(doc)
                     cursor.setPosition(a)
                     cursor.setPosition(b, QTextCursor.MoveMode.KeepAnchor)
             elif first <= span.page <= last:
-                cursor = self._find_from(span.text, self.starts[self.loaded.index(span.page)])
+                cursor = self.find_from(span.text, flow.starts[flow.loaded.index(span.page)])
             if cursor is not None:
                 sel = QTextEdit.ExtraSelection()
                 sel.cursor = cursor
                 sel.format = highlight_format(span.colour, span.style)
                 extras.append(sel)
                 self._drawn.append((cursor.selectionStart(), cursor.selectionEnd(), span.id))
-        if self._mark is not None:
+        if flow.mark_range is not None:
             cursor = QTextCursor(doc)
-            cursor.setPosition(self._mark[0])
-            cursor.setPosition(self._mark[1], QTextCursor.MoveMode.KeepAnchor)
+            cursor.setPosition(flow.mark_range[0])
+            cursor.setPosition(flow.mark_range[1], QTextCursor.MoveMode.KeepAnchor)
             sel = QTextEdit.ExtraSelection()
             sel.cursor = cursor
             fmt = QTextCharFormat()
@@ -155,74 +170,81 @@ class TextMarks(PageFlow):
             # marked by more than colour (WCAG 1.4.1): a dashed line under it too (a
             # highlight's underline style is solid)
             fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DashUnderline)
-            fmt.setUnderlineColor(QColor(self.theme.text))
+            fmt.setUnderlineColor(QColor(flow.theme.text))
             sel.format = fmt
             extras.append(sel)
-        self.setExtraSelections(extras)
+        flow.setExtraSelections(extras)
 
     def highlight_at(self, position: int) -> int:
         """The id of the highlight drawn over document ``position`` (0 when none)."""
         return next((i for a, b, i in self._drawn if i and a <= position <= b), 0)
 
-    def _caret_at_mark(self) -> bool:
+    def caret_at_mark(self) -> bool:
         """The caret at the start of the marked passage (a screen reader reads from the
         caret, so it reads the passage a citation opened); nothing scrolls. False when there
         is no mark, or a selection stays."""
-        cursor = self.textCursor()
-        if self._mark is None or cursor.hasSelection():
+        flow = self.flow
+        cursor = flow.textCursor()
+        if flow.mark_range is None or cursor.hasSelection():
             return False
-        cursor.setPosition(self._mark[0])
-        bar = self.verticalScrollBar()
+        cursor.setPosition(flow.mark_range[0])
+        bar = flow.verticalScrollBar()
         value = bar.value()
-        busy, self._busy = self._busy, True
-        self.setTextCursor(cursor)
+        busy, flow._busy = flow._busy, True
+        flow.setTextCursor(cursor)
         bar.setValue(value)
-        self._busy = busy
+        flow._busy = busy
         return True
 
     def marked(self) -> bool:
+        flow = self.flow
         return any(
             sel.format.background().color().alpha() == MARK_RGBA[3]
-            for sel in self.extraSelections()
+            for sel in flow.extraSelections()
         )
 
     def mark_visible(self) -> bool:
         """True when the whole marked passage (or its first screenful) is on screen."""
-        if self._mark is None:
+        flow = self.flow
+        if flow.mark_range is None:
             return False
-        top = self.verticalScrollBar().value()
-        bottom = top + self.viewport().height()
-        y1 = self._y(self._mark[0])
-        return top <= y1 and y1 + self.line_height() <= bottom
+        top = flow.verticalScrollBar().value()
+        bottom = top + flow.viewport().height()
+        y1 = flow._y(flow.mark_range[0])
+        return top <= y1 and y1 + flow.line_height() <= bottom
 
     # selection ---------------------------------------------------------------------------
 
     def selected_text(self) -> str:
-        return self.textCursor().selectedText().replace("\u2029", "\n").strip()
+        flow = self.flow
+        return flow.textCursor().selectedText().replace("\u2029", "\n").strip()
 
-    def selection_anchor(self) -> dict[str, Any] | None:
+    def selection_anchor(self) -> dict[str, dict[str, int]] | None:
         """Where the selection starts and ends, as stored pages and offsets."""
-        cursor = self.textCursor()
-        if not cursor.hasSelection() or not self.loaded:
+        flow = self.flow
+        cursor = flow.textCursor()
+        if not cursor.hasSelection() or not flow.loaded:
             return None
-        p1, o1 = self.page_offset(cursor.selectionStart())
-        p2, o2 = self.page_offset(cursor.selectionEnd())
+        p1, o1 = flow.page_offset(cursor.selectionStart())
+        p2, o2 = flow.page_offset(cursor.selectionEnd())
         return {"start": {"page": p1, "offset": o1}, "end": {"page": p2, "offset": o2}}
 
     def selection_page(self) -> int:
-        cursor = self.textCursor()
-        return self.page_offset(cursor.selectionStart())[0] if cursor.hasSelection() else 0
+        flow = self.flow
+        cursor = flow.textCursor()
+        return flow.page_offset(cursor.selectionStart())[0] if cursor.hasSelection() else 0
 
     def find_text(self, text: str) -> bool:
-        return self._find_from(text, 0) is not None
+        return self.find_from(text, 0) is not None
 
     def select_text(self, text: str) -> bool:
         """Select ``text`` (the first time it appears from the top page on)."""
-        start = self.starts[self.loaded.index(self.page.number)] if self.page and self.loaded else 0
-        cursor = self.document().find(text, start, QTextDocument.FindFlag.FindCaseSensitively)
+        flow = self.flow
+        start = flow.starts[flow.loaded.index(flow.page.number)] if flow.page and flow.loaded else 0
+        cursor = flow.document().find(text, start, QTextDocument.FindFlag.FindCaseSensitively)
         if cursor.isNull():
-            cursor = self.document().find(text, 0, QTextDocument.FindFlag.FindCaseSensitively)
+            cursor = flow.document().find(text, 0, QTextDocument.FindFlag.FindCaseSensitively)
         if cursor.isNull():
             return False
-        self.setTextCursor(cursor)
+        flow.setTextCursor(cursor)
         return True

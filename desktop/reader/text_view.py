@@ -3,7 +3,7 @@ pages, so reading never skips text, while page 42 here stays page 42 in search r
 citations and the spoiler bound.
 
 The document and its positions are ``text_flow.PageFlow``; marks, highlights and the
-selection ``text_marks.TextMarks``. This view shows a place, scrolls a screen at a time,
+selection ``text_marks.TextMarks``, a part the view owns (``self.marks``). This view shows a place, scrolls a screen at a time,
 keeps the same words at the top when it is laid out again (resized, shown, restyled), and
 says which stored page is at the top and whether the reader moved it there.
 """
@@ -98,7 +98,7 @@ class TextView(PagedFlow):
             self._loader = lambda n: page
             self.page_count = max(self.page_count, page.number)
         if highlights is not None:
-            self._spans = [Span(page.number, t, c) for t, c in highlights]
+            self.marks.spans = [Span(page.number, t, c) for t, c in highlights]
         self.show_at(page.number, mark=mark)
 
     def show_at(
@@ -114,16 +114,16 @@ class TextView(PagedFlow):
         self._busy = True
         try:
             self._reset(page)
-            self._mark = None
-            self._mark_text = mark
+            self.mark_range = None
+            self.marks.text = mark
             found = False
             if mark:
-                found = self._place_mark(page, mark, nth, near)
+                found = self.marks.place(page, mark, nth, near)
             if not found:
                 self._scroll_to_position(self._pos(page, offset))
             self._fill()
-            self._decorate()
-            self._mark_pinned = found
+            self.marks.decorate()
+            self.marks.pinned = found
             # the place asked for, not what the top line shows now: a view not yet at its
             # final size (or shown) lays it out again later, and must keep this place
             self._anchor = (
@@ -131,7 +131,7 @@ class TextView(PagedFlow):
             )
             if self.paged:
                 self._lay_place(self._anchor, found)
-            if not (found and self._caret_at_mark()):  # a citation: read from its passage
+            if not (found and self.marks.caret_at_mark()):  # a citation: read from its passage
                 self._caret_to_top(force=not found)
         finally:
             self._busy = False
@@ -142,8 +142,8 @@ class TextView(PagedFlow):
         """The paged screen for a place: starting at its line, or for a mark the screen
         that starts with its paragraph (or its line, when the paragraph is long)."""
         position = self._pos(*anchor)
-        if marked and self._mark is not None:
-            position = self._mark[0]
+        if marked and self.mark_range is not None:
+            position = self.mark_range[0]
             block = self.document().findBlock(position)
             line = line_at(self.document(), position)
             if line is not None and line.top - self._y(block.position()) < self.page_height() / 3:
@@ -185,27 +185,27 @@ class TextView(PagedFlow):
         if not self.loaded:
             return
         page, offset = self._anchor or self.top_position()
-        pinned = self._mark_pinned
+        pinned = self.marks.pinned
         mark = (
-            (self.page_offset(self._mark[0]), self.page_offset(self._mark[1]))
-            if self._mark is not None
+            (self.page_offset(self.mark_range[0]), self.page_offset(self.mark_range[1]))
+            if self.mark_range is not None
             else None
         )
         self.show_at(page, offset)
         if mark is not None and mark[0][0] in self.loaded and mark[1][0] in self.loaded:
-            self._mark = (self._pos(*mark[0]), self._pos(*mark[1]))
+            self.mark_range = (self._pos(*mark[0]), self._pos(*mark[1]))
             if pinned and self.paged:
                 self._lay_place(self._anchor or (page, offset), True)
-                self._mark_pinned = True
+                self.marks.pinned = True
             elif pinned:
                 self._busy = True
                 try:
-                    self._scroll_to_position(self._mark[0], centre=True)
+                    self._scroll_to_position(self.mark_range[0], centre=True)
                     self._fill()
                 finally:
                     self._busy = False
-                self._mark_pinned = True
-            self._decorate()
+                self.marks.pinned = True
+            self.marks.decorate()
 
     def showEvent(self, event: QShowEvent) -> None:
         # on its first showing QTextEdit scrolls to the text cursor (where the last page was
@@ -241,8 +241,8 @@ class TextView(PagedFlow):
             if self._images and event.oldSize().width() != event.size().width():
                 self._resize_timer.start()
             # the text has been rewrapped: keep the same words at the top (or the mark centred)
-            if self._mark is not None and self._mark_pinned:
-                self._scroll_to_position(self._mark[0], centre=True)
+            if self.mark_range is not None and self.marks.pinned:
+                self._scroll_to_position(self.mark_range[0], centre=True)
             elif self._anchor is not None and self._anchor[0] in self.loaded:
                 self._scroll_to_position(self._pos(*self._anchor))
             self._fill()
@@ -253,10 +253,10 @@ class TextView(PagedFlow):
         """Lay the paged screen out again at the same place (or around the pinned mark)."""
         if not self.paged or not self.loaded:
             return
-        pinned = self._mark is not None and self._mark_pinned
+        pinned = self.mark_range is not None and self.marks.pinned
         if pinned or self._anchor is not None:
             self._lay_place(self._anchor or self.screen_start(), pinned)
-            self._mark_pinned = pinned
+            self.marks.pinned = pinned
         self._update_top(user=False)
 
     def _scrolled(self, value: int) -> None:
@@ -286,7 +286,7 @@ class TextView(PagedFlow):
         try:
             self._fill()
             self._anchor = self.top_position()
-            self._mark_pinned = False
+            self.marks.pinned = False
             self._caret_to_top(force=self._turning)
         finally:
             self._busy = False
@@ -300,8 +300,8 @@ class TextView(PagedFlow):
             return
         self._busy = True
         try:
-            if self._mark is not None and self._mark_pinned:
-                self._scroll_to_position(self._mark[0], centre=True)
+            if self.mark_range is not None and self.marks.pinned:
+                self._scroll_to_position(self.mark_range[0], centre=True)
             elif self._anchor is not None and self._anchor[0] in self.loaded:
                 self._scroll_to_position(self._pos(*self._anchor))
         finally:
@@ -363,7 +363,7 @@ class TextView(PagedFlow):
             if not turn():
                 return False
             self._anchor = self.screen_start()
-            self._mark_pinned = False
+            self.marks.pinned = False
             self._caret_to_top(force=True)
         finally:
             self._busy = False

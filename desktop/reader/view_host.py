@@ -9,7 +9,7 @@ import asyncio
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtWidgets import QApplication, QLabel, QStackedWidget, QWidget
@@ -215,10 +215,10 @@ class ViewHost(QStackedWidget):
         self.setCurrentWidget(self.placeholder)
 
     def text_view(self) -> TextView | None:
-        return self._view_of("desktop.reader.text_view", "TextView")
+        return cast("TextView | None", self._view_of("desktop.reader.text_view", "TextView"))
 
     def pdf_view(self) -> PdfView | None:
-        return self._view_of("desktop.reader.pdf_view", "PdfView")
+        return cast("PdfView | None", self._view_of("desktop.reader.pdf_view", "PdfView"))
 
     def right_to_left(self) -> bool:
         """The open book's pages turn right to left (a right-to-left text, a manga)."""
@@ -226,9 +226,10 @@ class ViewHost(QStackedWidget):
         return bool(view is not None and view.rtl)
 
     def picture_view(self) -> ImagePagesView | None:
-        return self._view_of("desktop.reader.image_pages", "ImagePagesView")
+        view = self._view_of("desktop.reader.image_pages", "ImagePagesView")
+        return cast("ImagePagesView | None", view)
 
-    def _view_of(self, module: str, name: str) -> Any:
+    def _view_of(self, module: str, name: str) -> QWidget | None:
         """The open view if it is a ``module.name``. A view's module is imported when a book
         needs it: if it is not loaded, the view is not one (asking must not load QtPdf and
         the PDF view, 2.4 MB, into a window that shows an EPUB)."""

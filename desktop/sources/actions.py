@@ -4,7 +4,8 @@ a library (two file stats; the library view is refreshed when it did)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QMenu, QMessageBox
@@ -13,6 +14,12 @@ from core.errors import MarginError
 from desktop.tasks import run_blocking
 
 if TYPE_CHECKING:
+    import asyncio
+    from pathlib import Path
+
+    from core.books.importer import ImportResult
+    from core.store.library import BookInfo
+    from core.sync.kosync import Kosync
     from desktop.window.main_window import MainWindow
 
 CALIBRE_CHECK_MS = 60_000
@@ -57,7 +64,7 @@ def install(window: MainWindow) -> None:
     QTimer.singleShot(2000, lambda: start(window, refresh_calibre(window)))
 
 
-def start(window: MainWindow, coro: Any) -> Any:
+def start[T](window: MainWindow, coro: Coroutine[object, object, T]) -> asyncio.Task[T]:
     return window.tasks.start(coro, key="sources", replace=False)
 
 
@@ -83,18 +90,20 @@ async def sync_now(window: MainWindow) -> None:
     window.books.refresh_library()
 
 
-def _open_book(window: MainWindow) -> Any:
+def _open_book(window: MainWindow) -> BookInfo | None:
     if not window.reading_view_built() or window.reader.book is None:
         _say(window, "Open a book first.")
         return None
     return window.reader.book
 
 
-async def _kosync(window: MainWindow, step: str) -> tuple[Any, Any] | None:
+async def _kosync[T](
+    window: MainWindow, step: Callable[[Kosync, BookInfo], T]
+) -> tuple[BookInfo, T] | None:
     """Push or pull (``step``) the open book's position with KOReader's server, off the
     window's thread: (the book, what the server said), or None when there is no book or it
     failed (the reader is told why)."""
-    from core.sync.kosync import Kosync
+    from core.sync.kosync import Kosync as Sync
 
     book = _open_book(window)
     if book is None:
@@ -102,7 +111,7 @@ async def _kosync(window: MainWindow, step: str) -> tuple[Any, Any] | None:
     window.reader.save_position()
     book = window.library.get_book(book.id)
     try:
-        done = await run_blocking(lambda: getattr(Kosync(window.library, window.paths), step)(book))
+        done = await run_blocking(lambda: step(Sync(window.library, window.paths), book))
     except MarginError as exc:
         _say(window, str(exc))
         return None
@@ -110,7 +119,7 @@ async def _kosync(window: MainWindow, step: str) -> tuple[Any, Any] | None:
 
 
 async def kosync_push(window: MainWindow) -> None:
-    pushed = await _kosync(window, "push")
+    pushed = await _kosync(window, lambda sync, book: sync.push(book))
     if pushed is not None:
         sent = pushed[1]
         _say(window, f"Sent to KOReader: page {sent.page} ({sent.percentage:.0%}).")
@@ -119,7 +128,7 @@ async def kosync_push(window: MainWindow) -> None:
 async def kosync_pull(window: MainWindow) -> None:
     """Move to the position another device sent; offer to move "read to" there too (the
     spoiler bound follows the reader's choice, never silently)."""
-    pulled = await _kosync(window, "pull")
+    pulled = await _kosync(window, lambda sync, book: sync.pull(book))
     if pulled is None:
         return
     book, got = pulled
@@ -176,7 +185,7 @@ def open_catalogues(window: MainWindow) -> None:
     from desktop.sources.opds_dialog import OpdsDialog
     from desktop.sources.sync_settings import catalogues
 
-    def import_file(path: Any) -> Any:
+    def import_file(path: Path) -> ImportResult:
         result = window.app.import_book(path)
         return result
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -22,15 +23,20 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import MarginError
-from core.sources.opds import Feed
+from core.sources.opds import Entry, Feed
 from desktop.tasks import TaskKeeper, run_blocking
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from core.books.importer import ImportResult
 
 
 class OpdsDialog(QDialog):
     def __init__(
         self,
         catalogues: list[str],
-        import_file: Callable[[Path], Any],
+        import_file: Callable[[Path], ImportResult],
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -81,7 +87,7 @@ class OpdsDialog(QDialog):
         layout.addWidget(self.status)
         self._buttons()
 
-    def open_url(self, url: str, *, remember: bool = True) -> Any:
+    def open_url(self, url: str, *, remember: bool = True) -> asyncio.Task[None] | None:
         if not url:
             return None
         return self.tasks.start(self._load(url, remember), key="feed")
@@ -114,11 +120,11 @@ class OpdsDialog(QDialog):
         self.download.setEnabled(entry is not None and entry.best_download() is not None)
         self.query.setEnabled(bool(self.feed and self.feed.search))
 
-    def _entry(self) -> Any:
+    def _entry(self) -> Entry | None:
         item = self.entries.currentItem()
-        return None if item is None else item.data(Qt.ItemDataRole.UserRole)
+        return None if item is None else cast("Entry", item.data(Qt.ItemDataRole.UserRole))
 
-    def _selected(self, *_: Any) -> None:
+    def _selected(self, *_: object) -> None:
         entry = self._entry()
         self.summary.setText(entry.summary[:600] if entry is not None else "")
         self._buttons()
@@ -156,7 +162,7 @@ class OpdsDialog(QDialog):
         if entry is not None and entry.best_download() is not None:
             self.tasks.start(self._fetch_book(entry), key="download", replace=False)
 
-    async def _fetch_book(self, entry: Any) -> None:
+    async def _fetch_book(self, entry: Entry) -> None:
         self.status.setText(f"Downloading {entry.title}…")
         try:
             title = await run_blocking(self._download_and_import, entry)
@@ -165,12 +171,14 @@ class OpdsDialog(QDialog):
             return
         self.status.setText(f"{title} is in your library.")
 
-    def _download_and_import(self, entry: Any) -> str:
+    def _download_and_import(self, entry: Entry) -> str:
         import tempfile
 
         from core.sources.opds import download
 
-        data, suffix = download(entry.best_download())
+        link = entry.best_download()
+        assert link is not None  # a download starts only for an entry that has one
+        data, suffix = download(link)
         with tempfile.TemporaryDirectory(prefix="margin-opds-") as tmp:
             safe = "".join(c if c.isalnum() or c in " -_" else "_" for c in entry.title)[:80]
             path = Path(tmp) / f"{safe.strip() or 'book'}{suffix}"
@@ -178,7 +186,7 @@ class OpdsDialog(QDialog):
             result = self.import_file(path)
         return str(result.book.title)
 
-    def closeEvent(self, event: Any) -> None:
+    def closeEvent(self, event: QCloseEvent) -> None:
         for key in ("feed", "download"):
             self.tasks.cancel(key)
         super().closeEvent(event)

@@ -6,8 +6,6 @@ checked against its server before it is kept, on a worker thread."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
@@ -185,7 +183,7 @@ class SyncSection(QGroupBox):
         self.opds_url.clear()
 
 
-def _row(*widgets: Any) -> QWidget:
+def _row(*widgets: QWidget) -> QWidget:
     box = QWidget()
     row = QHBoxLayout(box)
     row.setContentsMargins(0, 0, 0, 0)

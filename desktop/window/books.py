@@ -94,8 +94,7 @@ class BookActions:
         if answer != QMessageBox.StandardButton.Yes:
             return
         if self.window.reader.book is not None and self.window.reader.book.id == book_id:
-            self.window.reader.close_book()
-            self.window.bookOpened.emit(0)
+            self.window.reader.close_book()  # BookClosed: the chat, threads and notes let go
             self.window.setWindowTitle("Margin")
             self.window.back_to_book.hide()
             self.window.panes.show_library()
@@ -141,7 +140,7 @@ class BookActions:
             except MarginError as exc:
                 self.window.statusBar().showMessage(str(exc), 10000)
                 return
-            self.window.reader.close_book()
+            self.window.reader.close_book(reopening=True)
             self.window.open_book(updated.id, updated.page)
             self.window.statusBar().showMessage(f"“{updated.title}” was read again.", 5000)
             from desktop.highlights.threads_panel import show_lost

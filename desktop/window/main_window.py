@@ -32,6 +32,7 @@ from core.errors import MarginError
 from core.labels import display_title
 from core.store.library import BookInfo
 from desktop.accessibility import order_tabs
+from desktop.events import BookOpened, PageShown
 from desktop.library.import_controller import ImportController
 from desktop.library.panel import LibraryPanel
 from desktop.reader.vertical_notice import vertical_notice
@@ -46,6 +47,7 @@ from desktop.window.preferences import Preferences, WindowState
 if TYPE_CHECKING:
     from desktop.chat.pane import ChatPane
     from desktop.highlights.threads_panel import Threads
+    from desktop.readaloud.actions import ReadAloudActions
     from desktop.reader.reader import Reader
     from desktop.reader.typography import TypographyStore
 
@@ -90,9 +92,9 @@ class MainWindow(QMainWindow):
     chat_button: _BuiltOnUse[QToolButton] = _BuiltOnUse()
 
     requestAsk = Signal(object)  # AskRequest, from the reader to the chat pane
-    bookOpened = Signal(int)
     libraryListed = Signal()  # the library panel shows the books (listed on a worker)
     closed = Signal()
+    read_aloud: ReadAloudActions  # Read aloud's menu, button and keys (desktop.readaloud)
 
     def __init__(self, app: Margin, *, restore: bool = True) -> None:
         super().__init__()
@@ -227,7 +229,7 @@ class MainWindow(QMainWindow):
             label = QLabel("The chat pane is not available.")
             label.setAlignment(Qt.AlignmentFlag.AlignCenter)
             return label
-        return ChatPane(self.app, self.tasks)
+        return ChatPane(self.app, self.tasks, self.reader.events)
 
     def _wire(self) -> None:
         lp = self.library_panel
@@ -248,7 +250,7 @@ class MainWindow(QMainWindow):
 
     def _wire_reading_view(self) -> None:
         self.reader.requestAsk.connect(self.requestAsk)
-        self.reader.pageChanged.connect(self._page_changed)
+        self.reader.events.subscribe(PageShown, lambda e: self._page_changed(e.book_id, e.page))
         self.reader.fontSizeChanged.connect(self.panels.font_size_changed)
         self.reader.caretBrowsingChanged.connect(self.panels.set_caret_browsing)
         chat = self.chat
@@ -258,13 +260,13 @@ class MainWindow(QMainWindow):
             self.requestAsk.connect(chat.handle_ask)
             chat.requestOpenPage.connect(self.open_page_request)
             chat.requestSettings.connect(self.panels.open_settings)
-            self.bookOpened.connect(chat.set_book)
-        self.bookOpened.connect(lambda _book_id: order_tabs(self))  # (a new page widget)
         from desktop.highlights.threads_panel import install_threads
 
         self.threads = install_threads(
             self
         )  # threads: the side panel tab, margin marks, the chat's thread
+        # (a new page widget): subscribed after every module, so it runs last
+        self.reader.events.subscribe(BookOpened, lambda _e: order_tabs(self))
 
     # state ------------------------------------------------------------------------------
 
@@ -404,7 +406,6 @@ class MainWindow(QMainWindow):
         self.back_to_book.setText(f"← Back to “{book.title}”")
         self.back_to_book.show()
         self.panes.show_reader()
-        self.bookOpened.emit(book.id)
         self.panels.tick_caret(self.reader.typography.caret_browsing)
         if self.panels.reading_settings is not None:
             self.panels.load_reading_settings()
@@ -416,7 +417,7 @@ class MainWindow(QMainWindow):
     def _text_recognised(self, book_id: int) -> None:
         if self.reader.book is not None and self.reader.book.id == book_id:
             page = self.reader.page
-            self.reader.close_book()
+            self.reader.close_book(reopening=True)
             self.open_book(book_id, page)
 
     def open_page_request(self, request: OpenPageRequest) -> None:
@@ -424,7 +425,7 @@ class MainWindow(QMainWindow):
         if request.near >= 0 and request.quote:  # an anchor: its words exactly
             from desktop.highlights.margin_marks import mark_exactly
 
-            mark_exactly(self.reader, request.page, request.near, request.quote)
+            mark_exactly(self.reader.host, request.page, request.near, request.quote)
 
     def _page_changed(self, book_id: int, page: int) -> None:
         self.statusBar().showMessage(f"Page {page}", 1500)

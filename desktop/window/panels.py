@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 from PySide6.QtWidgets import QDialog, QMessageBox
 
 from core.errors import MarginError
-from desktop.events import HighlightsChanged
+from desktop.events import BookClosed, BookOpened, HighlightsChanged
 
 if TYPE_CHECKING:
     from desktop.highlights.notes_panel import NotesPanel
@@ -144,8 +144,10 @@ class WindowPanels:
             panel = cast("NotesPanel", module.NotesPanel(self.window.library))
             panel.setAccessibleName("Notes and highlights")
             panel.requestOpenPage.connect(self.window.open_page_request)
-            self.window.reader.events.subscribe(HighlightsChanged, lambda _e: panel.refresh())
-            self.window.bookOpened.connect(lambda book_id: panel.set_book(book_id or None))
+            events = self.window.reader.events
+            events.subscribe(HighlightsChanged, lambda _e: panel.refresh())
+            events.subscribe(BookOpened, lambda e: panel.set_book(e.book_id or None))
+            events.subscribe(BookClosed, lambda e: None if e.reopening else panel.set_book(None))
             self.window.reader.side.addTab(panel, "Notes")
             self.notes_panel = panel
         panel.set_book(self.book_id())

@@ -11,6 +11,7 @@ from PySide6.QtGui import QTextCursor
 
 from core.books.importer import import_book
 from core.store.library import Library
+from desktop.events import SelectionChanged
 from desktop.reader.reader import Reader
 from desktop.theme import highlight_colour
 from tests.desktop.reader.conftest import alice_window, press, text_view
@@ -70,6 +71,21 @@ def test_selection_action_shortcuts_in_the_reader(
             Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
         )
     assert blocker.args[0].action == "define" and blocker.args[0].text == word
+
+
+def test_a_selection_and_its_end_go_out_on_the_stream(
+    reader: Reader, library: Library, books_dir: Path
+) -> None:
+    book = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    reader.open_book(book, 10)
+    heard: list[SelectionChanged] = []
+    reader.events.subscribe(SelectionChanged, heard.append)
+    view = text_view(reader)
+    word = library.page(book.id, 10).text.split()[5]
+    assert view.select_text(word)
+    assert heard[-1] == SelectionChanged(book.id, 10, word)
+    reader.host.clear_selection()
+    assert heard[-1] == SelectionChanged(book.id, reader.page, ""), "the selection went"
 
 
 def test_a_highlight_is_saved_in_the_chosen_colour_without_a_question(

@@ -1,0 +1,138 @@
+"""The narrow views the marks in the margin and the selection's actions need, as Protocols.
+
+``margin_marks`` and ``reader.selection_actions`` are given these in their constructor (or
+as an argument) and use nothing else of the reader: the text view's position API, the PDF
+view's page rectangles and text, and the view host that holds one of them. The real
+classes (``TextView``, ``PdfView``, ``ViewHost``) match them by their shape; a test can
+give anything that has the same calls."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from PySide6.QtCore import QRect, QRectF, SignalInstance
+    from PySide6.QtGui import QTextCursor, QTextDocument
+    from PySide6.QtPdf import QPdfDocument
+    from PySide6.QtWidgets import QScrollBar, QWidget
+
+    from core.books.model import PageContent
+
+
+class PageTexts(Protocol):
+    """The open book's stored pages (``ViewHost.pages``: a ``PageSource``)."""
+
+    def stored_text(self, page: int) -> str: ...
+
+    def __call__(self, number: int) -> PageContent: ...
+
+
+class MarkedTextView(Protocol):
+    """A reflowable view's position API: the stored pages laid out (``loaded``, from
+    document position ``starts``), where a position shows (``cursorRect``), its columns."""
+
+    @property
+    def loaded(self) -> list[int]: ...
+
+    @property
+    def starts(self) -> list[int]: ...
+
+    @property
+    def paged(self) -> bool: ...
+
+    def document(self) -> QTextDocument: ...
+
+    def viewport(self) -> QWidget: ...
+
+    def verticalScrollBar(self) -> QScrollBar: ...
+
+    def cursorRect(self, cursor: QTextCursor | None = None) -> QRect: ...
+
+    def on_screen(self, position: int) -> bool: ...
+
+    def column_count(self) -> int: ...
+
+    def column_width(self) -> int: ...
+
+    def mark_span(self, start: int, end: int) -> None: ...
+
+
+class SelectedText(Protocol):
+    """A reflowable view's selection: its words, page and anchor."""
+
+    def viewport(self) -> QWidget: ...
+
+    def cursorRect(self, cursor: QTextCursor | None = None) -> QRect: ...
+
+    def selected_text(self) -> str: ...
+
+    def selection_page(self) -> int: ...
+
+    def selection_anchor(self) -> Mapping[str, object] | None: ...
+
+
+class MarkedPdfView(Protocol):
+    """A PDF view's pages: their rectangles on ``canvas`` at ``scale``, and their text."""
+
+    @property
+    def document(self) -> QPdfDocument: ...
+
+    @property
+    def canvas(self) -> QWidget: ...
+
+    @property
+    def rects(self) -> list[QRectF]: ...
+
+    @property
+    def scale(self) -> float: ...
+
+    @property
+    def zoomChanged(self) -> SignalInstance: ...
+
+    def viewport(self) -> QWidget: ...
+
+    def verticalScrollBar(self) -> QScrollBar: ...
+
+    def horizontalScrollBar(self) -> QScrollBar: ...
+
+
+class BookViews(Protocol):
+    """The view host: the stored pages and whichever view shows the book."""
+
+    @property
+    def pages(self) -> PageTexts | None: ...
+
+    def text_view(self) -> MarkedTextView | None: ...
+
+    def pdf_view(self) -> MarkedPdfView | None: ...
+
+
+class SelectionViews(Protocol):
+    """What the selection's actions follow: the host's selection signals and views."""
+
+    @property
+    def pages(self) -> PageTexts | None: ...
+
+    @property
+    def textSelectionChanged(self) -> SignalInstance: ...
+
+    @property
+    def pdfSelected(self) -> SignalInstance: ...
+
+    @property
+    def selectionCleared(self) -> SignalInstance: ...
+
+    @property
+    def contextMenuAt(self) -> SignalInstance: ...
+
+    def text_view(self) -> SelectedTextView | None: ...
+
+    def pdf_view(self) -> MarkedPdfView | None: ...
+
+    def clear_selection(self) -> None: ...
+
+
+class SelectedTextView(MarkedTextView, SelectedText, Protocol):
+    """The text view as the selection's actions see it (marks and selection)."""
