@@ -82,6 +82,9 @@ class FlowLayout(QLayout):
         return y + row - rect.y() + margins.bottom()
 
 
+MIN_TARGET = 24
+
+
 class TabRows(QWidget):
     """The buttons of ``tabs``' tabs, in rows."""
 
@@ -114,6 +117,7 @@ class TabRows(QWidget):
             button.setToolTip(self.tabs.tabToolTip(index) or name)
             button.setCheckable(True)
             button.setAutoRaise(True)
+            button.setMinimumHeight(MIN_TARGET)  # WCAG 2.5.8: a target 24 x 24 px or more
             button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
             button.clicked.connect(lambda _=False, i=index: self.tabs.setCurrentIndex(i))
             self.group.addButton(button)
