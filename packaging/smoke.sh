@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 APP=${1:-dist/Margin/Margin}
 BOOK=${SMOKE_BOOK:-}
-for dir in "${MARGIN_FIXTURES:-}" ../shared/fixtures /work/shared/fixtures; do
+for dir in "${MARGIN_FIXTURES:-}" tests/fixtures; do  # the repository's own books
   if [ -z "$BOOK" ] && [ -n "$dir" ] && [ -f "$dir/pdf/pdflatex-4-pages.pdf" ]; then BOOK="$dir/pdf/pdflatex-4-pages.pdf"; fi
 done
 if [ -z "$BOOK" ]; then  # no fixtures here: a book of our own

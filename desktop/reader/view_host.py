@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QPoint, Qt, Signal
-from PySide6.QtWidgets import QApplication, QLabel, QStackedWidget, QWidget
+from PySide6.QtWidgets import QLabel, QStackedWidget, QWidget
 
 from core.books.model import PageContent
 from core.errors import MarginError
@@ -437,7 +437,11 @@ class ViewHost(QStackedWidget):
             self._drawn_event = asyncio.Event()
         pdf = self.pdf_view()
         if pdf is not None:
-            QApplication.processEvents()  # let the splitter settle the final width
+            # a turn of the loop lets the splitter settle the final width (never
+            # processEvents() here: qasync then stepped another task waiting on this one's
+            # drawing inside it, lost it, and the window never closed: the bundle's smoke
+            # test hung under Xvfb)
+            await asyncio.sleep(0.02)
             pdf.settle()
             if pdf.is_drawn():
                 await asyncio.sleep(0.05)
