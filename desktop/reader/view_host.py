@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+import shiboken6
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtWidgets import QLabel, QStackedWidget, QWidget
 
@@ -435,13 +436,16 @@ class ViewHost(QStackedWidget):
         """Wait until the current page is painted (PDF pages render in threads)."""
         if self._drawn_event is None:
             self._drawn_event = asyncio.Event()
-        pdf = self.pdf_view()
-        if pdf is not None:
+        if self.pdf_view() is not None:
             # a turn of the loop lets the splitter settle the final width (never
             # processEvents() here: qasync then stepped another task waiting on this one's
             # drawing inside it, lost it, and the window never closed: the bundle's smoke
             # test hung under Xvfb)
             await asyncio.sleep(0.02)
+        if not shiboken6.isValid(self):
+            return  # the window closed meanwhile
+        pdf = self.pdf_view()  # again: the book may have been closed meanwhile
+        if pdf is not None and shiboken6.isValid(pdf):
             pdf.settle()
             if pdf.is_drawn():
                 await asyncio.sleep(0.05)
