@@ -18,6 +18,7 @@ from core.errors import StorageError
 from core.store.frozen import cjk_grams, pages_v8
 from core.store.frozen.messages_v4 import typed_content
 from core.store.frozen.quotes_v15 import backfill
+from core.store.frozen.rewrite import reclaim, repage
 from core.store.frozen.schema_v1 import SCHEMA_V1
 
 
@@ -483,37 +484,7 @@ def migrate(db: pw.SqliteDatabase) -> int:
         getattr(MIGRATIONS[v - 1], "page_size", 0) for v in range(start + 1, SCHEMA_VERSION + 1)
     ]
     if start > 0 and any(pages):
-        _repage(db, max(pages))  # (a new library is made with its page size)
+        repage(db, max(pages))  # (a new library is made with its page size)
     elif 0 < start < 8 <= SCHEMA_VERSION:
-        _reclaim(db)  # compressing the text freed about half the file once
+        reclaim(db)  # compressing the text freed about half the file once
     return start
-
-
-def _repage(db: pw.SqliteDatabase, size: int) -> None:
-    """Rewrite the file with pages of ``size`` bytes (VACUUM, which also gives freed pages
-    back); skipped, and not tried again, when another process has the library open (WAL
-    cannot be left then): its pages stay as they were, which only costs space."""
-    import logging
-
-    try:
-        db.execute_sql("PRAGMA journal_mode = DELETE")
-        db.execute_sql(f"PRAGMA page_size = {int(size)}")
-        db.execute_sql("VACUUM")
-    except pw.OperationalError as exc:
-        logging.getLogger(__name__).info("smaller pages skipped: %s", exc)
-    finally:
-        try:
-            db.execute_sql("PRAGMA journal_mode = WAL")
-        except pw.OperationalError as exc:
-            logging.getLogger(__name__).warning("the library stays out of WAL: %s", exc)
-
-
-def _reclaim(db: pw.SqliteDatabase) -> None:
-    """Give freed pages back to the disk (VACUUM); skipped, and tried again never, when
-    another process holds the library — the space is then reused by later imports."""
-    import logging
-
-    try:
-        db.execute_sql("VACUUM")
-    except pw.OperationalError as exc:
-        logging.getLogger(__name__).info("VACUUM after the migration skipped: %s", exc)
