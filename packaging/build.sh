@@ -10,9 +10,17 @@ start=$(date +%s)
 "$PY" packaging/make_icons.py >/dev/null
 "$PY" -m PyInstaller --noconfirm --clean --log-level WARN --distpath dist --workpath build/pyinstaller packaging/margin.spec
 built=$(date +%s)
+echo "build: $((built - start)) s (PyInstaller)"
+# the archive is packed while the smoke test (mostly waiting for windows) runs; xz -1: on these
+# 2 cores it takes 2.7x less CPU than -6 for an archive 8 % bigger (95 against 88 MB)
 archive="dist/Margin-${VERSION}-linux-${ARCH}.tar.xz"
-tar -C dist -cf - Margin | xz -T0 -6 > "$archive"
-end=$(date +%s)
-echo "build: $((built - start)) s (PyInstaller), archive: $((end - built)) s"
-echo "unpacked: $(du -sh dist/Margin | cut -f1)  archive: $(du -h "$archive" | cut -f1)  ($archive)"
+rm -f "$archive"
+(tar -C dist -cf - Margin | xz -T0 -1 > "$archive.part" && mv "$archive.part" "$archive") &
+packing=$!
+trap 'kill $packing 2>/dev/null || true' EXIT
 packaging/smoke.sh dist/Margin/Margin
+wait $packing
+trap - EXIT
+end=$(date +%s)
+echo "smoke test and archive: $((end - built)) s"
+echo "unpacked: $(du -sh dist/Margin | cut -f1)  archive: $(du -h "$archive" | cut -f1)  ($archive)"
