@@ -89,6 +89,30 @@ static blasint start(blasint n, blasint inc) { return inc < 0 ? (1 - n) * inc : 
                 }                                                                              \
         }                                                                                      \
     }                                                                                          \
+                                                                                               \
+    /* C += alpha * A * B^T row by row, when A has few rows (a question): B is read once, in \
+       place, and each row of A stays in the first-level cache. */                           \
+    ATTR static void P##_dots(blasint M, blasint N, blasint K, T alpha, const T *A,           \
+                              blasint lda, const T *B, blasint ldb, T *C, blasint ldc) {     \
+        for (blasint j = 0; j < N; j++) {                                                      \
+            const T *b = B + j * ldb;                                                          \
+            for (blasint i = 0; i < M; i++) {                                                  \
+                const T *a = A + i * lda;                                                      \
+                P##_vec acc[4] = {{0}};                                                        \
+                blasint p = 0;                                                                 \
+                for (; p + 4 * P##_VL <= K; p += 4 * P##_VL)                                   \
+                    for (int u = 0; u < 4; u++)                                                \
+                        acc[u] += *(const P##_vec *)(a + p + u * P##_VL) *                     \
+                                  *(const P##_vec *)(b + p + u * P##_VL);                      \
+                P##_vec all = acc[0] + acc[1] + acc[2] + acc[3];                               \
+                T sum = 0;                                                                     \
+                for (int v = 0; v < P##_VL; v++) sum += all[v];                                \
+                for (; p < K; p++) sum += a[p] * b[p];                                         \
+                C[i * ldc + j] += alpha * sum;                                                 \
+            }                                                                                  \
+        }                                                                                      \
+    }
+                                                                                          \
 
 #define REAL(T, P)                                                                         \
     typedef T P##vec __attribute__((vector_size(16), aligned(sizeof(T))));                     \
@@ -96,6 +120,14 @@ static blasint start(blasint n, blasint inc) { return inc < 0 ? (1 - n) * inc : 
                                                                                                \
     KERNEL(T, P##wide, 32, WIDE)                                                               \
     KERNEL(T, P##narrow, 16, )                                                                 \
+                                                                                               \
+    static void P##dots(blasint M, blasint N, blasint K, T alpha, const T *A, blasint lda,     \
+                        const T *B, blasint ldb, T *C, blasint ldc) {                          \
+        if (HAS_WIDE())                                                                        \
+            P##wide##_dots(M, N, K, alpha, A, lda, B, ldb, C, ldc);                            \
+        else                                                                                   \
+            P##narrow##_dots(M, N, K, alpha, A, lda, B, ldb, C, ldc);                          \
+    }                                                                                          \
                                                                                                \
     static void P##kernel(blasint M, blasint N, blasint K, const T *A, const T *B, T *C,       \
                           blasint ldc) {                                                       \
@@ -112,6 +144,10 @@ static blasint start(blasint n, blasint inc) { return inc < 0 ? (1 - n) * inc : 
             for (blasint j = 0; j < N; j++)                                                    \
                 C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];                        \
         if (alpha == 0 || K == 0 || M == 0 || N == 0) return;                                  \
+        if (ta == NoTrans && tb != NoTrans && M < 32) {                                        \
+            P##dots(M, N, K, alpha, A, lda, B, ldb, C, ldc);                                   \
+            return;                                                                            \
+        }                                                                                      \
         T *b = buffer(sizeof(T) * K * N);                                                      \
         for (blasint p = 0; p < K; p++)                                                        \
             for (blasint j = 0; j < N; j++)                                                    \
