@@ -11,11 +11,12 @@ against ``cryptography`` itself.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 import types
 from typing import Any
+
+# ctypes is imported on first use, not at every start of the bundle
 
 _lib: Any = None
 
@@ -24,6 +25,7 @@ def _crypto() -> Any:
     global _lib
     if _lib is None:
         import _hashlib  # noqa: F401  (links libcrypto: loaded before we ask for it by name)
+        import ctypes
 
         here = os.path.join(getattr(sys, "_MEIPASS", ""), "libcrypto.so.3")
         lib = ctypes.CDLL(here if os.path.exists(here) else "libcrypto.so.3")
@@ -78,6 +80,8 @@ class _Context:
         lib.EVP_CIPHER_CTX_set_padding(self._ctx, 0)  # the caller pads (as cryptography's)
 
     def update(self, data: bytes) -> bytes:
+        import ctypes
+
         data = bytes(data)
         out = ctypes.create_string_buffer(len(data) + 16)
         written = ctypes.c_int(0)
@@ -86,6 +90,8 @@ class _Context:
         return out.raw[: written.value]
 
     def finalize(self) -> bytes:
+        import ctypes
+
         out = ctypes.create_string_buffer(16)
         written = ctypes.c_int(0)
         ok = self._lib.EVP_CipherFinal_ex(self._ctx, out, ctypes.byref(written))
