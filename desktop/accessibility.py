@@ -19,10 +19,15 @@ from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent, QColor, QPaintEvent
-from PySide6.QtWidgets import QAccessibleWidget, QLabel, QTabWidget, QWidget
+from PySide6.QtGui import QColor, QPaintEvent
+from PySide6.QtWidgets import QLabel, QTabWidget, QWidget
 
 if TYPE_CHECKING:
+    # imported where used: QAccessible's enums took time at every start before the window
+    # was painted, and nothing is announced before then
+    from PySide6.QtGui import QAccessibleAnnouncementEvent
+    from PySide6.QtWidgets import QAccessibleWidget
+
     from desktop.window.main_window import MainWindow
 
 # every announcement also goes to these (tests observe them; PySide6 has no update handler)
@@ -55,6 +60,8 @@ def announce(widget: QWidget, text: str, *, assertive: bool = False) -> None:
     ``assertive``)."""
     if not text or not shiboken6.isValid(widget):
         return
+    from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent
+
     event = QAccessibleAnnouncementEvent(widget, text)
     event.setPoliteness(
         QAccessible.AnnouncementPoliteness.Assertive
@@ -90,12 +97,7 @@ class Notice(QLabel):
         self.raise_()
 
 
-class _NoticeAccessible(QAccessibleWidget):
-    def __init__(self, widget: Notice) -> None:
-        super().__init__(widget, QAccessible.Role.Notification)
-
-
-_interfaces: dict[int, _NoticeAccessible] = {}  # kept while their notice lives
+_interfaces: dict[int, QAccessibleWidget] = {}  # kept while their notice lives
 
 
 def _factory(key: str, obj: QObject) -> QAccessibleWidget | None:
@@ -103,7 +105,12 @@ def _factory(key: str, obj: QObject) -> QAccessibleWidget | None:
         return None
     made = _interfaces.get(id(obj))
     if made is None:
-        made = _interfaces[id(obj)] = _NoticeAccessible(obj)
+        from PySide6.QtGui import QAccessible
+        from PySide6.QtWidgets import QAccessibleWidget
+
+        # a notification: Orca speaks one when it is shown
+        made = QAccessibleWidget(obj, QAccessible.Role.Notification)
+        _interfaces[id(obj)] = made
         key_id = id(obj)
         obj.destroyed.connect(lambda *_: _interfaces.pop(key_id, None))
     return made
@@ -116,6 +123,8 @@ def notice(widget: QWidget, text: str) -> None:
     """Show ``text`` in the notice of ``widget``'s window (made on first use)."""
     global _factory_installed
     if not _factory_installed:
+        from PySide6.QtGui import QAccessible
+
         QAccessible.installFactory(_factory)
         _factory_installed = True
     window = widget.window()

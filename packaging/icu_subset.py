@@ -1,12 +1,14 @@
 """A smaller ICU data library for the bundle (Linux; used by ``margin.spec``).
 
 Qt's wheel ships ICU's whole data (``libicudata.so.73``, 31 MB), but QtCore is the only
-library that calls ICU, and it calls four services only: converters (``ucnv_*``), collation
-(``ucol_*``), time-zone names (``ucal_*``) and case mapping (``u_strToLower/Upper``). So the
-data for services nothing calls is left out: display names of languages, regions, currencies
-and units, number spell-out rules, transliterators, break iterators (with their dictionaries)
-and character names — 15 MB. Converters, collation, time zones, the locale data and the
-Unicode properties stay. ``packaging/bundle_selftest.py`` checks each kept service.
+library that calls ICU, and Margin reaches two of its services only: collation (``ucol_*``:
+``QCollator``, the file dialog's sorting) and case mapping (``u_strToLower/Upper``). So the
+data for services nothing calls is left out: display names of languages, regions, currencies,
+units and time zones, number spell-out rules, transliterators, break iterators (with their
+dictionaries), character names, and the legacy converters (``QStringDecoder`` for
+Shift_JIS, KOI8-R, …: the app decodes books in Python and gives Qt Unicode text only) —
+25 MB. Collation, the locale data, time-zone rules and the Unicode properties stay.
+``packaging/bundle_selftest.py`` checks each kept service.
 
 Needs ``icupkg`` (Debian: icu-devtools) and a C compiler; without them the full library
 ships and the build says so.
@@ -19,7 +21,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-UNUSED_ITEMS = re.compile(r"^(lang|region|curr|unit|rbnf|translit|brkitr)/|^unames\.icu$")
+UNUSED_ITEMS = re.compile(
+    r"^(lang|region|curr|unit|rbnf|translit|brkitr|zone)/|^unames\.icu$|\.cnv$|^cnvalias\.icu$"
+)
 
 
 def _run(*args: str) -> str:

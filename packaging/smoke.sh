@@ -15,7 +15,7 @@ if [ -z "$BOOK" ]; then  # no fixtures here: a book of our own
   BOOK="$(pwd)/resources/welcome/Welcome to Margin.md"
 fi
 DIR=$(dirname "$APP")
-MAX_MB=${MAX_BUNDLE_MB:-220}
+MAX_MB=${MAX_BUNDLE_MB:-180}
 size=$(du -sm "$DIR" | cut -f1)
 echo "bundle: ${size} MB (at most ${MAX_MB}); largest files:"
 find "$DIR" -type f -printf '%s\t%P\n' | sort -n | tail -15 | awk -F'\t' '{printf "  %6.1f MB  %s\n", $1 / 1048576, $2}'

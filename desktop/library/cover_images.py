@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QRectF, QSize, Qt
+from PySide6.QtCore import QByteArray, QRectF, QSize, Qt
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -19,7 +19,6 @@ from PySide6.QtGui import (
     QFontMetricsF,
     QImage,
     QImageReader,
-    QLinearGradient,
     QPainter,
 )
 
@@ -55,6 +54,8 @@ def generated_cover(title: str, author: str, size: QSize = COVER_SIZE) -> QImage
     w, h = size.width(), size.height()
     image = QImage(size, QImage.Format.Format_RGB32)
     base = QColor(*cover_colour(title))
+    from PySide6.QtGui import QLinearGradient  # its enums (presets) are built on first use
+
     gradient = QLinearGradient(0, 0, 0, h)
     gradient.setColorAt(0.0, base.lighter(115))
     gradient.setColorAt(1.0, base.darker(125))
@@ -145,6 +146,8 @@ def decode_image(data: bytes, size: QSize = COVER_SIZE) -> QImage | None:
     kind = image_kind(data)
     if kind is None:
         return None
+    from PySide6.QtCore import QBuffer  # its enums are built on first use, not at start
+
     buffer = QBuffer()
     buffer.setData(QByteArray(data))
     buffer.open(QBuffer.OpenModeFlag.ReadOnly)

@@ -11,7 +11,6 @@ from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolButton
 
 from desktop import accessibility
-from desktop.shortcut_help import show_shortcuts
 
 if TYPE_CHECKING:
     from desktop.window.main_window import MainWindow
@@ -247,7 +246,7 @@ def build_menus(window: MainWindow) -> None:
         window,
         help_menu,
         "&Keyboard shortcuts",
-        lambda: show_shortcuts(window),
+        lambda: _show_shortcuts(window),
         QKeySequence(Qt.Key.Key_F1),
         "shortcuts",
     )
@@ -314,3 +313,9 @@ def add_reader_buttons(window: MainWindow) -> None:
     bar.insertWidget(0, window.library_button)
     bar.addWidget(window.reading_button)
     bar.addWidget(window.chat_button)
+
+
+def _show_shortcuts(window: MainWindow) -> None:
+    from desktop.shortcut_help import show_shortcuts  # its dialog's classes: on first use
+
+    show_shortcuts(window)
