@@ -15,14 +15,14 @@ from typing import Any
 import peewee as pw
 
 from core.errors import StorageError
-from core.store.frozen import cjk_grams, pages_v8
-from core.store.frozen.messages_v4 import typed_content
-from core.store.frozen.quotes_v15 import backfill
-from core.store.frozen.rewrite import reclaim, repage
-from core.store.frozen.schema_v1 import SCHEMA_V1
+
+# The frozen copies are imported by the steps that run them: opening an up-to-date library
+# (every start of the window) never loads them (issue 41).
 
 
 def _v1_initial(db: pw.SqliteDatabase) -> None:
+    from core.store.frozen.schema_v1 import SCHEMA_V1
+
     # Tables as they were in schema 1 (page.html is dropped in v8); later columns are added
     # by later steps.
     for sql in SCHEMA_V1:
@@ -42,6 +42,8 @@ def _v3_read_to(db: pw.SqliteDatabase) -> None:
 def _v4_typed_messages(db: pw.SqliteDatabase) -> None:
     # Messages were kept as the Messages API's JSON; from v4 they are Margin's typed parts.
     import json
+
+    from core.store.frozen.messages_v4 import typed_content
 
     db.execute_sql("ALTER TABLE run ADD COLUMN error_hint TEXT NOT NULL DEFAULT ''")
     rows = db.execute_sql(
@@ -89,6 +91,8 @@ CHUNK_INDEX_V6 = (
 
 
 def _v7_single_copy_of_text(db: pw.SqliteDatabase) -> None:
+    from core.store.frozen import pages_v8
+
     # The search index kept its own copy of every chunk's text: from v6 it reads the text
     # from ``chunk`` (FTS5 external content) and is rebuilt from it. Page HTML, read one page
     # at a time, is stored compressed. Together: the database is about half its former size.
@@ -122,6 +126,8 @@ CHUNK_INDEX_V8 = (
 
 
 def _v8_compressed_text(db: pw.SqliteDatabase) -> None:
+    from core.store.frozen import pages_v8
+
     # Page and chunk text were stored as plain text (most of the file): from v8 a page's
     # text and HTML are one compressed blob, and a chunk is compressed against the pages it
     # was cut from (models.pack_page, pack_chunk). SQL reads them with functions that
@@ -284,6 +290,8 @@ def _highlight_style(db: pw.SqliteDatabase) -> None:
 
 
 def _text_quote_anchors(db: pw.SqliteDatabase) -> None:
+    from core.store.frozen.quotes_v15 import backfill
+
     # Highlights, notes, citations and threads point into a book by its words (a W3C
     # TextQuote with a page and offset hint), so a book read again keeps them on their text.
     for table in ("highlight", "note", "conversation"):
@@ -389,6 +397,8 @@ def _sentence_windows(db: pw.SqliteDatabase) -> None:
 
 
 def _cjk_index(db: pw.SqliteDatabase) -> None:
+    from core.store.frozen import cjk_grams
+
     # Chinese and Japanese text, which has no spaces between words, cut into pairs of
     # characters beside the word index (core.search.cjk), so any word or phrase is found.
     # Only chunks with such text have a row; the books already there are cut here.
@@ -458,6 +468,8 @@ def current_version(db: pw.SqliteDatabase) -> int:
 
 def migrate(db: pw.SqliteDatabase) -> int:
     """Bring the database to ``SCHEMA_VERSION``; returns the version it started at."""
+    from core.store.frozen.rewrite import reclaim, repage
+
     start = current_version(db)
     if start > SCHEMA_VERSION:
         raise StorageError(
