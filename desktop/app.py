@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     import logging
 
     from core.app import Margin
+    from core.paths import Paths
+    from desktop.window.main_window import MainWindow
 
 _T0 = time.perf_counter()
 WINDOW_OPTIONS = ("--open", "--page", "--screenshot", "--exit-after-shown")
@@ -84,8 +86,6 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def window_main(argv: Sequence[str] | None = None) -> int:
-    import asyncio  # not at the module's top: a CLI command never loads it
-
     args = parse_args(sys.argv[1:] if argv is None else argv)
     import logging
 
@@ -111,7 +111,6 @@ def window_main(argv: Sequence[str] | None = None) -> int:
 
     os.environ.setdefault("QT_ENABLE_HIGHDPI_SCALING", "1")
     os.environ.setdefault("QT_API", "pyside6")  # qasync: no trying PyQt5, PyQt6, PySide2 first
-    import qasync
     from PySide6.QtGui import QGuiApplication, QIcon
     from PySide6.QtWidgets import QApplication
 
@@ -134,27 +133,96 @@ def window_main(argv: Sequence[str] | None = None) -> int:
 
         QMessageBox.critical(None, "Margin cannot start", unusable)
         return 1
+    shown = show_up_to_date(args, paths)
+    # asyncio and qasync (~15 % of the start-up's CPU) once the window is painted
+    import asyncio  # not at the module's top: a CLI command never loads it
+
+    import qasync
+
     with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
         try:
-            return runner.run(run_window(app, args, paths))
+            return runner.run(run_window(app, args, paths, shown))
         except KeyboardInterrupt:
             return 130
 
 
-async def run_window(app: object, args: argparse.Namespace, paths: object) -> int:
+def _library_up_to_date(paths: Paths) -> bool:
+    """Whether the library exists and needs no migration: then it opens in milliseconds on
+    this thread. The schema version is read from the file's header (``PRAGMA user_version``
+    is the big-endian integer at byte 60); a page not yet checkpointed from the write-ahead
+    log can only make it look older (the worker path then opens it) or newer (opening says
+    so and the worker path reports it): ``Margin.open`` checks the version itself."""
+    from core.store.migrations import SCHEMA_VERSION
+
+    try:
+        with open(paths.database, "rb") as file:
+            header = file.read(100)
+    except OSError:
+        return False
+    return (
+        len(header) == 100
+        and header.startswith(b"SQLite format 3\x00")
+        and int.from_bytes(header[60:64], "big") == SCHEMA_VERSION
+    )
+
+
+def show_up_to_date(args: argparse.Namespace, paths: object) -> tuple[Margin, MainWindow] | None:
+    """An up-to-date library (every start but the first of a new version): open it and
+    paint the window here, before asyncio and qasync are imported. ``None`` when the library
+    needs creating or migrating (``run_window`` opens it on a worker, with a notice) or
+    cannot be opened (``run_window`` tries again and says why)."""
+    from core.app import Margin
+    from core.paths import Paths
+
+    assert isinstance(paths, Paths)
+    if not _library_up_to_date(paths):
+        return None
+    try:
+        margin = Margin.open(paths)
+        margin.db.close()  # this thread's connection: the window's threads open their own
+    except Exception:
+        _log().warning("opening the library before the loop failed", exc_info=True)
+        return None
+    from PySide6.QtWidgets import QApplication
+
+    window = _make_window(margin, args)
+    QApplication.processEvents()  # no loop yet: the window is painted here
+    return margin, window
+
+
+def _make_window(margin: Margin, args: argparse.Namespace) -> MainWindow:
+    from desktop.window.main_window import MainWindow
+
+    window = MainWindow(margin, restore=not args.screenshot)
+    window.set_theme(window.preferences.theme())
+    if os.environ.get("MARGIN_STARTUP_TIMING"):
+        from desktop.startup_timing import watch_first_paint
+
+        watch_first_paint(window, _T0)
+    window.show()
+    return window
+
+
+async def run_window(
+    app: object,
+    args: argparse.Namespace,
+    paths: object,
+    shown: tuple[Margin, MainWindow] | None = None,
+) -> int:
     import asyncio  # not at the module's top: a CLI command never loads it
 
-    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from core.paths import Paths
-    from desktop.window.main_window import MainWindow
 
     assert isinstance(app, QApplication) and isinstance(paths, Paths)
     from desktop.tasks import pool
 
     # asyncio's own executor work (DNS lookups for the model server) on the window's one pool
     asyncio.get_running_loop().set_default_executor(pool())
+    if shown is not None:
+        margin, window = shown
+        return await _run_shown(margin, window, args, painted=True)
     try:
         margin = await open_library(paths, quiet=bool(args.screenshot or args.exit_after_shown))
     except Exception as exc:
@@ -170,24 +238,30 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
 
             QMessageBox.critical(None, "Margin cannot start", message)
         return 1
+    return await _run_shown(margin, _make_window(margin, args), args, painted=False)
+
+
+async def _run_shown(
+    margin: Margin, window: MainWindow, args: argparse.Namespace, *, painted: bool
+) -> int:
+    import asyncio
+
+    from PySide6.QtCore import QTimer
+
     done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    window = MainWindow(margin, restore=not args.screenshot)
-    window.set_theme(window.preferences.theme())
 
     def on_closed() -> None:
         if not done.done():
             done.set_result(0)
 
     window.closed.connect(on_closed)
-    if os.environ.get("MARGIN_STARTUP_TIMING"):
-        from desktop.startup_timing import watch_first_paint
-
-        watch_first_paint(window, _T0)
-    window.show()
     # the reader and the chat pane are built once the window is painted (or on first use)
-    from desktop.startup_timing import after_first_paint
+    if painted:
+        QTimer.singleShot(0, window.finish_building_if_open)
+    else:
+        from desktop.startup_timing import after_first_paint
 
-    after_first_paint(window, window.finish_building_if_open)
+        after_first_paint(window, window.finish_building_if_open)
     QTimer.singleShot(
         500, window.finish_building_if_open
     )  # no paint (a minimised start): still built

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import logging
@@ -22,10 +21,14 @@ import threading
 from collections import deque
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QObject, Qt, Signal
 
+if TYPE_CHECKING:
+    import asyncio
+
+# asyncio is imported where it is used: the window is painted before it loads (issue 41)
 log = logging.getLogger("margin.tasks")
 
 _executor: ThreadPoolExecutor | None = None
@@ -78,6 +81,8 @@ class Lane:
 
 async def run_blocking[T](fn: Callable[..., T], /, *args: object, **kwargs: object) -> T:
     """Run ``fn(*args, **kwargs)`` in a worker thread and await its result on the loop."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(pool(), functools.partial(fn, *args, **kwargs))
 
@@ -141,6 +146,8 @@ async def drain(grace: float = 5.0) -> None:
     global _drained
     if not _pending:
         return
+    import asyncio
+
     _drained = asyncio.Event()
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(_drained.wait(), grace)
@@ -161,6 +168,8 @@ class TaskKeeper:
             old = self._keyed.get(key)
             if old is not None and not old.done():
                 old.cancel()
+        import asyncio
+
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         if key is not None:
@@ -197,6 +206,8 @@ class TaskKeeper:
         for task in tasks:
             task.cancel()
         if tasks:
+            import asyncio
+
             await asyncio.wait(tasks, timeout=grace)
 
 
