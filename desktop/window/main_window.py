@@ -32,11 +32,9 @@ from core.errors import MarginError
 from core.labels import display_title
 from core.store.library import BookInfo
 from desktop.accessibility import order_tabs
-from desktop.events import BookOpened, PageShown
 from desktop.library.import_controller import ImportController
 from desktop.library.panel import LibraryPanel
 from desktop.reader.vertical_notice import vertical_notice
-from desktop.requests import OpenPageRequest
 from desktop.tasks import TaskKeeper, drain, pool
 from desktop.window.books import BookActions
 from desktop.window.layout import WindowLayout, default_chat_width
@@ -50,6 +48,7 @@ if TYPE_CHECKING:
     from desktop.readaloud.actions import ReadAloudActions
     from desktop.reader.reader import Reader
     from desktop.reader.typography import TypographyStore
+    from desktop.requests import OpenPageRequest
 
 log = logging.getLogger("margin.window")
 __all__ = ["MainWindow", "default_chat_width"]
@@ -249,6 +248,8 @@ class MainWindow(QMainWindow):
         self.importer.imported.connect(lambda _result: self.books.refresh_library())
 
     def _wire_reading_view(self) -> None:
+        from desktop.events import BookOpened, PageShown  # (their dataclasses: after the paint)
+
         self.reader.requestAsk.connect(self.requestAsk)
         self.reader.events.subscribe(PageShown, lambda e: self._page_changed(e.book_id, e.page))
         self.reader.fontSizeChanged.connect(self.panels.font_size_changed)

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, cast
 from PySide6.QtWidgets import QDialog, QMessageBox
 
 from core.errors import MarginError
-from desktop.events import BookClosed, BookOpened, HighlightsChanged
 
 if TYPE_CHECKING:
     from desktop.highlights.notes_panel import NotesPanel
@@ -144,6 +143,8 @@ class WindowPanels:
             panel = cast("NotesPanel", module.NotesPanel(self.window.library))
             panel.setAccessibleName("Notes and highlights")
             panel.requestOpenPage.connect(self.window.open_page_request)
+            from desktop.events import BookClosed, BookOpened, HighlightsChanged
+
             events = self.window.reader.events
             events.subscribe(HighlightsChanged, lambda _e: panel.refresh())
             events.subscribe(BookOpened, lambda e: panel.set_book(e.book_id or None))
