@@ -200,3 +200,39 @@ def test_closed_before_the_reading_view_was_built_keeps_the_book(
         assert third.side_button.isChecked()
     finally:
         close_window(qtbot, third)
+
+
+def test_an_up_to_date_library_is_told_from_its_header(tmp_path: Path, books_dir: Path) -> None:
+    """The window paints before asyncio loads only for a library needing no migration."""
+    from desktop.app import _library_up_to_date
+
+    home = tmp_path / "lib"
+    paths = resolve_paths(home)
+    assert not _library_up_to_date(paths)  # no library yet: created on a worker, as before
+    Library.open(paths).close()
+    assert _library_up_to_date(paths)
+    _library_of_the_previous_version(tmp_path / "old", books_dir)
+    assert not _library_up_to_date(resolve_paths(tmp_path / "old"))
+    paths.database.write_bytes(b"not a database")
+    assert not _library_up_to_date(paths)
+
+
+def test_the_quicker_feature_check_answers_as_pyside_does() -> None:
+    import sys
+
+    import core.errors
+    import desktop.tasks
+    from desktop.app import _quicker_feature_check
+
+    feature = sys.modules.get("shibokensupport.feature")
+    original = getattr(feature, "_mod_uses_pyside", None)
+    if original is None:
+        pytest.skip("this PySide6 has no _mod_uses_pyside")
+    try:
+        _quicker_feature_check()
+        quicker = feature._mod_uses_pyside  # type: ignore[union-attr]
+        assert quicker is not original
+        for module in (desktop.tasks, core.errors, sys, pytest):
+            assert quicker(module) == original(module), module
+    finally:
+        feature._mod_uses_pyside = original  # type: ignore[union-attr]
