@@ -211,21 +211,45 @@ def show_up_to_date(args: argparse.Namespace, paths: object) -> tuple[Margin, Ma
         return None
     from PySide6.QtWidgets import QApplication
 
-    window = _make_window(margin, args)
+    window = _make_window(margin, args, show=False)
+    _wait_listed(window)
+    window.show()
     QApplication.processEvents()  # no loop yet: the window is painted here
     return margin, window
 
 
-def _make_window(margin: Margin, args: argparse.Namespace) -> MainWindow:
-    from desktop.window.main_window import MainWindow
+def _wait_listed(window: MainWindow, limit_ms: int = 1000) -> None:
+    """Until the library panel has its books (listed on a worker, 1–30 ms), at most
+    ``limit_ms``: the first frame shows the shelf, as it did when the loop ran first,
+    rather than an empty panel filled a moment later."""
+    from PySide6.QtCore import QEventLoop, QTimer
 
+    waiting = QEventLoop()
+    window.libraryListed.connect(waiting.quit)
+    QTimer.singleShot(limit_ms, waiting.quit)
+    waiting.exec()
+    window.libraryListed.disconnect(waiting.quit)
+
+
+def _make_window(margin: Margin, args: argparse.Namespace, *, show: bool = True) -> MainWindow:
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.theme import apply_app_theme
+    from desktop.window.main_window import MainWindow
+    from desktop.window.preferences import Preferences
+
+    app = QApplication.instance()
+    if isinstance(app, QApplication):  # the style and palette before any widget: none is
+        # polished twice (setting the style re-polishes every widget there is)
+        apply_app_theme(app, Preferences(margin.paths).theme())
     window = MainWindow(margin, restore=not args.screenshot)
     window.set_theme(window.preferences.theme())
     if os.environ.get("MARGIN_STARTUP_TIMING"):
         from desktop.startup_timing import watch_first_paint
 
         watch_first_paint(window, _T0)
-    window.show()
+    if show:
+        window.show()
     return window
 
 
