@@ -34,7 +34,6 @@ from core.store.library import BookInfo
 from desktop.accessibility import order_tabs
 from desktop.library.import_controller import ImportController
 from desktop.library.panel import LibraryPanel
-from desktop.reader.vertical_notice import vertical_notice
 from desktop.tasks import TaskKeeper, drain, pool
 from desktop.window.books import BookActions
 from desktop.window.layout import WindowLayout, default_chat_width
@@ -43,6 +42,8 @@ from desktop.window.panels import WindowPanels
 from desktop.window.preferences import Preferences, WindowState
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QSettings
+
     from desktop.chat.pane import ChatPane
     from desktop.highlights.threads_panel import Threads
     from desktop.readaloud.actions import ReadAloudActions
@@ -51,6 +52,15 @@ if TYPE_CHECKING:
     from desktop.requests import OpenPageRequest
 
 log = logging.getLogger("margin.window")
+
+
+def _vertical_notice(ini: QSettings, book: BookInfo) -> str:
+    # (its module and core.books.progression: when a book opens, not before the first paint)
+    from desktop.reader.vertical_notice import vertical_notice
+
+    return vertical_notice(ini, book)
+
+
 __all__ = ["MainWindow", "default_chat_width"]
 
 
@@ -401,7 +411,7 @@ class MainWindow(QMainWindow):
                 "Book › Re-read this book fixes them.",
                 20000,
             )
-        elif notice := vertical_notice(self.reader.memory.ini, book):
+        elif notice := _vertical_notice(self.reader.memory.ini, book):
             self.statusBar().showMessage(notice, 30000)  # once per book (issue 45, item 3)
         self.library_panel.select(book.id)
         self.back_to_book.setText(f"← Back to “{book.title}”")
