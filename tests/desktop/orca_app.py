@@ -205,7 +205,7 @@ async def script(window: Any, fake: FakeAnthropic, alice: Path, notes: Path) -> 
     flow.anchorClicked.emit(QUrl(href))
     await hear("Go to the note")
     key("Return")
-    await hear("Book page")
+    await hear("return")
     print("page", window.reader.page, flush=True)
     step("done")
     print("done", flush=True)
