@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import importlib
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -258,6 +260,9 @@ def first_note_link(flow: Any) -> str:
 
 
 def main() -> None:
+    # the SDK, loaded while Orca reads the library and the page (the first question loads
+    # it otherwise: 10 s at load 25, on the answer's step)
+    threading.Thread(target=importlib.import_module, args=("anthropic",), daemon=True).start()
     app = QApplication(["margin"])
     app.setApplicationName("margin")
     from desktop.window.main_window import MainWindow
