@@ -34,7 +34,7 @@ from PySide6.QtGui import (
 
 MARK = "\u200b"  # what the picture's character becomes: read as nothing, drawn as nothing
 PICTURE = QTextFormat.Property.UserProperty + 41  # the picture's name, on MARK's format
-SIZE = QTextFormat.Property.UserProperty + 42  # (width, height, top from the layout's top)
+SIZE = QTextFormat.Property.UserProperty + 42  # width, height, top, x from the mark's x
 # on the picture's block: (top, height) of the line the picture made, from the layout's top:
 # Qt reports a line of fixed height as the height of its glyphs, placed low in it
 LINE = QTextFormat.Property.UserProperty + 43
@@ -82,13 +82,17 @@ def unobject(document: QTextDocument, start: int, end: int) -> int:
                 cursor.setPosition(block.position() + at)
                 cursor.setPosition(block.position() + at + 1, QTextCursor.MoveMode.KeepAnchor)
                 mark = QTextCharFormat()
-                mark.setFontPointSize(1)
                 mark.setForeground(Qt.GlobalColor.transparent)
                 mark.setProperty(PICTURE, name)
-                mark.setProperty(SIZE, [width, height, top])
                 cursor.insertText(MARK, mark)
                 layout.blockBoundingRect(block)  # the mark's line, laid out
                 small = block.layout().lineAt(0)
+                # where the picture was from where the mark is: the block's alignment moves
+                # both alike when the column's width changes
+                mark.setProperty(SIZE, [width, height, top, min(x1, x2) - _x(small, at)])
+                cursor.setPosition(block.position() + at)
+                cursor.setPosition(block.position() + at + 1, QTextCursor.MoveMode.KeepAnchor)
+                cursor.setCharFormat(mark)
                 small_raw = math.ceil(small.ascent() + small.descent() + max(0.0, small.leading()))
                 height_format = QTextBlockFormat()
                 height_format.setProperty(LINE, [line_top, line_height])
@@ -173,10 +177,11 @@ def picture_rect(document: QTextDocument, block: QTextBlock) -> tuple[str, QRect
     name = fmt.property(PICTURE)
     if not name:
         return None
-    width, height, top = fmt.property(SIZE)
+    width, height, top, dx = fmt.property(SIZE)
     line = block.layout().lineForTextPosition(at)
     origin = block.layout().position()
-    x = origin.x() + _x(line, at) - _offset(block, width)
+    # (a picture wider than its line starts at the line's start, as Qt puts it)
+    x = max(origin.x() + _x(line, at) + dx, origin.x() + line.x())
     return str(name), QRectF(x, origin.y() + top, width, height)
 
 
@@ -214,17 +219,6 @@ def paint_pictures(painter: QPainter, document: QTextDocument, clip: QRectF) -> 
 def _x(line: QTextLine, at: int) -> float:
     found = line.cursorToX(at)  # (x, position) in PySide
     return float(found[0] if isinstance(found, tuple) else found)  # type: ignore[arg-type]
-
-
-def _offset(block: QTextBlock, width: float) -> float:
-    """How far left of the mark the picture starts: the mark is as wide as nothing, and
-    an aligned line places it where the middle or the end of the picture was."""
-    align = block.blockFormat().alignment()
-    if align & Qt.AlignmentFlag.AlignHCenter:
-        return width / 2
-    if align & Qt.AlignmentFlag.AlignRight:
-        return width
-    return 0.0
 
 
 def selection_text(document: QTextDocument, start: int, text: str) -> str:
