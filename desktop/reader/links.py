@@ -146,6 +146,15 @@ class NotePopup(QFrame):
         self.close()
         self.flow.setFocus(Qt.FocusReason.OtherFocusReason)
         self.flow.pageLinkOpened.emit(self.page)
+        # the caret on the note, so that a screen reader reads from there, not from the top
+        # of the page (a caret moved after the focus is read only when Orca lags behind)
+        words = re.sub(r"^\d+\.\s*", "", self.spoken)[:40]
+        starts = dict(zip(self.flow.loaded, self.flow.starts, strict=False))
+        found = self.flow.document().find(words, starts.get(self.page, 0)) if words else None
+        if found is not None and not found.isNull():
+            cursor = QTextCursor(found)
+            cursor.setPosition(found.selectionStart())
+            self.flow.setTextCursor(cursor)
 
     def show_at(self, where: QPoint) -> None:
         """Show it at ``where`` (global), kept inside the page; its button takes the focus."""

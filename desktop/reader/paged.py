@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QTextBlock, QTextDocument
 
+from desktop.reader.picture_text import picture_line
+
 TWO_COLUMNS_FROM = 860  # px of book area: two columns of at least ~45 characters from here
 
 
@@ -40,6 +42,12 @@ def _lines(block: QTextBlock, layout_rect_top: float) -> list[Line]:
         return []
     out = []
     heading = block.blockFormat().headingLevel() > 0
+    picture = picture_line(block)
+    if picture is not None and layout.lineCount() == 1:  # a picture's line (picture_text)
+        line = layout.lineAt(0)
+        start = block.position() + line.textStart()
+        top = layout_rect_top + picture[0]
+        return [Line(top, picture[1], start, start + line.textLength(), heading)]
     for i in range(layout.lineCount()):
         line = layout.lineAt(i)
         start = block.position() + line.textStart()

@@ -30,6 +30,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QTextEdit, QWidget
 
 from desktop.reader.paged import TWO_COLUMNS_FROM, Column, line_at, screen_before, screen_from
+from desktop.reader.picture_text import paint_pictures
 from desktop.reader.ruby_paint import paint_readings
 from desktop.reader.text_flow import PageFlow
 from desktop.reader.text_marks import Span, TextMarks
@@ -294,12 +295,15 @@ class PagedFlow(PageFlow):
     def paintEvent(self, event: object) -> None:
         if not self.paged or not self._columns:
             super().paintEvent(event)  # type: ignore[arg-type]
-            if self._ruby:  # readings over their base (issue 45, item 2)
+            if self._ruby or self._pictures:  # readings over their base (issue 45, item 2)
                 x, y = self.horizontalScrollBar().value(), self.verticalScrollBar().value()
                 over = QPainter(self.viewport())
                 over.translate(-x, -y)
                 area = QRectF(self.viewport().rect()).translated(x, y)
-                paint_readings(over, self.document(), area, self.theme.text)
+                if self._ruby:
+                    paint_readings(over, self.document(), area, self.theme.text)
+                if self._pictures:  # pictures out of the text (picture_text)
+                    paint_pictures(over, self.document(), area)
                 over.end()
             return
         painter = QPainter(self.viewport())
@@ -326,6 +330,8 @@ class PagedFlow(PageFlow):
             layout.draw(painter, context)
             if self._ruby:
                 paint_readings(painter, self.document(), clip, self.theme.text)
+            if self._pictures:
+                paint_pictures(painter, self.document(), clip)
             painter.restore()
         painter.end()
 
@@ -371,6 +377,14 @@ class PagedFlow(PageFlow):
             return self.cursorForPosition(point)
         _, column, local = self._column_at(QPointF(point))
         return self._in_column(column, lambda: self.cursorForPosition(local.toPoint()))
+
+    def document_point(self, point: QPoint) -> QPointF:
+        """The document point under a point of the viewport."""
+        if not self.paged or not self._columns:
+            bars = self.horizontalScrollBar().value(), self.verticalScrollBar().value()
+            return QPointF(point) + QPointF(*bars)
+        _, column, local = self._column_at(QPointF(point))
+        return local + QPointF(0, self._offset_of(column))
 
     def _in_column(self, column: Column, call: object) -> QTextCursor:
         bar = self.verticalScrollBar()

@@ -199,6 +199,9 @@ class Reader(QWidget):
             typography=replace(self.typography, font_size=self.font_size),
             zoom=state.zoom,
         )
+        # the focus first: a screen reader lagging behind took the caret's moves as the focus
+        # arriving, silently, and never said "Book page" (Orca 43 at load 14)
+        view.setFocus()
         pictures = self.host.picture_view()
         if pictures is not None:  # direction, fit and spreads of a comic, kept per book
             pictures.apply_settings(state.view.get("pictures", {}))

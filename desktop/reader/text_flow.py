@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QPoint, QSize, Qt, QUrl, Signal
+from PySide6.QtCore import QByteArray, QMimeData, QPoint, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QImage, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QWidget
 
@@ -27,6 +27,7 @@ from core.errors import MarginError
 from desktop.reader.book_fonts import apply_book_fonts
 from desktop.reader.book_images import decode_image, placeholder
 from desktop.reader.links import data_image, follow_link
+from desktop.reader.picture_text import selection_text, unobject, with_alt_text
 from desktop.reader.readable_text import ReadableBrowser
 from desktop.reader.ruby_paint import make_room, parenthesise
 from desktop.reader.typography import Typography, book_font, side_margin
@@ -36,24 +37,6 @@ log = logging.getLogger("margin.reader")
 
 KEEP_PAGES = 12  # loaded pages before the far end is dropped
 AHEAD_SCREENS = 2.0  # content kept ready below and above the screen
-
-
-_IMG_ALT = re.compile(r"""<img\b[^>]*?\balt\s*=\s*(["'])(.*?)\1[^>]*>""", re.IGNORECASE | re.DOTALL)
-# the alt text after its image, as the stored page text has it: in the text a screen reader
-# reads (Qt exposes an image as U+FFFC only), invisible and 1 px high on the page
-ALT_STYLE = "font-size: 1px; color: transparent; margin: 0"
-
-
-def with_alt_text(body: str) -> str:
-    """``body`` with "[Illustration: alt]" after each image that has alt text."""
-
-    def add(match: re.Match[str]) -> str:
-        alt = " ".join(match.group(2).split())
-        if not alt:
-            return match.group(0)
-        return f'{match.group(0)}<div style="{ALT_STYLE}">[Illustration: {alt}]</div>'
-
-    return _IMG_ALT.sub(add, body)
 
 
 # Standard Ebooks put a word joiner before each dash; fonts without it (Liberation, Georgia)
@@ -113,6 +96,7 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         self.font_size = 13
         self.typography = Typography()
         self._ruby = False  # a page with ruby readings was laid out: paint them
+        self._pictures = False  # a picture was taken out of the text (picture_text): paint it
         self._side_margin = 28  # left and right margin of the reading column
         self.page: PageContent | None = None  # the page at the top of the screen
         self.page_count = 0
@@ -294,6 +278,8 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         body = self._page_html(number)
         cursor.insertHtml(body)
         self._first_block_format(self.starts[-1], body)
+        if "<img" in body:
+            self._pictures |= unobject(doc, self.starts[-1], cursor.position()) > 0
 
     def _first_block_format(self, position: int, body: str) -> None:
         """Give a page's first block its own format: inserted HTML merges its first block
@@ -322,6 +308,8 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         body = self._page_html(number)
         cursor.insertHtml(body)
         self._first_block_format(0, body)
+        if "<img" in body:
+            self._pictures |= unobject(doc, 0, cursor.position()) > 0
         added = doc.characterCount() - length_before
         self.starts = [0] + [s + added for s in self.starts]
         self.loaded.insert(0, number)
@@ -477,6 +465,13 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         rect = self.viewport().rect()
         last = self.cursorForPosition(QPoint(rect.width() - 1, rect.height() - 1)).position()
         return first, last
+
+    def createMimeDataFromSelection(self) -> QMimeData:
+        data = super().createMimeDataFromSelection()
+        if self._pictures and data.hasText():  # the pictures' marks stay out of a copy
+            start = self.textCursor().selectionStart()
+            data.setText(selection_text(self.document(), start, data.text()))
+        return data
 
     def document_text(self) -> str:
         return self.document().toPlainText()

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QWidget
 from core.books.model import PageContent
 from desktop.reader.paged import line_at
 from desktop.reader.paged_view import PAD, PagedFlow
+from desktop.reader.picture_text import picture_at, picture_name
 from desktop.reader.reading_keys import claims, reading_move
 from desktop.reader.text_marks import Span
 from desktop.reader.typography import Typography
@@ -480,8 +481,11 @@ class TextView(PagedFlow):
             self.highlightClicked.emit(hid, point.toPoint(), False)
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
-        fmt = self.cursor_at(event.position().toPoint()).charFormat()
-        if fmt.isImageFormat():
-            self.imageOpened.emit(fmt.toImageFormat().name())
+        point = event.position().toPoint()
+        name = picture_name(self.cursor_at(point).charFormat())
+        if not name and self._pictures:  # a picture drawn over its line (picture_text)
+            name = picture_at(self.document(), self.document_point(point))
+        if name:
+            self.imageOpened.emit(name)
             return
         super().mouseDoubleClickEvent(event)

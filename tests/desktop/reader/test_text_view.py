@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from core.books.importer import import_book
 from core.store.library import Library
+from desktop.reader.picture_text import MARK, SIZE
 from desktop.reader.reader import Reader
 from tests.core.books.epubgen import make_epub
 from tests.desktop.reader.conftest import (
@@ -176,8 +177,9 @@ def test_large_images_fit_the_column(reader: Reader, library: Library, tmp_path:
     QApplication.processEvents()
     assert view.horizontalScrollBar().maximum() == 0
     assert view.document().size().width() <= view.viewport().width() + 1
-    html = view.document().toHtml()
-    assert 'width="' in html
+    mark = view.document().find(MARK)  # the picture, painted on its line (picture_text)
+    width, height, *_ = mark.charFormat().property(SIZE)
+    assert 0 < width <= view.viewport().width() and height == pytest.approx(width / 3, abs=1)
 
 
 def test_the_mark_stays_in_view_when_the_window_is_resized_after_the_jump(
@@ -221,16 +223,14 @@ def test_double_click_on_an_image_opens_it_large(
     reader.open_book(book, 1)
     view = text_view(reader)
     cursor = QTextCursor(view.document())
-    found = None
-    while not cursor.atEnd():
-        cursor.movePosition(QTextCursor.MoveOperation.NextCharacter)
-        if cursor.charFormat().isImageFormat():
-            found = view.cursorRect(cursor)
-            break
-    assert found is not None
+    cursor = view.document().find(MARK)  # the picture's line (picture_text)
+    assert not cursor.isNull()
+    found = view.cursorRect(cursor)
     shown: list[str] = []
     view.imageOpened.connect(shown.append)
-    QTest.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=found.center() - QPoint(4, 0))
+    QTest.mouseDClick(
+        view.viewport(), Qt.MouseButton.LeftButton, pos=found.center() + QPoint(0, 60)
+    )
     assert shown and shown[0].endswith("big.png")
     dialogs = [w for w in QApplication.topLevelWidgets() if w.windowTitle() == "Image"]
     assert dialogs and dialogs[-1].isVisible()
