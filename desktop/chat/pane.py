@@ -41,7 +41,7 @@ from desktop.chat.render import quick_action_text
 from desktop.chat.runs import BUSY, Answering
 from desktop.chat.thread_header import ThreadHeader
 from desktop.chat.transcript import Transcript
-from desktop.events import BookClosed, BookOpened, ConversationChanged, Events
+from desktop.events import BookClosed, BookOpened, ConversationChanged, Events, ReadToChanged
 from desktop.requests import AskRequest
 from desktop.tasks import TaskKeeper, in_background, run_blocking
 
@@ -88,6 +88,11 @@ class ChatPane(QWidget):
         self._generation = 0
         self._closed = False
         self.read_ahead = SentenceWarmup()  # passages mode: the book's sentences, encoded
+        self._read_on = QTimer(self)  # reading on: the new pages are read ahead once it pauses
+        self._read_on.setSingleShot(True)
+        self._read_on.setInterval(READ_AHEAD_MS)
+        self._read_on.timeout.connect(lambda: self._start_read_ahead(self.book_id))
+        self.events.subscribe(ReadToChanged, lambda e: self._read_on.start())
         self.header = ConversationHeader()
         self.header.conversationChosen.connect(self._conversation_chosen)
         self.header.requestNew.connect(self.new_conversation)
@@ -223,8 +228,8 @@ class ChatPane(QWidget):
         if book_id is not None:  # once the book is drawn
             QTimer.singleShot(READ_AHEAD_MS, self, lambda: self._start_read_ahead(book_id))
 
-    def _start_read_ahead(self, book_id: int) -> None:
-        if self._closed or self.book_id != book_id:
+    def _start_read_ahead(self, book_id: int | None) -> None:
+        if self._closed or book_id is None or self.book_id != book_id:
             return
 
         def start(pages: list[tuple[int, str]]) -> None:

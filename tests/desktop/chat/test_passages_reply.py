@@ -83,6 +83,10 @@ def test_passages_mode_reads_the_books_sentences_ahead_and_a_model_does_not(
     book_id = open_alice(window, books_dir, 12, read_to=12)
     qtbot.waitUntil(lambda: bool(started), timeout=10000)
     assert started[0][0] == 12 and started[0][-1] == 1, "the pages read, nearest first"
+    window.reader.go_to_page(20)  # "Read to here" on page 20: its pages are read ahead too
+    window.reader.mark_read_to_here()
+    qtbot.waitUntil(lambda: len(started) == 2, timeout=10000)
+    assert started[1][0] == 20 and started[1][-1] == 1
     assert pane._pages_ahead(window.app, book_id)
     connect_claude(window, fake_anthropic, monkeypatch)
     assert pane._pages_ahead(window.app, book_id) == []
