@@ -41,9 +41,9 @@ PAIR = 350  # two sentences in a row shorter than this together may be the answe
 ENCODER_MEANING = 4.0  # weight of the encoder's closeness against the words' (0..1)
 WORDS_WEIGHT = 1.0
 ENCODED_TOKENS = 36  # a sentence is read up to about this many word pieces (its first words)
-# sentences whose encoder vectors are kept, as float16 (768 bytes each: 6 MB at most); a
-# book's sentences up to read_to are read into it ahead of the first question
-# (sentence_warmup.py), so that a reply encodes only its question
+# sentences whose encoder vectors are kept, as float16 (768 bytes each; with the sentences
+# themselves about 10 MB at most); a book's sentences up to read_to are read into it ahead
+# of the first question (sentence_warmup.py), so that a reply encodes only its question
 CACHE = 8192
 
 PRESELECT = "words"  # what chooses the sentences the encoder reads: "words" or "cheap"

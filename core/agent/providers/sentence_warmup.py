@@ -4,9 +4,9 @@ A reply's time is almost all the sentence encoder reading the candidate sentence
 passages found (``answer_sentence.pick``: about 24 of them, 270 ms of CPU here). Those are
 sentences of pages up to ``read_to``, so once the book is open a thread of its own reads
 them into ``answer_sentence``'s cache, the pages nearest ``read_to`` first, at most the
-cache's room (float16 vectors, 6 MB at most), in small batches at a lower priority, and again
-for the new pages once reading on pauses (sentences read before are skipped); a reply then
-encodes only its question and the few sentences not read yet. Nothing is stored: the
+cache's room (float16 vectors: about 10 MB at most), in small batches at a lower priority,
+and again for the new pages once reading on pauses (sentences read before are skipped); a
+reply then encodes only its question and the few sentences not read yet. Nothing is stored: the
 vectors of every sentence would take more of the library file than the book's text
 (tests/bench/bench_passages_speed.py measures both sides).
 """
