@@ -11,7 +11,7 @@ read to the end); quality is judged by tests/bench/eval_passages.py.
 Run: PYTHONPATH=$PWD:$PWD/tests/bench .venv/bin/python tests/bench/bench_passages_speed.py
      [--books sherlock,carol] (books kept outside the project: MARGIN_EVAL_BOOKS, eval_search.py)
 The old side also runs the encoder's forward pass as it was (every row of a batch, its
-padding too); each side's quality is how often the answer (eval_search's quote) is in a
+padding too, GELU by erf); each side's quality is how often the answer (eval_search's quote) is in a
 bold sentence of the reply, on the same questions.
 "read ahead": today's settings once the book's sentences up to read_to were read ahead
 (core/agent/providers/sentence_warmup.py, as the window does after opening a book in
@@ -54,6 +54,24 @@ NOW = {name: getattr(answer_sentence, name) for name in BEFORE}
 LIGHT = {"BUDGET": 6, "CANDIDATES": (2, 1, 0), "ENCODED_TOKENS": 28, "PRESELECT": "cheap"}
 
 
+def erf_gelu(x: np.ndarray) -> np.ndarray:
+    """GELU as the encoder computed it before issue 41 (erf by Abramowitz and Stegun)."""
+    z = np.abs(x) * np.float32(0.7071067811865476)
+    t = np.float32(1.0) / (np.float32(1.0) + np.float32(0.3275911) * z)
+    poly = np.float32(1.061405429) * t
+    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly += np.float32(c)
+        poly *= t
+    np.square(z, out=z)
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    poly *= z
+    poly *= np.float32(0.5)
+    np.subtract(np.float32(1.0), poly, out=poly, where=x >= 0)
+    x *= poly
+    return x
+
+
 def padded_forward(self: Any, batch: list[list[int]]) -> np.ndarray:
     """The encoder's forward pass before issue 41 (every row of the batch, padding too),
     for the old side: the same vectors, more work."""
@@ -89,7 +107,7 @@ def padded_forward(self: Any, batch: list[list[int]]) -> np.ndarray:
         flat = encoder._layer_norm(
             flat + encoder._linear(context, layer["out"], layer["out_b"]), *layer["ln1"]
         )
-        hidden = encoder._gelu(encoder._linear(flat, layer["up"], layer["up_b"]))
+        hidden = erf_gelu(encoder._linear(flat, layer["up"], layer["up_b"]))
         flat = encoder._layer_norm(
             flat + encoder._linear(hidden, layer["down"], layer["down_b"]), *layer["ln2"]
         )
