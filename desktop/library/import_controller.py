@@ -51,6 +51,15 @@ class ImportController(QObject):
         if self.unprepared:
             QTimer.singleShot(PREPARE_AFTER_DRAWN_MS, self, self._prepare_next)
 
+    def prepare_opened(self, book_id: int) -> bool:
+        """A book opened: its spoiler counts are to come (once it is drawn: the window
+        calls ``prepare_soon``) when they are not stored yet; ``margin import`` leaves them
+        to the window, and counted ones cost one look-up. False when already queued."""
+        if book_id in self.unprepared:
+            return False
+        self.unprepared.append(book_id)
+        return True
+
     def _prepare_next(self) -> None:
         """Count the spoiler check's statistics of the next imported book on a worker
         thread, one book at a time (a question asked meanwhile counts them itself)."""
@@ -59,7 +68,7 @@ class ImportController(QObject):
         book_id = self.unprepared.pop(0)
 
         def prepare() -> bool:
-            from core.agent.spoilers import prepare_book
+            from core.agent.spoiler_stats import prepare_book  # (not the whole check)
 
             return prepare_book(self.library.db, book_id)
 

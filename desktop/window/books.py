@@ -57,7 +57,7 @@ class BookActions:
             self.refresh_library()
             if results and open_first:
                 self.window.open_book(results[0].book.id)
-                await self._prepare_when_drawn()
+                await self.prepare_when_drawn()
 
         self.window.tasks.start(go(), key="import", replace=False)
 
@@ -69,10 +69,10 @@ class BookActions:
             error = self.window.library_panel.error.text() or f"{path.name} could not be opened."
             raise MarginError("import_failed", error)
         book = self.window.open_book(results[0].book.id, page)
-        self.window.tasks.start(self._prepare_when_drawn(), key="prepare")
+        self.window.tasks.start(self.prepare_when_drawn(), key="prepare")
         return book
 
-    async def _prepare_when_drawn(self) -> None:
+    async def prepare_when_drawn(self) -> None:
         """The spoiler check's counts of the books just added, once the page is drawn (they
         take seconds of CPU for a big book: the first page comes first)."""
         try:

@@ -379,6 +379,8 @@ class MainWindow(QMainWindow):
                 self.reader.typography = self.typography.for_book(book_id)
                 self.reader.font_size = self.reader.typography.font_size
                 self.reader.open_book(book, page)
+                if self.importer.prepare_opened(book_id):  # counted once it is drawn
+                    self.tasks.start(self.books.prepare_when_drawn(), key="prepare")
             elif page is not None:
                 self.reader.go_to_page(page)
             if highlight_text and page is not None:
