@@ -90,7 +90,9 @@ def spawn_to_paint(command: list[str], cwd: Path, home: str) -> tuple[float, flo
 
 
 def main(base: str, rounds: int) -> None:
-    print(f"bench_startup on {machine()}; base {base} vs working tree, {1 if SMOKE else rounds} rounds")
+    print(
+        f"bench_startup on {machine()}; base {base} vs working tree, {1 if SMOKE else rounds} rounds"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         old = base_tree(base, folder, WINDOW_CODE) if not SMOKE else ROOT
