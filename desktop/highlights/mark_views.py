@@ -29,9 +29,9 @@ class PageTexts(Protocol):
     def __call__(self, number: int) -> PageContent: ...
 
 
-class MarkedTextView(Protocol):
-    """A reflowable view's position API: the stored pages laid out (``loaded``, from
-    document position ``starts``), where a position shows (``cursorRect``), its columns."""
+class FlowPlaces(Protocol):
+    """The text view's flow (``view.flow``): the stored pages laid out (``loaded``), each
+    from document position ``starts``."""
 
     @property
     def loaded(self) -> list[int]: ...
@@ -39,8 +39,44 @@ class MarkedTextView(Protocol):
     @property
     def starts(self) -> list[int]: ...
 
+
+class PagerColumns(Protocol):
+    """The text view's pager (``view.pager``): paged or not, its columns on screen."""
+
     @property
     def paged(self) -> bool: ...
+
+    def on_screen(self, position: int) -> bool: ...
+
+    def column_count(self) -> int: ...
+
+    def column_width(self) -> int: ...
+
+
+class ViewMarks(Protocol):
+    """The text view's marks (``view.marks``): a passage marked, the selection."""
+
+    def mark_span(self, start: int, end: int) -> None: ...
+
+    def selected_text(self) -> str: ...
+
+    def selection_page(self) -> int: ...
+
+    def selection_anchor(self) -> Mapping[str, object] | None: ...
+
+
+class MarkedTextView(Protocol):
+    """A reflowable view's position API: its flow's pages, its pager's columns, where a
+    position shows (``cursorRect``, in the column holding it) and its marks."""
+
+    @property
+    def flow(self) -> FlowPlaces: ...
+
+    @property
+    def pager(self) -> PagerColumns: ...
+
+    @property
+    def marks(self) -> ViewMarks: ...
 
     def document(self) -> QTextDocument: ...
 
@@ -50,27 +86,17 @@ class MarkedTextView(Protocol):
 
     def cursorRect(self, cursor: QTextCursor | None = None) -> QRect: ...
 
-    def on_screen(self, position: int) -> bool: ...
-
-    def column_count(self) -> int: ...
-
-    def column_width(self) -> int: ...
-
-    def mark_span(self, start: int, end: int) -> None: ...
-
 
 class SelectedText(Protocol):
-    """A reflowable view's selection: its words, page and anchor."""
+    """A reflowable view's selection (its words, page and anchor: ``marks``), and where
+    the cursor shows."""
+
+    @property
+    def marks(self) -> ViewMarks: ...
 
     def viewport(self) -> QWidget: ...
 
     def cursorRect(self, cursor: QTextCursor | None = None) -> QRect: ...
-
-    def selected_text(self) -> str: ...
-
-    def selection_page(self) -> int: ...
-
-    def selection_anchor(self) -> Mapping[str, object] | None: ...
 
 
 class MarkedPdfView(Protocol):

@@ -77,10 +77,10 @@ class ReaderSpeech(QObject):
         line on screen; offsets in the stored page text."""
         host = self.reader.host
         text = host.text_view()
-        if text is not None and text.loaded:
+        if text is not None and text.flow.loaded:
             cursor = text.textCursor()
             if cursor.hasSelection() or self.reader.typography.caret_browsing:
-                page, offset = text.page_offset(cursor.selectionStart())
+                page, offset = text.flow.page_offset(cursor.selectionStart())
             else:
                 page, offset = text.top_position()
             if page:
@@ -131,11 +131,11 @@ class ReaderSpeech(QObject):
                 pdf.mark_visible()
             )
         text = self.reader.host.text_view()
-        if text is None or u.page not in text.loaded:
+        if text is None or u.page not in text.flow.loaded:
             return False
         start = u.start - stored[: u.start].count("\n\n")
         end = u.end - stored[: u.end].count("\n\n")
-        text.mark_span(text._pos(u.page, start), text._pos(u.page, end))
+        text.marks.mark_span(text.flow.pos(u.page, start), text.flow.pos(u.page, end))
         return bool(text.mark_visible())
 
     def _word(self, page: int, start: int, end: int) -> None:
@@ -153,12 +153,12 @@ class ReaderSpeech(QObject):
                 self.word = stored[start:end]
             return
         text = host.text_view()
-        if text is None or page not in text.loaded:
+        if text is None or page not in text.flow.loaded:
             return
         cursor = QTextCursor(text.document())
-        cursor.setPosition(text._pos(page, start - stored[:start].count("\n\n")))
+        cursor.setPosition(text.flow.pos(page, start - stored[:start].count("\n\n")))
         cursor.setPosition(
-            text._pos(page, end - stored[:end].count("\n\n")), QTextCursor.MoveMode.KeepAnchor
+            text.flow.pos(page, end - stored[:end].count("\n\n")), QTextCursor.MoveMode.KeepAnchor
         )
         word = QTextEdit.ExtraSelection()
         word.cursor = cursor

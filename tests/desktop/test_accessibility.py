@@ -225,7 +225,9 @@ def test_the_caret_follows_the_page_on_screen(window: Any, books_dir: Path, qtbo
         first, last = view.visible_range()
         position = view.textCursor().position()
         assert first <= position <= last, "the caret is on the page shown, not pages ahead"
-        assert 0 <= view.cursorRect().top() < 2 * view.line_height(), "at the top of the screen"
+        assert 0 <= view.cursorRect().top() < 2 * view.flow.line_height(), (
+            "at the top of the screen"
+        )
         assert text.cursorPosition() == position, "screen readers see the same caret"
         return int(position)
 
@@ -234,7 +236,7 @@ def test_the_caret_follows_the_page_on_screen(window: Any, books_dir: Path, qtbo
     turned = caret_on_top_line()
     assert turned > opened
     window.action_next.trigger()  # a page turn: the caret at the top of the new page
-    page, offset = view.page_offset(caret_on_top_line())
+    page, offset = view.flow.page_offset(caret_on_top_line())
     assert page == window.reader.page and offset < 5
     qtbot.keyClick(view, Qt.Key.Key_PageUp)
     assert caret_on_top_line() < view.visible_range()[1]

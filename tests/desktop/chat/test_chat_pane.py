@@ -57,7 +57,7 @@ def test_ask_streams_answer_and_citation_moves_reader(
     with qtbot.waitSignal(chat.requestOpenPage, timeout=2000):
         chat._link(QUrl(f"margin-cite:{book_id}/40-40?q=It%E2%80%99s%20a%20Cheshire%20cat"))
     assert window.reader.page == 40
-    assert window.reader.view.marked()
+    assert window.reader.view.marks.marked()
     assert m.Message.get(m.Message.kind == "answer").status == "complete"
     qtbot.waitUntil(  # titles are read on a worker thread
         lambda: chat.conversations.currentText().startswith("Why does the cat grin?"), timeout=5000

@@ -23,12 +23,12 @@ PHRASE = "said the Caterpillar. “Well,"
 
 
 def _marked(view: Any) -> tuple[int, str]:
-    marked = view.mark_position()
+    marked = view.marks.mark_position()
     assert marked is not None
     cursor = QTextCursor(view.document())
     cursor.setPosition(marked[0])
     cursor.setPosition(marked[1], QTextCursor.MoveMode.KeepAnchor)
-    _page, offset = view.page_offset(marked[0])
+    _page, offset = view.flow.page_offset(marked[0])
     return offset, collapse(cursor.selectedText().replace("\u2029", " "))
 
 
