@@ -1,7 +1,9 @@
-"""The narrow views the marks in the margin and the selection's actions need, as Protocols.
+"""The narrow views the modules outside the reader need of its views, as Protocols.
 
-``margin_marks`` and ``reader.selection_actions`` are given these in their constructor (or
-as an argument) and use nothing else of the reader: the text view's position API, the PDF
+``margin_marks``, ``reader.selection_actions``, the threads, the highlight bar and read
+aloud are given these in their constructor (or as an argument) and use nothing else of the
+reader (``Reader.views`` is the one door, typed ``ReaderViews``; no module reaches for the
+reader's view host): the text view's position API, the PDF
 view's page rectangles and text, and the view host that holds one of them. The real
 classes (``TextView``, ``PdfView``, ``ViewHost``) match them by their shape; a test can
 give anything that has the same calls."""
@@ -19,6 +21,8 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QScrollBar, QWidget
 
     from core.books.model import PageContent
+    from desktop.reader.pdf_view import PdfView
+    from desktop.reader.text_view import TextView
 
 
 class PageTexts(Protocol):
@@ -162,3 +166,42 @@ class SelectionViews(Protocol):
 
 class SelectedTextView(MarkedTextView, SelectedText, Protocol):
     """The text view as the selection's actions see it (marks and selection)."""
+
+
+class ShownViews(BookViews, Protocol):
+    """The views and the one on screen now (the margin marks sit on it: threads)."""
+
+    @property
+    def view(self) -> QWidget | None: ...
+
+
+class HighlightViews(BookViews, Protocol):
+    """What the highlight bar follows: a highlight clicked, the page scrolled, the selection."""
+
+    @property
+    def highlightClicked(self) -> SignalInstance: ...
+
+    @property
+    def scrolledTo(self) -> SignalInstance: ...
+
+    @property
+    def textSelectionChanged(self) -> SignalInstance: ...
+
+
+class SpokenViews(Protocol):
+    """What read aloud marks the spoken words in: the stored pages and the two views."""
+
+    @property
+    def pages(self) -> PageTexts | None: ...
+
+    def text_view(self) -> TextView | None: ...
+
+    def pdf_view(self) -> PdfView | None: ...
+
+
+class ReaderViews(ShownViews, HighlightViews, SpokenViews, Protocol):
+    """The reader's views as the modules outside it may use them (``Reader.views``)."""
+
+    def text_view(self) -> TextView | None: ...
+
+    def pdf_view(self) -> PdfView | None: ...

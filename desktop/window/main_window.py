@@ -425,7 +425,7 @@ class MainWindow(QMainWindow):
         if request.near >= 0 and request.quote:  # an anchor: its words exactly
             from desktop.highlights.margin_marks import mark_exactly
 
-            mark_exactly(self.reader.host, request.page, request.near, request.quote)
+            mark_exactly(self.reader.views, request.page, request.near, request.quote)
 
     def _page_changed(self, book_id: int, page: int) -> None:
         self.statusBar().showMessage(f"Page {page}", 1500)
@@ -453,8 +453,7 @@ class MainWindow(QMainWindow):
         self.importer.cancel()
         if self._built:
             self.reader.save_position()
-            if (pictures := self.reader.host.picture_view()) is not None:
-                pictures.shutdown()  # decoders stop before the window goes (issue 46)
+            self.reader.stop_decoders()  # before the window goes (issue 46)
         self.save_state()
         event.accept()
         self.closed.emit()
