@@ -154,6 +154,6 @@ class CardsPanel(QWidget):
 def export_default(title: str) -> str:
     """Where the Anki export dialog starts: the home folder, as the other exports do, with a
     name made safe from the book's title (a "../" in a title never moves it elsewhere)."""
-    from core.export import export_file_name
+    from core.export.markdown import export_file_name
 
     return str(Path.home() / export_file_name(title, "cards", ".apkg"))

@@ -31,7 +31,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea
 
-from core.anchors import BookText, collapse, stored_to_view, view_to_stored
+from core.store.anchors import BookText, collapse, stored_to_view, view_to_stored
 from desktop.accessibility import announce
 
 if TYPE_CHECKING:

@@ -133,7 +133,7 @@ class ViewHost(QStackedWidget):
         return view
 
     def _pdf(self, path: Path, theme: str, zoom: float | None, sha256: str = "") -> PdfView:
-        from desktop.password_dialog import known
+        from desktop.reader.password_dialog import known
         from desktop.reader.pdf_view import PdfView
         from desktop.theme import page_image_filter
 

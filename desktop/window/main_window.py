@@ -191,7 +191,7 @@ class MainWindow(QMainWindow):
         install_read_aloud(self)  # the Read aloud menu, button and keys
         self._wire_reading_view()
         self.panels.tick_caret(self.reader.typography.caret_browsing)
-        from desktop import gc_policy  # collections fall when the reader is not looking
+        from desktop.runtime import gc_policy  # collections fall when the reader is not looking
 
         gc_policy.install(busy=lambda: bool(getattr(self.chat, "live", None)))
         if self.typography.problems:  # a bad [reader] value: say so, the default is in use
@@ -385,7 +385,7 @@ class MainWindow(QMainWindow):
                 self.reader.go_to_page(page, mark=highlight_text, near=max(0, near))
         except MarginError as exc:
             if exc.code in ("password", "wrong_password"):  # a protected PDF: ask, then open
-                from desktop.password_dialog import open_after_password
+                from desktop.reader.password_dialog import open_after_password
 
                 self.tasks.start(open_after_password(self, book_id, page, exc.code))
                 return None
@@ -409,7 +409,7 @@ class MainWindow(QMainWindow):
         self.panels.tick_caret(self.reader.typography.caret_browsing)
         if self.panels.reading_settings is not None:
             self.panels.load_reading_settings()
-        from desktop.gc_policy import give_back_soon
+        from desktop.runtime.gc_policy import give_back_soon
 
         give_back_soon()  # what opening it read and laid out is freed: give the pages back
         return book

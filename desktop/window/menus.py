@@ -11,7 +11,7 @@ from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolButton
 
 from desktop import accessibility
-from desktop.shortcut_help import show_shortcuts
+from desktop.window.shortcut_help import show_shortcuts
 
 if TYPE_CHECKING:
     from desktop.window.main_window import MainWindow

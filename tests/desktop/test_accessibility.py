@@ -138,7 +138,7 @@ def test_every_focusable_control_is_named_and_combos_have_labels(
 
 def test_dialog_controls_are_named_and_labelled(window: Any, books_dir: Path, qtbot: Any) -> None:
     from desktop.reader.reading_settings import ReadingSettings
-    from desktop.settings_dialog import SettingsDialog
+    from desktop.window.settings_dialog import SettingsDialog
 
     open_alice(window, books_dir)
     for dialog in (SettingsDialog(window.paths, window), ReadingSettings(window)):

@@ -10,7 +10,7 @@ from typing import Any
 from PySide6.QtGui import QAccessible
 from PySide6.QtWidgets import QLabel, QToolButton
 
-from desktop.settings_dialog import SettingsDialog
+from desktop.window.settings_dialog import SettingsDialog
 from tests.desktop.conftest import open_alice
 
 

@@ -126,7 +126,7 @@ def test_text_selection_bar_and_signal(
 def test_highlight_saved_listed_redrawn_and_exported(
     window: Any, library: Library, books_dir: Path, tmp_path: Path
 ) -> None:
-    from core.export import export_highlights
+    from core.export.markdown import export_highlights
 
     book = import_book(library, books_dir / "metamorphosis.epub").book
     window.open_book(book.id, 4)

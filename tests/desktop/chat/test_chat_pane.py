@@ -208,7 +208,7 @@ def test_passages_mode_without_key(window: Any, books_dir: Path, qtbot: Any) -> 
 def test_settings_dialog_saves_key_in_keyring_not_in_files(
     window: Any, margin_home: Path, qtbot: Any
 ) -> None:
-    from desktop.settings_dialog import SettingsDialog
+    from desktop.window.settings_dialog import SettingsDialog
     from tests.support.memory_keyring import MemoryKeyring
 
     dialog = SettingsDialog(window.paths, window)
@@ -233,7 +233,7 @@ def test_settings_dialog_saves_key_in_keyring_not_in_files(
 def test_settings_dialog_test_connection_and_models(
     window: Any, fake_anthropic: FakeAnthropic, qtbot: Any
 ) -> None:
-    from desktop.settings_dialog import SettingsDialog
+    from desktop.window.settings_dialog import SettingsDialog
 
     dialog = SettingsDialog(window.paths, window)
     qtbot.addWidget(dialog)

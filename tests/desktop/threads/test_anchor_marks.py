@@ -12,8 +12,8 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QMessageBox
 
-from core.anchors import collapse
 from core.domain.messages import CitationRef
+from core.store.anchors import collapse
 from core.store.library import Library
 from desktop.chat.render import page_chip
 from desktop.chat.sources import citation

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QTextCursor
 from PySide6.QtTest import QTest
 
-from core.anchors import collapse, view_to_stored
+from core.store.anchors import collapse, view_to_stored
 from core.store.library import Library
 from desktop.highlights.margin_marks import THREAD_RGB
 from tests.desktop.reader.conftest import alice_window, text_view

@@ -13,8 +13,8 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QImage, QTextCursor
 from PySide6.QtTest import QTest
 
-from core.anchors import collapse
 from core.books.importer import import_book
+from core.store.anchors import collapse
 from core.store.library import Library
 from desktop.highlights.margin_marks import NOTE_RGB, THREAD_RGB, MarginMarks
 from desktop.reader.paged_view import CLICK_ZONE
