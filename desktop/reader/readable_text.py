@@ -19,8 +19,6 @@ of the browser's link handling it cannot copy); the book view keeps the browser.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtWidgets import QTextBrowser
 
 QT_NAME = "QTextEdit"  # what Qt's accessibility factory reads (see the docstring above)
@@ -29,10 +27,10 @@ QT_NAME = "QTextEdit"  # what Qt's accessibility factory reads (see the docstrin
 class ReadAsDocument(type(QTextBrowser)):  # type: ignore[misc]
     """Names a text browser's Qt meta-object ``QTextEdit``; the Python class keeps its name."""
 
-    def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> Any:
+    def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, object]) -> type:
         cls = super().__new__(mcls, QT_NAME, bases, {**namespace, "__qualname__": QT_NAME})
         cls.__name__ = name
-        cls.__qualname__ = namespace.get("__qualname__", name)
+        cls.__qualname__ = str(namespace.get("__qualname__", name))
         return cls
 
 
