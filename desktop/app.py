@@ -102,7 +102,7 @@ def window_main(argv: Sequence[str] | None = None) -> int:
         if not paths.database.is_file():  # an existing library opens for reading only
             unusable = f"Margin cannot use its data folder {paths.data}: {exc.strerror or exc}."
             print(f"margin: {unusable}", file=sys.stderr)
-    from desktop import excepthook
+    from desktop.runtime import excepthook
 
     excepthook.install()
     os.environ.setdefault("QT_ENABLE_HIGHDPI_SCALING", "1")
@@ -176,12 +176,12 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
 
     window.closed.connect(on_closed)
     if os.environ.get("MARGIN_STARTUP_TIMING"):
-        from desktop.startup_timing import watch_first_paint
+        from desktop.runtime.startup_timing import watch_first_paint
 
         watch_first_paint(window, _T0)
     window.show()
     # the reader and the chat pane are built once the window is painted (or on first use)
-    from desktop.startup_timing import after_first_paint
+    from desktop.runtime.startup_timing import after_first_paint
 
     after_first_paint(window, window.finish_building_if_open)
     QTimer.singleShot(
@@ -197,7 +197,7 @@ async def run_window(app: object, args: argparse.Namespace, paths: object) -> in
             flush=True,
         )
     if margin.library.read_only and not (args.screenshot or args.exit_after_shown):
-        from desktop.repair import show_read_only_notice
+        from desktop.library.repair import show_read_only_notice
 
         show_read_only_notice(window)
     code = 0

@@ -152,7 +152,7 @@ class ChatPane(QWidget):
         self._timer.timeout.connect(self.tick)
         self._timer.start()
         # the key's look-up (the system keyring: ~140 ms) waits until the pane is painted
-        from desktop.startup_timing import after_first_paint
+        from desktop.runtime.startup_timing import after_first_paint
 
         after_first_paint(self, self._update_banner)
         self.set_book(None)
@@ -456,13 +456,13 @@ class ChatPane(QWidget):
     # export ----------------------------------------------------------------------------------
 
     def export_conversation(self, path: Path) -> Path:
-        from core.export import export_conversation
+        from core.export.markdown import export_conversation
 
         assert self.conversation_id is not None
         return export_conversation(self.app, self.conversation_id, path)
 
     def export_book(self, path: Path) -> Path:
-        from core.export import export_book_conversations
+        from core.export.markdown import export_book_conversations
 
         assert self.book_id is not None
         return export_book_conversations(self.app, self.book_id, path)

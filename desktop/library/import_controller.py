@@ -138,7 +138,7 @@ class ImportController(QObject):
                 # the spoiler check's counts (2-4 s of CPU for a 16 MiB EPUB): after the book
                 # has opened, not before, and still long before its first question
                 QTimer.singleShot(PREPARE_AFTER_MS, self, self._prepare_next)
-            from desktop.gc_policy import give_back_soon
+            from desktop.runtime.gc_policy import give_back_soon
 
             give_back_soon()  # the parsed books are freed: hand their pages back
         if errors:
@@ -159,7 +159,7 @@ class ImportController(QObject):
     ) -> ImportResult:
         """Import ``path``; a protected PDF asks for its password (again while it is wrong),
         kept in memory for the session so the page view can open it."""
-        from desktop import password_dialog
+        from desktop.reader import password_dialog
 
         password: str | None = None
         while True:
@@ -192,7 +192,7 @@ class ImportController(QObject):
             return result
 
     async def ask_password(self, file_name: str, wrong: bool) -> str | None:
-        from desktop.password_dialog import ask_password
+        from desktop.reader.password_dialog import ask_password
 
         parent = self.parent()
         return await ask_password(parent if isinstance(parent, QWidget) else None, file_name, wrong)

@@ -130,7 +130,7 @@ class BookActions:
 
         async def go() -> None:
             from core.books.importer import reimport_book
-            from desktop.password_dialog import known
+            from desktop.reader.password_dialog import known
 
             self.window.statusBar().showMessage(f"Reading “{book.title}” again…")
             try:
@@ -154,7 +154,7 @@ class BookActions:
         self.window.tasks.start(go(), key="reread")
 
     def repair_index(self) -> None:
-        from desktop.repair import repair_search_index
+        from desktop.library.repair import repair_search_index
 
         repair_search_index(self.window)
 
@@ -196,7 +196,7 @@ class BookActions:
         self.window.reader.go_to_page(target)
 
     def export_highlights(self) -> None:
-        from core.export import export_file_name, export_highlights
+        from core.export.markdown import export_file_name, export_highlights
 
         book = self.window.reader.book
         if book is None:

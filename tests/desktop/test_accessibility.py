@@ -139,7 +139,7 @@ def test_every_focusable_control_is_named_and_combos_have_labels(
 
 def test_dialog_controls_are_named_and_labelled(window: Any, books_dir: Path, qtbot: Any) -> None:
     from desktop.reader.reading_settings import ReadingSettings
-    from desktop.settings_dialog import SettingsDialog
+    from desktop.window.settings_dialog import SettingsDialog
 
     open_alice(window, books_dir)
     for dialog in (SettingsDialog(window.paths, window), ReadingSettings(window)):
@@ -226,7 +226,9 @@ def test_the_caret_follows_the_page_on_screen(window: Any, books_dir: Path, qtbo
         first, last = view.visible_range()
         position = view.textCursor().position()
         assert first <= position <= last, "the caret is on the page shown, not pages ahead"
-        assert 0 <= view.cursorRect().top() < 2 * view.line_height(), "at the top of the screen"
+        assert 0 <= view.cursorRect().top() < 2 * view.flow.line_height(), (
+            "at the top of the screen"
+        )
         assert text.cursorPosition() == position, "screen readers see the same caret"
         return int(position)
 
@@ -235,7 +237,7 @@ def test_the_caret_follows_the_page_on_screen(window: Any, books_dir: Path, qtbo
     turned = caret_on_top_line()
     assert turned > opened
     window.action_next.trigger()  # a page turn: the caret at the top of the new page
-    page, offset = view.page_offset(caret_on_top_line())
+    page, offset = view.flow.page_offset(caret_on_top_line())
     assert page == window.reader.page and offset < 5
     qtbot.keyClick(view, Qt.Key.Key_PageUp)
     assert caret_on_top_line() < view.visible_range()[1]

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.store.library import Library
-from desktop.reader.text_view import TextView
+from desktop.reader.text_flow import PageFlow
 from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window
 
@@ -102,7 +102,7 @@ def test_remote_resources_are_never_fetched(window: Any, library: Library, tmp_p
     QApplication.processEvents()
     server.shutdown()
     assert hits == []
-    assert TextView.blockedRequests >= 1
+    assert PageFlow.blockedRequests >= 1
 
 
 def test_first_run_imports_the_welcome_guide(

@@ -50,7 +50,7 @@ def test_a_passages_reply_reads_as_matches_with_chips_and_chapters(
     window.reader.go_to_page(2)
     click_at(chat.transcript, at)
     qtbot.waitUntil(
-        lambda: window.reader.page == page and window.reader.view.marked(), timeout=5000
+        lambda: window.reader.page == page and window.reader.view.marks.marked(), timeout=5000
     )
 
 

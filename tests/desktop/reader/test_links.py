@@ -56,7 +56,7 @@ def _click_link(view: TextView, href_start: str) -> None:
                 cursor = QTextCursor(doc)
                 cursor.setPosition(frag.position())
                 view.setTextCursor(cursor)
-                if not view.paged:  # a paged screen shows the link where it is
+                if not view.pager.paged:  # a paged screen shows the link where it is
                     view.ensureCursorVisible()
                 QApplication.processEvents()
                 start = view.cursorRect(cursor)
