@@ -26,6 +26,7 @@ from core.books.svgimages import inline_images
 from core.errors import MarginError
 from desktop.reader.book_fonts import apply_book_fonts
 from desktop.reader.book_images import decode_image, placeholder
+from desktop.reader.line_pitch import fix_line_pitch
 from desktop.reader.links import data_image, follow_link
 from desktop.reader.readable_text import ReadableBrowser
 from desktop.reader.ruby_paint import make_room, parenthesise
@@ -294,6 +295,7 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         body = self._page_html(number)
         cursor.insertHtml(body)
         self._first_block_format(self.starts[-1], body)
+        fix_line_pitch(doc, self.starts[-1], self._end(), round(self.typography.line_spacing * 100))
 
     def _first_block_format(self, position: int, body: str) -> None:
         """Give a page's first block its own format: inserted HTML merges its first block
@@ -323,6 +325,7 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         cursor.insertHtml(body)
         self._first_block_format(0, body)
         added = doc.characterCount() - length_before
+        fix_line_pitch(doc, 0, added, round(self.typography.line_spacing * 100))
         self.starts = [0] + [s + added for s in self.starts]
         self.loaded.insert(0, number)
         if self.mark_range is not None:
