@@ -14,6 +14,10 @@ Evidence, each read only from pages 1..``read_to``:
 - *a title of address* ("your Majesty") belongs to the one royal the pages name ("the King",
   "King of Bohemia"), and *an assumed name* ("address me as the Count Von Kramm", "calling
   himself …") to the person the pages reveal next ("I am the King");
+- *a name said to someone*: a first name only the characters use ("Louisa", "Charles"),
+  opening a reply, is the name of the one who spoke before (``xray_address``), when that
+  one is known only by title and surname ("Mrs. Hurst") and of the same sex, and no other
+  such name is said to them;
 - *places are not people*: a name ending in a word for a house or a street ("Lucas Lodge",
   "Baker Street") is a place of its own, and so is "St. James" when written "St. James’s"; a
   word made from a place ("Bohemian" from "Bohemia") describes, it names no one.
@@ -29,6 +33,7 @@ from typing import Any
 
 from core.companions.entities import NICKNAMES, Found
 from core.companions.names import form_key
+from core.companions.xray_address import address_votes
 
 PLACE_WORDS = frozenset(
     "Lodge Park Hall House Street Square Place Court Abbey Castle Manor Lane Road Church "
@@ -119,6 +124,7 @@ def merge_by_evidence(found: Sequence[Found], texts: Sequence[tuple[int, str]]) 
     _merge_full_names(groups, text)
     _merge_eldest(groups, text)
     _merge_royal(groups, text, texts)
+    _merge_addressed(groups, text, texts)
     for g in groups:
         if g.kind == "other" and g.name.casefold() in FEMALE | MALE | NICKNAMES.keys():
             g.kind = "person"  # "Charles", "Kitty": a first name names someone
@@ -318,6 +324,34 @@ def _merge_eldest(groups: list[_Group], text: str) -> None:
             best, n = votes.most_common(1)[0]
             if n >= 1 and list(votes.values()).count(n) == 1:
                 _join(g, next(h for h in family if id(h) == best))
+
+
+def _merge_addressed(groups: list[_Group], text: str, texts: Sequence[tuple[int, str]]) -> None:
+    names = {n for g in groups if g.keys and g.kind != "place" for n in g.names}
+    said_to: dict[str, set[int]] = {}
+    entry: dict[int, _Group] = {}
+    for name, speaker in address_votes(texts, names):
+        for g in _find(groups, speaker)[:1]:
+            said_to.setdefault(name, set()).add(id(g))
+            entry[id(g)] = g
+    claims: Counter[int] = Counter(next(iter(t)) for t in said_to.values() if len(t) == 1)
+    for name, targets in said_to.items():
+        holders = _find(groups, name)
+        if len(targets) != 1 or len(holders) != 1 or claims[next(iter(targets))] != 1:
+            continue
+        named, target = holders[0], entry[next(iter(targets))]
+        surnames = {n.split()[-1].casefold() for n in target.names}
+        if (
+            named is target
+            or named.kind == "place"
+            or any(" " in n for n in named.names)
+            or not any(n.split()[0].rstrip(".") in _TITLE_WORDS for n in target.names)
+            or _first_names(target) - surnames
+            or not _sex_of(named, text)
+            or _sex_of(named, text) != _sex_of(target, text)
+        ):
+            continue
+        _join(named, target)
 
 
 def _merge_royal(groups: list[_Group], text: str, texts: Sequence[tuple[int, str]]) -> None:
