@@ -91,6 +91,9 @@ class Found:
     description: tuple[tuple[int, str], ...]  # (page, sentence)
 
 
+FIRST_NAMES = frozenset(NICKNAMES) | frozenset(NICKNAMES.values())
+
+
 class _Totals:
     def __init__(self, scans: Sequence[tuple[int, PageScan]]) -> None:
         self.words: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
@@ -199,7 +202,9 @@ def find_entities(scans: Sequence[tuple[int, PageScan]]) -> list[Found]:
                     join(key, longer[0])
         elif len(parts) == 2 and parts[0] in singles and parts[0] not in surnames:
             second = display[key].most_common(1)[0][0].split()[-1]
-            if len(full_by_first[parts[0]]) == 1 or not totals.is_name(second):
+            # a known first name before a surname that is also a word ("John Clay", clay)
+            word = not totals.is_name(second) and parts[0] not in FIRST_NAMES
+            if len(full_by_first[parts[0]]) == 1 or word:
                 join(key, parts[0])  # "Elizabeth Bennet" → "Elizabeth", "Netherfield Park" →
                 # "Netherfield" (not "Lucas Lodge"; nor "John Clay" beside "John Cobb")
         elif len(parts) == 2 and parts[1] in surnames and len(full_by_last[parts[1]]) == 1:
