@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 
 from desktop.reader.paged import column_down, line_at, lines_down
+from desktop.reader.paged_view import PAD
+from tests.desktop.reader.conftest import press
+from tests.desktop.reader.test_paged import open_alice, with_columns
 
 
 def _doc() -> QTextDocument:
@@ -43,12 +47,6 @@ def test_turning_back_to_an_unseen_screen_never_ends_it_on_a_heading(
     """Page Up from a screen that starts just under a chapter heading (a restored place, a
     search hit): the screen made backwards ends before the heading, full of the text above it,
     and Page Down then shows the heading with its text."""
-    from PySide6.QtCore import Qt
-
-    from desktop.reader.paged_view import PAD
-    from tests.desktop.reader.conftest import press
-    from tests.desktop.reader.test_paged import open_alice, with_columns
-
     reader.resize(1300, 760)
     view = open_alice(reader, library, books_dir, page=14)
     for columns in (1, 2):
@@ -58,7 +56,7 @@ def test_turning_back_to_an_unseen_screen_never_ends_it_on_a_heading(
         i = next(i for i, line in enumerate(lines) if line.heading and i > 40)
         while lines[i].heading:  # the heading's last line
             i += 1
-        heading, after = lines[i - 1], lines[i]
+        after = lines[i]  # the first line under the heading
         view._go_screen(view.page_offset(after.start))  # a screen seen never forwards
         assert view._columns[0].first == after.start
         press(view, Qt.Key.Key_PageUp)
@@ -78,4 +76,3 @@ def test_turning_back_to_an_unseen_screen_never_ends_it_on_a_heading(
         press(view, Qt.Key.Key_PageDown)
         first = line_at(view.document(), view._columns[0].first)
         assert first is not None and first.heading, "▶ the heading is not shown with its text"
-        del heading
