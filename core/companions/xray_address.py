@@ -11,7 +11,8 @@ Charles, what do you mean?”".
 1..read_to): one vote (name said, speaker addressed) per reply. A name the narrator also
 uses ("Mary wished to say something") names someone of its own and gets no vote: in a room
 of several people a reply may turn to a third one, and the narrator's use shows that one is
-a person the book calls by that name.
+a person the book calls by that name. For the same reason a reply said by someone the pages
+do not name ("cried the two young Cratchits") gives no vote.
 """
 
 from __future__ import annotations
@@ -111,7 +112,11 @@ def address_votes(texts: Sequence[tuple[int, str]], names: Iterable[str]) -> lis
         if not (reply.startswith("“") and spoken.startswith("“")):
             continue
         said_by = speaker(spoken, pars[i - 2] if i >= 2 else "", known)
-        if said_by is None or speaker(reply, spoken, known) == said_by:
+        answer = speaker(reply, spoken, known)
+        if said_by is None or answer == said_by:
             continue
+        if answer is None and re.search(rf"\b({SPEECH})\b", narration(reply)):
+            continue  # said by someone unnamed ("cried the two young Cratchits"): in a
+            # room of several, the name may be said to a third one ("Hide, Martha, hide!")
         votes += [(name, said_by) for name in vocatives(reply, singles) if name != said_by]
     return votes

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.companions.entities import NICKNAMES, Found
-from core.companions.names import form_key
+from core.companions.names import FEMALE, MALE, form_key
 from core.companions.xray_address import address_votes
 
 PLACE_WORDS = frozenset(
@@ -55,18 +55,6 @@ _ROYAL_OF = re.compile(r"\b(" + "|".join(ROYAL) + r") of ([A-Z][\w-]+)")
 _SHE = re.compile(r"\b(she|her|herself)\b", re.I)
 _HE = re.compile(r"\b(he|him|his|himself)\b", re.I)
 _FEMALE_TITLES = ("Miss", "Mrs.", "Mrs", "Lady", "Madam")
-# English first names whose sex is plain (the short forms' full names and the commonest others)
-FEMALE = frozenset(
-    "elizabeth catherine katherine margaret mary anne jane sarah susan frances dorothy "
-    "eleanor georgiana josephine caroline louisa charlotte lydia emma harriet maria fanny "
-    "lucy julia sophia isabella amelia alice edith helen irene violet agnes martha ellen "
-    "clara rose grace ann hannah kitty lizzy eliza".split()
-)
-MALE = frozenset(
-    "william robert richard edward thomas james john charles henry alexander christopher "
-    "benjamin joseph samuel frederick theodore george arthur francis walter hugh peter "
-    "philip stephen david michael godfrey sherlock".split()
-)
 _MALE_TITLES = ("Mr.", "Mr", "Sir", "Lord")
 
 
@@ -145,6 +133,8 @@ def _is_full_name(name: str, g: _Group) -> bool:
 
 
 _TITLE_WORDS = frozenset({"Mr", "Mrs", "Miss", "Lady", "Sir", "Lord", "Madam", "Dr", "Colonel"})
+# words before a surname that name no one else of the family ("Uncle Scrooge", "Master Peter")
+_NOT_FIRST = _TITLE_WORDS | {"Master", "Uncle", "Aunt", "Cousin", "Old", "Young", "Little"}
 
 
 def _made_from_place(name: str, places: set[str]) -> bool:
@@ -277,7 +267,7 @@ def _merge_one_full_name(groups: list[_Group], text: str) -> bool:
                     and any(
                         len(n.split()) == 2
                         and n.split()[1] == surname
-                        and n.split()[0].rstrip(".") not in _TITLE_WORDS
+                        and n.split()[0].rstrip(".") not in _NOT_FIRST
                         for n in h.names
                     )
                     and _sex_of(h, text) == _sex_of(g, text)

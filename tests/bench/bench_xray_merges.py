@@ -4,7 +4,7 @@ owner is plain from the story; ambiguous ones such as "John" or "McCarthy" are l
 
 Within each X-Ray entry, every pair of its names that the key knows is a *true merge* (same
 person) or a *false merge* (two people); *possible* merges are the pairs of one person's
-names that X-Ray shows at all. Measured at two bounds per book (an early page and the end),
+names that X-Ray shows at all. Measured at three bounds per book (an early page, a middle one and the end),
 with and without the address evidence (``xray_address``, the newest rule), interleaved in
 one run. The figures are counts, not times: one round is enough (the builds are
 deterministic).
@@ -131,6 +131,11 @@ KEY: dict[str, list[set[str]]] = {
         {"Robin Crusoe", "Robinson Crusoe"},
     ],
 }
+MIDDLE = {  # where a scene of several people talking had misled the address rule (Carol)
+    "pride_and_prejudice.epub": 150,
+    "the_adventures_of_sherlock_holmes.epub": 170,
+    "a_christmas_carol.epub": 55,
+}
 EARLY = {
     "pride_and_prejudice.epub": 54,
     "the_adventures_of_sherlock_holmes.epub": 19,
@@ -168,7 +173,7 @@ def main() -> None:
     print(f"{'book':40} {'read_to':>7}  {'rule':8} {'true/possible':>14} {'false':>6}")
     for name in books:
         book = import_book(library, BOOKS / name).book
-        bounds = [EARLY[name]] if SMOKE else [EARLY[name], book.page_count]
+        bounds = [EARLY[name]] if SMOKE else [EARLY[name], MIDDLE[name], book.page_count]
         for bound in bounds:
             made: dict[str, list[set[str]]] = {}
             for rule in ("without", "with"):  # interleaved: the same pages scanned once
