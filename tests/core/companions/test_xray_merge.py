@@ -68,6 +68,18 @@ def test_a_name_said_in_a_reply_joins_its_speaker_only_once_the_reply_is_read(
     assert holder(after, "Louisa") == ["Mrs. Hurst"]
 
 
+def test_a_christmas_carol_at_page_55_scrooge_is_one_and_martha_her_own(
+    library: Library, books_dir: Path
+) -> None:
+    """ "Uncle Scrooge" and "Master Scrooge" are no other Scrooge: Ebenezer Scrooge is Mr.
+    Scrooge. "“Hide, Martha, hide!” cried the two young Cratchits", just after Mrs. Cratchit
+    spoke, is said to a third one: Martha is no name of her mother."""
+    _, entries = entries_at(library, books_dir / "a_christmas_carol.epub", 55)
+    assert holder(entries, "Ebenezer Scrooge") == holder(entries, "Mr. Scrooge")
+    assert len(holder(entries, "Mr. Scrooge")) == 1
+    assert "Martha" not in entries["Mrs. Cratchit"].names(), "▶ Martha taken for her mother"
+
+
 def test_one_first_name_with_several_surnames_is_not_one_person(
     library: Library, books_dir: Path
 ) -> None:
