@@ -24,7 +24,7 @@ from PySide6.QtGui import (
     QTextLayout,
 )
 
-_NATURAL: dict[str, float] = {}  # font key → the height of a line of that font alone
+_NATURAL: dict[tuple[object, ...], float] = {}  # font → the height of a line of it alone
 
 # sizes within this many pixels count as one (rounding of em sizes)
 SAME_HEIGHT_PX = 0.5
@@ -32,7 +32,7 @@ SAME_HEIGHT_PX = 0.5
 
 def natural_height(font: QFont) -> float:
     """The height Qt gives a line of ``font`` when no other font takes part in it."""
-    key = font.key()
+    key = (font.family(), font.pointSizeF(), font.pixelSize(), font.weight(), font.italic())
     if key not in _NATURAL:
         layout = QTextLayout("x", font)
         layout.beginLayout()
@@ -69,6 +69,8 @@ def fix_line_pitch(doc: QTextDocument, start: int, end: int, percent: float) -> 
     default = doc.defaultFont()
     block = doc.findBlock(start)
     fixed = 0
+    edit = QTextCursor(doc)
+    edit.beginEditBlock()  # laid out once, at the end, not after each paragraph
     while block.isValid() and block.position() <= end:
         fmt = block.blockFormat()
         if (
@@ -81,8 +83,9 @@ def fix_line_pitch(doc: QTextDocument, start: int, end: int, percent: float) -> 
                 fmt.setLineHeight(
                     height * percent / 100, QTextBlockFormat.LineHeightTypes.FixedHeight.value
                 )
-                cursor = QTextCursor(block)
-                cursor.setBlockFormat(fmt)
+                edit.setPosition(block.position())
+                edit.setBlockFormat(fmt)
                 fixed += 1
         block = block.next()
+    edit.endEditBlock()
     return fixed
