@@ -187,6 +187,9 @@ class HighlightViews(BookViews, Protocol):
     @property
     def textSelectionChanged(self) -> SignalInstance: ...
 
+    @property
+    def pdfSelected(self) -> SignalInstance: ...
+
 
 class SpokenViews(Protocol):
     """What read aloud marks the spoken words in: the stored pages and the two views."""

@@ -1,5 +1,7 @@
 """The bar a highlight opens where it is (as in calibre and KOReader): clicking a highlight,
-or Enter with the caret in it, shows its colours, Note, Ask, Copy and Delete beside it.
+or Enter with the caret in it, shows its colours, Note, Ask, Copy and Delete beside it. In a
+PDF the same: a click on a highlight, or Enter with the selection in one (with no selection,
+the first highlight on screen).
 
 A note is written in the bar's own line (Enter keeps it, Esc leaves it as it was): nothing
 asks for a note when a highlight is made. The bar takes the keyboard when Enter opened it
@@ -158,6 +160,7 @@ class HighlightActions(QObject):
         views.highlightClicked.connect(self.open)
         views.scrolledTo.connect(lambda *_: self.close(refocus=False))
         views.textSelectionChanged.connect(lambda: self.close(refocus=False))
+        views.pdfSelected.connect(lambda *_: self.close(refocus=False))
         QApplication.instance().focusChanged.connect(self._focus_moved)  # type: ignore[union-attr]
 
     def _record(self, highlight_id: int) -> HighlightRecord | None:

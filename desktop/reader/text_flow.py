@@ -26,6 +26,7 @@ from core.books.svgimages import inline_images
 from core.errors import MarginError
 from desktop.reader.book_fonts import apply_book_fonts
 from desktop.reader.book_images import decode_image, placeholder
+from desktop.reader.line_pitch import fix_line_pitch
 from desktop.reader.links import data_image, follow_link
 from desktop.reader.picture_text import unobject, with_alt_text
 from desktop.reader.ruby_paint import make_room, parenthesise
@@ -241,7 +242,8 @@ class PageFlow:
         body = self._page_html(number)
         cursor.insertHtml(body)
         self._first_block_format(self.starts[-1], body)
-        if "<img" in body:
+        fix_line_pitch(doc, self.starts[-1], self.end_position(), self._pitch())
+        if "<img" in body:  # after the pitch, which leaves a picture's paragraph as it is
             self.pictures |= unobject(doc, self.starts[-1], cursor.position()) > 0
 
     def _first_block_format(self, position: int, body: str) -> None:
@@ -271,9 +273,10 @@ class PageFlow:
         body = self._page_html(number)
         cursor.insertHtml(body)
         self._first_block_format(0, body)
+        added = doc.characterCount() - length_before
+        fix_line_pitch(doc, 0, added, self._pitch())
         if "<img" in body:
             self.pictures |= unobject(doc, 0, cursor.position()) > 0
-        added = doc.characterCount() - length_before
         self.starts = [0] + [s + added for s in self.starts]
         self.loaded.insert(0, number)
         if self.mark_range is not None:
@@ -384,6 +387,10 @@ class PageFlow:
         i = self.loaded.index(page)
         end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else self.end_position()
         return max(self.starts[i], min(self.starts[i] + max(0, offset), end))
+
+    def _pitch(self) -> int:
+        """The line spacing in percent of the font's height (line_pitch.py)."""
+        return round(self.view.typography.line_spacing * 100)
 
     def end_position(self) -> int:
         return self.view.document().characterCount() - 1

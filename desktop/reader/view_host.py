@@ -150,6 +150,7 @@ class ViewHost(QStackedWidget):
         pdf.chapterEdge.connect(self.chapterEdge)
         pdf.requestForward.connect(self.requestForward)
         pdf.canvas.selectionFinished.connect(self.pdfSelected)
+        pdf.highlightClicked.connect(self.highlightClicked)  # highlight_bar.py opens its bar
         pdf.canvas.selectionCleared.connect(self.selectionCleared)
         pdf.canvas.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         pdf.canvas.customContextMenuRequested.connect(
@@ -398,7 +399,7 @@ class ViewHost(QStackedWidget):
         if pdf is not None:
             pdf.set_highlights(
                 [
-                    (h.page, h.colour, (h.anchor or {}).get("polys", []), h.style)
+                    (h.page, h.colour, (h.anchor or {}).get("polys", []), h.style, h.id)
                     for h in items
                     if isinstance(h.anchor, dict)
                 ]
