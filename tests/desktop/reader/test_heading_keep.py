@@ -57,22 +57,22 @@ def test_turning_back_to_an_unseen_screen_never_ends_it_on_a_heading(
         while lines[i].heading:  # the heading's last line
             i += 1
         after = lines[i]  # the first line under the heading
-        view._go_screen(view.page_offset(after.start))  # a screen seen never forwards
-        assert view._columns[0].first == after.start
+        view.pager.go_screen(view.flow.page_offset(after.start))  # a screen seen never forwards
+        assert view.pager.columns[0].first == after.start
         press(view, Qt.Key.Key_PageUp)
         shown = [
             line
-            for column in view._columns
+            for column in view.pager.columns
             for line in lines_down(view.document(), column.first)
             if line.start < column.end
         ]
-        for column in view._columns:
+        for column in view.pager.columns:
             last = [line for line in shown if line.start < column.end][-1]
             assert not last.heading, "▶ the screen made backwards ends on a heading"
         # full: the last column's free space at its foot is under two lines
-        column = view._columns[-1]
+        column = view.pager.columns[-1]
         last = [line for line in shown if line.start < column.end][-1]
-        assert column.top + view.page_height() - (last.top + last.height) < 2 * after.height + PAD
+        assert column.top + view.pager.page_height() - (last.top + last.height) < 2 * after.height + PAD
         press(view, Qt.Key.Key_PageDown)
-        first = line_at(view.document(), view._columns[0].first)
+        first = line_at(view.document(), view.pager.columns[0].first)
         assert first is not None and first.heading, "▶ the heading is not shown with its text"
