@@ -230,7 +230,7 @@ def order_tabs(window: MainWindow) -> list[QWidget]:
             getattr(window, "side_button", None),
             reader.toolbar,
             reader.side,
-            reader.host,
+            reader.page_area,
             reader.footer,
             window.chat,
             window.library_view,

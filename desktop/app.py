@@ -102,7 +102,7 @@ def window_main(argv: Sequence[str] | None = None) -> int:
         if not paths.database.is_file():  # an existing library opens for reading only
             unusable = f"Margin cannot use its data folder {paths.data}: {exc.strerror or exc}."
             print(f"margin: {unusable}", file=sys.stderr)
-    from desktop import excepthook
+    from desktop.runtime import excepthook
 
     excepthook.install()
     # the library's code (peewee, sqlite3, the store: ~100 modules) before Qt: PySide6 reads
@@ -245,7 +245,7 @@ def _make_window(margin: Margin, args: argparse.Namespace, *, show: bool = True)
     window = MainWindow(margin, restore=not args.screenshot)
     window.set_theme(window.preferences.theme())
     if os.environ.get("MARGIN_STARTUP_TIMING"):
-        from desktop.startup_timing import watch_first_paint
+        from desktop.runtime.startup_timing import watch_first_paint
 
         watch_first_paint(window, _T0)
     if show:
@@ -309,7 +309,7 @@ async def _run_shown(
     if painted:
         QTimer.singleShot(0, window.finish_building_if_open)
     else:
-        from desktop.startup_timing import after_first_paint
+        from desktop.runtime.startup_timing import after_first_paint
 
         after_first_paint(window, window.finish_building_if_open)
     QTimer.singleShot(
@@ -325,7 +325,7 @@ async def _run_shown(
             flush=True,
         )
     if margin.library.read_only and not (args.screenshot or args.exit_after_shown):
-        from desktop.repair import show_read_only_notice
+        from desktop.library.repair import show_read_only_notice
 
         show_read_only_notice(window)
     code = 0

@@ -83,7 +83,7 @@ def _spoiler_data() -> None:
 
 
 def _fuzzy_anchors() -> None:
-    """What re-finding a highlight uses (core/anchors.py): rapidfuzz's compiled build."""
+    """What re-finding a highlight uses (core/store/anchors.py): rapidfuzz's compiled build."""
     from rapidfuzz.fuzz import partial_ratio_alignment, ratio
 
     assert ratio("the quick brown fox", "the quick brown fax") > 90

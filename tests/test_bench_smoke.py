@@ -21,6 +21,7 @@ SMOKED = (
     "bench_search.py",
     "bench_first_open.py",
     "bench_passages_speed.py",
+    "bench_import_process.py",
     "bench_epubtests.py",
 )
 

@@ -24,12 +24,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "base",
         (
-            "core.anchors",
             "core.domain",
             "core.errors",
             "core.labels",
             "core.log",
-            "core.memory",
             "core.paths",
             "core.processes",
             "core.progress",

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from core.books.chunking import make_chunks
 from core.books.limits import DEFAULT_LIMITS, Limits
+from core.books.memory import give_back_memory
 from core.books.parse import check_file, detect_format, parse_book
 from core.errors import BookCode, BookError, MarginError
-from core.memory import give_back_memory
 from core.progress import CancelToken, ProgressCallback, no_progress
 from core.search.vector_indexer import request_vectors
 from core.store import owner

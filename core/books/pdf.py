@@ -250,7 +250,7 @@ def _stop_idle_workers() -> None:
         _idle_timer = None
         shutdown_workers(wait=True)
         stop_resource_tracker()
-    from core.memory import give_back_memory
+    from core.books.memory import give_back_memory
 
     give_back_memory()
     log.info("PDF workers stopped after %.0f s idle", IDLE_S)

@@ -167,7 +167,7 @@ def cmd_ask(args: argparse.Namespace, ctx: CliContext) -> int:
             raise MarginError(
                 "wrong_book", f"Conversation {conversation.id} is about another book."
             )
-    elif args.selection and args.selection_page:  # a passage: its thread (core.anchors)
+    elif args.selection and args.selection_page:  # a passage: its thread (core.store.anchors)
         conversation = ctx.app.conversations.thread_for(
             book.id, args.selection, args.selection_page
         )
@@ -244,7 +244,7 @@ def withheld_json(items: Any, *, reveal: bool) -> list[dict[str, Any]]:
 def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
     from core.agent.answer import fill_hidden
     from core.agent.grounding import NOT_CHECKED, checked_against_book
-    from core.export import answer_passages, answer_sources
+    from core.export.markdown import answer_passages, answer_sources
     from core.labels import pages_label
 
     service = _service(ctx)
@@ -290,7 +290,7 @@ def cmd_history(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def cmd_export_conversation(args: argparse.Namespace, ctx: CliContext) -> int:
-    from core.export import book_conversations_markdown, conversation_markdown
+    from core.export.markdown import book_conversations_markdown, conversation_markdown
 
     if (args.conversation is None) == (args.book is None):
         raise MarginError(
@@ -305,7 +305,7 @@ def cmd_export_conversation(args: argparse.Namespace, ctx: CliContext) -> int:
     if args.out is None:
         say(text, end="")  # the same sanitiser as every other command's output
         return 0
-    from core.export import write_text_atomic
+    from core.export.markdown import write_text_atomic
 
     path = write_text_atomic(args.out, text)  # a MarginError in words when it cannot
     say(f"Saved {path}.", file=sys.stderr)

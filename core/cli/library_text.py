@@ -139,12 +139,12 @@ def cmd_page(args: argparse.Namespace, ctx: CliContext) -> int:
 
 
 def cmd_highlights(args: argparse.Namespace, ctx: CliContext) -> int:
-    from core.export import highlights_to_markdown
+    from core.export.markdown import highlights_to_markdown
 
     book = ctx.library.find_book(args.book)
     highlights = ctx.library.list_highlights(book.id)
     if args.w3c or args.json:
-        from core.export_annotations import annotation_collection, highlight_json
+        from core.export.annotations import annotation_collection, highlight_json
 
         data = annotation_collection(ctx.app, book.id) if args.w3c else None
         labels = [] if args.w3c else ctx.library.page_labels(book.id)

@@ -11,7 +11,7 @@ from core.store.library import BookInfo
 
 
 def cmd_repair(args: argparse.Namespace, ctx: CliContext) -> int:
-    from core.repair import repair_library
+    from core.books.repair import repair_library
 
     if args.book is None and not args.all:
         say(

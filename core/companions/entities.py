@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.companions.names import (
+    MALE,
     MALE_TITLES,
     NOT_NAMES,
     THING,
@@ -89,6 +90,9 @@ class Found:
     aliases: tuple[str, ...]
     mentions: tuple[tuple[int, int, str], ...]  # (page, uses, a form written there)
     description: tuple[tuple[int, str], ...]  # (page, sentence)
+
+
+FIRST_NAMES = frozenset(NICKNAMES) | frozenset(NICKNAMES.values())
 
 
 class _Totals:
@@ -188,7 +192,10 @@ def find_entities(scans: Sequence[tuple[int, PageScan]]) -> list[Found]:
         if key in titled:
             rest = parts[1:]
             if len(rest) >= 2 and " ".join(rest) in uses:
-                join(key, " ".join(rest))  # "Miss Elizabeth Bennet" → "Elizabeth Bennet"
+                if not (
+                    parts[0].rstrip(".") == "mrs" and rest[0] in MALE
+                ):  # "Mrs. Henry Baker": his wife
+                    join(key, " ".join(rest))  # "Miss Elizabeth Bennet" → "Elizabeth Bennet"
             elif len(rest) == 1 and parts[0] in ("miss", "master") and rest[0] in singles:
                 if rest[0] not in surnames and (firsts[rest[0]] or uses[rest[0]] > uses[key]):
                     join(key, rest[0])  # "Miss Elizabeth" → "Elizabeth" (a first name)
@@ -199,7 +206,9 @@ def find_entities(scans: Sequence[tuple[int, PageScan]]) -> list[Found]:
                     join(key, longer[0])
         elif len(parts) == 2 and parts[0] in singles and parts[0] not in surnames:
             second = display[key].most_common(1)[0][0].split()[-1]
-            if len(full_by_first[parts[0]]) == 1 or not totals.is_name(second):
+            # a known first name before a surname that is also a word ("John Clay", clay)
+            a_word = not totals.is_name(second) and parts[0] not in FIRST_NAMES
+            if len(full_by_first[parts[0]]) == 1 or a_word:
                 join(key, parts[0])  # "Elizabeth Bennet" → "Elizabeth", "Netherfield Park" →
                 # "Netherfield" (not "Lucas Lodge"; nor "John Clay" beside "John Cobb")
         elif len(parts) == 2 and parts[1] in surnames and len(full_by_last[parts[1]]) == 1:
@@ -215,7 +224,9 @@ def find_entities(scans: Sequence[tuple[int, PageScan]]) -> list[Found]:
         best = max(forms, key=lambda k: forms[k])
         if male and max(forms[k] for k in male) >= 0.3 * total:
             join(word, max(male, key=lambda k: forms[k]))
-        elif forms[best] >= 0.75 * total:
+        elif forms[best] >= 0.75 * total and not (
+            best.split()[0] in ("mrs", "lady") and _a_man_named(word, uses)
+        ):  # "Cratchit" is Bob Cratchit's, not his wife's, though she is "Mrs. Cratchit"
             join(word, best)
     for key, n in totals.together.items():
         nick, formal = key.split("|")
@@ -230,6 +241,14 @@ def find_entities(scans: Sequence[tuple[int, PageScan]]) -> list[Found]:
     for key in uses:
         groups[root(key)].append(key)
     return _entries(groups, scans, resolved, uses, display, totals)
+
+
+def _a_man_named(surname: str, uses: Counter[str]) -> bool:
+    """A man's full name with this surname is used ("Bob Cratchit")."""
+    return any(
+        len(parts) == 2 and parts[1] == surname and (NICKNAMES.get(parts[0], parts[0]) in MALE)
+        for parts in (k.split() for k in uses)
+    )
 
 
 def _share_surname(nick: str, formal: str, uses: Counter[str]) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import peewee as pw
 
 from core.companions import recap, xray
-from core.export_text import one_line, plain
+from core.export.text import one_line, plain
 
 
 def companions_markdown(db: pw.SqliteDatabase, book_id: int) -> str:

@@ -26,6 +26,18 @@ TITLES = frozenset(
 )
 ABBREVIATIONS = frozenset("Mr Mrs Ms Mx Dr St Col Capt Rev Messrs Gen Lieut Prof Sr Jr".split())
 MALE_TITLES = frozenset("Mr Sir Lord Monsieur Herr Signor Don".split())
+# English first names whose sex is plain (the short forms' full names and the commonest others)
+FEMALE = frozenset(
+    "elizabeth catherine katherine margaret mary anne jane sarah susan frances dorothy "
+    "eleanor georgiana josephine caroline louisa charlotte lydia emma harriet maria fanny "
+    "lucy julia sophia isabella amelia alice edith helen irene violet agnes martha ellen "
+    "clara rose grace ann hannah kitty lizzy eliza".split()
+)
+MALE = frozenset(
+    "william robert richard edward thomas james john charles henry alexander christopher "
+    "benjamin joseph samuel frederick theodore george arthur francis walter hugh peter "
+    "philip stephen david michael godfrey sherlock".split()
+)
 # lower-case words that may stand inside a name ("Catherine de Bourgh", "House of Commons")
 CONNECTORS = frozenset("de du da van von der den la le di del y of".split())
 # capitalised words that are never an entry on their own

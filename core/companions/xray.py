@@ -29,7 +29,7 @@ from core.companions.store import CompanionStore, book_print
 from core.companions.xray_merge import Edits, apply_edits, merge_by_evidence
 from core.progress import CancelToken
 
-XRAY_VERSION = 6  # bump when what a page scan holds or how entries are decided changes
+XRAY_VERSION = 7  # bump when what a page scan holds or how entries are decided changes
 NOTE_VERSION = 4  # the model's notes (paid for): bump only when what a note is changes
 KIND_PAGE = "xray"
 KIND_STATE = "xray_state"

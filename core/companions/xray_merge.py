@@ -14,6 +14,10 @@ Evidence, each read only from pages 1..``read_to``:
 - *a title of address* ("your Majesty") belongs to the one royal the pages name ("the King",
   "King of Bohemia"), and *an assumed name* ("address me as the Count Von Kramm", "calling
   himself …") to the person the pages reveal next ("I am the King");
+- *a name said to someone*: a first name only the characters use ("Louisa", "Charles"),
+  opening a reply, is the name of the one who spoke before (``xray_address``), when that
+  one is known only by title and surname ("Mrs. Hurst") and of the same sex, and no other
+  such name is said to them;
 - *places are not people*: a name ending in a word for a house or a street ("Lucas Lodge",
   "Baker Street") is a place of its own, and so is "St. James" when written "St. James’s"; a
   word made from a place ("Bohemian" from "Bohemia") describes, it names no one.
@@ -28,7 +32,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.companions.entities import NICKNAMES, Found
-from core.companions.names import form_key
+from core.companions.names import FEMALE, MALE, form_key
+from core.companions.xray_address import address_votes
 
 PLACE_WORDS = frozenset(
     "Lodge Park Hall House Street Square Place Court Abbey Castle Manor Lane Road Church "
@@ -50,18 +55,6 @@ _ROYAL_OF = re.compile(r"\b(" + "|".join(ROYAL) + r") of ([A-Z][\w-]+)")
 _SHE = re.compile(r"\b(she|her|herself)\b", re.I)
 _HE = re.compile(r"\b(he|him|his|himself)\b", re.I)
 _FEMALE_TITLES = ("Miss", "Mrs.", "Mrs", "Lady", "Madam")
-# English first names whose sex is plain (the short forms' full names and the commonest others)
-FEMALE = frozenset(
-    "elizabeth catherine katherine margaret mary anne jane sarah susan frances dorothy "
-    "eleanor georgiana josephine caroline louisa charlotte lydia emma harriet maria fanny "
-    "lucy julia sophia isabella amelia alice edith helen irene violet agnes martha ellen "
-    "clara rose grace ann hannah kitty lizzy eliza".split()
-)
-MALE = frozenset(
-    "william robert richard edward thomas james john charles henry alexander christopher "
-    "benjamin joseph samuel frederick theodore george arthur francis walter hugh peter "
-    "philip stephen david michael godfrey sherlock".split()
-)
 _MALE_TITLES = ("Mr.", "Mr", "Sir", "Lord")
 
 
@@ -119,6 +112,7 @@ def merge_by_evidence(found: Sequence[Found], texts: Sequence[tuple[int, str]]) 
     _merge_full_names(groups, text)
     _merge_eldest(groups, text)
     _merge_royal(groups, text, texts)
+    _merge_addressed(groups, text, texts)
     for g in groups:
         if g.kind == "other" and g.name.casefold() in FEMALE | MALE | NICKNAMES.keys():
             g.kind = "person"  # "Charles", "Kitty": a first name names someone
@@ -139,6 +133,8 @@ def _is_full_name(name: str, g: _Group) -> bool:
 
 
 _TITLE_WORDS = frozenset({"Mr", "Mrs", "Miss", "Lady", "Sir", "Lord", "Madam", "Dr", "Colonel"})
+# words before a surname that name no one else of the family ("Uncle Scrooge", "Master Peter")
+_NOT_FIRST = _TITLE_WORDS | {"Master", "Uncle", "Aunt", "Cousin", "Old", "Young", "Little"}
 
 
 def _made_from_place(name: str, places: set[str]) -> bool:
@@ -271,7 +267,7 @@ def _merge_one_full_name(groups: list[_Group], text: str) -> bool:
                     and any(
                         len(n.split()) == 2
                         and n.split()[1] == surname
-                        and n.split()[0].rstrip(".") not in _TITLE_WORDS
+                        and n.split()[0].rstrip(".") not in _NOT_FIRST
                         for n in h.names
                     )
                     and _sex_of(h, text) == _sex_of(g, text)
@@ -318,6 +314,34 @@ def _merge_eldest(groups: list[_Group], text: str) -> None:
             best, n = votes.most_common(1)[0]
             if n >= 1 and list(votes.values()).count(n) == 1:
                 _join(g, next(h for h in family if id(h) == best))
+
+
+def _merge_addressed(groups: list[_Group], text: str, texts: Sequence[tuple[int, str]]) -> None:
+    names = {n for g in groups if g.keys and g.kind != "place" for n in g.names}
+    said_to: dict[str, set[int]] = {}
+    entry: dict[int, _Group] = {}
+    for name, speaker in address_votes(texts, names):
+        for g in _find(groups, speaker)[:1]:
+            said_to.setdefault(name, set()).add(id(g))
+            entry[id(g)] = g
+    claims: Counter[int] = Counter(next(iter(t)) for t in said_to.values() if len(t) == 1)
+    for name, targets in said_to.items():
+        holders = _find(groups, name)
+        if len(targets) != 1 or len(holders) != 1 or claims[next(iter(targets))] != 1:
+            continue
+        named, target = holders[0], entry[next(iter(targets))]
+        surnames = {n.split()[-1].casefold() for n in target.names}
+        if (
+            named is target
+            or named.kind == "place"
+            or any(" " in n for n in named.names)
+            or not any(n.split()[0].rstrip(".") in _TITLE_WORDS for n in target.names)
+            or _first_names(target) - surnames
+            or not _sex_of(named, text)
+            or _sex_of(named, text) != _sex_of(target, text)
+        ):
+            continue
+        _join(named, target)
 
 
 def _merge_royal(groups: list[_Group], text: str, texts: Sequence[tuple[int, str]]) -> None:

@@ -104,22 +104,19 @@ def write_safetensors(path: Path, tensors: dict[str, np.ndarray]) -> None:
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    """GELU, x * Φ(x), with erf by Abramowitz and Stegun 7.1.26 (error below 1.5e-7, as
-    good as float32): numpy has no erf. In place on ``x`` (a temporary of the caller)."""
-    z = np.abs(x) * np.float32(0.7071067811865476)
-    t = np.float32(1.0) / (np.float32(1.0) + np.float32(0.3275911) * z)
-    poly = np.float32(1.061405429) * t
-    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
-        poly += np.float32(c)
-        poly *= t
-    np.square(z, out=z)
-    np.negative(z, out=z)
-    np.exp(z, out=z)
-    poly *= z  # 1 - erf(|x| / sqrt 2)
-    # x * Φ(x) = x * (1 + erf) / 2: for x >= 0, x * (1 - poly / 2); else x * poly / 2
-    poly *= np.float32(0.5)
-    np.subtract(np.float32(1.0), poly, out=poly, where=x >= 0)
-    x *= poly
+    """GELU, x * Φ(x), by its tanh form, x * (1 + tanh(√(2/π) (x + 0.044715 x³))) / 2: within
+    5e-4 of the exact (erf) one, the vectors within 2e-6 of cosine, in an eighth of the time
+    of erf by Abramowitz and Stegun (numpy has no erf; issue 41: GELU was a fifth of the
+    encoder's time). In place on ``x`` (a temporary of the caller)."""
+    y = x * x
+    y *= np.float32(0.044715)
+    y += np.float32(1.0)
+    y *= x
+    y *= np.float32(0.7978845608028654)  # √(2/π)
+    np.tanh(y, out=y)
+    y += np.float32(1.0)
+    y *= np.float32(0.5)
+    x *= y
     return x
 
 

@@ -13,11 +13,11 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.anchors import BookText, TextQuote
 from core.errors import MarginError
 from core.paths import Paths
 from core.progress import ProgressCallback, no_progress
 from core.sources.calibre import CalibreBook, CalibreLibrary
+from core.store.anchors import BookText, TextQuote
 from core.store.library import Library
 from core.sync import config
 

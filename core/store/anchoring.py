@@ -1,4 +1,4 @@
-"""Everything that points into a book, kept on its words (``core.anchors``).
+"""Everything that points into a book, kept on its words (``core.store.anchors``).
 
 Highlights, notes, threads and citations store a ``TextQuote``. When a book is read again
 (``BookContent.replace_content``) each one is found again in the new text and its pages are
@@ -19,10 +19,10 @@ from typing import Any
 
 import peewee as pw
 
-from core.anchors import BookText, Found, TextQuote, collapse, moved, stored_to_view
-from core.anchors import view_to_stored as _view_to_stored
 from core.domain.messages import CitationRef, Passage
 from core.store.anchoring_history import PageMover, move_history
+from core.store.anchors import BookText, Found, TextQuote, collapse, moved, stored_to_view
+from core.store.anchors import view_to_stored as _view_to_stored
 
 log = logging.getLogger(__name__)
 

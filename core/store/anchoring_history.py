@@ -19,8 +19,8 @@ from typing import Any
 
 import peewee as pw
 
-from core.anchors import BookText, TextQuote, collapse, moved
 from core.labels import pages_label
+from core.store.anchors import BookText, TextQuote, collapse, moved
 
 # what a model writes and the reader sees as a page chip: [p. 12], [pp. 12–13]
 _LABEL = re.compile(r"\[(p|pp)\.\s*(\d+)(?:(\s*[–-]\s*)(\d+))?\]")

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import peewee as pw
 
-from core.anchors import BookText, TextQuote, collapse
 from core.errors import BookCode, BookError
 from core.store import models as m
+from core.store.anchors import BookText, TextQuote, collapse
 from core.store.records import (
     HIGHLIGHT_COLOURS,
     HighlightRecord,
@@ -67,7 +67,7 @@ class Annotations(LibraryBase):
         return _highlight(row)
 
     def _quote(self, book_id: int, page: int, text: str, anchor: Any) -> dict[str, Any]:
-        """The words a highlight is anchored to, with their context (``core.anchors``);
+        """The words a highlight is anchored to, with their context (``core.store.anchors``);
         its words alone when its pages cannot be read (damaged text)."""
         try:
             return self._context_quote(book_id, page, text, anchor)

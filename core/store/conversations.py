@@ -20,7 +20,6 @@ from typing import Any
 
 import peewee as pw
 
-from core.anchors import TextQuote
 from core.domain.messages import (
     AssistantMessage,
     CitationRef,
@@ -38,6 +37,7 @@ from core.errors import BookCode, BookError, StorageError
 from core.store import models as m
 from core.store import owner
 from core.store.anchoring import overlaps, quote_for_selection, resolve_citations
+from core.store.anchors import TextQuote
 from core.store.history import (
     SHOWN_KINDS,
     TOOL_CALL_COLUMNS,

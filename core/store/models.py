@@ -141,7 +141,7 @@ class Highlight(BaseModel):
     style = pw.TextField(default="highlight")  # highlight | underline | strike
     colour = pw.TextField(default="yellow")
     anchor = JSONField(null=True)
-    quote = JSONField(null=True)  # a core.anchors.TextQuote: found again after a re-read
+    quote = JSONField(null=True)  # a core.store.anchors.TextQuote: found again after a re-read
     created_at = pw.DateTimeField(default=utcnow)
     updated_at = pw.DateTimeField(default=utcnow)
 
@@ -163,7 +163,7 @@ class Conversation(BaseModel):
     book_id: int
     book = pw.ForeignKeyField(Book, backref="conversations", on_delete="CASCADE")
     title = pw.TextField(default="New conversation")
-    quote = JSONField(null=True)  # a thread's passage (core.anchors.TextQuote); None: free
+    quote = JSONField(null=True)  # a thread's passage (core.store.anchors.TextQuote); None: free
     created_at = pw.DateTimeField(default=utcnow)
     updated_at = pw.DateTimeField(default=utcnow)
 

@@ -14,10 +14,12 @@ PLAIN_HTML = b""  # stored for page HTML that is just the text's paragraphs (see
 
 
 def plain_html(text: str) -> str:
-    """The HTML of a page that is nothing but its text's paragraphs."""
+    """The HTML of a page that is nothing but its text's paragraphs, as the text parser
+    writes it (one line each, quotes as they are: issue 41, the form before, quotes escaped
+    and no line breaks, never matched a text book's page, whose HTML was then stored too)."""
     from html import escape  # here: importing html costs a read-only command milliseconds
 
-    return "".join(f"<p>{escape(p)}</p>" for p in text.split("\n\n"))
+    return "\n".join(f"<p>{escape(p, quote=False)}</p>" for p in text.split("\n\n"))
 
 
 def pack_text(value: str | None, text: str | None = None) -> bytes | None:

@@ -13,11 +13,11 @@ from typing import Any
 
 import peewee as pw
 
-from core.anchors import TextQuote
 from core.domain.book import PageContent
 from core.errors import BookCode, BookError
 from core.paths import Paths
 from core.store import models as m
+from core.store.anchors import TextQuote
 from core.store.db import damaged_text
 
 # 2: contents anchors resolved to their pages (schema v5); 3: the book's own text in the pages

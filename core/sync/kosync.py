@@ -14,8 +14,8 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.anchors import BookText
 from core.paths import Paths
+from core.store.anchors import BookText
 from core.store.library import BookInfo, Library
 from core.sync import config, secrets
 from core.sync.errors import SyncError

@@ -8,7 +8,7 @@ parent has more than one child of that name; ``text()`` counts the text nodes of
 
 Margin reads the same spine documents from the book's file into text nodes (whitespace-only
 ones are left out, as crengine drops them between blocks) and matches the two texts with a
-text-quote anchor (``core.anchors``): the words at the XPointer are found in Margin's pages
+text-quote anchor (``core.store.anchors``): the words at the XPointer are found in Margin's pages
 near the percentage, and the first words of a Margin page are found among the text nodes.
 That is exact where the words are the same and fuzzy where Margin's pages differ (note
 references in brackets, pictures as ``[Illustration: …]``).
@@ -24,8 +24,8 @@ from functools import lru_cache
 from html.parser import HTMLParser
 from pathlib import Path
 
-from core.anchors import BookText, TextQuote
 from core.books.epubzip import EpubArchive, _find_opf, _local, _xml
+from core.store.anchors import BookText, TextQuote
 
 QUOTE = 64  # characters of text matched between KOReader's document and Margin's pages
 _STEP = re.compile(r"^([A-Za-z_][\w.-]*|text\(\))(?:\[(\d+)\])?$")

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.agent.providers.sentence_warmup import SentenceWarmup, pages_ahead
 from core.api_key import api_key_known, get_api_key
 from core.app import Margin
 from core.errors import MarginError
@@ -40,7 +41,7 @@ from desktop.chat.render import quick_action_text
 from desktop.chat.runs import BUSY, Answering
 from desktop.chat.thread_header import ThreadHeader
 from desktop.chat.transcript import Transcript
-from desktop.events import BookClosed, BookOpened, ConversationChanged, Events
+from desktop.events import BookClosed, BookOpened, ConversationChanged, Events, ReadToChanged
 from desktop.requests import AskRequest
 from desktop.tasks import TaskKeeper, in_background, run_blocking
 
@@ -48,7 +49,13 @@ if TYPE_CHECKING:
     from core.agent.service import AgentService
 
 REPAINT_MS = 50
+READ_AHEAD_MS = 2000  # after a book opens, passages mode starts reading its sentences ahead
 __all__ = ["SPOILERS_END", "ChatPane"]
+
+
+def _pages_ahead(app: Margin, book_id: int) -> list[tuple[int, str]]:
+    """The pages to read ahead, or none when a model answers (on a worker thread)."""
+    return pages_ahead(app.library, book_id) if app.mode() == "passages" else []
 
 
 class ChatPane(QWidget):
@@ -80,6 +87,12 @@ class ChatPane(QWidget):
         self._loading = 0  # generation of the read under way (0: none)
         self._generation = 0
         self._closed = False
+        self.read_ahead = SentenceWarmup()  # passages mode: the book's sentences, encoded
+        self._read_on = QTimer(self)  # reading on: the new pages are read ahead once it pauses
+        self._read_on.setSingleShot(True)
+        self._read_on.setInterval(READ_AHEAD_MS)
+        self._read_on.timeout.connect(lambda: self._start_read_ahead(self.book_id))
+        self.events.subscribe(ReadToChanged, lambda e: self._read_on.start())
         self.header = ConversationHeader()
         self.header.conversationChosen.connect(self._conversation_chosen)
         self.header.requestNew.connect(self.new_conversation)
@@ -139,7 +152,7 @@ class ChatPane(QWidget):
         self._timer.timeout.connect(self.tick)
         self._timer.start()
         # the key's look-up (the system keyring: ~140 ms) waits until the pane is painted
-        from desktop.startup_timing import after_first_paint
+        from desktop.runtime.startup_timing import after_first_paint
 
         after_first_paint(self, self._update_banner)
         self.set_book(None)
@@ -206,6 +219,24 @@ class ChatPane(QWidget):
         self.header.set_book_open(book_id is not None)
         self.pictures.set_book(self.app.library, book_id)
         self._load(True)
+        self._read_ahead(book_id)
+
+    def _read_ahead(self, book_id: int | None) -> None:
+        """In passages mode, encode the open book's sentences up to read_to in the
+        background, so that the first reply encodes only its question (issue 41)."""
+        self.read_ahead.stop()
+        if book_id is not None:  # once the book is drawn
+            QTimer.singleShot(READ_AHEAD_MS, self, lambda: self._start_read_ahead(book_id))
+
+    def _start_read_ahead(self, book_id: int | None) -> None:
+        if self._closed or book_id is None or self.book_id != book_id:
+            return
+
+        def start(pages: list[tuple[int, str]]) -> None:
+            if pages and not self._closed and self.book_id == book_id:
+                self.read_ahead.start(pages)
+
+        in_background(_pages_ahead, self.app, book_id, then=start, failed=lambda _: None)
 
     def select_conversation(self, conversation_id: int) -> None:
         """Show this conversation (once the store is read)."""
@@ -413,6 +444,7 @@ class ChatPane(QWidget):
 
     async def shutdown(self) -> None:
         self._closed = True
+        self.read_ahead.stop()
         self.pictures.stop_ocr()  # a text recognition under way ends its tesseract
         if shiboken6.isValid(self._timer):  # the window may already be gone
             self._timer.stop()
@@ -424,13 +456,13 @@ class ChatPane(QWidget):
     # export ----------------------------------------------------------------------------------
 
     def export_conversation(self, path: Path) -> Path:
-        from core.export import export_conversation
+        from core.export.markdown import export_conversation
 
         assert self.conversation_id is not None
         return export_conversation(self.app, self.conversation_id, path)
 
     def export_book(self, path: Path) -> Path:
-        from core.export import export_book_conversations
+        from core.export.markdown import export_book_conversations
 
         assert self.book_id is not None
         return export_book_conversations(self.app, self.book_id, path)

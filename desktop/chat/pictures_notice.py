@@ -119,7 +119,7 @@ class PicturesNotice(QFrame):
 
     async def _run(self, library: Library, book_id: int, token: CancelToken) -> None:
         from core.books.ocr import recognise_book
-        from desktop.password_dialog import known
+        from desktop.reader.password_dialog import known
 
         last = 0.0
 

@@ -132,7 +132,7 @@ class Answering:
         pane, service, book_id = self.pane, self.pane.service, self.pane.book_id
         if book_id is None:
             return None
-        if selection is not None and not regenerate:  # a passage: its thread (core.anchors)
+        if selection is not None and not regenerate:  # a passage: its thread (core.store.anchors)
             thread = pane.app.conversations.thread_for(
                 book_id, selection.text, selection.page, near=selection.near
             )

@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QWidget
 
 from desktop.events import BookOpened, Events, HighlightsChanged, PageShown
 from desktop.widgets import tool_button
 
 if TYPE_CHECKING:
     from desktop.companions.cards_panel import CardsPanel
-    from desktop.companions.panel import CompanionPanel
+    from desktop.companions.panel import CompanionFeed
     from desktop.companions.recap_panel import RecapPanel
     from desktop.companions.xray_panel import XRayPanel
     from desktop.reader.reader import Reader
@@ -39,7 +40,7 @@ class CompanionTabs:
 def install(window: MainWindow) -> CompanionTabs:
     """Add the companion tabs and keys to ``window``'s reader."""
     tabs = install_reader(window.reader)
-    for job in (tabs.xray.job, tabs.recap.job, tabs.cards.job):
+    for job in (tabs.xray.feed.job, tabs.recap.feed.job, tabs.cards.feed.job):
         if job is not None:  # each tab has its model bar
             job.app = window.app
             job.tasks = window.tasks
@@ -62,18 +63,18 @@ def install(window: MainWindow) -> CompanionTabs:
     return tabs
 
 
-def _follow[R](events: Events, panel: CompanionPanel[R]) -> None:
+def _follow[R](events: Events, feed: CompanionFeed[R]) -> None:
     """A companion tab follows the book: told when it opens and of every page shown."""
-    events.subscribe(BookOpened, lambda e: panel.book_opened(e.book_id))
-    events.subscribe(PageShown, lambda e: panel.page_shown(e.book_id, e.page))
+    events.subscribe(BookOpened, lambda e: feed.book_opened(e.book_id))
+    events.subscribe(PageShown, lambda e: feed.page_shown(e.book_id, e.page))
 
 
-def _register[R](reader: Reader, name: str, panel: CompanionPanel[R]) -> None:
+def _register[R](reader: Reader, name: str, panel: QWidget, feed: CompanionFeed[R]) -> None:
     """One companion tab in the reader's side panel, following the book."""
     reader.side.add_panel(name, panel)
-    _follow(reader.events, panel)
-    panel.requestPlace.connect(lambda page, mark: reader.go_to_page(page, mark=mark))
-    panel.requestFocusBook.connect(reader.focus_book)
+    _follow(reader.events, feed)
+    feed.requestPlace.connect(lambda page, mark: reader.go_to_page(page, mark=mark))
+    feed.requestFocusBook.connect(reader.focus_book)
 
 
 def install_reader(reader: Reader) -> CompanionTabs:
@@ -85,10 +86,11 @@ def install_reader(reader: Reader) -> CompanionTabs:
     recap = RecapPanel(reader.library)
     cards = CardsPanel(reader.library)
     events = reader.events
-    events.subscribe(HighlightsChanged, lambda _e: cards.refresh() if cards.isVisible() else None)
-    _register(reader, "X-Ray", xray)
-    _register(reader, "Story so far", recap)
-    _register(reader, "Cards", cards)
+    refresh_cards = cards.feed.refresh
+    events.subscribe(HighlightsChanged, lambda _e: refresh_cards() if cards.isVisible() else None)
+    _register(reader, "X-Ray", xray, xray.feed)
+    _register(reader, "Story so far", recap, recap.feed)
+    _register(reader, "Cards", cards, cards.feed)
 
     def who_is() -> bool:
         selection = reader.selection()

@@ -12,18 +12,23 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
 from core.companions import anki, cards
 from core.errors import MarginError
 from core.store.library import Library
-from desktop.companions.panel import CompanionPanel, page_link
+from desktop.companions.panel import CompanionFeed, page_link, tab_layout
 from desktop.tasks import in_background
 
 
-class CardsPanel(CompanionPanel[tuple[list[cards.Card], int]]):
+class CardsPanel(QWidget):
     title = "Cards"
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
-        super().__init__(library, parent)
+        super().__init__(parent)
+        self.library = library
+        self.feed: CompanionFeed[tuple[list[cards.Card], int]] = CompanionFeed(
+            self, self.title, self.load, self.show_result, self.clear
+        )
+        self.layout_ = tab_layout(self)
         self.queue: list[cards.Card] = []
         self.total = 0
-        self.card = self.browser("Flashcard")
+        self.card = self.feed.browser("Flashcard")
         self.show_button = QPushButton("Show answer")
         self.show_button.clicked.connect(self.show_answer)
         self.again_button = QPushButton("Again")
@@ -35,13 +40,13 @@ class CardsPanel(CompanionPanel[tuple[list[cards.Card], int]]):
         row = QHBoxLayout()
         for button in (self.show_button, self.again_button, self.knew_button):
             row.addWidget(button)
-        self.layout_.addWidget(self.status)
+        self.layout_.addWidget(self.feed.status)
         self.layout_.addWidget(self.card, 1)
         self.layout_.addLayout(row)
         self.layout_.addWidget(self.export_button)
-        self.add_job("Model quiz…", recap=False, notes=False, quiz=True)
-        if self.job is not None:  # a short label fits a narrow panel
-            self.job.setToolTip("Quiz questions on the chapters read, written by the model")
+        self.feed.add_job(self.layout_, "Model quiz…", recap=False, notes=False, quiz=True)
+        if self.feed.job is not None:  # a short label fits a narrow panel
+            self.feed.job.setToolTip("Quiz questions on the chapters read, written by the model")
         self._buttons(answered=None)
 
     def load(self, book_id: int) -> tuple[list[cards.Card], int]:
@@ -52,7 +57,7 @@ class CardsPanel(CompanionPanel[tuple[list[cards.Card], int]]):
         self._next()
 
     def clear(self) -> None:
-        super().clear()
+        self.feed.status.setText("")
         self.queue = []
         self.card.clear()
         self.card.setAccessibleName("Flashcard")
@@ -66,7 +71,7 @@ class CardsPanel(CompanionPanel[tuple[list[cards.Card], int]]):
 
     def _next(self) -> None:
         if not self.queue:
-            self.status.setText(
+            self.feed.status.setText(
                 f"No cards due ({self.total} in all)."
                 if self.total
                 else "No cards yet: highlight passages or write notes, and each becomes a card "
@@ -77,7 +82,7 @@ class CardsPanel(CompanionPanel[tuple[list[cards.Card], int]]):
             self._buttons(None)
             return
         card = self.queue[0]
-        self.status.setText(f"{len(self.queue)} due of {self.total}.")
+        self.feed.status.setText(f"{len(self.queue)} due of {self.total}.")
         self.card.setHtml(f"<p style='font-size:large'>{html.escape(card.front)}</p>")
         # named by its words: a screen reader says the whole card, not one wrapped line
         self.card.setAccessibleName(f"Flashcard: {card.front}")
@@ -104,18 +109,18 @@ class CardsPanel(CompanionPanel[tuple[list[cards.Card], int]]):
             self.card.setFocus()
 
     def answer(self, knew: bool) -> None:
-        if not self.queue or self.book_id is None:
+        if not self.queue or self.feed.book_id is None:
             return
         card = self.queue.pop(0)
-        cards.review(self.library.db, self.book_id, card.key, knew)
+        cards.review(self.library.db, self.feed.book_id, card.key, knew)
         if not knew:
             self.queue.append(card)  # again, at the end of this round
         self._next()
 
     def export(self) -> None:
-        if self.book_id is None:
+        if self.feed.book_id is None:
             return
-        book = self.library.get_book(self.book_id)
+        book = self.library.get_book(self.feed.book_id)
         name, _ = QFileDialog.getSaveFileName(
             self, "Export cards to Anki", export_default(book.title), "Anki package (*.apkg)"
         )
@@ -123,7 +128,7 @@ class CardsPanel(CompanionPanel[tuple[list[cards.Card], int]]):
             self.export_to(Path(name))
 
     def export_to(self, path: Path) -> None:
-        book_id = self.book_id
+        book_id = self.feed.book_id
         if book_id is None:
             return
         book = self.library.get_book(book_id)
@@ -137,11 +142,11 @@ class CardsPanel(CompanionPanel[tuple[list[cards.Card], int]]):
 
         def failed(exc: Exception) -> None:
             message = exc.message if isinstance(exc, MarginError) else str(exc)
-            self.status.setText(f"Not exported: {message}")
+            self.feed.status.setText(f"Not exported: {message}")
 
         in_background(
             write,
-            then=lambda n: self.status.setText(f"{n} cards exported to {path.name}."),
+            then=lambda n: self.feed.status.setText(f"{n} cards exported to {path.name}."),
             failed=failed,
         )
 
@@ -149,6 +154,6 @@ class CardsPanel(CompanionPanel[tuple[list[cards.Card], int]]):
 def export_default(title: str) -> str:
     """Where the Anki export dialog starts: the home folder, as the other exports do, with a
     name made safe from the book's title (a "../" in a title never moves it elsewhere)."""
-    from core.export import export_file_name
+    from core.export.markdown import export_file_name
 
     return str(Path.home() / export_file_name(title, "cards", ".apkg"))

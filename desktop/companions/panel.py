@@ -1,4 +1,5 @@
-"""What the companion tabs (X-Ray, the story so far) share: they follow the open book and
+"""What the companion tabs (X-Ray, the story so far, cards) share, as a part each owns
+(``tab.feed``, a ``CompanionFeed``; the tabs are plain widgets): they follow the open book and
 its bound, read what is stored on a worker thread, make what is missing on a worker thread
 too, and show it; links in their text (``page:N?mark=words``) jump in the book and mark.
 
@@ -10,15 +11,14 @@ from __future__ import annotations
 
 import html
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, quote, urlparse
 
 import shiboken6
-from PySide6.QtCore import QEvent, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, QUrl, Signal
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
-from core.store.library import Library
 from desktop.reader.readable_text import ReadableBrowser
 from desktop.tasks import in_background
 
@@ -42,18 +42,37 @@ def parse_page_link(url: QUrl) -> tuple[int, str] | None:
     return int(parsed.path), mark
 
 
-class CompanionPanel[R](QWidget):
-    """Base of a companion tab. Subclasses give ``load`` (blocking, on a worker: stored or
-    made) and ``show_result`` (on the UI thread), of one kind of result ``R``."""
+def tab_layout(tab: QWidget) -> QVBoxLayout:
+    """The column a companion tab lays its parts in."""
+    layout = QVBoxLayout(tab)
+    layout.setContentsMargins(4, 4, 4, 4)
+    return layout
+
+
+class CompanionFeed[R](QObject):
+    """What every companion tab does, as a part the tab owns (``tab.feed``): it follows the
+    book, reads (or makes) the tab's result of kind ``R`` on a worker with ``load``, and gives
+    it to ``show`` on the UI thread. The tab stays a plain ``QWidget``."""
 
     requestPlace = Signal(int, str)  # page, words to mark there
     requestFocusBook = Signal()
 
-    title = ""
-
-    def __init__(self, library: Library, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.library = library
+    def __init__(
+        self,
+        tab: QWidget,
+        title: str,
+        load: Callable[[int], R | None],
+        show: Callable[[R], None],
+        clear: Callable[[], None],
+        *,
+        opening: Callable[[int], None] | None = None,
+        refreshing: Callable[[], None] | None = None,
+        repaint: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(tab)
+        self.tab, self.title = tab, title
+        self._load, self._show, self._clear = load, show, clear
+        self._opening, self._refreshing, self._repaint = opening, refreshing, repaint
         self.book_id: int | None = None
         self.bound = 0  # the bound of what is shown
         self.busy = False
@@ -62,13 +81,12 @@ class CompanionPanel[R](QWidget):
         self.status = QLabel()
         self.status.setWordWrap(True)
         # named by its own text ("17 chapters read…", "1 due of 1"), not by a fixed name
-        self.status.setAccessibleDescription(f"{self.title} status")
-        self.layout_ = QVBoxLayout(self)
-        self.layout_.setContentsMargins(4, 4, 4, 4)
+        self.status.setAccessibleDescription(f"{title} status")
         self._check = QTimer(self)
         self._check.setSingleShot(True)
         self._check.setInterval(1000)
         self._check.timeout.connect(self.refresh)
+        tab.installEventFilter(self)  # shown: refresh; a theme change: drawn again
 
     def browser(self, name: str, *, keyboard_links: bool = True) -> QTextBrowser:
         """A text the tab shows, read by a screen reader as a text (its lines, from the
@@ -94,41 +112,43 @@ class CompanionPanel[R](QWidget):
 
     # following the book -----------------------------------------------------------------
 
-    def add_job(self, label: str, **what: bool) -> None:
+    def add_job(self, layout: QVBoxLayout, label: str, **what: bool) -> ModelJobBar:
         """A bar that writes this tab's notes or summaries with the model."""
         from desktop.companions.model_job import ModelJobBar
 
         self.job = job = ModelJobBar(label, what)
         job.finished.connect(self.refresh)
-        self.layout_.addWidget(job)
+        layout.addWidget(job)
+        return job
 
     def book_opened(self, book_id: int) -> None:
+        if self._opening is not None:
+            self._opening(book_id)
         self.book_id = book_id
         if self.job is not None:
             self.job.book_id = book_id
         self.bound = 0
-        self.clear()
-        if self.isVisible():
+        self.status.setText("")
+        self._clear()
+        if self.tab.isVisible():
             self.refresh()
 
     def page_shown(self, book_id: int, page: int) -> None:
-        if book_id == self.book_id and self.isVisible():
+        if book_id == self.book_id and self.tab.isVisible():
             self._check.start()
 
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange:
-            self.repaint_content()  # links take the new theme's colour when drawn again
-
-    def repaint_content(self) -> None:
-        """Draw the shown text again (a theme change)."""
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        self.refresh()
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        kind = event.type() if watched is self.tab else None
+        if kind == QEvent.Type.Show:
+            self.refresh()
+        elif kind == QEvent.Type.PaletteChange and self._repaint is not None:
+            self._repaint()  # links take the new theme's colour when drawn again
+        return False
 
     def refresh(self) -> None:
         """Read (or make) what the book's bound needs, on a worker; show it when it comes."""
+        if self._refreshing is not None:
+            self._refreshing()
         if self.book_id is None:
             return
         if self.busy:
@@ -137,34 +157,23 @@ class CompanionPanel[R](QWidget):
         self.busy = True
         book_id = self.book_id
         in_background(
-            self.load, book_id, then=lambda r: self._loaded(book_id, r), failed=self._failed
+            self._load, book_id, then=lambda r: self._loaded(book_id, r), failed=self._failed
         )
 
     def _loaded(self, book_id: int, result: R | None) -> None:
-        if not shiboken6.isValid(self):
+        if not shiboken6.isValid(self.tab):
             return  # the window closed meanwhile
         self.busy = False
         if book_id == self.book_id and result is not None:
-            self.show_result(result)
+            self._show(result)
         if self._again:
             self._again = False
             self.refresh()
 
     def _failed(self, exc: Exception) -> None:
-        if not shiboken6.isValid(self):
+        if not shiboken6.isValid(self.tab):
             return
         self.busy = False
         log.warning("%s could not be made", self.title, exc_info=exc)
         message = getattr(exc, "message", "") or "Something went wrong; the log has the details."
         self.status.setText(f"{self.title} is not available: {message}")
-
-    # for subclasses ---------------------------------------------------------------------
-
-    def load(self, book_id: int) -> R | None:
-        raise NotImplementedError
-
-    def show_result(self, result: R) -> None:
-        raise NotImplementedError
-
-    def clear(self) -> None:
-        self.status.setText("")

@@ -15,40 +15,51 @@ from PySide6.QtWidgets import QWidget
 
 from core.companions import recap
 from core.store.library import Library
-from desktop.companions.panel import CompanionPanel, page_link
+from desktop.companions.panel import CompanionFeed, page_link, tab_layout
 from desktop.tasks import in_background
 
 log = logging.getLogger(__name__)
 
 
-class RecapPanel(CompanionPanel[recap.Recap]):
+class RecapPanel(QWidget):
     title = "Story so far"
     requestShown = Signal()  # "Previously…" is ready: bring the tab to the front
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
-        super().__init__(library, parent)
+        super().__init__(parent)
+        self.library = library
+        self.feed: CompanionFeed[recap.Recap] = CompanionFeed(
+            self,
+            self.title,
+            self.load,
+            self.show_result,
+            self.clear,
+            opening=self._opening,
+            repaint=self.repaint_content,
+        )
+        self.layout_ = tab_layout(self)
         self.made: recap.Recap | None = None
         self.previously = ""  # set when the reader comes back after some days
         self.days: Callable[[], int] = lambda: 3  # the setting (previously_after_days)
-        self.view = self.browser("The story so far")
-        self.layout_.addWidget(self.status)
+        self.view = self.feed.browser("The story so far")
+        self.layout_.addWidget(self.feed.status)
         self.layout_.addWidget(self.view, 1)
-        self.add_job("Model recap…", recap=True, notes=False)
-        if self.job is not None:  # a short label fits a narrow panel
-            self.job.setToolTip("Chapter summaries written by the model")
+        self.feed.add_job(self.layout_, "Model recap…", recap=True, notes=False)
+        if self.feed.job is not None:  # a short label fits a narrow panel
+            self.feed.job.setToolTip("Chapter summaries written by the model")
 
     def load(self, book_id: int) -> recap.Recap:
         db = self.library.db
         return recap.stored(db, book_id) or recap.recap(db, book_id)
 
     def clear(self) -> None:
-        super().clear()
+        self.feed.status.setText("")
         self.made = None
         self.view.clear()
 
-    def book_opened(self, book_id: int) -> None:
+    def _opening(self, book_id: int) -> None:
+        """A book opens: "Previously…" when the reader comes back to it after some days."""
         self.previously = ""
-        super().book_opened(book_id)
         days = self.days()
         in_background(
             self._returning,
@@ -67,7 +78,7 @@ class RecapPanel(CompanionPanel[recap.Recap]):
         return recap.previously(made)
 
     def _welcome(self, book_id: int, text: str) -> None:
-        if not text or book_id != self.book_id or not shiboken6.isValid(self):
+        if not text or book_id != self.feed.book_id or not shiboken6.isValid(self):
             return
         self.show_previously(text)
         self.requestShown.emit()
@@ -84,16 +95,16 @@ class RecapPanel(CompanionPanel[recap.Recap]):
     def show_result(self, result: recap.Recap) -> None:
         made: recap.Recap = result
         self.made = made
-        self.bound = made.read_to
+        self.feed.bound = made.read_to
         read = [c for c in made.chapters if c.state == "read"]
         if not made.chapters:
-            self.status.setText(
+            self.feed.status.setText(
                 f"Nothing to recap yet in pages 1–{made.read_to}. Each chapter is summarised "
                 "here when you finish it."
             )
             self.view.clear()
             return
-        self.status.setText(
+        self.feed.status.setText(
             f"{len(read)} chapter{'s' if len(read) != 1 else ''} read, pages 1–{made.read_to}."
         )
         self.view.setHtml(recap_html(made, self.previously))

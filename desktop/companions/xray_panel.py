@@ -20,18 +20,29 @@ from PySide6.QtWidgets import (
 
 from core.companions import xray
 from core.store.library import Library
-from desktop.companions.panel import CompanionPanel, page_link
+from desktop.companions.panel import CompanionFeed, page_link, tab_layout
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 20
 KINDS = {"person": "person", "place": "place", "thing": "thing", "other": "name"}
 MENTIONS_SHOWN = 200
 
 
-class XRayPanel(CompanionPanel[xray.XRay]):
+class XRayPanel(QWidget):
     title = "X-Ray"
 
     def __init__(self, library: Library, parent: QWidget | None = None) -> None:
-        super().__init__(library, parent)
+        super().__init__(parent)
+        self.library = library
+        self.feed: CompanionFeed[xray.XRay] = CompanionFeed(
+            self,
+            self.title,
+            self.load,
+            self.show_result,
+            self.clear,
+            refreshing=self._refreshing,
+            repaint=self.repaint_content,
+        )
+        self.layout_ = tab_layout(self)
         self.made: xray.XRay | None = None
         self._wanted = ""  # a name asked for ("Who is this?") before the X-Ray was ready
         self.filter = QLineEdit()
@@ -44,7 +55,7 @@ class XRayPanel(CompanionPanel[xray.XRay]):
         self.list.currentItemChanged.connect(lambda item, _old: self._show_entry(item))
         # the entry is one Tab stop (read as a text: name, description, …); its pages, one
         # link each on screen, are one more: a button whose menu lists them
-        self.detail = self.browser("X-Ray entry", keyboard_links=False)
+        self.detail = self.feed.browser("X-Ray entry", keyboard_links=False)
         self.pages = QPushButton("Pages…")
         self.pages.setMenu(QMenu(self.pages))
         self.pages.menu().triggered.connect(self._page_chosen)
@@ -59,42 +70,45 @@ class XRayPanel(CompanionPanel[xray.XRay]):
         split.addWidget(below)
         split.setSizes([220, 320])
         self.layout_.addWidget(self.filter)
-        self.layout_.addWidget(self.status)
+        self.layout_.addWidget(self.feed.status)
         self.layout_.addWidget(split, 1)
-        self.add_job("Model notes…", recap=False, notes=True)
-        if self.job is not None:  # a short label fits a narrow panel
-            self.job.setToolTip("Notes on the people and things met so far, written by the model")
+        self.feed.add_job(self.layout_, "Model notes…", recap=False, notes=True)
+        if self.feed.job is not None:  # a short label fits a narrow panel
+            self.feed.job.setToolTip(
+                "Notes on the people and things met so far, written by the model"
+            )
 
     def load(self, book_id: int) -> xray.XRay:
         db = self.library.db
         return xray.stored(db, book_id) or xray.build(db, book_id)
 
     def clear(self) -> None:
-        super().clear()
+        self.feed.status.setText("")
         self.made = None
         self.list.clear()
         self.detail.clear()
 
-    def refresh(self) -> None:
-        if self.made is None and self.book_id is not None:
-            self.status.setText("Reading the pages you have read for names…")
-        super().refresh()
+    def _refreshing(self) -> None:
+        if self.made is None and self.feed.book_id is not None:
+            self.feed.status.setText("Reading the pages you have read for names…")
 
     def show_result(self, result: xray.XRay) -> None:
         made: xray.XRay = result
         current = self.list.currentItem()
         keep = current.data(KEY_ROLE) if current is not None else None
         self.made = made
-        self.bound = made.read_to
+        self.feed.bound = made.read_to
         self.list.clear()
         if not made.entries:
-            self.status.setText(
+            self.feed.status.setText(
                 f"Nobody named yet in pages 1–{made.read_to}. People, places and things "
                 "appear here as you meet them."
             )
             self.detail.clear()
             return
-        self.status.setText(f"{len(made.entries)} names in pages 1–{made.read_to} (nothing after).")
+        self.feed.status.setText(
+            f"{len(made.entries)} names in pages 1–{made.read_to} (nothing after)."
+        )
         for entry in made.entries:
             kind = f" · {entry.kind}" if entry.kind in ("place", "thing") else ""
             item = QListWidgetItem(f"{entry.name} — {entry.uses}{kind}")
@@ -131,11 +145,11 @@ class XRayPanel(CompanionPanel[xray.XRay]):
         """Show the entry of a selected name; False (and says so) when there is none."""
         if self.made is None:
             self._wanted = text
-            self.refresh()
+            self.feed.refresh()
             return False
         entry = self.made.find(text)
         if entry is None:
-            self.status.setText(
+            self.feed.status.setText(
                 f"“{text.strip()[:60]}” is not a name met in pages 1–{self.made.read_to}."
             )
             return False
@@ -170,8 +184,8 @@ class XRayPanel(CompanionPanel[xray.XRay]):
 
     def _page_chosen(self, action: QAction) -> None:
         page, form = action.data()
-        self.requestPlace.emit(int(page), str(form))
-        self.requestFocusBook.emit()
+        self.feed.requestPlace.emit(int(page), str(form))
+        self.feed.requestFocusBook.emit()
 
 
 def spoken_item(entry: xray.Entry) -> str:

@@ -31,7 +31,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea
 
-from core.anchors import BookText, collapse, stored_to_view, view_to_stored
+from core.store.anchors import BookText, collapse, stored_to_view, view_to_stored
 from desktop.accessibility import announce
 
 if TYPE_CHECKING:
@@ -111,11 +111,11 @@ def mark_exactly(views: BookViews, page: int, start: int, exact: str) -> bool:
     view marks a quote by searching its words, which stops at a paragraph break); False
     when the words are not there or the view cannot."""
     view, pages = views.text_view(), views.pages
-    if view is None or pages is None or page not in view.loaded or start < 0:
+    if view is None or pages is None or page not in view.flow.loaded or start < 0:
         return False
-    if not hasattr(view, "mark_span"):
+    if not hasattr(view, "marks"):
         return False
-    stored = {n: pages(n).text for n in (page, page + 1) if n in view.loaded}
+    stored = {n: pages(n).text for n in (page, page + 1) if n in view.flow.loaded}
     book = BookText(sorted(stored.items()))
     words = collapse(exact)
     first = book.position(page, start)
@@ -124,9 +124,9 @@ def mark_exactly(views: BookViews, page: int, start: int, exact: str) -> bool:
     end_page, end = book.locate(first + len(words) - 1)
 
     def at(n: int, offset: int) -> int:
-        return int(view.starts[view.loaded.index(n)]) + stored_to_view(stored[n], offset)
+        return int(view.flow.starts[view.flow.loaded.index(n)]) + stored_to_view(stored[n], offset)
 
-    view.mark_span(at(page, start), at(end_page, end + 1))
+    view.marks.mark_span(at(page, start), at(end_page, end + 1))
     return True
 
 
@@ -142,13 +142,13 @@ class _TextPlaces:
 
     def _position(self, mark: MarginMark) -> int | None:
         view = self.view
-        if mark.page not in view.loaded:
+        if mark.page not in view.flow.loaded:
             return None
         key = (mark.page, mark.start)
         offset = self._offsets.get(key)
         if offset is None:
             offset = self._offsets[key] = stored_to_view(self.stored(mark.page), mark.start)
-        return int(view.starts[view.loaded.index(mark.page)]) + offset
+        return int(view.flow.starts[view.flow.loaded.index(mark.page)]) + offset
 
     def place(self, mark: MarginMark) -> tuple[int, float] | None:
         """(the column that holds the mark's line, the middle of that line)."""
@@ -157,7 +157,7 @@ class _TextPlaces:
             return None
         position = min(position, self.view.document().characterCount() - 1)
         columns = self._columns()
-        if columns > 1 and not self.view.on_screen(position):
+        if columns > 1 and not self.view.pager.on_screen(position):
             return None  # in neither column: no place beside one
         cursor = QTextCursor(self.view.document())
         cursor.setPosition(position)
@@ -166,12 +166,11 @@ class _TextPlaces:
         return int(column), rect.top() + rect.height() / 2
 
     def _columns(self) -> int:
-        count = getattr(self.view, "column_count", None)
-        return int(count()) if callable(count) and getattr(self.view, "paged", False) else 1
+        pager = self.view.pager
+        return pager.column_count() if pager.paged else 1
 
     def _column_width(self) -> int:
-        width = getattr(self.view, "column_width", None)
-        return max(1, int(width())) if callable(width) else int(self.view.viewport().width())
+        return max(1, self.view.pager.column_width())
 
     def strips(self) -> list[QRect]:
         """The left margin of each column on screen (the second's is the gutter)."""
@@ -329,7 +328,7 @@ class MarginMarks(QAbstractButton):  # a button to assistive technology, named b
         self.current = 0  # the mark the keys are on, among those on screen
         self.view = view
         self.places: _Places = _NoPlaces()  # a view without the position API: no marks
-        if stored is not None and hasattr(view, "loaded") and hasattr(view, "cursorRect"):
+        if stored is not None and hasattr(view, "flow") and hasattr(view, "cursorRect"):
             self.places = _TextPlaces(cast("MarkedTextView", view), stored)
         elif hasattr(view, "rects") and hasattr(view, "canvas"):
             self.places = _PdfPlaces(cast("MarkedPdfView", view), stored)
@@ -440,7 +439,8 @@ class MarginMarks(QAbstractButton):  # a button to assistive technology, named b
 
     def placed_marks(self) -> list[tuple[int, float, MarginMark]]:
         """The marks on screen: the column holding their line and its middle."""
-        pages = getattr(self.view, "loaded", None) or list(self._by_page)
+        flow = getattr(self.view, "flow", None)  # a text view's laid-out pages; a PDF's all
+        pages = (flow.loaded if flow is not None else None) or list(self._by_page)
         out = []
         height = self.height()
         for page in pages:

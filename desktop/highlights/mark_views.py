@@ -1,7 +1,9 @@
-"""The narrow views the marks in the margin and the selection's actions need, as Protocols.
+"""The narrow views the modules outside the reader need of its views, as Protocols.
 
-``margin_marks`` and ``reader.selection_actions`` are given these in their constructor (or
-as an argument) and use nothing else of the reader: the text view's position API, the PDF
+``margin_marks``, ``reader.selection_actions``, the threads, the highlight bar and read
+aloud are given these in their constructor (or as an argument) and use nothing else of the
+reader (``Reader.views`` is the one door, typed ``ReaderViews``; no module reaches for the
+reader's view host): the text view's position API, the PDF
 view's page rectangles and text, and the view host that holds one of them. The real
 classes (``TextView``, ``PdfView``, ``ViewHost``) match them by their shape; a test can
 give anything that has the same calls."""
@@ -19,6 +21,8 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QScrollBar, QWidget
 
     from core.books.model import PageContent
+    from desktop.reader.pdf_view import PdfView
+    from desktop.reader.text_view import TextView
 
 
 class PageTexts(Protocol):
@@ -29,9 +33,9 @@ class PageTexts(Protocol):
     def __call__(self, number: int) -> PageContent: ...
 
 
-class MarkedTextView(Protocol):
-    """A reflowable view's position API: the stored pages laid out (``loaded``, from
-    document position ``starts``), where a position shows (``cursorRect``), its columns."""
+class FlowPlaces(Protocol):
+    """The text view's flow (``view.flow``): the stored pages laid out (``loaded``), each
+    from document position ``starts``."""
 
     @property
     def loaded(self) -> list[int]: ...
@@ -39,8 +43,44 @@ class MarkedTextView(Protocol):
     @property
     def starts(self) -> list[int]: ...
 
+
+class PagerColumns(Protocol):
+    """The text view's pager (``view.pager``): paged or not, its columns on screen."""
+
     @property
     def paged(self) -> bool: ...
+
+    def on_screen(self, position: int) -> bool: ...
+
+    def column_count(self) -> int: ...
+
+    def column_width(self) -> int: ...
+
+
+class ViewMarks(Protocol):
+    """The text view's marks (``view.marks``): a passage marked, the selection."""
+
+    def mark_span(self, start: int, end: int) -> None: ...
+
+    def selected_text(self) -> str: ...
+
+    def selection_page(self) -> int: ...
+
+    def selection_anchor(self) -> Mapping[str, object] | None: ...
+
+
+class MarkedTextView(Protocol):
+    """A reflowable view's position API: its flow's pages, its pager's columns, where a
+    position shows (``cursorRect``, in the column holding it) and its marks."""
+
+    @property
+    def flow(self) -> FlowPlaces: ...
+
+    @property
+    def pager(self) -> PagerColumns: ...
+
+    @property
+    def marks(self) -> ViewMarks: ...
 
     def document(self) -> QTextDocument: ...
 
@@ -50,27 +90,17 @@ class MarkedTextView(Protocol):
 
     def cursorRect(self, cursor: QTextCursor | None = None) -> QRect: ...
 
-    def on_screen(self, position: int) -> bool: ...
-
-    def column_count(self) -> int: ...
-
-    def column_width(self) -> int: ...
-
-    def mark_span(self, start: int, end: int) -> None: ...
-
 
 class SelectedText(Protocol):
-    """A reflowable view's selection: its words, page and anchor."""
+    """A reflowable view's selection (its words, page and anchor: ``marks``), and where
+    the cursor shows."""
+
+    @property
+    def marks(self) -> ViewMarks: ...
 
     def viewport(self) -> QWidget: ...
 
     def cursorRect(self, cursor: QTextCursor | None = None) -> QRect: ...
-
-    def selected_text(self) -> str: ...
-
-    def selection_page(self) -> int: ...
-
-    def selection_anchor(self) -> Mapping[str, object] | None: ...
 
 
 class MarkedPdfView(Protocol):
@@ -136,3 +166,45 @@ class SelectionViews(Protocol):
 
 class SelectedTextView(MarkedTextView, SelectedText, Protocol):
     """The text view as the selection's actions see it (marks and selection)."""
+
+
+class ShownViews(BookViews, Protocol):
+    """The views and the one on screen now (the margin marks sit on it: threads)."""
+
+    @property
+    def view(self) -> QWidget | None: ...
+
+
+class HighlightViews(BookViews, Protocol):
+    """What the highlight bar follows: a highlight clicked, the page scrolled, the selection."""
+
+    @property
+    def highlightClicked(self) -> SignalInstance: ...
+
+    @property
+    def scrolledTo(self) -> SignalInstance: ...
+
+    @property
+    def textSelectionChanged(self) -> SignalInstance: ...
+
+    @property
+    def pdfSelected(self) -> SignalInstance: ...
+
+
+class SpokenViews(Protocol):
+    """What read aloud marks the spoken words in: the stored pages and the two views."""
+
+    @property
+    def pages(self) -> PageTexts | None: ...
+
+    def text_view(self) -> TextView | None: ...
+
+    def pdf_view(self) -> PdfView | None: ...
+
+
+class ReaderViews(ShownViews, HighlightViews, SpokenViews, Protocol):
+    """The reader's views as the modules outside it may use them (``Reader.views``)."""
+
+    def text_view(self) -> TextView | None: ...
+
+    def pdf_view(self) -> PdfView | None: ...

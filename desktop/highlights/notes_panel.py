@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import MarginError
-from core.export import export_file_name, export_highlights, highlights_to_markdown
+from core.export.markdown import export_file_name, export_highlights, highlights_to_markdown
 from core.store.library import BookInfo, HighlightRecord, Library, NoteRecord
 from desktop.requests import OpenPageRequest
 from desktop.tasks import in_background

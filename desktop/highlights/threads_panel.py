@@ -29,6 +29,7 @@ from desktop.highlights.margin_marks import MarginMark, MarginMarks, mark_exactl
 from desktop.tasks import in_background
 
 if TYPE_CHECKING:
+    from desktop.highlights.mark_views import ShownViews
     from desktop.window.main_window import MainWindow
 
 THREAD_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -89,6 +90,7 @@ class Threads(QObject):
         self.window = window
         self.app = window.app
         self.reader = window.reader
+        self.views: ShownViews = window.reader.views  # the view on screen, its pages
         self.panel = ThreadsPanel()
         self.panel.requestThread.connect(self.open_thread)
         self.marks: MarginMarks | None = None
@@ -100,7 +102,7 @@ class Threads(QObject):
     def book_opened(self, book_id: int | None) -> None:
         """A book (or the same one again) is shown: new marks on its view, its threads read."""
         self.book_id = book_id or None
-        view = self.reader.host.view
+        view = self.views.view
         if self.marks is not None and shiboken6.isValid(self.marks):
             if self.marks.view is view:
                 self.refresh()
@@ -108,7 +110,7 @@ class Threads(QObject):
             self.marks.deleteLater()
         self.marks = None
         if isinstance(view, QAbstractScrollArea) and self.book_id is not None:
-            pages = self.reader.host.pages  # the pages the view reads, in batches, cached
+            pages = self.views.pages  # the pages the view reads, in batches, cached
             self.marks = MarginMarks(view, (lambda n: pages(n).text) if pages is not None else None)
             self.marks.requestThread.connect(self.open_thread)
             self.marks.requestNote.connect(self.open_note)
@@ -161,11 +163,11 @@ class Threads(QObject):
         if thread is not None and thread.quote is not None:
             q = thread.quote
             self.reader.go_to_page(q.page, mark=q.exact, near=q.start)
-            mark_exactly(self.reader.host, q.page, q.start, q.exact)
+            mark_exactly(self.views, q.page, q.start, q.exact)
 
     def open_note(self, mark: MarginMark) -> None:
         self.reader.go_to_page(mark.page, mark=mark.exact, near=mark.start)
-        mark_exactly(self.reader.host, mark.page, mark.start, mark.exact)
+        mark_exactly(self.views, mark.page, mark.start, mark.exact)
         if mark.key > 0:  # a highlight's note: the Highlights tab
             self.reader.side.setCurrentWidget(self.reader.side.highlights)
         else:

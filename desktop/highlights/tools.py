@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
 from core.errors import MarginError
-from core.export import export_file_name, write_text_atomic
-from core.highlights_markdown import citation, highlights_markdown
+from core.export.highlights import citation, highlights_markdown
+from core.export.markdown import export_file_name, write_text_atomic
 from core.store.highlight_style import set_style
 from core.store.library import HighlightRecord
 

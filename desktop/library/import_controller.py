@@ -51,6 +51,15 @@ class ImportController(QObject):
         if self.unprepared:
             QTimer.singleShot(PREPARE_AFTER_DRAWN_MS, self, self._prepare_next)
 
+    def prepare_opened(self, book_id: int) -> bool:
+        """A book opened: its spoiler counts are to come (once it is drawn: the window
+        calls ``prepare_soon``) when they are not stored yet; ``margin import`` leaves them
+        to the window, and counted ones cost one look-up. False when already queued."""
+        if book_id in self.unprepared:
+            return False
+        self.unprepared.append(book_id)
+        return True
+
     def _prepare_next(self) -> None:
         """Count the spoiler check's statistics of the next imported book on a worker
         thread, one book at a time (a question asked meanwhile counts them itself)."""
@@ -59,7 +68,7 @@ class ImportController(QObject):
         book_id = self.unprepared.pop(0)
 
         def prepare() -> bool:
-            from core.agent.spoilers import prepare_book
+            from core.agent.spoiler_stats import prepare_book  # (not the whole check)
 
             return prepare_book(self.library.db, book_id)
 
@@ -129,7 +138,7 @@ class ImportController(QObject):
                 # the spoiler check's counts (2-4 s of CPU for a 16 MiB EPUB): after the book
                 # has opened, not before, and still long before its first question
                 QTimer.singleShot(PREPARE_AFTER_MS, self, self._prepare_next)
-            from desktop.gc_policy import give_back_soon
+            from desktop.runtime.gc_policy import give_back_soon
 
             give_back_soon()  # the parsed books are freed: hand their pages back
         if errors:
@@ -150,7 +159,7 @@ class ImportController(QObject):
     ) -> ImportResult:
         """Import ``path``; a protected PDF asks for its password (again while it is wrong),
         kept in memory for the session so the page view can open it."""
-        from desktop import password_dialog
+        from desktop.reader import password_dialog
 
         password: str | None = None
         while True:
@@ -183,7 +192,7 @@ class ImportController(QObject):
             return result
 
     async def ask_password(self, file_name: str, wrong: bool) -> str | None:
-        from desktop.password_dialog import ask_password
+        from desktop.reader.password_dialog import ask_password
 
         parent = self.parent()
         return await ask_password(parent if isinstance(parent, QWidget) else None, file_name, wrong)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 def install(window: MainWindow) -> ReadAloudActions:
     """Add Read aloud to ``window``: its menu (before Help), a toolbar button, the keys,
     and "Read aloud" on the chat's answers."""
-    reader_speech = ReaderSpeech(window.reader)
+    reader_speech = ReaderSpeech(window.reader, window.reader.views)
     parts = ReadAloudActions(window, reader_speech)
     bar = window.menuBar()
     help_menu = next((a for a in bar.actions() if a.text() == "&Help"), None)

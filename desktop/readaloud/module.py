@@ -2,7 +2,7 @@
 top of the screen), the spoken sentence marked on the page, the page turned by itself, and
 pages listened to their end counted as read (``core.speech.listening``, the one call).
 
-``ReaderSpeech`` is given the reader and nothing else; a far jump while listening (a
+``ReaderSpeech`` is given the reader and its views (``mark_views.SpokenViews``); a far jump while listening (a
 citation, the contents) goes on reading from the new place, and the reading session's rule
 keeps such a page from raising ``read_to``."""
 
@@ -20,6 +20,7 @@ from desktop.events import PageShown
 from desktop.readaloud.controller import ReadAloud
 
 if TYPE_CHECKING:
+    from desktop.highlights.mark_views import SpokenViews
     from desktop.reader.reader import Reader
 
 log = logging.getLogger("margin.readaloud")
@@ -41,9 +42,10 @@ class ReaderSpeech(QObject):
 
     announce = Signal(str)  # a short state for the status bar and screen readers
 
-    def __init__(self, reader: Reader, speech: ReadAloud | None = None) -> None:
+    def __init__(self, reader: Reader, views: SpokenViews, speech: ReadAloud | None = None) -> None:
         super().__init__(reader)
         self.reader = reader
+        self.views = views  # the stored pages and the view the words are marked in
         self.speech = speech or ReadAloud(parent=self)
         self._turning = False  # the page moves because of us, not the reader
         self.marks: list[tuple[int, int, int]] = []  # (page, start, end) marked, latest last
@@ -75,16 +77,16 @@ class ReaderSpeech(QObject):
     def start_place(self) -> tuple[int, int]:
         """Where Play reads from: the selection, the caret (caret browsing), else the first
         line on screen; offsets in the stored page text."""
-        host = self.reader.host
-        text = host.text_view()
-        if text is not None and text.loaded:
+        views = self.views
+        text = views.text_view()
+        if text is not None and text.flow.loaded:
             cursor = text.textCursor()
             if cursor.hasSelection() or self.reader.typography.caret_browsing:
-                page, offset = text.page_offset(cursor.selectionStart())
+                page, offset = text.flow.page_offset(cursor.selectionStart())
             else:
                 page, offset = text.top_position()
             if page:
-                stored = host.pages.stored_text(page) if host.pages is not None else ""
+                stored = views.pages.stored_text(page) if views.pages is not None else ""
                 return page, stored_offset(stored, offset)
         return self.reader.page, 0
 
@@ -106,10 +108,10 @@ class ReaderSpeech(QObject):
         """Mark the sentence said, turning to its page when it is on another one."""
         if not u.page or self.reader.book is None:
             return
-        stored = self.reader.host.pages.stored_text(u.page) if self.reader.host.pages else ""
+        stored = self.views.pages.stored_text(u.page) if self.views.pages else ""
         self.marks.append((u.page, u.start, u.end))
         del self.marks[:-50]
-        pdf = self.reader.host.pdf_view()
+        pdf = self.views.pdf_view()
         if pdf is not None:
             pdf.word = None  # the last sentence's word
         if u.page == self.reader.page and self._mark_in_place(u, stored):
@@ -124,18 +126,18 @@ class ReaderSpeech(QObject):
     def _mark_in_place(self, u: Utterance, stored: str) -> bool:
         """Mark a sentence of the page laid out now without laying it out again (about ten
         times quicker than a turn to the page); False when it is not on screen."""
-        pdf = self.reader.host.pdf_view()
+        pdf = self.views.pdf_view()
         if pdf is not None:  # a PDF page's text layer: marked where it is, the view kept
             words = stored[u.start : u.end] or u.text
             return pdf.mark_text(u.page, words, near=u.start, stored=stored) and bool(
                 pdf.mark_visible()
             )
-        text = self.reader.host.text_view()
-        if text is None or u.page not in text.loaded:
+        text = self.views.text_view()
+        if text is None or u.page not in text.flow.loaded:
             return False
         start = u.start - stored[: u.start].count("\n\n")
         end = u.end - stored[: u.end].count("\n\n")
-        text.mark_span(text._pos(u.page, start), text._pos(u.page, end))
+        text.marks.mark_span(text.flow.pos(u.page, start), text.flow.pos(u.page, end))
         return bool(text.mark_visible())
 
     def _word(self, page: int, start: int, end: int) -> None:
@@ -143,22 +145,22 @@ class ReaderSpeech(QObject):
         from PySide6.QtGui import QTextCharFormat, QTextCursor
         from PySide6.QtWidgets import QTextEdit
 
-        host = self.reader.host
-        if host.pages is None:
+        views = self.views
+        if views.pages is None:
             return
-        stored = host.pages.stored_text(page)
-        pdf = host.pdf_view()
+        stored = views.pages.stored_text(page)
+        pdf = views.pdf_view()
         if pdf is not None:  # a PDF with a text layer: the word underlined on its page
             if pdf.mark_word(page, stored[start:end], near=start, stored=stored):
                 self.word = stored[start:end]
             return
-        text = host.text_view()
-        if text is None or page not in text.loaded:
+        text = views.text_view()
+        if text is None or page not in text.flow.loaded:
             return
         cursor = QTextCursor(text.document())
-        cursor.setPosition(text._pos(page, start - stored[:start].count("\n\n")))
+        cursor.setPosition(text.flow.pos(page, start - stored[:start].count("\n\n")))
         cursor.setPosition(
-            text._pos(page, end - stored[:end].count("\n\n")), QTextCursor.MoveMode.KeepAnchor
+            text.flow.pos(page, end - stored[:end].count("\n\n")), QTextCursor.MoveMode.KeepAnchor
         )
         word = QTextEdit.ExtraSelection()
         word.cursor = cursor

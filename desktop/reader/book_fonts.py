@@ -48,7 +48,9 @@ class FontedFlow(Protocol):
 
     book_file: Path | None
     format: str
-    typography: Typography
+
+    @property
+    def typography(self) -> Typography: ...
 
 
 def apply_book_fonts(flow: FontedFlow) -> None:

@@ -1,5 +1,7 @@
 """The bar a highlight opens where it is (as in calibre and KOReader): clicking a highlight,
-or Enter with the caret in it, shows its colours, Note, Ask, Copy and Delete beside it.
+or Enter with the caret in it, shows its colours, Note, Ask, Copy and Delete beside it. In a
+PDF the same: a click on a highlight, or Enter with the selection in one (with no selection,
+the first highlight on screen).
 
 A note is written in the bar's own line (Enter keeps it, Esc leaves it as it was): nothing
 asks for a note when a highlight is made. The bar takes the keyboard when Enter opened it
@@ -32,6 +34,7 @@ from desktop.theme import highlight_colour
 from desktop.widgets import tool_button
 
 if TYPE_CHECKING:
+    from desktop.highlights.mark_views import HighlightViews
     from desktop.reader.reader import Reader
 
 
@@ -145,18 +148,19 @@ class HighlightBar(QFrame):
 class HighlightActions(QObject):
     """What the reader does with a highlight in the book: the bar and its actions."""
 
-    def __init__(self, reader: Reader) -> None:
+    def __init__(self, reader: Reader, views: HighlightViews) -> None:
         super().__init__(reader)
         self.reader = reader
+        self.views = views  # a highlight clicked, a scroll, the selection; the stored pages
         self.bar = HighlightBar(reader)
         self.current: HighlightRecord | None = None
         self.bar.chosen.connect(self.act)
         self.bar.noteDone.connect(self.save_note)
         self.bar.closed.connect(self.close)
-        host = reader.host
-        host.highlightClicked.connect(self.open)
-        host.scrolledTo.connect(lambda *_: self.close(refocus=False))
-        host.textSelectionChanged.connect(lambda: self.close(refocus=False))
+        views.highlightClicked.connect(self.open)
+        views.scrolledTo.connect(lambda *_: self.close(refocus=False))
+        views.textSelectionChanged.connect(lambda: self.close(refocus=False))
+        views.pdfSelected.connect(lambda *_: self.close(refocus=False))
         QApplication.instance().focusChanged.connect(self._focus_moved)  # type: ignore[union-attr]
 
     def _record(self, highlight_id: int) -> HighlightRecord | None:
@@ -219,7 +223,7 @@ class HighlightActions(QObject):
             reader.refresh_highlights()
             announce(reader, "Highlight deleted.")
         elif action == "ask":
-            near = stored_offset(reader.host, record.page, record.anchor)
+            near = stored_offset(self.views, record.page, record.anchor)
             self.close()
             reader.requestAsk.emit(
                 AskRequest(reader.book.id, record.page, record.text, "ask", "", near)

@@ -45,7 +45,7 @@ from desktop.accessibility import plain_text
 from desktop.reader.book_images import data_url_bytes, decode_image
 
 if TYPE_CHECKING:
-    from desktop.reader.text_flow import PageFlow
+    from desktop.reader.text_view import TextView
 
 log = logging.getLogger(__name__)
 NOTE_BLOCKS = ("p", "li", "div", "aside", "section", "blockquote", "dd", "td")
@@ -87,15 +87,15 @@ class NotePopup(QFrame):
 
     LEAVE = (Qt.Key.Key_Escape, Qt.Key.Key_Tab, Qt.Key.Key_Backtab)
 
-    def __init__(self, flow: PageFlow, page: int, note: str) -> None:
-        super().__init__(flow)
+    def __init__(self, view: TextView, page: int, note: str) -> None:
+        super().__init__(view)
         self.setObjectName("notePopup")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setAccessibleName("Note")
         self.page = page
-        self.flow = flow
-        theme = flow.theme  # the page's colours, so the note reads as part of the page
+        self.book_view = view
+        theme = view.theme  # the page's colours, so the note reads as part of the page
         self.setStyleSheet(
             f"#notePopup {{ background: {theme.background}; border: 1px solid {theme.link}; }}"
             f"#notePopup QLabel {{ color: {theme.text}; background: transparent; }}"
@@ -106,7 +106,7 @@ class NotePopup(QFrame):
         layout = QVBoxLayout(self)
         self.text = QLabel(note, self)
         self.text.setMinimumWidth(280)
-        font = flow.document().defaultFont()  # the page's face, a little smaller
+        font = view.document().defaultFont()  # the page's face, a little smaller
         font.setPointSizeF(max(8.0, font.pointSizeF() * 0.9))
         self.text.setFont(font)
         self.text.setTextFormat(Qt.TextFormat.RichText)
@@ -140,19 +140,29 @@ class NotePopup(QFrame):
     def leave(self) -> None:
         """Close the note and give the focus back to the page."""
         self.close()
-        self.flow.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.book_view.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _go(self, _checked: bool = False) -> None:
         self.close()
-        self.flow.setFocus(Qt.FocusReason.OtherFocusReason)
-        self.flow.pageLinkOpened.emit(self.page)
+        view = self.book_view
+        view.setFocus(Qt.FocusReason.OtherFocusReason)
+        view.pageLinkOpened.emit(self.page)
+        # the caret on the note, so that a screen reader reads from there, not from the top
+        # of the page (a caret moved after the focus is read only when Orca lags behind)
+        words = re.sub(r"^\d+\.\s*", "", self.spoken)[:40]
+        starts = dict(zip(view.flow.loaded, view.flow.starts, strict=False))
+        found = view.document().find(words, starts.get(self.page, 0)) if words else None
+        if found is not None and not found.isNull():
+            cursor = QTextCursor(found)
+            cursor.setPosition(found.selectionStart())
+            view.setTextCursor(cursor)
 
     def show_at(self, where: QPoint) -> None:
         """Show it at ``where`` (global), kept inside the page; its button takes the focus."""
         self.adjustSize()
-        here = self.flow.mapFromGlobal(where)
-        x = max(0, min(here.x(), self.flow.width() - self.width()))
-        y = max(0, min(here.y(), self.flow.height() - self.height()))
+        here = self.book_view.mapFromGlobal(where)
+        x = max(0, min(here.x(), self.book_view.width() - self.width()))
+        y = max(0, min(here.y(), self.book_view.height() - self.height()))
         self.move(x, y)
         self.show()
         self.raise_()
@@ -162,10 +172,10 @@ class NotePopup(QFrame):
 _tags = re.compile(r"<[^>]+>")
 
 
-def _below_link(flow: PageFlow, href: str) -> QPoint | None:
+def _below_link(view: TextView, href: str) -> QPoint | None:
     """Just below the link ``href`` on screen (where the reader clicked), in global
     coordinates; None when it is not in the loaded text."""
-    doc = flow.document()
+    doc = view.document()
     block = doc.begin()
     while block.isValid():
         it = block.begin()
@@ -174,29 +184,29 @@ def _below_link(flow: PageFlow, href: str) -> QPoint | None:
             if frag.charFormat().isAnchor() and frag.charFormat().anchorHref() == href:
                 cursor = QTextCursor(doc)
                 cursor.setPosition(frag.position())
-                rect = flow.cursorRect(cursor)
-                return flow.viewport().mapToGlobal(QPoint(rect.left(), rect.bottom() + 4))
+                rect = view.cursorRect(cursor)
+                return view.viewport().mapToGlobal(QPoint(rect.left(), rect.bottom() + 4))
             it += 1
         block = block.next()
     return None
 
 
-def open_note(flow: PageFlow, page: int, name: str, href: str = "") -> NotePopup | None:
+def open_note(view: TextView, page: int, name: str, href: str = "") -> NotePopup | None:
     """Show the note ``name`` (on ``page``) in a pop-up at the mouse; None when the note
     cannot be found there (the caller jumps to the page instead)."""
-    loader = getattr(flow, "_loader", None)
-    if loader is None or not (0 < page <= flow.page_count):
+    loader = view.flow.loader
+    if loader is None or not (0 < page <= view.flow.page_count):
         return None
     content = loader(page)
     note = note_html(content.html or "", name)
     if not note:
         return None
-    for old in flow.findChildren(NotePopup):  # one note at a time
+    for old in view.findChildren(NotePopup):  # one note at a time
         old.close()
         old.setParent(None)
         old.deleteLater()
-    popup = NotePopup(flow, page, note)
-    popup.show_at(_below_link(flow, href) or QCursor.pos() + QPoint(8, 12))
+    popup = NotePopup(view, page, note)
+    popup.show_at(_below_link(view, href) or QCursor.pos() + QPoint(8, 12))
     return popup
 
 
@@ -238,17 +248,17 @@ def ask_to_open(parent: QWidget, url: QUrl, opened: object = None) -> QMessageBo
     return box
 
 
-def follow_link(flow: PageFlow, url: QUrl) -> bool:
+def follow_link(view: TextView, url: QUrl) -> bool:
     """Handle a clicked link; False leaves it to the page flow (a plain page jump)."""
     if url.scheme() == "page" and url.hasFragment():
         number = url.path()
         name = url.fragment(QUrl.ComponentFormattingOption.FullyDecoded)
-        return number.isdigit() and open_note(flow, int(number), name, url.toString()) is not None
+        return number.isdigit() and open_note(view, int(number), name, url.toString()) is not None
     if url.scheme() in ("http", "https", "mailto"):
-        ask_to_open(flow, url, flow.linkOpened.emit)
+        ask_to_open(view, url, view.linkOpened.emit)
         return True
     if url.scheme() == "media":
-        open_media(flow, flow.book_file, url.path())
+        open_media(view, view.flow.book_file, url.path())
         return True
     return False
 

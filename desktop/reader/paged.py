@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QTextBlock, QTextDocument
 
+from desktop.reader.picture_text import picture_line
+
 TWO_COLUMNS_FROM = 860  # px of book area: two columns of at least ~45 characters from here
 
 
@@ -40,6 +42,12 @@ def _lines(block: QTextBlock, layout_rect_top: float) -> list[Line]:
         return []
     out = []
     heading = block.blockFormat().headingLevel() > 0
+    picture = picture_line(block)
+    if picture is not None and layout.lineCount() == 1:  # a picture's line (picture_text)
+        line = layout.lineAt(0)
+        start = block.position() + line.textStart()
+        top = layout_rect_top + picture[0]
+        return [Line(top, picture[1], start, start + line.textLength(), heading)]
     for i in range(layout.lineCount()):
         line = layout.lineAt(i)
         start = block.position() + line.textStart()
@@ -106,20 +114,31 @@ def column_down(doc: QTextDocument, position: int, height: float, limit: int = -
 
 def column_up(doc: QTextDocument, position: int, height: float) -> Column:
     """The column that ends just before the line starting at ``position``: as many lines
-    before it as fit in ``height`` (at least one)."""
+    before it as fit in ``height`` (at least one). A heading just before ``position`` is left
+    out (the column ends before it) as the forward build would: it goes with the text it
+    heads, not at the foot of a column; unless nothing but headings comes before it."""
+    column = _fit_up(doc, position, height, keep_headings=False)
+    return column if column.first < column.end else _fit_up(doc, position, height)
+
+
+def _fit_up(doc: QTextDocument, position: int, height: float, keep_headings: bool = True) -> Column:
     end_line = line_at(doc, position)
     bottom = end_line.top if end_line is not None else doc.documentLayout().documentSize().height()
+    end = position
     first: Line | None = None
     last_bottom = 0.0
     for line in lines_up(doc, position):
         if first is None:
+            if not keep_headings and (line.heading or line.start == line.end):
+                end, bottom = line.start, line.top  # a heading (or the blank above it) at the foot
+                continue
             last_bottom = line.top + line.height
         elif last_bottom - line.top > height:
             break
         first = line
     if first is None:
-        return Column(bottom, bottom, position, position)
-    return Column(first.top, bottom, first.start, position)
+        return Column(bottom, bottom, end, end)
+    return Column(first.top, bottom, first.start, end)
 
 
 def screen_from(

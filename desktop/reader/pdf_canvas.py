@@ -102,9 +102,62 @@ class _Pages(QWidget):
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if self._press is not None and event.button() == Qt.MouseButton.LeftButton:
+            page, start = self._press
             self._select(event.position(), final=True)
             self._press = None
+            hit = self._hit(event.position())
+            moved = (hit[1] - start).manhattanLength() * self.view.scale if hit else 99.0
+            if hit is not None and hit[0] == page and moved <= 4 and not self.selection_polys:
+                # a click, not a drag: on a highlight it opens its bar, elsewhere closes it
+                hid = self.highlight_at(page + 1, hit[1])
+                where = event.position()
+                if hid:  # the bar goes under the highlight's last line, not over it
+                    where = QPointF(where.x(), self.highlight_bottom(page + 1, hid))
+                self.view.highlightClicked.emit(hid, self.mapToGlobal(where.toPoint()), False)
         super().mouseReleaseEvent(event)
+
+    def highlight_at(self, page: int, point: QPointF) -> int:
+        """The id of the highlight drawn at ``point`` (in points) of ``page`` (1-based), the
+        last drawn (on top) when several are; 0 when none."""
+        for hid, polys in reversed(self.view.highlight_areas.get(page, [])):
+            if hid and any(p.containsPoint(point, Qt.FillRule.OddEvenFill) for p in polys):
+                return hid
+        return 0
+
+    def highlight_bottom(self, page: int, hid: int) -> float:
+        """The canvas y of the foot of highlight ``hid`` on ``page`` (1-based)."""
+        rect, scale = self.view.rects[page - 1], self.view.scale
+        polys = [
+            p for h, shapes in self.view.highlight_areas.get(page, []) if h == hid for p in shapes
+        ]
+        return max(self._to_widget(p, rect, scale).boundingRect().bottom() for p in polys)
+
+    def highlight_for_keys(self) -> tuple[int, QPointF]:
+        """The highlight Enter opens: the one the selection is in, else the first one on
+        screen; (id, a point under it on the canvas), or (0, …) when none."""
+        view = self.view
+        if self.selection_polys and self.selection_page >= 0:
+            pages = [self.selection_page + 1]
+            box: QRectF | None = self.selection_polys[0].boundingRect()
+            screen = QRectF()
+        else:
+            top = view.verticalScrollBar().value()
+            screen = QRectF(0, top, self.width(), view.viewport().height())
+            pages = [i + 1 for i, rect in enumerate(view.rects) if rect.intersects(screen)]
+            box = None
+        for page in pages:
+            rect = view.rects[page - 1]
+            for hid, polys in view.highlight_areas.get(page, []):
+                for poly in polys:
+                    drawn = self._to_widget(poly, rect, view.scale).boundingRect()
+                    inside = (
+                        screen.contains(drawn)
+                        if box is None
+                        else poly.boundingRect().intersects(box)
+                    )
+                    if hid and inside:
+                        return hid, QPointF(drawn.center().x(), self.highlight_bottom(page, hid))
+        return 0, QPointF()
 
     def _select(self, pos: QPointF, *, final: bool) -> None:
         assert self._press is not None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from core.anchors import BookText, collapse
+from core.store.anchors import BookText, collapse
 
 # what clean_page_text drops (control characters, pdfium's end-of-line hyphen marker \x02)
 # plus the soft hyphen: never part of the words compared

@@ -8,7 +8,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QRectF, QSize, QSizeF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, QSizeF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QImage,
     QKeyEvent,
@@ -40,6 +40,7 @@ class PdfView(QScrollArea):
     requestBack = Signal()
     requestForward = Signal()
     chapterEdge = Signal(bool)  # Home (False) / End (True)
+    highlightClicked = Signal(int, QPoint, bool)  # id (0: none), where (global), by keys
 
     def __init__(
         self, path: Path, parent: QWidget | None = None, *, password: str | None = None
@@ -82,6 +83,7 @@ class PdfView(QScrollArea):
         self.cache: OrderedDict[tuple[int, int], QImage] = OrderedDict()
         self.pending: set[tuple[int, int]] = set()
         self.highlights: dict[int, list[tuple[str, str, list[QPolygonF]]]] = {}
+        self.highlight_areas: dict[int, list[tuple[int, list[QPolygonF]]]] = {}  # page → ids
         self.mark: tuple[int, list[QPolygonF]] | None = None
         self.word: tuple[int, list[QPolygonF]] | None = None  # the word read aloud: underlined
         self._raw: tuple[int, str] = (0, "")  # QtPdf's text of the page words were sought on
@@ -250,6 +252,11 @@ class PdfView(QScrollArea):
         if move in ("start", "end"):
             self.chapterEdge.emit(move == "end")
             return
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not event.modifiers():
+            hid, where = self.canvas.highlight_for_keys()  # the one selected, or on screen
+            if hid:
+                self.highlightClicked.emit(hid, self.canvas.mapToGlobal(where.toPoint()), True)
+                return
         super().keyPressEvent(event)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
@@ -341,14 +348,18 @@ class PdfView(QScrollArea):
 
     # highlights and marks -------------------------------------------------------------
 
-    def set_highlights(self, items: list[tuple[int, str, list[list[list[float]]], str]]) -> None:
-        """(page, colour name, polygons, style): drawn by ``desktop.highlights.look.paint_highlight``
-        as a background, an underline or a line through, like the text view's."""
+    def set_highlights(
+        self, items: list[tuple[int, str, list[list[list[float]]], str, int]]
+    ) -> None:
+        """(page, colour name, polygons, style, id): drawn by ``desktop.highlights.look.
+        paint_highlight`` as a background, an underline or a line through, like the text
+        view's; a click on one (or Enter) opens its bar (``highlightClicked``)."""
         self.highlights = {}
-        for page, colour, polys, style in items:
-            self.highlights.setdefault(page, []).append(
-                (colour, style, [to_poly(p) for p in polys])
-            )
+        self.highlight_areas = {}
+        for page, colour, polys, style, hid in items:
+            shapes = [to_poly(p) for p in polys]
+            self.highlights.setdefault(page, []).append((colour, style, shapes))
+            self.highlight_areas.setdefault(page, []).append((hid, shapes))
         self.canvas.update()
 
     def mark_text(self, page: int, text: str, *, near: int = -1, stored: str = "") -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QContextMenuEvent
@@ -43,6 +44,9 @@ from desktop.reader.side_panels import SIDE_START, SidePanels
 from desktop.reader.toolbar import ReaderToolbar
 from desktop.reader.typography import Typography
 from desktop.reader.view_host import PageSource, ViewHost
+
+if TYPE_CHECKING:
+    from desktop.highlights.mark_views import ReaderViews
 
 log = logging.getLogger("margin.reader")
 SAVE_DELAY_MS = 500
@@ -85,7 +89,7 @@ class Reader(QWidget):
             self, self.host, self, library, self.events, self.requestAsk.emit
         )
         self.selection_bar = self.selection_actions.bar
-        self.highlight_actions = HighlightActions(self)
+        self.highlight_actions = HighlightActions(self, self.host)
         self._save_timer = QTimer(self, singleShot=True, interval=SAVE_DELAY_MS)
         self._save_timer.timeout.connect(self.save_position)
         self._aliases()
@@ -183,6 +187,19 @@ class Reader(QWidget):
     def view(self) -> QWidget | None:  # the text or PDF view on screen
         return self.host.view
 
+    @property
+    def views(self) -> ReaderViews:  # the one door to the book's views (mark_views.py)
+        return self.host
+
+    @property
+    def page_area(self) -> QWidget:  # where the book's view sits (the tab order)
+        return self.host
+
+    def stop_decoders(self) -> None:
+        """Picture decoders stop before the window goes (issue 46)."""
+        if (pictures := self.host.picture_view()) is not None:
+            pictures.shutdown()
+
     # opening --------------------------------------------------------------------------
 
     def open_book(self, book: BookInfo, page: int | None = None) -> None:
@@ -199,6 +216,9 @@ class Reader(QWidget):
             typography=replace(self.typography, font_size=self.font_size),
             zoom=state.zoom,
         )
+        # the focus first: a screen reader lagging behind took the caret's moves as the focus
+        # arriving, silently, and never said "Book page" (Orca 43 at load 14)
+        view.setFocus()
         pictures = self.host.picture_view()
         if pictures is not None:  # direction, fit and spreads of a comic, kept per book
             pictures.apply_settings(state.view.get("pictures", {}))

@@ -96,11 +96,11 @@ class SelectionActions(QObject):
         """(page, text, anchor) of the current selection, if any."""
         text_view = self.views.text_view()
         if text_view is not None:
-            text = text_view.selected_text()
+            text = text_view.marks.selected_text()
             if not text:
                 return None
-            page = text_view.selection_page() or self.place.page
-            return (page, text, text_view.selection_anchor())
+            page = text_view.marks.selection_page() or self.place.page
+            return (page, text, text_view.marks.selection_anchor())
         return self.pending
 
     def _publish(self, page: int, text: str) -> None:
@@ -116,7 +116,7 @@ class SelectionActions(QObject):
         view = self.views.text_view()
         if view is None:
             return
-        text = view.selected_text()
+        text = view.marks.selected_text()
         if text:
             viewport = view.viewport()
             rect = view.cursorRect()
@@ -125,7 +125,7 @@ class SelectionActions(QObject):
             self.bar.show_at(viewport.mapTo(self.widget, QPoint(x, y)))
         else:
             self.bar.hide()
-        self._publish((view.selection_page() if text else 0) or self.place.page, text)
+        self._publish((view.marks.selection_page() if text else 0) or self.place.page, text)
 
     def _pdf_selected(self, page: int, text: str, polys: object) -> None:
         self.pending = (page, text, {"polys": polys})

@@ -1,7 +1,7 @@
 """The document of a reflowable book's text view: a small window of neighbouring stored
 pages, loaded and dropped at either end as the reader scrolls (each page is a few kilobytes:
 appending one lays out only that page), with where each page starts — so a character offset
-inside a stored page becomes a place on screen and back (``page_offset``, ``_pos``).
+inside a stored page becomes a place on screen and back (``page_offset``, ``pos``).
 
 Nothing is ever fetched from the network and nothing runs: ``loadResource`` serves only
 ``book:`` images from inside the EPUB and returns nothing for any other URL; links open in the
@@ -16,44 +16,30 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QPoint, QSize, Qt, QUrl, Signal
+from PySide6.QtCore import QByteArray, QPoint, QSize, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QImage, QTextCursor, QTextDocument
-from PySide6.QtWidgets import QWidget
 
 from core.books.model import PageContent
 from core.books.svgimages import inline_images
 from core.errors import MarginError
 from desktop.reader.book_fonts import apply_book_fonts
 from desktop.reader.book_images import decode_image, placeholder
+from desktop.reader.line_pitch import fix_line_pitch
 from desktop.reader.links import data_image, follow_link
-from desktop.reader.readable_text import ReadableBrowser
+from desktop.reader.picture_text import unobject, with_alt_text
 from desktop.reader.ruby_paint import make_room, parenthesise
-from desktop.reader.typography import Typography, book_font, side_margin
-from desktop.theme import THEMES, Theme, page_css
+from desktop.reader.typography import Typography, book_font
+from desktop.theme import page_css
+
+if TYPE_CHECKING:
+    from desktop.reader.text_view import TextView
 
 log = logging.getLogger("margin.reader")
 
 KEEP_PAGES = 12  # loaded pages before the far end is dropped
 AHEAD_SCREENS = 2.0  # content kept ready below and above the screen
-
-
-_IMG_ALT = re.compile(r"""<img\b[^>]*?\balt\s*=\s*(["'])(.*?)\1[^>]*>""", re.IGNORECASE | re.DOTALL)
-# the alt text after its image, as the stored page text has it: in the text a screen reader
-# reads (Qt exposes an image as U+FFFC only), invisible and 1 px high on the page
-ALT_STYLE = "font-size: 1px; color: transparent; margin: 0"
-
-
-def with_alt_text(body: str) -> str:
-    """``body`` with "[Illustration: alt]" after each image that has alt text."""
-
-    def add(match: re.Match[str]) -> str:
-        alt = " ".join(match.group(2).split())
-        if not alt:
-            return match.group(0)
-        return f'{match.group(0)}<div style="{ALT_STYLE}">[Illustration: {alt}]</div>'
-
-    return _IMG_ALT.sub(add, body)
 
 
 # Standard Ebooks put a word joiner before each dash; fonts without it (Liberation, Georgia)
@@ -91,44 +77,35 @@ def book_styles(body: str, typography: Typography, font_size: float) -> str:
     return _STYLE.sub(lambda m: f' style="{_EM.sub(lengths, m.group(1))}"', body)
 
 
-class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_text)
-    linkOpened = Signal(str)
-    pageLinkOpened = Signal(int)  # a note reference or a note's back link: its page
+class PageFlow:
+    """The document window of one text view (``view.flow``): which stored pages are loaded,
+    where each starts, and the marked words' positions as pages come and go."""
+
     blockedRequests = 0  # remote resources refused (tests read it)
 
-    def __init__(self, book_file: Path | None, fmt: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setAccessibleName("Book page")
+    def __init__(self, view: TextView, book_file: Path | None, fmt: str) -> None:
+        self.view = view
         self.book_file = book_file
         self.format = fmt
-        self.setOpenLinks(False)
-        self.setOpenExternalLinks(False)
-        self.anchorClicked.connect(self._link)
-        self.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextBrowserInteraction
-            | Qt.TextInteractionFlag.TextSelectableByKeyboard
-        )
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.theme: Theme = THEMES["light"]
-        self.font_size = 13
-        self.typography = Typography()
-        self._ruby = False  # a page with ruby readings was laid out: paint them
-        self._side_margin = 28  # left and right margin of the reading column
+        self.ruby = False  # a page with ruby readings was laid out: paint them
+        self.pictures = False  # a picture was taken out of the text (picture_text): paint it
         self.page: PageContent | None = None  # the page at the top of the screen
         self.page_count = 0
-        self._loader: Callable[[int], PageContent] | None = None
+        self.loader: Callable[[int], PageContent] | None = None
         self.loaded: list[int] = []  # stored page numbers in the document, in order
         self.starts: list[int] = []  # document position where each loaded page begins
-        self._busy = False
         # the marked words' document positions: kept right as pages are added and dropped
         self.mark_range: tuple[int, int] | None = None
-        self._images: dict[str, QSize] = {}
-        self.document().setDocumentMargin(28)
+        self.images: dict[str, QSize] = {}
+
+    @property
+    def typography(self) -> Typography:  # what the book's fonts read (book_fonts.FontedFlow)
+        return self.view.typography
 
     # resources and links ---------------------------------------------------------------
 
-    def loadResource(self, kind: int, url: QUrl | str) -> object:
-        url = QUrl(url) if isinstance(url, str) else url
+    def resource(self, url: QUrl) -> object:
+        """What the view's ``loadResource`` returns: the book's own images, nothing else."""
         if url.scheme() == "book" and self.book_file is not None and self.format == "epub":
             image = self._image(url)
             return image if image is not None else QByteArray()
@@ -151,7 +128,7 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         image = decode_image(data) or placeholder(data)  # SVG at a bounded size too
         if image is None:
             return None
-        self._images[url.toString()] = image.size()
+        self.images[url.toString()] = image.size()
         return image
 
     def _book_file_bytes(self, name: str) -> bytes | None:
@@ -163,64 +140,35 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         except MarginError:
             return None
 
-    def _link(self, url: QUrl) -> None:
-        if follow_link(self, url):  # links.py: notes, jumps, asking before a browser
+    def follow(self, url: QUrl) -> None:
+        """A clicked link (the view's ``anchorClicked``)."""
+        if follow_link(self.view, url):  # links.py: notes, jumps, asking before a browser
             return
         if url.scheme() == "page":  # core.books.pages.resolve_note_links
             number = url.path()
             if number.isdigit() and int(number) > 0:
-                self.pageLinkOpened.emit(int(number))
+                self.view.pageLinkOpened.emit(int(number))
             return
         if url.scheme() in ("http", "https", "mailto"):
-            self.linkOpened.emit(url.toString())
+            self.view.linkOpened.emit(url.toString())
             QDesktopServices.openUrl(url)
 
     # source and rendering ----------------------------------------------------------------
 
     def set_source(self, loader: Callable[[int], PageContent], page_count: int) -> None:
         """Where stored pages come from (``loader(number)``) and how many there are."""
-        self._loader = loader
+        self.loader = loader
         self.page_count = page_count
 
-    def column_count(self) -> int:
-        return 1
-
-    def line_measure(self) -> int:
-        """The longest line, in characters, of a column here."""
-        return self.typography.measure
-
-    def column_width(self) -> int:
-        """The width of one column of text (the paged view may show two)."""
-        return self.viewport().width()
-
-    def _apply_geometry(self) -> bool:
-        return self._apply_column()
-
-    def _apply_column(self) -> bool:
-        """Centre a column of the chosen measure with the root frame's side margins; True
-        when they changed (the document is laid out again)."""
-        doc = self.document()
-        measured = replace(self.typography, measure=self.line_measure())
-        margin = side_margin(measured, doc.defaultFont(), self.column_width())
-        self._side_margin = margin
-        frame = doc.rootFrame()
-        fmt = frame.frameFormat()
-        if abs(fmt.leftMargin() - margin) < 1 and abs(fmt.rightMargin() - margin) < 1:
-            return False
-        fmt.setLeftMargin(margin)
-        fmt.setRightMargin(margin)
-        frame.setFrameFormat(fmt)
-        return True
-
-    def _reset(self, page: int) -> None:
-        doc = self.document()
+    def reset(self, page: int) -> None:
+        doc = self.view.document()
         apply_book_fonts(self)  # book_fonts.py: the book's embedded faces, when its styles are on
         # an image's line must not get the text's 140% line height (a gap under each picture)
         doc.setDefaultStyleSheet(
-            page_css(self.theme, self.font_size, self.typography)
+            page_css(self.view.theme, self.view.font_size, self.view.typography)
             + " p.image { line-height: 100%; text-indent: 0; }"
         )
-        typography = replace(self.typography, font_size=self.font_size)
+        typography = replace(self.view.typography, font_size=self.view.font_size)
         doc.setDefaultFont(book_font(typography, doc.defaultFont()))
         option = doc.defaultTextOption()
         option.setAlignment(
@@ -228,7 +176,7 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         )
         doc.setDefaultTextOption(option)
         doc.clear()
-        self._apply_geometry()
+        self.view.pager.apply_geometry()
         self.loaded = []
         self.starts = []
         first = max(1, page - 1)
@@ -236,8 +184,8 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
             self._append(number)
 
     def _page_html(self, number: int) -> str:
-        assert self._loader is not None
-        content = self._loader(number)
+        assert self.loader is not None
+        content = self.loader(number)
         body = content.html
         if not body:
             body = "".join(
@@ -248,21 +196,21 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         if WORD_JOINER in body:  # one character for one: offsets stay; lines keep their height
             body = body.replace(WORD_JOINER, JOINER)
         if ' style="' in body:  # the book's own styles (core.books.bookcss), or none
-            body = book_styles(body, self.typography, self.font_size)
+            body = book_styles(body, self.view.typography, self.view.font_size)
         if 'class="ruby"' in body:  # readings over or after their base (ruby_paint), or none
-            if self.typography.ruby == "off":
+            if self.view.typography.ruby == "off":
                 body = _RUBY_TITLE.sub('class="ruby"', body)
-            elif self.typography.ruby == "parentheses":
-                body = parenthesise(body, self.document().defaultFont())
-                self._ruby = True
+            elif self.view.typography.ruby == "parentheses":
+                body = parenthesise(body, self.view.document().defaultFont())
+                self.ruby = True
             else:
                 body = make_room(body)
-                self._ruby = True
+                self.ruby = True
         return body or "<p></p>"
 
     def _fit_images(self, body: str) -> str:
         """Give every image the column's width at most (height follows, keeping the shape)."""
-        column = max(50, self.column_width() - 2 * self._side_margin - 8)
+        column = max(50, self.view.pager.column_width() - 2 * self.view.pager.side_margin - 8)
 
         def size(match: re.Match[str]) -> str:
             tag = match.group(0)
@@ -270,10 +218,10 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
             if src is None or "width=" in tag:
                 return tag
             url = QUrl(htmllib.unescape(src.group(1)))
-            natural = self._images.get(url.toString())
+            natural = self.images.get(url.toString())
             if natural is None and url.scheme() == "book" and self.book_file is not None:
                 self._image(url)
-                natural = self._images.get(url.toString())
+                natural = self.images.get(url.toString())
             elif natural is None and url.scheme() == "data":  # links.py (decoded once)
                 inline = data_image(url)
                 natural = inline.size() if inline is not None else None
@@ -284,7 +232,7 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         return re.sub(r"<img\b[^>]*>", size, body, flags=re.IGNORECASE)
 
     def _append(self, number: int) -> None:
-        doc = self.document()
+        doc = self.view.document()
         cursor = QTextCursor(doc)
         cursor.movePosition(QTextCursor.MoveOperation.End)
         if self.loaded:
@@ -294,6 +242,9 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         body = self._page_html(number)
         cursor.insertHtml(body)
         self._first_block_format(self.starts[-1], body)
+        fix_line_pitch(doc, self.starts[-1], self.end_position(), self._pitch())
+        if "<img" in body:  # after the pitch, which leaves a picture's paragraph as it is
+            self.pictures |= unobject(doc, self.starts[-1], cursor.position()) > 0
 
     def _first_block_format(self, position: int, body: str) -> None:
         """Give a page's first block its own format: inserted HTML merges its first block
@@ -303,16 +254,16 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         if not body.startswith(("<h", "<p", "<blockquote", "<hr")):
             return  # lists, tables, preformatted text: as Qt inserts them
         sample = QTextDocument()
-        sample.setDefaultStyleSheet(self.document().defaultStyleSheet())
-        sample.setDefaultFont(self.document().defaultFont())
+        sample.setDefaultStyleSheet(self.view.document().defaultStyleSheet())
+        sample.setDefaultFont(self.view.document().defaultFont())
         sample.setHtml(body.split("\n", 1)[0])
-        cursor = QTextCursor(self.document())
+        cursor = QTextCursor(self.view.document())
         cursor.setPosition(position)
         cursor.setBlockFormat(sample.begin().blockFormat())
 
     def _prepend(self, number: int) -> int:
         """Insert page ``number`` before the first loaded one; returns the height added."""
-        doc = self.document()
+        doc = self.view.document()
         layout = doc.documentLayout()
         before = layout.blockBoundingRect(doc.findBlock(self.starts[0])).top()
         length_before = doc.characterCount()
@@ -323,6 +274,9 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         cursor.insertHtml(body)
         self._first_block_format(0, body)
         added = doc.characterCount() - length_before
+        fix_line_pitch(doc, 0, added, self._pitch())
+        if "<img" in body:
+            self.pictures |= unobject(doc, 0, cursor.position()) > 0
         self.starts = [0] + [s + added for s in self.starts]
         self.loaded.insert(0, number)
         if self.mark_range is not None:
@@ -331,7 +285,7 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         return int(after - before)
 
     def _drop_first(self) -> int:
-        doc = self.document()
+        doc = self.view.document()
         layout = doc.documentLayout()
         before = layout.blockBoundingRect(doc.findBlock(self.starts[1])).top()
         cursor = QTextCursor(doc)
@@ -348,7 +302,7 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         return int(before - after)
 
     def _drop_last(self) -> None:
-        doc = self.document()
+        doc = self.view.document()
         cursor = QTextCursor(doc)
         cursor.setPosition(self.starts[-1] - 1)
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
@@ -358,8 +312,8 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
             self.mark_range = None
         self.starts.pop()
 
-    def _y(self, position: int) -> float:
-        doc = self.document()
+    def y_of(self, position: int) -> float:
+        doc = self.view.document()
         block = doc.findBlock(position)
         rect = doc.documentLayout().blockBoundingRect(block)
         layout = block.layout()
@@ -368,11 +322,11 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
             return float(rect.top() + line.y())
         return float(rect.top())
 
-    def _fill(self) -> None:
+    def fill(self) -> None:
         """Keep a couple of screens of text ready on both sides of the screen."""
-        bar = self.verticalScrollBar()
-        screen = max(1, self.viewport().height())
-        doc = self.document()
+        bar = self.view.verticalScrollBar()
+        screen = max(1, self.view.viewport().height())
+        doc = self.view.document()
         guard = 0
         # the paged view's room under the text (for its last screen) is not text
         tail = max(0.0, doc.rootFrame().frameFormat().bottomMargin() - doc.documentMargin())
@@ -394,12 +348,12 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
             value = bar.value()
             top_index = self._index_at(value)
             if top_index > len(self.loaded) // 2 and (
-                self._y(self.starts[1]) < value - AHEAD_SCREENS * screen
+                self.y_of(self.starts[1]) < value - AHEAD_SCREENS * screen
             ):
                 removed = self._drop_first()
                 bar.setValue(value - removed)
             elif len(self.loaded) - top_index > KEEP_PAGES // 2 and (
-                self._y(self.starts[-1]) > value + (AHEAD_SCREENS + 1) * screen
+                self.y_of(self.starts[-1]) > value + (AHEAD_SCREENS + 1) * screen
             ):
                 self._drop_last()
             else:
@@ -420,22 +374,26 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
         """Index of the loaded page shown at document height ``y``."""
         index = 0
         for i, start in enumerate(self.starts):
-            if self._y(start) <= y + 1:
+            if self.y_of(start) <= y + 1:
                 index = i
             else:
                 break
         return index
 
-    def _pos(self, page: int, offset: int) -> int:
+    def pos(self, page: int, offset: int) -> int:
         """Document position of ``offset`` in stored ``page`` (clamped to that page)."""
         if page not in self.loaded:
             return 0
         i = self.loaded.index(page)
-        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else self._end()
+        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else self.end_position()
         return max(self.starts[i], min(self.starts[i] + max(0, offset), end))
 
-    def _end(self) -> int:
-        return self.document().characterCount() - 1
+    def _pitch(self) -> int:
+        """The line spacing in percent of the font's height (line_pitch.py)."""
+        return round(self.view.typography.line_spacing * 100)
+
+    def end_position(self) -> int:
+        return self.view.document().characterCount() - 1
 
     def page_offset(self, position: int) -> tuple[int, int]:
         """(stored page, offset in it) of a document position."""
@@ -446,19 +404,19 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
 
     def top_position(self) -> tuple[int, int]:
         """(stored page, offset) of the first character on screen."""
-        cursor = self.cursorForPosition(QPoint(4, 2))
+        cursor = self.view.cursorForPosition(QPoint(4, 2))
         return self.page_offset(cursor.position())
 
     def top_page(self) -> int:
         if not self.loaded:
             return 0
-        return self.loaded[self._index_at(self.verticalScrollBar().value() + 8)]
+        return self.loaded[self._index_at(self.view.verticalScrollBar().value() + 8)]
 
-    def _scroll_to_position(self, position: int, *, centre: bool = False) -> None:
-        bar = self.verticalScrollBar()
-        y = self._y(position)
+    def scroll_to_position(self, position: int, *, centre: bool = False) -> None:
+        bar = self.view.verticalScrollBar()
+        y = self.y_of(position)
         if centre:
-            y -= self.viewport().height() / 2 - 20
+            y -= self.view.viewport().height() / 2 - 20
         elif position <= self.starts[self._index_of(position)]:
             y -= 4
         bar.setValue(int(max(0, y)))
@@ -468,26 +426,28 @@ class PageFlow(ReadableBrowser):  # a QTextBrowser read as a document (readable_
 
     def line_height(self) -> int:
         return int(
-            self.fontMetrics().lineSpacing() * self.font_size / max(1, self.font().pointSize())
+            self.view.fontMetrics().lineSpacing()
+            * self.view.font_size
+            / max(1, self.view.font().pointSize())
         )
 
     def visible_range(self) -> tuple[int, int]:
         """Document positions of the first and last characters on screen."""
-        first = self.cursorForPosition(QPoint(0, 0)).position()
-        rect = self.viewport().rect()
-        last = self.cursorForPosition(QPoint(rect.width() - 1, rect.height() - 1)).position()
+        first = self.view.cursorForPosition(QPoint(0, 0)).position()
+        rect = self.view.viewport().rect()
+        last = self.view.cursorForPosition(QPoint(rect.width() - 1, rect.height() - 1)).position()
         return first, last
 
     def document_text(self) -> str:
-        return self.document().toPlainText()
+        return self.view.document().toPlainText()
 
     def page_text(self, page: int) -> str:
         """The text of a loaded stored page as laid out here (offsets count in it)."""
         if page not in self.loaded:
             return ""
         i = self.loaded.index(page)
-        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else self._end()
-        cursor = QTextCursor(self.document())
+        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else self.end_position()
+        cursor = QTextCursor(self.view.document())
         cursor.setPosition(self.starts[i])
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         return cursor.selectedText().replace("\u2029", "\n")

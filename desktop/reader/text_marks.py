@@ -3,7 +3,7 @@ a citation or a Find match (placed where they really are, centred), the reader's
 drawn over their anchored offsets, and the selection as stored pages and offsets.
 
 ``TextMarks`` is a part the text view owns (``view.marks``), not a base class: it is given
-the view's flow (``PageFlow``: the document, its loaded pages and their positions) and keeps
+the view, and reads its flow (``view.flow``: its loaded pages and their positions); it keeps
 its own state (the highlights to draw, the marked words, whether the mark stays centred).
 The marked range itself is the flow's ``mark_range``: the flow moves it as pages come and
 go."""
@@ -20,7 +20,7 @@ from desktop.highlights.look import highlight_format
 from desktop.theme import MARK_RGBA
 
 if TYPE_CHECKING:
-    from desktop.reader.text_flow import PageFlow
+    from desktop.reader.text_view import TextView
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,8 @@ class Span:
 class TextMarks:
     """The marks of one text view (``view.marks``), over its flow."""
 
-    def __init__(self, flow: PageFlow) -> None:
-        self.flow = flow
+    def __init__(self, view: TextView) -> None:
+        self.view = view
         self.spans: list[Span] = []
         self._drawn: list[tuple[int, int, int]] = []  # (start, end, highlight id) on screen
         self.text = ""  # the words last asked to be marked
@@ -55,9 +55,9 @@ class TextMarks:
     # marks and highlights ----------------------------------------------------------------
 
     def find_from(self, text: str, position: int) -> QTextCursor | None:
-        flow = self.flow
+        view = self.view
         words = " ".join(text.split()).replace("\u2060", "\u200d")  # as text_flow shows it
-        doc = flow.document()
+        doc = view.document()
         for candidate in (words, words[:120], " ".join(words.split()[:8])):
             if not candidate:
                 continue
@@ -78,14 +78,14 @@ class TextMarks:
         """Mark ``mark`` where it really is: on ``page`` (its ``nth`` occurrence there, or the
         one closest to offset ``near``), else where it continues on the next page, else on
         the page before; then centre it."""
-        flow = self.flow
+        flow = self.view.flow
         if page not in flow.loaded:
             return False
         start = flow.starts[flow.loaded.index(page)]
         cursor = self.find_from(mark, start)
         if near >= 0 and cursor is not None:
-            target = flow._pos(page, near)
-            page_end = flow._pos(page, 1 << 30)
+            target = flow.pos(page, near)
+            page_end = flow.pos(page, 1 << 30)
             best = cursor
             following: QTextCursor | None = cursor
             while following is not None and following.selectionStart() <= page_end:
@@ -114,30 +114,30 @@ class TextMarks:
             return False
         flow.mark_range = (cursor.selectionStart(), cursor.selectionEnd())
         self._mark_page = flow.page_offset(cursor.selectionStart())[0]
-        flow._scroll_to_position(flow.mark_range[0], centre=True)
+        flow.scroll_to_position(flow.mark_range[0], centre=True)
         return True
 
     def mark_position(self) -> tuple[int, int] | None:
-        flow = self.flow
+        flow = self.view.flow
         return flow.mark_range
 
     def mark_span(self, start: int, end: int) -> None:
         """Mark document positions ``start``..``end``: a passage known by its offsets (an
         anchor), marked exactly, also where it runs over a paragraph break."""
-        flow = self.flow
+        flow = self.view.flow
         flow.mark_range = (start, end)
         self._mark_page = flow.page_offset(start)[0]
         self.decorate()
 
     def marked_page(self) -> int:
-        flow = self.flow
+        flow = self.view.flow
         return self._mark_page if flow.mark_range is not None else 0
 
     def decorate(self) -> None:
-        flow = self.flow
+        view, flow = self.view, self.view.flow
         extras: list[QTextEdit.ExtraSelection] = []
         self._drawn = []
-        doc = flow.document()
+        doc = view.document()
         first, last = (flow.loaded[0], flow.loaded[-1]) if flow.loaded else (0, -1)
         for span in self.spans:
             cursor: QTextCursor | None = None
@@ -145,8 +145,8 @@ class TextMarks:
                 (p1, o1), (p2, o2) = span.start, span.end
                 if p2 < first or p1 > last:
                     continue
-                a = flow._pos(p1, o1) if p1 >= first else 0
-                b = flow._pos(p2, o2) if p2 <= last else flow._end()
+                a = flow.pos(p1, o1) if p1 >= first else 0
+                b = flow.pos(p2, o2) if p2 <= last else flow.end_position()
                 if b > a:
                     cursor = QTextCursor(doc)
                     cursor.setPosition(a)
@@ -170,10 +170,10 @@ class TextMarks:
             # marked by more than colour (WCAG 1.4.1): a dashed line under it too (a
             # highlight's underline style is solid)
             fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DashUnderline)
-            fmt.setUnderlineColor(QColor(flow.theme.text))
+            fmt.setUnderlineColor(QColor(view.theme.text))
             sel.format = fmt
             extras.append(sel)
-        flow.setExtraSelections(extras)
+        view.setExtraSelections(extras)
 
     def highlight_at(self, position: int) -> int:
         """The id of the highlight drawn over document ``position`` (0 when none)."""
@@ -183,46 +183,46 @@ class TextMarks:
         """The caret at the start of the marked passage (a screen reader reads from the
         caret, so it reads the passage a citation opened); nothing scrolls. False when there
         is no mark, or a selection stays."""
-        flow = self.flow
-        cursor = flow.textCursor()
+        view, flow = self.view, self.view.flow
+        cursor = view.textCursor()
         if flow.mark_range is None or cursor.hasSelection():
             return False
         cursor.setPosition(flow.mark_range[0])
-        bar = flow.verticalScrollBar()
+        bar = view.verticalScrollBar()
         value = bar.value()
-        busy, flow._busy = flow._busy, True
-        flow.setTextCursor(cursor)
+        busy, view.busy = view.busy, True
+        view.setTextCursor(cursor)
         bar.setValue(value)
-        flow._busy = busy
+        view.busy = busy
         return True
 
     def marked(self) -> bool:
-        flow = self.flow
+        view = self.view
         return any(
             sel.format.background().color().alpha() == MARK_RGBA[3]
-            for sel in flow.extraSelections()
+            for sel in view.extraSelections()
         )
 
     def mark_visible(self) -> bool:
         """True when the whole marked passage (or its first screenful) is on screen."""
-        flow = self.flow
+        view, flow = self.view, self.view.flow
         if flow.mark_range is None:
             return False
-        top = flow.verticalScrollBar().value()
-        bottom = top + flow.viewport().height()
-        y1 = flow._y(flow.mark_range[0])
+        top = view.verticalScrollBar().value()
+        bottom = top + view.viewport().height()
+        y1 = flow.y_of(flow.mark_range[0])
         return top <= y1 and y1 + flow.line_height() <= bottom
 
     # selection ---------------------------------------------------------------------------
 
     def selected_text(self) -> str:
-        flow = self.flow
-        return flow.textCursor().selectedText().replace("\u2029", "\n").strip()
+        view = self.view
+        return view.textCursor().selectedText().replace("\u2029", "\n").strip()
 
     def selection_anchor(self) -> dict[str, dict[str, int]] | None:
         """Where the selection starts and ends, as stored pages and offsets."""
-        flow = self.flow
-        cursor = flow.textCursor()
+        view, flow = self.view, self.view.flow
+        cursor = view.textCursor()
         if not cursor.hasSelection() or not flow.loaded:
             return None
         p1, o1 = flow.page_offset(cursor.selectionStart())
@@ -230,8 +230,8 @@ class TextMarks:
         return {"start": {"page": p1, "offset": o1}, "end": {"page": p2, "offset": o2}}
 
     def selection_page(self) -> int:
-        flow = self.flow
-        cursor = flow.textCursor()
+        view, flow = self.view, self.view.flow
+        cursor = view.textCursor()
         return flow.page_offset(cursor.selectionStart())[0] if cursor.hasSelection() else 0
 
     def find_text(self, text: str) -> bool:
@@ -239,12 +239,12 @@ class TextMarks:
 
     def select_text(self, text: str) -> bool:
         """Select ``text`` (the first time it appears from the top page on)."""
-        flow = self.flow
+        view, flow = self.view, self.view.flow
         start = flow.starts[flow.loaded.index(flow.page.number)] if flow.page and flow.loaded else 0
-        cursor = flow.document().find(text, start, QTextDocument.FindFlag.FindCaseSensitively)
+        cursor = view.document().find(text, start, QTextDocument.FindFlag.FindCaseSensitively)
         if cursor.isNull():
-            cursor = flow.document().find(text, 0, QTextDocument.FindFlag.FindCaseSensitively)
+            cursor = view.document().find(text, 0, QTextDocument.FindFlag.FindCaseSensitively)
         if cursor.isNull():
             return False
-        flow.setTextCursor(cursor)
+        view.setTextCursor(cursor)
         return True

@@ -2,47 +2,79 @@
 pages, so reading never skips text, while page 42 here stays page 42 in search results,
 citations and the spoiler bound.
 
-The document and its positions are ``text_flow.PageFlow``; marks, highlights and the
-selection ``text_marks.TextMarks``, a part the view owns (``self.marks``). This view shows a place, scrolls a screen at a time,
-keeps the same words at the top when it is laid out again (resized, shown, restyled), and
-says which stored page is at the top and whether the reader moved it there.
-"""
+The view is a ``QTextBrowser`` made of parts it owns, none a base class: ``flow`` (the
+document's stored pages and their positions, text_flow.py), ``pager`` (paged screens,
+paged_view.py), ``marks`` (marks, highlights, the selection, text_marks.py) and ``caret``
+(text_caret.py). This view shows a place, scrolls a screen at a time, keeps the same words
+at the top when laid out again (resized, shown, restyled), and says which stored page is at
+the top and whether the reader moved it there."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent, QMouseEvent, QResizeEvent, QShowEvent, QTextCursor
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QRect, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import (
+    QKeyEvent,
+    QMouseEvent,
+    QPaintEvent,
+    QResizeEvent,
+    QShowEvent,
+    QTextCursor,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from core.books.model import PageContent
 from desktop.reader.paged import line_at
-from desktop.reader.paged_view import PAD, PagedFlow
+from desktop.reader.paged_view import PAD, Pager
+from desktop.reader.picture_text import selection_text
+from desktop.reader.readable_text import ReadAsDocument
 from desktop.reader.reading_keys import claims, reading_move
-from desktop.reader.text_marks import Span
+from desktop.reader.text_caret import CARET_KEYS, Caret
+from desktop.reader.text_flow import PageFlow
+from desktop.reader.text_marks import Span, TextMarks
 from desktop.reader.typography import Typography
-from desktop.theme import THEMES
+from desktop.theme import THEMES, Theme
 from desktop.widgets import history_button
 
 __all__ = ["Span", "TextView"]
 
 
-class TextView(PagedFlow):
+class TextView(QTextBrowser, metaclass=ReadAsDocument):  # read as a document: readable_text
     topPageChanged = Signal(int, bool)  # stored page at the top, True when the reader scrolled
     caretBrowsingChanged = Signal(bool)  # F7 turned caret browsing on or off
     requestBack = Signal()
     requestForward = Signal()
     imageOpened = Signal(str)  # book: url of an image the reader clicked
+    linkOpened = Signal(str)
+    pageLinkOpened = Signal(int)  # a note reference or a note's back link: its page
     # a click on the text (a highlight's id, 0 for none) or Enter on a highlight: where, and
     # True when a key did it
     highlightClicked = Signal(int, QPoint, bool)
 
     def __init__(self, book_file: Path | None, fmt: str, parent: QWidget | None = None) -> None:
-        super().__init__(book_file, fmt, parent)
-        self._top = 0
+        super().__init__(parent)
+        self.setAccessibleName("Book page")
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextBrowserInteraction
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.theme: Theme = THEMES["light"]
+        self.font_size = 13
+        self.typography = Typography()
+        self.caret_browsing = False
+        self.busy = False  # the view moves itself: no scroll here is the reader's
+        # the parts: the document's window of stored pages, the paged screens, the marks
+        self.flow = PageFlow(self, book_file, fmt)
+        self.pager = Pager(self)
+        self.marks = TextMarks(self)
+        self.caret = Caret(self)  # where a screen reader reads from, and caret browsing
+        self.anchorClicked.connect(self.flow.follow)
+        self.document().setDocumentMargin(28)
         self._anchor: tuple[int, int] | None = None  # (page, offset) at the top of the screen
         self._turning = False  # a screen turn: the caret goes to the new screen's top
         self.verticalScrollBar().valueChanged.connect(self._scrolled)
@@ -53,6 +85,9 @@ class TextView(PagedFlow):
         self._resize_timer = QTimer(self, singleShot=True, interval=120)
         self._resize_timer.timeout.connect(self._rerender_keep_place)
 
+    def loadResource(self, kind: int, url: QUrl | str) -> object:
+        return self.flow.resource(QUrl(url) if isinstance(url, str) else url)
+
     def set_theme(self, name: str) -> None:
         self.theme = THEMES.get(name, THEMES["light"])
         self.setStyleSheet(
@@ -62,44 +97,27 @@ class TextView(PagedFlow):
 
     def set_font_size(self, size: int) -> None:
         self.font_size = max(8, min(size, 40))
-        self.forget_screens()
+        self.pager.forget_screens()
         self._rerender_keep_place()
 
     def set_typography(self, typography: Typography) -> None:
         """Font, spacing, measure and justification; the reader keeps its place."""
         self.typography = typography
         self.font_size = max(8, min(typography.font_size, 40))
-        self.forget_screens()
+        self.pager.forget_screens()
         self._rerender_keep_place()
 
     def _sync_mode(self) -> None:
         """Paged or scrolling, and caret browsing, as the typography says."""
-        self.paged = self.typography.layout == "paged"
-        self.set_caret_browsing(self.typography.caret_browsing)
+        self.pager.paged = self.typography.layout == "paged"
+        self.caret.set_browsing(self.typography.caret_browsing)
         self.setVerticalScrollBarPolicy(
             Qt.ScrollBarPolicy.ScrollBarAlwaysOff
-            if self.paged
+            if self.pager.paged
             else Qt.ScrollBarPolicy.ScrollBarAsNeeded
         )
-        if not self.paged:
-            self._columns = []
-
-    def set_caret_browsing(self, on: bool) -> None:
-        """A caret the arrow keys move (Shift+arrows select), instead of turning screens."""
-        self.caret_browsing = on
-        self.setCursorWidth(2 if on else 1)
-        self.viewport().update()
-
-    def show_page(
-        self, page: PageContent, highlights: list[tuple[str, str]] | None = None, mark: str = ""
-    ) -> None:
-        """Show one page on its own (no loader): kept for simple callers."""
-        if self._loader is None:
-            self._loader = lambda n: page
-            self.page_count = max(self.page_count, page.number)
-        if highlights is not None:
-            self.marks.spans = [Span(page.number, t, c) for t, c in highlights]
-        self.show_at(page.number, mark=mark)
+        if not self.pager.paged:
+            self.pager.columns = []
 
     def show_at(
         self, page: int, offset: int = 0, *, mark: str = "", nth: int = 0, near: int = -1
@@ -107,266 +125,233 @@ class TextView(PagedFlow):
         """Load the flow around ``page`` and put ``offset`` of it at the top of the screen, or
         centre ``mark`` (searched from that page on, then just before; with ``near``, the
         occurrence closest to that offset of the page). True when marked."""
-        if self._loader is None or not self.page_count:
+        if self.flow.loader is None or not self.flow.page_count:
             return False
-        page = max(1, min(page, self.page_count))
+        page = max(1, min(page, self.flow.page_count))
         self._sync_mode()
-        self._busy = True
+        self.busy = True
         try:
-            self._reset(page)
-            self.mark_range = None
+            self.flow.reset(page)
+            self.flow.mark_range = None
             self.marks.text = mark
             found = False
             if mark:
                 found = self.marks.place(page, mark, nth, near)
             if not found:
-                self._scroll_to_position(self._pos(page, offset))
-            self._fill()
+                self.flow.scroll_to_position(self.flow.pos(page, offset))
+            self.flow.fill()
             self.marks.decorate()
             self.marks.pinned = found
             # the place asked for, not what the top line shows now: a view not yet at its
             # final size (or shown) lays it out again later, and must keep this place
-            self._anchor = (
-                self.top_position() if found else self.page_offset(self._pos(page, offset))
-            )
-            if self.paged:
+            place = self.flow.page_offset(self.flow.pos(page, offset))
+            self._anchor = self.top_position() if found else place
+            if self.pager.paged:
                 self._lay_place(self._anchor, found)
             if not (found and self.marks.caret_at_mark()):  # a citation: read from its passage
-                self._caret_to_top(force=not found)
+                self.caret.to_top(force=not found)
         finally:
-            self._busy = False
+            self.busy = False
         self._update_top(user=False)
         return found
 
     def _lay_place(self, anchor: tuple[int, int], marked: bool) -> None:
         """The paged screen for a place: starting at its line, or for a mark the screen
         that starts with its paragraph (or its line, when the paragraph is long)."""
-        position = self._pos(*anchor)
-        if marked and self.mark_range is not None:
-            position = self.mark_range[0]
+        flow = self.flow
+        position = flow.pos(*anchor)
+        if marked and flow.mark_range is not None:
+            position = flow.mark_range[0]
             block = self.document().findBlock(position)
             line = line_at(self.document(), position)
-            if line is not None and line.top - self._y(block.position()) < self.page_height() / 3:
+            third = self.pager.page_height() / 3
+            if line is not None and line.top - flow.y_of(block.position()) < third:
                 position = block.position()
-        self._go_screen(self.page_offset(position))
-        self._anchor = self.screen_start()
-
-    def _caret_to_top(self, *, force: bool = False) -> None:
-        """Put the text cursor at the first line on screen (when it is off screen, or with
-        ``force``): a screen reader reads from the caret, so a page turn reads the new page,
-        and a "read from here" starts where the reader looks. A selection stays."""
-        cursor = self.textCursor()
-        if cursor.hasSelection():
-            return
-        if self.paged and self._columns:
-            if force or not self.on_screen(cursor.position()):
-                bar = self.verticalScrollBar()
-                value = bar.value()
-                cursor.setPosition(self._columns[0].first)
-                busy, self._busy = self._busy, True
-                self.setTextCursor(cursor)
-                bar.setValue(value)
-                self._busy = busy
-            return
-        first, last = self.visible_range()
-        if not force and first <= cursor.position() <= last:
-            return
-        top = self.cursorForPosition(QPoint(4, 2))
-        top.movePosition(QTextCursor.MoveOperation.StartOfLine)
-        if self.cursorRect(top).top() < 0:  # the line is cut at the top: the next one
-            top.movePosition(QTextCursor.MoveOperation.Down)
-            top.movePosition(QTextCursor.MoveOperation.StartOfLine)
-        bar = self.verticalScrollBar()
-        value = bar.value()
-        self.setTextCursor(top)
-        bar.setValue(value)  # the cursor is on screen: nothing may scroll
+        self.pager.go_screen(self.flow.page_offset(position))
+        self._anchor = self.pager.screen_start()
 
     def _rerender_keep_place(self) -> None:
-        if not self.loaded:
+        if not self.flow.loaded:
             return
         page, offset = self._anchor or self.top_position()
-        pinned = self.marks.pinned
-        mark = (
-            (self.page_offset(self.mark_range[0]), self.page_offset(self.mark_range[1]))
-            if self.mark_range is not None
-            else None
-        )
+        pinned, flow = self.marks.pinned, self.flow
+        marked = flow.mark_range
+        mark = (flow.page_offset(marked[0]), flow.page_offset(marked[1])) if marked else None
         self.show_at(page, offset)
-        if mark is not None and mark[0][0] in self.loaded and mark[1][0] in self.loaded:
-            self.mark_range = (self._pos(*mark[0]), self._pos(*mark[1]))
-            if pinned and self.paged:
+        if mark is not None and mark[0][0] in flow.loaded and mark[1][0] in flow.loaded:
+            flow.mark_range = (flow.pos(*mark[0]), flow.pos(*mark[1]))
+            if pinned and self.pager.paged:
                 self._lay_place(self._anchor or (page, offset), True)
                 self.marks.pinned = True
             elif pinned:
-                self._busy = True
+                self.busy = True
                 try:
-                    self._scroll_to_position(self.mark_range[0], centre=True)
-                    self._fill()
+                    self.flow.scroll_to_position(flow.mark_range[0], centre=True)
+                    self.flow.fill()
                 finally:
-                    self._busy = False
+                    self.busy = False
                 self.marks.pinned = True
             self.marks.decorate()
 
     def showEvent(self, event: QShowEvent) -> None:
         # on its first showing QTextEdit scrolls to the text cursor (where the last page was
         # appended): not the reader's doing, and the place must not move
-        self._busy = True
+        self.busy = True
         try:
             super().showEvent(event)
         finally:
-            self._busy = False
+            self.busy = False
         self._relaid_out()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        if not self.loaded or self._busy:
+        if not self.flow.loaded or self.busy:
             super().resizeEvent(event)
             return
-        if self.paged:
-            self._busy = True
+        if self.pager.paged:
+            self.busy = True
             try:
                 super().resizeEvent(event)
-                self._apply_geometry()
-                self.forget_screens()  # other sizes, other screens
+                self.pager.apply_geometry()
+                self.pager.forget_screens()  # other sizes, other screens
             finally:
-                self._busy = False
-            if self._images and event.oldSize().width() != event.size().width():
+                self.busy = False
+            if self.flow.images and event.oldSize().width() != event.size().width():
                 self._resize_timer.start()
             self._relay()
             return
-        self._busy = True  # scrolls caused by the rewrap are not the reader's
+        self.busy = True  # scrolls caused by the rewrap are not the reader's
         try:
             super().resizeEvent(event)
             if event.oldSize().width() != event.size().width():
-                self._apply_column()
-            if self._images and event.oldSize().width() != event.size().width():
+                self.pager.apply_column()
+            if self.flow.images and event.oldSize().width() != event.size().width():
                 self._resize_timer.start()
             # the text has been rewrapped: keep the same words at the top (or the mark centred)
-            if self.mark_range is not None and self.marks.pinned:
-                self._scroll_to_position(self.mark_range[0], centre=True)
-            elif self._anchor is not None and self._anchor[0] in self.loaded:
-                self._scroll_to_position(self._pos(*self._anchor))
-            self._fill()
+            if self.flow.mark_range is not None and self.marks.pinned:
+                self.flow.scroll_to_position(self.flow.mark_range[0], centre=True)
+            elif self._anchor is not None and self._anchor[0] in self.flow.loaded:
+                self.flow.scroll_to_position(self.flow.pos(*self._anchor))
+            self.flow.fill()
         finally:
-            self._busy = False
+            self.busy = False
 
     def _relay(self) -> None:
         """Lay the paged screen out again at the same place (or around the pinned mark)."""
-        if not self.paged or not self.loaded:
+        if not self.pager.paged or not self.flow.loaded:
             return
-        pinned = self.mark_range is not None and self.marks.pinned
+        pinned = self.flow.mark_range is not None and self.marks.pinned
         if pinned or self._anchor is not None:
-            self._lay_place(self._anchor or self.screen_start(), pinned)
+            self._lay_place(self._anchor or self.pager.screen_start(), pinned)
             self.marks.pinned = pinned
         self._update_top(user=False)
 
     def _scrolled(self, value: int) -> None:
-        if self._busy or not self.loaded:
+        if self.busy or not self.flow.loaded:
             return
-        if self.paged and self._columns and self.on_screen(self.textCursor().position()):
+        if self.pager.showing() and self.pager.on_screen(self.textCursor().position()):
             # Qt showing the text cursor (set after a highlight, or a click) as it would in
             # one column: a cursor in the second column is already on screen, nothing moves
-            self._busy = True
+            self.busy = True
             try:
-                self.verticalScrollBar().setValue(self._offset_of(self._columns[0]))
+                self.verticalScrollBar().setValue(self.pager.offset_of(self.pager.columns[0]))
             finally:
-                self._busy = False
+                self.busy = False
             return
-        if self.paged:  # something scrolled the hidden bar: show the screen there
-            self._busy = True
+        if self.pager.paged:  # something scrolled the hidden bar: show the screen there
+            self.busy = True
             try:
                 top = self.cursorForPosition(QPoint(4, PAD + 2)).position()
-                self._go_screen(self.page_offset(top))
-                self._anchor = self.screen_start()
-                self._caret_to_top()
+                self.pager.go_screen(self.flow.page_offset(top))
+                self._anchor = self.pager.screen_start()
+                self.caret.to_top()
             finally:
-                self._busy = False
+                self.busy = False
             self._update_top(user=True)
             return
-        self._busy = True
+        self.busy = True
         try:
-            self._fill()
+            self.flow.fill()
             self._anchor = self.top_position()
             self.marks.pinned = False
-            self._caret_to_top(force=self._turning)
+            self.caret.to_top(force=self._turning)
         finally:
-            self._busy = False
+            self.busy = False
         self._update_top(user=True)
 
     def _relaid_out(self, *_: int) -> None:
-        if self._busy or not self.loaded:
+        if self.busy or not self.flow.loaded:
             return
-        if self.paged:
+        if self.pager.paged:
             self._relay()
             return
-        self._busy = True
+        self.busy = True
         try:
-            if self.mark_range is not None and self.marks.pinned:
-                self._scroll_to_position(self.mark_range[0], centre=True)
-            elif self._anchor is not None and self._anchor[0] in self.loaded:
-                self._scroll_to_position(self._pos(*self._anchor))
+            if self.flow.mark_range is not None and self.marks.pinned:
+                self.flow.scroll_to_position(self.flow.mark_range[0], centre=True)
+            elif self._anchor is not None and self._anchor[0] in self.flow.loaded:
+                self.flow.scroll_to_position(self.flow.pos(*self._anchor))
         finally:
-            self._busy = False
+            self.busy = False
 
     def _update_top(self, *, user: bool) -> None:
-        page = self.top_page()
-        if page and self._loader is not None and (self.page is None or page != self.page.number):
-            self.page = self._loader(page)
+        page, flow = self.top_page(), self.flow
+        if page and flow.loader is not None and (flow.page is None or page != flow.page.number):
+            flow.page = flow.loader(page)
             self.topPageChanged.emit(page, user)
 
     def show_end_of(self, page: int) -> None:
         """Scroll so that the end of stored ``page`` is at the bottom of the screen."""
-        if page not in self.loaded:
+        flow = self.flow
+        if page not in flow.loaded:
             return
-        i = self.loaded.index(page)
-        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else self._end()
-        if self.paged:
-            self._busy = True
+        i = flow.loaded.index(page)
+        end = flow.starts[i + 1] - 1 if i + 1 < len(flow.starts) else flow.end_position()
+        if self.pager.paged:
+            self.busy = True
             try:
-                self.end_screen_of(end + 1 if i + 1 < len(self.starts) else self._end() + 1)
-                self._anchor = self.screen_start()
+                self.pager.end_screen_of(end + 1)
+                self._anchor = self.pager.screen_start()
             finally:
-                self._busy = False
+                self.busy = False
             self._update_top(user=False)
             return
-        bar = self.verticalScrollBar()
-        bar.setValue(
-            int(max(0, self._y(end) + self.line_height() * 1.5 - self.viewport().height()))
-        )
+        bottom = flow.y_of(end) + flow.line_height() * 1.5 - self.viewport().height()
+        self.verticalScrollBar().setValue(int(max(0, bottom)))
 
     # screens ---------------------------------------------------------------------------
 
     def next_screen(self) -> bool:
         """Move one screen on, keeping the last line in view; False at the end of the book."""
-        if self.paged:
-            return self._paged_turn(self.next_page_screen)
+        if self.pager.paged:
+            return self._paged_turn(self.pager.next_page_screen)
         bar = self.verticalScrollBar()
-        step = max(20, self.viewport().height() - int(self.line_height() * 1.6))
+        step = max(20, self.viewport().height() - int(self.flow.line_height() * 1.6))
         if bar.value() >= bar.maximum():
             return False
         self._turn(bar.value() + step)
         return True
 
     def previous_screen(self) -> bool:
-        if self.paged:
-            return self._paged_turn(self.previous_page_screen)
+        if self.pager.paged:
+            return self._paged_turn(self.pager.previous_page_screen)
         bar = self.verticalScrollBar()
-        step = max(20, self.viewport().height() - int(self.line_height() * 1.6))
+        step = max(20, self.viewport().height() - int(self.flow.line_height() * 1.6))
         if bar.value() <= 0:
             return False
         self._turn(bar.value() - step)
         return True
 
     def _paged_turn(self, turn: Callable[[], bool]) -> bool:
-        self.turn_most = 2
-        self._busy = True
+        self.pager.turn_most = 2
+        self.busy = True
         try:
             if not turn():
                 return False
-            self._anchor = self.screen_start()
+            self._anchor = self.pager.screen_start()
             self.marks.pinned = False
-            self._caret_to_top(force=True)
+            self.caret.to_top(force=True)
         finally:
-            self._busy = False
+            self.busy = False
         self._update_top(user=True)
         return True
 
@@ -392,96 +377,122 @@ class TextView(PagedFlow):
         key = event.key()
         mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
         if mods == Qt.KeyboardModifier.NoModifier and key == Qt.Key.Key_F7:
-            self.typography = replace(self.typography, caret_browsing=not self.caret_browsing)
-            self.set_caret_browsing(self.typography.caret_browsing)
-            self.caretBrowsingChanged.emit(self.caret_browsing)
+            self.caret.toggle()
             return
-        if self.caret_browsing and key in self._CARET_KEYS:
+        if self.caret_browsing and key in CARET_KEYS:
             self._move_caret(event)
             return
-        move = reading_move(event, self.rtl)
+        move = reading_move(event, self.pager.rtl)
         if move in ("next", "previous"):
             self.next_screen() if move == "next" else self.previous_screen()
             return
         if move in ("start", "end"):
             self.chapterEdge.emit(move == "end")
             return
-        if mods & Qt.KeyboardModifier.ShiftModifier and key in self._CARET_KEYS:
+        if mods & Qt.KeyboardModifier.ShiftModifier and key in CARET_KEYS:
             self._move_caret(event)
             return
         cursor = self.textCursor()
         enter = key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not cursor.hasSelection()
-        if enter and (hid := self.highlight_at(cursor.position())):  # the one at the caret
+        if enter and (hid := self.marks.highlight_at(cursor.position())):  # the one at the caret
             self.highlightClicked.emit(hid, self.cursorRect().bottomLeft(), True)
             return
         super().keyPressEvent(event)
 
-    _CARET_KEYS = {
-        Qt.Key.Key_Right,
-        Qt.Key.Key_Left,
-        Qt.Key.Key_Down,
-        Qt.Key.Key_Up,
-        Qt.Key.Key_Home,
-        Qt.Key.Key_End,
-    }
-
     def _move_caret(self, event: QKeyEvent) -> None:
-        """Caret browsing: the arrows move the caret (Shift selects); the screen follows it."""
-        if not self.paged:
-            self._caret_into_view()
-            super().keyPressEvent(event)
-            return
-        if not self.on_screen(self.textCursor().position()):
-            self._caret_to_top(force=True)
-        self._busy = True  # the hidden scroll bar follows the caret: paged screens do instead
-        try:
-            super().keyPressEvent(event)
-            position = self.textCursor().position()
-            for _ in range(20):
-                if position >= self._columns[-1].end and self.next_page_screen():
-                    continue
-                if position < self._columns[0].first and self.previous_page_screen():
-                    continue
-                break
-            self.verticalScrollBar().setValue(self._offset_of(self._columns[0]))
-            self._anchor = self.screen_start()
-        finally:
-            self._busy = False
-        self.viewport().update()
-        self._update_top(user=True)
-
-    def _caret_into_view(self) -> None:
-        """Keyboard selection starts at the top of the screen when the caret is elsewhere."""
-        first, last = self.visible_range()
-        cursor = self.textCursor()
-        if not first <= cursor.position() <= last:
-            start = self.cursorForPosition(QPoint(30, 30))
-            start.movePosition(QTextCursor.MoveOperation.StartOfWord)
-            self.setTextCursor(start)
+        if self.caret.move(event, super().keyPressEvent):  # a paged screen followed the caret
+            self._anchor = self.pager.screen_start()
+            self._update_top(user=True)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         if not history_button(self, event):
-            super().mousePressEvent(event)
+            self.pager.press = (event.position(), self.textCursor().hasSelection())
+            self.pager.route(event, super().mousePressEvent)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        self.pager.route(event, super().mouseMoveEvent)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        """A click on a highlight (no drag, no selection) opens its bar, not a page turn."""
-        press, point = self._press, event.position()
+        """A click on a highlight (no drag, no selection) opens its bar, not a page turn; a
+        click in a paged screen's outer part turns it."""
+        press, point = self.pager.press, event.position()
+        self.pager.press = None
         click = (
             press is not None
             and not press[1]
             and event.button() == Qt.MouseButton.LeftButton
             and (point - press[0]).manhattanLength() <= 4
         )
-        hid = self.highlight_at(self.cursor_at(point.toPoint()).position()) if click else 0
-        if hid:
-            self._press = None  # no page turn in the click zones
-        super().mouseReleaseEvent(event)
+        hid = 0
+        if click:
+            hid = self.marks.highlight_at(self.pager.cursor_at(point.toPoint()).position())
+        link = self.pager.link_under(point)
+        self.pager.route(event, super().mouseReleaseEvent)
+        if not hid:  # a highlight's click opens its bar: no page turn in the click zones
+            self.pager.turn_by_click(event, press, link)
         if click and not self.textCursor().hasSelection():
             self.highlightClicked.emit(hid, point.toPoint(), False)
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
-        fmt = self.cursor_at(event.position().toPoint()).charFormat()
-        if fmt.isImageFormat():
-            self.imageOpened.emit(fmt.toImageFormat().name())
+        if name := self.pager.picture_name_at(event.position().toPoint()):
+            self.imageOpened.emit(name)
             return
-        super().mouseDoubleClickEvent(event)
+        self.pager.route(event, super().mouseDoubleClickEvent)
+
+    def createMimeDataFromSelection(self) -> QMimeData:
+        data = super().createMimeDataFromSelection()
+        if self.flow.pictures and data.hasText():  # the pictures' marks stay out of a copy
+            start = self.textCursor().selectionStart()
+            data.setText(selection_text(self.document(), start, data.text()))
+        return data
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        if not self.pager.wheel(event):
+            super().wheelEvent(event)
+
+    # painting ----------------------------------------------------------------------------
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        if self.pager.paged:
+            if not self.busy:  # a move of our own is followed by its own repaint
+                self.viewport().update()  # every paint draws the whole screen: nothing to move
+            return
+        super().scrollContentsBy(dx, dy)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if self.pager.showing():
+            self.pager.paint()
+            return
+        super().paintEvent(event)
+        if self.flow.ruby or self.flow.pictures:
+            self.pager.paint_readings_over()
+
+    def cursorRect(self, cursor: QTextCursor | None = None) -> QRect:
+        """Where a cursor (the text cursor by default) is drawn, in the column that holds it."""
+        cursor = cursor if cursor is not None else self.textCursor()
+        return self.pager.place_rect(super().cursorRect(cursor), cursor)
+
+    # where the reader is: the paged screen's, or the scrolled flow's -----------------------
+
+    def top_position(self) -> tuple[int, int]:
+        """(stored page, offset) of the first character on screen."""
+        if self.pager.showing():
+            return self.pager.screen_start()
+        return self.flow.top_position()
+
+    def top_page(self) -> int:
+        if self.pager.showing():
+            return self.pager.screen_start()[0]
+        return self.flow.top_page()
+
+    def visible_range(self) -> tuple[int, int]:
+        """Document positions of the first and last characters on screen."""
+        if self.pager.showing():
+            return self.pager.visible_range()
+        return self.flow.visible_range()
+
+    def mark_visible(self) -> bool:
+        mark = self.flow.mark_range
+        if self.pager.showing():
+            return mark is not None and self.pager.on_screen(mark[0])
+        return self.marks.mark_visible()

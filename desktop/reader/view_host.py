@@ -133,7 +133,7 @@ class ViewHost(QStackedWidget):
         return view
 
     def _pdf(self, path: Path, theme: str, zoom: float | None, sha256: str = "") -> PdfView:
-        from desktop.password_dialog import known
+        from desktop.reader.password_dialog import known
         from desktop.reader.pdf_view import PdfView
         from desktop.theme import page_image_filter
 
@@ -150,6 +150,7 @@ class ViewHost(QStackedWidget):
         pdf.chapterEdge.connect(self.chapterEdge)
         pdf.requestForward.connect(self.requestForward)
         pdf.canvas.selectionFinished.connect(self.pdfSelected)
+        pdf.highlightClicked.connect(self.highlightClicked)  # highlight_bar.py opens its bar
         pdf.canvas.selectionCleared.connect(self.selectionCleared)
         pdf.canvas.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         pdf.canvas.customContextMenuRequested.connect(
@@ -177,15 +178,15 @@ class ViewHost(QStackedWidget):
         from core.books.progression import page_progression
 
         book = pages.book
-        text_view.rtl = page_progression(path, book.format, book.language) == "rtl"
+        text_view.pager.rtl = page_progression(path, book.format, book.language) == "rtl"
         text_view.font_size = typo.font_size
         text_view.typography = typo
         text_view.set_theme(theme)
-        text_view.set_source(pages, pages.book.page_count)
+        text_view.flow.set_source(pages, pages.book.page_count)
         text_view.selectionChanged.connect(self.textSelectionChanged)
         text_view.topPageChanged.connect(
             lambda page, by_reader: (
-                self.scrolledTo.emit(page, text_view.turn_most) if by_reader else None
+                self.scrolledTo.emit(page, text_view.pager.turn_most) if by_reader else None
             )
         )
         text_view.chapterEdge.connect(self.chapterEdge)
@@ -223,8 +224,10 @@ class ViewHost(QStackedWidget):
 
     def right_to_left(self) -> bool:
         """The open book's pages turn right to left (a right-to-left text, a manga)."""
-        view = self.text_view() or self.picture_view()
-        return bool(view is not None and view.rtl)
+        text, pictures = self.text_view(), self.picture_view()
+        if text is not None:
+            return text.pager.rtl
+        return bool(pictures is not None and pictures.rtl)
 
     def picture_view(self) -> ImagePagesView | None:
         view = self._view_of("desktop.reader.image_pages", "ImagePagesView")
@@ -244,7 +247,7 @@ class ViewHost(QStackedWidget):
     def position(self, page: int) -> tuple[int, int]:
         """(page, offset) of what is on screen now (``page`` when nothing is laid out)."""
         text, pdf = self.text_view(), self.pdf_view()
-        if text is not None and text.loaded:
+        if text is not None and text.flow.loaded:
             return text.top_position()
         if pdf is not None:
             return pdf.position()
@@ -259,12 +262,12 @@ class ViewHost(QStackedWidget):
         text, pdf = self.text_view(), self.pdf_view()
         if self.view is None or not self.view.isVisible():
             return (page, page)  # not laid out on a screen: nothing more is seen
-        if text is not None and text.loaded:
-            if text.paged and text._columns:
-                first, last = text.screen_pages()
+        if text is not None and text.flow.loaded:
+            if text.pager.showing():
+                first, last = text.pager.screen_pages()
             else:
                 start, end = text.visible_range()
-                first, last = text.page_offset(start)[0], text.page_offset(end)[0]
+                first, last = text.flow.page_offset(start)[0], text.flow.page_offset(end)[0]
             return (first or page, max(first or page, last))
         if pdf is not None and pdf.rects:
             bottom = pdf.verticalScrollBar().value() + pdf.viewport().height()
@@ -312,7 +315,7 @@ class ViewHost(QStackedWidget):
                 stored = self.pages.stored_text(page)
                 position = max(0, near - 1 - stored[: near - 1].count("\n\n"))
             if text.show_at(page, offset, mark=mark, near=position):
-                shown = text.marked_page()
+                shown = text.marks.marked_page()
             self.view_drawn()
         elif (pictures := self.picture_view()) is not None:
             pictures.go_to_page(page, offset)
@@ -380,7 +383,7 @@ class ViewHost(QStackedWidget):
         text = self.text_view()
         if text is not None and text.caret_browsing != on:
             text.typography = replace(text.typography, caret_browsing=on)
-            text.set_caret_browsing(on)
+            text.caret.set_browsing(on)
 
     def show_image(self, url: str, parent: QWidget) -> None:
         from desktop.reader.image_viewer import show_image
@@ -396,7 +399,7 @@ class ViewHost(QStackedWidget):
         if pdf is not None:
             pdf.set_highlights(
                 [
-                    (h.page, h.colour, (h.anchor or {}).get("polys", []), h.style)
+                    (h.page, h.colour, (h.anchor or {}).get("polys", []), h.style, h.id)
                     for h in items
                     if isinstance(h.anchor, dict)
                 ]
@@ -415,7 +418,7 @@ class ViewHost(QStackedWidget):
                 except (KeyError, TypeError, ValueError):
                     start = end = None
                 spans.append(Span(h.page, h.text, h.colour, start, end, h.style, h.id))
-            text.set_spans(spans)
+            text.marks.set_spans(spans)
 
     def clear_selection(self) -> None:
         pdf, text = self.pdf_view(), self.text_view()

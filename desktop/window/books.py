@@ -57,7 +57,7 @@ class BookActions:
             self.refresh_library()
             if results and open_first:
                 self.window.open_book(results[0].book.id)
-                await self._prepare_when_drawn()
+                await self.prepare_when_drawn()
 
         self.window.tasks.start(go(), key="import", replace=False)
 
@@ -69,10 +69,10 @@ class BookActions:
             error = self.window.library_panel.error.text() or f"{path.name} could not be opened."
             raise MarginError("import_failed", error)
         book = self.window.open_book(results[0].book.id, page)
-        self.window.tasks.start(self._prepare_when_drawn(), key="prepare")
+        self.window.tasks.start(self.prepare_when_drawn(), key="prepare")
         return book
 
-    async def _prepare_when_drawn(self) -> None:
+    async def prepare_when_drawn(self) -> None:
         """The spoiler check's counts of the books just added, once the page is drawn (they
         take seconds of CPU for a big book: the first page comes first)."""
         try:
@@ -130,7 +130,7 @@ class BookActions:
 
         async def go() -> None:
             from core.books.importer import reimport_book
-            from desktop.password_dialog import known
+            from desktop.reader.password_dialog import known
 
             self.window.statusBar().showMessage(f"Reading “{book.title}” again…")
             try:
@@ -154,7 +154,7 @@ class BookActions:
         self.window.tasks.start(go(), key="reread")
 
     def repair_index(self) -> None:
-        from desktop.repair import repair_search_index
+        from desktop.library.repair import repair_search_index
 
         repair_search_index(self.window)
 
@@ -196,7 +196,7 @@ class BookActions:
         self.window.reader.go_to_page(target)
 
     def export_highlights(self) -> None:
-        from core.export import export_file_name, export_highlights
+        from core.export.markdown import export_file_name, export_highlights
 
         book = self.window.reader.book
         if book is None:

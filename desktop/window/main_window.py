@@ -200,7 +200,7 @@ class MainWindow(QMainWindow):
         install_read_aloud(self)  # the Read aloud menu, button and keys
         self._wire_reading_view()
         self.panels.tick_caret(self.reader.typography.caret_browsing)
-        from desktop import gc_policy  # collections fall when the reader is not looking
+        from desktop.runtime import gc_policy  # collections fall when the reader is not looking
 
         gc_policy.install(busy=lambda: bool(getattr(self.chat, "live", None)))
         if self.typography.problems:  # a bad [reader] value: say so, the default is in use
@@ -390,13 +390,15 @@ class MainWindow(QMainWindow):
                 self.reader.typography = self.typography.for_book(book_id)
                 self.reader.font_size = self.reader.typography.font_size
                 self.reader.open_book(book, page)
+                if self.importer.prepare_opened(book_id):  # counted once it is drawn
+                    self.tasks.start(self.books.prepare_when_drawn(), key="prepare")
             elif page is not None:
                 self.reader.go_to_page(page)
             if highlight_text and page is not None:
                 self.reader.go_to_page(page, mark=highlight_text, near=max(0, near))
         except MarginError as exc:
             if exc.code in ("password", "wrong_password"):  # a protected PDF: ask, then open
-                from desktop.password_dialog import open_after_password
+                from desktop.reader.password_dialog import open_after_password
 
                 self.tasks.start(open_after_password(self, book_id, page, exc.code))
                 return None
@@ -420,7 +422,7 @@ class MainWindow(QMainWindow):
         self.panels.tick_caret(self.reader.typography.caret_browsing)
         if self.panels.reading_settings is not None:
             self.panels.load_reading_settings()
-        from desktop.gc_policy import give_back_soon
+        from desktop.runtime.gc_policy import give_back_soon
 
         give_back_soon()  # what opening it read and laid out is freed: give the pages back
         return book
@@ -436,7 +438,7 @@ class MainWindow(QMainWindow):
         if request.near >= 0 and request.quote:  # an anchor: its words exactly
             from desktop.highlights.margin_marks import mark_exactly
 
-            mark_exactly(self.reader.host, request.page, request.near, request.quote)
+            mark_exactly(self.reader.views, request.page, request.near, request.quote)
 
     def _page_changed(self, book_id: int, page: int) -> None:
         self.statusBar().showMessage(f"Page {page}", 1500)
@@ -464,8 +466,7 @@ class MainWindow(QMainWindow):
         self.importer.cancel()
         if self._built:
             self.reader.save_position()
-            if (pictures := self.reader.host.picture_view()) is not None:
-                pictures.shutdown()  # decoders stop before the window goes (issue 46)
+            self.reader.stop_decoders()  # before the window goes (issue 46)
         self.save_state()
         event.accept()
         self.closed.emit()

@@ -316,6 +316,6 @@ def add_reader_buttons(window: MainWindow) -> None:
 
 
 def _show_shortcuts(window: MainWindow) -> None:
-    from desktop.shortcut_help import show_shortcuts  # its dialog's classes: on first use
+    from desktop.window.shortcut_help import show_shortcuts  # its dialog's classes: on first use
 
     show_shortcuts(window)

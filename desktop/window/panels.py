@@ -123,7 +123,7 @@ class WindowPanels:
 
     def open_settings(self) -> None:
         try:
-            module = importlib.import_module("desktop.settings_dialog")
+            module = importlib.import_module("desktop.window.settings_dialog")
         except ImportError:
             return
         dialog = module.SettingsDialog(self.window.paths, self.window)

@@ -94,7 +94,7 @@ def tabs(library: object, book_id: int) -> None:
         for _ in range(ROUNDS):
             panel = cls(library)
             panel.resize(320, 700)
-            panel.book_id = book_id
+            panel.feed.book_id = book_id
             done: list[float] = []
             shown = panel.show_result
             panel.show_result = lambda r, s=shown, d=done: (s(r), d.append(time.perf_counter()))  # type: ignore[method-assign]

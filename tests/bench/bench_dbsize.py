@@ -11,6 +11,7 @@ alternating, ``ROUNDS`` times; the database is checkpointed and vacuumed before 
 measured. Target (issue 17, item 13): database <= 2.5 x the books' size, import no slower.
 Run: .venv/bin/python tests/bench/bench_dbsize.py [--base REF]
      (BENCH_DBSIZE_SETS=27: only the fixture books and the 16 MiB EPUB;
+      BENCH_DBSIZE_SETS=41: those and the Sherlock Holmes EPUB, each <= 2.0 x (issue 41);
       BENCH_DBSIZE_VECTORS=1: also the size once the background indexer has added the books'
       vectors, about 8 s more per round for the 16 MiB EPUB)
      The search index's options (detail, pages as documents) and what each costs:
@@ -183,6 +184,13 @@ def book_sets(folder: Path) -> dict[str, list[Path]]:
     big = [sixteen_mib_epub(folder)]
     if os.environ.get("BENCH_DBSIZE_SETS") == "27":  # issue 27: the fixtures and the big EPUB
         return {"16 MiB-of-XHTML EPUB (issue 27)": big, "fixture books": fixture}
+    if os.environ.get("BENCH_DBSIZE_SETS") == "41":  # issue 41: and one real book alone
+        sherlock = [books / "the_adventures_of_sherlock_holmes.epub"]
+        return {
+            "Sherlock Holmes EPUB": sherlock,
+            "16 MiB-of-XHTML EPUB": big,
+            "fixture books": fixture,
+        }
     return {
         "16 MiB-of-XHTML EPUB (issue 27)": big,
         "fixture books": fixture,
@@ -216,11 +224,12 @@ def main(base: str) -> None:
                 "-",
                 True,
             )
+            goal = 2.0 if os.environ.get("BENCH_DBSIZE_SETS") == "41" else 2.5
             report(
                 "  database / books, now",
                 f"{size['now'] / books:.2f} x ({size['now'] / 1024:.0f} KiB)",
-                "<= 2.5 x",
-                size["now"] <= 2.5 * books,
+                f"<= {goal} x",
+                size["now"] <= goal * books,
             )
             for side in ("base", "now"):
                 last = figures[side][-1]

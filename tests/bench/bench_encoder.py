@@ -5,7 +5,7 @@ when the agent's ``search_book`` runs), then reads RSS from /proc:
 
 - ``loaded``: MiB more after ``load_encoder()`` and one question embedded;
 - ``forgotten``: MiB more than before, once ``forget_encoder()`` has let it go (and freed heap
-  pages are given back, as ``desktop/gc_policy.py`` does when the window is idle);
+  pages are given back, as ``desktop/runtime/gc_policy.py`` does when the window is idle);
 - ``question ms``: the median time to embed one question (20 questions, after a first);
 - ``chunk ms``: the median time to embed 8 chunks of ~200 words (the vectors worker's work).
 
@@ -47,7 +47,7 @@ def rss():
 
 source, questions = sys.argv[1], json.loads(sys.argv[2])
 import numpy
-from core.memory import give_back_memory
+from core.books.memory import give_back_memory
 spec = importlib.util.spec_from_file_location("bench_encoder_under_test", source)
 module = importlib.util.module_from_spec(spec)
 sys.modules[spec.name] = module

@@ -31,10 +31,10 @@ def main() -> None:
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication
 
-    from core.anchors import collapse
     from core.books.importer import import_book
     from core.paths import resolve_paths
     from core.store.anchoring import anchored_marks
+    from core.store.anchors import collapse
     from core.store.conversations import Conversations
     from core.store.library import Library
     from desktop.highlights.margin_marks import MarginMark, MarginMarks

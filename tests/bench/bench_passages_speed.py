@@ -11,8 +11,12 @@ read to the end); quality is judged by tests/bench/eval_passages.py.
 Run: PYTHONPATH=$PWD:$PWD/tests/bench .venv/bin/python tests/bench/bench_passages_speed.py
      [--books sherlock,carol] (books kept outside the project: MARGIN_EVAL_BOOKS, eval_search.py)
 The old side also runs the encoder's forward pass as it was (every row of a batch, its
-padding too); each side's quality is how often the answer (eval_search's quote) is in a
+padding too, GELU by erf); each side's quality is how often the answer (eval_search's quote) is in a
 bold sentence of the reply, on the same questions.
+"read ahead": today's settings once the book's sentences up to read_to were read ahead
+(core/agent/providers/sentence_warmup.py, as the window does after opening a book in
+passages mode): the reply encodes its question and what was not read; the time the reading
+ahead took per book is printed beside it.
 Smoke: MARGIN_BENCH_SMOKE=1 (one book, two questions, one round).
 """
 
@@ -21,7 +25,9 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +37,7 @@ from eval_search import fold, load, open_books
 
 from core.agent.providers import answer_sentence
 from core.agent.providers.passages import choose, query_for
+from core.agent.providers.sentence_warmup import book_sentences, pages_ahead
 from core.agent.tools import ToolContext, default_tools
 from core.agent.types import Passage, Question
 from core.paths import resolve_paths
@@ -45,6 +52,24 @@ NOW = {name: getattr(answer_sentence, name) for name in BEFORE}
 # pieces): about 4× less CPU, but the answer in the bold sentence 25.8 % of eval_passages'
 # alice and metamorphosis questions instead of 30.3 % (no deep vectors): not the default
 LIGHT = {"BUDGET": 6, "CANDIDATES": (2, 1, 0), "ENCODED_TOKENS": 28, "PRESELECT": "cheap"}
+
+
+def erf_gelu(x: np.ndarray) -> np.ndarray:
+    """GELU as the encoder computed it before issue 41 (erf by Abramowitz and Stegun)."""
+    z = np.abs(x) * np.float32(0.7071067811865476)
+    t = np.float32(1.0) / (np.float32(1.0) + np.float32(0.3275911) * z)
+    poly = np.float32(1.061405429) * t
+    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly += np.float32(c)
+        poly *= t
+    np.square(z, out=z)
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    poly *= z
+    poly *= np.float32(0.5)
+    np.subtract(np.float32(1.0), poly, out=poly, where=x >= 0)
+    x *= poly
+    return x
 
 
 def padded_forward(self: Any, batch: list[list[int]]) -> np.ndarray:
@@ -82,7 +107,7 @@ def padded_forward(self: Any, batch: list[list[int]]) -> np.ndarray:
         flat = encoder._layer_norm(
             flat + encoder._linear(context, layer["out"], layer["out_b"]), *layer["ln1"]
         )
-        hidden = encoder._gelu(encoder._linear(flat, layer["up"], layer["up_b"]))
+        hidden = erf_gelu(encoder._linear(flat, layer["up"], layer["up_b"]))
         flat = encoder._layer_norm(
             flat + encoder._linear(hidden, layer["down"], layer["down_b"]), *layer["ln2"]
         )
@@ -97,14 +122,22 @@ NEW_FORWARD = encoder.SentenceEncoder._forward
 
 
 def timed(
-    found: list[Passage], query: str, answer: str, settings: dict[str, object], old: bool
+    found: list[Passage],
+    query: str,
+    answer: str,
+    settings: dict[str, object],
+    old: bool,
+    ahead: OrderedDict[str, Any] | None = None,
 ) -> tuple[float, float, bool]:
     """(wall ms, this thread's CPU ms, whether the answer is in a bold sentence) of
-    ``choose()`` with ``settings`` (and the old forward pass), asked the first time."""
+    ``choose()`` with ``settings`` (and the old forward pass), asked the first time (with
+    ``ahead``: the sentences read ahead in the cache)."""
     for name, value in settings.items():
         setattr(answer_sentence, name, value)
     encoder.SentenceEncoder._forward = padded_forward if old else NEW_FORWARD  # type: ignore[method-assign]
     answer_sentence._cache.clear()
+    if ahead is not None:
+        answer_sentence._cache.update(ahead)
     answer_sentence.stems.cache_clear()
     start, cpu = time.perf_counter(), time.thread_time()
     shown = choose(found, query)
@@ -127,26 +160,41 @@ def main() -> None:
         lib = Library.open(resolve_paths(Path(tmp) / "home"))
         ids = open_books(lib, books)
         search = BookSearch(lib.db)
-        cases = []
+        cases, pages = [], {}
         for q in questions:
+            if q["book"] not in pages:
+                pages[q["book"]] = pages_ahead(lib, ids[q["book"]])
             book = lib.find_book(ids[q["book"]])
             ctx = ToolContext(lib, search, book, book.spoiler_bound)
             query = query_for(Question(q["question"]))
             out = default_tools().run(ctx, "search_book", {"query": query, "top_k": 8})
             found = [p for p in out.parts if isinstance(p, Passage)]
-            cases.append((found, query, fold(q["answer"])))
+            cases.append((found, query, fold(q["answer"]), q["book"]))
         lib.close()
-    rows: dict[str, list[tuple[float, float, bool]]] = {"before": [], "now": [], "light": []}
-    timed(*cases[0], NOW, False)  # the encoder loaded
+    sides = ("before", "now", "light", "read ahead")
+    rows: dict[str, list[tuple[float, float, bool]]] = {side: [] for side in sides}
+    timed(*cases[0][:3], NOW, False)  # the encoder loaded
+    ahead: dict[str, OrderedDict[str, Any]] = {}
+    print(f"bench_passages_speed on {machine()}: {len(cases)} questions × {rounds(2)}")
+    for key, texts in pages.items():  # each book read ahead as the window does, timed
+        texts = texts[:3] if SMOKE else texts
+        answer_sentence._cache.clear()
+        start, cpu = time.perf_counter(), time.thread_time()
+        done = answer_sentence.read_ahead(book_sentences(texts), threading.Event())
+        wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
+        ahead[key] = OrderedDict(answer_sentence._cache)
+        print(
+            f"  read ahead, {key}: {done} sentences, {len(texts)} pages: {wall:.1f} s, {cpu:.1f} s CPU"
+        )
     for _ in range(rounds(2)):
-        for found, query, answer in cases:  # interleaved, question by question
+        for found, query, answer, key in cases:  # interleaved, question by question
             rows["before"].append(timed(found, query, answer, BEFORE, True))
             rows["now"].append(timed(found, query, answer, NOW, False))
             rows["light"].append(timed(found, query, answer, LIGHT, False))
+            rows["read ahead"].append(timed(found, query, answer, NOW, False, ahead[key]))
     for name, value in NOW.items():
         setattr(answer_sentence, name, value)
-    print(f"bench_passages_speed on {machine()}: {len(cases)} questions × {rounds(2)}")
-    for side in ("before", "now", "light"):
+    for side in sides:
         wall = median([w for w, _, _ in rows[side]])
         cpu = median([c for _, c, _ in rows[side]])
         report(
@@ -155,11 +203,11 @@ def main() -> None:
             "<= 100 ms CPU",
             cpu <= 100,
         )
-    for side in ("now", "light"):
+    for side in ("now", "light", "read ahead"):
         ratios = [n[1] / b[1] for b, n in zip(rows["before"], rows[side], strict=True) if b[1]]
         report(f"{side} ÷ before (CPU, pair by pair)", f"{median(ratios):.2f}×", "-", True)
     lit = {side: sum(r[2] for r in got) / rounds(2) for side, got in rows.items()}
-    for side in ("before", "now", "light"):
+    for side in sides:
         report(
             f"answer in a bold sentence, {side}",
             f"{lit[side]:.0f} of {len(cases)}",

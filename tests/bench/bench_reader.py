@@ -126,7 +126,7 @@ def main() -> None:
         times = turn_times(app, reader, view, 200)
         cpu_ms = (time.process_time() - cpu) * 1000 / len(times)
         report(
-            f"EPUB paged screen turn ({view.column_count()} columns, painted), 200",
+            f"EPUB paged screen turn ({view.pager.column_count()} columns, painted), 200",
             f"median {median(times):.1f} ms, p95 {percentile(times, 95):.1f} ms",
             "≤ 16 ms",
             percentile(times, 95) <= 16,
@@ -254,15 +254,15 @@ def words_per_screen(library: object) -> None:
         counts = []
         for _ in range(6):
             cursor = QTextCursor(view.document())
-            cursor.setPosition(view._columns[0].first)
-            end = min(view._columns[-1].end, view._end())
+            cursor.setPosition(view.pager.columns[0].first)
+            end = min(view.pager.columns[-1].end, view.flow.end_position())
             cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
             counts.append(len(cursor.selectedText().split()))
             view.next_screen()
         goal = 450 if chat else 750
         report(
             f"words per screen, 1280×800, chat {'open' if chat else 'closed'} "
-            f"({view.column_count()} col., {font}, {path.stem[:24]})",
+            f"({view.pager.column_count()} col., {font}, {path.stem[:24]})",
             f"median {median([float(c) for c in counts]):.0f} ({min(counts)}–{max(counts)})",
             f"≥ {goal}",
             median([float(c) for c in counts]) >= goal,

@@ -48,7 +48,6 @@ def _conversation(
     book_id: int, conversation_id: int, texts: dict[int, str], rng: random.Random
 ) -> None:
     """A search's five passages as a tool result, then an answer citing one of them."""
-    from core.anchors import collapse
     from core.domain.messages import (
         CitationRef,
         Passage,
@@ -58,6 +57,7 @@ def _conversation(
     )
     from core.labels import pages_label
     from core.store import models as m
+    from core.store.anchors import collapse
 
     passages = []
     for _ in range(5):
@@ -97,12 +97,12 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home:
         os.environ["MARGIN_HOME"] = home
-        from core.anchors import BookText, TextQuote, collapse
         from core.books import parse as parse_module
         from core.books.importer import import_book, reimport_book
         from core.domain.book import ParsedBook
         from core.paths import resolve_paths
         from core.store.anchoring import reanchor
+        from core.store.anchors import BookText, TextQuote, collapse
         from core.store.conversations import Conversations
         from core.store.library import Library
 

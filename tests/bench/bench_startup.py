@@ -3,7 +3,7 @@
 The app's own timer (``desktop/app.py``) starts after the interpreter and the first imports,
 so it understates the wait by 0.1–0.4 s; here the clock starts just before the process is
 spawned and stops at the wall-clock time of the window's first paint, which the app prints
-with ``MARGIN_STARTUP_TIMING=1`` (``desktop/startup_timing.py``). A code base at git
+with ``MARGIN_STARTUP_TIMING=1`` (``desktop/runtime/startup_timing.py``). A code base at git
 ``--base REF`` (default: main before issue 41) prints only "window shown after" once its
 window is shown and painted: its time is taken when the benchmark reads that line.
 Bytecode is cached as in an installed app (``PYTHONDONTWRITEBYTECODE`` is dropped; the
@@ -90,7 +90,9 @@ def spawn_to_paint(command: list[str], cwd: Path, home: str) -> tuple[float, flo
 
 
 def main(base: str, rounds: int) -> None:
-    print(f"bench_startup on {machine()}; base {base} vs working tree, {1 if SMOKE else rounds} rounds")
+    print(
+        f"bench_startup on {machine()}; base {base} vs working tree, {1 if SMOKE else rounds} rounds"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         old = base_tree(base, folder, WINDOW_CODE) if not SMOKE else ROOT

@@ -10,10 +10,10 @@ from typing import Any
 from core.agent.events import RunFinished
 from core.agent.providers.anthropic.wire import source_for
 from core.agent.service import AgentService
-from core.anchors import collapse
 from core.domain.messages import CitationRef, Passage, citation_from_json
 from core.store import models as m
 from core.store.anchoring import cited_context, resolve_citations
+from core.store.anchors import collapse
 from core.store.library import BookInfo, Library
 from tests.core.agent.conftest import alice, make_service
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, search_result_citation

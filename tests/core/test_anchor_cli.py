@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from core.anchors import collapse
 from core.books import parse as parse_module
 from core.cli import main
 from core.paths import resolve_paths
+from core.store.anchors import collapse
 from core.store.conversations import Conversations
 from core.store.library import Library
 

@@ -14,7 +14,6 @@ import pytest
 from core.agent.events import RunFinished
 from core.agent.providers.anthropic.wire import source_for
 from core.agent.service import AgentService
-from core.anchors import collapse
 from core.books import parse as parse_module
 from core.books.importer import import_book, reimport_book
 from core.domain.messages import (
@@ -28,6 +27,7 @@ from core.domain.messages import (
 from core.labels import pages_label
 from core.search import BookSearch
 from core.store import models as m
+from core.store.anchors import collapse
 from core.store.conversations import Conversations
 from core.store.library import Library
 from tests.core.agent.conftest import make_service

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import peewee as pw
 
-from core.anchors import TextQuote, collapse, stored_to_view
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.store import migrations
 from core.store import models as m
+from core.store.anchors import TextQuote, collapse, stored_to_view
 from core.store.db import PRAGMAS
 from core.store.library import Library
 from core.store.migrations import MIGRATIONS, SCHEMA_VERSION, current_version

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from core.anchors import BookText, TextQuote, collapse, moved, stored_to_view
 from core.books import parse as parse_module
 from core.books.importer import import_book, reimport_book
 from core.domain.messages import AssistantMessage, CitationRef, Question, TextPart, Usage
+from core.store.anchors import BookText, TextQuote, collapse, moved, stored_to_view
 from core.store.conversations import Conversations
 from core.store.library import Library
 

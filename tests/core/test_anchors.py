@@ -1,9 +1,9 @@
-"""core/anchors.py: quotes made from stored offsets, the map between collapsed text and
+"""core/store/anchors.py: quotes made from stored offsets, the map between collapsed text and
 stored offsets, finding a quote again (word for word, by context, fuzzy, or not at all)."""
 
 from __future__ import annotations
 
-from core.anchors import (
+from core.store.anchors import (
     BookText,
     TextQuote,
     collapse,

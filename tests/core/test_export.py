@@ -1,4 +1,4 @@
-"""Conversations as Markdown (core/export.py) from a real store."""
+"""Conversations as Markdown (core/export/markdown.py) from a real store."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from core.agent.types import (
 )
 from core.app import Margin
 from core.books.importer import import_book
-from core.export import (
+from core.export.markdown import (
     answer_sources,
     book_conversations_markdown,
     conversation_markdown,

@@ -9,7 +9,7 @@ import pytest
 
 from core.books.importer import import_book
 from core.errors import BookError
-from core.highlights_markdown import citation, highlights_markdown
+from core.export.highlights import citation, highlights_markdown
 from core.store.db import open_database
 from core.store.highlight_style import set_style
 from core.store.library import Library

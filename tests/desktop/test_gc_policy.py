@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLineEdit
 
-from desktop import gc_policy
+from desktop.runtime import gc_policy
 
 
 class Node:

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QLineEdit
 
-from desktop.shortcut_help import ShortcutHelp, key_text, plain
+from desktop.window.shortcut_help import ShortcutHelp, key_text, plain
 from tests.desktop.conftest import open_alice
 
 

@@ -244,8 +244,8 @@ def test_screenshot_book_has_the_window(
         lengths = on_screen_lines(view)
         assert len(lengths) >= 8, "a screenful of full lines"
         # two columns (from 860 px of book) take lines half as long again (the reader's view)
-        assert max(lengths) <= view.line_measure(), (max(lengths), view.line_measure())
-        if view.column_count() == 1:
+        assert max(lengths) <= view.pager.line_measure(), (max(lengths), view.pager.line_measure())
+        if view.pager.column_count() == 1:
             assert statistics.median(lengths) >= 0.8 * measure, lengths
         # the column is centred: equal margins either side
         fmt = view.document().rootFrame().frameFormat()
@@ -335,7 +335,7 @@ def test_notes_live_in_the_side_panel(
     window: Any, library: Library, books_dir: Path, qtbot: Any
 ) -> None:
     view = open_alice(window, library, books_dir)
-    assert view.select_text("Alice")
+    assert view.marks.select_text("Alice")
     assert window.reader.ask_about_selection("highlight")
     window.action_notes.trigger()  # Ctrl+Shift+N
     side = window.reader.side

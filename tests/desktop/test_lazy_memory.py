@@ -18,9 +18,9 @@ from PySide6.QtTest import QTest
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop import gc_policy
 from desktop.library.view import LibraryView, cover_job
 from desktop.reader.pdf_view import CACHE_BYTES, CACHE_MIN, PdfView
+from desktop.runtime import gc_policy
 from tests.desktop.conftest import close_window, open_window
 from tests.support.pdfgen import make_text_pdf
 

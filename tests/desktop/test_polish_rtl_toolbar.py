@@ -32,7 +32,7 @@ def test_a_right_to_left_book_turns_forward_with_the_left_button(
 ) -> None:
     bar = open_in(window, rtl_book(tmp_path / "rtl.epub"))
     reader = window.reader
-    assert reader.book.page_count > 3 and reader.view.rtl
+    assert reader.book.page_count > 3 and reader.view.pager.rtl
     left, right = bar.turn_buttons()
     assert left.x() < bar.page_box.x() < right.x(), "one on each side of the page box"
     assert (left.text(), right.text()) == ("◀", "▶")
@@ -71,7 +71,7 @@ def test_a_left_to_right_book_opened_next_puts_them_back(
     open_in(window, rtl_book(tmp_path / "rtl.epub"))
     bar = open_in(window, rtl_book(tmp_path / "en.epub", direction=""))
     reader = window.reader
-    assert not reader.view.rtl
+    assert not reader.view.pager.rtl
     left, right = bar.turn_buttons()
     assert left is bar.prev_button and right is bar.next_button
     assert left.x() < bar.page_box.x() < right.x()

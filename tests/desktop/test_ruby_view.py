@@ -10,7 +10,7 @@ from PySide6.QtGui import QTextCursor
 
 from core.books.htmlblocks import html_to_blocks
 from core.domain.book import PageContent
-from desktop.reader.text_flow import PageFlow
+from desktop.reader.text_view import TextView
 
 HTML = "<p><ruby><rb>私</rb><rp>（</rp><rt>わたくし</rt><rp>）</rp></ruby>はその人を先生と呼んでいた。</p>"
 
@@ -20,17 +20,17 @@ def page(number: int) -> PageContent:
     return PageContent(number, "1", blocks[0].text, blocks[0].html)
 
 
-def reading_at(view: PageFlow, offset: int) -> str:
-    view.document().setHtml(view._page_html(1))
+def reading_at(view: TextView, offset: int) -> str:
+    view.document().setHtml(view.flow._page_html(1))
     cursor = QTextCursor(view.document())
     cursor.setPosition(offset)
     return str(cursor.charFormat().toolTip())
 
 
 def test_readings_show_over_the_word_or_not_at_all(qtbot) -> None:  # type: ignore[no-untyped-def]
-    view = PageFlow(None, "epub")
+    view = TextView(None, "epub")
     qtbot.addWidget(view)
-    view.set_source(page, 1)
+    view.flow.set_source(page, 1)
     assert reading_at(view, 1) == "わたくし"
     assert view.document().toPlainText() == "私はその人を先生と呼んでいた。"
     view.typography = replace(view.typography, ruby="off")

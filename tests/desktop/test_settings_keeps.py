@@ -28,7 +28,7 @@ local_deadline_s = 900.0
 
 
 def test_a_save_keeps_the_settings_the_dialog_does_not_show(margin_home: Path, qtbot: Any) -> None:
-    from desktop.settings_dialog import SettingsDialog
+    from desktop.window.settings_dialog import SettingsDialog
 
     paths = resolve_paths()
     paths.settings_file.parent.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ from typing import Any
 from PySide6.QtGui import QAccessible
 from PySide6.QtWidgets import QLabel, QToolButton
 
-from desktop.settings_dialog import SettingsDialog
+from desktop.window.settings_dialog import SettingsDialog
 from tests.desktop.conftest import open_alice
 
 
@@ -57,8 +57,8 @@ def test_companion_status_lines_are_named_by_their_text(window: Any) -> None:
     from desktop.companions.cards_panel import CardsPanel
 
     panel = CardsPanel(window.library)
-    panel.status.setText("1 due of 1")
-    iface = QAccessible.queryAccessibleInterface(panel.status)
+    panel.feed.status.setText("1 due of 1")
+    iface = QAccessible.queryAccessibleInterface(panel.feed.status)
     assert iface is not None and iface.text(QAccessible.Text.Name) == "1 due of 1"
     assert iface.text(QAccessible.Text.Description) == "Cards status"
     panel.deleteLater()

@@ -93,7 +93,7 @@ def test_measure_font_spacing_indent_and_place_kept(
 ) -> None:
     view = open_book(window, library, books_dir)
     top = view.top_page()
-    first_words = view.page_text(top)[:40]
+    first_words = view.flow.page_text(top)[:40]
     for measure in (45, 80):
         window.panels.apply_typography(replace(ReaderSettings(), measure=measure, columns=1))
         lengths = on_screen_lines(view)
@@ -101,7 +101,7 @@ def test_measure_font_spacing_indent_and_place_kept(
             measure,
             lengths,
         )
-        assert view.top_page() == top and view.page_text(top)[:40] == first_words
+        assert view.top_page() == top and view.flow.page_text(top)[:40] == first_words
     # a narrow window: the column narrows too, with the smallest margin kept
     window.panels.apply_typography(replace(ReaderSettings(), measure=120, margin=40))
     assert view.document().rootFrame().frameFormat().leftMargin() == 40

@@ -39,10 +39,10 @@ def test_open_reflowable_book_and_turn_pages(
     assert isinstance(view, TextView)
     assert window.reader.page_box.value() == 2
     page_two = library.page(book.id, 2).text
-    assert page_two.split("\n\n")[0][:40] in " ".join(view.document_text().split())
+    assert page_two.split("\n\n")[0][:40] in " ".join(view.flow.document_text().split())
     window.action_next.trigger()
     assert window.reader.page == 3
-    assert library.page(book.id, 3).text.split()[0] in view.document_text()
+    assert library.page(book.id, 3).text.split()[0] in view.flow.document_text()
     window.action_previous.trigger()
     assert window.reader.page == 2
     window.reader.go_to_page(10_000)
@@ -60,7 +60,7 @@ def test_markdown_and_html_books(window: Any, library: Library, tmp_path: Path) 
         book = import_book(library, path).book
         window.open_book(book.id)
         assert isinstance(window.reader.view, TextView)
-    assert "Hello" in window.reader.view.document_text()
+    assert "Hello" in window.reader.view.flow.document_text()
 
 
 def test_pdf_opens_renders_and_navigates(
@@ -115,7 +115,7 @@ def test_text_selection_bar_and_signal(
     window.open_book(book.id, 5)
     view = window.reader.view
     word = " ".join(library.page(book.id, 5).text.split()[3:7])
-    assert view.select_text(word)
+    assert view.marks.select_text(word)
     assert window.reader.selection_bar.isVisible()
     with qtbot.waitSignal(window.requestAsk, timeout=2000) as blocker:
         window.reader.selection_bar.buttons["ask"].click()
@@ -126,12 +126,12 @@ def test_text_selection_bar_and_signal(
 def test_highlight_saved_listed_redrawn_and_exported(
     window: Any, library: Library, books_dir: Path, tmp_path: Path
 ) -> None:
-    from core.export import export_highlights
+    from core.export.markdown import export_highlights
 
     book = import_book(library, books_dir / "metamorphosis.epub").book
     window.open_book(book.id, 4)
     phrase = " ".join(library.page(book.id, 4).text.split()[5:10])
-    assert window.reader.view.select_text(phrase)
+    assert window.reader.view.marks.select_text(phrase)
     window.reader.save_highlight(4, phrase, None, "green", "my note")
     assert library.list_highlights(book.id)[0].text == phrase
     assert window.reader.highlight_list.count() == 1
@@ -159,7 +159,7 @@ def test_find_in_book_goes_to_page_and_marks(
     window.reader._result_go(item)
     page, _mark = item.data(Qt.ItemDataRole.UserRole + 2)
     assert window.reader.page == page
-    assert window.reader.view.marked()
+    assert window.reader.view.marks.marked()
 
 
 def test_position_saved_and_restored(
@@ -197,7 +197,7 @@ def test_context_menu_lists_the_actions(window: Any, library: Library, books_dir
     window.open_book(book.id, 2)
     menu = window.reader.build_context_menu()
     assert not menu.actions()[0].isEnabled(), "nothing selected yet"
-    window.reader.view.select_text(library.page(book.id, 2).text.split()[0])
+    window.reader.view.marks.select_text(library.page(book.id, 2).text.split()[0])
     menu = window.reader.build_context_menu()
     labels = [a.text() for a in menu.actions() if a.text()]
     assert (

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.store.library import Library
-from desktop.reader.text_view import TextView
+from desktop.reader.text_flow import PageFlow
 from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window
 
@@ -102,7 +102,7 @@ def test_remote_resources_are_never_fetched(window: Any, library: Library, tmp_p
     QApplication.processEvents()
     server.shutdown()
     assert hits == []
-    assert TextView.blockedRequests >= 1
+    assert PageFlow.blockedRequests >= 1
 
 
 def test_first_run_imports_the_welcome_guide(
@@ -207,3 +207,21 @@ def test_a_new_book_opens_before_its_spoiler_counts_then_they_follow(
     assert not stored() and prepared == []  # opened first
     qtbot.waitUntil(lambda: prepared == [book.id], timeout=20000)
     assert stored()
+
+
+def test_a_book_imported_elsewhere_gets_its_spoiler_counts_once_opened(
+    window: Any, library: Library, books_dir: Path, qtbot: Any
+) -> None:
+    """`margin import` leaves the counts to the window (issue 41): opening the book counts
+    them once it is drawn; opening it again counts nothing more."""
+    book = import_book(library, books_dir / "metamorphosis.epub").book
+    prepared: list[int] = []
+    window.importer.prepared.connect(prepared.append)
+    window.books.refresh_library()
+    window.open_book(book.id)
+    qtbot.waitUntil(lambda: prepared == [book.id], timeout=20000)
+    row = library.db.execute_sql("SELECT book_id FROM spoiler_stats").fetchall()
+    assert row == [(book.id,)]
+    window.reader.close_book()
+    window.open_book(book.id)
+    qtbot.waitUntil(lambda: prepared == [book.id, book.id], timeout=20000)  # one look-up

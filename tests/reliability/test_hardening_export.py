@@ -13,7 +13,7 @@ import pytest
 from core.agent.types import AssistantMessage, Question, TextPart, Usage
 from core.app import Margin
 from core.books.importer import import_book
-from core.export import (
+from core.export.markdown import (
     conversation_markdown,
     export_file_name,
     highlights_to_markdown,
@@ -150,7 +150,7 @@ FULL_DISK = """
 import resource, signal, sys
 from pathlib import Path
 from core.errors import MarginError
-from core.export import write_text_atomic
+from core.export.markdown import write_text_atomic
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))  # writes past 100 kB fail
 try:

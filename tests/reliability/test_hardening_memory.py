@@ -61,7 +61,7 @@ def test_no_idle_workers_after_a_pdf_import(pdf_dir: Path) -> None:
 
 
 def test_memory_is_given_back() -> None:
-    from core.memory import give_back_memory
+    from core.books.memory import give_back_memory
 
     assert give_back_memory() is (sys.platform.startswith("linux") and _glibc())
 

@@ -89,7 +89,7 @@ def test_crash_dialog_and_log_never_show_the_key(
     margin_home: Path, qapp: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from core.log import setup_logging
-    from desktop import excepthook
+    from desktop.runtime import excepthook
 
     key = "sk-ant-api03-SECRET-in-a-traceback-000"
     shown: list[str] = []

@@ -41,7 +41,10 @@ PAIR = 350  # two sentences in a row shorter than this together may be the answe
 ENCODER_MEANING = 4.0  # weight of the encoder's closeness against the words' (0..1)
 WORDS_WEIGHT = 1.0
 ENCODED_TOKENS = 36  # a sentence is read up to about this many word pieces (its first words)
-CACHE = 4096  # sentences whose encoder vectors are kept (about 1.5 KB each)
+# sentences whose encoder vectors are kept, as float16 (768 bytes each; with the sentences
+# themselves about 10 MB at most); a book's sentences up to read_to are read into it ahead
+# of the first question (sentence_warmup.py), so that a reply encodes only its question
+CACHE = 8192
 
 PRESELECT = "words"  # what chooses the sentences the encoder reads: "words" or "cheap"
 
@@ -102,21 +105,52 @@ def _short(text: str) -> str:
     return " ".join(words[: ENCODED_TOKENS * 2 // 3])
 
 
+def _keep(texts: list[str], vectors: Any, have: dict[str, Any]) -> None:
+    """Cache the vectors of ``texts`` (as float16, the most recent last) and put them in
+    ``have``."""
+    import numpy as np
+
+    with _cache_lock:
+        for t, v in zip(texts, vectors.astype(np.float16), strict=True):
+            _cache[t] = have[t] = v
+            _cache.move_to_end(t)
+        while len(_cache) > CACHE:
+            _cache.popitem(last=False)
+
+
 def encoded(encoder: Any, texts: list[str]) -> list[Any]:
-    """The encoder's vectors of ``texts``, those read before from the cache."""
+    """The encoder's vectors of ``texts`` (float32), those read before from the cache. Every
+    vector goes through the cache's float16, so a reply is the same whether its sentences
+    were read ahead or now."""
+    import numpy as np
+
     with _cache_lock:
         have = {t: _cache[t] for t in texts if t in _cache}
         for t in have:
             _cache.move_to_end(t)
     todo = list(dict.fromkeys(t for t in texts if t not in have))
     if todo:
-        vectors = encoder.encode([_short(t) for t in todo])
-        with _cache_lock:
-            for t, v in zip(todo, vectors, strict=True):
-                _cache[t] = have[t] = v
-            while len(_cache) > CACHE:
-                _cache.popitem(last=False)
-    return [have[t] for t in texts]
+        _keep(todo, encoder.encode([_short(t) for t in todo]), have)
+    return [have[t].astype(np.float32) for t in texts]
+
+
+def read_ahead(texts: Sequence[str], stop: threading.Event, *, batch: int = 32) -> int:
+    """Encode the ``texts`` not in the cache yet (at most the cache's room, in ``batch``es,
+    until ``stop`` is set), so that a reply about them encodes only its question; how many
+    were encoded."""
+    encoder = _encoder()
+    if encoder is None:
+        return 0
+    with _cache_lock:
+        todo = [t for t in dict.fromkeys(texts) if t not in _cache][:CACHE]
+    done = 0
+    for start in range(0, len(todo), batch):
+        if stop.is_set():
+            break
+        part = todo[start : start + batch]
+        _keep(part, encoder.encode([_short(t) for t in part]), {})
+        done += len(part)
+    return done
 
 
 def _best(scores: list[float]) -> tuple[int, int]:

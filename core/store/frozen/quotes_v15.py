@@ -1,7 +1,7 @@
 """Migration v15 (``_text_quote_anchors``): quotes for an older library's highlights,
 notes about a page, and citations, found in the text they point at then.
 
-Frozen: a copy of the anchoring of the time (``core.anchors``' ``BookText``, the quote of a
+Frozen: a copy of the anchoring of the time (``core.store.anchors``' ``BookText``, the quote of a
 highlight, a citation's words found on its pages), so a later change to how Margin anchors
 never changes what this step wrote. Page text is read with the frozen ``pages_v8``.
 """
@@ -35,7 +35,7 @@ def collapse(text: str) -> str:
 
 @dataclass(frozen=True)
 class _Quote:
-    """``core.anchors.TextQuote`` as it was: the words, their context and where they are."""
+    """``core.store.anchors.TextQuote`` as it was: the words, their context and where they are."""
 
     exact: str
     prefix: str = ""

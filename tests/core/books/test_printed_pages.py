@@ -18,7 +18,7 @@ from core.app import Margin
 from core.books.importer import import_book
 from core.cli import main
 from core.domain.messages import part_from_json, part_to_json
-from core.export import conversation_markdown, export_highlights
+from core.export.markdown import conversation_markdown, export_highlights
 from core.labels import cited_pages, printed_pages
 from core.paths import resolve_paths
 from tests.core.books.test_epub_w3c import _page_list_book

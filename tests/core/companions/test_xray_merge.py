@@ -41,6 +41,8 @@ def test_pride_and_prejudice_at_page_54_one_entry_per_person(
         ("Charlotte", "Miss Lucas"),  # "Charlotte Lucas", the one daughter named
         ("Sir William", "Sir William Lucas"),
         ("Darcy", "Mr. Darcy"),
+        ("Charles", "Mr. Bingley"),  # “It is amazing …,” said Bingley — “My dear Charles, …”
+        ("Louisa", "Mrs. Hurst"),  # Mrs. Hurst … added— “…” — “She did indeed, Louisa. …”
     ]
     for one, other in together:
         assert holder(entries, one) == holder(entries, other) and len(holder(entries, one)) == 1, (
@@ -52,6 +54,42 @@ def test_pride_and_prejudice_at_page_54_one_entry_per_person(
     ], "a house is no alias of Miss Lucas"
     assert entries["St. James"].kind == "place"
     assert "Mr. Bennet" not in entries[holder(entries, "Elizabeth")[0]].aliases
+
+
+def test_a_name_said_in_a_reply_joins_its_speaker_only_once_the_reply_is_read(
+    library: Library, books_dir: Path
+) -> None:
+    """Louisa is named on p. 32 (a letter); Mrs. Hurst is first answered "Louisa" on p. 37:
+    until then nothing in the pages read ties them (no spoiler)."""
+    path = books_dir / "pride_and_prejudice.epub"
+    _, before = entries_at(library, path, 36)
+    assert "Louisa" not in before["Mrs. Hurst"].names()
+    _, after = entries_at(library, path, 37)
+    assert holder(after, "Louisa") == ["Mrs. Hurst"]
+
+
+def test_a_christmas_carol_at_page_55_scrooge_is_one_and_martha_her_own(
+    library: Library, books_dir: Path
+) -> None:
+    """ "Uncle Scrooge" and "Master Scrooge" are no other Scrooge: Ebenezer Scrooge is Mr.
+    Scrooge. "“Hide, Martha, hide!” cried the two young Cratchits", just after Mrs. Cratchit
+    spoke, is said to a third one: Martha is no name of her mother."""
+    _, entries = entries_at(library, books_dir / "a_christmas_carol.epub", 55)
+    assert holder(entries, "Ebenezer Scrooge") == holder(entries, "Mr. Scrooge")
+    assert len(holder(entries, "Mr. Scrooge")) == 1
+    assert "Martha" not in entries["Mrs. Cratchit"].names(), "▶ Martha taken for her mother"
+
+
+def test_one_first_name_with_several_surnames_is_not_one_person(
+    library: Library, books_dir: Path
+) -> None:
+    """By p. 90 Sherlock Holmes has John Clay, John Turner and John Cobb: "clay" is also
+    a word, yet a first name before it makes it a surname; none of them is merged."""
+    _, entries = entries_at(library, books_dir / "the_adventures_of_sherlock_holmes.epub", 90)
+    johns = ["John Clay", "John Turner", "John Cobb"]
+    held = [e for j in johns for e in holder(entries, j)]
+    assert "John Clay" in held and "Mr. Turner" in held
+    assert len(held) == len(set(held)), f"▶ two Johns in one entry: {held}"
 
 
 def test_sherlock_holmes_at_page_19_the_king_is_one_entry(

@@ -141,7 +141,7 @@ def test_xpointer_from_koreader_opens_the_same_paragraph_and_back(
     assert got.read_to_offer
 
     # and back: Margin's place is the same text node KOReader named
-    from core.anchors import BookText
+    from core.store.anchors import BookText
     from core.sync.xpointer import from_margin
 
     pages = BookText(library.page_texts(alice.id))

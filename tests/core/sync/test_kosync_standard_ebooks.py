@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core.anchors import BookText, collapse
 from core.app import Margin
+from core.store.anchors import BookText, collapse
 from core.store.library import Library
 from core.sync.xpointer import from_margin, positions_of, to_margin
 from tests.bench.spoiler_books import CAROL

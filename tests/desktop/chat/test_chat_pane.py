@@ -57,7 +57,7 @@ def test_ask_streams_answer_and_citation_moves_reader(
     with qtbot.waitSignal(chat.requestOpenPage, timeout=2000):
         chat._link(QUrl(f"margin-cite:{book_id}/40-40?q=It%E2%80%99s%20a%20Cheshire%20cat"))
     assert window.reader.page == 40
-    assert window.reader.view.marked()
+    assert window.reader.view.marks.marked()
     assert m.Message.get(m.Message.kind == "answer").status == "complete"
     qtbot.waitUntil(  # titles are read on a worker thread
         lambda: chat.conversations.currentText().startswith("Why does the cat grin?"), timeout=5000
@@ -208,7 +208,7 @@ def test_passages_mode_without_key(window: Any, books_dir: Path, qtbot: Any) -> 
 def test_settings_dialog_saves_key_in_keyring_not_in_files(
     window: Any, margin_home: Path, qtbot: Any
 ) -> None:
-    from desktop.settings_dialog import SettingsDialog
+    from desktop.window.settings_dialog import SettingsDialog
     from tests.support.memory_keyring import MemoryKeyring
 
     dialog = SettingsDialog(window.paths, window)
@@ -233,7 +233,7 @@ def test_settings_dialog_saves_key_in_keyring_not_in_files(
 def test_settings_dialog_test_connection_and_models(
     window: Any, fake_anthropic: FakeAnthropic, qtbot: Any
 ) -> None:
-    from desktop.settings_dialog import SettingsDialog
+    from desktop.window.settings_dialog import SettingsDialog
 
     dialog = SettingsDialog(window.paths, window)
     qtbot.addWidget(dialog)

@@ -93,7 +93,7 @@ def test_native_citation_chip_marks_the_quote(
     href = next(h for h in chat.transcript.toHtml().split('href="') if h.startswith("margin-cite"))
     window.reader.go_to_page(2)
     chat._link(QUrl(href.split('"')[0].replace("&amp;", "&")))
-    assert window.reader.page == 40 and window.reader.view.marked()
+    assert window.reader.page == 40 and window.reader.view.marks.marked()
 
 
 def test_passages_mode_chips_and_sources(window: Any, books_dir: Path, qtbot: Any) -> None:

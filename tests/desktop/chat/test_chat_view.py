@@ -136,7 +136,7 @@ def test_dark_palette_keeps_text_legible(window: Any, books_dir: Path, qtbot: An
 def test_settings_offer_search_first_for_local_models_and_a_budget(window: Any, qtbot: Any) -> None:
     from core.errors import MarginError
     from core.settings import load_settings
-    from desktop.settings_dialog import SettingsDialog
+    from desktop.window.settings_dialog import SettingsDialog
 
     dialog = SettingsDialog(window.paths, window)
     qtbot.addWidget(dialog)

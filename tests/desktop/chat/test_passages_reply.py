@@ -50,7 +50,7 @@ def test_a_passages_reply_reads_as_matches_with_chips_and_chapters(
     window.reader.go_to_page(2)
     click_at(chat.transcript, at)
     qtbot.waitUntil(
-        lambda: window.reader.page == page and window.reader.view.marked(), timeout=5000
+        lambda: window.reader.page == page and window.reader.view.marks.marked(), timeout=5000
     )
 
 
@@ -65,3 +65,28 @@ def shoot(window: Any, transcript: Any) -> None:
         QTest.qWait(50)
         save_shot(window.grab(), f"passages-reply-{theme}.png")
     window.set_theme("light")
+
+
+def test_passages_mode_reads_the_books_sentences_ahead_and_a_model_does_not(
+    window: Any, books_dir: Path, qtbot: Any, monkeypatch: Any, fake_anthropic: Any
+) -> None:
+    """Opening a book with no model starts reading its sentences up to read_to ahead (the
+    first reply then encodes only its question); with a model connected nothing is read."""
+    from desktop.chat import pane
+    from tests.desktop.conftest import connect_claude, open_alice
+
+    started: list[list[int]] = []
+    monkeypatch.setattr(pane, "READ_AHEAD_MS", 0)
+    monkeypatch.setattr(
+        pane.SentenceWarmup, "start", lambda self, pages: started.append([n for n, _ in pages])
+    )
+    book_id = open_alice(window, books_dir, 12, read_to=12)
+    qtbot.waitUntil(lambda: bool(started), timeout=10000)
+    assert started[0][0] == 12 and started[0][-1] == 1, "the pages read, nearest first"
+    window.reader.go_to_page(20)  # "Read to here" on page 20: its pages are read ahead too
+    window.reader.mark_read_to_here()
+    qtbot.waitUntil(lambda: len(started) == 2, timeout=10000)
+    assert started[1][0] == 20 and started[1][-1] == 1
+    assert pane._pages_ahead(window.app, book_id)
+    connect_claude(window, fake_anthropic, monkeypatch)
+    assert pane._pages_ahead(window.app, book_id) == []

@@ -29,7 +29,7 @@ def test_the_anki_dialog_starts_at_home_with_a_clean_name(
     monkeypatch.setattr(cards_panel.QFileDialog, "getSaveFileName", dialog)
     panel = CardsPanel(library)
     qtbot.addWidget(panel)
-    panel.book_id = book.id
+    panel.feed.book_id = book.id
     panel.export()
     default = Path(asked[0])
     assert default.parent == Path.home()

@@ -57,7 +57,7 @@ def test_an_xray_entry_is_read_with_its_text_and_its_pages_are_one_stop(
     menu = panel.pages.menu()
     assert [a.text() for a in menu.actions()][:2] == ["p. 2", "p. 3 (2 times)"]
     went: list[tuple[int, str]] = []
-    panel.requestPlace.connect(lambda page, mark: went.append((page, mark)))
+    panel.feed.requestPlace.connect(lambda page, mark: went.append((page, mark)))
     menu.actions()[1].trigger()
     assert went == [(3, "Rabbit")]
 
@@ -76,12 +76,12 @@ def test_a_flashcard_is_named_by_its_words(library: Library, qtbot: Any) -> None
         page=3,
         source="highlight",
     )
-    panel.book_id = 1
+    panel.feed.book_id = 1
     panel.show_result(([card], 1))
     role, name = spoken(panel.card)
     assert role == QAccessible.Role.EditableText
     assert name == "Flashcard: Alice was beginning to get very tired"
-    assert spoken(panel.status)[1] == "1 due of 1."  # the status line says its own text
+    assert spoken(panel.feed.status)[1] == "1 due of 1."  # the status line says its own text
     panel.show_button.setFocus()
     QTest.keyClick(panel.show_button, Qt.Key.Key_Space)
     assert spoken(panel.card)[1].endswith("Answer: Bored")

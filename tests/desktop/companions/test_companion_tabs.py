@@ -26,7 +26,7 @@ def test_xray_tab_bounded_clickable_and_who_is_this(
         names = [panel.list.item(i).text() for i in range(panel.list.count())]
         assert names[0].startswith("Alice — ")
         assert not [n for n in names if n.startswith("Hatter")]  # first named on p. 43
-        assert "pages 1–30" in panel.status.text()
+        assert "pages 1–30" in panel.feed.status.text()
         pages = [int(h.split(":")[1].split("?")[0]) for h, _ in links(panel.detail)]
         assert pages and max(pages) <= 30
         # choose the Rabbit with the keyboard, then click one of its pages
@@ -58,8 +58,8 @@ def test_xray_tab_bounded_clickable_and_who_is_this(
         # the reader lowers the bound: the tab never shows a page after it
         library.set_read_to(book.id, 10)
         win.reader.book = library.get_book(book.id)
-        panel.refresh()
-        qtbot.waitUntil(lambda: panel.bound == 10, timeout=10000)
+        panel.feed.refresh()
+        qtbot.waitUntil(lambda: panel.feed.bound == 10, timeout=10000)
         assert not [
             i for i in range(panel.list.count()) if panel.list.item(i).text().startswith("Dodo")
         ]
@@ -100,16 +100,16 @@ def test_story_tab_written_by_the_model_with_cost_first_budget_and_stop(
     panel = win.reader.side.panel("Story so far")
     qtbot.waitUntil(lambda: panel.made is not None, timeout=10000)
     asked: list[str] = []
-    panel.job.confirm = lambda text: asked.append(text) or True
+    panel.feed.job.confirm = lambda text: asked.append(text) or True
     # past the budget: refused, in words, before anything is sent
     win.app._settings = dataclasses.replace(win.app.settings, budget_per_book_usd=0.0001)
-    QTest.mouseClick(panel.job.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: "past its budget" in panel.job.note.text(), timeout=10000)
+    QTest.mouseClick(panel.feed.job.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "past its budget" in panel.feed.job.note.text(), timeout=10000)
     assert fake_anthropic.message_requests == [] and asked == []
     win.app._settings = dataclasses.replace(win.app.settings, budget_per_book_usd=0.0)
     fake_anthropic.responder = lambda body: Reply.text("Alice followed the Rabbit and fell.")
-    QTest.mouseClick(panel.job.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: "Used" in panel.job.note.text(), timeout=20000)
+    QTest.mouseClick(panel.feed.job.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Used" in panel.feed.job.note.text(), timeout=20000)
     assert asked and asked[0].startswith("4 calls to claude-haiku-4-5: About ")
     assert "tokens, ~$0.0" in asked[0]
     qtbot.waitUntil(lambda: "Alice followed the Rabbit" in panel.view.toPlainText(), timeout=10000)
@@ -119,20 +119,20 @@ def test_story_tab_written_by_the_model_with_cost_first_budget_and_stop(
     assert "This book: 480 tokens" in cost_text(win.app.agent, _book.id, None)
     shoot(win, "recap_model")
     # again: nothing left to ask
-    QTest.mouseClick(panel.job.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: "already written" in panel.job.note.text(), timeout=10000)
+    QTest.mouseClick(panel.feed.job.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "already written" in panel.feed.job.note.text(), timeout=10000)
     assert len(fake_anthropic.message_requests) == 4
     # X-Ray notes, stopped after the first: what is done is kept
     click_tab(win, "X-Ray")
     xray = win.reader.side.panel("X-Ray")
     qtbot.waitUntil(lambda: xray.made is not None, timeout=10000)
-    xray.job.confirm = lambda text: True
+    xray.feed.job.confirm = lambda text: True
     fake_anthropic.responder = lambda body: Reply.text("Someone Alice met.", tokens_per_second=4.0)
-    QTest.mouseClick(xray.job.start_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(xray.job.stop_button.isVisible, timeout=10000)
+    QTest.mouseClick(xray.feed.job.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(xray.feed.job.stop_button.isVisible, timeout=10000)
     qtbot.waitUntil(lambda: len(fake_anthropic.message_requests) >= 5, timeout=10000)
-    QTest.mouseClick(xray.job.stop_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: "Stopped" in xray.job.note.text(), timeout=10000)
+    QTest.mouseClick(xray.feed.job.stop_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Stopped" in xray.feed.job.note.text(), timeout=10000)
     assert len(fake_anthropic.message_requests) < 4 + 20
 
 
@@ -149,7 +149,7 @@ def test_cards_tab_review_and_export(
         panel = win.reader.side.panel("Cards")
         every = len(cards.cards(library, book.id))  # with who-said-it cards from dialogue
         qtbot.waitUntil(lambda: panel.total == every, timeout=10000)
-        assert f"{every} due of {every}" in panel.status.text()
+        assert f"{every} due of {every}" in panel.feed.status.text()
         assert "Alice was beginning" in panel.card.toPlainText()
         QTest.mouseClick(panel.show_button, Qt.MouseButton.LeftButton)
         assert "Bored" in panel.card.toPlainText() and panel.knew_button.isVisible()
@@ -158,11 +158,11 @@ def test_cards_tab_review_and_export(
         assert "Why a _____ watch?" in panel.card.toPlainText()  # a cloze of the note
         QTest.mouseClick(panel.show_button, Qt.MouseButton.LeftButton)
         QTest.mouseClick(panel.again_button, Qt.MouseButton.LeftButton)
-        assert f"{every - 1} due of {every}" in panel.status.text()  # not known: again
+        assert f"{every - 1} due of {every}" in panel.feed.status.text()  # not known: again
         target = tmp_path / "alice"
         panel.export_to(target)
-        qtbot.waitUntil(lambda: "exported" in panel.status.text(), timeout=10000)
-        assert f"{every} cards exported to alice.apkg" in panel.status.text()
+        qtbot.waitUntil(lambda: "exported" in panel.feed.status.text(), timeout=10000)
+        assert f"{every} cards exported to alice.apkg" in panel.feed.status.text()
         with zipfile.ZipFile(tmp_path / "alice.apkg") as z:
             z.extract("collection.anki2", tmp_path)
         count = sqlite3.connect(tmp_path / "collection.anki2").execute("SELECT count(*) FROM cards")

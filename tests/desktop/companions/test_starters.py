@@ -66,8 +66,8 @@ def test_a_book_removed_meanwhile_is_no_error(app: Any, qtbot: Any) -> None:
     for panel in (xray, story):
         qtbot.addWidget(panel)
         panel.show()
-        panel.book_opened(999)
-    qtbot.waitUntil(lambda: "not available" in xray.status.text(), timeout=10000)
-    assert "There is no book 999" in xray.status.text()
+        panel.feed.book_opened(999)
+    qtbot.waitUntil(lambda: "not available" in xray.feed.status.text(), timeout=10000)
+    assert "There is no book 999" in xray.feed.status.text()
     qtbot.wait(200)
     assert not starters.isVisible()

@@ -32,7 +32,7 @@ def test_show_trace_lists_each_call_of_the_last_jobs(
     click_tab(win, "Story so far")
     panel = win.reader.side.panel("Story so far")
     qtbot.waitUntil(lambda: panel.made is not None, timeout=10000)
-    bar = panel.job
+    bar = panel.feed.job
     bar.confirm = lambda text: True
     # nothing asked yet: the trace says so
     assert bar.trace.button.isVisible() and not bar.trace.isVisible()
@@ -60,24 +60,24 @@ def test_show_trace_lists_each_call_of_the_last_jobs(
     click_tab(win, "X-Ray")
     xray = win.reader.side.panel("X-Ray")
     qtbot.waitUntil(lambda: xray.made is not None, timeout=10000)
-    xray.job.confirm = lambda text: True
+    xray.feed.job.confirm = lambda text: True
     fake_anthropic.responder = lambda body: Reply.text("Someone Alice met.", tokens_per_second=4.0)
-    click(xray.job.start_button)
+    click(xray.feed.job.start_button)
     qtbot.waitUntil(lambda: len(fake_anthropic.message_requests) >= 6, timeout=10000)
-    click(xray.job.stop_button)
-    qtbot.waitUntil(lambda: "Stopped" in xray.job.note.text(), timeout=10000)
-    click(xray.job.trace.button)
-    qtbot.waitUntil(xray.job.trace.isVisible, timeout=5000)
-    shown = xray.job.trace.view.toPlainText()
+    click(xray.feed.job.stop_button)
+    qtbot.waitUntil(lambda: "Stopped" in xray.feed.job.note.text(), timeout=10000)
+    click(xray.feed.job.trace.button)
+    qtbot.waitUntil(xray.feed.job.trace.isVisible, timeout=5000)
+    shown = xray.feed.job.trace.view.toPlainText()
     assert "stopped" in shown and "(note)" in shown and "(summary)" not in shown
     assert "failed" not in shown and "Error" not in shown  # Stop is no failure
     shoot(win, "trace_xray")
-    assert xray.job.trace.jobs is not None and len(xray.job.trace.jobs) == 1
-    assert len(xray.job.trace.jobs[0].calls) >= 1
+    assert xray.feed.job.trace.jobs is not None and len(xray.feed.job.trace.jobs) == 1
+    assert len(xray.feed.job.trace.jobs[0].calls) >= 1
     # closed again with the same button; another book's bar starts closed
-    click(xray.job.trace.button)
-    assert not xray.job.trace.isVisible()
-    assert xray.job.trace.button.text() == "Show trace"
+    click(xray.feed.job.trace.button)
+    assert not xray.feed.job.trace.isVisible()
+    assert xray.feed.job.trace.button.text() == "Show trace"
     log_file = Path(win.paths.event_logs) / companions_log_name(book.id)
     written = log_file.read_text("utf-8")
     assert "LLM_INVOCATION" in written and KEY not in written and "sk-ant" not in written

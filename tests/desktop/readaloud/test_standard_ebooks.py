@@ -43,7 +43,7 @@ def test_a_chapter_read_aloud_from_the_caret_to_the_next_chapter(
     stored = window.library.page(book, PREFACE).text
     at = stored.index("haunt")  # in "May it haunt their house pleasantly, …"
     caret = QTextCursor(view.document())
-    caret.setPosition(view._pos(PREFACE, at - stored[:at].count("\n\n")))
+    caret.setPosition(view.flow.pos(PREFACE, at - stored[:at].count("\n\n")))
     view.setTextCursor(caret)
     said: list[tuple[int, str, str, int]] = []
     speech.utteranceStarted.connect(

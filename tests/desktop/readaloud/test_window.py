@@ -32,7 +32,7 @@ def key(qtbot: Any, window: Any, k: Qt.Key, mods: Any = CTRL_SHIFT) -> None:
 
 def marked(window: Any) -> str:
     view = window.reader.host.text_view()
-    start, end = view.mark_position()
+    start, end = view.marks.mark_position()
     cursor = QTextCursor(view.document())
     cursor.setPosition(start)
     cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
@@ -48,7 +48,7 @@ def test_from_the_selection_to_the_next_page(qtbot: Any, window: Any, books_dir:
     speech.utteranceStarted.connect(lambda u: said.append((u.page, u.text, marked(window))))
     stored = window.library.page(window.reader.book.id, 5).text
     last_two = list(page_utterances(5, stored))[-2:]
-    assert window.reader.host.text_view().select_text(last_two[0].text.split(" (")[0][:40])
+    assert window.reader.host.text_view().marks.select_text(last_two[0].text.split(" (")[0][:40])
     key(qtbot, window, Qt.Key.Key_U)  # Ctrl+Shift+U: read aloud from the selection
     assert speech.state == "playing"
     qtbot.waitUntil(lambda: any(p == 6 for p, _, _ in said), timeout=20000)

@@ -38,7 +38,7 @@ def main(out: Path, book_file: Path, page: int) -> int:
         time.sleep(0.02)
     view = window.reader.view
     assert isinstance(view, TextView)
-    mark = view.mark_position()
+    mark = view.marks.mark_position()
     result: dict[str, object] = {
         "page": window.reader.page,
         "visible": view.mark_visible(),

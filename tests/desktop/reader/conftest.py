@@ -72,7 +72,7 @@ def press(
 
 def visible_offsets(view: TextView) -> list[tuple[int, int, int]]:
     """(page, first offset, last offset) of the text fully on screen, per stored page."""
-    line = view.line_height()
+    line = view.flow.line_height()
     rect = view.viewport().rect()
     first = view.cursorForPosition(QPoint(0, int(line * 0.9))).position()
     last = view.cursorForPosition(
@@ -81,9 +81,13 @@ def visible_offsets(view: TextView) -> list[tuple[int, int, int]]:
     spans = []
     position = first
     while position <= last:
-        page, offset = view.page_offset(position)
-        index = view.loaded.index(page)
-        page_end = view.starts[index + 1] - 1 if index + 1 < len(view.starts) else view._end()
+        page, offset = view.flow.page_offset(position)
+        index = view.flow.loaded.index(page)
+        page_end = (
+            view.flow.starts[index + 1] - 1
+            if index + 1 < len(view.flow.starts)
+            else view.flow.end_position()
+        )
         upto = min(last, page_end)
         spans.append((page, offset, offset + (upto - position)))
         position = page_end + 1

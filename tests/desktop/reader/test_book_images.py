@@ -4,13 +4,13 @@ and a placeholder naming a format Qt cannot read here (AVIF, JPEG XL)."""
 from __future__ import annotations
 
 import base64
-import re
 from typing import Any
 
 from PySide6.QtCore import QUrl
 
 from desktop.reader.book_images import MAX_SIDE, data_url_bytes, decode_image, placeholder
 from desktop.reader.links import data_image
+from desktop.reader.picture_text import pictures
 from tests.desktop.reader.conftest import open_reader
 
 HUGE_SVG = (
@@ -54,12 +54,9 @@ def test_an_inline_svg_on_a_page_is_fitted_to_the_column(
     svg = '<svg viewBox="0 0 4000 1000"><rect width="4000" height="1000" fill="blue"/></svg>'
     book = import_book(library, make_epub(tmp_path / "s.epub", [("S", f"<p>x</p>{svg}")])).book
     _reader, view = open_reader(library, qtbot, book, (800, 600))
-    tags = [
-        t for t in re.findall(r"<img\b[^>]*>", view.document().toHtml()) if "data:image/svg" in t
-    ]
+    tags = [(n, w) for n, w in pictures(view.document()) if n.startswith("data:image/svg")]
     assert len(tags) == 1
-    width = re.search(r'width="(\d+)"', tags[0])
-    assert width and 50 < int(width.group(1)) < 800  # across the column, not 1,600 px wide
+    assert 50 < tags[0][1] < 800  # across the column, not 1,600 px wide
 
 
 def test_an_svg_page_shows_the_picture_it_wraps(
@@ -92,7 +89,7 @@ def test_an_svg_page_shows_the_picture_it_wraps(
     path = make_epub(tmp_path / "p.epub", [("P", body)], extra_files=files, extra_manifest=manifest)
     book = import_book(library, path).book
     _reader, view = open_reader(library, qtbot, book, (800, 600))
-    sources = re.findall(r'<img src="([^"]+)"', view.document().toHtml())
+    sources = [name for name, _ in pictures(view.document())]
     assert sources, view.document().toHtml()[:400]
     image = view.document().resource(QTextDocument.ResourceType.ImageResource, QUrl(sources[0]))
     assert isinstance(image, QImage) and not image.isNull()

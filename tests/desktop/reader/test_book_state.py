@@ -48,7 +48,7 @@ def test_opening_and_closing_the_window_moves_nothing(
         view.verticalScrollBar().value(),  # type: ignore[union-attr]
         view.verticalScrollBar().maximum(),  # type: ignore[union-attr]
         view._anchor,  # type: ignore[union-attr]
-        view.loaded,  # type: ignore[union-attr]
+        view.flow.loaded,  # type: ignore[union-attr]
         view.isVisible(),  # type: ignore[union-attr]
     )
     close_window(qtbot, window)

@@ -22,11 +22,11 @@ def test_a_cited_passage_is_underlined_and_holds_the_caret(
     view = text_view(reader)
     quote = " ".join(library.page(book.id, 12).text.split()[120:128])
     reader.go_to_page(12, mark=quote)
-    start, end = view.mark_position() or (0, 0)
+    start, end = view.marks.mark_position() or (0, 0)
     assert end > start and view.mark_visible()
     assert view.textCursor().position() == start  # not the top of the page
     assert view.textCursor().block().text().find(quote.split()[0]) >= 0
     [mark] = [s for s in view.extraSelections() if s.cursor.selectionStart() == start]
     assert mark.format.underlineStyle() == QTextCharFormat.UnderlineStyle.DashUnderline
     top = view.top_position()
-    assert top != view.page_offset(start), "the passage is further down than the top line"
+    assert top != view.flow.page_offset(start), "the passage is further down than the top line"

@@ -30,7 +30,7 @@ def test_find_lists_matches_in_book_order_with_a_count_and_f3_walks_them(
     view = text_view(reader)
     view.setFocus()
     press(view, Qt.Key.Key_F3)
-    assert reader.page == pages[0] and view.marked() and view.mark_visible()
+    assert reader.page == pages[0] and view.marks.marked() and view.mark_visible()
     press(view, Qt.Key.Key_F3)
     assert reader.page == pages[1] and view.mark_visible()
     assert reader.find_count.text() == f"2 of {len(pages)} matches"
@@ -71,9 +71,9 @@ def test_f3_marks_each_match_on_a_page_in_turn(
     offsets = []
     for _ in range(3):
         assert reader.page == page and view.mark_visible()
-        mark = view.mark_position()
-        assert mark is not None and view.page_offset(mark[0])[0] == page
-        offsets.append(view.page_offset(mark[0])[1])
+        mark = view.marks.mark_position()
+        assert mark is not None and view.flow.page_offset(mark[0])[0] == page
+        offsets.append(view.flow.page_offset(mark[0])[1])
         press(view, Qt.Key.Key_F3)
     assert offsets == sorted(offsets) and len(set(offsets)) == 3, "three different places"
 

@@ -44,13 +44,13 @@ def test_a_highlight_is_noted_recoloured_and_deleted_in_the_book(
         reader.setProperty("headless", False)  # a note dialog would be asked here
         view.setFocus()
         viewport = view.viewport()
-        x, y = view.column_x(0) + 60, viewport.height() // 3
+        x, y = view.pager.column_x(0) + 60, viewport.height() // 3
         QTest.mousePress(viewport, LEFT, NONE, QPoint(x, y))
         for dx in range(20, 220, 50):
             QTest.mouseMove(viewport, QPoint(x + dx, y))
         QTest.mouseRelease(viewport, LEFT, NONE, QPoint(x + 220, y))
         QApplication.processEvents()
-        text = view.selected_text()
+        text = view.marks.selected_text()
         QTest.mouseClick(reader.selection_bar.buttons["highlight:green"], LEFT)
         QApplication.processEvents()
         assert note_dialog["asked"] == 0, "▶ a new highlight asked for a note"
@@ -64,7 +64,7 @@ def test_a_highlight_is_noted_recoloured_and_deleted_in_the_book(
         assert bar.isVisible(), "▶ clicking a highlight opened nothing"
         line = viewport.mapTo(reader, QPoint(x + 100, y))
         assert 0 < bar.geometry().top() - line.y() < 60, "the bar is just below the line"
-        assert view.screen_start()[0] == 75  # no page turn either
+        assert view.pager.screen_start()[0] == 75  # no page turn either
         QTest.mouseClick(bar.buttons["note"], LEFT)
         assert bar.note.isVisible() and bar.note.hasFocus()
         QTest.keyClicks(bar.note, "Charlotte's plan")

@@ -21,13 +21,13 @@ def test_a_highlight_over_paragraphs_and_pages_is_drawn_over_its_whole_extent(
     reader.setProperty("headless", True)
     reader.open_book(book, 10)
     view = text_view(reader)
-    start = view.starts[view.loaded.index(10)] + 300
-    end = view.starts[view.loaded.index(11)] + 400
+    start = view.flow.starts[view.flow.loaded.index(10)] + 300
+    end = view.flow.starts[view.flow.loaded.index(11)] + 400
     cursor = QTextCursor(view.document())
     cursor.setPosition(start)
     cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
     view.setTextCursor(cursor)
-    selected = view.selected_text()
+    selected = view.marks.selected_text()
     assert "\n" in selected and len(selected) > 1000
     assert reader.ask_about_selection("highlight")
     (saved,) = library.list_highlights(book.id)
@@ -62,17 +62,17 @@ def test_a_highlight_in_the_list_opens_at_its_own_place(
     reader.setProperty("headless", True)
     reader.open_book(book, 20)
     view = text_view(reader)
-    text = view.page_text(20)
+    text = view.flow.page_text(20)
     word = "Alice"
     second = text.find(word, text.find(word) + 1)
     assert second > 0, "the page names Alice twice"
     cursor = QTextCursor(view.document())
-    cursor.setPosition(view.starts[view.loaded.index(20)] + second)
+    cursor.setPosition(view.flow.starts[view.flow.loaded.index(20)] + second)
     cursor.setPosition(cursor.position() + len(word), QTextCursor.MoveMode.KeepAnchor)
     view.setTextCursor(cursor)
     assert reader.ask_about_selection("highlight:pink")
     reader.go_to_page(70)
     reader._result_go(reader.highlight_list.item(0))
-    mark = view.mark_position()
+    mark = view.marks.mark_position()
     assert reader.page == 20 and mark is not None and view.mark_visible()
-    assert view.page_offset(mark[0]) == (20, second), "the second Alice, not the first"
+    assert view.flow.page_offset(mark[0]) == (20, second), "the second Alice, not the first"

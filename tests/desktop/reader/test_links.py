@@ -56,7 +56,7 @@ def _click_link(view: TextView, href_start: str) -> None:
                 cursor = QTextCursor(doc)
                 cursor.setPosition(frag.position())
                 view.setTextCursor(cursor)
-                if not view.paged:  # a paged screen shows the link where it is
+                if not view.pager.paged:  # a paged screen shows the link where it is
                     view.ensureCursorVisible()
                 QApplication.processEvents()
                 start = view.cursorRect(cursor)
@@ -111,6 +111,8 @@ def test_a_footnote_reference_opens_its_note_in_a_pop_up(
     note_page = popup.page
     qtbot.waitUntil(lambda: reader.page == note_page)
     assert reader.session is not None and reader.session.read_to == read_to
+    line = view.textCursor().block().text()  # the caret on the note: a screen reader reads it
+    assert "where the claim comes from" in line, line
     reader.go_back()
     qtbot.waitUntil(lambda: reader.page == 1)
 

@@ -41,10 +41,12 @@ def with_columns(reader: Reader, columns: int) -> None:
 
 def column_texts(view: TextView) -> list[str]:
     out = []
-    for column in view._columns:
+    for column in view.pager.columns:
         cursor = QTextCursor(view.document())
         cursor.setPosition(column.first)
-        cursor.setPosition(min(column.end, view._end()), QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(
+            min(column.end, view.flow.end_position()), QTextCursor.MoveMode.KeepAnchor
+        )
         out.append(cursor.selectedText().replace("\u2029", "\n"))
     return out
 
@@ -52,8 +54,8 @@ def column_texts(view: TextView) -> list[str]:
 def assert_no_line_cut(view: TextView) -> None:
     """Every line of a column fits its clip; the next column starts with the first line left
     out, which is below the clip."""
-    height = view.page_height()
-    for column in view._columns:
+    height = view.pager.page_height()
+    for column in view.pager.columns:
         for line in lines_down(view.document(), column.first):
             if line.start >= column.end:
                 assert line.top >= column.bottom - 0.5, "the first line left out is not drawn"
@@ -69,22 +71,25 @@ def test_fifty_turns_show_every_line_exactly_once(
     reader.resize(1300, 760)
     view = open_alice(reader, library, books_dir)
     with_columns(reader, columns)
-    assert view.paged and view.column_count() == columns
-    start = view.screen_start()
+    assert view.pager.paged and view.pager.column_count() == columns
+    start = view.pager.screen_start()
     shown: list[str] = []
     page_texts: dict[int, str] = {}
     chain: list[tuple[tuple[int, int], tuple[int, int]]] = []
     for turn in range(50):
-        assert len(view._columns) == columns
+        assert len(view.pager.columns) == columns
         assert_no_line_cut(view)
         shown.extend(column_texts(view))
-        for column in view._columns:
+        for column in view.pager.columns:
             chain.append(
-                (view.page_offset(column.first), view.page_offset(min(column.end, view._end())))
+                (
+                    view.flow.page_offset(column.first),
+                    view.flow.page_offset(min(column.end, view.flow.end_position())),
+                )
             )
-        first, last = view.screen_pages()
+        first, last = view.pager.screen_pages()
         for page in range(first, last + 1):
-            page_texts[page] = view.page_text(page)
+            page_texts[page] = view.flow.page_text(page)
         press(view, FORWARD[turn % len(FORWARD)])
     for (_, end), (begin, _) in itertools.pairwise(chain):
         assert end == begin, "each column starts where the one before stopped"
@@ -105,11 +110,11 @@ def test_turning_back_shows_the_same_screens_in_reverse(
     with_columns(reader, 2)
     seen = []
     for _ in range(8):
-        seen.append(view.screen_start())
+        seen.append(view.pager.screen_start())
         press(view, Qt.Key.Key_PageDown)
     for expected in reversed(seen):
         press(view, Qt.Key.Key_PageUp)
-        assert view.screen_start() == expected
+        assert view.pager.screen_start() == expected
 
 
 def test_turning_back_from_a_jump_never_repeats_a_line(
@@ -120,12 +125,12 @@ def test_turning_back_from_a_jump_never_repeats_a_line(
     reader.resize(1300, 760)
     view = open_alice(reader, library, books_dir, page=9)
     with_columns(reader, 2)
-    here = view.screen_start()
+    here = view.pager.screen_start()
     press(view, Qt.Key.Key_PageUp)
-    assert view.page_offset(min(view._columns[-1].end, view._end())) == here
+    assert view.flow.page_offset(min(view.pager.columns[-1].end, view.flow.end_position())) == here
     assert_no_line_cut(view)
     press(view, Qt.Key.Key_PageDown)
-    assert view.screen_start() == here
+    assert view.pager.screen_start() == here
 
 
 def ink_in(image: Any, x0: int, x1: int, background: QColor) -> int:
@@ -144,7 +149,7 @@ def test_two_columns_appear_past_the_threshold_width(
     view = open_alice(reader, library, books_dir)
     QApplication.processEvents()
     assert view.viewport().width() < TWO_COLUMNS_FROM
-    assert view.column_count() == 1 and len(view._columns) == 1
+    assert view.pager.column_count() == 1 and len(view.pager.columns) == 1
     background = QColor(view.theme.background)
     image = view.viewport().grab().toImage()
     half = image.width() // 2
@@ -152,7 +157,7 @@ def test_two_columns_appear_past_the_threshold_width(
     reader.resize(TWO_COLUMNS_FROM + 400, 700)
     QApplication.processEvents()
     assert view.viewport().width() >= TWO_COLUMNS_FROM
-    assert view.column_count() == 2 and len(view._columns) == 2
+    assert view.pager.column_count() == 2 and len(view.pager.columns) == 2
     image = view.viewport().grab().toImage()
     half = image.width() // 2
     left, right = ink_in(image, 0, half, background), ink_in(image, half, image.width(), background)
@@ -166,8 +171,8 @@ def test_the_last_line_is_drawn_whole_and_nothing_below_it(
 ) -> None:
     reader.resize(900, 700)
     view = open_alice(reader, library, books_dir)
-    column = view._columns[0]
-    clip_bottom = int(column.bottom - view._offset_of(column))
+    column = view.pager.columns[0]
+    clip_bottom = int(column.bottom - view.pager.offset_of(column))
     image = view.viewport().grab().toImage()
     background = QColor(view.theme.background)
     below = sum(
@@ -185,13 +190,13 @@ def test_click_zones_and_the_wheel_turn_pages(
 ) -> None:
     reader.resize(1300, 760)
     view = open_alice(reader, library, books_dir)
-    first = view.screen_start()
+    first = view.pager.screen_start()
     right = QPoint(view.viewport().width() - 5, view.viewport().height() // 2)
     QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=right)
-    second = view.screen_start()
+    second = view.pager.screen_start()
     assert second > first
     QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(5, 200))
-    assert view.screen_start() == first
+    assert view.pager.screen_start() == first
     middle = QPointF(view.viewport().width() / 2, 200)
     for delta in (-120, -120, 120):
         event = QWheelEvent(
@@ -205,7 +210,7 @@ def test_click_zones_and_the_wheel_turn_pages(
             False,
         )
         QApplication.sendEvent(view.viewport(), event)
-    assert view.screen_start() == second
+    assert view.pager.screen_start() == second
 
 
 def test_dragging_in_the_second_column_selects_its_words(
@@ -214,9 +219,9 @@ def test_dragging_in_the_second_column_selects_its_words(
     reader.resize(1300, 760)
     view = open_alice(reader, library, books_dir)
     with_columns(reader, 2)
-    second = view._columns[1]
-    x = view.column_width() + view._side_margin + 2
-    y = int(second.top - view._offset_of(second)) + 4
+    second = view.pager.columns[1]
+    x = view.pager.column_width() + view.pager.side_margin + 2
+    y = int(second.top - view.pager.offset_of(second)) + 4
     vp = view.viewport()
     QTest.mousePress(vp, Qt.MouseButton.LeftButton, pos=QPoint(x, y))
     QTest.mouseMove(vp, QPoint(x + 200, y + 60))
@@ -224,7 +229,9 @@ def test_dragging_in_the_second_column_selects_its_words(
     cursor = view.textCursor()
     assert cursor.hasSelection()
     assert second.first <= cursor.selectionStart() < cursor.selectionEnd() <= second.end
-    assert view.screen_start() == view.page_offset(view._columns[0].first), "no page turned"
+    assert view.pager.screen_start() == view.flow.page_offset(view.pager.columns[0].first), (
+        "no page turned"
+    )
 
 
 def test_turning_from_the_last_page_read_is_reading_a_jump_is_not(
@@ -251,34 +258,34 @@ def test_caret_browsing_selects_with_shift_arrows_and_follows_the_caret(
     reader.resize(1300, 760)
     view = open_alice(reader, library, books_dir)
     with_columns(reader, 2)
-    start = view.screen_start()
+    start = view.pager.screen_start()
     press(view, Qt.Key.Key_F7)
     assert view.caret_browsing
     press(view, Qt.Key.Key_Down)
-    assert view.screen_start() == start, "an arrow moves the caret, not the page"
+    assert view.pager.screen_start() == start, "an arrow moves the caret, not the page"
     for _ in range(5):
         press(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
     assert len(view.textCursor().selectedText()) == 5
-    assert view.selection_anchor() is not None
+    assert view.marks.selection_anchor() is not None
     for _ in range(200):
         press(view, Qt.Key.Key_Down)
-        if view.screen_start() != start:
+        if view.pager.screen_start() != start:
             break
-    assert view.screen_start() != start, "the screen follows the caret past its end"
-    assert view.on_screen(view.textCursor().position())
+    assert view.pager.screen_start() != start, "the screen follows the caret past its end"
+    assert view.pager.on_screen(view.textCursor().position())
     press(view, Qt.Key.Key_F7)
     assert not view.caret_browsing
-    before = view.screen_start()
+    before = view.pager.screen_start()
     press(view, Qt.Key.Key_Down)
-    assert view.screen_start() != before, "without the caret the arrows turn pages again"
+    assert view.pager.screen_start() != before, "without the caret the arrows turn pages again"
 
 
 def test_scroll_stays_a_choice(reader: Reader, library: Library, books_dir: Path) -> None:
     view = open_alice(reader, library, books_dir)
-    assert view.paged, "paged by default"
+    assert view.pager.paged, "paged by default"
     reader.set_typography(replace(reader.typography, layout="scroll"))
     QApplication.processEvents()
-    assert not view.paged and not view._columns
+    assert not view.pager.paged and not view.pager.columns
     assert view.verticalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAsNeeded
     before = view.verticalScrollBar().value()
     press(view, Qt.Key.Key_PageDown)
@@ -291,13 +298,15 @@ def test_a_selection_in_the_second_column_is_placed_where_it_is_drawn(
     reader.resize(1300, 760)
     view = open_alice(reader, library, books_dir)
     with_columns(reader, 2)
-    second = view._columns[1]
+    second = view.pager.columns[1]
     cursor = QTextCursor(view.document())
     cursor.setPosition(second.first + 40)
     rect = view.cursorRect(cursor)
-    assert view.column_width() <= rect.left() < view.viewport().width()
+    assert view.pager.column_width() <= rect.left() < view.viewport().width()
     assert 0 <= rect.top() < view.viewport().height()
-    assert view.cursor_at(rect.center()).position() in range(second.first + 38, second.first + 43)
+    assert view.pager.cursor_at(rect.center()).position() in range(
+        second.first + 38, second.first + 43
+    )
 
 
 def test_turning_back_after_a_resize_never_repeats_or_skips_a_line(
@@ -309,9 +318,9 @@ def test_turning_back_after_a_resize_never_repeats_or_skips_a_line(
         press(view, Qt.Key.Key_PageDown)
     reader.resize(1300, 600)
     QApplication.processEvents()
-    here = view.screen_start()
+    here = view.pager.screen_start()
     press(view, Qt.Key.Key_PageUp)
-    assert view.page_offset(min(view._columns[-1].end, view._end())) == here
+    assert view.flow.page_offset(min(view.pager.columns[-1].end, view.flow.end_position())) == here
     assert_no_line_cut(view)
 
 
@@ -343,15 +352,15 @@ def test_the_first_and_last_screens_of_the_book_stop_the_turns(
 ) -> None:
     reader.resize(1300, 760)
     view = open_alice(reader, library, books_dir, page=1)
-    assert view.at_start() and not view.previous_screen()
-    last = view.page_count
+    assert view.pager.at_start() and not view.previous_screen()
+    last = view.flow.page_count
     reader.go_to_page(last)
     QApplication.processEvents()
     for _ in range(10):
         press(view, Qt.Key.Key_PageDown)
-    assert view.at_end() and not view.next_screen()
+    assert view.pager.at_end() and not view.next_screen()
     assert view.top_page() <= last and reader.page <= last
-    end = view.screen_start()
+    end = view.pager.screen_start()
     press(view, Qt.Key.Key_PageUp)
     press(view, Qt.Key.Key_PageDown)
-    assert view.screen_start() == end
+    assert view.pager.screen_start() == end

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication, QInputDialog, QLineEdit
 
 from core.books.importer import import_book
 from core.store.library import Library
-from desktop import password_dialog
+from desktop.reader import password_dialog
 from desktop.reader.pdf_view import PdfView
 from desktop.window.main_window import MainWindow
 from tests.desktop.conftest import close_window

@@ -18,7 +18,7 @@ from core.books.importer import import_book
 from desktop.reader.image_pages import ImagePagesView
 from desktop.reader.pdf_view import PdfView
 from desktop.reader.text_view import TextView
-from desktop.shortcut_help import shortcut_rows
+from desktop.window.shortcut_help import shortcut_rows
 from tests.desktop.conftest import close_window, open_window
 from tests.support.comics import make_fixed_layout_epub
 from tests.support.pdfgen import make_text_pdf

@@ -67,7 +67,7 @@ class Session:
         """Page Down ``times``: the first and last pages of the last screen turned past."""
         past = (0, 0)
         for _ in range(times):
-            past = self.reader.view.screen_pages()
+            past = self.reader.view.pager.screen_pages()
             self.key(Qt.Key.Key_PageDown)
         return past
 
@@ -172,7 +172,7 @@ def test_a_search_hit_two_hundred_pages_on_then_turning_pages(
 @pytest.mark.parametrize("restart", [False, True])
 def test_a_jump_two_screens_on_then_five_screens_read(session: Session, restart: bool) -> None:
     contents_then_read(session, 1)
-    first, last = session.reader.view.screen_pages()
+    first, last = session.reader.view.pager.screen_pages()
     landing = last + 2 * (last - first + 1) - 1  # two screens further on
     session.go_to(landing)
     assert session.reader.page == landing
@@ -206,7 +206,7 @@ def test_turning_past_a_two_column_screen_reads_its_last_line(session: Session) 
     session.reader.read_to_button.click()  # read to p. 1 on purpose, then read on
     raised = []
     for _ in range(6):
-        first, last = session.reader.view.screen_pages()
+        first, last = session.reader.view.pager.screen_pages()
         session.key(Qt.Key.Key_PageDown)
         raised.append((first, last, session.read_to()))
     assert all(bound >= last for _, last, bound in raised), raised

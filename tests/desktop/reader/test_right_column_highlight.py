@@ -24,17 +24,17 @@ def test_highlight_in_right_column_keeps_the_screen(
         reader, view = win.reader, win.reader.view
         view.setFocus()
         QApplication.processEvents()
-        assert view.column_count() == 2
-        before = (view.screen_start(), reader.page)
+        assert view.pager.column_count() == 2
+        before = (view.pager.screen_start(), reader.page)
         viewport = view.viewport()
-        x, y = view.column_x(1) + 40, viewport.height() // 2
+        x, y = view.pager.column_x(1) + 40, viewport.height() // 2
         left, none = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
         QTest.mousePress(viewport, left, none, QPoint(x, y))
         for dx in range(20, 300, 40):
             QTest.mouseMove(viewport, QPoint(x + dx, y))
         QTest.mouseRelease(viewport, left, none, QPoint(x + 300, y))
         QApplication.processEvents()
-        text = view.selected_text().strip()
+        text = view.marks.selected_text().strip()
         assert len(text) > 10
         bar = reader.selection_actions.bar
         assert bar.isVisible()
@@ -49,10 +49,10 @@ def test_highlight_in_right_column_keeps_the_screen(
         QTest.mouseClick(bar.buttons["highlight:green"], left)
         QApplication.processEvents()
         save_shot(win.grab(), "item3_after_highlight.png")
-        assert (view.screen_start(), reader.page) == before, "▶ highlighting moved the screen"
+        assert (view.pager.screen_start(), reader.page) == before, "▶ highlighting moved the screen"
         saved = win.library.list_highlights(book_id)
         assert [h.colour for h in saved] == ["green"]
-        assert 75 < saved[0].page <= view.screen_pages()[1]  # a later page of the screen
+        assert 75 < saved[0].page <= view.pager.screen_pages()[1]  # a later page of the screen
         assert text in saved[0].text
     finally:
         close_window(qtbot, win)

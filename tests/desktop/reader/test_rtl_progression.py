@@ -80,22 +80,22 @@ def test_left_arrow_and_left_click_turn_forward_in_a_right_to_left_book(
     reader: Reader, library: Library, tmp_path: Path
 ) -> None:
     view = open_paged(reader, library, rtl_book(tmp_path / "rtl.epub"), 1)
-    assert view.paged and view.rtl
-    first = view.screen_start()
+    assert view.pager.paged and view.pager.rtl
+    first = view.pager.screen_start()
     press(view, Qt.Key.Key_Left)
-    second = view.screen_start()
+    second = view.pager.screen_start()
     assert second > first, "Left goes forward when pages turn right to left"
     press(view, Qt.Key.Key_Right)
-    assert view.screen_start() == first
+    assert view.pager.screen_start() == first
     press(view, Qt.Key.Key_PageDown)  # PageDown and Space still go forward
-    assert view.screen_start() == second
+    assert view.pager.screen_start() == second
     press(view, Qt.Key.Key_PageUp)
     middle_y = view.viewport().height() // 2
     QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(5, middle_y))
-    assert view.screen_start() == second, "the left click zone goes forward"
+    assert view.pager.screen_start() == second, "the left click zone goes forward"
     right = QPoint(view.viewport().width() - 5, middle_y)
     QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=right)
-    assert view.screen_start() == first
+    assert view.pager.screen_start() == first
 
 
 def test_two_columns_are_laid_right_to_left(
@@ -104,40 +104,44 @@ def test_two_columns_are_laid_right_to_left(
     view = open_paged(
         reader, library, rtl_book(tmp_path / "ar.epub", language="ar", direction=""), 2
     )
-    assert view.rtl and view.column_count() == 2 and len(view._columns) == 2
-    width = view.column_width()
+    assert view.pager.rtl and view.pager.column_count() == 2 and len(view.pager.columns) == 2
+    width = view.pager.column_width()
     cursor = QTextCursor(view.document())
-    cursor.setPosition(view._columns[0].first)
+    cursor.setPosition(view.pager.columns[0].first)
     assert view.cursorRect(cursor).x() >= width, "the screen's first column is on the right"
-    cursor.setPosition(view._columns[1].first)
+    cursor.setPosition(view.pager.columns[1].first)
     assert view.cursorRect(cursor).x() < width, "its second column is on the left"
     # a click in the right half lands in the first column's text, the left half in the second
     y = int(view.cursorRect(cursor).center().y())
     assert (
-        view._columns[0].first
-        <= view.cursor_at(QPoint(width + 60, y)).position()
-        < view._columns[0].end
+        view.pager.columns[0].first
+        <= view.pager.cursor_at(QPoint(width + 60, y)).position()
+        < view.pager.columns[0].end
     )
-    assert view._columns[1].first <= view.cursor_at(QPoint(60, y)).position() < view._columns[1].end
+    assert (
+        view.pager.columns[1].first
+        <= view.pager.cursor_at(QPoint(60, y)).position()
+        < view.pager.columns[1].end
+    )
     for theme in ("light", "dark"):
         reader.set_theme(theme)
         QApplication.processEvents()
         save_shot(reader.grab(), f"rtl-two-columns-{theme}.png")
-    before = view.screen_start()
+    before = view.pager.screen_start()
     press(view, Qt.Key.Key_Left)
-    assert view.screen_start() > before
+    assert view.pager.screen_start() > before
 
 
 def test_a_left_to_right_book_keeps_right_as_forward(
     reader: Reader, library: Library, tmp_path: Path
 ) -> None:
     view = open_paged(reader, library, rtl_book(tmp_path / "en.epub", direction=""), 2)
-    assert not view.rtl
-    first = view.screen_start()
+    assert not view.pager.rtl
+    first = view.pager.screen_start()
     press(view, Qt.Key.Key_Left)
-    assert view.screen_start() == first  # nothing before the first screen
+    assert view.pager.screen_start() == first  # nothing before the first screen
     press(view, Qt.Key.Key_Right)
-    assert view.screen_start() > first
+    assert view.pager.screen_start() > first
     cursor = QTextCursor(view.document())
-    cursor.setPosition(view._columns[0].first)
-    assert view.cursorRect(cursor).x() < view.column_width()
+    cursor.setPosition(view.pager.columns[0].first)
+    assert view.cursorRect(cursor).x() < view.pager.column_width()

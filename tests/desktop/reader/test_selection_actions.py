@@ -27,7 +27,7 @@ def test_keyboard_selection_then_ask_shortcut_emits_the_text(
         for _ in range(4):
             press(view, Qt.Key.Key_Right, shift_ctrl)
         press(view, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
-        text = view.selected_text()
+        text = view.marks.selected_text()
         assert len(text.split()) >= 4
         assert win.reader.selection_bar.isVisible()
         bar = win.reader.selection_bar.geometry()
@@ -46,8 +46,10 @@ def test_selection_bar_stays_in_view_for_a_long_selection(
     reader.open_book(book, 10)
     view = text_view(reader)
     cursor = QTextCursor(view.document())
-    cursor.setPosition(view.starts[view.loaded.index(10)])
-    cursor.setPosition(view.starts[view.loaded.index(12)], QTextCursor.MoveMode.KeepAnchor)
+    cursor.setPosition(view.flow.starts[view.flow.loaded.index(10)])
+    cursor.setPosition(
+        view.flow.starts[view.flow.loaded.index(12)], QTextCursor.MoveMode.KeepAnchor
+    )
     view.setTextCursor(cursor)  # far longer than the screen
     bar = reader.selection_bar.geometry()
     top = view.viewport().mapTo(reader, view.viewport().rect().topLeft()).y()
@@ -63,7 +65,7 @@ def test_selection_action_shortcuts_in_the_reader(
     reader.open_book(book, 10)
     view = text_view(reader)
     word = library.page(book.id, 10).text.split()[5]
-    assert view.select_text(word)
+    assert view.marks.select_text(word)
     with qtbot.waitSignal(reader.requestAsk, timeout=2000) as blocker:
         press(
             view,
@@ -82,7 +84,7 @@ def test_a_selection_and_its_end_go_out_on_the_stream(
     reader.events.subscribe(SelectionChanged, heard.append)
     view = text_view(reader)
     word = library.page(book.id, 10).text.split()[5]
-    assert view.select_text(word)
+    assert view.marks.select_text(word)
     assert heard[-1] == SelectionChanged(book.id, 10, word)
     reader.host.clear_selection()
     assert heard[-1] == SelectionChanged(book.id, reader.page, ""), "the selection went"
@@ -96,7 +98,7 @@ def test_a_highlight_is_saved_in_the_chosen_colour_without_a_question(
     reader.setProperty("headless", False)  # nothing is asked all the same (issue 39, item 5)
     view = text_view(reader)
     phrase = " ".join(library.page(book.id, 4).text.split()[5:10])
-    assert view.select_text(phrase)
+    assert view.marks.select_text(phrase)
     reader.selection_bar.buttons["highlight:green"].click()
     assert note_dialog["asked"] == 0
     (saved,) = library.list_highlights(book.id)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from core.books.importer import import_book
 from core.store.library import Library
+from desktop.reader.picture_text import MARK, SIZE
 from desktop.reader.reader import Reader
 from tests.core.books.epubgen import make_epub
 from tests.desktop.reader.conftest import (
@@ -41,7 +42,7 @@ def test_turning_screens_through_a_chapter_skips_no_text(
         for page, a, b in visible_offsets(view):
             if page in covered:
                 covered[page].append((a, b))
-                lengths[page] = len(view.page_text(page))
+                lengths[page] = len(view.flow.page_text(page))
         seen_pages.append(reader.page)
         if reader.page > pages[-1]:
             break
@@ -49,7 +50,7 @@ def test_turning_screens_through_a_chapter_skips_no_text(
     assert reader.page == pages[-1] + 1, "reading went on into the next chapter"
     assert seen_pages == sorted(seen_pages), "the page indicator only moved forward"
     for page in pages:
-        text = view.page_text(page) if page in view.loaded else None
+        text = view.flow.page_text(page) if page in view.flow.loaded else None
         reach = 0
         for a, b in sorted(covered[page]):
             assert a <= reach + 1, f"text skipped on p. {page} at offset {reach}..{a}: {text!r}"
@@ -99,8 +100,8 @@ def test_page_up_and_home_end_go_back_and_to_the_chapter_edges(
     press(view, Qt.Key.Key_Space, Qt.KeyboardModifier.ShiftModifier)
     assert abs(view.top_position()[1] - start[1]) < 80 and view.top_position()[0] == start[0]
     press(view, Qt.Key.Key_Home)
-    assert reader.page == pages[0] and view.verticalScrollBar().value() <= view._y(
-        view.starts[view.loaded.index(pages[0])]
+    assert reader.page == pages[0] and view.verticalScrollBar().value() <= view.flow.y_of(
+        view.flow.starts[view.flow.loaded.index(pages[0])]
     )
     press(view, Qt.Key.Key_End)
     last_text = library.page(book.id, pages[-1]).text.split()[-3:]
@@ -117,8 +118,8 @@ def test_window_page_down_turns_a_screen_when_the_book_has_focus(
     with alice_window(library, books_dir, qtbot, 10) as (win, _book):
         view = text_view(win.reader)
         view.setFocus()
-        assert view.paged
-        end = view.page_offset(min(view._columns[-1].end, view._end()))
+        assert view.pager.paged
+        end = view.flow.page_offset(min(view.pager.columns[-1].end, view.flow.end_position()))
         press(view, Qt.Key.Key_PageDown)
         assert view.top_position() == end, "one screen on: where the last one stopped"
 
@@ -134,7 +135,7 @@ def test_a_citation_jump_shows_the_mark_inside_the_viewport(
         reader.go_to_page(page, mark=quote)
         QApplication.processEvents()
         assert reader.page == page
-        assert view.marked() and view.mark_visible(), f"the mark on p. {page} is out of view"
+        assert view.marks.marked() and view.mark_visible(), f"the mark on p. {page} is out of view"
 
 
 def test_a_mark_whose_words_are_on_the_next_page_opens_that_page(
@@ -147,8 +148,8 @@ def test_a_mark_whose_words_are_on_the_next_page_opens_that_page(
     reader.go_to_page(30, mark=quote)  # a hit that says p. 30 for words on p. 31
     # the mark is centred: the top of the view may still show the end of p. 30
     assert reader.page in (30, 31) and view.mark_visible()
-    start = view.mark_position()
-    assert start is not None and view.page_offset(start[0])[0] == 31
+    start = view.marks.mark_position()
+    assert start is not None and view.flow.page_offset(start[0])[0] == 31
 
 
 def test_large_images_fit_the_column(reader: Reader, library: Library, tmp_path: Path) -> None:
@@ -176,8 +177,9 @@ def test_large_images_fit_the_column(reader: Reader, library: Library, tmp_path:
     QApplication.processEvents()
     assert view.horizontalScrollBar().maximum() == 0
     assert view.document().size().width() <= view.viewport().width() + 1
-    html = view.document().toHtml()
-    assert 'width="' in html
+    mark = view.document().find(MARK)  # the picture, painted on its line (picture_text)
+    width, height, *_ = mark.charFormat().property(SIZE)
+    assert 0 < width <= view.viewport().width() and height == pytest.approx(width / 3, abs=1)
 
 
 def test_the_mark_stays_in_view_when_the_window_is_resized_after_the_jump(
@@ -221,16 +223,14 @@ def test_double_click_on_an_image_opens_it_large(
     reader.open_book(book, 1)
     view = text_view(reader)
     cursor = QTextCursor(view.document())
-    found = None
-    while not cursor.atEnd():
-        cursor.movePosition(QTextCursor.MoveOperation.NextCharacter)
-        if cursor.charFormat().isImageFormat():
-            found = view.cursorRect(cursor)
-            break
-    assert found is not None
+    cursor = view.document().find(MARK)  # the picture's line (picture_text)
+    assert not cursor.isNull()
+    found = view.cursorRect(cursor)
     shown: list[str] = []
     view.imageOpened.connect(shown.append)
-    QTest.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=found.center() - QPoint(4, 0))
+    QTest.mouseDClick(
+        view.viewport(), Qt.MouseButton.LeftButton, pos=found.center() + QPoint(0, 60)
+    )
     assert shown and shown[0].endswith("big.png")
     dialogs = [w for w in QApplication.topLevelWidgets() if w.windowTitle() == "Image"]
     assert dialogs and dialogs[-1].isVisible()

@@ -27,7 +27,7 @@ def open_book(reader: Reader, path: Path, page: int = 1) -> TextView:
     reader.open_book(book, page)
     QApplication.processEvents()
     view = text_view(reader)
-    assert view.column_count() == 1
+    assert view.pager.column_count() == 1
     return view
 
 
@@ -40,15 +40,15 @@ def block_with(view: TextView, words: str) -> QTextBlock:
 def on_screen(view: TextView, block: QTextBlock) -> QRect:
     """The block's rectangle in the viewport, turning pages until it is on screen."""
     for _ in range(30):
-        if view.on_screen(block.position()) and view.on_screen(
+        if view.pager.on_screen(block.position()) and view.pager.on_screen(
             block.position() + block.length() - 2
         ):
             break
         view.next_screen()
         QApplication.processEvents()
-    column = view._columns[0]
+    column = view.pager.columns[0]
     rect = view.document().documentLayout().blockBoundingRect(block)
-    top = int(rect.top() - view._offset_of(column))
+    top = int(rect.top() - view.pager.offset_of(column))
     return QRect(0, top, view.viewport().width(), int(rect.height()))
 
 
@@ -77,7 +77,7 @@ def grab(view: TextView) -> QImage:
 
 def text_edges(view: TextView) -> tuple[int, int]:
     """The column's left and right text edges in the viewport."""
-    margin = view._side_margin + view.document().documentMargin()
+    margin = view.pager.side_margin + view.document().documentMargin()
     return int(margin), int(view.viewport().width() - margin)
 
 
@@ -186,14 +186,14 @@ def test_a_page_starts_with_its_own_look_not_the_last_one_of_the_page_before(
     qtbot.addWidget(view)
     view.resize(700, 500)
     view.show()
-    view.set_source(lambda n: PageContent(n, str(n), "", pages[n]), 3)
+    view.flow.set_source(lambda n: PageContent(n, str(n), "", pages[n]), 3)
     view.show_at(2)  # pages 1 to 3 loaded: 1 before, 3 after
-    assert view.loaded == [1, 2, 3]
+    assert view.flow.loaded == [1, 2, 3]
     doc = view.document()
     centre = Qt.AlignmentFlag.AlignHCenter
     right = Qt.AlignmentFlag.AlignRight
-    signature = doc.findBlock(view.starts[1]).previous()
+    signature = doc.findBlock(view.flow.starts[1]).previous()
     assert signature.blockFormat().alignment() & right
-    assert not doc.findBlock(view.starts[1]).blockFormat().alignment() & right
-    assert doc.findBlock(view.starts[2]).blockFormat().alignment() & centre
-    assert doc.findBlock(view.starts[2]).blockFormat().headingLevel() == 2
+    assert not doc.findBlock(view.flow.starts[1]).blockFormat().alignment() & right
+    assert doc.findBlock(view.flow.starts[2]).blockFormat().alignment() & centre
+    assert doc.findBlock(view.flow.starts[2]).blockFormat().headingLevel() == 2

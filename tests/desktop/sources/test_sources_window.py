@@ -29,7 +29,7 @@ def md5(text: str) -> str:
 def test_settings_section_logs_in_and_keeps_the_password_in_the_keyring(
     app: Any, qtbot: Any
 ) -> None:
-    from desktop.settings_dialog import SettingsDialog
+    from desktop.window.settings_dialog import SettingsDialog
 
     with FakeKosync() as server:
         server.add_user("me", md5(PASSWORD))
@@ -141,7 +141,7 @@ def test_settings_section_turns_webdav_sync_on_and_off(
     app: Any, qtbot: Any, tmp_path: Path
 ) -> None:
     from core.sync.service import account
-    from desktop.settings_dialog import SettingsDialog
+    from desktop.window.settings_dialog import SettingsDialog
     from tests.fakes.webdav_server import WebDavServer
 
     with WebDavServer(tmp_path / "dav", user="me", password="dav-pass-1") as dav:

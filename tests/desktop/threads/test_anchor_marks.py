@@ -12,8 +12,8 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QMessageBox
 
-from core.anchors import collapse
 from core.domain.messages import CitationRef
+from core.store.anchors import collapse
 from core.store.library import Library
 from desktop.chat.render import page_chip
 from desktop.chat.sources import citation
@@ -23,12 +23,12 @@ PHRASE = "said the Caterpillar. “Well,"
 
 
 def _marked(view: Any) -> tuple[int, str]:
-    marked = view.mark_position()
+    marked = view.marks.mark_position()
     assert marked is not None
     cursor = QTextCursor(view.document())
     cursor.setPosition(marked[0])
     cursor.setPosition(marked[1], QTextCursor.MoveMode.KeepAnchor)
-    _page, offset = view.page_offset(marked[0])
+    _page, offset = view.flow.page_offset(marked[0])
     return offset, collapse(cursor.selectedText().replace("\u2029", " "))
 
 

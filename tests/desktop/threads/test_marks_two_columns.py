@@ -13,7 +13,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QTextCursor
 from PySide6.QtTest import QTest
 
-from core.anchors import collapse, view_to_stored
+from core.store.anchors import collapse, view_to_stored
 from core.store.library import Library
 from desktop.highlights.margin_marks import THREAD_RGB
 from tests.desktop.reader.conftest import alice_window, text_view
@@ -43,14 +43,14 @@ def test_a_mark_in_the_second_column_is_drawn_beside_it_and_opens_its_thread(
         reader = win.reader
         reader.set_typography(replace(reader.typography, layout="paged", columns=2))
         view = text_view(reader)
-        qtbot.waitUntil(lambda: view.paged and len(view._columns) == 2, timeout=20000)
-        second = view._columns[1]
+        qtbot.waitUntil(lambda: view.pager.paged and len(view.pager.columns) == 2, timeout=20000)
+        second = view.pager.columns[1]
         # a sentence that starts inside the second column, a few lines down
         cursor = QTextCursor(view.document())
         cursor.setPosition(second.first + 200)
         cursor.movePosition(QTextCursor.MoveOperation.NextWord)
         position = cursor.position()
-        page, offset = view.page_offset(position)
+        page, offset = view.flow.page_offset(position)
         stored = library.page(book.id, page).text
         start = view_to_stored(stored, offset)
         words = " ".join(collapse(stored[start:]).split()[:6])
@@ -64,7 +64,7 @@ def test_a_mark_in_the_second_column_is_drawn_beside_it_and_opens_its_thread(
         qtbot.waitUntil(lambda: len(marks._hits) == 2, timeout=20000)
 
         # where each mark stands: beside its own column, left of its own text
-        width = view.column_width()
+        width = view.pager.column_width()
         left_margin = view.document().rootFrame().frameFormat().leftMargin()
         boxes = {
             mark.key: marks.mapTo(view.viewport(), box.center().toPoint())
@@ -95,4 +95,4 @@ def test_a_mark_in_the_second_column_is_drawn_beside_it_and_opens_its_thread(
         QTest.mouseClick(marks, Qt.MouseButton.LeftButton, pos=hit)
         chat = win.chat
         qtbot.waitUntil(lambda: chat.conversation_id == thread.id, timeout=20000)
-        assert view.marked()
+        assert view.marks.marked()

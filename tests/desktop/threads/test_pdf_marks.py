@@ -10,8 +10,8 @@ from typing import Any
 from PySide6.QtCore import QPointF, Qt, QUrl
 from PySide6.QtTest import QTest
 
-from core.anchors import collapse
 from core.domain.messages import CitationRef
+from core.store.anchors import collapse
 from core.store.library import Library
 from desktop.chat.render import page_chip
 from desktop.chat.sources import citation

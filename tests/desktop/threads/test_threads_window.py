@@ -13,8 +13,8 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QImage, QTextCursor
 from PySide6.QtTest import QTest
 
-from core.anchors import collapse
 from core.books.importer import import_book
+from core.store.anchors import collapse
 from core.store.library import Library
 from desktop.highlights.margin_marks import NOTE_RGB, THREAD_RGB, MarginMarks
 from desktop.reader.paged_view import CLICK_ZONE
@@ -47,7 +47,7 @@ def _select_words(view: Any, page: int, offset: int, words: int) -> str:
     """Click at ``offset`` of ``page`` and extend the selection by ``words`` words with the
     keyboard, as a reader does."""
     cursor = QTextCursor(view.document())
-    cursor.setPosition(view.starts[view.loaded.index(page)] + offset)
+    cursor.setPosition(view.flow.starts[view.flow.loaded.index(page)] + offset)
     at = view.cursorRect(cursor).center()
     if at.x() < view.viewport().width() * CLICK_ZONE:  # a click there turns the page
         view.setTextCursor(cursor)  # as caret browsing (F7) puts it
@@ -56,7 +56,7 @@ def _select_words(view: Any, page: int, offset: int, words: int) -> str:
     shift_ctrl = Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier
     for _ in range(words):
         press(view, Qt.Key.Key_Right, shift_ctrl)
-    return str(view.selected_text())
+    return str(view.marks.selected_text())
 
 
 def _shoot(win: Any, name: str) -> None:
@@ -108,7 +108,7 @@ def test_a_question_about_a_passage_is_a_thread_marked_in_the_margin(
         # beside the passage's own line
         [(y, _mark)] = [m for m in threads.marks.visible_marks() if m[1].kind == "thread"]
         cursor = QTextCursor(view.document())
-        cursor.setPosition(view.starts[view.loaded.index(10)] + view_start)
+        cursor.setPosition(view.flow.starts[view.flow.loaded.index(10)] + view_start)
         line = view.cursorRect(cursor)
         assert line.top() <= y <= line.bottom()
 
@@ -138,8 +138,8 @@ def test_a_question_about_a_passage_is_a_thread_marked_in_the_margin(
         QTest.mouseClick(threads.marks, Qt.MouseButton.LeftButton, pos=box.center().toPoint())
         qtbot.waitUntil(lambda: chat.conversation_id == thread.id, timeout=5000)
         qtbot.waitUntil(lambda: chat.thread_header.isVisible(), timeout=5000)
-        assert view.marked()
-        marked = view.mark_position()
+        assert view.marks.marked()
+        marked = view.marks.mark_position()
         assert marked is not None
         a, b = marked
         cursor = QTextCursor(view.document())

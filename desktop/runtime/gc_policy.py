@@ -103,7 +103,7 @@ def give_back() -> None:
     """Drop cached source text and hand freed heap pages back to the system (a worker
     thread trims, so the window never waits for it)."""
     linecache.clearcache()
-    from core.memory import give_back_memory
+    from core.books.memory import give_back_memory
     from desktop.tasks import pool
 
     try:

@@ -1,6 +1,6 @@
 """Book › Repair search index: rebuild the index (and re-read damaged book text from the
 copies) off the UI thread, then say what was done. Notes, highlights, conversations and
-positions are never touched (``core.repair``)."""
+positions are never touched (``core.books.repair``)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def repair_search_index(window: MainWindow) -> None:
     status bar); a message box reports the result."""
 
     async def go() -> None:
-        from core.repair import repair_library
+        from core.books.repair import repair_library
 
         window.statusBar().showMessage("Repairing the search index…")
         try:

@@ -10,8 +10,8 @@ import datetime as dt
 import json
 from typing import Any
 
-from core.anchors import TextQuote, collapse
 from core.labels import Labels, printed_pages
+from core.store.anchors import TextQuote, collapse
 from core.store.library import BookInfo, HighlightRecord
 
 CONTEXT = "http://www.w3.org/ns/anno.jsonld"

@@ -20,7 +20,7 @@ from typing import Any
 
 from core.companions.export import companions_markdown  # X-Ray and recap (issue 25)
 from core.errors import MarginError
-from core.export_text import CONTROLS, blockquote, one_line, plain, safe_answer
+from core.export.text import CONTROLS, blockquote, one_line, plain, safe_answer
 from core.labels import Labels, cited_pages
 from core.store.conversations import ConversationInfo, MessageRecord
 from core.store.library import BookInfo, HighlightRecord, Library, NoteRecord

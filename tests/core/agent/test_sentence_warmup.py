@@ -1,0 +1,93 @@
+"""Passages mode reads a book's sentences ahead (core/agent/providers/sentence_warmup.py):
+the sentences of the pages up to read_to, nearest first, into answer_sentence's cache, so a
+reply encodes only what was not read. A counting encoder stands in for MiniLM (its weights
+are not needed to know what is encoded when)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from core.agent.providers import answer_sentence
+from core.agent.providers.sentence_warmup import (
+    SentenceWarmup,
+    book_sentences,
+    pages_ahead,
+)
+from core.store.library import BookInfo, Library
+
+
+class CountingEncoder:
+    """Unit vectors from a text's hash; remembers every text it was given."""
+
+    def __init__(self) -> None:
+        self.read: list[str] = []
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.read.extend(texts)
+        rows = [np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts]
+        out = np.array(rows, dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def counting(monkeypatch: pytest.MonkeyPatch) -> CountingEncoder:
+    fake = CountingEncoder()
+    monkeypatch.setattr(answer_sentence, "_encoder", lambda: fake)
+    answer_sentence._cache.clear()
+    yield fake
+    answer_sentence._cache.clear()
+
+
+def test_a_books_sentences_leave_out_headings_and_keep_the_nearest_page_first() -> None:
+    pages = [(2, "CHAPTER II\n\nHe ran. She stayed."), (1, "It began. Then it rained.")]
+    assert book_sentences(pages) == ["He ran.", "She stayed.", "It began.", "Then it rained."]
+
+
+def test_sentences_read_ahead_are_not_encoded_again(counting: CountingEncoder) -> None:
+    texts = ["He ran to the door.", "She stayed at the window.", "It rained all day."]
+    assert answer_sentence.read_ahead(texts, threading.Event(), batch=2) == 3
+    counting.read.clear()
+    vectors = answer_sentence.encoded(counting, ["Where did she stay?", texts[1], texts[2]])
+    assert counting.read == ["Where did she stay?"]  # the question alone
+    assert all(v.dtype == np.float32 and abs(float(v @ v) - 1) < 1e-2 for v in vectors)
+    # read ahead or now, a sentence's vector is the same (both through the cache's float16)
+    answer_sentence._cache.clear()
+    again = answer_sentence.encoded(counting, ["Where did she stay?", texts[1], texts[2]])
+    assert all(np.array_equal(a, b) for a, b in zip(vectors, again, strict=True))
+
+
+def test_reading_ahead_stops_when_asked_and_never_outgrows_the_cache(
+    counting: CountingEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stop = threading.Event()
+    stop.set()
+    assert answer_sentence.read_ahead(["One.", "Two."], stop) == 0
+    assert counting.read == []
+    monkeypatch.setattr(answer_sentence, "CACHE", 5)
+    many = [f"Sentence number {n}." for n in range(12)]
+    assert answer_sentence.read_ahead(many, threading.Event(), batch=4) == 5
+    assert len(answer_sentence._cache) == 5
+
+
+def test_without_the_encoder_nothing_is_read_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(answer_sentence, "_encoder", lambda: None)
+    assert answer_sentence.read_ahead(["One."], threading.Event()) == 0
+
+
+def test_the_pages_read_ahead_end_at_read_to_nearest_first(
+    library: Library, alice: BookInfo, counting: CountingEncoder
+) -> None:
+    book = library.set_read_to(alice.id, 3)
+    pages = pages_ahead(library, book.id)
+    assert [n for n, _ in pages] == [3, 2, 1]
+    warmup = SentenceWarmup()
+    warmup.start(pages)
+    warmup.join(10)
+    # (the encoder reads a sentence's first words)
+    assert set(counting.read) == {answer_sentence._short(t) for t in book_sentences(pages)}
+    assert set(answer_sentence._cache) == set(book_sentences(pages))
+    later = book_sentences([(4, library.page(book.id, 4).text)])
+    assert later and not set(later) & set(answer_sentence._cache)
