@@ -72,7 +72,10 @@ def test_turning_back_to_an_unseen_screen_never_ends_it_on_a_heading(
         # full: the last column's free space at its foot is under two lines
         column = view.pager.columns[-1]
         last = [line for line in shown if line.start < column.end][-1]
-        assert column.top + view.pager.page_height() - (last.top + last.height) < 2 * after.height + PAD
+        assert (
+            column.top + view.pager.page_height() - (last.top + last.height)
+            < 2 * after.height + PAD
+        )
         press(view, Qt.Key.Key_PageDown)
         first = line_at(view.document(), view.pager.columns[0].first)
         assert first is not None and first.heading, "▶ the heading is not shown with its text"
