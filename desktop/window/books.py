@@ -79,7 +79,9 @@ class BookActions:
             await self.window.reader.wait_drawn(limit=15.0)
         except TimeoutError:
             pass
-        self.window.importer.prepare_soon()
+        importer = self.window.importer
+        if shiboken6.isValid(importer):  # the window may have closed meanwhile
+            importer.prepare_soon()
 
     def remove_book(self, book_id: int) -> None:
         try:
