@@ -85,10 +85,25 @@ def _semaphores_alive() -> bool:
     return any(getattr(final, "_callback", None) is cleanup for final in list(registry.values()))
 
 
-def lower_priority(step: int = NICE) -> None:
+def worker_nice() -> int:
+    """How far background workers lower their priority (``MARGIN_WORKER_NICE``, else NICE)."""
+    raw = os.environ.get("MARGIN_WORKER_NICE", "").strip()
+    try:
+        return max(0, min(19, int(raw))) if raw else NICE
+    except ValueError:
+        log.warning("MARGIN_WORKER_NICE=%r is not a number from 0 to 19: using %d", raw, NICE)
+        return NICE
+
+
+def lower_priority(step: int | None = None) -> None:
     """This process (a background worker) runs after everything else on the machine: the
     window stays smooth while a book's vectors are computed. Where priorities cannot be
-    lowered, nothing changes."""
+    lowered, nothing changes. ``MARGIN_WORKER_NICE`` (0–19) sets how far: the test suite sets
+    0, as its parallel workers keep both cores busy and a niced worker would wait minutes."""
+    if step is None:
+        step = worker_nice()
+    if step <= 0:
+        return
     try:
         os.nice(step)
     except (AttributeError, OSError):  # no os.nice (Windows), or not allowed

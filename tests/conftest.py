@@ -166,6 +166,9 @@ def margin_home(
     # only the tests marked deep_vectors ask for them (every other deep search is the hybrid)
     deep = request.node.get_closest_marker("deep_vectors") is not None
     monkeypatch.setenv("MARGIN_DEEP_VECTORS", "1" if deep else "0")
+    # the background workers at the tests' own priority: the suite's parallel processes keep
+    # both cores busy, and a worker niced to 10 gets a tenth of a core (minutes for a book)
+    monkeypatch.setenv("MARGIN_WORKER_NICE", "0")
     yield home
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from core.books import pdf
 from core.processes import starting, stop_resource_tracker
 from tests.conftest import PDFS
@@ -42,3 +44,17 @@ def test_pdf_text_is_read_while_another_thread_keeps_stopping_the_tracker() -> N
         done.set()
         stopper.join(10)
         pdf.shutdown_workers(wait=True)
+
+
+@pytest.mark.parametrize(
+    ("raw", "nice"), [("", 10), ("0", 0), ("5", 5), ("40", 19), ("-3", 0), ("soon", 10)]
+)
+def test_the_workers_priority_is_read_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, raw: str, nice: int
+) -> None:
+    """MARGIN_WORKER_NICE sets how far a background worker lowers its priority (kept to
+    0–19); a value that is not a number leaves the app's own (10)."""
+    from core import processes
+
+    monkeypatch.setenv("MARGIN_WORKER_NICE", raw)
+    assert processes.worker_nice() == nice

@@ -37,8 +37,12 @@ def _text_book(folder: Path, name: str, start: int) -> Path:
     return path
 
 
-def test_no_process_is_left_once_the_vectors_are_done(tmp_path: Path) -> None:
+def test_no_process_is_left_once_the_vectors_are_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from multiprocessing import resource_tracker
+
+    monkeypatch.delenv("MARGIN_WORKER_NICE")  # the app's own priority (the suite sets 0)
 
     pdf.shutdown_workers(wait=True)  # an earlier test's PDF workers: not this test's
     before = _children()
