@@ -55,7 +55,7 @@ def test_a_local_model_gets_the_best_sentences_within_the_readers_budget(
 ) -> None:
     sizes = {}
     for reading in ("speed", "breadth"):
-        fake_anthropic.add(Reply.text("Cheshire Cat grin"), Reply.text("It is a Cheshire cat."))
+        fake_anthropic.add(Reply.text("It is a Cheshire cat."))
         service = local_service(library, fake_anthropic, "always-retrieve")
         service.update_settings(
             __import__("dataclasses").replace(service.settings, local_reading=reading)
@@ -90,7 +90,6 @@ def test_a_citation_is_kept_only_when_a_given_passage_on_that_page_says_it(
 ) -> None:
     label = grin_page(library, alice)
     fake_anthropic.add(
-        Reply.text("Cheshire Cat grin"),
         Reply.text(
             f"The Duchess says it is a Cheshire cat, and that is why it grins {label}. "
             f"The cat is purple and sings opera at night {label}. "
@@ -143,7 +142,7 @@ def test_an_invented_sentence_is_hidden_as_not_from_the_book(
 def test_a_citation_only_answer_is_marked_and_the_passages_shown(
     library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
 ) -> None:
-    fake_anthropic.add(Reply.text("Cheshire Cat grin"), Reply.text("[pp. 39–40]"))
+    fake_anthropic.add(Reply.text("[pp. 39–40]"))
     service = local_service(library, fake_anthropic, "always-retrieve")
     events = ask(service, alice, GRIN)
     assert isinstance(events[-1], RunFinished)
@@ -160,7 +159,7 @@ def test_a_citation_only_answer_is_marked_and_the_passages_shown(
 def test_an_empty_answer_is_marked_too(
     library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
 ) -> None:
-    fake_anthropic.add(Reply.text("Cheshire Cat grin"), Reply.text(" "))
+    fake_anthropic.add(Reply.text(" "))
     events = ask(local_service(library, fake_anthropic, "always-retrieve"), alice, GRIN)
     assert events[-1].result.stop_reason == EMPTY_STOP
     assert "no answer in words." in events[-1].result.answer
