@@ -112,7 +112,12 @@ def start_server(server: str, model: str, threads: int) -> tuple[subprocess.Pope
 
 
 async def ask_all(
-    url: str, model: str, strategy: str, count: int, dump: list[dict[str, object]] | None = None
+    url: str,
+    model: str,
+    strategy: str,
+    count: int,
+    dump: list[dict[str, object]] | None = None,
+    dump_to: str = "",
 ) -> dict[str, list[float]]:
     from core.agent.events import RunFinished, TextDelta
     from core.agent.service import AgentService
@@ -199,6 +204,7 @@ async def ask_all(
                     "queries": [str(t.arguments) for t in result.tool_calls],
                 }
             )
+            Path(dump_to).write_text(json.dumps(dump, indent=1, ensure_ascii=False))  # noqa: ASYNC240
         rows["fact"].append(has_fact)
         rows["cited"].append(has_fact and cited_ok)
         rows["invented"].append(invented)
@@ -238,7 +244,7 @@ def main() -> int:
         table = []
         dump: list[dict[str, object]] | None = [] if args.dump else None
         for strategy in args.strategies.split(","):
-            rows = asyncio.run(ask_all(url, name, strategy, args.questions, dump))
+            rows = asyncio.run(ask_all(url, name, strategy, args.questions, dump, args.dump))
             n = len(rows["fact"])
 
             def med(k: str, rows: dict[str, list[float]] = rows) -> float:
@@ -267,8 +273,6 @@ def main() -> int:
         print("|---|---|---|---|---|---|---|---|---|---|---|")
         for r in table:
             print("| {} | {} | {} | {} | {} | {} | {} | {} | {:.0f} | {:.0f} | {:.0f} |".format(*r))
-        if dump is not None:
-            Path(args.dump).write_text(json.dumps(dump, indent=1, ensure_ascii=False))
     finally:
         proc.terminate()
         proc.wait(10)
