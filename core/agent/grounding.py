@@ -75,3 +75,46 @@ def held_by(claim: str, passages: Sequence[Passage], first: int = 0, last: int =
         if quote is not None:
             return quote
     return None
+
+
+# A page for a sentence the model left unlabelled ---------------------------------------------
+# A small local model often answers right but labels nothing, or a page it was not given. A
+# sentence of its answer gets the page of the given passage that says it, checked against the
+# passage's text: one sentence of the passage shares two of the claim's words or more, and at
+# least half the words the claim adds to the question (its answer, not the question echoed:
+# "Alice met the Mad Hatter at the beach" is not borne out by a sentence naming a mad Hatter).
+
+_MARKER = re.compile(r"⟪hidden:\d+⟫")
+MIN_NEW_SHARE = 0.5
+
+
+def _words(text: str) -> set[str]:
+    """``_content`` with a plural's or a verb's -s folded ("grins" meets "grin")."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _content(text)}
+
+
+def supporting(claim: str, passages: Sequence[Passage], asked: str) -> tuple[Passage, str] | None:
+    """The given passage that says ``claim`` and the sentence of it that does (exact text), or
+    None. Of several, the one sharing most of what the claim adds to the question ``asked``,
+    then most of its words; on a tie the first given (the search's best)."""
+    words = _words(LABEL.sub(" ", claim))
+    new = words - _words(asked)
+    if not new:
+        return None  # the question echoed: nothing to bear out
+    best: tuple[int, int, int] | None = None
+    found: tuple[Passage, str] | None = None
+    for rank, p in enumerate(passages):
+        for sentence in sentences(p.text):
+            held = _words(sentence)
+            added, shared = len(new & held), len(words & held)
+            if added < max(1.0, MIN_NEW_SHARE * len(new)) or shared < min(MIN_SHARED, len(words)):
+                continue
+            key = (added, shared, -rank)
+            if best is None or key > best:
+                best, found = key, (p, sentence)
+    return found
+
+
+def claims(answer: str) -> list[str]:
+    """The sentences of ``answer``, page labels and held-back sentences left out."""
+    return sentences(LABEL.sub(" ", _MARKER.sub(" ", answer)))

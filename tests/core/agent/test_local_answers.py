@@ -11,6 +11,8 @@ from core.agent.answer import UNGROUNDED_NOTICE, notice_text
 from core.agent.bare import EMPTY_STOP, NOTICE, is_bare
 from core.agent.budget import BUDGETS, tokens
 from core.agent.events import Notice, RunFinished
+from core.agent.grounding import claims, supporting
+from core.agent.types import Passage
 from core.search import BookSearch
 from core.store.library import BookInfo, Library
 from tests.core.agent.test_local_models import ask, local_service
@@ -106,6 +108,42 @@ def test_a_citation_is_kept_only_when_a_given_passage_on_that_page_says_it(
     assert "Cheshire cat" in kept.quoted_text  # a sentence of the passage, for the reader
     stored = service.history(result.conversation_id)[-1]
     assert [c.first_page for c in stored.citations] == [kept.first_page]
+
+
+def test_an_unlabelled_sentence_gets_the_page_of_the_given_passage_that_says_it(
+    library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
+) -> None:
+    """A small model answers right but labels no page: the page of the passage that says the
+    sentence is attached, its sentence quoted; a sentence no passage says gets none."""
+    label = grin_page(library, alice)
+    fake_anthropic.add(
+        Reply.text(
+            "The Duchess says it is a Cheshire cat, and that is why it grins. "
+            "The cat is purple and sings opera at night."
+        )
+    )
+    service = local_service(library, fake_anthropic, "always-retrieve")
+    result = ask(service, alice, GRIN)[-1].result
+    (kept,) = result.citations
+    assert label.strip("[]").split(" ")[1].split("–")[0] == str(kept.first_page)
+    assert "Cheshire cat,” said the Duchess" in kept.quoted_text
+    given = next(p for p in result.passages if p.first_page == kept.first_page)
+    assert kept.quoted_text in " ".join(given.text.split())  # exact words of the passage
+    stored = service.history(result.conversation_id)[-1]
+    assert [c.first_page for c in stored.citations] == [kept.first_page]
+
+
+def test_a_page_is_attached_only_where_a_passage_bears_out_what_the_sentence_adds() -> None:
+    p = Passage(1, 40, 41, "“It’s a Cheshire cat,” said the Duchess, “and that’s why. Pig!”")
+    q = Passage(1, 7, 8, "There was a large mushroom growing near her, about the same height.")
+    asked = "Why does the Cheshire Cat grin?"
+    found = supporting("It is a Cheshire cat, the Duchess said.", [q, p], asked)
+    assert found is not None and found[0] is p and found[1].startswith("“It’s a Cheshire cat")
+    assert supporting("The Cheshire Cat grins.", [p, q], asked) is None  # the question echoed
+    # shares the question's words and one more, but not what the sentence adds
+    assert supporting("The Cheshire cat sings opera with the Duchess.", [p, q], asked) is None
+    assert supporting("It grins on a mushroom.", [p], asked) is None  # no passage says it
+    assert claims("It is a cat [p. 40]. ⟪hidden:1⟫ It grins.") == ["It is a cat .", "It grins."]
 
 
 def test_an_answer_written_without_the_book_lists_no_sources(
