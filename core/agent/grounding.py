@@ -80,12 +80,14 @@ def held_by(claim: str, passages: Sequence[Passage], first: int = 0, last: int =
 # A page for a sentence the model left unlabelled ---------------------------------------------
 # A small local model often answers right but labels nothing, or a page it was not given. A
 # sentence of its answer gets the page of the given passage that says it, checked against the
-# passage's text: one sentence of the passage shares two of the claim's words or more, and at
-# least half the words the claim adds to the question (its answer, not the question echoed:
-# "Alice met the Mad Hatter at the beach" is not borne out by a sentence naming a mad Hatter).
+# passage's text: one sentence of the passage holds most of the claim's words (MIN_CLAIM_SHARE)
+# and most of the words it adds to the question (MIN_NEW_SHARE: its answer, not the question
+# echoed). "The Duchess's baby turns into a rabbit" is not borne out by a sentence naming the
+# Duchess and the Rabbit, nor "the caterpillar smokes a long pipe" by "a long hookah".
 
 _MARKER = re.compile(r"⟪hidden:\d+⟫")
-MIN_NEW_SHARE = 0.5
+MIN_NEW_SHARE = 0.67
+MIN_CLAIM_SHARE = 0.6
 
 
 def _words(text: str) -> set[str]:
@@ -107,7 +109,9 @@ def supporting(claim: str, passages: Sequence[Passage], asked: str) -> tuple[Pas
         for sentence in sentences(p.text):
             held = _words(sentence)
             added, shared = len(new & held), len(words & held)
-            if added < max(1.0, MIN_NEW_SHARE * len(new)) or shared < min(MIN_SHARED, len(words)):
+            if added < max(1.0, MIN_NEW_SHARE * len(new)) or shared < max(
+                min(MIN_SHARED, len(words)), MIN_CLAIM_SHARE * len(words)
+            ):
                 continue
             key = (added, shared, -rank)
             if best is None or key > best:

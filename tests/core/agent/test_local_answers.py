@@ -118,7 +118,7 @@ def test_an_unlabelled_sentence_gets_the_page_of_the_given_passage_that_says_it(
     label = grin_page(library, alice)
     fake_anthropic.add(
         Reply.text(
-            "The Duchess says it is a Cheshire cat, and that is why it grins. "
+            "It is a Cheshire cat, said the Duchess, and that is why it grins. "
             "The cat is purple and sings opera at night."
         )
     )
@@ -143,6 +143,14 @@ def test_a_page_is_attached_only_where_a_passage_bears_out_what_the_sentence_add
     # shares the question's words and one more, but not what the sentence adds
     assert supporting("The Cheshire cat sings opera with the Duchess.", [p, q], asked) is None
     assert supporting("It grins on a mushroom.", [p], asked) is None  # no passage says it
+    # names what the passage names, says what it does not
+    r = Passage(1, 10, 11, "It was the White Rabbit returning to the Duchess, splendidly dressed.")
+    turns = "What does the Duchess's baby turn into?"
+    assert supporting("The Duchess's baby turns into a rabbit.", [r], turns) is None
+    hookah = Passage(1, 28, 30, "The caterpillar was quietly smoking a long hookah.")
+    smokes = "What is the caterpillar smoking?"
+    assert supporting("The caterpillar is smoking a long pipe.", [hookah], smokes) is None
+    assert supporting("The caterpillar is smoking a long hookah.", [hookah], smokes) is not None
     assert claims("It is a cat [p. 40]. ⟪hidden:1⟫ It grins.") == ["It is a cat .", "It grins."]
 
 
