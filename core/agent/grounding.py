@@ -119,6 +119,27 @@ def supporting(claim: str, passages: Sequence[Passage], asked: str) -> tuple[Pas
     return found
 
 
-def claims(answer: str) -> list[str]:
-    """The sentences of ``answer``, page labels and held-back sentences left out."""
-    return sentences(LABEL.sub(" ", _MARKER.sub(" ", answer)))
+_TOKEN = re.compile(r"⟦(\d+)-(\d+)⟧")  # a label while the answer is cut into sentences
+
+
+def _token(match: re.Match[str]) -> str:
+    return f"⟦{match.group(1)}-{match.group(2) or match.group(1)}⟧"
+
+
+def claims(answer: str, cited: set[tuple[int, int]] | None = None) -> list[str]:
+    """The sentences of ``answer`` without a label to a page already ``cited`` (a label at the
+    start of the next sentence counts as this one's), labels and held-back sentences left out."""
+    parts = sentences(LABEL.sub(_token, _MARKER.sub(" ", answer)))
+    out: list[str] = []
+    leading = re.compile(r"(?:\s*⟦\d+-\d+⟧)+")
+    for i, sentence in enumerate(parts):
+        sentence = leading.sub("", sentence, count=1) if leading.match(sentence) else sentence
+        after = parts[i + 1] if i + 1 < len(parts) else ""
+        lead = m.group(0) if (m := leading.match(after)) else ""
+        pages = {(int(a), int(b)) for a, b in _TOKEN.findall(sentence + lead)}
+        if cited and pages & cited:
+            continue
+        text = " ".join(_TOKEN.sub(" ", sentence).split())
+        if text.strip(" .!?"):
+            out.append(text)
+    return out

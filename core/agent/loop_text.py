@@ -212,11 +212,12 @@ class ShownText:
             self.attach_pages(asked, seen)
 
     def attach_pages(self, asked: str, seen: set[tuple[int, int]]) -> None:
-        """A sentence of the answer with no page label (or one no passage bears out) gets the page of the given passage that says it, checked against that passage's text
-        (``grounding.supporting``): a small model answers right but seldom labels its page.
-        Never a page the model was not given."""
+        """A sentence of the answer with no page label borne out (none, or one no passage
+        says) gets the page of the given passage that says it, checked against that passage's
+        text (``grounding.supporting``): a small model answers right but seldom labels its
+        page. Never a page the model was not given."""
         book = self.ctx.book
-        for claim in claims(self.state.answer):
+        for claim in claims(self.state.answer, set(seen)):
             found = supporting(claim, self.state.passages, asked)
             if found is None:
                 continue

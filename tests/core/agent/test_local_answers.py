@@ -152,6 +152,9 @@ def test_a_page_is_attached_only_where_a_passage_bears_out_what_the_sentence_add
     assert supporting("The caterpillar is smoking a long pipe.", [hookah], smokes) is None
     assert supporting("The caterpillar is smoking a long hookah.", [hookah], smokes) is not None
     assert claims("It is a cat [p. 40]. ⟪hidden:1⟫ It grins.") == ["It is a cat .", "It grins."]
+    # a sentence whose label is already a source gets no second page (a label may follow it)
+    answer = "The Rabbit is late [p. 3]. It runs. [p. 5] It hides [pp. 7–8]."
+    assert claims(answer, {(3, 3), (5, 5)}) == ["It hides ."]
 
 
 def test_an_answer_written_without_the_book_lists_no_sources(
