@@ -154,6 +154,12 @@ async def ask_all(
     for book, read_to, question, phrase in QUESTIONS[:count]:
         if book not in ids:
             ids[book] = import_book(library, BOOKS / book).book.id
+            # the search ranks with the book's vectors once they are built: wait for them (a
+            # reader asks after a while), or runs at different loads search differently
+            from core.search.vector_indexer import indexer_for, want
+
+            want(library.db, ids[book])
+            indexer_for(library.db).wait(timeout=600)
         library.set_read_to(ids[book], read_to)
         conv = service.create_conversation(ids[book])
         started = time.monotonic()
