@@ -270,7 +270,7 @@ class ChatWithBook:
                 self.strategy, history, UserMessage((question,)), shorter_history=shorter
             )
             if not self.provider.supports_citations:
-                loop.label_citations()
+                loop.label_citations(question.text)
             if self.provider.name != "passages":
                 await offer_passages(loop, question)  # an answer with no words
         except asyncio.CancelledError:

@@ -75,3 +75,75 @@ def held_by(claim: str, passages: Sequence[Passage], first: int = 0, last: int =
         if quote is not None:
             return quote
     return None
+
+
+# A page for a sentence the model left unlabelled ---------------------------------------------
+# A small local model often answers right but labels nothing, or a page it was not given. A
+# sentence of its answer gets the page of the given passage that says it, checked against the
+# passage's text: one sentence of the passage holds most of the claim's words (MIN_CLAIM_SHARE)
+# and most of the words it adds to the question (MIN_NEW_SHARE: its answer, not the question
+# echoed). "The Duchess's baby turns into a rabbit" is not borne out by a sentence naming the
+# Duchess and the Rabbit, nor "the caterpillar smokes a long pipe" by "a long hookah".
+
+_MARKER = re.compile(r"⟪hidden:\d+⟫")
+MIN_NEW_SHARE = 0.67
+MIN_CLAIM_SHARE = 0.6
+
+
+_POSSESSIVE = re.compile(r"[’']s\b")
+
+
+def _words(text: str) -> set[str]:
+    """``_content`` cut to four letters, possessives dropped: "takes" meets "take", "falling"
+    "falls", "shelf" "shelves", "the cat's" "the cat" (a small model paraphrases the book)."""
+    return {w[:4] for w in _content(_POSSESSIVE.sub("", text))}
+
+
+def supporting(claim: str, passages: Sequence[Passage], asked: str) -> tuple[Passage, str] | None:
+    """The given passage that says ``claim`` and the sentence of it that does (exact text), or
+    None. Of several, the one sharing most of what the claim adds to the question ``asked``,
+    then most of its words; on a tie the first given (the search's best)."""
+    words = _words(LABEL.sub(" ", claim))
+    new = words - _words(asked)
+    if not new:
+        return None  # the question echoed: nothing to bear out
+    best: tuple[int, int, int] | None = None
+    found: tuple[Passage, str] | None = None
+    for rank, p in enumerate(passages):
+        for sentence in sentences(p.text):
+            held = _words(sentence)
+            added, shared = len(new & held), len(words & held)
+            if added < max(1.0, MIN_NEW_SHARE * len(new)) or shared < max(
+                min(MIN_SHARED, len(words)), MIN_CLAIM_SHARE * len(words)
+            ):
+                continue
+            key = (added, shared, -rank)
+            if best is None or key > best:
+                best, found = key, (p, sentence)
+    return found
+
+
+_TOKEN = re.compile(r"⟦(\d+)-(\d+)⟧")  # a label while the answer is cut into sentences
+
+
+def _token(match: re.Match[str]) -> str:
+    return f"⟦{match.group(1)}-{match.group(2) or match.group(1)}⟧"
+
+
+def claims(answer: str, cited: set[tuple[int, int]] | None = None) -> list[str]:
+    """The sentences of ``answer`` without a label to a page already ``cited`` (a label at the
+    start of the next sentence counts as this one's), labels and held-back sentences left out."""
+    parts = sentences(LABEL.sub(_token, _MARKER.sub(" ", answer)))
+    out: list[str] = []
+    leading = re.compile(r"(?:\s*⟦\d+-\d+⟧)+")
+    for i, sentence in enumerate(parts):
+        sentence = leading.sub("", sentence, count=1) if leading.match(sentence) else sentence
+        after = parts[i + 1] if i + 1 < len(parts) else ""
+        lead = m.group(0) if (m := leading.match(after)) else ""
+        pages = {(int(a), int(b)) for a, b in _TOKEN.findall(sentence + lead)}
+        if cited and pages & cited:
+            continue
+        text = " ".join(_TOKEN.sub(" ", sentence).split())
+        if text.strip(" .!?"):
+            out.append(text)
+    return out

@@ -372,9 +372,11 @@ class AgentLoop:
         (lexically: no model call after a Stop)."""
         await self.text.flush()
 
-    def label_citations(self) -> None:
-        """For servers without citations: ``[p. N]`` labels in the answer become citations."""
-        self.text.label_citations()
+    def label_citations(self, asked: str = "") -> None:
+        """For servers without citations: ``[p. N]`` labels in the answer become citations,
+        and a sentence a given passage says gets that passage's page (``asked``: the
+        question, whose words a claim must add to)."""
+        self.text.label_citations(asked)
 
     # tools -----------------------------------------------------------------------------
 

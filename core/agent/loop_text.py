@@ -7,7 +7,7 @@ from __future__ import annotations
 from core.agent.answer import marker
 from core.agent.context import citable
 from core.agent.events import Citation, SpoilerHidden, TextDelta, UsageReport
-from core.agent.grounding import LABEL, claim_before, held_by
+from core.agent.grounding import LABEL, claim_before, claims, held_by, supporting
 from core.agent.loop_state import RunSink, RunState
 from core.agent.repetition import RepetitionCheck
 from core.agent.spoiler_verify import (
@@ -189,7 +189,7 @@ class ShownText:
             self.state.citations.append(ref)
             self.sink.emit(Citation(ref, step))
 
-    def label_citations(self) -> None:
+    def label_citations(self, asked: str = "") -> None:
         """For servers without citations: ``[p. N]`` labels in the answer become citations,
         only when a passage the model was given holds that page and says what the sentence
         before the label says; the citation quotes that sentence of the passage (so the reader
@@ -208,3 +208,21 @@ class ShownText:
                 continue
             seen.add((first, last))
             self.cite(CitationRef(book.id, first, last, quote), self.state.step)
+        if asked:
+            self.attach_pages(asked, seen)
+
+    def attach_pages(self, asked: str, seen: set[tuple[int, int]]) -> None:
+        """A sentence of the answer with no page label borne out (none, or one no passage
+        says) gets the page of the given passage that says it, checked against that passage's
+        text (``grounding.supporting``): a small model answers right but seldom labels its
+        page. Never a page the model was not given."""
+        book = self.ctx.book
+        for claim in claims(self.state.answer, set(seen)):
+            found = supporting(claim, self.state.passages, asked)
+            if found is None:
+                continue
+            p, quote = found
+            if (p.first_page, p.last_page) in seen:
+                continue
+            seen.add((p.first_page, p.last_page))
+            self.cite(CitationRef(book.id, p.first_page, p.last_page, quote), self.state.step)

@@ -2,9 +2,12 @@
 
 * ``tool-use`` (default): the model is offered the tools and calls them until it answers.
 * ``always-retrieve``: search first, then answer in one call without tools — for local
-  models that do not use tools. The search always uses the question's own words; the
-  model's rewrite of them is searched too and the two rankings are fused (reciprocal rank
-  fusion), so a weak rewrite can add passages but never cost the question its own.
+  models that do not use tools. The search always uses the question's own words (and the
+  start of the selection). With Claude, the model's rewrite of them is searched too and the
+  two rankings are fused (reciprocal rank fusion), so a weak rewrite can add passages but
+  never cost the question its own. A local model is not asked for a rewrite: on two cores
+  that round trip cost up to 75 s before the search, and a small model's rewrite was
+  often off the question's topic (issue 40).
 * ``llm-only``: no tools, no search.
 
 A strategy returns the messages of the first turn; it never persists, never writes text for
@@ -94,14 +97,15 @@ class AlwaysRetrieveStrategy:
         question = last.question if isinstance(last, UserMessage) else None
         text = question.text if question else ""
         asked = query_for(question) if question else text
-        rewrite = await self._query(loop, question or Question(text))
+        local = loop.provider.name == "local"
+        rewrite = "" if local else await self._query(loop, question or Question(text))
         queries = [asked] + ([rewrite] if useful_rewrite(asked, rewrite) else [])
         outputs = await loop.run_tool_calls(
             [("search_book", {"query": q, "top_k": TOP_K}) for q in queries]
         )
         output = ToolOutput(fuse([o.passages for o in outputs]), "")
         given = output.passages
-        if loop.provider.name == "local":  # a slow reader: the best sentences, in a budget
+        if local:  # a slow reader: the best sentences, in a budget
             budget = BUDGETS.get(loop.local_reading, BUDGETS["speed"])
             given = await asyncio.to_thread(within_budget, given, asked, budget)
         citation_rule = load_prompt(

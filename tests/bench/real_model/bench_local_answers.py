@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import socket
 import statistics
@@ -110,7 +111,14 @@ def start_server(server: str, model: str, threads: int) -> tuple[subprocess.Pope
     sys.exit("llama-server did not start")
 
 
-async def ask_all(url: str, model: str, strategy: str, count: int) -> dict[str, list[float]]:
+async def ask_all(
+    url: str,
+    model: str,
+    strategy: str,
+    count: int,
+    dump: list[dict[str, object]] | None = None,
+    dump_to: str = "",
+) -> dict[str, list[float]]:
     from core.agent.events import RunFinished, TextDelta
     from core.agent.service import AgentService
     from core.books.importer import import_book
@@ -146,6 +154,12 @@ async def ask_all(url: str, model: str, strategy: str, count: int) -> dict[str, 
     for book, read_to, question, phrase in QUESTIONS[:count]:
         if book not in ids:
             ids[book] = import_book(library, BOOKS / book).book.id
+            # the search ranks with the book's vectors once they are built: wait for them (a
+            # reader asks after a while), or runs at different loads search differently
+            from core.search.vector_indexer import indexer_for, want
+
+            want(library.db, ids[book])
+            indexer_for(library.db).wait(timeout=600)
         library.set_read_to(ids[book], read_to)
         conv = service.create_conversation(ids[book])
         started = time.monotonic()
@@ -181,6 +195,22 @@ async def ask_all(url: str, model: str, strategy: str, count: int) -> dict[str, 
             if w.reason != "ungrounded"
             and not any(fold(w.text)[:40] in fold(p.text) for p in given)
         )
+        if dump is not None:
+            dump.append(
+                {
+                    "strategy": strategy,
+                    "question": question,
+                    "phrase": phrase,
+                    "answer": result.answer,
+                    "citations": [
+                        (c.first_page, c.last_page, c.quoted_text) for c in result.citations
+                    ],
+                    "holds": sorted(holds),
+                    "passages": [(p.first_page, p.last_page, p.text) for p in given],
+                    "queries": [str(t.arguments) for t in result.tool_calls],
+                }
+            )
+            Path(dump_to).write_text(json.dumps(dump, indent=1, ensure_ascii=False))  # noqa: ASYNC240
         rows["fact"].append(has_fact)
         rows["cited"].append(has_fact and cited_ok)
         rows["invented"].append(invented)
@@ -209,6 +239,7 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=len(QUESTIONS))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--dump", default="", help="a JSON file: each answer, citations, passages")
     args = parser.parse_args()
     if args.smoke or not (args.server and args.model):
         print("smoke: questions", len(QUESTIONS), "(give --server and --model to run)")
@@ -217,8 +248,9 @@ def main() -> int:
     name = args.name or Path(args.model).stem
     try:
         table = []
+        dump: list[dict[str, object]] | None = [] if args.dump else None
         for strategy in args.strategies.split(","):
-            rows = asyncio.run(ask_all(url, name, strategy, args.questions))
+            rows = asyncio.run(ask_all(url, name, strategy, args.questions, dump, args.dump))
             n = len(rows["fact"])
 
             def med(k: str, rows: dict[str, list[float]] = rows) -> float:

@@ -11,6 +11,8 @@ from core.agent.answer import UNGROUNDED_NOTICE, notice_text
 from core.agent.bare import EMPTY_STOP, NOTICE, is_bare
 from core.agent.budget import BUDGETS, tokens
 from core.agent.events import Notice, RunFinished
+from core.agent.grounding import claims, supporting
+from core.agent.types import Passage
 from core.search import BookSearch
 from core.store.library import BookInfo, Library
 from tests.core.agent.test_local_models import ask, local_service
@@ -55,7 +57,7 @@ def test_a_local_model_gets_the_best_sentences_within_the_readers_budget(
 ) -> None:
     sizes = {}
     for reading in ("speed", "breadth"):
-        fake_anthropic.add(Reply.text("Cheshire Cat grin"), Reply.text("It is a Cheshire cat."))
+        fake_anthropic.add(Reply.text("It is a Cheshire cat."))
         service = local_service(library, fake_anthropic, "always-retrieve")
         service.update_settings(
             __import__("dataclasses").replace(service.settings, local_reading=reading)
@@ -90,7 +92,6 @@ def test_a_citation_is_kept_only_when_a_given_passage_on_that_page_says_it(
 ) -> None:
     label = grin_page(library, alice)
     fake_anthropic.add(
-        Reply.text("Cheshire Cat grin"),
         Reply.text(
             f"The Duchess says it is a Cheshire cat, and that is why it grins {label}. "
             f"The cat is purple and sings opera at night {label}. "
@@ -107,6 +108,53 @@ def test_a_citation_is_kept_only_when_a_given_passage_on_that_page_says_it(
     assert "Cheshire cat" in kept.quoted_text  # a sentence of the passage, for the reader
     stored = service.history(result.conversation_id)[-1]
     assert [c.first_page for c in stored.citations] == [kept.first_page]
+
+
+def test_an_unlabelled_sentence_gets_the_page_of_the_given_passage_that_says_it(
+    library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
+) -> None:
+    """A small model answers right but labels no page: the page of the passage that says the
+    sentence is attached, its sentence quoted; a sentence no passage says gets none."""
+    label = grin_page(library, alice)
+    fake_anthropic.add(
+        Reply.text(
+            "It is a Cheshire cat, said the Duchess, and that is why it grins. "
+            "The cat is purple and sings opera at night."
+        )
+    )
+    service = local_service(library, fake_anthropic, "always-retrieve")
+    result = ask(service, alice, GRIN)[-1].result
+    (kept,) = result.citations
+    assert label.strip("[]").split(" ")[1].split("–")[0] == str(kept.first_page)
+    assert "Cheshire cat,” said the Duchess" in kept.quoted_text
+    given = next(p for p in result.passages if p.first_page == kept.first_page)
+    assert kept.quoted_text in " ".join(given.text.split())  # exact words of the passage
+    stored = service.history(result.conversation_id)[-1]
+    assert [c.first_page for c in stored.citations] == [kept.first_page]
+
+
+def test_a_page_is_attached_only_where_a_passage_bears_out_what_the_sentence_adds() -> None:
+    p = Passage(1, 40, 41, "“It’s a Cheshire cat,” said the Duchess, “and that’s why. Pig!”")
+    q = Passage(1, 7, 8, "There was a large mushroom growing near her, about the same height.")
+    asked = "Why does the Cheshire Cat grin?"
+    found = supporting("It is a Cheshire cat, the Duchess said.", [q, p], asked)
+    assert found is not None and found[0] is p and found[1].startswith("“It’s a Cheshire cat")
+    assert supporting("The Cheshire Cat grins.", [p, q], asked) is None  # the question echoed
+    # shares the question's words and one more, but not what the sentence adds
+    assert supporting("The Cheshire cat sings opera with the Duchess.", [p, q], asked) is None
+    assert supporting("It grins on a mushroom.", [p], asked) is None  # no passage says it
+    # names what the passage names, says what it does not
+    r = Passage(1, 10, 11, "It was the White Rabbit returning to the Duchess, splendidly dressed.")
+    turns = "What does the Duchess's baby turn into?"
+    assert supporting("The Duchess's baby turns into a rabbit.", [r], turns) is None
+    hookah = Passage(1, 28, 30, "The caterpillar was quietly smoking a long hookah.")
+    smokes = "What is the caterpillar smoking?"
+    assert supporting("The caterpillar is smoking a long pipe.", [hookah], smokes) is None
+    assert supporting("The caterpillar is smoking a long hookah.", [hookah], smokes) is not None
+    assert claims("It is a cat [p. 40]. ⟪hidden:1⟫ It grins.") == ["It is a cat .", "It grins."]
+    # a sentence whose label is already a source gets no second page (a label may follow it)
+    answer = "The Rabbit is late [p. 3]. It runs. [p. 5] It hides [pp. 7–8]."
+    assert claims(answer, {(3, 3), (5, 5)}) == ["It hides ."]
 
 
 def test_an_answer_written_without_the_book_lists_no_sources(
@@ -143,7 +191,7 @@ def test_an_invented_sentence_is_hidden_as_not_from_the_book(
 def test_a_citation_only_answer_is_marked_and_the_passages_shown(
     library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
 ) -> None:
-    fake_anthropic.add(Reply.text("Cheshire Cat grin"), Reply.text("[pp. 39–40]"))
+    fake_anthropic.add(Reply.text("[pp. 39–40]"))
     service = local_service(library, fake_anthropic, "always-retrieve")
     events = ask(service, alice, GRIN)
     assert isinstance(events[-1], RunFinished)
@@ -160,7 +208,7 @@ def test_a_citation_only_answer_is_marked_and_the_passages_shown(
 def test_an_empty_answer_is_marked_too(
     library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
 ) -> None:
-    fake_anthropic.add(Reply.text("Cheshire Cat grin"), Reply.text(" "))
+    fake_anthropic.add(Reply.text(" "))
     events = ask(local_service(library, fake_anthropic, "always-retrieve"), alice, GRIN)
     assert events[-1].result.stop_reason == EMPTY_STOP
     assert "no answer in words." in events[-1].result.answer

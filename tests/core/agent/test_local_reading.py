@@ -31,7 +31,6 @@ def test_a_first_event_three_idle_limits_late_is_waited_for_and_the_reader_told(
     library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
 ) -> None:
     fake_anthropic.add(
-        Reply.text("Cheshire Cat grin"),  # the query rewrite
         Reply.text("It is a Cheshire cat, the Duchess says [p. 45].", first_event_delay=0.9),
     )
     service = local_service(library, fake_anthropic, "always-retrieve", stream_idle_s=0.3)
@@ -50,7 +49,6 @@ def test_a_server_silent_after_it_began_streaming_still_fails(
     library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
 ) -> None:
     fake_anthropic.add(
-        Reply.text("Cheshire Cat grin"),
         Reply.text(
             "It is a Cheshire cat, and that is why it grins so.",
             first_event_delay=0.5,

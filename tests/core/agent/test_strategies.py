@@ -41,8 +41,13 @@ def test_names_match_the_settings_and_a_bad_name_is_a_sentence() -> None:
     assert "'guess' is not a loop strategy" in err.value.message
 
 
-def answer(library: Library, book: BookInfo, strategy: str, *turns: Any) -> Scripted:
+def answer(
+    library: Library, book: BookInfo, strategy: str, *turns: Any, local: bool = False
+) -> Scripted:
     provider = Scripted(*turns)
+    if local:
+        provider.name = "local"
+        provider.supports_citations = False
     chat = ChatWithBook(
         provider=provider,
         tools=default_tools(),
@@ -74,6 +79,17 @@ def test_always_retrieve_searches_first_and_offers_no_tools(
     passages = next(p for p in added if isinstance(p, Passages)).passages
     assert passages and all(p.last_page <= alice.read_to for p in passages)
     assert isinstance(added[-1], Instruction) and "Cheshire" in added[-1].text
+
+
+def test_always_retrieve_asks_a_local_model_for_no_rewrite(
+    library: Library, alice: BookInfo
+) -> None:
+    """Issue 40: with a local provider the first model call is the answer, passages given."""
+    provider = answer(library, alice, "always-retrieve", ["Because."], local=True)
+    (final,) = provider.typed
+    assert final.tools == ()
+    passages = next(p for p in final.messages[-1].parts if isinstance(p, Passages)).passages
+    assert passages and all(p.last_page <= alice.read_to for p in passages)
 
 
 def test_tool_use_offers_tools_and_llm_only_does_not(library: Library, alice: BookInfo) -> None:

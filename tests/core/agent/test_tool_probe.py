@@ -32,7 +32,6 @@ def test_a_model_that_writes_its_call_as_text_is_probed_once_and_searched_for(
     service = local_service(library, fake_anthropic, "auto")
     fake_anthropic.add(
         Reply.text(QWEN_CALL),  # the probe
-        Reply.text("Cheshire Cat grin"),  # always-retrieve: the query rewrite
         Reply.text("It is a Cheshire cat [p. 45]."),
     )
     events = ask(service, alice, QUESTION)
@@ -45,10 +44,10 @@ def test_a_model_that_writes_its_call_as_text_is_probed_once_and_searched_for(
     stored = json.loads((library.paths.config / PROBE_FILE).read_text())
     key = probe_key("local", fake_anthropic.url, "smollm2")
     assert stored[key]["calls"] == "text"
-    fake_anthropic.add(Reply.text("Cheshire Cat"), Reply.text("It grins [p. 45]."))
+    fake_anthropic.add(Reply.text("It grins [p. 45]."))
     again = ask(service, alice, QUESTION)
     assert started(again).strategy == "always-retrieve"
-    assert len(fake_anthropic.message_requests) == 5
+    assert len(fake_anthropic.message_requests) == 3  # probe, answer; answer (no rewrites)
     probe = service.tool_probe()
     assert probe is not None and "writes its tool calls as text" in probe.sentence("smollm2")
 
@@ -59,7 +58,6 @@ def test_a_model_that_answers_without_calling_gets_the_search_first_strategy(
     service = local_service(library, fake_anthropic, "auto")
     fake_anthropic.add(
         Reply.text("The lantern is first mentioned in chapter one."),
-        Reply.text("Cheshire Cat grin"),
         Reply.text("It grins [p. 45]."),
     )
     events = ask(service, alice, QUESTION)

@@ -117,7 +117,6 @@ def test_answer_without_the_book_is_labelled_and_can_be_asked_from_the_book(
     read_alice(window, books_dir)
     fake_anthropic.add(
         Reply.text("From memory: the Cat is a cat."),
-        Reply.text("Cheshire Cat grin"),  # always-retrieve: the model's search words
         Reply.text("From the book: it is a Cheshire cat, said the Duchess [p. 40]."),
     )
     chat.ask("Who is the Cat?")
