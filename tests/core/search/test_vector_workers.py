@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from core import processes
 from core.books import pdf
 from core.books.importer import import_book
 from core.paths import resolve_paths
@@ -62,8 +63,10 @@ def test_no_process_is_left_once_the_vectors_are_done(
         assert indexer.wait(240)
         lowered = min(NICE, 19 - os.nice(0))  # 19 is the lowest priority there is
         assert priorities and all(p == lowered for p in priorities), priorities
-        # the worker has ended, and the resource tracker it started too
-        assert getattr(resource_tracker._resource_tracker, "_fd", None) is None
+        # the worker has ended, and the resource tracker it started too (unless another
+        # test's pool in this test process still holds a semaphore: the tracker is kept then)
+        tracker_running = getattr(resource_tracker._resource_tracker, "_fd", None) is not None
+        assert not tracker_running or processes._semaphores_alive()
         assert _children() - before == set()
     finally:
         lib.close()
