@@ -58,10 +58,18 @@ def install(window: MainWindow) -> None:
     add_action(window, menu, "&Browse a catalogue…", lambda: open_catalogues(window), None)
     timer = QTimer(window)
     timer.setInterval(CALIBRE_CHECK_MS)
-    timer.timeout.connect(lambda: start(window, refresh_calibre(window)))
+    timer.timeout.connect(lambda: _refresh_while_open(window))
     timer.start()
+    window.closed.connect(timer.stop)
     window._calibre_timer = timer  # type: ignore[attr-defined]
-    QTimer.singleShot(2000, lambda: start(window, refresh_calibre(window)))
+    QTimer.singleShot(2000, window, lambda: _refresh_while_open(window))
+
+
+def _refresh_while_open(window: MainWindow) -> None:
+    """The calibre libraries looked at again, unless the window has closed meanwhile (its
+    tasks' loop may be gone: a timer firing then started a task with no loop)."""
+    if window.isVisible():
+        start(window, refresh_calibre(window))
 
 
 def start[T](window: MainWindow, coro: Coroutine[object, object, T]) -> asyncio.Task[T]:

@@ -224,36 +224,14 @@ def audio(o: Outcome) -> tuple[bool, str]:
         data = zf.read(found[0])
     import tempfile
 
+    from w3c_media import play_to_end
+
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / Path(found[0]).name
         path.write_bytes(data)
-        played, duration = _play(path)
+        played, duration = play_to_end(path)
     why = f"its line plays it on the page: {duration} ms played to the end"
     return played, why if played else "Qt Multimedia could not play it"
-
-
-def _play(path: Path) -> tuple[bool, int]:
-    from PySide6.QtCore import QEventLoop, QTimer, QUrl
-    from PySide6.QtGui import QGuiApplication
-    from PySide6.QtMultimedia import QAudioOutput, QMediaPlayer
-
-    _app = QGuiApplication.instance() or QGuiApplication([])
-    player, output, loop = QMediaPlayer(), QAudioOutput(), QEventLoop()
-    player.setAudioOutput(output)
-    ended: list[bool] = []
-
-    def status(state: QMediaPlayer.MediaStatus) -> None:
-        if state in (QMediaPlayer.MediaStatus.EndOfMedia, QMediaPlayer.MediaStatus.InvalidMedia):
-            ended.append(state == QMediaPlayer.MediaStatus.EndOfMedia)
-            loop.quit()
-
-    player.mediaStatusChanged.connect(status)
-    player.errorOccurred.connect(lambda *_: (ended.append(False), loop.quit()))
-    QTimer.singleShot(15_000, loop.quit)
-    player.setSource(QUrl.fromLocalFile(str(path)))
-    player.play()
-    loop.exec()
-    return bool(ended and ended[0] and player.duration() > 0), player.duration()
 
 
 def both(*checks: Callable[[Outcome], tuple[bool, str]]) -> Callable[[Outcome], tuple[bool, str]]:

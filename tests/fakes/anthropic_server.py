@@ -28,6 +28,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fakes.citations import search_result_citation
+
+__all__ = ["FakeAnthropic", "RecordedRequest", "Reply", "search_result_citation"]
+
 
 @dataclass
 class TextBlock:
@@ -485,18 +489,3 @@ class FakeAnthropic:
         except (BrokenPipeError, ConnectionResetError, OSError):
             record.closed_by_client_at = time.perf_counter()
             return
-
-
-def search_result_citation(
-    source: str, title: str, cited_text: str, index: int = 0
-) -> dict[str, Any]:
-    """A ``search_result_location`` citation as the API sends it in a ``citations_delta``."""
-    return {
-        "type": "search_result_location",
-        "source": source,
-        "title": title,
-        "cited_text": cited_text,
-        "search_result_index": index,
-        "start_block_index": 0,
-        "end_block_index": 0,
-    }
