@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from core.companions.export import companions_markdown  # X-Ray and recap (issue 25)
 from core.errors import MarginError
 from core.export.text import CONTROLS, blockquote, one_line, plain, safe_answer
 from core.labels import Labels, cited_pages
@@ -243,6 +242,8 @@ def book_conversations_markdown(app: Any, book_id: int) -> str:
         parts += ["No conversations about this book yet.", ""]
     for c in conversations:
         parts += [conversation_to_markdown(book, c, app.conversations.history(c.id), labels), ""]
+
+    from core.companions.export import companions_markdown  # X-Ray and recap: not at start-up
 
     parts.append(companions_markdown(app.library.db, book_id))
     return "\n".join(parts).rstrip() + "\n"
