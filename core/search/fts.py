@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
+import re
 import sqlite3
 import threading
 import zlib
@@ -72,10 +73,24 @@ RANKED = (
 
 POOL = 30  # candidates from each ranking before fusion
 DEEP_POOL = 60  # candidates of the words and of the sentence encoder (``deep``)
+# a word in at least this share of the searched chunks (a main character's name) is left out
+# of the sentence encoder's query: it tells no chunk from another, yet the encoder ranked by it
+# ("What has Gregor become when he wakes up?": the chunk saying "vermin" 30th, 5th without it).
+# eval_search.py deep: 110/132 at 0.6 and 0.7 as without it; 0.5 lost one ("Alice" left out)
+COMMON_SHARE = 0.6
 RERANK = 45  # fused candidates re-ranked by closeness
 BM25_DEPTH = 1.0  # chunks counted for BM25, times the pool (``_ranked_bm25``; eval_search.py)
 DEEP_BM25_DEPTH = 2.0  # the same for the answers' search (one more question found)
 CACHED_PAGES = 512  # decoded page texts kept for re-ranking (about 1 MB)
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _first_word(word: str) -> str:
+    """The first run of word characters of ``word``, lower case ("Gregor's" → "gregor")."""
+    found = _WORD.search(word)
+    return found.group().lower() if found else ""
 
 
 def _matching(term: str, rowids: tuple[int, int]) -> tuple[str, tuple[Any, ...]]:
@@ -326,7 +341,7 @@ class BookSearch:
     ) -> list[SearchHit] | None:
         """The chunks ranked by the fusion of the words' ranking and the sentence
         encoder's; None when the book has no encoder vectors (yet: they are asked for)."""
-        meaning = self.sentences.cosines(book_id, query, rowids)
+        meaning = self.sentences.cosines(book_id, self._telling(query, terms, rowids), rowids)
         if meaning is None:
             if self.sentences.available():
                 want(self.db, book_id)
@@ -344,6 +359,23 @@ class BookSearch:
         from core.search import answer_rerank  # a deep search's, not every command's start-up
 
         return answer_rerank.rerank(query, hits)  # off unless asked for (answer_rerank.py)
+
+    def _telling(self, query: str, terms: list[str], rowids: tuple[int, int]) -> str:
+        """``query`` without the words that most searched chunks hold (``COMMON_SHARE``), for
+        the sentence encoder; ``query`` itself when nothing else would be left."""
+        total = rowids[1] - rowids[0] + 1
+        common = set()
+        for term in terms:
+            try:
+                count = len(self.db.execute_sql(*_matching(term, rowids)).fetchall())
+            except (sqlite3.OperationalError, pw.OperationalError):
+                continue  # the words' own ranking reports a broken index
+            if count >= COMMON_SHARE * total:
+                common.add(term.strip('"').lower())
+        if not common:
+            return query
+        kept = [w for w in query.split() if _first_word(w) not in common]
+        return " ".join(kept) if any(_first_word(w) for w in kept) else query
 
     def continues_beyond(self, book_id: int, until_page: int) -> bool:
         """Whether the book has text after ``until_page`` (never how much matches a query:

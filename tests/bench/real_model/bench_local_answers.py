@@ -7,7 +7,8 @@ tests/bench/bench_local_model.py says) and a GGUF (``--model``, e.g. from
 fact, answers citing a page that holds it, invented citations (a kept citation whose page holds
 no passage the model was given or does not say the fact), spoiler notices on invented text
 (withheld as "later" while no given passage says it), time to first word, total time, prompt
-tokens. ``--smoke`` checks the question set against the books without a server.
+tokens. ``--smoke`` checks the question set against the books without a server; ``--recall``
+tells, without a server, whether a passage holding each answer reaches the model.
 
 Run: PYTHONPATH=$PWD .venv/bin/python tests/bench/real_model/bench_local_answers.py \\
         --server /path/llama-server --model ~/.cache/margin-llm/qwen2.5-coder-1.5b.gguf \\
@@ -230,6 +231,39 @@ async def ask_all(
     return rows
 
 
+def recall() -> int:
+    """Without a server: per question, whether a passage holding the answer is in the search's
+    top ``TOP_K`` (the strategy's search) and still holds it once cut to the local budget."""
+    from core.agent.budget import BUDGETS, within_budget
+    from core.agent.strategies import TOP_K
+    from core.agent.types import Passage
+    from core.books.importer import import_book
+    from core.paths import resolve_paths
+    from core.search import BookSearch
+    from core.search.vector_indexer import indexer_for, want
+    from core.store.library import Library
+
+    os.environ["MARGIN_HOME"] = tempfile.mkdtemp(prefix="margin-recall-")
+    library = Library.open(resolve_paths().ensure())
+    search = BookSearch(library.db)
+    ids: dict[str, int] = {}
+    top = given = 0
+    for book, read_to, question, phrase in QUESTIONS:
+        if book not in ids:
+            ids[book] = import_book(library, BOOKS / book).book.id
+            want(library.db, ids[book])
+            indexer_for(library.db).wait(timeout=600)
+        hits = search.search_book(ids[book], question, limit=TOP_K, until_page=read_to, deep=True)
+        found = tuple(Passage(ids[book], h.start_page, h.end_page, h.text, "") for h in hits)
+        cut = within_budget(found, question, BUDGETS["speed"])
+        in_top = any(fold(phrase) in fold(p.text) for p in found)
+        in_cut = any(fold(phrase) in fold(p.text) for p in cut)
+        top, given = top + in_top, given + in_cut
+        print(f"  {question!r}: top {TOP_K} {in_top}, given {in_cut}", flush=True)
+    print(f"answer passage in the top {TOP_K}: {top}/{len(QUESTIONS)}; given: {given}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", default=os.environ.get("LLAMA_SERVER", ""))
@@ -240,7 +274,10 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--dump", default="", help="a JSON file: each answer, citations, passages")
+    parser.add_argument("--recall", action="store_true", help="the search only, no server")
     args = parser.parse_args()
+    if args.recall:
+        return recall()
     if args.smoke or not (args.server and args.model):
         print("smoke: questions", len(QUESTIONS), "(give --server and --model to run)")
         return 0

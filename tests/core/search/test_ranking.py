@@ -159,3 +159,19 @@ def test_deep_search_finds_a_paraphrase_the_summed_weights_missed(
     bound = min(h.start_page for h in hits if "fancy underwear" in _fold(h.text)) - 1
     early = search.search_book(gregor.id, question, limit=5, until_page=bound, deep=True)
     assert all(h.end_page <= bound for h in early)
+
+
+def test_the_encoder_query_leaves_out_a_name_most_passages_hold(
+    books: tuple[Library, BookInfo, BookInfo],
+) -> None:
+    """ "Gregor" is in most passages of Metamorphosis: the sentence encoder ranked by it (the
+    page saying what he has become came 30th); it is left out of the encoder's query, and a
+    word few passages hold stays. A query of common words only is kept whole."""
+    lib, _alice, gregor = books
+    search = BookSearch(lib.db)
+    rowids = search.chunk_range(gregor.id, 30)
+    assert rowids is not None
+    asked = "What has Gregor become when he wakes up?"
+    telling = search._telling(asked, query_terms(asked), rowids)
+    assert "Gregor" not in telling and "become" in telling
+    assert search._telling("Gregor's", query_terms("Gregor's"), rowids) == "Gregor's"
