@@ -45,6 +45,20 @@ def starting() -> Iterator[None]:
         yield
 
 
+def tracker_needed() -> bool:
+    """Whether something in this process still needs multiprocessing's resource tracker (a
+    worker in use, a live child process, a semaphore): ``stop_resource_tracker`` keeps it
+    then."""
+    import gc
+    import multiprocessing
+
+    with _lock:
+        if any(in_use() for in_use in _in_use) or multiprocessing.active_children():
+            return True
+        gc.collect()
+        return _semaphores_alive()
+
+
 def stop_resource_tracker() -> bool:
     """End multiprocessing's resource tracker when no worker is left; True when it was
     running and has ended."""

@@ -58,3 +58,20 @@ def test_the_workers_priority_is_read_from_the_environment(
 
     monkeypatch.setenv("MARGIN_WORKER_NICE", raw)
     assert processes.worker_nice() == nice
+
+
+def test_the_tracker_is_needed_while_a_child_process_lives() -> None:
+    """The rule the tracker is stopped by: never while a process this one started lives."""
+    import multiprocessing
+    import time
+
+    from core import processes
+
+    child = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(30,))
+    child.start()
+    try:
+        assert processes.tracker_needed()
+        assert not processes.stop_resource_tracker()
+    finally:
+        child.terminate()
+        child.join(10)
