@@ -216,10 +216,12 @@ def _v12_ids_never_reused(db: pw.SqliteDatabase) -> None:
     # A column cannot become AUTOINCREMENT in place: each table is rebuilt with the same
     # columns, rows and indexes (foreign keys off meanwhile, so the copy's DROP TABLE does
     # not cascade to the children; they are checked afterwards).
-    before = _fk_violations(db)
+    from core.store.frozen.autoincrement_v12 import fk_violations, rebuild_autoincrement
+
+    before = fk_violations(db)
     for table in ("book", "conversation"):
-        _rebuild_autoincrement(db, table)
-    if _fk_violations(db) - before:
+        rebuild_autoincrement(db, table)
+    if fk_violations(db) - before:
         raise StorageError(
             "migration_failed",
             "Updating the library lost the link between books and their pages or "
@@ -229,45 +231,6 @@ def _v12_ids_never_reused(db: pw.SqliteDatabase) -> None:
 
 
 _v12_ids_never_reused.without_foreign_keys = True  # type: ignore[attr-defined]
-
-
-def _fk_violations(db: pw.SqliteDatabase) -> set[tuple[Any, ...]]:
-    return {tuple(row) for row in db.execute_sql("PRAGMA foreign_key_check").fetchall()}
-
-
-def _rebuild_autoincrement(db: pw.SqliteDatabase, table: str) -> None:
-    import re
-
-    row = db.execute_sql(
-        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-    ).fetchone()
-    if row is None or "AUTOINCREMENT" in row[0].upper():
-        return
-    create, count = re.subn(
-        r'("?id"?\s+INTEGER\s+NOT\s+NULL\s+PRIMARY\s+KEY)',
-        r"\1 AUTOINCREMENT",
-        row[0],
-        count=1,
-        flags=re.IGNORECASE,
-    )
-    if not count:
-        raise StorageError("migration_failed", f"The {table} table has an unexpected key.")
-    rebuilt = f"{table}_rebuilt"
-    create = re.sub(rf'^CREATE TABLE "?{table}"?', f'CREATE TABLE "{rebuilt}"', create)
-    extras = [
-        sql
-        for (sql,) in db.execute_sql(
-            "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') "
-            "AND sql IS NOT NULL",
-            (table,),
-        ).fetchall()
-    ]
-    db.execute_sql(create)
-    db.execute_sql(f'INSERT INTO "{rebuilt}" SELECT * FROM "{table}"')
-    db.execute_sql(f'DROP TABLE "{table}"')
-    db.execute_sql(f'ALTER TABLE "{rebuilt}" RENAME TO "{table}"')
-    for sql in extras:
-        db.execute_sql(sql)
 
 
 def _v13_chunk_vectors(db: pw.SqliteDatabase) -> None:
