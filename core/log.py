@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-import logging.handlers
+import os
 import re
 import threading
 
@@ -51,9 +51,41 @@ class RedactSecrets(logging.Filter):
         return True
 
 
-class QuietFileHandler(logging.handlers.RotatingFileHandler):
-    """A full disk (or a log folder gone) must not print a traceback per record: records
-    that cannot be written are dropped."""
+class QuietFileHandler(logging.FileHandler):
+    """Appends to ``margin.log``; past ``max_bytes`` the file becomes ``margin.log.1`` (the
+    older ones ``.2`` … ``.{backups}``, the oldest dropped) and a new one starts. Its own
+    rotation, not ``logging.handlers``: that module (with socket, pickle and queue) cost
+    ~7 ms of CPU before the window's first paint, and every record, the first one included,
+    goes straight to the file. A full disk (or a log folder gone) must not print a traceback
+    per record: records that cannot be written are dropped."""
+
+    def __init__(self, path: os.PathLike[str] | str, *, max_bytes: int, backups: int) -> None:
+        super().__init__(path, mode="a", encoding="utf-8")
+        self.max_bytes = max_bytes
+        self.backups = backups
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            super().emit(record)  # (reopens the file first when a roll-over could not)
+            if self.stream is not None and self.stream.tell() >= self.max_bytes:
+                self.roll_over()
+        except Exception:
+            self.handleError(record)
+
+    def roll_over(self) -> None:
+        """``margin.log`` → ``margin.log.1`` → … → ``margin.log.{backups}``; a new file."""
+        if self.stream is not None:
+            self.stream.close()
+            self.stream = None
+        base = self.baseFilename
+        for n in range(self.backups - 1, 0, -1):
+            if os.path.exists(f"{base}.{n}"):
+                os.replace(f"{base}.{n}", f"{base}.{n + 1}")
+        if self.backups > 0:
+            os.replace(base, f"{base}.1")
+        else:
+            os.remove(base)
+        self.stream = self._open()
 
     def handleError(self, record: logging.LogRecord) -> None:
         return
@@ -71,9 +103,7 @@ def setup_logging(paths: Paths, *, level: int = logging.INFO) -> logging.Handler
             root.removeHandler(existing)
             existing.close()
     paths.logs.mkdir(parents=True, exist_ok=True)
-    handler = QuietFileHandler(
-        paths.logs / LOG_NAME, maxBytes=1_000_000, backupCount=5, encoding="utf-8"
-    )
+    handler = QuietFileHandler(paths.logs / LOG_NAME, max_bytes=1_000_000, backups=5)
     handler.setFormatter(
         logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s")
     )
