@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from core.app import Margin
     from core.paths import Paths
+    from core.store.book_info import BookInfo
     from desktop.window.main_window import MainWindow
 
 _T0 = time.perf_counter()
@@ -105,9 +106,11 @@ def window_main(argv: Sequence[str] | None = None) -> int:
     from desktop.runtime import excepthook
 
     excepthook.install()
-    # the library's code (peewee, sqlite3, the store: ~100 modules) before Qt: PySide6 reads
-    # the source of every module imported after it (to look for ``__feature__``), ~20 ms
-    import core.app  # noqa: F401
+    if not _library_up_to_date(paths):
+        # the library's code (peewee, sqlite3, the store: ~100 modules) before Qt: PySide6
+        # reads the source of every module imported after it (to look for ``__feature__``).
+        # An up-to-date library loads it once the window is painted (``show_up_to_date``).
+        import core.app  # noqa: F401
 
     os.environ.setdefault("QT_ENABLE_HIGHDPI_SCALING", "1")
     os.environ.setdefault("QT_API", "pyside6")  # qasync: no trying PyQt5, PyQt6, PySide2 first
@@ -193,24 +196,58 @@ def _library_up_to_date(paths: Paths) -> bool:
 
 
 def show_up_to_date(args: argparse.Namespace, paths: object) -> tuple[Margin, MainWindow] | None:
-    """An up-to-date library (every start but the first of a new version): open it and
-    paint the window here, before asyncio and qasync are imported. ``None`` when the library
-    needs creating or migrating (``run_window`` opens it on a worker, with a notice) or
-    cannot be opened (``run_window`` tries again and says why)."""
-    from core.app import Margin
+    """An up-to-date library (every start but the first of a new version): paint the window
+    here, before asyncio and qasync are imported, with the books read by ``sqlite3`` alone
+    (``core.store.shelf``); then load the library's code (peewee and the store, ~40 ms of
+    CPU), open it and give it to the window. ``None`` when the library needs creating or
+    migrating (``run_window`` opens it on a worker, with a notice) or cannot be opened
+    (``run_window`` tries again and says why)."""
     from core.paths import Paths
 
     assert isinstance(paths, Paths)
     if not _library_up_to_date(paths):
         return None
+    from PySide6.QtWidgets import QApplication
+
+    from core.store.shelf import read_shelf
+
     try:
-        margin = Margin.open(paths)
-        margin.db.close()  # this thread's connection: the window's threads open their own
+        shelf = read_shelf(paths.database, paths.data)
+    except Exception:  # the library's own code reads it (and says what is wrong)
+        _log().warning("reading the shelf without the library's code failed", exc_info=True)
+        return _show_opened(args, paths)
+    window = _make_window(None, args, show=False, paths=paths, shelf=shelf)
+    window.show()
+    QApplication.processEvents()  # no loop yet: the window is painted here
+    try:
+        margin = _open_here(paths)
+    except Exception:
+        _log().warning("opening the library after the first paint failed", exc_info=True)
+        window.hide()
+        window.deleteLater()
+        return None
+    window.attach(margin)
+    return margin, window
+
+
+def _open_here(paths: Paths) -> Margin:
+    from core.app import Margin
+
+    margin = Margin.open(paths)
+    margin.db.close()  # this thread's connection: the window's threads open their own
+    return margin
+
+
+def _show_opened(args: argparse.Namespace, paths: Paths) -> tuple[Margin, MainWindow] | None:
+    """The library opened first, then the window painted (with its books listed on a
+    worker): when its shelf could not be read alone."""
+    from PySide6.QtWidgets import QApplication
+
+    try:
+        margin = _open_here(paths)
     except Exception:
         _log().warning("opening the library before the loop failed", exc_info=True)
         return None
-    from PySide6.QtWidgets import QApplication
-
     window = _make_window(margin, args, show=False)
     _wait_listed(window)
     window.show()
@@ -231,7 +268,14 @@ def _wait_listed(window: MainWindow, limit_ms: int = 1000) -> None:
     window.libraryListed.disconnect(waiting.quit)
 
 
-def _make_window(margin: Margin, args: argparse.Namespace, *, show: bool = True) -> MainWindow:
+def _make_window(
+    margin: Margin | None,
+    args: argparse.Namespace,
+    *,
+    show: bool = True,
+    paths: Paths | None = None,
+    shelf: list[BookInfo] | None = None,
+) -> MainWindow:
     from PySide6.QtWidgets import QApplication
 
     from desktop.theme import apply_app_theme
@@ -241,8 +285,10 @@ def _make_window(margin: Margin, args: argparse.Namespace, *, show: bool = True)
     app = QApplication.instance()
     if isinstance(app, QApplication):  # the style and palette before any widget: none is
         # polished twice (setting the style re-polishes every widget there is)
-        apply_app_theme(app, Preferences(margin.paths).theme())
-    window = MainWindow(margin, restore=not args.screenshot)
+        folder = margin.paths if margin is not None else paths
+        assert folder is not None
+        apply_app_theme(app, Preferences(folder).theme())
+    window = MainWindow(margin, restore=not args.screenshot, paths=paths, shelf=shelf)
     window.set_theme(window.preferences.theme())
     if os.environ.get("MARGIN_STARTUP_TIMING"):
         from desktop.runtime.startup_timing import watch_first_paint

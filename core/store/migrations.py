@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
-from typing import Any
-
-import peewee as pw
+from typing import TYPE_CHECKING, Any
 
 from core.errors import StorageError
+
+if TYPE_CHECKING:  # (annotations only: the window reads SCHEMA_VERSION before peewee loads)
+    import peewee as pw
 
 # The frozen copies are imported by the steps that run them: opening an up-to-date library
 # (every start of the window) never loads them (issue 41).

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.books.covers import cover_colour
-from core.store.library import BookInfo
+from core.store.book_info import BookInfo
 from desktop.library.covers import CoverStore
 from desktop.library.model import BOOK, cover_job, progress_text
 

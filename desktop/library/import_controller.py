@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import shiboken6
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -16,12 +16,12 @@ from PySide6.QtWidgets import QMainWindow, QWidget
 
 from core.errors import BookCode, BookError, MarginError
 from core.progress import CancelToken
-from core.store.library import Library
 from desktop.accessibility import announce
 from desktop.tasks import in_background, run_blocking
 
 if TYPE_CHECKING:
     from core.books.importer import ImportResult
+    from core.store.library import Library
 
 log = logging.getLogger("margin.import")
 # the imported book opens first, then its spoiler counts start: once it is drawn (the window
@@ -38,9 +38,11 @@ class ImportController(QObject):
     imported = Signal(object)  # ImportResult
     prepared = Signal(int)  # a book's spoiler check counts are stored (its id)
 
-    def __init__(self, library: Library, parent: QObject | None = None) -> None:
+    def __init__(self, library: Library | None, parent: QObject | None = None) -> None:
+        """``library`` is ``None`` only in a window painted before its library opened: the
+        window sets it (``MainWindow.attach``) before the event loop runs."""
         super().__init__(parent)
-        self.library = library
+        self.library = cast("Library", library)
         self.token: CancelToken | None = None
         self.busy = False
         self.unprepared: list[int] = []  # imported books whose spoiler counts are to come

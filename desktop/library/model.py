@@ -13,7 +13,7 @@ from PySide6.QtCore import (
     Qt,
 )
 
-from core.store.library import BookInfo
+from core.store.book_info import BookInfo
 from desktop.library.covers import CoverJob
 
 BOOK_ID = Qt.ItemDataRole.UserRole + 1

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.store.library import BookInfo
+from core.store.book_info import BookInfo
 from desktop.library.covers import CoverStore
 from desktop.library.grid import BookDelegate, LibraryListView
 from desktop.library.model import BOOK_ID, SORTS, LibraryModel, cover_job

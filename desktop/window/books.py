@@ -12,13 +12,13 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox
 
 from core.errors import MarginError
-from core.store.library import BookInfo
 from desktop.library.book_files import BOOK_FILTER
 from desktop.library.book_files import BOOK_SUFFIXES as SUFFIXES
 from desktop.resources import resources_dir
 from desktop.tasks import in_background, run_blocking
 
 if TYPE_CHECKING:
+    from core.store.book_info import BookInfo
     from desktop.window.main_window import MainWindow
 
 WELCOME = "Welcome to Margin.md"
@@ -42,6 +42,11 @@ class BookActions:
                 self.window.library_panel.set_books(books, current)
                 self.window.libraryListed.emit()
 
+        shelf = getattr(self.window, "_shelf", None)
+        self.window._shelf = None
+        if shelf is not None:  # the first listing, read before the library's code loaded
+            show(shelf)
+            return
         in_background(self.window.library.list_books, then=show)
 
     def choose_files(self) -> None:

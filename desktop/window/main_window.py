@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import logging
 from dataclasses import replace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
@@ -27,15 +27,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.app import Margin
 from core.errors import MarginError
 from core.labels import display_title
-from core.store.library import BookInfo
 from desktop.accessibility import order_tabs
 from desktop.library.import_controller import ImportController
 from desktop.library.panel import LibraryPanel
 from desktop.tasks import TaskKeeper, drain, pool
 from desktop.window.books import BookActions
+from desktop.window.built_on_use import BuiltOnUse
 from desktop.window.layout import WindowLayout, default_chat_width
 from desktop.window.menus import build_menus
 from desktop.window.panels import WindowPanels
@@ -44,6 +43,10 @@ from desktop.window.preferences import Preferences, WindowState
 if TYPE_CHECKING:
     from PySide6.QtCore import QSettings
 
+    from core.app import Margin
+    from core.paths import Paths
+    from core.store.book_info import BookInfo
+    from core.store.library import Library
     from desktop.chat.pane import ChatPane
     from desktop.highlights.threads_panel import Threads
     from desktop.readaloud.actions import ReadAloudActions
@@ -64,25 +67,6 @@ def _vertical_notice(ini: QSettings, book: BookInfo) -> str:
 __all__ = ["MainWindow", "default_chat_width"]
 
 
-class _BuiltOnUse[T]:
-    """A part of the reading view (the reader, the chat pane, their splitter and buttons):
-    built after the first paint (``finish_building``) or on first use (tests, ``--open``, a
-    menu action before then). Building them took ~100 ms of every start."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, window: MainWindow | None, owner: type | None = None) -> T:
-        if window is None:  # asked of the class: the parts belong to a window
-            raise AttributeError(self.name)
-        if not window._built:
-            window.finish_building()
-        return cast(T, window._parts[self.name])
-
-    def __set__(self, window: MainWindow, value: T) -> None:
-        window._parts[self.name] = value
-
-
 class MainWindow(QMainWindow):
     """The window. It owns its controllers (``panes``: what shows and how; ``books``: import,
     remove, re-read, start-up work; ``panels``: dialogs and extra panels), the menus
@@ -91,34 +75,47 @@ class MainWindow(QMainWindow):
     action_leave_focus: QAction
     action_caret: QAction
     threads: Threads  # with the reading view
-    reader: _BuiltOnUse[Reader] = _BuiltOnUse()
-    chat: _BuiltOnUse[ChatPane | QLabel] = _BuiltOnUse()
-    splitter: _BuiltOnUse[QSplitter] = _BuiltOnUse()
-    typography: _BuiltOnUse[TypographyStore] = _BuiltOnUse()
-    library_button: _BuiltOnUse[QToolButton] = _BuiltOnUse()
-    side_button: _BuiltOnUse[QToolButton] = _BuiltOnUse()
-    reading_button: _BuiltOnUse[QToolButton] = _BuiltOnUse()
-    chat_button: _BuiltOnUse[QToolButton] = _BuiltOnUse()
+    reader: BuiltOnUse[Reader] = BuiltOnUse()
+    chat: BuiltOnUse[ChatPane | QLabel] = BuiltOnUse()
+    splitter: BuiltOnUse[QSplitter] = BuiltOnUse()
+    typography: BuiltOnUse[TypographyStore] = BuiltOnUse()
+    library_button: BuiltOnUse[QToolButton] = BuiltOnUse()
+    side_button: BuiltOnUse[QToolButton] = BuiltOnUse()
+    reading_button: BuiltOnUse[QToolButton] = BuiltOnUse()
+    chat_button: BuiltOnUse[QToolButton] = BuiltOnUse()
 
     requestAsk = Signal(object)  # AskRequest, from the reader to the chat pane
     libraryListed = Signal()  # the library panel shows the books (listed on a worker)
     closed = Signal()
     read_aloud: ReadAloudActions  # Read aloud's menu, button and keys (desktop.readaloud)
 
-    def __init__(self, app: Margin, *, restore: bool = True) -> None:
+    def __init__(
+        self,
+        app: Margin | None,
+        *,
+        restore: bool = True,
+        paths: Paths | None = None,
+        shelf: list[BookInfo] | None = None,
+    ) -> None:
+        """The window of ``app``; or, at start-up, of the library in ``paths`` not opened
+        yet, showing ``shelf`` (its books, read without the library's code): the window is
+        painted first, then ``attach`` gives it the library."""
         super().__init__()
         self._built = False
         self._parts: dict[str, object] = {}  # the reading view's parts, once built
-        self.app = app
-        self.library = app.library
-        self.paths = app.paths
+        self._app = app
+        self._shelf = shelf
+        if app is not None:
+            paths = app.paths
+        assert paths is not None, "a window needs the library or its folder"
+        self.paths = paths
         self.tasks = TaskKeeper()
         self.setWindowTitle("Margin")
         self.setAcceptDrops(True)
         self.resize(1280, 800)
         self.preferences = Preferences(self.paths)
         self.library_panel = LibraryPanel(self.paths.data)
-        self.importer = ImportController(self.library, self)
+        self.importer = ImportController(app.library if app is not None else None, self)
         self.panes = WindowLayout(self)  # what shows: library or book, panels, focus mode
         self.books = BookActions(self)  # import, remove, re-read, start-up work
         self.panels = WindowPanels(self)  # reading settings, settings, notes, search, about
@@ -157,6 +154,34 @@ class MainWindow(QMainWindow):
         self._preload_agent()
         if restore:
             self._restore()
+
+    # the library ------------------------------------------------------------------------
+
+    @property
+    def app(self) -> Margin:
+        if self._app is None:  # asked for before ``attach``: opened here, at once
+            from core.app import Margin
+
+            log.info("the library was needed before the window attached it")
+            margin = Margin.open(self.paths)
+            margin.db.close()  # this thread's connection: the window's threads open their own
+            self.attach(margin)
+        assert self._app is not None
+        return self._app
+
+    @property
+    def library(self) -> Library:
+        return self.app.library
+
+    def attached(self) -> bool:
+        """Whether the window has its library (``attach``) yet."""
+        return self._app is not None
+
+    def attach(self, app: Margin) -> None:
+        """The library of a window built before it was open (at start-up, once the window
+        is painted)."""
+        self._app = app
+        self.importer.library = app.library
 
     # construction -----------------------------------------------------------------------
 

@@ -236,3 +236,132 @@ def test_the_quicker_feature_check_answers_as_pyside_does() -> None:
             assert quicker(module) == original(module), module
     finally:
         feature._mod_uses_pyside = original  # type: ignore[union-attr]
+
+
+# an up-to-date library: the first frame before the library's code (issue 41) --------------
+
+
+def _up_to_date_library(home: Path, books_dir: Path) -> Any:
+    paths = resolve_paths(home)
+    library = Library.open(paths)
+    book = import_book(library, books_dir / "metamorphosis.txt").book
+    library.close()
+    return paths, book
+
+
+def test_the_first_paint_comes_before_the_library_s_code(tmp_path: Path, books_dir: Path) -> None:
+    """Every start but the first of a version: the window is painted (its books on the
+    shelf) before peewee and the store, logging.handlers, asyncio and qasync load."""
+    import os
+    import subprocess
+    import sys
+
+    paths, _ = _up_to_date_library(tmp_path / "home", books_dir)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "MARGIN_STARTUP_TIMING": "1", "QT_QPA_PLATFORM": "offscreen"}
+    env.pop("MARGIN_HOME", None)
+    home = str(paths.data)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "desktop",
+            "--exit-after-shown",
+            "--data-dir",
+            home,
+        ],
+        cwd=root,
+        env={**env, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, after = done.stderr.split("margin: first paint at", 1)
+    loaded = {line.rsplit("|", 1)[1].strip() for line in before.splitlines() if "|" in line}
+    later = {line.rsplit("|", 1)[1].strip() for line in after.splitlines() if "|" in line}
+    assert "core.store.shelf" in loaded and "desktop.window.main_window" in loaded
+    code = {"peewee", "core.app", "core.store.library", "logging.handlers", "asyncio", "qasync"}
+    assert not code & loaded, code & loaded
+    assert {"core.app", "asyncio"} <= later  # then the library opens and the loop runs
+
+
+def test_a_window_shows_its_shelf_then_gets_its_library(
+    tmp_path: Path, books_dir: Path, qtbot: Any, real_font: str
+) -> None:
+    from core.app import Margin
+    from core.store.shelf import read_shelf
+    from desktop.window.main_window import MainWindow
+    from tests.desktop.conftest import close_window
+
+    paths, book = _up_to_date_library(tmp_path / "home", books_dir)
+    window = MainWindow(None, paths=paths, shelf=read_shelf(paths.database, paths.data))
+    qtbot.addWidget(window)
+    margin = Margin.open(paths)
+    try:
+        assert not window.attached()
+        assert window.library_panel.model.rowCount() == 1  # in the first frame already
+        assert window.library_panel.model.books[0].title == book.title
+        window.attach(margin)
+        assert window.library is margin.library and window.importer.library is margin.library
+    finally:
+        close_window(qtbot, window)
+        margin.close()
+
+
+def test_the_library_asked_for_before_it_is_attached_opens_at_once(
+    tmp_path: Path, books_dir: Path, qtbot: Any, real_font: str
+) -> None:
+    from desktop.window.main_window import MainWindow
+    from tests.desktop.conftest import close_window
+
+    paths, book = _up_to_date_library(tmp_path / "home", books_dir)
+    window = MainWindow(None, paths=paths, shelf=[])
+    qtbot.addWidget(window)
+    try:
+        assert [b.id for b in window.library.list_books()] == [book.id]
+        assert window.attached() and window.importer.library is window.library
+    finally:
+        close_window(qtbot, window)
+        window.app.close()
+
+
+def test_start_up_falls_back_when_the_shelf_or_the_library_fails(
+    tmp_path: Path, books_dir: Path, qtbot: Any, real_font: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shelf that cannot be read alone: the library opens first, as before; a library that
+    cannot open after the first paint: that window goes, and ``run_window`` opens it again
+    (and shows the reader why when it fails)."""
+    import core.store.shelf
+    from core.app import Margin
+    from core.errors import StorageError
+    from desktop.app import parse_args, show_up_to_date
+    from tests.desktop.conftest import close_window
+
+    paths, book = _up_to_date_library(tmp_path / "home", books_dir)
+    args = parse_args(["--data-dir", str(paths.data)])
+
+    def unreadable(*_: object) -> list[Any]:
+        raise sqlite3.OperationalError("no such column: position")
+
+    monkeypatch.setattr(core.store.shelf, "read_shelf", unreadable)
+    shown = show_up_to_date(args, paths)
+    assert shown is not None
+    margin, window = shown
+    try:
+        assert window.attached() and window.isVisible()
+        assert [b.id for b in window.library_panel.model.books] == [book.id]
+    finally:
+        close_window(qtbot, window)
+        margin.close()
+    monkeypatch.undo()
+
+    def fails(*_: object, **__: object) -> Margin:
+        raise StorageError("locked", "The library is busy.")
+
+    monkeypatch.setattr(Margin, "open", fails)
+    before = set(QApplication.topLevelWidgets())
+    assert show_up_to_date(args, paths) is None
+    assert not [w for w in set(QApplication.topLevelWidgets()) - before if w.isVisible()]
