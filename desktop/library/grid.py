@@ -292,7 +292,10 @@ class LibraryListView(QListView):
         self.setMovement(QListView.Movement.Static)
         self.setResizeMode(QListView.ResizeMode.Adjust)
         self.setFrameShape(QListView.Shape.NoFrame)
-        self.viewport().setAutoFillBackground(False)
+        # the viewport by its name: ``viewport()`` makes shiboken find the best Python type
+        # for a widget Qt created, initialising every QtWidgets class (~10 ms of the start)
+        viewport = self.findChild(QWidget, "qt_scrollarea_viewport")
+        (viewport if viewport is not None else self.viewport()).setAutoFillBackground(False)
         self.set_grid_mode(True)
 
     def cell_size(self) -> QSize:

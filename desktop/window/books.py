@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox
+from PySide6.QtWidgets import QLabel
 
 from core.errors import MarginError
 from desktop.library.book_files import BOOK_FILTER
@@ -50,6 +50,8 @@ class BookActions:
         in_background(self.window.library.list_books, then=show)
 
     def choose_files(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
         files, _ = QFileDialog.getOpenFileNames(
             self.window, "Add books", str(Path.home()), BOOK_FILTER
         )
@@ -89,6 +91,8 @@ class BookActions:
             importer.prepare_soon()
 
     def remove_book(self, book_id: int) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
         try:
             book = self.window.library.get_book(book_id)
         except MarginError:
@@ -203,6 +207,8 @@ class BookActions:
         self.window.reader.go_to_page(target)
 
     def export_highlights(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
         from core.export.markdown import export_file_name, export_highlights
 
         book = self.window.reader.book
@@ -257,6 +263,8 @@ class BookActions:
     async def offer_recovery(self, count: int) -> None:
         """The books folder holds copies no book names (the library database was lost or
         replaced): say so, and add them back when the reader agrees."""
+        from PySide6.QtWidgets import QMessageBox
+
         books = "1 book" if count == 1 else f"{count} books"
         answer = QMessageBox.question(
             self.window,

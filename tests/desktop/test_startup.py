@@ -304,6 +304,8 @@ def test_a_window_shows_its_shelf_then_gets_its_library(
         assert not window.attached()
         assert window.library_panel.model.rowCount() == 1  # in the first frame already
         assert window.library_panel.model.books[0].title == book.title
+        # the shelf shows on the window's colour (its viewport found by name, not viewport())
+        assert not window.library_panel.view.viewport().autoFillBackground()
         window.attach(margin)
         assert window.library is margin.library and window.importer.library is margin.library
     finally:
