@@ -9,13 +9,15 @@ one, so a broken cover never stops a book from being listed.
 
 from __future__ import annotations
 
-import colorsys
-import hashlib
 import posixpath
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.books.cover_names import COVERS_VERSION as COVERS_VERSION  # (moved there)
+from core.books.cover_names import MAX_COVER_PIXELS as MAX_COVER_PIXELS
+from core.books.cover_names import cover_colour as cover_colour
+from core.books.cover_names import cover_file as cover_file
 from core.books.limits import DEFAULT_LIMITS, Limits
 from core.errors import BookError
 
@@ -25,32 +27,8 @@ if TYPE_CHECKING:  # the EPUB reader loads when a cover is made, not with the li
     from core.books.epub import EpubArchive
 
 MAX_COVER_BYTES = 8 * 1024 * 1024
-MAX_COVER_PIXELS = 25_000_000  # a cover bigger than this (e.g. 5000 x 5000) is not drawn
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp")
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _IMG_SRC = re.compile(rb"""<(?:img|image)\b[^>]*?(?:src|href)\s*=\s*["']([^"']+)["']""", re.I)
-
-
-COVERS_VERSION = 2  # 2: SVG covers drawn (the placeholders cached before are made again)
-
-
-def cover_file(data_dir: Path, sha256: str) -> Path:
-    """``<data>/covers/<sha256>.<version>.png``; the name is checked so it can never leave
-    the folder."""
-    if not _SHA256.match(sha256):
-        raise ValueError(f"{sha256!r} is not a SHA-256 hex digest")
-    return data_dir / "covers" / f"{sha256}.{COVERS_VERSION}.png"
-
-
-def cover_colour(title: str) -> tuple[int, int, int]:
-    """A calm, stable colour for a generated cover: the hue comes from the title's digest, so
-    the same title gets the same colour on every machine and in every run."""
-    digest = hashlib.sha256(title.strip().casefold().encode("utf-8")).digest()
-    hue = int.from_bytes(digest[:2], "big") / 65536
-    saturation = 0.35 + digest[2] / 255 * 0.25
-    value = 0.45 + digest[3] / 255 * 0.2
-    r, g, b = colorsys.hsv_to_rgb(hue, saturation, value)
-    return round(r * 255), round(g * 255), round(b * 255)
 
 
 _MAGIC = (

@@ -22,13 +22,7 @@ from PySide6.QtGui import (
     QPainter,
 )
 
-from core.books.covers import (
-    MAX_COVER_PIXELS,
-    cover_colour,
-    cover_file,
-    epub_cover_bytes,
-    image_kind,
-)
+from core.books.cover_names import MAX_COVER_PIXELS, cover_colour, cover_file
 
 log = logging.getLogger("margin.covers")
 
@@ -143,6 +137,8 @@ def decode_image(data: bytes, size: QSize = COVER_SIZE) -> QImage | None:
     """Decode a raster image (its format sniffed from its bytes: never SVG, which can pull
     in local files), refusing pictures that would take too much memory and decoding at no
     more than ``RENDER_PIXELS``."""
+    from core.books.covers import image_kind  # (the EPUB side: not before the first paint)
+
     kind = image_kind(data)
     if kind is None:
         return None
@@ -213,6 +209,8 @@ def pdf_first_page(path: Path, size: QSize = COVER_SIZE) -> QImage | None:
 def make_cover(job: CoverJob, size: QSize = COVER_SIZE) -> QImage:
     """The book's own cover when it has one, else a generated one. Never raises for a bad
     book: whatever goes wrong, the reader still sees a cover with the title."""
+    from core.books.covers import epub_cover_bytes, image_kind
+
     image: QImage | None = None
     try:
         if job.format == "epub":

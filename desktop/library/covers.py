@@ -20,7 +20,7 @@ import shiboken6
 from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QImage, QImageReader, QPixmap
 
-from core.books.covers import cover_file
+from core.books.cover_names import cover_file
 from desktop.library.cover_images import (
     COVER_SIZE,
     MAX_PIXELS,

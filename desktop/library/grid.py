@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.books.covers import cover_colour
+from core.books.cover_names import cover_colour
 from core.store.book_info import BookInfo
 from desktop.library.covers import CoverStore
 from desktop.library.model import BOOK, cover_job, progress_text
