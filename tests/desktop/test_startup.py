@@ -284,7 +284,6 @@ def test_the_first_paint_comes_before_the_library_s_code(tmp_path: Path, books_d
     later = {line.rsplit("|", 1)[1].strip() for line in after.splitlines() if "|" in line}
     assert "core.store.shelf" in loaded and "desktop.window.main_window" in loaded
     code = {"peewee", "core.app", "core.store.library", "logging.handlers", "asyncio", "qasync"}
-    code |= {"core.books.covers"}  # (its EPUB side: the view needs core.books.cover_names)
     assert not code & loaded, code & loaded
     assert {"core.app", "asyncio"} <= later  # then the library opens and the loop runs
 
