@@ -151,7 +151,8 @@ class MainWindow(QMainWindow):
         install_sources(self)  # the Sync menu (KOReader, WebDAV, calibre, OPDS)
         self.statusBar().showMessage("Ready", 2000)
         self.books.refresh_library()
-        self._preload_agent()
+        if app is not None:  # (else once attached: not before the first paint)
+            self._preload_agent()
         if restore:
             self._restore()
 
@@ -182,6 +183,7 @@ class MainWindow(QMainWindow):
         is painted)."""
         self._app = app
         self.importer.library = app.library
+        self._preload_agent()
 
     # construction -----------------------------------------------------------------------
 
