@@ -35,8 +35,11 @@ def read_shelf(database: Path, data: Path) -> list[BookInfo]:
     path stored relative to the data folder made absolute under ``data``."""
     if not database.is_file():
         raise FileNotFoundError(database)
-    # read only (a URI: ``Path.as_uri`` would load urllib and ipaddress, ~3 ms)
-    escaped = str(database.absolute()).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    # read only, by a URI written here (``Path.as_uri`` would load urllib and ipaddress,
+    # ~3 ms); a Windows path becomes /C:/…, which SQLite reads as C:/…
+    path = database.absolute().as_posix()
+    path = path if path.startswith("/") else f"/{path}"
+    escaped = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
     connection = sqlite3.connect(f"file:{escaped}?mode=ro", uri=True, timeout=1.0)
     try:
         rows = connection.execute(_QUERY).fetchall()

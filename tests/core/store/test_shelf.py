@@ -66,3 +66,16 @@ def test_reading_the_shelf_loads_neither_peewee_nor_the_store() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_a_folder_name_with_uri_characters_is_read(library: Library, tmp_path: Path) -> None:
+    import shutil
+
+    _book(1, added_at=dt.datetime(2026, 1, 2))
+    library.db.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    odd = tmp_path / "a %20 b?c#d é"
+    odd.mkdir()
+    shutil.copy(library.paths.database, odd / "library.sqlite3")
+    shelf = read_shelf(odd / "library.sqlite3", odd)
+    assert [b.sha256 for b in shelf] == [f"{1:064x}"]
+    assert shelf[0].file_path == str(odd / "books" / "1.epub")
