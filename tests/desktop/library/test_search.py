@@ -84,7 +84,7 @@ def test_books_without_vectors_get_them_with_progress(
     indexer_for(library.db).listeners.append(lambda done, total: seen.append((done, total)))
     window.panels.open_library_search()  # opening the window asks for them
     dialog = window.panels.library_search
-    qtbot.waitUntil(lambda: (2, 2) in seen, timeout=30000)
+    qtbot.waitUntil(lambda: (2, 2) in seen, timeout=90000)  # two books encoded on a loaded machine
     qtbot.waitUntil(lambda: "2 of 2" in dialog.preparing.text(), timeout=5000)
     assert BookVectors(library.db).missing() == []
     assert not dialog.preparing.isVisible()
