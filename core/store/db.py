@@ -33,11 +33,13 @@ WAL_LIMIT = 4 * 1024 * 1024  # bytes of write-ahead log kept between transaction
 PRAGMAS = {
     "busy_timeout": BUSY_TIMEOUT_S * 1000,  # first: the pragmas after it may wait too
     # before WAL, so a new library gets it (an existing one is rewritten once with it, by the
-    # migration ``_small_pages``): SQLite's default. 16 KiB pages made the 16 MiB-of-XHTML
-    # EPUB's library 1 % smaller but gave each of a library's ~50 tables and indexes, most
-    # of them empty, 16 KiB: the fixture books' library 2.5x their size instead of 1.5x
-    # (issue 41, tests/bench/bench_dbsize.py)
-    "page_size": 4096,
+    # migration ``_one_kib_pages``). Each of a library's ~50 tables and indexes, most of them
+    # empty, takes one page at least: an empty library is 66 KiB with 1 KiB pages, 224 KiB
+    # with 4 KiB and 639 KiB with 16 KiB. The books' rows take the same room either way (a
+    # stored page is about 1 KiB, a search-index block 4 KiB, both spilled into overflow
+    # pages): the Sherlock Holmes EPUB's library 3.76x the book with 4 KiB pages, 3.19x with
+    # 1 KiB; the 16 MiB EPUB's 3.24x and 3.27x (issue 41, tests/bench/bench_dbsize.py).
+    "page_size": 1024,
     "journal_mode": "wal",
     # the write-ahead log grows to the size of the largest transaction (importing a 16 MiB
     # EPUB: 20.5 MB) and SQLite keeps the file that size for as long as the library is open

@@ -397,6 +397,18 @@ def _small_pages(db: pw.SqliteDatabase) -> None:
 _small_pages.page_size = 4096  # type: ignore[attr-defined]
 
 
+def _one_kib_pages(db: pw.SqliteDatabase) -> None:
+    # Issue 41: 1 KiB pages. Each of a library's ~50 tables and indexes takes a page at least
+    # (an empty library 224 KiB with 4 KiB pages, 66 KiB with 1 KiB), and a book's rows take
+    # the same room either way (the Sherlock Holmes EPUB's library 3.76x the book -> 3.19x;
+    # tests/bench/bench_dbsize.py). ``migrate`` rewrites the file after this step, as with
+    # ``_small_pages``; the tables and the index are unchanged.
+    del db
+
+
+_one_kib_pages.page_size = 1024  # type: ignore[attr-defined]
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -421,6 +433,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _sync_and_sources,
     _cjk_index,
     _small_pages,
+    _one_kib_pages,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -458,8 +471,9 @@ def migrate(db: pw.SqliteDatabase) -> int:
     pages = [
         getattr(MIGRATIONS[v - 1], "page_size", 0) for v in range(start + 1, SCHEMA_VERSION + 1)
     ]
-    if start > 0 and any(pages):
-        repage(db, max(pages))  # (a new library is made with its page size)
+    pages = [size for size in pages if size]
+    if start > 0 and pages:
+        repage(db, pages[-1])  # the latest step's size (a new library is made with it)
     elif 0 < start < 8 <= SCHEMA_VERSION:
         reclaim(db)  # compressing the text freed about half the file once
     return start

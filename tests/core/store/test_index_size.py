@@ -132,25 +132,28 @@ def test_deleting_or_re_reading_a_book_leaves_no_dead_entries_in_the_index(
         library.close()
 
 
-def test_a_library_with_16_kib_pages_is_rewritten_with_4_kib_pages_once(
+def test_a_library_with_4_kib_pages_is_rewritten_with_1_kib_pages_once(
     books_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 41, item 3: the migration ``_small_pages`` rewrites an existing library with
-    4 KiB pages (smaller, same search results, still WAL); when another process holds the
-    library, the rewrite is skipped and the library opens all the same."""
+    """Issue 41: the migration ``_one_kib_pages`` rewrites an existing library (4 KiB pages
+    since ``_small_pages``, 16 KiB before) with 1 KiB pages: smaller, same pages and search
+    results, still WAL; when another process holds the library, the rewrite is skipped and
+    the library opens all the same."""
     import sqlite3
 
     from core.store import db as store_db
-    from core.store.migrations import SCHEMA_VERSION
+    from core.store.migrations import MIGRATIONS, SCHEMA_VERSION, _one_kib_pages
 
-    def old_library(home: Path) -> tuple[Path, list[tuple[int, str]]]:
-        monkeypatch.setitem(store_db.PRAGMAS, "page_size", 16384)
+    before_step = MIGRATIONS.index(_one_kib_pages)  # the version a library had before it
+
+    def old_library(home: Path, size: int = 4096) -> tuple[Path, list[tuple[int, str]]]:
+        monkeypatch.setitem(store_db.PRAGMAS, "page_size", size)
         library = Library.open(resolve_paths(home))
         book = import_book(library, books_dir / "metamorphosis.txt").book
         found = BookSearch(library.db).search_book(book.id, "sister violin", hybrid=False)
-        library.db.execute_sql(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+        library.db.execute_sql(f"PRAGMA user_version = {before_step}")
         library.close()
-        monkeypatch.setitem(store_db.PRAGMAS, "page_size", 4096)
+        monkeypatch.setitem(store_db.PRAGMAS, "page_size", 1024)
         return library.paths.database, [(h.chunk_id, h.snippet) for h in found]
 
     path, before = old_library(Path(os.environ["MARGIN_HOME"]) / "a")
@@ -158,15 +161,29 @@ def test_a_library_with_16_kib_pages_is_rewritten_with_4_kib_pages_once(
     library = Library.open(resolve_paths(path.parent))
     try:
         pragma = library.db.execute_sql
-        assert pragma("PRAGMA page_size").fetchone()[0] == 4096
+        assert pragma("PRAGMA page_size").fetchone()[0] == 1024
         assert pragma("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert pragma("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         book = library.list_books()[0]
         found = BookSearch(library.db).search_book(book.id, "sister violin", hybrid=False)
         assert [(h.chunk_id, h.snippet) for h in found] == before and before
+        assert "Gregor" in library.page(book.id, 2).text
+        pragma("INSERT INTO chunk_index(chunk_index) VALUES('integrity-check')")
     finally:
         library.close()
-    assert path.stat().st_size < old_size * 0.8
+    assert path.stat().st_size < old_size * 0.8, (path.stat().st_size, old_size)
+
+    # a library from before both steps (16 KiB pages) gets the latest size, not the largest
+    path, _ = old_library(Path(os.environ["MARGIN_HOME"]) / "c", 16384)
+    con = sqlite3.connect(path)
+    con.execute(f"PRAGMA user_version = {before_step - 1}")
+    con.commit()
+    con.close()
+    library = Library.open(resolve_paths(path.parent))
+    try:
+        assert library.db.execute_sql("PRAGMA page_size").fetchone()[0] == 1024
+    finally:
+        library.close()
 
     held_path, _ = old_library(Path(os.environ["MARGIN_HOME"]) / "b")
     other = sqlite3.connect(held_path)  # another Margin has it open
@@ -174,7 +191,7 @@ def test_a_library_with_16_kib_pages_is_rewritten_with_4_kib_pages_once(
         other.execute("SELECT count(*) FROM book").fetchone()
         library = Library.open(resolve_paths(held_path.parent))
         try:
-            assert library.db.execute_sql("PRAGMA page_size").fetchone()[0] == 16384
+            assert library.db.execute_sql("PRAGMA page_size").fetchone()[0] == 4096
             assert library.db.execute_sql("PRAGMA journal_mode").fetchone()[0] == "wal"
             assert library.list_books()
         finally:
