@@ -17,6 +17,7 @@ import peewee as pw
 from core.errors import StorageError
 from core.store.migrations import SCHEMA_VERSION, current_version, migrate
 from core.store.models import ALL_MODELS, page_text, unpack_chunk
+from core.store.page_blocks import margin_page
 
 
 def _busy_timeout_s() -> int:
@@ -157,6 +158,7 @@ def _open_read_only(path: Path) -> pw.SqliteDatabase:
         db.bind(ALL_MODELS, bind_refs=False, bind_backrefs=False)
         db.register_function(page_text, "margin_text", 1, deterministic=True)
         db.register_function(unpack_chunk, "margin_chunk", 3, deterministic=True)
+        db.register_function(margin_page, "margin_page", 2, deterministic=True)
         try:
             db.connect(reuse_if_open=True)
             version = current_version(db)
@@ -236,11 +238,13 @@ def open_database(path: Path, *, on_wait: Callable[[], None] | None = None) -> p
         path.parent.mkdir(parents=True, exist_ok=True)
         db = _Database(str(path), pragmas=PRAGMAS, check_same_thread=False)
         db.bind(ALL_MODELS, bind_refs=False, bind_backrefs=False)
-        # Page and chunk text are stored compressed (schema v8): SQL reads a page's text with
-        # margin_text(page.text), a chunk's through the view chunk_text (margin_chunk), and
-        # so does the search index. Every connection gets both.
+        # Page and chunk text are stored compressed: SQL reads a page's text through the view
+        # page_plain (margin_page: pages in blocks, issue 41; margin_text unpacks a page
+        # stored alone, schema v8), a chunk's through the view chunk_text (margin_chunk), and
+        # so does the search index. Every connection gets all three.
         db.register_function(page_text, "margin_text", 1, deterministic=True)
         db.register_function(unpack_chunk, "margin_chunk", 3, deterministic=True)
+        db.register_function(margin_page, "margin_page", 2, deterministic=True)
         db.connect(reuse_if_open=True)
         if current_version(db) != SCHEMA_VERSION:
             with update_lock(path, on_wait):
