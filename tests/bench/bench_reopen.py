@@ -105,8 +105,8 @@ def main() -> None:
                 rows[side].append(margin_open(tree, book, homes[side]))
                 inside[side].append(reads(tree, homes[side]))
         sizes = {s: (homes[s] / "data" / "library.sqlite3").stat().st_size for s in trees}
+        size = book.stat().st_size
         shutil.rmtree(work / "base", ignore_errors=True)
-    size = book.stat().st_size
     for side in trees:
         shown = median([r[0] for r in rows[side]])
         cpu = median([r[1] for r in rows[side]])
