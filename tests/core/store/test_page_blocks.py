@@ -78,3 +78,24 @@ def test_the_migrations_frozen_packer_writes_the_live_format(books_dir: Path) ->
     live = pack_blocks(pages)
     split = [(n, *frozen.split_page(pack_page(t, h))) for n, t, h in pages]
     assert frozen.pack(split) == live
+
+
+def test_no_live_code_reads_page_text_past_its_block() -> None:
+    """A page's ``text`` column holds only where the page is in its block: SQL reads page
+    text through the view ``page_plain`` (or Library.page). Reading ``page.text`` with
+    margin_text, as before blocks, would fail on every page: named here, not by a reader."""
+    import re
+
+    root = Path(__file__).resolve().parents[3]
+    allowed = {"core/store/migrations.py", "core/store/records.py", "core/store/book_content.py"}
+    wrong = []
+    pattern = re.compile(r"margin_text\(|SELECT[^\"']*\btext\b[^\"']*FROM page\b(?!_)", re.I)
+    for folder in ("core", "desktop"):
+        for path in (root / folder).rglob("*.py"):
+            name = path.relative_to(root).as_posix()
+            if name in allowed or name.startswith("core/store/frozen/"):
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if pattern.search(line):
+                    wrong.append(f"{name}:{number}: {line.strip()}")
+    assert wrong == []
