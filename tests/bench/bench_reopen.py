@@ -8,7 +8,7 @@ found by its checksum and opened at its page): the book is shown when the pictur
 Also, in-process, what a reopen reads from the library (the page on screen and its
 neighbours, the contents and page labels) and what Find and the spoiler check read (every
 page's text), each in a fresh process.
-Run: .venv/bin/python tests/bench/bench_reopen.py [--rounds N] [--base REF]
+Run: .venv/bin/python tests/bench/bench_reopen.py [--rounds N] [--base REF | --old-tree DIR]
 """
 
 from __future__ import annotations
@@ -90,7 +90,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         book = sixteen_mib_epub(work)
-        old = base_tree(BASE, work, ("core", "desktop", "prompts", "resources"))
+        if "--old-tree" in sys.argv:  # another variant's code as the old side
+            old = Path(sys.argv[sys.argv.index("--old-tree") + 1])
+        else:
+            old = base_tree(BASE, work, ("core", "desktop", "prompts", "resources"))
         trees = {"old": old, "new": ROOT}
         homes = {side: work / f"home-{side}" for side in trees}
         for side, tree in trees.items():
