@@ -22,6 +22,7 @@ from core.labels import cited_pages
 from core.search.everywhere import left_out, library_passages
 from core.search.rows import chunk_range, chunk_rows
 from core.store.packing import page_text, unpack_chunk
+from core.store.page_blocks import margin_page
 
 LARGEST_NUMBER = 1_000_000_000  # as ``core.cli.context.number``
 BOOKS = "SELECT id, title FROM book WHERE status = 'ready'"
@@ -102,6 +103,7 @@ class Reader:
         # index reads passages through the view ``chunk_text``)
         self.connection.create_function("margin_text", 1, page_text, deterministic=True)
         self.connection.create_function("margin_chunk", 3, unpack_chunk, deterministic=True)
+        self.connection.create_function("margin_page", 2, margin_page, deterministic=True)
         self.db = self
 
     def execute_sql(self, sql: str, params: Any = ()) -> sqlite3.Cursor:

@@ -139,7 +139,7 @@ def _page_quote(db: pw.SqliteDatabase, book_id: int, page: int, chars: int = 200
     from core.store.models import page_text
 
     row = db.execute_sql(
-        "SELECT text FROM page WHERE book_id = ? AND number = ?", (book_id, page)
+        "SELECT text FROM page_plain WHERE book_id = ? AND number = ?", (book_id, page)
     ).fetchone()
     if row is None:
         return ""

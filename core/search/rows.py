@@ -61,7 +61,7 @@ def chunk_rows(
     for owner in sorted({b for b, _ in wanted}):
         numbers = [n for b, n in wanted if b == owner]
         for number, blob in db.execute_sql(
-            "SELECT number, text FROM page WHERE book_id = ? AND number IN "
+            "SELECT number, text FROM page_plain WHERE book_id = ? AND number IN "
             f"({','.join('?' * len(numbers))})",
             (owner, *numbers),
         ).fetchall():

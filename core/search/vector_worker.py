@@ -56,12 +56,14 @@ def index_in_worker(
     from core.store.db import PRAGMAS
     from core.store.migrations import SCHEMA_VERSION, current_version
     from core.store.models import page_text, unpack_chunk
+    from core.store.page_blocks import margin_page
 
     if not Path(path).exists():
         return False  # the library was removed meanwhile
     db = pw.SqliteDatabase(path, pragmas=PRAGMAS, check_same_thread=False)
     db.register_function(page_text, "margin_text", 1, deterministic=True)
     db.register_function(unpack_chunk, "margin_chunk", 3, deterministic=True)
+    db.register_function(margin_page, "margin_page", 2, deterministic=True)
     try:
         db.connect()
         if current_version(db) != SCHEMA_VERSION:

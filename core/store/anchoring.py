@@ -301,7 +301,7 @@ def quote_for_selection(
     (a PDF's extracted text may differ from what was selected)."""
     try:
         rows = db.execute_sql(
-            "SELECT number, margin_text(text) FROM page WHERE book_id = ? AND number"
+            "SELECT number, text FROM page_plain WHERE book_id = ? AND number"
             " BETWEEN ? AND ? ORDER BY number",
             (book_id, max(1, page - 1), page + 1),
         ).fetchall()
@@ -378,7 +378,7 @@ def _resolve(
             out.append(c)
             continue
         rows = db.execute_sql(
-            "SELECT number, margin_text(text) FROM page WHERE book_id = ? AND number BETWEEN ?"
+            "SELECT number, text FROM page_plain WHERE book_id = ? AND number BETWEEN ?"
             " AND ? ORDER BY number",
             (c.book_id, max(1, c.first_page - 1), max(c.first_page, c.last_page) + 1),
         ).fetchall()

@@ -79,7 +79,7 @@ class Annotations(LibraryBase):
         pages = [
             (n, t)
             for n, t in self.db.execute_sql(
-                "SELECT number, margin_text(text) FROM page WHERE book_id = ? AND number"
+                "SELECT number, text FROM page_plain WHERE book_id = ? AND number"
                 " BETWEEN ? AND ? ORDER BY number",
                 (book_id, max(1, page - 1), page + 2),
             ).fetchall()
@@ -128,7 +128,7 @@ class Annotations(LibraryBase):
         if page is not None:
             try:
                 (first,) = self.db.execute_sql(
-                    "SELECT margin_text(text) FROM page WHERE book_id = ? AND number = ?",
+                    "SELECT text FROM page_plain WHERE book_id = ? AND number = ?",
                     (book_id, page),
                 ).fetchone()
                 quote = BookText([(page, first)]).page_start_quote(page).to_json()

@@ -20,6 +20,7 @@ from core.errors import StorageError
 from core.progress import CancelToken
 from core.store import cjk_index
 from core.store import models as m
+from core.store.page_blocks import pack_blocks, page_content
 from core.store.records import PARSER_VERSION, BookInfo, LibraryBase, page_texts
 
 log = logging.getLogger("core.store.library")
@@ -171,10 +172,14 @@ class BookContent(LibraryBase):
 
     def damaged_text(self, book_id: int) -> bool:
         """Whether some of a book's stored pages or search passages no longer unpack."""
-        rows = self.db.execute_sql("SELECT text FROM page WHERE book_id = ?", (book_id,))
+        rows = self.db.execute_sql(
+            "SELECT p.text, b.data FROM page p LEFT JOIN page_block b"
+            " ON b.book_id = p.book_id AND b.first = p.block WHERE p.book_id = ?",
+            (book_id,),
+        )
         try:
-            for (packed,) in rows:
-                m.unpack_page(packed)
+            for packed, block in rows:
+                page_content(packed, block)
             self.db.execute_sql(
                 "SELECT count(length(t.text)) FROM chunk c JOIN chunk_text t ON t.id = c.id "
                 "WHERE c.book_id = ?",
@@ -257,10 +262,24 @@ class BookContent(LibraryBase):
                 [(book_id, i, t.title, t.level, t.page) for i, t in enumerate(parsed.toc)],
             )
             pages, chunk_texts = packed.result()
-        cursor.executemany(
-            "INSERT INTO page (book_id, number, label, chapter, text) VALUES (?, ?, ?, ?, ?)",
-            pages,
-        )
+        page_rows, block_rows = pages
+        if self._has_blocks():
+            cursor.executemany(
+                "INSERT INTO page_block (book_id, first, data) VALUES (?, ?, ?)", block_rows
+            )
+            cursor.executemany(
+                "INSERT INTO page (book_id, number, label, chapter, block, text)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                page_rows,
+            )
+        else:  # a library at an older schema (the tests of migrations): a blob a page
+            cursor.executemany(
+                "INSERT INTO page (book_id, number, label, chapter, text) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (*r[:4], m.pack_page(p.text, p.html))
+                    for r, p in zip(page_rows, parsed.pages, strict=True)
+                ],
+            )
         cursor.executemany(
             "INSERT INTO chunk (id, book_id, ordinal, chapter, start_page, end_page, text)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -270,16 +289,27 @@ class BookContent(LibraryBase):
             ],
         )
 
+    def _has_blocks(self) -> bool:
+        """Whether pages are stored in blocks here (always, once migrated: issue 41)."""
+        rows = self.db.execute_sql("PRAGMA table_info(page)").fetchall()
+        return any(r[1] == "block" for r in rows)
+
     @staticmethod
     def _pack(
         book_id: int, parsed: ParsedBook, chunks: Sequence[BookChunk]
-    ) -> tuple[list[tuple[int, int, str, int, bytes]], list[bytes]]:
-        """The page rows and chunk blobs of a book, packed for storage."""
+    ) -> tuple[
+        tuple[list[tuple[int, int, str, int, int, bytes]], list[tuple[int, int, bytes]]],
+        list[bytes],
+    ]:
+        """The page rows, block rows and chunk blobs of a book, packed for storage (pages in
+        blocks: core.store.page_blocks)."""
+        blocks, refs = pack_blocks([(p.number, p.text, p.html) for p in parsed.pages])
         pages = [
-            (book_id, p.number, p.label, p.chapter, m.pack_page(p.text, p.html))
-            for p in parsed.pages
+            (book_id, p.number, p.label, p.chapter, first, ref)
+            for p, (first, ref) in zip(parsed.pages, refs, strict=True)
         ]
-        return pages, BookContent._pack_chunks(parsed, chunks)
+        block_rows = [(book_id, first, data) for first, data in blocks]
+        return (pages, block_rows), BookContent._pack_chunks(parsed, chunks)
 
     @staticmethod
     def _pack_chunks(parsed: ParsedBook, chunks: Sequence[BookChunk]) -> list[bytes]:
@@ -310,6 +340,7 @@ class BookContent(LibraryBase):
             rebuild = not self._unindex([book_id])
             for model in (m.Chunk, m.Page, m.TocEntry):
                 model.delete().where(model.book == book_id).execute()
+            self.db.execute_sql("DELETE FROM page_block WHERE book_id = ?", (book_id,))
             self.db.execute_sql("DELETE FROM spoiler_stats WHERE book_id = ?", (book_id,))
             if rebuild:  # the damaged chunks are gone: index what is left, then the new ones
                 self.repair_index()

@@ -17,6 +17,7 @@ import peewee as pw
 from core.errors import StorageError
 from core.store.migrations import SCHEMA_VERSION, current_version, migrate
 from core.store.models import ALL_MODELS, page_text, unpack_chunk
+from core.store.page_blocks import margin_page
 
 
 def _busy_timeout_s() -> int:
@@ -33,11 +34,13 @@ WAL_LIMIT = 4 * 1024 * 1024  # bytes of write-ahead log kept between transaction
 PRAGMAS = {
     "busy_timeout": BUSY_TIMEOUT_S * 1000,  # first: the pragmas after it may wait too
     # before WAL, so a new library gets it (an existing one is rewritten once with it, by the
-    # migration ``_small_pages``): SQLite's default. 16 KiB pages made the 16 MiB-of-XHTML
-    # EPUB's library 1 % smaller but gave each of a library's ~50 tables and indexes, most
-    # of them empty, 16 KiB: the fixture books' library 2.5x their size instead of 1.5x
-    # (issue 41, tests/bench/bench_dbsize.py)
-    "page_size": 4096,
+    # migration ``_one_kib_pages``). Each of a library's ~50 tables and indexes, most of them
+    # empty, takes one page at least: an empty library is 66 KiB with 1 KiB pages, 224 KiB
+    # with 4 KiB and 639 KiB with 16 KiB. The books' rows take the same room either way (a
+    # stored page is about 1 KiB, a search-index block 4 KiB, both spilled into overflow
+    # pages): the Sherlock Holmes EPUB's library 3.76x the book with 4 KiB pages, 3.19x with
+    # 1 KiB; the 16 MiB EPUB's 3.24x and 3.27x (issue 41, tests/bench/bench_dbsize.py).
+    "page_size": 1024,
     "journal_mode": "wal",
     # the write-ahead log grows to the size of the largest transaction (importing a 16 MiB
     # EPUB: 20.5 MB) and SQLite keeps the file that size for as long as the library is open
@@ -155,6 +158,7 @@ def _open_read_only(path: Path) -> pw.SqliteDatabase:
         db.bind(ALL_MODELS, bind_refs=False, bind_backrefs=False)
         db.register_function(page_text, "margin_text", 1, deterministic=True)
         db.register_function(unpack_chunk, "margin_chunk", 3, deterministic=True)
+        db.register_function(margin_page, "margin_page", 2, deterministic=True)
         try:
             db.connect(reuse_if_open=True)
             version = current_version(db)
@@ -234,11 +238,13 @@ def open_database(path: Path, *, on_wait: Callable[[], None] | None = None) -> p
         path.parent.mkdir(parents=True, exist_ok=True)
         db = _Database(str(path), pragmas=PRAGMAS, check_same_thread=False)
         db.bind(ALL_MODELS, bind_refs=False, bind_backrefs=False)
-        # Page and chunk text are stored compressed (schema v8): SQL reads a page's text with
-        # margin_text(page.text), a chunk's through the view chunk_text (margin_chunk), and
-        # so does the search index. Every connection gets both.
+        # Page and chunk text are stored compressed: SQL reads a page's text through the view
+        # page_plain (margin_page: pages in blocks, issue 41; margin_text unpacks a page
+        # stored alone, schema v8), a chunk's through the view chunk_text (margin_chunk), and
+        # so does the search index. Every connection gets all three.
         db.register_function(page_text, "margin_text", 1, deterministic=True)
         db.register_function(unpack_chunk, "margin_chunk", 3, deterministic=True)
+        db.register_function(margin_page, "margin_page", 2, deterministic=True)
         db.connect(reuse_if_open=True)
         if current_version(db) != SCHEMA_VERSION:
             with update_lock(path, on_wait):

@@ -21,6 +21,7 @@ from core.store.book_content import BookContent
 from core.store.db import open_database
 from core.store.records import (
     HIGHLIGHT_COLOURS,
+    PAGE_ROWS,
     PARSER_VERSION,
     BookInfo,
     HighlightRecord,
@@ -184,7 +185,11 @@ class Library(BookContent, Annotations):
     def page(self, book_id: int, number: int) -> PageContent:
         book = self.get_book(book_id)
         self._check_page(book, number)
-        row = m.Page.get((m.Page.book == book_id) & (m.Page.number == number))
+        row = self.db.execute_sql(
+            f"{PAGE_ROWS} WHERE p.book_id = ? AND p.number = ?", (book_id, number)
+        ).fetchone()
+        if row is None:
+            raise pw.DoesNotExist(f"page {number} of book {book_id}")
         return _page(row)
 
     def pages(self, book_id: int, start: int, end: int) -> list[PageContent]:
@@ -192,11 +197,10 @@ class Library(BookContent, Annotations):
         book = self.get_book(book_id)
         self._check_page(book, start)
         self._check_page(book, end)
-        rows = (
-            m.Page.select()
-            .where((m.Page.book == book_id) & m.Page.number.between(start, end))
-            .order_by(m.Page.number)
-        )
+        rows = self.db.execute_sql(
+            f"{PAGE_ROWS} WHERE p.book_id = ? AND p.number BETWEEN ? AND ? ORDER BY p.number",
+            (book_id, start, end),
+        ).fetchall()
         return [_page(r) for r in rows]
 
     def page_texts(self, book_id: int) -> list[tuple[int, str]]:

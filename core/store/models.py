@@ -83,9 +83,12 @@ class Page(BaseModel):
     number = pw.IntegerField()  # 1-based
     label = pw.TextField(default="")
     chapter = pw.IntegerField(default=0)
-    # Schema v8: text and HTML in one compressed blob (``pack_page``); read it with
-    # Library.page, or margin_text(text) in SQL. (Until v8 the HTML had its own column.)
+    # Schema v8: text and HTML in one compressed blob (``pack_page``). Issue 41: pages in
+    # blocks (core.store.page_blocks): ``block`` names the page's block in ``page_block``
+    # (its first page) and ``text`` holds where the page is in it. Read a page with
+    # Library.page, or its text in SQL through the view page_plain.
     text = pw.BlobField()
+    block = pw.IntegerField(null=True)
 
     class Meta:
         indexes = ((("book", "number"), True),)

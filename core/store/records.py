@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import sqlite3
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from core.store.anchors import TextQuote
 from core.store.book_info import PARSER_VERSION as PARSER_VERSION  # (moved there)
 from core.store.book_info import BookInfo
 from core.store.db import damaged_text
+from core.store.page_blocks import page_content
 
 
 @dataclass(frozen=True)
@@ -66,23 +68,33 @@ def _book(row: m.Book, data: Path) -> BookInfo:
     return info
 
 
-def _page(row: m.Page) -> PageContent:
+PAGE_ROWS = (
+    "SELECT p.book_id, p.number, p.label, p.chapter, p.text, b.data FROM page p"
+    " LEFT JOIN page_block b ON b.book_id = p.book_id AND b.first = p.block"
+)
+
+
+def _page(row: tuple[Any, ...]) -> PageContent:
+    """A page from a row of ``PAGE_ROWS``: its own blob, or its part of its block."""
+    book_id, number, label, chapter, packed, block = row
     try:
-        text, html = m.unpack_page(row.text)
+        text, html = page_content(packed, block)
     except (ValueError, zlib.error) as exc:  # UnicodeDecodeError is a ValueError
-        raise damaged_text(f"page {row.number} of book {row.book_id}", row.book_id) from exc
-    return PageContent(row.number, row.label, text, html, row.chapter)
+        raise damaged_text(f"page {number} of book {book_id}", book_id) from exc
+    return PageContent(int(number), label, text, html, int(chapter))
 
 
 def page_texts(db: pw.SqliteDatabase, book_id: int) -> list[tuple[int, str]]:
     """Every page's number and text of a book, in order (the text is stored compressed)."""
-    rows = db.execute_sql(
-        "SELECT number, text FROM page WHERE book_id = ? ORDER BY number", (book_id,)
-    ).fetchall()
     try:
-        return [(int(n), m.page_text(t)) for n, t in rows]
-    except (ValueError, zlib.error) as exc:
+        rows = db.execute_sql(
+            "SELECT number, text FROM page_plain WHERE book_id = ? ORDER BY number", (book_id,)
+        ).fetchall()
+    except (pw.DatabaseError, sqlite3.DatabaseError) as exc:
+        if "user-defined function" not in str(exc):
+            raise
         raise damaged_text(f"a page of book {book_id}", book_id) from exc
+    return [(int(n), t) for n, t in rows]
 
 
 def _highlight(row: m.Highlight) -> HighlightRecord:

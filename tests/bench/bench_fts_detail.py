@@ -101,7 +101,7 @@ def measure(path: Path, option: str) -> tuple[int, int, dict[str, Any]]:
 def pages_as_documents(path: Path) -> int:
     """The size of a detail=full index over the pages' text, each page once."""
     db = open_database(path)
-    texts = [r[0] for r in db.execute_sql("SELECT margin_text(text) FROM page ORDER BY id")]
+    texts = [r[0] for r in db.execute_sql("SELECT text FROM page_plain ORDER BY book_id, number")]
     db.close()
     other = sqlite3.connect(path.with_name("pages.sqlite3"))
     other.execute("PRAGMA page_size = 16384")

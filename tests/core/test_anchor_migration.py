@@ -16,6 +16,7 @@ from core.store.anchors import TextQuote, collapse, stored_to_view
 from core.store.db import PRAGMAS
 from core.store.library import Library
 from core.store.migrations import MIGRATIONS, SCHEMA_VERSION, current_version
+from core.store.page_blocks import margin_page
 
 
 def _library_before_anchors(path: Path, books_dir: Path) -> tuple[int, str, str, int]:
@@ -25,6 +26,7 @@ def _library_before_anchors(path: Path, books_dir: Path) -> tuple[int, str, str,
     db.bind(m.ALL_MODELS, bind_refs=False, bind_backrefs=False)
     db.register_function(m.page_text, "margin_text", 1, deterministic=True)
     db.register_function(m.unpack_chunk, "margin_chunk", 3, deterministic=True)
+    db.register_function(margin_page, "margin_page", 2, deterministic=True)
     before = MIGRATIONS.index(migrations._text_quote_anchors)
     for version in range(1, before + 1):
         with db.atomic():
@@ -32,7 +34,14 @@ def _library_before_anchors(path: Path, books_dir: Path) -> tuple[int, str, str,
             db.execute_sql(f"PRAGMA user_version = {version}")
     library = Library(resolve_paths().ensure(), db)
     book_id = import_book(library, books_dir / "metamorphosis.txt").book.id
-    page, text = next((n, t) for n, t in library.page_texts(book_id) if n > 8 and "\n\n" in t)
+    # the pages as that schema stores them (a blob each: before blocks, issue 41)
+    texts = [
+        (int(n), m.page_text(t))
+        for n, t in db.execute_sql(
+            "SELECT number, text FROM page WHERE book_id = ? ORDER BY number", (book_id,)
+        )
+    ]
+    page, text = next((n, t) for n, t in texts if n > 8 and "\n\n" in t)
     start = text.index("\n\n") + 2  # a passage after a paragraph break: view offsets differ
     words = text[start : start + 90]
     anchor = {
@@ -54,7 +63,7 @@ def _library_before_anchors(path: Path, books_dir: Path) -> tuple[int, str, str,
         " VALUES (?, 'q', datetime('now'), datetime('now'))",
         (book_id,),
     ).lastrowid
-    quoted = collapse(dict(library.page_texts(book_id))[30])[300:360]
+    quoted = collapse(dict(texts)[30])[300:360]
     cites = [{"book_id": book_id, "first_page": 30, "last_page": 30, "quoted_text": quoted}]
     db.execute_sql(
         "INSERT INTO message (conversation_id, role, kind, content, text, status, citations,"

@@ -147,7 +147,7 @@ LEAK = "Later, at the trial, the Knave of Hearts is accused of stealing the tart
 
 def first_page_with(lib: Library, book_id: int, word: str) -> int:
     row = lib.db.execute_sql(
-        "SELECT min(number) FROM page WHERE book_id = ? AND number > 1 AND margin_text(text) LIKE ?",
+        "SELECT min(number) FROM page_plain WHERE book_id = ? AND number > 1 AND text LIKE ?",
         (book_id, f"%{word}%"),
     ).fetchone()
     return int(row[0])

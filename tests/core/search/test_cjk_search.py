@@ -15,6 +15,7 @@ from core.search import BookSearch
 from core.search.cjk import expression, route
 from core.store.cjk_index import grams, has_cjk
 from core.store.library import BookInfo, Library
+from core.store.page_blocks import margin_page
 from tests.conftest import BOOKS
 
 KOKORO = BOOKS / "kokoro_excerpt.txt"
@@ -153,6 +154,7 @@ def test_the_migration_cuts_the_books_already_there(
     db.bind(m.ALL_MODELS, bind_refs=False, bind_backrefs=False)
     db.register_function(m.page_text, "margin_text", 1, deterministic=True)
     db.register_function(m.unpack_chunk, "margin_chunk", 3, deterministic=True)
+    db.register_function(margin_page, "margin_page", 2, deterministic=True)
     before = migrations.MIGRATIONS.index(migrations._cjk_index)
     for version in range(1, before + 1):
         with db.atomic():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ from core.store.db import WAL_LIMIT
 from core.store.library import Library
 from core.store.migrations import CHUNK_INDEX_V8
 from core.store.models import chunk_pages, pack_chunk, pack_page, unpack_chunk, unpack_page
+from core.store.page_blocks import page_content
 
 FIXTURES = (
     "alice_in_wonderland.epub",
@@ -43,7 +45,7 @@ def test_the_fixture_books_library_is_at_most_twice_the_books(
     finally:
         library.close()
     # 2.51x with 16 KiB pages (each of ~50 tables and indexes, most of them empty, took one);
-    # 1.54x with 4 KiB pages (issue 41)
+    # 1.54x with 4 KiB pages; 1.20x with 1 KiB pages and pages stored in blocks (issue 41)
     assert size <= 2.0 * sum(p.stat().st_size for p in books)
 
 
@@ -132,49 +134,92 @@ def test_deleting_or_re_reading_a_book_leaves_no_dead_entries_in_the_index(
         library.close()
 
 
-def test_a_library_with_16_kib_pages_is_rewritten_with_4_kib_pages_once(
+def _as_before_blocks(db: Any, version: int) -> None:
+    """Turn a library back into what it was before ``_page_blocks``: each page in its own
+    blob (schema v8), no table of blocks, the search index's view reading those blobs."""
+    from core.store.migrations import CHUNK_TEXT_VIEW
+
+    rows = db.execute_sql(
+        "SELECT p.id, p.text, b.data FROM page p LEFT JOIN page_block b"
+        " ON b.book_id = p.book_id AND b.first = p.block"
+    ).fetchall()
+    with db.atomic():
+        for pid, packed, block in rows:
+            text, html = page_content(packed, block)
+            db.execute_sql("UPDATE page SET text = ? WHERE id = ?", (pack_page(text, html), pid))
+        db.execute_sql("DROP VIEW chunk_text")
+        db.execute_sql("DROP VIEW page_plain")
+        db.execute_sql("DROP TABLE page_block")
+        db.execute_sql("ALTER TABLE page DROP COLUMN block")
+        db.execute_sql(CHUNK_TEXT_VIEW)
+        db.execute_sql(f"PRAGMA user_version = {version}")
+
+
+def test_an_old_library_gets_its_pages_in_blocks_and_1_kib_pages_once(
     books_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 41, item 3: the migration ``_small_pages`` rewrites an existing library with
-    4 KiB pages (smaller, same search results, still WAL); when another process holds the
-    library, the rewrite is skipped and the library opens all the same."""
+    """Issue 41: the migration ``_page_blocks`` packs an existing library's pages (one blob
+    each, 4 KiB database pages since ``_small_pages``, 16 KiB before) in blocks and rewrites
+    the file with 1 KiB pages: smaller, every page's text and HTML and the search results the
+    same, still WAL; when another process holds the library, the rewrite is skipped and the
+    library opens all the same."""
     import sqlite3
 
     from core.store import db as store_db
-    from core.store.migrations import SCHEMA_VERSION
+    from core.store.migrations import MIGRATIONS, SCHEMA_VERSION, _page_blocks
 
-    def old_library(home: Path) -> tuple[Path, list[tuple[int, str]]]:
-        monkeypatch.setitem(store_db.PRAGMAS, "page_size", 16384)
+    before_step = MIGRATIONS.index(_page_blocks)  # the version a library had before it
+
+    def old_library(home: Path, size: int = 4096) -> tuple[Path, list[tuple[int, str]], list[Any]]:
+        monkeypatch.setitem(store_db.PRAGMAS, "page_size", size)
         library = Library.open(resolve_paths(home))
-        book = import_book(library, books_dir / "metamorphosis.txt").book
+        book = import_book(library, books_dir / "metamorphosis.epub").book
         found = BookSearch(library.db).search_book(book.id, "sister violin", hybrid=False)
-        library.db.execute_sql(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+        pages = library.pages(book.id, 1, book.page_count)
+        _as_before_blocks(library.db, before_step)
+        library.db.execute_sql("VACUUM")
         library.close()
-        monkeypatch.setitem(store_db.PRAGMAS, "page_size", 4096)
-        return library.paths.database, [(h.chunk_id, h.snippet) for h in found]
+        monkeypatch.setitem(store_db.PRAGMAS, "page_size", 1024)
+        return library.paths.database, [(h.chunk_id, h.snippet) for h in found], pages
 
-    path, before = old_library(Path(os.environ["MARGIN_HOME"]) / "a")
+    path, before, pages = old_library(Path(os.environ["MARGIN_HOME"]) / "a")
     old_size = path.stat().st_size
     library = Library.open(resolve_paths(path.parent))
     try:
         pragma = library.db.execute_sql
-        assert pragma("PRAGMA page_size").fetchone()[0] == 4096
+        assert pragma("PRAGMA page_size").fetchone()[0] == 1024
         assert pragma("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert pragma("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert pragma("SELECT count(*) FROM page WHERE block IS NULL").fetchone()[0] == 0
         book = library.list_books()[0]
+        assert library.pages(book.id, 1, book.page_count) == pages
+        assert any(p.html and p.html != p.text for p in pages)  # its own HTML came back
         found = BookSearch(library.db).search_book(book.id, "sister violin", hybrid=False)
         assert [(h.chunk_id, h.snippet) for h in found] == before and before
+        pragma("INSERT INTO chunk_index(chunk_index) VALUES('integrity-check')")
     finally:
         library.close()
-    assert path.stat().st_size < old_size * 0.8
+    assert path.stat().st_size < old_size * 0.7, (path.stat().st_size, old_size)
 
-    held_path, _ = old_library(Path(os.environ["MARGIN_HOME"]) / "b")
+    # a library from before both steps (16 KiB pages) gets the latest size, not the largest
+    path, _, _ = old_library(Path(os.environ["MARGIN_HOME"]) / "c", 16384)
+    con = sqlite3.connect(path)
+    con.execute(f"PRAGMA user_version = {before_step - 1}")
+    con.commit()
+    con.close()
+    library = Library.open(resolve_paths(path.parent))
+    try:
+        assert library.db.execute_sql("PRAGMA page_size").fetchone()[0] == 1024
+    finally:
+        library.close()
+
+    held_path, _, _ = old_library(Path(os.environ["MARGIN_HOME"]) / "b")
     other = sqlite3.connect(held_path)  # another Margin has it open
     try:
         other.execute("SELECT count(*) FROM book").fetchone()
         library = Library.open(resolve_paths(held_path.parent))
         try:
-            assert library.db.execute_sql("PRAGMA page_size").fetchone()[0] == 16384
+            assert library.db.execute_sql("PRAGMA page_size").fetchone()[0] == 4096
             assert library.db.execute_sql("PRAGMA journal_mode").fetchone()[0] == "wal"
             assert library.list_books()
         finally:

@@ -13,6 +13,7 @@ import peewee as pw
 from core.store import models as m
 from core.store.frozen import pages_v8
 from core.store.migrations import SCHEMA_VERSION, current_version, migrate
+from core.store.page_blocks import margin_page
 from tests.support.import_graph import ROOT, Module, imports_of, modules_under
 
 # what a migration may import from Margin: never logic that can change
@@ -81,6 +82,7 @@ def test_a_new_library_gets_the_models_tables() -> None:
     db = pw.SqliteDatabase(":memory:")
     db.register_function(m.page_text, "margin_text", 1, deterministic=True)
     db.register_function(m.unpack_chunk, "margin_chunk", 3, deterministic=True)
+    db.register_function(margin_page, "margin_page", 2, deterministic=True)
     assert migrate(db) == 0 and current_version(db) == SCHEMA_VERSION
     for model in m.ALL_MODELS:
         table = model._meta.table_name

@@ -87,13 +87,21 @@ def test_real_books_chunks_cost_little_beside_their_pages(books_dir: Path) -> No
 
 
 def _damage(library: Library, table: str, where: str) -> None:
-    rows = library.db.execute_sql(f"SELECT id, text FROM {table} WHERE {where}").fetchall()
+    """Flip bytes of stored text: a chunk's, or the block holding a page (issue 41)."""
+    column = "text"
+    if table == "page":
+        table, column = "page_block", "data"
+        where = f"(book_id, first) IN (SELECT book_id, block FROM page WHERE {where})"
+    rows = library.db.execute_sql(f"SELECT rowid, {column} FROM {table} WHERE {where}")
+    rows = rows.fetchall()
     assert rows
     for rid, blob in rows:
         flipped = bytearray(blob)
         for i in range(12, min(len(flipped), 40)):
             flipped[i] ^= 0x5A
-        library.db.execute_sql(f"UPDATE {table} SET text = ? WHERE id = ?", (bytes(flipped), rid))
+        library.db.execute_sql(
+            f"UPDATE {table} SET {column} = ? WHERE rowid = ?", (bytes(flipped), rid)
+        )
 
 
 def test_damaged_stored_text_is_reported_and_re_reading_repairs_it(books_dir: Path) -> None:
@@ -115,7 +123,7 @@ def test_damaged_stored_text_is_reported_and_re_reading_repairs_it(books_dir: Pa
         assert f"margin repair {book.id}" in (err.value.hint or "")
         with pytest.raises(StorageError, match="damaged"):
             library.page_texts(book.id)
-        with pytest.raises(StorageError, match="search index or stored text"):
+        with pytest.raises(StorageError, match="damaged"):
             BookSearch(library.db).search_book(book.id, "Samsa")
         reimport_book(library, book.id)  # rebuilt from the copy
         assert "Samsa" in BookSearch(library.db).search_book(book.id, "Samsa")[0].text
@@ -138,8 +146,9 @@ def _page_before_the_dictionary(text: str, html: str | None) -> bytes:
 
 
 def test_pages_written_before_the_dictionary_still_read(books_dir: Path) -> None:
-    """A library's older pages keep their format (they are not repacked): the reader, SQL's
-    margin_text, a chunk's view and search all read them beside new pages."""
+    """Pages in their own blob (written before the dictionary, or before blocks, issue 41)
+    still read: the reader, SQL's page_plain, a chunk's view and search all read them beside
+    new pages."""
     from core.books.importer import import_book
     from core.paths import resolve_paths
     from core.search import BookSearch
@@ -151,17 +160,21 @@ def test_pages_written_before_the_dictionary_still_read(books_dir: Path) -> None
     try:
         book = import_book(library, books_dir / "metamorphosis.epub").book
         rows = library.db.execute_sql(
-            "SELECT id, text FROM page WHERE book_id = ?", (book.id,)
+            "SELECT id, number, text, block FROM page WHERE book_id = ?", (book.id,)
         ).fetchall()
-        assert all(bytes(blob)[:1] == b"D" for _, blob in rows)  # new pages: the dictionary
+        # new pages: in blocks (issue 41)
+        assert all(bytes(blob)[:1] == b"B" and block for _, _, blob, block in rows)
         expected = library.page_texts(book.id)
-        for pid, blob in rows:  # the whole book back in the old format
-            text, html = unpack_page(blob)
-            old_blob = _page_before_the_dictionary(text, html)
-            library.db.execute_sql("UPDATE page SET text = ? WHERE id = ?", (old_blob, pid))
+        for pid, number, _, _ in rows:  # the whole book back in the old format
+            page = library.page(book.id, number)
+            old_blob = _page_before_the_dictionary(page.text, page.html)
+            library.db.execute_sql(
+                "UPDATE page SET text = ?, block = NULL WHERE id = ?", (old_blob, pid)
+            )
+        library.db.execute_sql("DELETE FROM page_block WHERE book_id = ?", (book.id,))
         assert library.page_texts(book.id) == expected
         sql = library.db.execute_sql(
-            "SELECT number, margin_text(text) FROM page WHERE book_id = ? ORDER BY number",
+            "SELECT number, text FROM page_plain WHERE book_id = ? ORDER BY number",
             (book.id,),
         ).fetchall()
         assert [(int(n), t) for n, t in sql] == expected

@@ -23,6 +23,7 @@ from core.store.conversations import Conversations
 from core.store.db import PRAGMAS
 from core.store.library import Library
 from core.store.migrations import MIGRATIONS, SCHEMA_VERSION, current_version
+from core.store.page_blocks import margin_page
 from core.store.reading_state import ReadingStates, ViewState
 
 
@@ -121,6 +122,7 @@ def _old_library(path: Path, books_dir: Path) -> tuple[list[int], int]:
     db.bind(m.ALL_MODELS, bind_refs=False, bind_backrefs=False)
     db.register_function(m.page_text, "margin_text", 1, deterministic=True)
     db.register_function(m.unpack_chunk, "margin_chunk", 3, deterministic=True)
+    db.register_function(margin_page, "margin_page", 2, deterministic=True)
     before = MIGRATIONS.index(_first_new_step())
     for version in range(1, before + 1):
         with db.atomic():

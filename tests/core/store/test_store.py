@@ -11,7 +11,8 @@ from core.search import BookSearch
 from core.store.db import open_database
 from core.store.library import Library
 from core.store.migrations import SCHEMA_VERSION, current_version
-from core.store.models import page_text, unpack_chunk, unpack_page
+from core.store.models import page_text, unpack_chunk
+from core.store.page_blocks import margin_page, page_content
 
 
 def test_migrates_an_empty_file(tmp_path: Path) -> None:
@@ -225,13 +226,25 @@ def test_v6_library_migrates_to_one_copy_of_the_text(books_dir: Path) -> None:
     con = sqlite3.connect(path)
     con.create_function("margin_text", 1, page_text)
     con.create_function("margin_chunk", 3, unpack_chunk)
-    con.create_function("page_html", 1, lambda blob: unpack_page(blob)[1])
+    con.create_function("margin_page", 2, margin_page)
+    con.create_function("page_html", 2, lambda blob, block: page_content(blob, block)[1])
     con.execute("DROP TABLE chunk_index")
     con.execute("DROP TABLE spoiler_stats")  # schema 9
     con.execute("UPDATE chunk SET text = (SELECT text FROM chunk_text t WHERE t.id = chunk.id)")
     con.execute("DROP VIEW chunk_text")
     con.execute("ALTER TABLE page ADD COLUMN html TEXT")
-    con.execute("UPDATE page SET html = page_html(text), text = margin_text(text)")
+    con.execute("ALTER TABLE page ADD COLUMN plain TEXT")
+    con.execute(  # pages in blocks (issue 41) back to plain text and HTML
+        "UPDATE page SET html = (SELECT page_html(page.text, b.data) FROM page_block b "
+        "WHERE b.book_id = page.book_id AND b.first = page.block), "
+        "plain = (SELECT v.text FROM page_plain v WHERE v.book_id = page.book_id "
+        "AND v.number = page.number)"
+    )
+    con.execute("UPDATE page SET text = plain")
+    con.execute("ALTER TABLE page DROP COLUMN plain")
+    con.execute("DROP VIEW page_plain")
+    con.execute("DROP TABLE page_block")
+    con.execute("ALTER TABLE page DROP COLUMN block")
     con.execute(
         "CREATE VIRTUAL TABLE chunk_index USING fts5(text, "
         "tokenize='porter unicode61 remove_diacritics 2')"
