@@ -134,6 +134,7 @@ class RecordedRequest:
     body: dict[str, Any]
     received_at: float
     first_byte_at: float | None = None
+    last_byte_at: float | None = None  # when the server last wrote to the stream
     closed_by_client_at: float | None = None  # the client hung up before the stream ended
 
 
@@ -350,6 +351,7 @@ class FakeAnthropic:
                 record.first_byte_at = time.perf_counter()
             h.wfile.write(payload)
             h.wfile.flush()
+            record.last_byte_at = time.perf_counter()
 
         usage = dict(reply.usage)
         start_usage = {
