@@ -86,17 +86,92 @@ def held_by(claim: str, passages: Sequence[Passage], first: int = 0, last: int =
 # Duchess and the Rabbit, nor "the caterpillar smokes a long pipe" by "a long hookah".
 
 _MARKER = re.compile(r"⟪hidden:\d+⟫")
-MIN_NEW_SHARE = 0.67
+MIN_NEW_SHARE = 0.67  # 2 of 3 is not enough: "the label says POISON" and the DRINK ME label
 MIN_CLAIM_SHARE = 0.6
 
 
 _POSSESSIVE = re.compile(r"[’']s\b")
+# irregular forms a paraphrase changes ("wakes" for the book's "woke"), each to its base
+# (bench_attach.py: "Gregor has become a vermin when he wakes up" gets p. 3, with nothing wrong
+# attached); forms that are other words too ("rose", "left", "bit", "lay") are left out
+IRREGULAR = {
+    form: base
+    for base, forms in (
+        ("wake", "woke woken"),
+        ("become", "became"),
+        ("take", "took taken"),
+        ("give", "gave given"),
+        ("come", "came"),
+        ("see", "saw seen"),
+        ("find", "found"),
+        ("make", "made"),
+        ("say", "said"),
+        ("tell", "told"),
+        ("think", "thought"),
+        ("bring", "brought"),
+        ("buy", "bought"),
+        ("catch", "caught"),
+        ("throw", "threw thrown"),
+        ("write", "wrote written"),
+        ("eat", "ate eaten"),
+        ("drink", "drank drunk"),
+        ("fall", "fell fallen"),
+        ("grow", "grew grown"),
+        ("know", "knew known"),
+        ("run", "ran"),
+        ("sit", "sat"),
+        ("stand", "stood"),
+        ("speak", "spoke spoken"),
+        ("begin", "began begun"),
+        ("sing", "sang sung"),
+        ("steal", "stole stolen"),
+        ("hide", "hid hidden"),
+        ("hold", "held"),
+        ("keep", "kept"),
+        ("feel", "felt"),
+        ("hear", "heard"),
+        ("meet", "met"),
+        ("sell", "sold"),
+        ("send", "sent"),
+        ("lose", "lost"),
+        ("wear", "wore worn"),
+        ("break", "broke broken"),
+        ("choose", "chose chosen"),
+        ("drive", "drove driven"),
+        ("fly", "flew flown"),
+        ("forget", "forgot forgotten"),
+        ("get", "got gotten"),
+        ("shake", "shook shaken"),
+        ("sleep", "slept asleep"),
+        ("strike", "struck"),
+        ("teach", "taught"),
+        ("fight", "fought"),
+        ("man", "men"),
+        ("woman", "women"),
+        ("child", "children"),
+        ("mouse", "mice"),
+        ("foot", "feet"),
+        ("tooth", "teeth"),
+    )
+    for form in forms.split()
+}
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _base(match: re.Match[str]) -> str:
+    """The word's base: its irregular form's, or without the -s of a short word ("uses" meets
+    "use", "says" "say": a longer one is cut to four letters anyway)."""
+    word = match.group(0).lower()
+    if word in IRREGULAR:
+        return IRREGULAR[word]
+    return word[:-1] if len(word) in (4, 5) and word.endswith("s") and word[-2] != "s" else word
 
 
 def _words(text: str) -> set[str]:
-    """``_content`` cut to four letters, possessives dropped: "takes" meets "take", "falling"
-    "falls", "shelf" "shelves", "the cat's" "the cat" (a small model paraphrases the book)."""
-    return {w[:4] for w in _content(_POSSESSIVE.sub("", text))}
+    """``_content`` cut to four letters, possessives dropped, irregular forms to their base:
+    "takes" meets "take", "falling" "falls", "shelf" "shelves", "the cat's" "the cat", "wakes"
+    "woke" (a small model paraphrases the book)."""
+    return {w[:4] for w in _content(_WORD.sub(_base, _POSSESSIVE.sub("", text)))}
 
 
 def supporting(claim: str, passages: Sequence[Passage], asked: str) -> tuple[Passage, str] | None:

@@ -2,7 +2,8 @@
 settings before issue 41 against today's, interleaved question by question, CPU time beside
 wall time (issue 41: a reply at most 100 ms of CPU).
 
-A reply's time is almost all ``choose()`` (core/agent/providers/passages.py): the sentence
+A reply's time is almost all ``choose()`` and the lead sentences (``passages_reply.leads``, issue
+40: timed with it since 2026-11-29) (core/agent/providers/passages.py): the sentence
 encoder reading candidate sentences. Before: up to 24 sentences (4, 4 and 1 per passage
 with their neighbours, chosen by their telling words) read up to 36 word pieces each. The
 encoder's sentence cache is emptied before each question (a question asked the first
@@ -37,6 +38,7 @@ from eval_search import fold, load, open_books
 
 from core.agent.providers import answer_sentence
 from core.agent.providers.passages import choose, query_for
+from core.agent.providers.passages_reply import leads
 from core.agent.providers.sentence_warmup import book_sentences, pages_ahead
 from core.agent.tools import ToolContext, default_tools
 from core.agent.types import Passage, Question
@@ -141,6 +143,7 @@ def timed(
     answer_sentence.stems.cache_clear()
     start, cpu = time.perf_counter(), time.thread_time()
     shown = choose(found, query)
+    leads([(p, s.answer) for p, s in shown], query)  # the sentences leading the reply (issue 40)
     wall, cpu = 1000 * (time.perf_counter() - start), 1000 * (time.thread_time() - cpu)
     encoder.SentenceEncoder._forward = NEW_FORWARD  # type: ignore[method-assign]
     return wall, cpu, any(answer in fold(s.answer) for _, s in shown)
@@ -198,7 +201,7 @@ def main() -> None:
         wall = median([w for w, _, _ in rows[side]])
         cpu = median([c for _, c, _ in rows[side]])
         report(
-            f"choose(), {side}: wall, CPU (median)",
+            f"choose() + leads, {side}: wall, CPU (median)",
             f"{wall:.0f} ms, {cpu:.0f} ms CPU",
             "<= 100 ms CPU",
             cpu <= 100,

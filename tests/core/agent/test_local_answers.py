@@ -157,6 +157,39 @@ def test_a_page_is_attached_only_where_a_passage_bears_out_what_the_sentence_add
     assert claims(answer, {(3, 3), (5, 5)}) == ["It hides ."]
 
 
+def test_a_paraphrase_meets_the_books_irregular_and_short_forms(
+    library: Library, books_dir: Any
+) -> None:
+    # real sentences of Metamorphosis and Alice (bench_attach.py holds more)
+    from core.books.importer import import_book
+
+    meta = import_book(library, books_dir / "metamorphosis.epub").book
+    alice = import_book(library, books_dir / "alice_in_wonderland.epub").book
+    (p,) = [
+        Passage(meta.id, x.number, x.number, x.text)
+        for x in library.pages(meta.id, 1, meta.page_count)
+        if "woke from troubled dreams" in x.text
+    ]
+    asked = "What has Gregor become when he wakes up?"  # "wakes" against the book's "woke"
+    found = supporting("Gregor has become a vermin when he wakes up.", [p], asked)
+    assert found is not None and "horrible vermin" in found[1]
+    assert supporting("Gregor has become a bird when he wakes up.", [p], asked) is None
+    pages = library.pages(alice.id, 1, alice.page_count)
+    (bottle,) = [
+        Passage(alice.id, x.number, x.number, x.text)
+        for x in pages
+        if "“DRINK ME,” beautifully" in " ".join(x.text.split())
+    ]
+    asked = "What is written on the little bottle Alice finds?"  # two of three new words held
+    assert supporting("The label on the bottle says POISON.", [bottle], asked) is None
+    (game,) = [
+        Passage(alice.id, x.number, x.number, x.text) for x in pages if "live flamingoes" in x.text
+    ]
+    asked = "What does Alice use as a mallet in the croquet game?"  # "uses" meets "use"
+    found = supporting("Alice uses a flamingo as her mallet.", [game], asked)
+    assert found is not None and "flamingoes" in found[1]
+
+
 def test_an_answer_written_without_the_book_lists_no_sources(
     library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
 ) -> None:
