@@ -94,7 +94,10 @@ def _text_only(node: LexborNode, b: _Builder) -> bool:
     value = first.text_content or ""
     text = _clean(value)
     if text:
-        b.blocks.append(Block(b._kind, text, html.escape(value, quote=False).strip(), b._styled()))
+        # (most paragraphs have nothing to escape: looking costs a tenth of escaping)
+        escape = "&" in value or "<" in value or ">" in value
+        frag = html.escape(value, quote=False) if escape else value
+        b.blocks.append(Block(b._kind, text, frag.strip(), b._styled()))
         b._style = ""
     b._kind = "p"
     return True
@@ -410,8 +413,11 @@ def html_document(
     book (target ``DOC#ID`` → label), shared across its documents so that a note is numbered
     as its reference is.
     """
-    if isinstance(markup, bytes):
-        markup = markup.decode("utf-8", errors="replace")
+    if isinstance(markup, bytes) and not markup.isascii():
+        try:  # valid UTF-8 goes to the parser as it is: a str would be encoded back to it
+            markup.decode("utf-8")
+        except UnicodeDecodeError:
+            markup = markup.decode("utf-8", errors="replace")
     tree = LexborHTMLParser(markup)
     title_node = tree.css_first("title")
     title = _clean(title_node.text()) if title_node is not None else ""

@@ -187,13 +187,20 @@ def resolve_note_links(
     (``page:0``). A note reference names its note (``page:N#DOC#ID``) and keeps the note's
     anchor, so the reader can show the note in a pop-up; anchors named in ``keep`` (where
     printed pages start) stay too; other anchors are dropped."""
-    if not any(p.html and ("margin:" in p.html or "<a name=" in p.html) for p in pages):
+    linking: list[int] = []  # the pages holding links, and those holding anchors: each
+    naming: list[int] = []  # page is looked through once (issue 41: five times before)
+    for i, page in enumerate(pages):
+        if page.html:
+            if "margin:" in page.html:
+                linking.append(i)
+            if "<a name=" in page.html:
+                naming.append(i)
+    if not linking and not naming:
         return pages
     where: dict[str, int] = {}
-    for page in pages:
-        if page.html and "<a name=" in page.html:
-            for name in _ANCHOR_NAME.findall(page.html):
-                where.setdefault(name, page.number)
+    for i in naming:
+        for name in _ANCHOR_NAME.findall(pages[i].html or ""):
+            where.setdefault(name, pages[i].number)
     noted: set[str] = set()
 
     def link(match: re.Match[str]) -> str:
@@ -207,15 +214,17 @@ def resolve_note_links(
     def anchor(match: re.Match[str]) -> str:
         return match.group(0) if match.group(1) in noted or match.group(1) in keep else ""
 
-    linked = [
-        _LINK_HREF.sub(link, p.html) if p.html and "margin:" in p.html else p.html for p in pages
-    ]
-    return [
-        replace(page, html=_ANCHOR_NAME.sub(anchor, text))
-        if text is not None and "<a name=" in text
-        else (replace(page, html=text) if text is not page.html else page)
-        for page, text in zip(pages, linked, strict=True)
-    ]
+    # every link first (they say which anchors a note reference keeps), then the anchors
+    linked = {i: _LINK_HREF.sub(link, pages[i].html or "") for i in linking}
+    out = list(pages)
+    for i in naming:
+        out[i] = replace(
+            pages[i], html=_ANCHOR_NAME.sub(anchor, linked.pop(i, pages[i].html or ""))
+        )
+    for i, text in linked.items():
+        if text is not pages[i].html:
+            out[i] = replace(pages[i], html=text)
+    return out
 
 
 def block_html(block: Block) -> str:
