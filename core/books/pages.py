@@ -10,7 +10,6 @@ the search results and the agent's citations all mean the same thing by "page 42
 from __future__ import annotations
 
 import html
-import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -98,6 +97,12 @@ _ALNUM = re.compile(r"[^\W_]")  # what str.isalnum() accepts
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
+def _nth_letter(n: int) -> re.Pattern[str]:
+    """Matches from where it is tried to the end of the ``n``-th letter or digit: what
+    stepping through ``_ALNUM.finditer`` ``n`` times finds, in one call."""
+    return re.compile(rf"(?:[\W_]*[^\W_]){{{n}}}")
+
+
 def _letters(text: str) -> int:
     """How many letters and digits (``str.isalnum``) ``text`` holds."""
     return len(_NOT_ALNUM.sub("", text))
@@ -157,7 +162,7 @@ def split_html(frag: str, text: str, parts: list[str]) -> list[str] | None:
             need = targets[0] - seen
             i = start
             if need > 0:
-                last = next(itertools.islice(_ALNUM.finditer(value, start), need - 1, None), None)
+                last = _nth_letter(need).match(value, start)
                 if last is None:
                     break
                 i = last.end()
