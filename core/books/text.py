@@ -7,9 +7,9 @@ import html as htmllib
 import re
 from pathlib import Path
 
-from core.books.htmlblocks import clean_title, html_to_blocks
 from core.books.limits import DEFAULT_LIMITS, Limits, too_large
 from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocAnchor, TocItem
+from core.books.titles import clean_title
 from core.books.txtheadings import Para, find_headings
 from core.errors import BookCode, BookError
 
@@ -262,6 +262,8 @@ def _shallow(source: str) -> str:
 def parse_markdown(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> ParsedBook:
     from markdown_it import MarkdownIt
 
+    from core.books.htmlblocks import html_to_blocks  # (a text book needs none of it)
+
     source = _shallow(decode_text(data, path))
     md = MarkdownIt(
         "commonmark", {"html": False, "linkify": False, "maxNesting": MARKDOWN_NESTING}
@@ -277,6 +279,8 @@ def parse_markdown(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) 
 
 
 def parse_html(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> ParsedBook:
+    from core.books.htmlblocks import html_to_blocks  # (a text book needs none of it)
+
     head = data[:4096].lower()
     if b"charset=" in head and b"utf-8" not in head and b"utf8" not in head:
         m = re.search(rb"charset=[\"']?([a-z0-9_\-]+)", head)
