@@ -41,6 +41,7 @@ from core.books.htmlbuilder import (
     _clean,
     _types,
     illustration,
+    make_block,
     resolve_relative,
 )
 from core.books.htmlextras import (
@@ -97,7 +98,7 @@ def _text_only(node: LexborNode, b: _Builder) -> bool:
         # (most paragraphs have nothing to escape: looking costs a tenth of escaping)
         escape = "&" in value or "<" in value or ">" in value
         frag = html.escape(value, quote=False) if escape else value
-        b.blocks.append(Block(b._kind, text, frag.strip(), b._styled()))
+        b.blocks.append(make_block(b._kind, text, frag.strip(), b._styled()))
         b._style = ""
     b._kind = "p"
     return True

@@ -8,7 +8,15 @@ import re
 from pathlib import Path
 
 from core.books.limits import DEFAULT_LIMITS, Limits, too_large
-from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocAnchor, TocItem
+from core.books.model import (
+    Block,
+    BookFormat,
+    Chapter,
+    ParsedBook,
+    TocAnchor,
+    TocItem,
+    make_block,
+)
 from core.books.titles import clean_title
 from core.books.txtheadings import Para, find_headings
 from core.errors import BookCode, BookError
@@ -169,7 +177,7 @@ def parse_text(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> P
             joined = para.text
             escape = "&" in joined or "<" in joined or ">" in joined
             current.append(
-                Block("p", joined, htmllib.escape(joined, quote=False) if escape else joined)
+                make_block("p", joined, htmllib.escape(joined, quote=False) if escape else joined)
             )
             continue
         skip = heading.span - 1
