@@ -196,8 +196,8 @@ def resolve_note_links(
     naming: list[int] = []  # page is looked through once (issue 41: five times before)
     for i, page in enumerate(pages):
         if page.html:
-            if "margin:" in page.html:
-                linking.append(i)
+            if 'href="margin:' in page.html:  # what _LINK_HREF needs (a longer needle is
+                linking.append(i)  # found faster than "margin:", which book CSS also holds)
             if "<a name=" in page.html:
                 naming.append(i)
     if not linking and not naming:
