@@ -58,6 +58,7 @@ from core.books.htmlextras import (
     sup_caret,
     svg_element,
 )
+from core.books.htmlflat import flat_blocks
 from core.books.htmlnotes import _note_link, _note_start, _sup_note
 from core.books.htmltables import _table
 from core.books.titles import TITLE_CHARS, clean_title
@@ -460,7 +461,8 @@ def html_document(
             b.mark(root, True)
         if b.notes and root.tag == "body" and any(w in _types(root) for w in NOTE_SECTIONS):
             b.in_notes += 1
-        _walk(root, b, False)
+        if not flat_blocks(tree, root, b):  # (a flat document's paragraphs: core.books.htmlflat)
+            _walk(root, b, False)
     b.flush()
     return title, b.blocks, b.anchors
 
