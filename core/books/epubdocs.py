@@ -43,8 +43,7 @@ def book_image(pkg: Package, arc: EpubArchive, doc_dir: str, src: str) -> str | 
 def strip_subset(data: bytes) -> bytes:
     """Remove an internal DTD subset (``<!DOCTYPE html [ ... ]>``) and the references to
     the entities it declares: a browser shows neither, and nothing is ever expanded."""
-    head = data[:65536]
-    match = _SUBSET.search(head)
+    match = _SUBSET.search(data, 0, 65536)  # (the head, looked at in place: no copy)
     if match is None:
         return data
     names = set(_DECLARED.findall(match.group(1)))
