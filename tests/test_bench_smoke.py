@@ -23,6 +23,7 @@ SMOKED = (
     "bench_passages_speed.py",
     "bench_import_process.py",
     "bench_epubtests.py",
+    "bench_parse_same.py",
 )
 
 

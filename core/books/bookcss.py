@@ -14,15 +14,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from selectolax.lexbor import LexborHTMLParser, LexborNode
+if TYPE_CHECKING:  # (a text book's pages use this module's strings, never a parsed tree)
+    from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-try:
-    from selectolax.lexbor import SelectolaxError
-except ImportError:  # pragma: no cover - older selectolax
 
-    class SelectolaxError(Exception):  # type: ignore[no-redef]
-        pass
+@lru_cache(maxsize=1)
+def _selector_errors() -> tuple[type[Exception], ...]:
+    """What lexbor raises for a selector it does not know."""
+    try:
+        from selectolax.lexbor import SelectolaxError
+    except ImportError:  # pragma: no cover - older selectolax
+        return (ValueError, RuntimeError)
+    return (ValueError, RuntimeError, SelectolaxError)
 
 
 BLOCK_PROPS = (
@@ -218,7 +223,7 @@ class BookStyles:
         for selector, decls in _cascade(tuple(sheets)):
             try:
                 nodes = tree.css(selector)
-            except (ValueError, RuntimeError, SelectolaxError):
+            except _selector_errors():
                 continue  # a selector lexbor does not know: the rule is left out
             for node in nodes:
                 self._own.setdefault(node.mem_id, {}).update(decls)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from core.books.comics import image_epub  # pre-paginated and image-only books
 from core.books.epubcfi import CFI_ID, resolve_cfi_entries, with_cfi_ids
-from core.books.epubdocs import book_image, picture_document, strip_subset, xml_problem
+from core.books.epubdocs import book_image, picture_document, strip_subset, xml_check
 from core.books.epubfonts import encode_faces, stylesheet_fonts
 from core.books.epubpackage import first_meta, progression, read_package
 from core.books.epubtoc import _Entry, _nav_toc, _ncx_toc, page_list
@@ -200,7 +200,7 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
                 data = with_cfi_ids(data, link_targets[doc])  # a page-list's CFI targets
             if styles.faces or b"@font-face" in data:
                 styles.add_document(data, doc, pkg.listed)
-            problem = xml_problem(data)
+            problem, utf8 = xml_check(data)
             if problem:
                 problems.append(f"{doc}: {problem}")
             title, blocks, anchors = html_document(
@@ -213,6 +213,7 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
                 font_classes=styles.classes,
                 quote_marks=quote_marks,
                 stylesheet=read_css,
+                utf8=utf8,
             )
         if blocks:
             # where a link to the document itself lands (``margin:DOC#``)

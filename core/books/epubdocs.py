@@ -43,8 +43,7 @@ def book_image(pkg: Package, arc: EpubArchive, doc_dir: str, src: str) -> str | 
 def strip_subset(data: bytes) -> bytes:
     """Remove an internal DTD subset (``<!DOCTYPE html [ ... ]>``) and the references to
     the entities it declares: a browser shows neither, and nothing is ever expanded."""
-    head = data[:65536]
-    match = _SUBSET.search(head)
+    match = _SUBSET.search(data, 0, 65536)  # (the head, looked at in place: no copy)
     if match is None:
         return data
     names = set(_DECLARED.findall(match.group(1)))
@@ -57,16 +56,37 @@ def strip_subset(data: bytes) -> bytes:
 def xml_problem(data: bytes) -> str:
     """Why an XHTML document is not well-formed XML ("" when it is). The reader still shows
     it as a browser's HTML parser repairs it; the book's details report the problem."""
+    return xml_check(data)[0]
+
+
+def xml_check(data: bytes) -> tuple[str, bool]:
+    """``xml_problem(data)``, and whether expat read every byte of ``data`` as UTF-8 (then
+    they are valid UTF-8: expat refuses what Python's decoder refuses, so the HTML parser
+    can take them as they are, unchecked)."""
+    stripped = strip_subset(data)
     parser = expat.ParserCreate(namespace_separator=" ")
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     try:
-        parser.Parse(strip_subset(data), True)
+        parser.Parse(stripped, True)
     except expat.ExpatError as exc:
         reason = expat.ErrorString(exc.code) if exc.code else str(exc)
         if "undefined entity" in reason:
-            return ""  # HTML entities (&nbsp;) that the XHTML DTD would define
-        return f"not well-formed XML (line {exc.lineno}: {reason}); shown as a browser repairs it"
-    return ""
+            return "", False  # HTML entities (&nbsp;) that the XHTML DTD would define
+        problem = f"not well-formed XML (line {exc.lineno}: {reason})"
+        return f"{problem}; shown as a browser repairs it", False
+    return "", stripped is data and _read_as_utf8(data)
+
+
+_ENCODING_DECLARED = re.compile(rb"(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*[\"']([^\"']*)")
+
+
+def _read_as_utf8(data: bytes) -> bool:
+    """Whether expat reads ``data`` as UTF-8: no UTF-16 byte order or zero bytes at the
+    start, and no other encoding declared."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in data[:4]:
+        return False
+    declared = _ENCODING_DECLARED.match(data)
+    return declared is None or declared.group(1).strip().lower() == b"utf-8"
 
 
 def svg_text(data: bytes) -> str:

@@ -41,6 +41,7 @@ from core.books.htmlbuilder import (
     _clean,
     _types,
     illustration,
+    make_block,
     resolve_relative,
 )
 from core.books.htmlextras import (
@@ -57,6 +58,7 @@ from core.books.htmlextras import (
     sup_caret,
     svg_element,
 )
+from core.books.htmlflat import flat_blocks
 from core.books.htmlnotes import _note_link, _note_start, _sup_note
 from core.books.htmltables import _table
 from core.books.titles import TITLE_CHARS, clean_title
@@ -94,7 +96,10 @@ def _text_only(node: LexborNode, b: _Builder) -> bool:
     value = first.text_content or ""
     text = _clean(value)
     if text:
-        b.blocks.append(Block(b._kind, text, html.escape(value, quote=False).strip(), b._styled()))
+        # (most paragraphs have nothing to escape: looking costs a tenth of escaping)
+        escape = "&" in value or "<" in value or ">" in value
+        frag = html.escape(value, quote=False) if escape else value
+        b.blocks.append(make_block(b._kind, text, frag.strip(), b._styled()))
         b._style = ""
     b._kind = "p"
     return True
@@ -401,6 +406,7 @@ def html_document(
     font_classes: dict[str, str] | None = None,
     quote_marks: bool = True,
     stylesheet: Callable[[str], str | None] | None = None,
+    utf8: bool = False,
 ) -> tuple[str, list[Block], dict[str, int]]:
     """Parse a document and return (its <title>, its blocks, where the ``anchors`` land).
 
@@ -408,10 +414,13 @@ def html_document(
     the index of the block it starts or sits in; ids not found are absent. ``doc`` is the
     document's path in the book and ``ref_labels`` the note references seen so far in the
     book (target ``DOC#ID`` → label), shared across its documents so that a note is numbered
-    as its reference is.
+    as its reference is. ``utf8``: ``markup`` is known to be valid UTF-8 (expat read it).
     """
-    if isinstance(markup, bytes):
-        markup = markup.decode("utf-8", errors="replace")
+    if isinstance(markup, bytes) and not utf8 and not markup.isascii():
+        try:  # valid UTF-8 goes to the parser as it is: a str would be encoded back to it
+            markup.decode("utf-8")
+        except UnicodeDecodeError:
+            markup = markup.decode("utf-8", errors="replace")
     tree = LexborHTMLParser(markup)
     title_node = tree.css_first("title")
     title = _clean(title_node.text()) if title_node is not None else ""
@@ -453,7 +462,8 @@ def html_document(
             b.mark(root, True)
         if b.notes and root.tag == "body" and any(w in _types(root) for w in NOTE_SECTIONS):
             b.in_notes += 1
-        _walk(root, b, False)
+        if not flat_blocks(tree, root, b):  # (a flat document's paragraphs: core.books.htmlflat)
+            _walk(root, b, False)
     b.flush()
     return title, b.blocks, b.anchors
 

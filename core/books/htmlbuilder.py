@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlsplit
 from selectolax.lexbor import LexborNode
 
 from core.books.bookcss import BREAK, BookStyles
-from core.books.model import Block
+from core.books.model import Block, make_block
 
 DROP = frozenset(
     [
@@ -266,7 +266,7 @@ class _Builder:
                 self._prefix = None
             if self._font:
                 frag = f'<span style="font-family: {html.escape(repr(ALIAS + self._font))}">{frag}</span>'
-            self.blocks.append(Block(kind, text, frag, self._styled()))
+            self.blocks.append(make_block(kind, text, frag, self._styled()))
         self._reset()
 
     def _styled(self) -> str:

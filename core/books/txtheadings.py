@@ -60,15 +60,15 @@ _LISTING_BODY = 200
 _CAPS_BODY = 300
 
 
-@dataclass(frozen=True)
 class Para:
-    """One paragraph of a text file: its non-empty lines, stripped."""
+    """One paragraph of a text file: its non-empty lines, stripped, and its text (the lines
+    joined by spaces, made once: the parser and the heading finder both read it)."""
 
-    lines: tuple[str, ...]
+    __slots__ = ("lines", "text")
 
-    @property
-    def text(self) -> str:
-        return " ".join(self.lines)
+    def __init__(self, lines: tuple[str, ...]) -> None:
+        self.lines = lines
+        self.text = " ".join(lines)
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,17 @@ from typing import Any
 
 from core.cli.context import CliContext, number, say
 from core.errors import MarginError
-from core.speech import NoText, plan_book
-from core.speech import settings as read_aloud_settings
+
+# (core.speech is imported by the command itself: every other command, ``margin import``
+# among them, registers this one and would pay for it)
 
 SPEAKER = "desktop.readaloud.say"  # reads utterances on stdin, says each one
 
 
 def cmd_speak(args: argparse.Namespace, ctx: CliContext) -> int:
+    from core.speech import NoText, plan_book
+    from core.speech import settings as read_aloud_settings
+
     book = ctx.library.find_book(args.book)
     page = args.page or book.page or 1
     if page > book.page_count:

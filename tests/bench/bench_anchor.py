@@ -92,11 +92,12 @@ def anchor_worker() -> None:
     for line in sys.stdin:
         path = Path(json.loads(line)["path"])
         parser = modules[path.suffix.lstrip(".")].BookParser()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         pages = parser.parse(path)
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         chars = sum(len(p.text) for p in pages)
-        out.write(json.dumps({"s": elapsed, "pages": len(pages), "chars": chars}) + "\n")
+        answer = {"s": elapsed, "cpu": cpu, "pages": len(pages), "chars": chars}
+        out.write(json.dumps(answer) + "\n")
         out.flush()
 
 
@@ -117,7 +118,7 @@ class Anchor:
             cwd="/",
         )
 
-    def parse(self, path: Path) -> tuple[float, int, int]:
+    def parse(self, path: Path) -> tuple[float, int, int, float]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(json.dumps({"path": str(path)}) + "\n")
         self.proc.stdin.flush()
@@ -125,7 +126,7 @@ class Anchor:
         if not line:
             raise SystemExit("The anchor's parser process ended (its error is printed above).")
         answer = json.loads(line)
-        return answer["s"], answer["pages"], answer["chars"]
+        return answer["s"], answer["pages"], answer["chars"], answer["cpu"]
 
     def close(self) -> None:
         assert self.proc.stdin is not None
@@ -136,13 +137,14 @@ class Anchor:
 # --- our side ----------------------------------------------------------------------------------
 
 
-def ours(path: Path) -> tuple[float, int, int]:
+def ours(path: Path) -> tuple[float, int, int, float]:
+    """(wall s, pages, characters, CPU s) of ``parse_book``."""
     from core.books.parse import parse_book
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     book = parse_book(path)
-    elapsed = time.perf_counter() - start
-    return elapsed, len(book.pages), sum(len(p.text) for p in book.pages)
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return elapsed, len(book.pages), sum(len(p.text) for p in book.pages), cpu
 
 
 def our_import(path: Path) -> float:
@@ -261,25 +263,30 @@ Row = dict[str, float]
 def run_pass(
     anchor: Anchor, inputs: dict[str, Path], rounds: int, with_import: bool
 ) -> dict[str, Row]:
-    sides: dict[str, Callable[[Path], tuple[float, int, int]]] = {
+    sides: dict[str, Callable[[Path], tuple[float, int, int, float]]] = {
         "ours": ours,
         "anchor": anchor.parse,
     }
     rows: dict[str, Row] = {}
     for label, path in inputs.items():
         times: dict[str, list[float]] = {"ours": [], "anchor": [], "import": []}
+        cpus: dict[str, list[float]] = {"ours": [], "anchor": []}
         sizes: dict[str, tuple[int, int]] = {}
         for side, parse in sides.items():  # warm: imports, caches, our PDF worker processes
-            _, pages, chars = parse(path)
+            _, pages, chars, _ = parse(path)
             sizes[side] = (pages, chars)
         for n in range(rounds):
             order = list(sides) if n % 2 == 0 else list(reversed(sides))
             for side in order:
-                times[side].append(sides[side](path)[0])
+                wall, _, _, cpu = sides[side](path)
+                times[side].append(wall)
+                cpus[side].append(cpu)
             if with_import:
                 times["import"].append(our_import(path))
         row = {side: median(times[side]) for side in sides}
         row["ratio"] = row["ours"] / row["anchor"]
+        # CPU beside wall: the steadier figure on a machine other programs share
+        row["cpu_ratio"] = median(cpus["ours"]) / max(median(cpus["anchor"]), 1e-9)
         row["anchor_chars"] = sizes["anchor"][1]
         if with_import:
             row["import"] = median(times["import"])
@@ -287,7 +294,8 @@ def run_pass(
         extra = f"  (our full import {row['import'] * 1000:.0f} ms)" if with_import else ""
         print(
             f"  {label:<36} ours {row['ours'] * 1000:7.0f} ms  anchor {row['anchor'] * 1000:7.0f} ms"
-            f"  ×{row['ratio']:.2f}   pages {sizes['ours'][0]}/{sizes['anchor'][0]},"
+            f"  ×{row['ratio']:.2f} (CPU ×{row['cpu_ratio']:.2f})"
+            f"   pages {sizes['ours'][0]}/{sizes['anchor'][0]},"
             f" chars {sizes['ours'][1]:,}/{sizes['anchor'][1]:,}{extra}",
             flush=True,
         )
@@ -341,6 +349,7 @@ def main() -> None:
         print(
             f"  {label:<36} {a['ours'] * 1000:10.0f} {a['anchor'] * 1000:7.0f} {a['ratio']:6.2f}"
             f"   {b['ours'] * 1000:10.0f} {b['anchor'] * 1000:7.0f} {b['ratio']:6.2f}"
+            f"   CPU ratio {a['cpu_ratio']:.2f} / {b['cpu_ratio']:.2f}"
             + ("   (the anchor read no text from it)" if not a["anchor_chars"] else "")
         )
     worst = max(r["ratio"] for rows in results.values() for r in rows.values())
