@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -127,9 +126,14 @@ def test_concurrent_read_only_tools_results_in_order(library: Library, alice: Bo
     base = registry.get("search_book")
     assert base is not None
 
+    second_done = threading.Event()
+
     def slow(ctx: Any, args: Any) -> ToolOutput:
-        time.sleep(0.05 if args["query"] == "first" else 0.0)
+        if args["query"] == "first":  # run one after the other, "second" never comes first
+            second_done.wait(10)
         order.append(args["query"])
+        if args["query"] == "second":
+            second_done.set()
         return ToolOutput((Note(f"result {args['query']}"),), "ok")
 
     registry.register(
