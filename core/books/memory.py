@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import logging
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -54,8 +55,15 @@ def gc_paused() -> Iterator[None]:
     hundreds of thousands of objects that live on and form no cycles, so every collection
     that their count sets off walks them all for nothing (4-5 % of parsing a 16 MiB EPUB,
     of importing a 3 MB text). Reference counting still frees everything; collection
-    resumes at the end (unless something else had turned it off: nested or on two threads,
-    it is the outermost caller that turns it back on)."""
+    resumes at the end (unless something else had turned it off: nested, it is the
+    outermost caller that turns it back on).
+
+    Only on the main thread, where ``margin import`` works: the switch is process-wide,
+    and in the window an import runs on a worker for as long as a large PDF takes while
+    the window's own thread goes on making (and needing to collect) cycles."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     was = gc.isenabled()
     gc.disable()
     try:
