@@ -80,10 +80,11 @@ def test_enter_and_a_click_open_a_link(window: Any, books_dir: Path, qtbot: Any)
     transcript.setTextCursor(cursor)
     transcript.setFocus()
     QApplication.clipboard().clear()
-    with qtbot.waitSignal(transcript.anchorClicked, timeout=2000) as opened:
+    with qtbot.waitSignal(transcript.anchorClicked, timeout=10000) as opened:
         qtbot.keyClick(transcript, Qt.Key.Key_Return)
     assert opened.args[0].toString() == href
-    assert QApplication.clipboard().text().strip(), "Copy put the answer on the clipboard"
+    # Copy put the answer on the clipboard
+    qtbot.waitUntil(lambda: bool(QApplication.clipboard().text().strip()), timeout=5000)
     # a click on a page citation opens the page
     start, _end, cite = next(
         link for link in transcript.links() if link[2].startswith("margin-cite:")
@@ -96,7 +97,7 @@ def test_enter_and_a_click_open_a_link(window: Any, books_dir: Path, qtbot: Any)
     rect = transcript.cursorRect(at)
     point = QPoint(rect.x() + 2, rect.center().y())
     assert transcript.anchorAt(point) == cite
-    with qtbot.waitSignal(chat.requestOpenPage, timeout=3000):
+    with qtbot.waitSignal(chat.requestOpenPage, timeout=10000):
         QTest.mouseClick(transcript.viewport(), Qt.MouseButton.LeftButton, pos=point)
     first, _, last = cite.split("/")[1].split("?")[0].partition("-")
     assert int(first) <= window.reader.page <= int(last or first), (cite, window.reader.page)
