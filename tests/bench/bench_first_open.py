@@ -48,21 +48,26 @@ def _children_cpu() -> float:
 
 
 def margin_open(tree: Path, book: Path, work: Path) -> tuple[float, float]:
-    """(seconds from spawn to the page shown, CPU seconds of the whole process)."""
+    """(seconds from spawn to the page shown, CPU seconds of the whole process), each time
+    with a new library."""
     home = Path(tempfile.mkdtemp(dir=work))
+    try:
+        return margin_shown(tree, book, home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def margin_shown(tree: Path, book: Path, home: Path) -> tuple[float, float]:
+    """(seconds from spawn to the page shown, CPU seconds) with the library in ``home``
+    (``margin --screenshot``: the picture appears once the page is drawn)."""
     picture = home / "shown.png"
+    picture.unlink(missing_ok=True)
     cpu = _children_cpu()
     started = time.perf_counter()
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-c",
-            ENTRY,
-            "--data-dir",
-            str(home / "data"),
-            "--screenshot",
-            str(picture),
-            str(book),
+            *(sys.executable, "-c", ENTRY, "--data-dir", str(home / "data")),
+            *("--screenshot", str(picture), str(book)),
         ],
         cwd=tree,
         env=_env(),
@@ -78,7 +83,6 @@ def margin_open(tree: Path, book: Path, work: Path) -> tuple[float, float]:
     if not shown and picture.exists():
         shown = time.perf_counter() - started
     assert proc.returncode == 0 and shown, f"margin ({tree}) did not show the book"
-    shutil.rmtree(home, ignore_errors=True)
     return shown, _children_cpu() - cpu
 
 

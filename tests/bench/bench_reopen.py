@@ -19,15 +19,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from bench_first_open import LIMIT, _children_cpu, _env
+from bench_first_open import _env, margin_shown
 from common import ROOT, base_tree, machine, median, report, rounds, sixteen_mib_epub
 
 BASE = sys.argv[sys.argv.index("--base") + 1] if "--base" in sys.argv else "dba2ab7"
 ROUNDS = rounds(int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5)
-ENTRY = "import sys; from desktop.app import main; sys.exit(main())"  # the `margin` script
 READS = """
 import json, sys, time
 from pathlib import Path
@@ -43,34 +41,6 @@ library.page_texts(book.id)
 done = time.perf_counter()
 print(json.dumps({"reopen": opened - start, "all_text": done - opened}))
 """
-
-
-def margin_open(tree: Path, book: Path, home: Path) -> tuple[float, float]:
-    """(seconds from spawn to the page shown, CPU seconds) with the library in ``home``."""
-    picture = home / "shown.png"
-    picture.unlink(missing_ok=True)
-    cpu = _children_cpu()
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        [
-            *(sys.executable, "-c", ENTRY, "--data-dir", str(home / "data")),
-            *("--screenshot", str(picture), str(book)),
-        ],
-        cwd=tree,
-        env=_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    shown = 0.0
-    while proc.poll() is None and time.perf_counter() - started < LIMIT:
-        if not shown and picture.exists():
-            shown = time.perf_counter() - started
-        time.sleep(0.01)
-    proc.wait(timeout=60)
-    if not shown and picture.exists():
-        shown = time.perf_counter() - started
-    assert proc.returncode == 0 and shown, f"margin ({tree}) did not show the book"
-    return shown, _children_cpu() - cpu
 
 
 def reads(tree: Path, home: Path) -> dict[str, float]:
@@ -100,12 +70,12 @@ def main() -> None:
             for part in ("core", "desktop"):
                 compileall.compile_dir(str(tree / part), quiet=1)
             homes[side].mkdir()
-            margin_open(tree, book, homes[side])  # the import, not timed
+            margin_shown(tree, book, homes[side])  # the import, not timed
         rows: dict[str, list[tuple[float, float]]] = {side: [] for side in trees}
         inside: dict[str, list[dict[str, float]]] = {side: [] for side in trees}
         for _ in range(ROUNDS):
             for side, tree in trees.items():
-                rows[side].append(margin_open(tree, book, homes[side]))
+                rows[side].append(margin_shown(tree, book, homes[side]))
                 inside[side].append(reads(tree, homes[side]))
         sizes = {s: (homes[s] / "data" / "library.sqlite3").stat().st_size for s in trees}
         size = book.stat().st_size
