@@ -223,8 +223,7 @@ def show_up_to_date(args: argparse.Namespace, paths: object) -> tuple[Margin, Ma
         margin = _open_here(paths)
     except Exception:
         _log().warning("opening the library after the first paint failed", exc_info=True)
-        window.hide()
-        window.deleteLater()
+        window.discard()
         return None
     window.attach(margin)
     return margin, window

@@ -9,12 +9,11 @@ it). All of it is remembered in window.ini.
 
 from __future__ import annotations
 
-import importlib
 import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -32,13 +31,14 @@ from core.labels import display_title
 from desktop.accessibility import order_tabs
 from desktop.library.import_controller import ImportController
 from desktop.library.panel import LibraryPanel
-from desktop.tasks import TaskKeeper, drain, pool
+from desktop.tasks import TaskKeeper, drain
 from desktop.window.books import BookActions
 from desktop.window.built_on_use import BuiltOnUse
 from desktop.window.layout import WindowLayout, default_chat_width
 from desktop.window.menus import build_menus
 from desktop.window.panels import WindowPanels
 from desktop.window.preferences import Preferences, WindowState
+from desktop.window.preload import preload_agent
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QSettings
@@ -152,7 +152,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Ready", 2000)
         self.books.refresh_library()
         if app is not None:  # (else once attached: not before the first paint)
-            self._preload_agent()
+            preload_agent()
         if restore:
             self._restore()
 
@@ -160,7 +160,9 @@ class MainWindow(QMainWindow):
 
     @property
     def app(self) -> Margin:
-        if self._app is None:  # asked for before ``attach``: opened here, at once
+        if self._app is None:  # asked for before ``attach``: opened here, at once (never
+            if self._closing:  # for a closed window: models bind to the library last opened)
+                raise RuntimeError("the window was closed before its library was opened")
             from core.app import Margin
 
             log.info("the library was needed before the window attached it")
@@ -183,7 +185,7 @@ class MainWindow(QMainWindow):
         is painted)."""
         self._app = app
         self.importer.library = app.library
-        self._preload_agent()
+        preload_agent()
 
     # construction -----------------------------------------------------------------------
 
@@ -347,20 +349,6 @@ class MainWindow(QMainWindow):
     theme = "system"
     _page_theme = ""  # the theme applied (what "system" resolved to)
 
-    def _preload_agent(self) -> None:
-        """Import the agent's modules (about 70 ms of CPU) on a thread once the window is up,
-        so opening the first book — which shows its conversations — does not pay for it,
-        start-up does not either, and the window keeps painting meanwhile (the interpreter
-        hands the UI thread its turn every few milliseconds)."""
-
-        def load() -> None:
-            try:
-                importlib.import_module("core.agent.service")
-            except Exception:  # only speed is lost: the first book imports it then
-                log.exception("preloading the agent's modules failed")
-
-        QTimer.singleShot(400, lambda: pool().submit(load))
-
     def set_theme(self, name: str) -> None:
         """Colour the whole window (every panel, scrollbars, the page): "system" follows the
         desktop's light or dark scheme."""
@@ -487,6 +475,12 @@ class MainWindow(QMainWindow):
 
     def dropEvent(self, event: QDropEvent) -> None:
         self.books.drop(event)
+
+    def discard(self) -> None:
+        """Drop a window whose library could not open (start-up tries another way)."""
+        self._closing = True
+        self.hide()
+        self.deleteLater()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self._closing = True

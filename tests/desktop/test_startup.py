@@ -330,6 +330,25 @@ def test_the_library_asked_for_before_it_is_attached_opens_at_once(
         window.app.close()
 
 
+def test_a_discarded_window_never_opens_its_library(
+    tmp_path: Path, books_dir: Path, qtbot: Any, real_font: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A window whose library could not open is discarded: anything it scheduled that asks
+    for the library later fails loudly rather than opening it (the models would bind to that
+    library, away from the one the process uses)."""
+    from core.app import Margin
+    from desktop.window.main_window import MainWindow
+
+    paths, _book = _up_to_date_library(tmp_path / "home", books_dir)
+    opened: list[object] = []
+    monkeypatch.setattr(Margin, "open", classmethod(lambda cls, p, **_: opened.append(p)))
+    window = MainWindow(None, paths=paths, shelf=[])
+    window.discard()
+    with pytest.raises(RuntimeError, match="closed before its library"):
+        _ = window.library
+    assert opened == [] and not window.attached() and not window.isVisible()
+
+
 def test_start_up_falls_back_when_the_shelf_or_the_library_fails(
     tmp_path: Path, books_dir: Path, qtbot: Any, real_font: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
