@@ -17,23 +17,10 @@ from core.agent.providers.passages_reply import (
     words_before_fold,
 )
 from core.agent.types import Passage, Question
-from core.books.chunking import make_chunks
 from core.books.importer import import_book
-from core.search.encoder_files import weights_present
 from core.search.sentences import stems
 from core.store.library import BookInfo, Library
-
-needs_encoder = pytest.mark.skipif(
-    not weights_present(), reason="the sentence encoder's weights are not here (make)"
-)
-
-
-def chunk_with(library: Library, book: BookInfo, words: str) -> Passage:
-    pages = library.pages(book.id, 1, book.page_count)
-    for c in make_chunks(pages):
-        if words in " ".join(c.text.split()):
-            return Passage(book.id, c.start_page, c.end_page, c.text, f"p. {c.start_page}")
-    raise AssertionError(f"{words!r} is in the book")
+from tests.core.agent.test_passages_answer import chunk_with, needs_encoder
 
 
 def lead_text(passage: Passage, question: str) -> str:
