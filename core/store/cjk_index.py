@@ -54,6 +54,21 @@ EXISTS = f"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{TABLE}'
 INSERT = f"INSERT INTO {TABLE} (rowid, grams) VALUES (?, ?)"
 
 
+# every byte that starts a UTF-8 character below U+3000, and every continuation byte: a
+# text whose UTF-8 holds none but these has no character of RUN_CHARS (all from U+3005)
+_BELOW_RUNS = bytes(range(0xE3))
+
+
+def _may_have_runs(text: str) -> bool:
+    """False when ``text`` certainly holds no character of RUN_CHARS: a test about five
+    times faster than the pattern's (a 3 MB book's passages in 5 ms, against 17 ms and 7
+    more to compile the pattern), since curly quotes make nearly every English passage
+    fail ``isascii``."""
+    if text.isascii():
+        return False
+    return bool(text.encode("utf-8", "surrogatepass").translate(None, _BELOW_RUNS))
+
+
 def has_cjk(text: str) -> bool:
     """Whether ``text`` holds a character of a script written without spaces."""
     return not text.isascii() and HAS.search(text) is not None
@@ -77,7 +92,9 @@ def grams(text: str) -> str:
 def index_rows(cursor: Any, rows: Iterable[tuple[int, str]]) -> int:
     """Write the passages (chunk id, text) that hold such characters to ``cjk_index``;
     returns how many. The one hook of the import."""
-    wanted = [(rowid, grams(text)) for rowid, text in rows if HAS.search(text)]
+    wanted = [
+        (rowid, grams(text)) for rowid, text in rows if _may_have_runs(text) and HAS.search(text)
+    ]
     if wanted:
         cursor.executemany(INSERT, wanted)
     return len(wanted)
