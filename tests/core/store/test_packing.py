@@ -38,6 +38,17 @@ def test_a_page_comes_back_exactly(text: str, html: str | None) -> None:
         assert back_html == html
 
 
+@given(st.text(st.sampled_from("ab\n &<>\"'"), max_size=40))
+@settings(max_examples=300, deadline=None)
+def test_plain_html_is_each_paragraph_escaped_and_wrapped(text: str) -> None:
+    """The form the text parser writes (pages stored before depend on it): made in passes
+    over the whole text, it stays what it was paragraph by paragraph."""
+    from html import escape
+
+    paragraphs = [f"<p>{escape(p, quote=False)}</p>" for p in text.split("\n\n")]
+    assert plain_html(text) == "\n".join(paragraphs)
+
+
 @given(TEXT, TEXT, TEXT)
 @settings(max_examples=150, deadline=None)
 def test_a_chunk_comes_back_with_any_pages(text: str, first: str, last: str) -> None:
