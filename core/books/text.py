@@ -5,6 +5,9 @@ from __future__ import annotations
 import codecs
 import html as htmllib
 import re
+from bisect import bisect_right
+from itertools import accumulate, compress, repeat
+from operator import add
 from pathlib import Path
 
 from core.books.limits import DEFAULT_LIMITS, Limits, too_large
@@ -18,7 +21,7 @@ from core.books.model import (
     make_block,
 )
 from core.books.titles import clean_title
-from core.books.txtheadings import Para, find_headings
+from core.books.txtheadings import Paragraphs, find_headings, lines_of
 from core.errors import BookCode, BookError
 
 _GUTENBERG_START = re.compile(r"^\*\*\* ?START OF (?:THE|THIS) PROJECT GUTENBERG.*$", re.M)
@@ -97,27 +100,53 @@ def check_text_budget(chars: int, path: Path, limits: Limits) -> None:
         )
 
 
-def _paragraphs(text: str, limits: Limits, path: Path) -> list[Para]:
-    paras: list[Para] = []
-    total = 0
+# a newline with whitespace that ``str.strip`` removes (other than newlines) beside it
+_EDGE_NEWLINE = re.compile(r"\n(?:(?<=[^\S\n]\n)|(?=[^\S\n]))")
+
+
+def _split(text: str) -> Paragraphs:
+    """The paragraphs of ``text``: its runs of lines between blank lines, each line stripped
+    and the lines joined by spaces; runs with no text left out."""
+    edges = [found.start() for found in _EDGE_NEWLINE.finditer(text)]
+    if any(text[at - 1] in " \t" for at in edges if at):  # a line ends in a space or a tab
+        raws = _BLANK_LINE.split(text)
+        texts = [" ".join(lines_of(raw)) for raw in raws]
+    else:
+        # the blank lines are exactly the "\n\n" (a plain split is several times faster
+        # than the pattern's). A paragraph none of whose lines has whitespace at either end
+        # is its text with the newlines made spaces: made for all in two passes, then the
+        # few beside whitespace that strip removes (an indented verse, the first and the
+        # last) made again line by line (issue 41)
+        raws = text.split("\n\n")
+        texts = [raw.strip("\n").replace("\n", " ") for raw in raws]
+        starts = list(accumulate(map(add, map(len, raws), repeat(2)), initial=0))
+        redo = {0, len(raws) - 1}
+        for at in edges:
+            found = bisect_right(starts, at) - 1  # in raws[found] or the blank after it
+            redo.update((found - 1, found, found + 1))
+        for index in redo:
+            if 0 <= index < len(raws):
+                texts[index] = " ".join(lines_of(raws[index]))
+    return Paragraphs(list(filter(None, texts)), list(compress(raws, texts)))
+
+
+def _paragraphs(text: str, limits: Limits, path: Path) -> Paragraphs:
+    paras = _split(text)
     budget = limits.max_pages * MAX_PAGE_CHARS  # what check_text_budget allows
-    # no line ends in a space or a tab: the blank lines are exactly the "\n\n" (a plain
-    # split is several times faster than the pattern's)
-    plain = " \n" not in text and "\t\n" not in text
-    for raw in text.split("\n\n") if plain else _BLANK_LINE.split(text):
-        lines = tuple(filter(None, map(str.strip, raw.split("\n"))))
-        if not lines:
-            continue
-        para = Para(lines)
-        size = len(para.text)
-        if size > limits.max_paragraph_chars:
-            raise too_large(
-                path, f"one paragraph is longer than {limits.max_paragraph_chars:,} characters"
-            )
-        total += size
-        if total > budget:
+    if not paras.texts:
+        return paras
+    if max(map(len, paras.texts)) > limits.max_paragraph_chars or (
+        sum(map(len, paras.texts)) > budget
+    ):
+        total = 0
+        for size in map(len, paras.texts):  # the first paragraph past a limit says which
+            if size > limits.max_paragraph_chars:
+                raise too_large(
+                    path,
+                    f"one paragraph is longer than {limits.max_paragraph_chars:,} characters",
+                )
+            total += size
             check_text_budget(total, path, limits)
-        paras.append(para)
     return paras
 
 
@@ -160,7 +189,7 @@ def parse_text(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> P
     text = decode_text(data, path).replace("\r\n", "\n").replace("\r", "\n")
     text, meta = _strip_gutenberg(text)
     paras = _paragraphs(text, limits, path)
-    if not paras:
+    if not paras.texts:
         raise BookError(BookCode.EMPTY, f"{path.name} has no text in it.")
     chapters: list[Chapter] = []
     toc: list[TocItem] = []
@@ -168,13 +197,12 @@ def parse_text(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> P
     title = "Beginning"
     headings = {h.index: h for h in find_headings(paras)}
     skip = 0
-    for i, para in enumerate(paras):
+    for i, joined in enumerate(paras.texts):
         if skip:
             skip -= 1
             continue
         heading = headings.get(i)
         if heading is None:
-            joined = para.text
             escape = "&" in joined or "<" in joined or ">" in joined
             current.append(
                 make_block("p", joined, htmllib.escape(joined, quote=False) if escape else joined)

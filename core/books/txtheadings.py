@@ -56,19 +56,48 @@ _SMALL_WORDS = frozenset(
     "a an and as at but by for from in into nor of on or over the to up upon with".split()
 )
 _MAX_HEADING = 100
+_MAX_TITLE = 80  # what _title_like allows
+# no paragraph longer than this is a heading: one line of at most _MAX_HEADING, or two (a
+# label, then a title line that is _title_like)
+_CANDIDATE = _MAX_HEADING + 1 + _MAX_TITLE
 _LISTING_BODY = 200
 _CAPS_BODY = 300
 
 
-class Para:
-    """One paragraph of a text file: its non-empty lines, stripped, and its text (the lines
-    joined by spaces, made once: the parser and the heading finder both read it)."""
+def lines_of(raw: str) -> tuple[str, ...]:
+    """The non-empty lines of a paragraph as it stands in the file, stripped."""
+    return tuple(filter(None, map(str.strip, raw.split("\n"))))
 
-    __slots__ = ("lines", "text")
 
-    def __init__(self, lines: tuple[str, ...]) -> None:
-        self.lines = lines
-        self.text = " ".join(lines)
+class Paragraphs:
+    """The paragraphs of a text file: ``texts[i]`` is a paragraph's text (its lines joined
+    by spaces: made once, the parser and the heading finder both read it), ``lines(i)`` its
+    lines, cut from the paragraph as it stands in the file (``raws[i]``) only when asked:
+    the heading finder asks for short paragraphs only (issue 41: a 3 MB book has 10,000
+    paragraphs, and an object or a split a paragraph cost a third of its parse)."""
+
+    __slots__ = ("_lines", "raws", "texts")
+
+    def __init__(self, texts: list[str], raws: list[str]) -> None:
+        self.texts = texts
+        self.raws = raws
+        self._lines: dict[int, tuple[str, ...]] = {}
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def lines(self, index: int) -> tuple[str, ...]:
+        found = self._lines.get(index)
+        if found is None:
+            body = self.raws[index].strip("\n")
+            # its lines as they stand, when they are as long as its text: none of them is
+            # empty or has whitespace at an end (either would make the text shorter)
+            if len(body) == len(self.texts[index]):
+                found = tuple(body.split("\n"))
+            else:
+                found = lines_of(body)
+            self._lines[index] = found
+        return found
 
 
 @dataclass(frozen=True)
@@ -127,7 +156,7 @@ def _number(text: str) -> int | None:
 def _title_like(text: str) -> bool:
     """Short, with most words capitalised (or all capitals), not a sentence of prose."""
     words = re.findall(r"[^\W\d_][\w'’-]*", text)
-    if not words or len(text) > 80:
+    if not words or len(text) > _MAX_TITLE:
         return False
     if text.rstrip().endswith((",", ";")):
         return False
@@ -162,37 +191,39 @@ def _labelled(line: str) -> tuple[str, str, str] | None:
     return label.lower(), num.lower(), rest
 
 
-def find_headings(paras: list[Para]) -> list[Heading]:
+def find_headings(paras: Paragraphs) -> list[Heading]:
     """Headings among ``paras``, in order, each with its title and contents level."""
+    texts = paras.texts
     # 1. candidates by form
     labelled: dict[int, tuple[str, str, int]] = {}  # index -> (family key, title, span)
     numbered: list[tuple[int, str, int, str]] = []  # (index, style, value, title)
     caps: list[int] = []
-    for i, para in enumerate(paras):
-        first = para.lines[0]
-        if len(para.lines) > 2 or len(first) > _MAX_HEADING:
+    for i in [i for i, text in enumerate(texts) if len(text) <= _CANDIDATE]:
+        lines = paras.lines(i)
+        first = lines[0]
+        if len(lines) > 2 or len(first) > _MAX_HEADING:
             continue
         found = _labelled(first)
         if found is not None:
             label, num, rest = found
             title, span = first, 1
-            if len(para.lines) == 2:
-                if rest or not _title_like(para.lines[1]):
+            if len(lines) == 2:
+                if rest or not _title_like(lines[1]):
                     continue
-                title = f"{first} {para.lines[1]}"
-            elif not rest and i + 1 < len(paras):
-                nxt = paras[i + 1]
+                title = f"{first} {lines[1]}"
+            elif not rest and i + 1 < len(texts):
+                nxt = paras.lines(i + 1)
                 if (
-                    len(nxt.lines) == 1
-                    and _title_like(nxt.lines[0])
-                    and _labelled(nxt.lines[0]) is None
-                    and not _LONE_NUMBER.match(nxt.lines[0])
-                    and not _LONE_WORD.match(nxt.lines[0])
+                    len(nxt) == 1
+                    and _title_like(nxt[0])
+                    and _labelled(nxt[0]) is None
+                    and not _LONE_NUMBER.match(nxt[0])
+                    and not _LONE_WORD.match(nxt[0])
                 ):
-                    title, span = f"{first} {nxt.lines[0]}", 2
+                    title, span = f"{first} {nxt[0]}", 2
             labelled[i] = (f"{label} {num}", title, span)
             continue
-        if len(para.lines) != 1:
+        if len(lines) != 1:
             continue
         if _LONE_WORD.match(first) and (first.isupper() or first.istitle()):
             labelled[i] = (first.lower().rstrip("."), first, 1)
@@ -241,9 +272,10 @@ def find_headings(paras: list[Para]) -> list[Heading]:
         # repeated capital lines (CHORUS., a letter's SIR,) are labels, not chapter titles
         counts: dict[str, int] = {}
         for index in caps:
-            counts[paras[index].lines[0]] = counts.get(paras[index].lines[0], 0) + 1
+            line = paras.lines(index)[0]
+            counts[line] = counts.get(line, 0) + 1
         for index in caps:
-            line = paras[index].lines[0]
+            line = paras.lines(index)[0]
             if counts[line] == 1 and not line.endswith(("!", "?", ",", ";", ":")):
                 candidates[index] = ("caps", line, 1, line)
 
@@ -251,11 +283,11 @@ def find_headings(paras: list[Para]) -> list[Heading]:
     order = sorted(candidates)
     bodies: list[int] = []
     for n, index in enumerate(order):
-        end = order[n + 1] if n + 1 < len(order) else len(paras)
+        end = order[n + 1] if n + 1 < len(order) else len(texts)
         start = index + candidates[index][2]
         size = 0
         for j in range(start, end):
-            size += len(paras[j].text)
+            size += len(texts[j])
             if size >= 1000:
                 break
         bodies.append(size)
@@ -283,7 +315,7 @@ def find_headings(paras: list[Para]) -> list[Heading]:
         dropped.update(i for i in order if candidates[i][0] == "caps")
     # a last heading with nothing after it ("THE END" style) is not a chapter
     order = [i for i in order if i not in dropped]
-    if order and order[-1] + candidates[order[-1]][2] >= len(paras):
+    if order and order[-1] + candidates[order[-1]][2] >= len(texts):
         order.pop()
 
     # 4. levels: books and parts above chapters; lone numbers below titled ones

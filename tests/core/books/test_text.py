@@ -4,6 +4,8 @@ import codecs
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.books.limits import Limits
 from core.books.parse import detect_format, parse_book
@@ -121,3 +123,51 @@ def test_paragraph_limit(tmp_path: Path) -> None:
     with pytest.raises(BookError) as err:
         parse_book(path, limits=Limits(max_paragraph_chars=1000))
     assert err.value.code == BookCode.TOO_LARGE
+
+
+def test_the_first_paragraph_past_a_limit_names_it(tmp_path: Path) -> None:
+    """A long paragraph after the text budget is spent: the budget is what is reported,
+    as when paragraphs were checked one by one."""
+    path = tmp_path / "long.txt"
+    path.write_text("short words here\n\n" * 200 + "word " * 3000)
+    with pytest.raises(BookError) as err:
+        parse_book(path, limits=Limits(max_pages=1, max_paragraph_chars=10_000))
+    assert "pages" in err.value.message
+    with pytest.raises(BookError) as err:
+        parse_book(path, limits=Limits(max_pages=100, max_paragraph_chars=10_000))
+    assert "paragraph" in err.value.message
+
+
+def _paragraphs_line_by_line(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The definition: runs of lines between blank lines (a line of spaces or tabs is blank),
+    each line stripped, the empty ones dropped, joined by spaces."""
+    import re
+
+    runs = re.split(r"\n[ \t]*\n", text) if " \n" in text or "\t\n" in text else text.split("\n\n")
+    found = []
+    for run in runs:
+        lines = tuple(line.strip() for line in run.split("\n") if line.strip())
+        if lines:
+            found.append((" ".join(lines), lines))
+    return found
+
+
+@given(st.text(st.sampled_from("ab.\n\n \t\xa0\u3000\x0b\x85\u2028"), max_size=60))
+@settings(max_examples=400, deadline=None)
+def test_paragraphs_are_their_lines_stripped_and_joined(text: str) -> None:
+    from core.books.text import _split
+
+    paras = _split(text)
+    got = [(t, paras.lines(i)) for i, t in enumerate(paras.texts)]
+    assert got == _paragraphs_line_by_line(text)
+
+
+def test_paragraphs_of_a_real_book_with_indented_verse(books_dir: Path) -> None:
+    from core.books.text import _split
+
+    text = (books_dir / "alice_in_wonderland.txt").read_text(encoding="utf-8")
+    assert "\n  " in text  # its verse is indented: those paragraphs are made line by line
+    paras = _split(text)
+    expected = _paragraphs_line_by_line(text)
+    assert len(paras) == len(expected) > 500
+    assert [(t, paras.lines(i)) for i, t in enumerate(paras.texts)] == expected
