@@ -93,10 +93,16 @@ def import_book(
     cancel: CancelToken | None = None,
     limits: Limits = DEFAULT_LIMITS,
     password: str | None = None,
+    trim_memory: bool = True,
 ) -> ImportResult:
-    """``password`` opens a protected PDF; it is used in memory and never stored."""
+    """``password`` opens a protected PDF; it is used in memory and never stored.
+    ``trim_memory=False``: the freed memory is not handed back to the system at the end
+    (a process that ends right after: ``margin import``)."""
     with gc_paused():  # (core.books.memory: the parsed book's objects form no cycles)
-        return _import_book(library, path, progress, cancel, limits, password)
+        result = _import_book(library, path, progress, cancel, limits, password)
+    if trim_memory and not result.already_present:
+        give_back_memory()  # the parsed book is freed: hand its pages back to the system
+    return result
 
 
 def _import_book(
@@ -185,7 +191,6 @@ def _import_book(
     )
     problems = parsed.extra.get("problems", "")
     del parsed, chunks
-    give_back_memory()  # the parsed book is freed: hand its pages back to the system
     return ImportResult(library.get_book(book_id), already_present=False, problems=problems)
 
 

@@ -24,8 +24,11 @@ def _trim_function() -> Any:
             import ctypes  # (here: a command that never trims does not load it)
             import ctypes.util
 
-            try:
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            try:  # glibc's name first: find_library runs ldconfig in a child process
+                try:
+                    libc = ctypes.CDLL("libc.so.6")
+                except OSError:
+                    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
                 _libc = libc.malloc_trim  # glibc only: musl has none
                 _libc.argtypes = [ctypes.c_size_t]
                 _libc.restype = ctypes.c_int

@@ -45,8 +45,12 @@ def _import_one(ctx: CliContext, path: Path, password: str | None) -> Any:
     from core.errors import BookCode
 
     try:
-        return import_book(
-            ctx.library, path, progress=_progress_printer(path.name), password=password
+        return import_book(  # the process ends soon after: no memory handed back
+            ctx.library,
+            path,
+            progress=_progress_printer(path.name),
+            password=password,
+            trim_memory=False,
         )
     except MarginError as exc:
         if exc.code != BookCode.PASSWORD or password or not sys.stdin.isatty():
@@ -56,7 +60,13 @@ def _import_one(ctx: CliContext, path: Path, password: str | None) -> Any:
     typed = getpass.getpass(f"Password for {clean(path.name)}: ")
     if not typed:
         raise MarginError("password", f"{path.name} was not imported: no password was given.")
-    return import_book(ctx.library, path, progress=_progress_printer(path.name), password=typed)
+    return import_book(
+        ctx.library,
+        path,
+        progress=_progress_printer(path.name),
+        password=typed,
+        trim_memory=False,
+    )
 
 
 def cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:

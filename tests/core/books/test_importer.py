@@ -296,3 +296,19 @@ def test_protected_pdf_imports_with_its_password_which_is_never_stored(
     for file in library.paths.data.rglob("*"):
         if file.is_file():
             assert b"openpassword" not in file.read_bytes(), file
+
+
+def test_memory_is_handed_back_after_a_new_book_unless_the_process_ends(
+    library: Library, books_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.books import importer
+
+    trims: list[bool] = []
+    monkeypatch.setattr(importer, "give_back_memory", lambda: trims.append(True) or True)
+    book = books_dir / "metamorphosis.txt"
+    import_book(library, book, trim_memory=False)  # margin import: its process ends next
+    assert trims == []
+    import_book(library, book)  # already there: nothing was parsed
+    assert trims == []
+    import_book(library, books_dir / "alice_in_wonderland.txt")
+    assert trims == [True]
