@@ -75,3 +75,28 @@ def test_real_book_pages_stable_and_sized(books_dir: Path) -> None:
     lengths = sorted(len(c.text) for c in chunks)
     assert 900 <= lengths[len(lengths) // 2] <= 1500
     assert max(lengths) <= 1900
+
+
+@given(
+    st.text(st.sampled_from("ab1 .,;!?\u201d\u2019'\"\n\u00e9\u4e00_-"), min_size=1, max_size=300),
+    st.integers(min_value=8, max_value=60),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_plain_blocks_cuts_are_the_letter_counting_ones(text: str, limit: int) -> None:
+    """A block whose HTML is its text is cut where counting letters through its HTML cuts
+    it (the quick way a text book's long paragraphs take)."""
+    from core.books.pages import _split_marked, _split_plain, split_long_text
+
+    parts = split_long_text(text, limit)
+    assert _split_plain(text, parts) == _split_marked(text, text, parts)
+
+
+def test_a_real_books_long_paragraphs_cut_the_same_both_ways(books_dir: Path) -> None:
+    from core.books.pages import _split_marked, _split_plain, split_long_text
+
+    text = (books_dir / "metamorphosis.txt").read_text(encoding="utf-8")
+    long = [p.replace("\n", " ") for p in text.split("\n\n") if len(p) > 3000]
+    assert len(long) >= 5
+    for block in long:
+        parts = split_long_text(block, 2000)
+        assert _split_plain(block, parts) == _split_marked(block, block, parts) is not None
