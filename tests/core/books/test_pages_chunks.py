@@ -100,3 +100,45 @@ def test_a_real_books_long_paragraphs_cut_the_same_both_ways(books_dir: Path) ->
     for block in long:
         parts = split_long_text(block, 2000)
         assert _split_plain(block, parts) == _split_marked(block, block, parts) is not None
+
+
+@given(
+    st.text(st.sampled_from("ab .!?…;:—\u201d'\n)"), min_size=1, max_size=120),
+    st.integers(min_value=1, max_value=130),
+    st.integers(min_value=0, max_value=130),
+)
+@settings(max_examples=500, deadline=None)
+def test_boundaries_end_where_the_look_behind_patterns_ended(
+    window: str, limit: int, ideal: int
+) -> None:
+    """The sentence and clause ends match their mark (a quick search) and give the ends the
+    look-behind patterns of before gave."""
+    import re
+
+    from core.books import pages
+
+    before = {
+        pages._SENTENCE_END: re.compile(r"(?<=[.!?…。！？])[\"'”’)\]]*\s+"),
+        pages._CLAUSE_END: re.compile(r"(?<=[;:—])\s+"),
+        pages._VERSE_SENTENCE_END: re.compile(r"(?<=[.!?…])[\"'”’)\]]*\n"),
+    }
+    for now, old in before.items():
+        low = limit // 3
+        assert [m.end() for m in now.finditer(window, max(low - 1, 0))] == [
+            m.end() for m in old.finditer(window, low)
+        ]
+        assert pages._best_cut(window, limit, ideal, now) == pages._best_cut(
+            window, limit, ideal, old, mark=0
+        )
+
+
+def test_a_chunk_made_quickly_is_the_dataclass_made_by_hand() -> None:
+    import dataclasses
+
+    from core.books.chunking import _chunk
+    from core.books.model import ChunkContent
+
+    quick = _chunk(1, 2, 3, 4, "text")
+    made = ChunkContent(ordinal=1, start_page=2, end_page=3, chapter=4, text="text")
+    assert quick == made and hash(quick) == hash(made) and repr(quick) == repr(made)
+    assert dataclasses.asdict(quick) == dataclasses.asdict(made)
