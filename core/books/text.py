@@ -186,7 +186,9 @@ _LANG_CODES = {"english": "en", "german": "de", "french": "fr", "spanish": "es",
 
 
 def parse_text(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> ParsedBook:
-    text = decode_text(data, path).replace("\r\n", "\n").replace("\r", "\n")
+    text = decode_text(data, path)
+    if "\r" in text:  # (one pass over a text without, rather than two)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     text, meta = _strip_gutenberg(text)
     paras = _paragraphs(text, limits, path)
     if not paras.texts:
