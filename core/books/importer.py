@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from core.books.chunking import make_chunks
 from core.books.limits import DEFAULT_LIMITS, Limits
@@ -27,7 +28,6 @@ from core.books.memory import gc_paused, give_back_memory
 from core.books.parse import check_file, detect_format, parse_book
 from core.errors import BookCode, BookError, MarginError
 from core.progress import CancelToken, ProgressCallback, no_progress
-from core.search.vector_indexer import request_vectors
 from core.store import owner
 from core.store.db import explain
 from core.store.library import BookInfo, Library
@@ -35,6 +35,16 @@ from core.store.library import BookInfo, Library
 log = logging.getLogger("margin.import")
 TEMP_PREFIX = ".importing-"
 STALE_TEMP_S = 5.0  # a temporary copy is locked within microseconds of being created
+
+
+def request_vectors(db: Any) -> None:
+    """``core.search.vector_indexer.request_vectors``, loaded only where it may start
+    something: a short command's library (``margin import``) starts no background work."""
+    if getattr(db, "margin_no_background", False):
+        return
+    from core.search.vector_indexer import request_vectors as request
+
+    request(db)
 
 
 @dataclass(frozen=True)
