@@ -8,6 +8,7 @@ themselves: ``library`` (books, search, pages) and ``chat`` (asking the agent).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import signal
 import sys
@@ -90,10 +91,16 @@ def main(argv: Sequence[str] | None = None, *, fast_exit: bool = False) -> int:
         signal.signal(signal.SIGTERM, _terminated)
     # (Importing the SDK on a thread while this one parses and opens the database was
     # measured slower here: both are CPU-bound under the GIL; see tests/bench/bench_cli.py.)
+    command = _command_of(args_list)
+    if fast_exit and command in SETTLED:
+        # no cyclic collection in a process that ends as soon as its books are stored: the
+        # import already pauses it while it parses and stores (core.books.memory.gc_paused),
+        # and the collections that loading Margin's modules sets off find nothing to free
+        # (about 2 % of importing a 3 MB text, issue 41)
+        gc.disable()
     code = _quick(args_list)
     if code is None:
         code = _run(args_list)
-    command = _command_of(args_list)
     if fast_exit and (command in ANSWERING or (command in SETTLED and _nothing_running())):
         _exit_now(code)
     return code
