@@ -22,11 +22,18 @@ def ask_twice(window: Any, books_dir: Path, qtbot: Any) -> Any:
     window.books.refresh_library()
     window.open_book(book.id, 10)
     chat = window.chat
-    for question in ("Who is the White Rabbit?", "Where does Alice fall?"):
+    for asked, question in enumerate(("Who is the White Rabbit?", "Where does Alice fall?"), 1):
         chat.input.setFocus()
         qtbot.keyClicks(chat.input, question)
         qtbot.keyClick(chat.input, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: not chat.live, timeout=15000)
+        # the run ends, then its live frames become the stored answer (with the stored
+        # answer's keys in its links): a link taken before that names a key already gone
+        qtbot.waitUntil(
+            lambda n=asked: (
+                not chat.live and sum(s.answer is not None for s in chat.messages.shown) == n
+            ),
+            timeout=15000,
+        )
     return chat
 
 
@@ -74,6 +81,8 @@ def test_enter_and_a_click_open_a_link(window: Any, books_dir: Path, qtbot: Any)
     chat = ask_twice(window, books_dir, qtbot)
     transcript = chat.transcript
     start, end, href = next(link for link in transcript.links() if "copy/" in link[2])
+    key = href.partition("copy/")[2]
+    assert key in chat.messages.views, (key, list(chat.messages.views))
     cursor = QTextCursor(transcript.document())
     cursor.setPosition(start)
     cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
@@ -85,6 +94,8 @@ def test_enter_and_a_click_open_a_link(window: Any, books_dir: Path, qtbot: Any)
     assert opened.args[0].toString() == href
     # Copy put the answer on the clipboard
     qtbot.waitUntil(lambda: bool(QApplication.clipboard().text().strip()), timeout=5000)
+    assert QApplication.clipboard().text() == chat.messages.views[key].text
+    assert chat.status.text() == "Answer copied."
     # a click on a page citation opens the page
     start, _end, cite = next(
         link for link in transcript.links() if link[2].startswith("margin-cite:")
