@@ -407,6 +407,7 @@ def html_document(
     quote_marks: bool = True,
     stylesheet: Callable[[str], str | None] | None = None,
     utf8: bool = False,
+    tree: LexborHTMLParser | None = None,
 ) -> tuple[str, list[Block], dict[str, int]]:
     """Parse a document and return (its <title>, its blocks, where the ``anchors`` land).
 
@@ -415,13 +416,10 @@ def html_document(
     document's path in the book and ``ref_labels`` the note references seen so far in the
     book (target ``DOC#ID`` → label), shared across its documents so that a note is numbered
     as its reference is. ``utf8``: ``markup`` is known to be valid UTF-8 (expat read it).
+    ``tree``: ``html_tree(markup, utf8)``, when made already (core.books.epubahead).
     """
-    if isinstance(markup, bytes) and not utf8 and not markup.isascii():
-        try:  # valid UTF-8 goes to the parser as it is: a str would be encoded back to it
-            markup.decode("utf-8")
-        except UnicodeDecodeError:
-            markup = markup.decode("utf-8", errors="replace")
-    tree = LexborHTMLParser(markup)
+    if tree is None:
+        tree = html_tree(markup, utf8)
     title_node = tree.css_first("title")
     title = _clean(title_node.text()) if title_node is not None else ""
     root = tree.body or tree.root
@@ -466,6 +464,24 @@ def html_document(
             _walk(root, b, False)
     b.flush()
     return title, b.blocks, b.anchors
+
+
+def html_tree(markup: str | bytes, utf8: bool = False) -> LexborHTMLParser:
+    """The parsed document (``utf8``: ``markup`` is known to be valid UTF-8)."""
+    if isinstance(markup, bytes) and not utf8 and not utf8_bytes(markup):
+        markup = markup.decode("utf-8", errors="replace")
+    return LexborHTMLParser(markup)  # (valid UTF-8 as it is: a str would be encoded back)
+
+
+def utf8_bytes(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8."""
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _link_anchor(node: LexborNode, is_block: bool, b: _Builder) -> None:

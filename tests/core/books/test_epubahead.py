@@ -1,0 +1,114 @@
+"""Reading an EPUB's documents ahead on a second thread (core/books/epubahead.py): the parse
+gets exactly what it would have read itself, errors in their turn, and no thread is left."""
+
+from __future__ import annotations
+
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from core.books import epub, epubahead
+from core.books.epubahead import ReadAhead
+from core.books.parse import parse_book
+from core.errors import BookError
+from tests.core.books.epubgen import make_epub
+
+
+def _ahead_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "margin-epub-ahead"]
+
+
+def test_results_come_in_order_and_an_error_in_its_turn() -> None:
+    def work(name: str) -> str:
+        if name == "bad":
+            raise OSError("cannot read bad")
+        return name.upper()
+
+    ahead = ReadAhead(["a", "b", "bad", "c"], work)
+    try:
+        assert ahead.take("a") == "A"
+        assert ahead.take("b") == "B"
+        with pytest.raises(OSError, match="cannot read bad"):
+            ahead.take("bad")
+    finally:
+        ahead.close()
+    assert not _ahead_threads()
+
+
+def test_asking_out_of_order_is_refused() -> None:
+    ahead = ReadAhead(["a", "b"], str.upper)
+    try:
+        with pytest.raises(ValueError, match="'b' was not the next"):
+            ahead.take("b")
+    finally:
+        ahead.close()
+
+
+def test_close_stops_a_thread_waiting_with_a_full_queue() -> None:
+    started = time.monotonic()
+    ahead = ReadAhead([str(n) for n in range(50)], str)
+    ahead.take("0")
+    ahead.close()  # the thread was blocked putting its fourth result
+    assert not _ahead_threads()
+    assert time.monotonic() - started < 5
+
+
+def _book(tmp_path: Path) -> Path:
+    body = "".join(f"<p>Paragraph {n} of the chapter, “quoted” — and so on.</p>" for n in range(40))
+    chapters = [(f"Chapter {n}", body) for n in range(12)]
+    return make_epub(tmp_path / "book.epub", chapters)
+
+
+def test_a_book_read_ahead_is_the_book_read_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _book(tmp_path)
+    alone = parse_book(path)
+    used: list[object] = []
+    real = epub._read_ahead
+
+    def spy(*args: object) -> object:
+        used.append(real(*args))  # type: ignore[arg-type]
+        return used[-1]
+
+    monkeypatch.setattr(epub, "_read_ahead", spy)
+    monkeypatch.setattr(epub, "worth_it", lambda total: True)
+    assert parse_book(path) == alone
+    assert used and used[0] is not None  # it did read ahead
+    assert not _ahead_threads()
+
+
+def test_a_damaged_document_fails_the_same_when_read_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _book(tmp_path)
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo("OEBPS/c7.xhtml")
+    at = info.header_offset + 30 + len(info.filename) + len(info.extra) + 5
+    raw[at] ^= 0xFF  # a byte of its compressed data: a bad CRC or a broken stream
+    path.write_bytes(bytes(raw))
+    with pytest.raises(BookError) as alone:
+        parse_book(path)
+    monkeypatch.setattr(epub, "worth_it", lambda total: True)
+    with pytest.raises(BookError) as ahead:
+        parse_book(path)
+    assert (ahead.value.code, str(ahead.value)) == (alone.value.code, str(alone.value))
+    assert "c7.xhtml" in str(ahead.value)
+    assert not _ahead_threads()
+
+
+def test_the_switch_interval_comes_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    before = sys.getswitchinterval()
+    monkeypatch.setattr(epub, "worth_it", lambda total: True)
+    parse_book(_book(tmp_path))
+    assert sys.getswitchinterval() == before
+
+
+def test_a_small_book_is_not_read_ahead() -> None:
+    assert not epubahead.worth_it(200_000)
