@@ -41,13 +41,37 @@ def flat_blocks(tree: LexborHTMLParser, body: LexborNode, b: _Builder) -> bool:
     tags = [node.tag or "" for node in elements]
     if not FLAT.issuperset(tags):
         return False
+    values = [node.text() for node in elements]  # (all its text nodes, as the walk joins)
+    whole = "\x00".join(values)  # (not a space: no run of spaces across two paragraphs)
+    # (most books have nothing to escape: one look at the whole document rather than three
+    # at every paragraph)
+    escapes = "&" in whole or "<" in whole or ">" in whole
     blocks = b.blocks
-    for node, tag in zip(elements, tags, strict=True):
-        # all its text nodes (a comment may split them), as the walk joins them
-        value = node.text()
-        text = _clean(value)
+    for tag, value, text in zip(tags, values, _cleaned(values, whole), strict=True):
         if text:
-            escape = "&" in value or "<" in value or ">" in value
+            escape = escapes and ("&" in value or "<" in value or ">" in value)
             frag = html.escape(value, quote=False) if escape else value
             blocks.append(make_block(tag, text, frag.strip(), ""))
     return True
+
+
+OTHER_SPACES = "\t\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680" + "".join(
+    map(chr, [*range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000])
+)
+"""Every character ``str.isspace`` knows but the ASCII space and the line end
+(tests/core/books/test_htmlflat.py checks them against every code point)."""
+
+
+def _cleaned(values: list[str], whole: str) -> list[str] | map[str]:
+    """``map(_clean, values)``, looked at once in ``whole`` (the values joined by a NUL):
+    when the text holds no white space but single spaces and line ends, cleaning a
+    paragraph is turning its line ends into spaces and trimming it (``_clean`` looks at
+    every character of every paragraph with ``str.isprintable``, slower than looking for
+    each kind of space in turn)."""
+    if any(c in whole for c in OTHER_SPACES):  # (none in an ASCII text: no look)
+        return map(_clean, values)
+    if "\n" not in whole:
+        return map(_clean, values) if "  " in whole else [v.strip(" ") for v in values]
+    if "  " in whole.replace("\n", " "):
+        return map(_clean, values)
+    return [v.replace("\n", " ").strip(" ") if "\n" in v else v.strip(" ") for v in values]
