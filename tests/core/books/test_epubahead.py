@@ -1,5 +1,6 @@
 """Reading an EPUB's documents ahead on a second thread (core/books/epubahead.py): the parse
-gets exactly what it would have read itself, errors in their turn, and no thread is left."""
+gets exactly what it would have read itself, errors in their turn, and no thread is left;
+and the pages pagination notes as holding links while it cuts them (core/books/pages.py)."""
 
 from __future__ import annotations
 
@@ -112,3 +113,23 @@ def test_the_switch_interval_comes_back(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_a_small_book_is_not_read_ahead() -> None:
     assert not epubahead.worth_it(200_000)
+
+
+def test_pages_found_holding_links_while_cut_are_those_a_full_look_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """paginate_blocks notes the pages with note links and anchors as it builds them
+    (core/books/pages.py): the result is what looking through every page gives."""
+    from core.books import pages
+
+    notes = (
+        '<p>A claim.<a epub:type="noteref" href="c1.xhtml#n1">1</a> More <a href="#x">here</a>.</p>'
+        '<p id="x">Target.</p>'
+    )
+    note = '<aside epub:type="footnote" id="n1"><p>The note.</p></aside><p>Plain.</p>'
+    path = make_epub(tmp_path / "notes.epub", [("One", notes), ("Two", note)])
+    book = parse_book(path)
+    assert any("page:" in (p.html or "") for p in book.pages)  # links were resolved
+    real = pages.resolve_note_links
+    monkeypatch.setattr(pages, "resolve_note_links", lambda cut, keep, _=None: real(cut, keep))
+    assert parse_book(path) == book
