@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from core.books.bookcss import continued, styled
-from core.books.model import Block, Chapter, PageContent
+from core.books.model import Block, Chapter, PageContent, make_page
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])[\"'”’)\]]*\s+")
 _CLAUSE_END = re.compile(r"(?<=[;:—])\s+")
@@ -391,15 +391,8 @@ def paginate_blocks(
             parts[-1] = parts[-1][:-1]  # (no line end after the last)
             if tagged:
                 marks(len(pages), tagged)
-            pages.append(
-                PageContent(
-                    number=number,
-                    label=str(number),
-                    text="\n\n".join([b.text for b in group if b.text]),
-                    html="".join(parts),
-                    chapter=index,
-                )
-            )
+            text = "\n\n".join([b.text for b in group if b.text])
+            pages.append(make_page(number, str(number), text, "".join(parts), index))
         block_pages.append([group_page[g] for g in where])
     if first_pages:
         last = max(len(pages), 1)

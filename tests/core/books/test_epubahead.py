@@ -133,3 +133,23 @@ def test_pages_found_holding_links_while_cut_are_those_a_full_look_finds(
     real = pages.resolve_note_links
     monkeypatch.setattr(pages, "resolve_note_links", lambda cut, keep, _=None: real(cut, keep))
     assert parse_book(path) == book
+
+
+def test_made_pages_and_blocks_are_the_dataclasses_own() -> None:
+    """make_page and make_block (core/books/model.py) fill the fields directly: the objects
+    equal, hash, print and copy as the dataclass's own."""
+    from dataclasses import replace
+
+    from core.books.model import Block, PageContent, make_block, make_page
+
+    pairs = [
+        (
+            make_page(3, "iii", "Text.", "<p>Text.</p>", 1),
+            PageContent(3, "iii", "Text.", "<p>Text.</p>", 1),
+        ),
+        (make_block("h2", "Title", "Title", "x"), Block("h2", "Title", "Title", "x")),
+    ]
+    for made, own in pairs:
+        assert made == own and hash(made) == hash(own) and repr(made) == repr(own)
+        assert vars(made) == vars(own) and list(vars(made)) == list(vars(own))
+    assert replace(pairs[0][0], label="4") == PageContent(3, "4", "Text.", "<p>Text.</p>", 1)
