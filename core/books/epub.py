@@ -235,7 +235,7 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
                 if any(f.startswith(CFI_ID) for f in link_targets.get(doc, ())):
                     data = with_cfi_ids(data, link_targets[doc])  # a page-list's CFI targets
                     tree = None
-                if styles.faces or b"@font-face" in data:
+                if styles.faces or (b"@" in data and b"@font-face" in data):  # (memchr first)
                     styles.add_document(data, doc, pkg.listed)
                 problem, utf8 = xml_check(data)
                 if tree is not None and not utf8 and not utf8_bytes(data):
