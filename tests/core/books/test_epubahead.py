@@ -153,3 +153,33 @@ def test_made_pages_and_blocks_are_the_dataclasses_own() -> None:
         assert made == own and hash(made) == hash(own) and repr(made) == repr(own)
         assert vars(made) == vars(own) and list(vars(made)) == list(vars(own))
     assert replace(pairs[0][0], label="4") == PageContent(3, "4", "Text.", "<p>Text.</p>", 1)
+
+
+def test_without_a_second_core_it_stops_and_the_parse_reads_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When the threads did not run side by side (another program keeps the second core),
+    the thread stops after CHECK_AFTER documents and take() does the work itself, in order,
+    an error still in its turn."""
+    monkeypatch.setattr(ReadAhead, "_side_by_side", lambda self: False)
+    done_by: dict[str, str] = {}
+    names = [f"d{n}" for n in range(20)] + ["bad", "after"]
+
+    def work(name: str) -> str:
+        done_by[name] = threading.current_thread().name
+        if name == "bad":
+            raise OSError("cannot read bad")
+        return name.upper()
+
+    ahead = ReadAhead(names, work)
+    try:
+        for name in names[:20]:
+            assert ahead.take(name) == name.upper()
+        with pytest.raises(OSError, match="cannot read bad"):
+            ahead.take("bad")
+    finally:
+        ahead.close()
+    assert done_by["d0"] == "margin-epub-ahead"
+    assert done_by["d19"] == done_by["bad"] == threading.current_thread().name
+    assert "after" not in done_by
+    assert not _ahead_threads()
