@@ -30,13 +30,8 @@ from core.books.epubzip import (
     _xml,
     read_resource,
 )
-from core.books.htmlblocks import (
-    TITLE_CHARS,
-    clean_title,
-    html_document,
-    resolve_relative,
-    utf8_bytes,
-)
+from core.books.htmlblocks import TITLE_CHARS, clean_title, html_document, resolve_relative
+from core.books.htmlbuilder import utf8_bytes
 from core.books.htmlextras import own_quotes
 from core.books.limits import DEFAULT_LIMITS, Limits, too_large
 from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocAnchor, TocItem

@@ -40,6 +40,7 @@ from core.books.htmlbuilder import (
     _Builder,
     _clean,
     _types,
+    html_tree,
     illustration,
     make_block,
     resolve_relative,
@@ -464,24 +465,6 @@ def html_document(
             _walk(root, b, False)
     b.flush()
     return title, b.blocks, b.anchors
-
-
-def html_tree(markup: str | bytes, utf8: bool = False) -> LexborHTMLParser:
-    """The parsed document (``utf8``: ``markup`` is known to be valid UTF-8)."""
-    if isinstance(markup, bytes) and not utf8 and not utf8_bytes(markup):
-        markup = markup.decode("utf-8", errors="replace")
-    return LexborHTMLParser(markup)  # (valid UTF-8 as it is: a str would be encoded back)
-
-
-def utf8_bytes(data: bytes) -> bool:
-    """Whether ``data`` is valid UTF-8."""
-    if data.isascii():
-        return True
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _link_anchor(node: LexborNode, is_block: bool, b: _Builder) -> None:
