@@ -22,6 +22,13 @@ FLAT = {
     "line ends": "<p>one\ntwo</p><p>\nthree\n</p><p>x</p>",
     "a line end beside a space": "<p>one \ntwo</p><p>three</p>",
     "a NUL": "<p>a\x00b</p><p>c</p>",
+    "references to spaces": "<p>a&#8195;b</p><p>c&#32;&#32;d</p><p>e&#9;f</p>",
+    "a tab": "<p>a\tb</p>",
+    "an ideographic space": "<p>a\u3000b</p>",
+    "an ogham space": "<p>a\u1680b</p>",
+    "a next-line": "<p>a\x85b \u00e9</p>",
+    "a thin space among quotes": "<p>“a”\u2009b — c</p>",
+    "quotes and no odd space": "<p>“a” — b…</p><p>\u00e9\u3001\u1681</p>",
 }
 NOT_FLAT = {
     "inline markup": "<p>a <i>b</i></p>",
