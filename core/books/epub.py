@@ -13,8 +13,6 @@ import re
 from html import escape
 from pathlib import Path
 
-from selectolax.lexbor import LexborHTMLParser
-
 from core.books.comics import image_epub  # pre-paginated and image-only books
 from core.books.epubahead import ReadAhead, worth_it
 from core.books.epubcfi import CFI_ID, resolve_cfi_entries, with_cfi_ids
@@ -31,7 +29,6 @@ from core.books.epubzip import (
     read_resource,
 )
 from core.books.htmlblocks import TITLE_CHARS, clean_title, html_document, resolve_relative
-from core.books.htmlbuilder import utf8_bytes
 from core.books.htmlextras import own_quotes
 from core.books.limits import DEFAULT_LIMITS, Limits, too_large
 from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocAnchor, TocItem
@@ -75,20 +72,13 @@ def _document(arc: EpubArchive, doc: str) -> bytes:
     return strip_subset(arc.read(doc))
 
 
-def _read_ahead(
-    arc: EpubArchive, docs: list[str]
-) -> ReadAhead[tuple[bytes, LexborHTMLParser]] | None:
-    """The documents ``docs`` read ahead on a second thread, when that pays
-    (core.books.epubahead): their bytes, and their tree as parsed when they are valid
-    UTF-8 (the parse checks they are)."""
+def _read_ahead(arc: EpubArchive, docs: list[str]) -> ReadAhead[bytes] | None:
+    """The documents ``docs`` unpacked ahead on a second thread, when that pays
+    (core.books.epubahead). (Their lexbor trees are not made there: walking a tree built
+    on the other core cost the parse more than building it took.)"""
     if not worth_it(sum(arc.entries[d].file_size for d in docs)):
         return None
-
-    def work(doc: str) -> tuple[bytes, LexborHTMLParser]:
-        data = _document(arc, doc)
-        return data, LexborHTMLParser(data)
-
-    return ReadAhead(docs, work)
+    return ReadAhead(docs, lambda doc: _document(arc, doc))
 
 
 def parse_epub(
@@ -223,18 +213,12 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
             if spine_doc.kind != "html":
                 title, blocks, anchors = picture_document(arc, pkg, spine_doc, ref_labels)
             else:
-                if ahead is not None:
-                    data, tree = ahead.take(doc)
-                else:
-                    data, tree = _document(arc, doc), None
+                data = ahead.take(doc) if ahead is not None else _document(arc, doc)
                 if any(f.startswith(CFI_ID) for f in link_targets.get(doc, ())):
                     data = with_cfi_ids(data, link_targets[doc])  # a page-list's CFI targets
-                    tree = None
                 if styles.faces or (b"@" in data and b"@font-face" in data):  # (memchr first)
                     styles.add_document(data, doc, pkg.listed)
                 problem, utf8 = xml_check(data)
-                if tree is not None and not utf8 and not utf8_bytes(data):
-                    tree = None  # (read from the bytes as they are: html_tree decodes them)
                 if problem:
                     problems.append(f"{doc}: {problem}")
                 title, blocks, anchors = html_document(
@@ -248,7 +232,6 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
                     quote_marks=quote_marks,
                     stylesheet=read_css,
                     utf8=utf8,
-                    tree=tree,
                 )
             if blocks:
                 # where a link to the document itself lands (``margin:DOC#``)

@@ -408,7 +408,6 @@ def html_document(
     quote_marks: bool = True,
     stylesheet: Callable[[str], str | None] | None = None,
     utf8: bool = False,
-    tree: LexborHTMLParser | None = None,
 ) -> tuple[str, list[Block], dict[str, int]]:
     """Parse a document and return (its <title>, its blocks, where the ``anchors`` land).
 
@@ -417,10 +416,8 @@ def html_document(
     document's path in the book and ``ref_labels`` the note references seen so far in the
     book (target ``DOC#ID`` → label), shared across its documents so that a note is numbered
     as its reference is. ``utf8``: ``markup`` is known to be valid UTF-8 (expat read it).
-    ``tree``: ``html_tree(markup, utf8)``, when made already (core.books.epubahead).
     """
-    if tree is None:
-        tree = html_tree(markup, utf8)
+    tree = html_tree(markup, utf8)
     title_node = tree.css_first("title")
     title = _clean(title_node.text()) if title_node is not None else ""
     root = tree.body or tree.root
