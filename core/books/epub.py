@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 
 from core.books.comics import image_epub  # pre-paginated and image-only books
+from core.books.epubahead import ReadAhead, worth_it
 from core.books.epubcfi import CFI_ID, resolve_cfi_entries, with_cfi_ids
 from core.books.epubdocs import book_image, picture_document, strip_subset, xml_check
 from core.books.epubfonts import encode_faces, stylesheet_fonts
@@ -64,6 +65,20 @@ def _is_boilerplate(title: str, block: Block | None) -> bool:
     if len(title) <= TITLE_CHARS:
         return False
     return block is None or not _is_heading(block)
+
+
+def _document(arc: EpubArchive, doc: str) -> bytes:
+    """A spine document's bytes, with no internal DTD subset (core.books.epubdocs)."""
+    return strip_subset(arc.read(doc))
+
+
+def _read_ahead(arc: EpubArchive, docs: list[str]) -> ReadAhead[bytes] | None:
+    """The documents ``docs`` unpacked ahead on a second thread, when that pays
+    (core.books.epubahead). (Their lexbor trees are not made there: walking a tree built
+    on the other core cost the parse more than building it took.)"""
+    if not worth_it(sum(arc.entries[d].file_size for d in docs)):
+        return None
+    return ReadAhead(docs, lambda doc: _document(arc, doc))
 
 
 def parse_epub(
@@ -171,112 +186,120 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
     ref_labels: dict[str, str] = {}  # note references seen so far: target → label
     sheets: dict[str | None, str | None] = {}  # the book's style sheets, read once
     total = max(len(spine), 1)
-    for i, doc in enumerate(spine):
-        if cancel is not None:
-            cancel.check()
-        progress(i / total, f"Reading chapter {i + 1} of {total}")
-        if not arc.has(doc):
-            continue
-        doc_dir = posixpath.dirname(doc)
-
-        def resolve_image(src: str, doc_dir: str = doc_dir) -> str | None:
-            return book_image(pkg, arc, doc_dir, src)
-
-        def read_css(href: str, doc_dir: str = doc_dir) -> str | None:
-            target = resolve_relative(doc_dir, href)  # the book's CSS: core.books.bookcss
-            if target not in sheets:
-                found = target is not None and arc.has(target)
-                sheets[target] = (
-                    arc.read(target or "").decode("utf-8", "replace") if found else None
-                )
-            return sheets[target]
-
-        spine_doc = kinds[doc]
-        if spine_doc.kind != "html":
-            title, blocks, anchors = picture_document(arc, pkg, spine_doc, ref_labels)
-        else:
-            data = strip_subset(arc.read(doc))
-            if any(f.startswith(CFI_ID) for f in link_targets.get(doc, ())):
-                data = with_cfi_ids(data, link_targets[doc])  # a page-list's CFI targets
-            if styles.faces or b"@font-face" in data:
-                styles.add_document(data, doc, pkg.listed)
-            problem, utf8 = xml_check(data)
-            if problem:
-                problems.append(f"{doc}: {problem}")
-            title, blocks, anchors = html_document(
-                data,
-                resolve_image,
-                frozenset(wanted.get(doc, ())),
-                doc=doc,
-                ref_labels=ref_labels,
-                link_targets=link_targets,
-                font_classes=styles.classes,
-                quote_marks=quote_marks,
-                stylesheet=read_css,
-                utf8=utf8,
-            )
-        if blocks:
-            # where a link to the document itself lands (``margin:DOC#``)
-            lead = blocks[0]
-            blocks[0] = Block(
-                lead.kind, lead.text, f'<a name="{escape(doc)}#"></a>{lead.html}', lead.style
-            )
-        for block in blocks:
-            if len(block.text) > arc.limits.max_paragraph_chars:
-                raise too_large(
-                    path,
-                    f"one paragraph is longer than {arc.limits.max_paragraph_chars:,} characters",
-                )
-        if not any(_has_content(b) for b in blocks):
-            continue  # empty documents add nothing to read (an image-only one is a page)
-        if _is_cover(doc, blocks) and doc not in entries_of_doc:
-            continue  # the cover is the book's picture in the library, not a page to read
-        # Contents entries that point inside this document start chapters of their own, so
-        # each entry's page is the page its heading is on. A long entry pointing at a
-        # paragraph (Gutenberg's boilerplate first entry) is not a heading: it is dropped.
-        starts: dict[int, list[str]] = {}
-        for number in entries_of_doc.get(doc, ()):
-            entry = toc_entries[number]
-            index = anchors.get(entry.fragment) if entry.fragment else None
-            at = index if index is not None else 0
-            if _is_boilerplate(entry.title, blocks[at] if at < len(blocks) else None):
-                dropped.add(number)
-            elif index is not None:
-                starts.setdefault(index, []).append(entry.fragment)
-        cuts = sorted({0, *starts})
-        segments = [
-            (cut, blocks[cut : cuts[n + 1] if n + 1 < len(cuts) else len(blocks)])
-            for n, cut in enumerate(cuts)
-        ]
-        # A part that is only headings (a story title right before its "I.") or has no
-        # text shares the next part's chapter and page, so no page is a lone heading.
-        pending: list[tuple[str, int]] = []  # (fragment, block offset in the chapter)
-        carried: list[Block] = []
-        first = len(chapters)
-        for n, (cut, part) in enumerate(segments):
-            pending.extend((fragment, len(carried)) for fragment in starts.get(cut, []))
-            part = carried + part
-            last_part = n + 1 == len(segments)
-            if not last_part and all(_is_heading(b) or not _has_content(b) for b in part):
-                carried = part
+    readable = [d for d in spine if arc.has(d) and kinds[d].kind == "html"]
+    ahead = _read_ahead(arc, readable)
+    try:
+        for i, doc in enumerate(spine):
+            if cancel is not None:
+                cancel.check()
+            progress(i / total, f"Reading chapter {i + 1} of {total}")
+            if not arc.has(doc):
                 continue
-            if not any(_has_content(b) for b in part):
-                carried = part  # only at the end of the document: joins the chapter before
-                break
-            carried = []
-            heading = next((b.text for b in part if b.kind in ("h1", "h2", "h3")), "")
-            for fragment, offset in pending:
-                chapter_at[(doc, fragment)] = (len(chapters), offset)
-            pending = []
-            chapters.append(
-                Chapter(clean_title(heading or title or f"Part {len(chapters) + 1}"), tuple(part))
-            )
-        if carried and len(chapters) > first:
-            last = chapters[-1]
-            chapters[-1] = Chapter(last.title, last.blocks + tuple(carried))
-            for fragment, offset in pending:
-                chapter_at[(doc, fragment)] = (len(chapters) - 1, len(last.blocks) + offset)
-        chapter_of_doc.setdefault(doc, first)
+            doc_dir = posixpath.dirname(doc)
+
+            def resolve_image(src: str, doc_dir: str = doc_dir) -> str | None:
+                return book_image(pkg, arc, doc_dir, src)
+
+            def read_css(href: str, doc_dir: str = doc_dir) -> str | None:
+                target = resolve_relative(doc_dir, href)  # the book's CSS: core.books.bookcss
+                if target not in sheets:
+                    found = target is not None and arc.has(target)
+                    sheets[target] = (
+                        arc.read(target or "").decode("utf-8", "replace") if found else None
+                    )
+                return sheets[target]
+
+            spine_doc = kinds[doc]
+            if spine_doc.kind != "html":
+                title, blocks, anchors = picture_document(arc, pkg, spine_doc, ref_labels)
+            else:
+                data = ahead.take(doc) if ahead is not None else _document(arc, doc)
+                if any(f.startswith(CFI_ID) for f in link_targets.get(doc, ())):
+                    data = with_cfi_ids(data, link_targets[doc])  # a page-list's CFI targets
+                if styles.faces or (b"@" in data and b"@font-face" in data):  # (memchr first)
+                    styles.add_document(data, doc, pkg.listed)
+                problem, utf8 = xml_check(data)
+                if problem:
+                    problems.append(f"{doc}: {problem}")
+                title, blocks, anchors = html_document(
+                    data,
+                    resolve_image,
+                    frozenset(wanted.get(doc, ())),
+                    doc=doc,
+                    ref_labels=ref_labels,
+                    link_targets=link_targets,
+                    font_classes=styles.classes,
+                    quote_marks=quote_marks,
+                    stylesheet=read_css,
+                    utf8=utf8,
+                )
+            if blocks:
+                # where a link to the document itself lands (``margin:DOC#``)
+                lead = blocks[0]
+                blocks[0] = Block(
+                    lead.kind, lead.text, f'<a name="{escape(doc)}#"></a>{lead.html}', lead.style
+                )
+            for block in blocks:
+                if len(block.text) > arc.limits.max_paragraph_chars:
+                    raise too_large(
+                        path,
+                        f"one paragraph is longer than {arc.limits.max_paragraph_chars:,} characters",
+                    )
+            if not any(_has_content(b) for b in blocks):
+                continue  # empty documents add nothing to read (an image-only one is a page)
+            if _is_cover(doc, blocks) and doc not in entries_of_doc:
+                continue  # the cover is the book's picture in the library, not a page to read
+            # Contents entries that point inside this document start chapters of their own, so
+            # each entry's page is the page its heading is on. A long entry pointing at a
+            # paragraph (Gutenberg's boilerplate first entry) is not a heading: it is dropped.
+            starts: dict[int, list[str]] = {}
+            for number in entries_of_doc.get(doc, ()):
+                entry = toc_entries[number]
+                index = anchors.get(entry.fragment) if entry.fragment else None
+                at = index if index is not None else 0
+                if _is_boilerplate(entry.title, blocks[at] if at < len(blocks) else None):
+                    dropped.add(number)
+                elif index is not None:
+                    starts.setdefault(index, []).append(entry.fragment)
+            cuts = sorted({0, *starts})
+            segments = [
+                (cut, blocks[cut : cuts[n + 1] if n + 1 < len(cuts) else len(blocks)])
+                for n, cut in enumerate(cuts)
+            ]
+            # A part that is only headings (a story title right before its "I.") or has no
+            # text shares the next part's chapter and page, so no page is a lone heading.
+            pending: list[tuple[str, int]] = []  # (fragment, block offset in the chapter)
+            carried: list[Block] = []
+            first = len(chapters)
+            for n, (cut, part) in enumerate(segments):
+                pending.extend((fragment, len(carried)) for fragment in starts.get(cut, []))
+                part = carried + part
+                last_part = n + 1 == len(segments)
+                if not last_part and all(_is_heading(b) or not _has_content(b) for b in part):
+                    carried = part
+                    continue
+                if not any(_has_content(b) for b in part):
+                    carried = part  # only at the end of the document: joins the chapter before
+                    break
+                carried = []
+                heading = next((b.text for b in part if b.kind in ("h1", "h2", "h3")), "")
+                for fragment, offset in pending:
+                    chapter_at[(doc, fragment)] = (len(chapters), offset)
+                pending = []
+                chapters.append(
+                    Chapter(
+                        clean_title(heading or title or f"Part {len(chapters) + 1}"), tuple(part)
+                    )
+                )
+            if carried and len(chapters) > first:
+                last = chapters[-1]
+                chapters[-1] = Chapter(last.title, last.blocks + tuple(carried))
+                for fragment, offset in pending:
+                    chapter_at[(doc, fragment)] = (len(chapters) - 1, len(last.blocks) + offset)
+            chapter_of_doc.setdefault(doc, first)
+    finally:
+        if ahead is not None:
+            ahead.close()
 
     if not chapters and pkg.unreadable and not pkg.spine:
         formats = ", ".join(sorted(set(pkg.unreadable)))

@@ -43,6 +43,8 @@ def book_image(pkg: Package, arc: EpubArchive, doc_dir: str, src: str) -> str | 
 def strip_subset(data: bytes) -> bytes:
     """Remove an internal DTD subset (``<!DOCTYPE html [ ... ]>``) and the references to
     the entities it declares: a browser shows neither, and nothing is ever expanded."""
+    if data.find(b"[", 0, 65536) < 0:
+        return data  # (no subset without its "[": one memchr instead of the pattern, 60 µs)
     match = _SUBSET.search(data, 0, 65536)  # (the head, looked at in place: no copy)
     if match is None:
         return data

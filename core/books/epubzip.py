@@ -10,6 +10,7 @@ from __future__ import annotations
 import posixpath
 import re
 import struct
+import threading
 import zipfile
 import zlib
 from pathlib import Path
@@ -41,6 +42,7 @@ class EpubArchive:
     def __init__(self, path: Path, limits: Limits = DEFAULT_LIMITS) -> None:
         self.path = path
         self.limits = limits
+        self._lock = threading.Lock()  # (a reading-ahead thread reads too: core.books.epubahead)
         try:
             self.zip = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, ValueError, EOFError, NotImplementedError, struct.error):
@@ -99,7 +101,7 @@ class EpubArchive:
             )
         cap = min(info.file_size, self.limits.max_uncompressed_bytes) + 1
         try:
-            with self.zip.open(info) as fh:
+            with self._lock, self.zip.open(info) as fh:  # (zipfile counts its opens unlocked)
                 data = fh.read(cap)
         except (
             zipfile.BadZipFile,

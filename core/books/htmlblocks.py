@@ -40,6 +40,7 @@ from core.books.htmlbuilder import (
     _Builder,
     _clean,
     _types,
+    html_tree,
     illustration,
     make_block,
     resolve_relative,
@@ -416,12 +417,7 @@ def html_document(
     book (target ``DOC#ID`` → label), shared across its documents so that a note is numbered
     as its reference is. ``utf8``: ``markup`` is known to be valid UTF-8 (expat read it).
     """
-    if isinstance(markup, bytes) and not utf8 and not markup.isascii():
-        try:  # valid UTF-8 goes to the parser as it is: a str would be encoded back to it
-            markup.decode("utf-8")
-        except UnicodeDecodeError:
-            markup = markup.decode("utf-8", errors="replace")
-    tree = LexborHTMLParser(markup)
+    tree = html_tree(markup, utf8)
     title_node = tree.css_first("title")
     title = _clean(title_node.text()) if title_node is not None else ""
     root = tree.body or tree.root

@@ -11,7 +11,7 @@ import posixpath
 from collections.abc import Callable
 from urllib.parse import unquote, urlsplit
 
-from selectolax.lexbor import LexborNode
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from core.books.bookcss import BREAK, BookStyles
 from core.books.model import Block, make_block
@@ -350,3 +350,21 @@ def resolve_relative(base_dir: str, src: str) -> str | None:
     if path.startswith(("../", "/")) or path == "..":
         return None
     return path
+
+
+def html_tree(markup: str | bytes, utf8: bool = False) -> LexborHTMLParser:
+    """The parsed document (``utf8``: ``markup`` is known to be valid UTF-8)."""
+    if isinstance(markup, bytes) and not utf8 and not utf8_bytes(markup):
+        markup = markup.decode("utf-8", errors="replace")
+    return LexborHTMLParser(markup)  # (valid UTF-8 as it is: a str would be encoded back)
+
+
+def utf8_bytes(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8."""
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from core.books.bookcss import continued, styled
-from core.books.model import Block, Chapter, PageContent
+from core.books.model import Block, Chapter, PageContent, make_page
 
 # Where a sentence or clause ends: its mark, closing quotes, then the space after (the cut
 # goes at the end of the match). The mark is part of the match, not a look-behind: the
@@ -216,8 +216,14 @@ def _split_marked(frag: str, text: str, parts: list[str]) -> list[str] | None:
     return pieces if len(pieces) == len(parts) else None
 
 
+_LINKING = 'href="margin:'  # what _LINK_HREF needs (a longer needle is found faster than
+_NAMING = "<a name="  # "margin:", which book CSS also holds); what _ANCHOR_NAME needs
+
+
 def resolve_note_links(
-    pages: list[PageContent], keep: frozenset[str] = frozenset()
+    pages: list[PageContent],
+    keep: frozenset[str] = frozenset(),
+    found: tuple[list[int], list[int]] | None = None,
 ) -> list[PageContent]:
     """Turn the links the parser left inside the book (``href="margin:DOC#ID"``: note
     references, back links, cross-references) into links to the page where their target
@@ -225,15 +231,18 @@ def resolve_note_links(
     first page (``DOC#``); one whose target is not in the book is left without a destination
     (``page:0``). A note reference names its note (``page:N#DOC#ID``) and keeps the note's
     anchor, so the reader can show the note in a pop-up; anchors named in ``keep`` (where
-    printed pages start) stay too; other anchors are dropped."""
-    linking: list[int] = []  # the pages holding links, and those holding anchors: each
-    naming: list[int] = []  # page is looked through once (issue 41: five times before)
-    for i, page in enumerate(pages):
-        if page.html:
-            if 'href="margin:' in page.html:  # what _LINK_HREF needs (a longer needle is
-                linking.append(i)  # found faster than "margin:", which book CSS also holds)
-            if "<a name=" in page.html:
-                naming.append(i)
+    printed pages start) stay too; other anchors are dropped. ``found``: the pages holding
+    links and those holding anchors, when the caller knows (else each page is looked at)."""
+    if found is not None:
+        linking, naming = found  # (the pages holding links, and those holding anchors)
+    else:
+        linking, naming = [], []  # each page is looked through once
+        for i, page in enumerate(pages):
+            if page.html:
+                if _LINKING in page.html:
+                    linking.append(i)
+                if _NAMING in page.html:
+                    naming.append(i)
     if not linking and not naming:
         return pages
     where: dict[str, int] = {}
@@ -362,6 +371,15 @@ def paginate_blocks(
     pages: list[PageContent] = []
     first_pages: list[int] = []
     block_pages: list[list[int]] = []
+    linking: list[int] = []  # the pages holding links to resolve, and those holding anchors
+    naming: list[int] = []  # (found in the parts with markup, not in every page's HTML)
+
+    def marks(page: int, tagged: list[str]) -> None:
+        if any(_LINKING in part for part in tagged):
+            linking.append(page)
+        if any(_NAMING in part for part in tagged):
+            naming.append(page)
+
     whole = target * 3 // 2  # a block up to this long is never cut (see _pieces)
     for index, chapter in enumerate(chapters):
         first_pages.append(len(pages) + 1)
@@ -393,28 +411,28 @@ def paginate_blocks(
             if not group:
                 continue
             number = len(pages) + 1
-            pages.append(
-                PageContent(
-                    number=number,
-                    label=str(number),
-                    text="\n\n".join([b.text for b in group if b.text]),
-                    html="\n".join(
-                        [
-                            f"<p>{b.html}</p>"
-                            if b.kind == "p" and b.html and not b.style
-                            else block_html(b)
-                            for b in group
-                        ]
-                    ),
-                    chapter=index,
-                )
-            )
+            parts: list[str] = []  # the page's HTML: its blocks' one after another, a line each
+            tagged: list[str] = []  # the parts with markup of their own (links, anchors?)
+            for b in group:
+                if b.kind == "p" and b.html and not b.style:
+                    parts += ("<p>", b.html, "</p>\n")
+                    if "<" in b.html:
+                        tagged.append(b.html)
+                else:
+                    part = block_html(b)
+                    parts += (part, "\n")
+                    tagged.append(part)
+            parts[-1] = parts[-1][:-1]  # (no line end after the last)
+            if tagged:
+                marks(len(pages), tagged)
+            text = "\n\n".join([b.text for b in group if b.text])
+            pages.append(make_page(number, str(number), text, "".join(parts), index))
         block_pages.append([group_page[g] for g in where])
     if first_pages:
         last = max(len(pages), 1)
         first_pages = [min(p, last) for p in first_pages]
         block_pages = [[min(p, last) for p in row] for row in block_pages]
-    return Pagination(resolve_note_links(pages, keep), first_pages, block_pages)
+    return Pagination(resolve_note_links(pages, keep, (linking, naming)), first_pages, block_pages)
 
 
 def printed_labels(pages: list[PageContent], marks: dict[str, str]) -> list[PageContent]:

@@ -9,7 +9,7 @@ from selectolax.lexbor import LexborHTMLParser
 from core.books import htmlblocks
 from core.books.htmlblocks import html_document
 from core.books.htmlbuilder import _Builder
-from core.books.htmlflat import flat_blocks
+from core.books.htmlflat import OTHER_SPACES, flat_blocks
 
 FLAT = {
     "prose": "<h1>Chapter 1</h1>\n  <p>It was a dark night.</p>\n  <p>Then   rain.</p>",
@@ -18,6 +18,17 @@ FLAT = {
     "odd spaces": "<p>\ufeffa\u2009b\u00a0\u00a0c\u3000</p><h3>\n</h3><p>x\u2028y</p>",
     "comments inside": "<p>a <!-- note --> b</p><p><!--c--> c</p><p><!--only--></p>",
     "body white space": "<p>a</p>\n\u00a0\n<p>b</p>\t<h4>c</h4>",
+    "single spaces": "<h1> A title </h1><p>a b “c”</p><p> d</p>",
+    "line ends": "<p>one\ntwo</p><p>\nthree\n</p><p>x</p>",
+    "a line end beside a space": "<p>one \ntwo</p><p>three</p>",
+    "a NUL": "<p>a\x00b</p><p>c</p>",
+    "references to spaces": "<p>a&#8195;b</p><p>c&#32;&#32;d</p><p>e&#9;f</p>",
+    "a tab": "<p>a\tb</p>",
+    "an ideographic space": "<p>a\u3000b</p>",
+    "an ogham space": "<p>a\u1680b</p>",
+    "a next-line": "<p>a\x85b \u00e9</p>",
+    "a thin space among quotes": "<p>“a”\u2009b — c</p>",
+    "quotes and no odd space": "<p>“a” — b…</p><p>\u00e9\u3001\u1681</p>",
 }
 NOT_FLAT = {
     "inline markup": "<p>a <i>b</i></p>",
@@ -27,6 +38,14 @@ NOT_FLAT = {
     "a link target": '<p id="x">a</p><p><a href="#x">b</a></p>',
     "notes": '<p epub:type="footnote">a</p>',
 }
+
+
+def test_other_spaces_are_every_space_but_two() -> None:
+    """The whole-document look (htmlflat._cleaned) must know every kind of white space."""
+    import sys
+
+    spaces = {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
+    assert set(OTHER_SPACES) == spaces - {" ", "\n"}
 
 
 def _page(body: str) -> str:
