@@ -16,6 +16,7 @@ import peewee as pw
 
 from core.agent import spoiler_stats
 from core.agent.spoiler_text import _EXTRA_COMMON, _STEMMER, _WORD, GENERAL_ZIPF, visible_text
+from core.search import positions
 from core.search.cjk import route
 
 # Thresholds (see the module docstring and tests/core/agent/spoiler_eval.py).
@@ -123,7 +124,9 @@ class SpoilerIndex:
                     "ORDER BY chunk_index.rowid LIMIT 50",
                     f'"{words}"',
                 )
-                rows = self.db.execute_sql(sql, (match, lo, hi)).fetchall()
+                rows = positions.execute(
+                    self.db, sql, (match, lo, hi), positions.chunk_texts(self.db), (lo, hi)
+                )
             real = [int(start) for start, end in rows if int(end) not in self.contents_pages]
             found = (real[0], len(real)) if real else (0, 0)
             self._phrases[words] = found
@@ -138,12 +141,15 @@ class SpoilerIndex:
             lo, hi = self.chunk_ids
             found = False
             if self.db is not None and lo <= hi:
-                row = self.db.execute_sql(
+                rows = positions.execute(
+                    self.db,
                     "SELECT 1 FROM chunk_index WHERE chunk_index MATCH ? "
                     "AND rowid BETWEEN ? AND ? LIMIT 1",
                     (f'NEAR("{key[0]}" "{key[1]}", {NEAR})', lo, hi),
-                ).fetchone()
-                found = row is not None
+                    positions.chunk_texts(self.db),
+                    (lo, hi),
+                )
+                found = bool(rows)
             self._near[key] = found
         return found
 

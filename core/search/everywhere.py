@@ -19,6 +19,7 @@ import sys
 import zlib
 from typing import TYPE_CHECKING, Any, Protocol
 
+from core.search import positions
 from core.search.cjk import route
 from core.search.frontmatter import is_front_matter
 from core.search.query import MATCHING, opening, query_terms
@@ -132,10 +133,10 @@ def library_passages(
 def _count(search: Chunks, expression: str) -> int:
     try:
         sql, match = route(COUNT, expression)
-        row = search.db.execute_sql(sql, (match,)).fetchone()
+        rows = positions.execute(search.db, sql, (match,), positions.chunk_texts(search.db))
     except _errors() as exc:
         raise _failed(exc, None) from exc
-    return int(row[0]) if row else 0
+    return int(rows[0][0]) if rows else 0
 
 
 def _gather(
@@ -145,7 +146,12 @@ def _gather(
     ranked inside the index over the whole library, within each book's bound."""
     try:
         sql, match = route(RANKED, expression)
-        rows = search.db.execute_sql(sql, (match, LIBRARY_POOL, 1 if bounded else 0)).fetchall()
+        rows = positions.execute(
+            search.db,
+            sql,
+            (match, LIBRARY_POOL, 1 if bounded else 0),
+            positions.chunk_texts(search.db),
+        )
     except _errors() as exc:
         raise _failed(exc, None) from exc
     for chunk_id, rank, book_id in rows:
@@ -169,7 +175,13 @@ def _in_hand(
             if rowids is None:
                 continue
             sql, match = route(MATCHING + " LIMIT ?", expression)
-            rows = search.db.execute_sql(sql, (match, *rowids, per_book + SPARE)).fetchall()
+            rows = positions.execute(
+                search.db,
+                sql,
+                (match, *rowids, per_book + SPARE),
+                positions.chunk_texts(search.db),
+                rowids,
+            )
             for (chunk_id,) in rows:  # a few spare: a book's first matches may be its contents
                 _add(found, int(book_id), int(chunk_id), 0.0, per_book + SPARE, books)
     except _errors() as exc:
@@ -204,7 +216,9 @@ def left_out(search: Chunks, query: str, shown: set[int]) -> int:
     if not terms:
         return 0
     try:
-        rows = search.db.execute_sql(LEFT_OUT, (" OR ".join(terms),)).fetchall()
+        rows = positions.execute(
+            search.db, LEFT_OUT, (" OR ".join(terms),), positions.chunk_texts(search.db)
+        )
     except _errors() as exc:
         raise _failed(exc, None) from exc
     return len({int(r[0]) for r in rows} - shown)

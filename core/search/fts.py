@@ -30,7 +30,7 @@ from typing import Any
 import peewee as pw
 
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN
-from core.search import cjk
+from core.search import cjk, positions
 from core.search.everywhere import left_out, search_library
 from core.search.frontmatter import is_front_matter
 from core.search.hits import (
@@ -119,7 +119,9 @@ class BookSearch:
         # ORDER BY rank: FTS5 sorts inside the index, so SQLite needs no sorter.
         try:
             sql, expression = cjk.route(RANKED_IDS, expression)
-            rows = self.db.execute_sql(sql, (expression, *rowids, limit)).fetchall()
+            rows = positions.execute(
+                self.db, sql, (expression, *rowids, limit), self._texts(book_id), rowids
+            )
         except (sqlite3.OperationalError, pw.OperationalError) as exc:
             raise search_failed(exc, book_id) from exc
         return [(int(r[0]), -float(r[1])) for r in rows]
@@ -177,6 +179,15 @@ class BookSearch:
                 self._pages.popitem(last=False)
         return text
 
+    def _texts(self, book_id: int | None) -> positions.Texts:
+        """Reads passages' text for a phrase's check (``positions``), through the cache."""
+        return lambda ids: {c: str(row[5]) for c, row in self._rows(ids, book_id).items()}
+
+    def _matching(self, term: str, rowids: tuple[int, int], book_id: int | None) -> list[Any]:
+        """The ids of the chunks in ``rowids`` that ``term`` (a word or a phrase) matches."""
+        sql, params = _matching(term, rowids)
+        return positions.execute(self.db, sql, params, self._texts(book_id), rowids)
+
     def _rows(self, ids: list[int], book_id: int | None) -> dict[int, tuple[Any, ...]]:
         """(id, book, first page, last page, chapter, text) of chunks (of one book, unless
         ``book_id`` is None), their pages from the cache (``rows.chunk_rows``)."""
@@ -208,7 +219,7 @@ class BookSearch:
         every: set[int] | None = None
         for term in terms:
             try:
-                rows = self.db.execute_sql(*_matching(term, rowids)).fetchall()
+                rows = self._matching(term, rowids, book_id)
             except (sqlite3.OperationalError, pw.OperationalError) as exc:
                 raise search_failed(exc, book_id) from exc
             chunks = {int(r[0]) for r in rows}
@@ -367,7 +378,7 @@ class BookSearch:
         common = set()
         for term in terms:
             try:
-                count = len(self.db.execute_sql(*_matching(term, rowids)).fetchall())
+                count = len(self._matching(term, rowids, None))
             except (sqlite3.OperationalError, pw.OperationalError):
                 continue  # the words' own ranking reports a broken index
             if count >= COMMON_SHARE * total:
