@@ -14,6 +14,7 @@ no passage is much more about it than another, and the books in hand come first.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import sys
 import zlib
@@ -23,6 +24,7 @@ from core.search import positions
 from core.search.cjk import route
 from core.search.frontmatter import is_front_matter
 from core.search.query import MATCHING, opening, query_terms
+from core.search.rows import index_lengths, once_bm25
 from core.search.snippets import make_snippet, query_stems
 
 if TYPE_CHECKING:
@@ -33,12 +35,11 @@ LIBRARY_POOL = 300  # best chunks of the whole library ranked before grouping by
 SPARE = 2  # passages beyond per_book taken in book order, for front matter left out
 RANKED_MAX = 8000  # matching passages FTS5 ranks within a few milliseconds (bench_search.py)
 COUNT = "SELECT count(*) FROM chunk_index WHERE chunk_index MATCH ?"
-RANKED = (
-    "SELECT r.rowid, r.rank, c.book_id FROM (SELECT rowid, rank FROM chunk_index "
-    "WHERE chunk_index MATCH ? ORDER BY rank LIMIT ?) r "
-    "JOIN chunk c ON c.id = r.rowid JOIN book b ON b.id = c.book_id "
-    "WHERE b.status = 'ready' AND (? = 0 OR b.finished OR c.end_page <= b.read_to) "
-    "ORDER BY r.rank"
+ALL_MATCHING = "SELECT rowid FROM chunk_index WHERE chunk_index MATCH ?"
+AVERAGES = "SELECT block FROM chunk_index_data WHERE id = 1"
+KEPT = (
+    "SELECT c.id, c.book_id FROM chunk c JOIN book b ON b.id = c.book_id WHERE c.id IN ({}) "
+    "AND b.status = 'ready' AND (? = 0 OR b.finished OR c.end_page <= b.read_to)"
 )
 IN_HAND = (
     "SELECT id, CASE WHEN ? = 0 OR finished THEN NULL ELSE read_to END FROM book "
@@ -101,9 +102,14 @@ def library_passages(
     per_book = max(1, min(int(per_book), 20))
     books = max(1, min(int(books), 100))
     found: Found = {}
-    for expression in dict.fromkeys((strict, loose)):
-        if _count(search, expression) <= RANKED_MAX:
-            _gather(search, expression, found, per_book, books, bounded)
+    sets: dict[str, set[int]] = {}  # each term's passages, read once (a phrase checked once)
+    for expression, every in [(strict, True)] + ([(loose, False)] if loose != strict else []):
+        if positions.needs_positions(expression):
+            count = len(_chosen(search, terms, every, sets))
+        else:
+            count = _count(search, expression)
+        if count <= RANKED_MAX:
+            _gather(search, terms, every, found, (per_book, books), bounded, sets)
         else:
             _in_hand(search, expression, found, per_book, books, bounded)
         if len(found) >= books:
@@ -140,22 +146,92 @@ def _count(search: Chunks, expression: str) -> int:
 
 
 def _gather(
-    search: Chunks, expression: str, found: Found, per_book: int, books: int, bounded: bool
+    search: Chunks,
+    terms: list[str],
+    every: bool,
+    found: Found,
+    sizes: tuple[int, int],
+    bounded: bool,
+    sets: dict[str, set[int]],
 ) -> None:
-    """Add the best chunks for ``expression`` to ``found`` (book id → (chunk, score)),
-    ranked inside the index over the whole library, within each book's bound."""
+    """Add the best chunks holding ``terms`` (``every`` one, or any) to ``found`` (book id →
+    (chunk, score)), ranked over the whole library, within each book's bound; ``sizes``:
+    passages per book, books. The index keeps no counts of a word in a passage (issue 41;
+    FTS5's own ranking would read and cut every matching passage again, about 70 µs
+    each): the chunks are ranked by BM25 with each term counted once, for their length,
+    with FTS5's weights (its passage counts) and lengths (``rows.index_lengths``)."""
+    per_book, books = sizes
     try:
-        sql, match = route(RANKED, expression)
-        rows = positions.execute(
-            search.db,
-            sql,
-            (match, LIBRARY_POOL, 1 if bounded else 0),
-            positions.chunk_texts(search.db),
+        chosen = _chosen(search, terms, every, sets)
+        total, tokens = _averages(search)
+        weight = {t: _idf(total, len(rows)) for t, rows in sets.items()}
+        lengths = index_lengths(search.db, sorted(chosen))
+        mean = tokens / total if total else 1.0
+        score = {
+            c: once_bm25(sum(weight[t] for t in terms if c in sets[t]), lengths.get(c, mean), mean)
+            for c in chosen
+        }
+        best = sorted(score, key=lambda c: (-score[c], c))[:LIBRARY_POOL]
+        rows = (
+            search.db.execute_sql(
+                KEPT.format(",".join(str(c) for c in best)), (1 if bounded else 0,)
+            ).fetchall()
+            if best
+            else []
         )
     except _errors() as exc:
         raise _failed(exc, None) from exc
-    for chunk_id, rank, book_id in rows:
-        _add(found, int(book_id), int(chunk_id), -float(rank), per_book, books)
+    books_of = {int(c): int(b) for c, b in rows}
+    for chunk_id in best:
+        if chunk_id in books_of:
+            _add(found, books_of[chunk_id], chunk_id, score[chunk_id], per_book, books)
+
+
+def _chosen(search: Chunks, terms: list[str], every: bool, sets: dict[str, set[int]]) -> set[int]:
+    """The passages holding every term (or any), each term's passages kept in ``sets``."""
+    try:
+        for term in terms:
+            if term not in sets:
+                sets[term] = _matching(search, term)
+    except _errors() as exc:
+        raise _failed(exc, None) from exc
+    held = [sets[t] for t in terms]
+    return set.intersection(*held) if every else set.union(*held)
+
+
+def _matching(search: Chunks, term: str) -> set[int]:
+    sql, match = route(ALL_MATCHING, term)
+    return {
+        int(r[0])
+        for r in positions.execute(search.db, sql, (match,), positions.chunk_texts(search.db))
+    }
+
+
+def _averages(search: Chunks) -> tuple[int, int]:
+    """FTS5's own count of passages and of their words (its record of averages)."""
+    row = search.db.execute_sql(AVERAGES).fetchone()
+    if not row or not row[0]:
+        return 0, 0
+    data = bytes(row[0])
+    rows, at = _varint_at(data, 0)
+    tokens, _ = _varint_at(data, at)
+    return rows, tokens
+
+
+def _varint_at(data: bytes, at: int) -> tuple[int, int]:
+    value = 0
+    for i in range(at, min(at + 8, len(data))):
+        value = (value << 7) | (data[i] & 0x7F)
+        if data[i] < 0x80:
+            return value, i + 1
+    end = at + 8
+    return ((value << 8) | data[end], end + 1) if end < len(data) else (value, end)
+
+
+def _idf(total: int, holding: int) -> float:
+    """FTS5 bm25()'s weight of a term held by ``holding`` of ``total`` passages."""
+    value = math.log((total - holding + 0.5) / (holding + 0.5)) if total else 0.0
+    return value if value > 0 else 1e-6
 
 
 def _in_hand(

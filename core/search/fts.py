@@ -49,7 +49,7 @@ from core.search.ranking import (
     merge_neighbours,
     rerank,
 )
-from core.search.rows import chunk_range, chunk_rows
+from core.search.rows import chunk_range, chunk_rows, index_lengths, once_bm25
 from core.search.sentence_vectors import SentenceVectors
 from core.search.snippets import make_snippet, query_stems
 from core.search.vector_indexer import request_vectors, want
@@ -58,19 +58,6 @@ from core.store.packing import unpack_page
 
 MARK_START = QUOTE_OPEN
 MARK_END = QUOTE_CLOSE
-SNIPPET = f"snippet(chunk_index, 0, '{MARK_START}', '{MARK_END}', '…', 24)"
-# The plans (tests/core/search checks them with EXPLAIN QUERY PLAN): the book's chunk id
-# range from the (book_id, end_page) index, then FTS5 restricted to that rowid range and
-# ranked inside the index (ORDER BY rank: no sorter, snippets only for the rows returned).
-RANKED_IDS = (
-    "SELECT rowid, rank FROM chunk_index "
-    "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
-)
-RANKED = (
-    f"SELECT rowid, rank, {SNIPPET} FROM chunk_index "
-    "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
-)
-
 POOL = 30  # candidates from each ranking before fusion
 DEEP_POOL = 60  # candidates of the words and of the sentence encoder (``deep``)
 # a word in at least this share of the searched chunks (a main character's name) is left out
@@ -80,6 +67,7 @@ DEEP_POOL = 60  # candidates of the words and of the sentence encoder (``deep``)
 COMMON_SHARE = 0.6
 RERANK = 45  # fused candidates re-ranked by closeness
 BM25_DEPTH = 1.0  # chunks counted for BM25, times the pool (``_ranked_bm25``; eval_search.py)
+ALONE_DEPTH = 4.0  # the same without vectors: chunks read, times the pool (``_ranked_alone``)
 DEEP_BM25_DEPTH = 2.0  # the same for the answers' search (one more question found)
 CACHED_PAGES = 512  # decoded page texts kept for re-ranking (about 1 MB)
 
@@ -111,20 +99,6 @@ class BookSearch:
     def chunk_range(self, book_id: int, until_page: int | None = None) -> tuple[int, int] | None:
         """The first and last chunk id of a book (the last within ``until_page``)."""
         return chunk_range(self.db, book_id, until_page)
-
-    def _ranked(
-        self, expression: str, rowids: tuple[int, int], book_id: int, limit: int
-    ) -> list[tuple[int, float]]:
-        """(chunk id, BM25 score) of the best ``limit`` chunks in ``rowids``, best first."""
-        # ORDER BY rank: FTS5 sorts inside the index, so SQLite needs no sorter.
-        try:
-            sql, expression = cjk.route(RANKED_IDS, expression)
-            rows = positions.execute(
-                self.db, sql, (expression, *rowids, limit), self._texts(book_id), rowids
-            )
-        except (sqlite3.OperationalError, pw.OperationalError) as exc:
-            raise search_failed(exc, book_id) from exc
-        return [(int(r[0]), -float(r[1])) for r in rows]
 
     def _hits(
         self,
@@ -193,19 +167,32 @@ class BookSearch:
         ``book_id`` is None), their pages from the cache (``rows.chunk_rows``)."""
         return chunk_rows(self.db, ids, book_id, self._page_text)
 
-    def _ranked_fts(
-        self, strict: str, loose: str, rowids: tuple[int, int], book_id: int, pool: int
+    def _ranked_alone(
+        self, terms: list[str], rowids: tuple[int, int], book_id: int, pool: int
     ) -> tuple[list[tuple[int, float]], set[int]]:
-        """FTS5's BM25 ranking (chunks with every term, then with some) and the chunks with
-        every term among them. FTS5 counts each term's passages in the whole library for
-        its weights, so this costs a millisecond or more for a common word in a large
-        library: used only when the book has no vectors yet, and for quoted phrases."""
-        keyword = self._ranked(strict, rowids, book_id, pool)
-        every = {c for c, _ in keyword}
-        if len(keyword) < pool and loose != strict:
-            extra = [h for h in self._ranked(loose, rowids, book_id, pool) if h[0] not in every]
-            keyword.extend(extra[: pool - len(keyword)])
-        return keyword, every
+        """BM25 without the book's vectors (none yet, or a quoted phrase): the ``pool`` best
+        chunks, those with every term first, and the chunks with every term. The index keeps
+        no counts of a word in a passage (issue 41: FTS5's own ranking would read and cut
+        every matching passage again, 50 ms for a common word in one book), so the
+        ``ALONE_DEPTH`` × ``pool`` chunks with the most weight of terms for their length
+        (``index_lengths``: BM25 with each term once) are read and scored (``ranking.bm25``)."""
+        score, held, weight, every = self._held(terms, rowids, book_id)
+        if not score:
+            return [], every
+        lengths = index_lengths(self.db, list(score))
+        mean = sum(lengths.values()) / len(lengths) if lengths else 1.0
+        once = {c: once_bm25(score[c], lengths.get(c, mean), mean) for c in score}
+        counted = heapq.nlargest(
+            int(ALONE_DEPTH * pool), once, key=lambda c: (c in every, once[c], -c)
+        )
+        try:
+            rows = self._rows(sorted(counted), book_id)
+        except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
+            raise search_failed(exc, book_id) from exc
+        texts = {c: str(row[5]) for c, row in rows.items()}
+        scored = bm25(texts, {c: held[c] for c in counted if c in texts}, weight)
+        best = heapq.nlargest(pool, scored, key=lambda c: (c in every, scored[c], -c))
+        return [(c, scored[c]) for c in best], every
 
     def _held(
         self, terms: list[str], rowids: tuple[int, int], book_id: int
@@ -293,7 +280,6 @@ class BookSearch:
         terms = query_terms(query)
         if not terms:
             return []
-        strict, loose = " AND ".join(terms), " OR ".join(terms)
         rowids = self.chunk_range(book_id, until_page)
         if rowids is None:
             return []
@@ -314,7 +300,7 @@ class BookSearch:
                 terms, rowids, book_id, cosines, pool, read=read, also=[c for c, _ in near]
             )
         else:
-            keyword, every = self._ranked_fts(strict, loose, rowids, book_id, pool)
+            keyword, every = self._ranked_alone(terms, rowids, book_id, pool)
         if hybrid and len(terms) < 3 and len(every) >= pool:
             hybrid = False
             keyword = keyword[: limit * 2 + 4]

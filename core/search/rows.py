@@ -73,3 +73,34 @@ def chunk_rows(
         )
         for c in chunks
     }
+
+
+LENGTHS = "SELECT id, sz FROM chunk_index_docsize WHERE id IN ({})"
+K1, B = 1.2, 0.75  # Okapi BM25's usual constants (FTS5's bm25() and ranking.bm25 use them)
+
+
+def _varint(data: bytes) -> int:
+    """SQLite's variable-length integer at the start of ``data`` (FTS5 stores sizes so)."""
+    value = 0
+    for byte in data[:8]:
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value
+    return (value << 8) | data[8] if len(data) > 8 else value
+
+
+def index_lengths(db: Executes, ids: list[int]) -> dict[int, int]:
+    """How many words the search index counted in each of the chunks ``ids`` (FTS5 keeps
+    them beside the index, without the passages' text)."""
+    found: dict[int, int] = {}
+    for start in range(0, len(ids), 10000):
+        marks = ",".join(str(int(i)) for i in ids[start : start + 10000])
+        for chunk_id, size in db.execute_sql(LENGTHS.format(marks)).fetchall():
+            if size:
+                found[int(chunk_id)] = _varint(bytes(size))
+    return found
+
+
+def once_bm25(weight: float, length: float, mean: float) -> float:
+    """BM25 of a chunk holding terms of summed ``weight`` once each, for its length."""
+    return weight * (K1 + 1) / (1 + K1 * (1 - B + B * length / max(mean, 1.0)))

@@ -421,11 +421,12 @@ def _index_without_positions(db: pw.SqliteDatabase) -> None:
     # detail=none, a third of the size): phrases and NEAR are checked on the passages' own
     # text (core/search/positions.py). The view chunk_text joins pages and blocks itself,
     # so that reading one passage no longer decodes the library's every page. ``migrate``
-    # rewrites the file after this step (the old index's pages given back).
+    # rewrites the file after this step with 512-byte pages (core.store.db.PRAGMAS), which
+    # gives the old index's pages back too.
     index_i41.migrate(db)
 
 
-_index_without_positions.page_size = 1024  # type: ignore[attr-defined]
+_index_without_positions.page_size = 512  # type: ignore[attr-defined]
 
 
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (

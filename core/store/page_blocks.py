@@ -41,7 +41,7 @@ _lock = threading.Lock()
 # pages' text read by SQL (``margin_page``): the search index without positions reads a
 # passage's two pages for each passage it ranks (about 30 µs a page without this)
 _TEXTS = 256
-_texts: OrderedDict[tuple[bytes, int, bytes], str] = OrderedDict()
+_texts: OrderedDict[tuple[bytes, int, int], str] = OrderedDict()
 
 
 def pack_blocks(

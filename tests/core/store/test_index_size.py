@@ -172,6 +172,7 @@ def test_an_old_library_gets_its_pages_in_blocks_and_1_kib_pages_once(
     from core.store.migrations import MIGRATIONS, SCHEMA_VERSION, _page_blocks
 
     before_step = MIGRATIONS.index(_page_blocks)  # the version a library had before it
+    latest = store_db.PRAGMAS["page_size"]  # the latest step's size (512 since issue 41's last)
 
     def old_library(home: Path, size: int = 4096) -> tuple[Path, list[tuple[int, str]], list[Any]]:
         monkeypatch.setitem(store_db.PRAGMAS, "page_size", size)
@@ -182,7 +183,7 @@ def test_an_old_library_gets_its_pages_in_blocks_and_1_kib_pages_once(
         _as_before_blocks(library.db, before_step)
         library.db.execute_sql("VACUUM")
         library.close()
-        monkeypatch.setitem(store_db.PRAGMAS, "page_size", 1024)
+        monkeypatch.setitem(store_db.PRAGMAS, "page_size", latest)
         return library.paths.database, [(h.chunk_id, h.snippet) for h in found], pages
 
     path, before, pages = old_library(Path(os.environ["MARGIN_HOME"]) / "a")
@@ -190,7 +191,7 @@ def test_an_old_library_gets_its_pages_in_blocks_and_1_kib_pages_once(
     library = Library.open(resolve_paths(path.parent))
     try:
         pragma = library.db.execute_sql
-        assert pragma("PRAGMA page_size").fetchone()[0] == 1024
+        assert pragma("PRAGMA page_size").fetchone()[0] == latest
         assert pragma("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert pragma("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert pragma("SELECT count(*) FROM page WHERE block IS NULL").fetchone()[0] == 0
@@ -212,7 +213,7 @@ def test_an_old_library_gets_its_pages_in_blocks_and_1_kib_pages_once(
     con.close()
     library = Library.open(resolve_paths(path.parent))
     try:
-        assert library.db.execute_sql("PRAGMA page_size").fetchone()[0] == 1024
+        assert library.db.execute_sql("PRAGMA page_size").fetchone()[0] == latest
     finally:
         library.close()
 
