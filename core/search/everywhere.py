@@ -14,7 +14,6 @@ no passage is much more about it than another, and the books in hand come first.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import sys
 import zlib
@@ -24,7 +23,7 @@ from core.search import positions
 from core.search.cjk import route
 from core.search.frontmatter import is_front_matter
 from core.search.query import MATCHING, opening, query_terms
-from core.search.rows import index_lengths, once_bm25
+from core.search.rows import idf, index_averages, index_lengths, once_bm25
 from core.search.snippets import make_snippet, query_stems
 
 if TYPE_CHECKING:
@@ -36,7 +35,6 @@ SPARE = 2  # passages beyond per_book taken in book order, for front matter left
 RANKED_MAX = 8000  # matching passages FTS5 ranks within a few milliseconds (bench_search.py)
 COUNT = "SELECT count(*) FROM chunk_index WHERE chunk_index MATCH ?"
 ALL_MATCHING = "SELECT rowid FROM chunk_index WHERE chunk_index MATCH ?"
-AVERAGES = "SELECT block FROM chunk_index_data WHERE id = 1"
 KEPT = (
     "SELECT c.id, c.book_id FROM chunk c JOIN book b ON b.id = c.book_id WHERE c.id IN ({}) "
     "AND b.status = 'ready' AND (? = 0 OR b.finished OR c.end_page <= b.read_to)"
@@ -163,8 +161,8 @@ def _gather(
     per_book, books = sizes
     try:
         chosen = _chosen(search, terms, every, sets)
-        total, tokens = _averages(search)
-        weight = {t: _idf(total, len(rows)) for t, rows in sets.items()}
+        total, tokens = index_averages(search.db)
+        weight = {t: idf(total, len(rows)) for t, rows in sets.items()}
         lengths = index_lengths(search.db, sorted(chosen))
         mean = tokens / total if total else 1.0
         score = {
@@ -205,33 +203,6 @@ def _matching(search: Chunks, term: str) -> set[int]:
         int(r[0])
         for r in positions.execute(search.db, sql, (match,), positions.chunk_texts(search.db))
     }
-
-
-def _averages(search: Chunks) -> tuple[int, int]:
-    """FTS5's own count of passages and of their words (its record of averages)."""
-    row = search.db.execute_sql(AVERAGES).fetchone()
-    if not row or not row[0]:
-        return 0, 0
-    data = bytes(row[0])
-    rows, at = _varint_at(data, 0)
-    tokens, _ = _varint_at(data, at)
-    return rows, tokens
-
-
-def _varint_at(data: bytes, at: int) -> tuple[int, int]:
-    value = 0
-    for i in range(at, min(at + 8, len(data))):
-        value = (value << 7) | (data[i] & 0x7F)
-        if data[i] < 0x80:
-            return value, i + 1
-    end = at + 8
-    return ((value << 8) | data[end], end + 1) if end < len(data) else (value, end)
-
-
-def _idf(total: int, holding: int) -> float:
-    """FTS5 bm25()'s weight of a term held by ``holding`` of ``total`` passages."""
-    value = math.log((total - holding + 0.5) / (holding + 0.5)) if total else 0.0
-    return value if value > 0 else 1e-6
 
 
 def _in_hand(

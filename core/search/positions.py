@@ -87,14 +87,50 @@ class _Checker:
         self._lock = threading.Lock()
         self._con: sqlite3.Connection | None = None
 
+    def _connection(self) -> sqlite3.Connection:
+        if self._con is None:
+            con = sqlite3.connect(":memory:", check_same_thread=False)
+            for table in ("t", "w"):  # passages; the words asked about
+                con.execute(
+                    f"CREATE VIRTUAL TABLE {table} USING fts5(x, content='', tokenize='{TOKENIZE}')"
+                )
+                con.execute(f"CREATE VIRTUAL TABLE {table}v USING fts5vocab({table}, instance)")
+            self._con = con
+        return self._con
+
+    @staticmethod
+    def _empty(con: sqlite3.Connection) -> None:
+        for table in ("t", "w"):
+            con.execute(f"INSERT INTO {table}({table}) VALUES('delete-all')")
+        con.commit()
+
+    def counts(self, texts: dict[int, str], words: list[str]) -> dict[int, dict[str, int]]:
+        if not texts or not words:
+            return {}
+        found: dict[int, dict[str, int]] = {}
+        with self._lock:
+            con = self._connection()
+            try:
+                con.executemany("INSERT INTO w(rowid, x) VALUES (?, ?)", enumerate(words))
+                stems: dict[str, list[str]] = {}
+                for doc, term in con.execute("SELECT doc, term FROM wv WHERE offset = 0"):
+                    stems.setdefault(term, []).append(words[int(doc)])
+                con.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", texts.items())
+                for stem, asked in stems.items():
+                    for doc, n in con.execute(
+                        "SELECT doc, count(*) FROM tv WHERE term = ? GROUP BY doc", (stem,)
+                    ):
+                        for word in asked:
+                            found.setdefault(int(doc), {})[word] = int(n)
+            finally:
+                self._empty(con)
+        return found
+
     def matching(self, expression: str, texts: dict[int, str]) -> set[int]:
         if not texts:
             return set()
         with self._lock:
-            if self._con is None:
-                self._con = sqlite3.connect(":memory:", check_same_thread=False)
-                self._con.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZE}')")
-            con = self._con
+            con = self._connection()
             try:
                 con.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", texts.items())
                 return {
@@ -102,8 +138,7 @@ class _Checker:
                     for r in con.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,))
                 }
             finally:
-                con.execute("DELETE FROM t")
-                con.commit()
+                self._empty(con)
 
 
 _CHECKER = _Checker()
@@ -118,6 +153,12 @@ def keep_matching(expression: str, texts: dict[int, str]) -> set[int]:
     """The ids among ``texts`` (id → passage text) that ``expression`` matches, phrases and
     ``NEAR`` included, exactly as FTS5 with positions would match them."""
     return _CHECKER.matching(expression, texts)
+
+
+def word_counts(texts: dict[int, str], words: list[str]) -> dict[int, dict[str, int]]:
+    """How many times each of ``words`` (a word each) occurs in each of ``texts`` (id →
+    text), counted as the index's tokenizer cuts and stems them (FTS5 itself, in memory)."""
+    return _CHECKER.counts(texts, words)
 
 
 def verified(

@@ -153,13 +153,11 @@ def test_lengths_and_averages_are_the_indexs_own(
 ) -> None:
     """Ranking without FTS5's bm25() reads the words FTS5 counted in each passage and in the
     whole index (its docsize table and record of averages) without reading any text."""
-    from core.search.everywhere import _averages
-    from core.search.rows import index_lengths
+    from core.search.rows import index_averages, index_lengths
 
     lib, _ = alice
     with_positions.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
     counted = dict(with_positions.execute("SELECT doc, count(*) FROM v GROUP BY doc"))
     ids = sorted(counted)
     assert index_lengths(lib.db, ids) == counted
-    search = BookSearch(lib.db)
-    assert _averages(search) == (len(counted), sum(counted.values()))
+    assert index_averages(lib.db) == (len(counted), sum(counted.values()))
