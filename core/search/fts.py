@@ -49,7 +49,14 @@ from core.search.ranking import (
     merge_neighbours,
     rerank,
 )
-from core.search.rows import chunk_range, chunk_rows, index_lengths, once_bm25
+from core.search.rows import (
+    chunk_range,
+    chunk_rows,
+    idf,
+    index_averages,
+    index_lengths,
+    once_bm25,
+)
 from core.search.sentence_vectors import SentenceVectors
 from core.search.snippets import make_snippet, query_stems
 from core.search.vector_indexer import request_vectors, want
@@ -67,7 +74,8 @@ DEEP_POOL = 60  # candidates of the words and of the sentence encoder (``deep``)
 COMMON_SHARE = 0.6
 RERANK = 45  # fused candidates re-ranked by closeness
 BM25_DEPTH = 1.0  # chunks counted for BM25, times the pool (``_ranked_bm25``; eval_search.py)
-ALONE_DEPTH = 4.0  # the same without vectors: chunks read, times the pool (``_ranked_alone``)
+COUNT = "SELECT count(*) FROM chunk_index WHERE chunk_index MATCH ?"
+ALONE_DEPTH = 8.0  # the same without vectors: chunks read, times the pool (``_ranked_alone``)
 DEEP_BM25_DEPTH = 2.0  # the same for the answers' search (one more question found)
 CACHED_PAGES = 512  # decoded page texts kept for re-ranking (about 1 MB)
 
@@ -170,29 +178,52 @@ class BookSearch:
     def _ranked_alone(
         self, terms: list[str], rowids: tuple[int, int], book_id: int, pool: int
     ) -> tuple[list[tuple[int, float]], set[int]]:
-        """BM25 without the book's vectors (none yet, or a quoted phrase): the ``pool`` best
-        chunks, those with every term first, and the chunks with every term. The index keeps
-        no counts of a word in a passage (issue 41: FTS5's own ranking would read and cut
-        every matching passage again, 50 ms for a common word in one book), so the
-        ``ALONE_DEPTH`` × ``pool`` chunks with the most weight of terms for their length
-        (``index_lengths``: BM25 with each term once) are read and scored (``ranking.bm25``)."""
-        score, held, weight, every = self._held(terms, rowids, book_id)
+        """FTS5's BM25 ranking without the book's vectors (none yet, or a quoted phrase): the
+        ``pool`` best chunks, those with every term first, and the chunks with every term.
+        The index keeps no counts of a word in a passage (issue 41: FTS5's bm25() would read
+        and cut every matching passage again, 50 ms for a common word in one book): the
+        ``ALONE_DEPTH`` × ``pool`` chunks best for their terms counted once are read, and
+        their words counted as FTS5 counts them (``positions.word_counts``; a phrase by its
+        first word), with FTS5's weights and lengths (``rows.index_averages``)."""
+        score, held, _, every = self._held(terms, rowids, book_id)
         if not score:
             return [], every
-        lengths = index_lengths(self.db, list(score))
-        mean = sum(lengths.values()) / len(lengths) if lengths else 1.0
-        once = {c: once_bm25(score[c], lengths.get(c, mean), mean) for c in score}
+        try:
+            total, tokens = index_averages(self.db)
+            weight = {t: idf(total, self._library_count(t)) for t in terms}
+            lengths = index_lengths(self.db, list(score))
+        except (sqlite3.OperationalError, pw.OperationalError) as exc:
+            raise search_failed(exc, book_id) from exc
+        mean = tokens / total if total else 1.0
+
+        def bm25_of(c: int, counts: dict[str, int] | None = None) -> float:
+            size = lengths.get(c, mean)
+            return sum(
+                once_bm25(weight[t], size, mean, max(1, (counts or {}).get(t, 1))) for t in held[c]
+            )
+
         counted = heapq.nlargest(
-            int(ALONE_DEPTH * pool), once, key=lambda c: (c in every, once[c], -c)
+            int(ALONE_DEPTH * pool), score, key=lambda c: (c in every, bm25_of(c), -c)
         )
         try:
             rows = self._rows(sorted(counted), book_id)
         except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
             raise search_failed(exc, book_id) from exc
-        texts = {c: str(row[5]) for c, row in rows.items()}
-        scored = bm25(texts, {c: held[c] for c in counted if c in texts}, weight)
+        words = {t: t.strip('"').replace('""', '"') for t in terms}
+        found = positions.word_counts({c: str(r[5]) for c, r in rows.items()}, list(words.values()))
+        scored = {
+            c: bm25_of(c, {t: found.get(c, {}).get(w, 1) for t, w in words.items()})
+            for c in counted
+        }
         best = heapq.nlargest(pool, scored, key=lambda c: (c in every, scored[c], -c))
         return [(c, scored[c]) for c in best], every
+
+    def _library_count(self, term: str) -> int:
+        """How many passages of the whole library hold ``term`` (FTS5's count for its
+        weight; a phrase's words, unchecked)."""
+        sql, match = cjk.route(COUNT, positions.loosen(term))
+        row = self.db.execute_sql(sql, (match,)).fetchone()
+        return int(row[0]) if row else 0
 
     def _held(
         self, terms: list[str], rowids: tuple[int, int], book_id: int
