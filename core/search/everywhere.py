@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from core.search.hits import SearchHit
 
 LIBRARY_POOL = 300  # best chunks of the whole library ranked before grouping by book
+RECOUNT = 150  # of them, those scored again on their words counted in their text
 SPARE = 2  # passages beyond per_book taken in book order, for front matter left out
 RANKED_MAX = 8000  # matching passages FTS5 ranks within a few milliseconds (bench_search.py)
 COUNT = "SELECT count(*) FROM chunk_index WHERE chunk_index MATCH ?"
@@ -169,6 +170,7 @@ def _gather(
             c: once_bm25(sum(weight[t] for t in terms if c in sets[t]), lengths.get(c, mean), mean)
             for c in chosen
         }
+        _recount(search, terms, sets, score, (weight, lengths, mean))
         best = sorted(score, key=lambda c: (-score[c], c))[:LIBRARY_POOL]
         rows = (
             search.db.execute_sql(
@@ -183,6 +185,28 @@ def _gather(
     for chunk_id in best:
         if chunk_id in books_of:
             _add(found, books_of[chunk_id], chunk_id, score[chunk_id], per_book, books)
+
+
+def _recount(
+    search: Chunks,
+    terms: list[str],
+    sets: dict[str, set[int]],
+    score: dict[int, float],
+    figures: tuple[dict[str, float], dict[int, int], float],
+) -> None:
+    """Score the ``RECOUNT`` best of ``score`` again with their words counted in their text
+    as FTS5 counts them (``positions.word_counts``; a phrase by its first word)."""
+    weight, lengths, mean = figures
+    top = sorted(score, key=lambda c: (-score[c], c))[:RECOUNT]
+    words = {t: t.strip('"').replace('""', '"') for t in terms}
+    counts = positions.word_counts(positions.chunk_texts(search.db)(top), list(words.values()))
+    for c in top:
+        found = counts.get(c, {})
+        score[c] = sum(
+            once_bm25(weight[t], lengths.get(c, mean), mean, max(1, found.get(w, 1)))
+            for t, w in words.items()
+            if c in sets[t]
+        )
 
 
 def _chosen(search: Chunks, terms: list[str], every: bool, sets: dict[str, set[int]]) -> set[int]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -35,7 +36,17 @@ _PIECE = re.compile(r"[^\W_]+", re.UNICODE)  # unicode61's token characters (let
 _BATCH = 500  # candidate passages read and checked at a time
 _FILTER = "chunk_index.rowid IN ({})"  # the ids, integers read from the index, inline
 
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 Texts = Callable[[list[int]], dict[int, str]]
+
+
+def _folded(text: str) -> str:
+    """Lower case without accents, as unicode61 with remove_diacritics folds words."""
+    lowered = text.lower()
+    if lowered.isascii():
+        return lowered
+    decomposed = unicodedata.normalize("NFKD", lowered)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def _pieces(quoted: str) -> list[str]:
@@ -86,6 +97,7 @@ class _Checker:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._con: sqlite3.Connection | None = None
+        self._stems: dict[str, str] = {}
 
     def _connection(self) -> sqlite3.Connection:
         if self._con is None:
@@ -104,26 +116,45 @@ class _Checker:
             con.execute(f"INSERT INTO {table}({table}) VALUES('delete-all')")
         con.commit()
 
+    def stems(self, words: Iterable[str]) -> dict[str, str]:
+        """Word → its stem as the index's tokenizer makes it (remembered; a word the
+        tokenizer cuts in two, or drops, maps to its first part, or to nothing)."""
+        missing = [w for w in set(words) if w not in self._stems]
+        if missing:
+            with self._lock:
+                con = self._connection()
+                try:
+                    con.executemany("INSERT INTO w(rowid, x) VALUES (?, ?)", enumerate(missing))
+                    found = dict(con.execute("SELECT doc, term FROM wv WHERE offset = 0"))
+                finally:
+                    self._empty(con)
+                if len(self._stems) > 200_000:
+                    self._stems.clear()
+                for i, word in enumerate(missing):
+                    self._stems[word] = found.get(i, "")
+        return {w: self._stems.get(w, "") for w in words}
+
     def counts(self, texts: dict[int, str], words: list[str]) -> dict[int, dict[str, int]]:
-        if not texts or not words:
-            return {}
+        asked: dict[str, list[str]] = {}
+        for word, stem in self.stems(words).items():
+            if stem:
+                asked.setdefault(stem, []).append(word)
+        cut = {
+            doc: [t if t.isascii() else _folded(t) for t in _TOKEN.findall(text.lower())]
+            for doc, text in texts.items()
+        }
+        stems = self.stems({t for tokens in cut.values() for t in tokens})
+        wanted = {token: stem for token, stem in stems.items() if stem in asked}
         found: dict[int, dict[str, int]] = {}
-        with self._lock:
-            con = self._connection()
-            try:
-                con.executemany("INSERT INTO w(rowid, x) VALUES (?, ?)", enumerate(words))
-                stems: dict[str, list[str]] = {}
-                for doc, term in con.execute("SELECT doc, term FROM wv WHERE offset = 0"):
-                    stems.setdefault(term, []).append(words[int(doc)])
-                con.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", texts.items())
-                for stem, asked in stems.items():
-                    for doc, n in con.execute(
-                        "SELECT doc, count(*) FROM tv WHERE term = ? GROUP BY doc", (stem,)
-                    ):
-                        for word in asked:
-                            found.setdefault(int(doc), {})[word] = int(n)
-            finally:
-                self._empty(con)
+        for doc, tokens in cut.items():
+            counted: dict[str, int] = {}
+            for token in tokens:
+                hit = wanted.get(token)
+                if hit is not None:
+                    counted[hit] = counted.get(hit, 0) + 1
+            for hit, n in counted.items():
+                for word in asked[hit]:
+                    found.setdefault(doc, {})[word] = n
         return found
 
     def matching(self, expression: str, texts: dict[int, str]) -> set[int]:
@@ -157,7 +188,8 @@ def keep_matching(expression: str, texts: dict[int, str]) -> set[int]:
 
 def word_counts(texts: dict[int, str], words: list[str]) -> dict[int, dict[str, int]]:
     """How many times each of ``words`` (a word each) occurs in each of ``texts`` (id →
-    text), counted as the index's tokenizer cuts and stems them (FTS5 itself, in memory)."""
+    text): the texts cut into words as unicode61 cuts them (letters and digits, folded),
+    each stemmed by FTS5 itself (an in-memory table, each word once per process)."""
     return _CHECKER.counts(texts, words)
 
 
