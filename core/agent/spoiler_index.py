@@ -42,6 +42,7 @@ MIN_PHRASE_COUNT = 3  # ... less common than "the", that the book has in this ma
 SUPPORT_PASSAGES = 4  # the passages within the bound that best match a sentence
 RANK_DEPTH = 25  # passages read and counted, times those asked for (``passage_ids``)
 COUNT = "SELECT count(*) FROM chunk_index WHERE chunk_index MATCH ?"
+CACHED_TEXTS = 3000  # passages' text kept per book for the checks on it (about 4 MB)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class SpoilerIndex:
     # for ``passage_ids``: words counted per passage, the passages on each side of a bound
     _lengths: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
     _counts: dict[tuple[int, str], int] = field(default_factory=dict, compare=False, repr=False)
+    _text_cache: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
     _sides: dict[tuple[int, bool], frozenset[int]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -135,9 +137,7 @@ class SpoilerIndex:
                     "ORDER BY chunk_index.rowid LIMIT 50",
                     f'"{words}"',
                 )
-                rows = positions.execute(
-                    self.db, sql, (match, lo, hi), positions.chunk_texts(self.db), (lo, hi)
-                )
+                rows = positions.execute(self.db, sql, (match, lo, hi), self._texts, (lo, hi))
             real = [int(start) for start, end in rows if int(end) not in self.contents_pages]
             found = (real[0], len(real)) if real else (0, 0)
             self._phrases[words] = found
@@ -157,7 +157,7 @@ class SpoilerIndex:
                     "SELECT 1 FROM chunk_index WHERE chunk_index MATCH ? "
                     "AND rowid BETWEEN ? AND ? LIMIT 1",
                     (f'NEAR("{key[0]}" "{key[1]}", {NEAR})', lo, hi),
-                    positions.chunk_texts(self.db),
+                    self._texts,
                     (lo, hi),
                 )
                 found = bool(rows)
@@ -206,7 +206,7 @@ class SpoilerIndex:
         counts = self._counts
         missing = sorted(c for c in counted if any((c, t) not in counts for t in held[c]))
         if missing:
-            found_now = positions.word_counts(positions.chunk_texts(self.db)(missing), terms)
+            found_now = positions.word_counts(self._texts(missing), terms)
             for c in missing:
                 for t in terms:
                     counts[(c, t)] = found_now.get(c, {}).get(t, 0)
@@ -218,6 +218,17 @@ class SpoilerIndex:
             )
 
         return heapq.nsmallest(limit, counted, key=lambda c: (-score(c), c))
+
+    def _texts(self, ids: list[int]) -> dict[int, str]:
+        """The passages' text (the last ``CACHED_TEXTS`` read kept: phrases and words near
+        each other are checked on it, sentence after sentence of an answer)."""
+        cache = self._text_cache
+        missing = [i for i in ids if i not in cache]
+        if missing and self.db is not None:
+            if len(cache) + len(missing) > CACHED_TEXTS:
+                cache.clear()
+            cache.update(positions.chunk_texts(self.db)(missing))
+        return {i: cache[i] for i in ids if i in cache}
 
     def _side(self, read_to: int, later: bool) -> frozenset[int]:
         """The book's chunk ids within ``read_to`` (or after it, ``later``), remembered."""
