@@ -6,6 +6,7 @@ after it). ``SpoilerIndexCache`` keeps a few.
 
 from __future__ import annotations
 
+import heapq
 import math
 import threading
 from collections import OrderedDict
@@ -16,7 +17,10 @@ import peewee as pw
 
 from core.agent import spoiler_stats
 from core.agent.spoiler_text import _EXTRA_COMMON, _STEMMER, _WORD, GENERAL_ZIPF, visible_text
+from core.search import positions
 from core.search.cjk import route
+from core.search.query import MATCHING
+from core.search.rows import idf, index_averages, index_lengths, once_bm25
 
 # Thresholds (see the module docstring and tests/core/agent/spoiler_eval.py).
 RARE_ZIPF = 3.0  # below this general frequency a word is rare (not in spoiler_words at all)
@@ -36,6 +40,9 @@ MIN_KNOWN_FOR_PAIRS = 500  # ... and only once the reader has met this many diff
 PHRASE_ZIPF = 6.0  # phrases: two words ("tea party") or "X of Y" ("pack of cards"), each
 MIN_PHRASE_COUNT = 3  # ... less common than "the", that the book has in this many passages
 SUPPORT_PASSAGES = 4  # the passages within the bound that best match a sentence
+RANK_DEPTH = 25  # passages read and counted, times those asked for (``passage_ids``)
+COUNT = "SELECT count(*) FROM chunk_index WHERE chunk_index MATCH ?"
+CACHED_TEXTS = 3000  # passages' text kept per book for the checks on it (about 4 MB)
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,13 @@ class SpoilerIndex:
         default_factory=dict, compare=False, repr=False
     )
     _pages: dict[int, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
+    # for ``passage_ids``: words counted per passage, the passages on each side of a bound
+    _lengths: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
+    _counts: dict[tuple[int, str], int] = field(default_factory=dict, compare=False, repr=False)
+    _text_cache: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
+    _sides: dict[tuple[int, bool], frozenset[int]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
     # per bound, what the disguise check matches against (``spoiler_disguise.LaterWords``)
     _disguise: dict[int, object] = field(default_factory=dict, compare=False, repr=False)
 
@@ -123,7 +137,7 @@ class SpoilerIndex:
                     "ORDER BY chunk_index.rowid LIMIT 50",
                     f'"{words}"',
                 )
-                rows = self.db.execute_sql(sql, (match, lo, hi)).fetchall()
+                rows = positions.execute(self.db, sql, (match, lo, hi), self._texts, (lo, hi))
             real = [int(start) for start, end in rows if int(end) not in self.contents_pages]
             found = (real[0], len(real)) if real else (0, 0)
             self._phrases[words] = found
@@ -138,12 +152,15 @@ class SpoilerIndex:
             lo, hi = self.chunk_ids
             found = False
             if self.db is not None and lo <= hi:
-                row = self.db.execute_sql(
+                rows = positions.execute(
+                    self.db,
                     "SELECT 1 FROM chunk_index WHERE chunk_index MATCH ? "
                     "AND rowid BETWEEN ? AND ? LIMIT 1",
                     (f'NEAR("{key[0]}" "{key[1]}", {NEAR})', lo, hi),
-                ).fetchone()
-                found = row is not None
+                    self._texts,
+                    (lo, hi),
+                )
+                found = bool(rows)
             self._near[key] = found
         return found
 
@@ -153,24 +170,82 @@ class SpoilerIndex:
     def passage_ids(
         self, words: Iterable[str], read_to: int, *, later: bool, limit: int | None = None
     ) -> list[int]:
-        """The chunk ids of the passages that best match ``words`` (BM25, one FTS5 query),
-        within ``read_to`` or (``later``) after it."""
+        """The chunk ids of the passages that best match ``words`` (FTS5's BM25 of any of
+        them), within ``read_to`` or (``later``) after it. The index keeps no counts of a
+        word in a passage (issue 41; its bm25() would read every matching passage again):
+        the ``RANK_DEPTH`` × ``limit`` passages best for their words counted once are read,
+        and their words counted as the index counts them (``positions.word_counts``)."""
         lo, hi = self.chunk_ids
         terms = sorted({w for w in words if w.isalnum()})
         if self.db is None or lo > hi or not terms:
             return []
-        query = " OR ".join(f'"{w}"' for w in terms)
-        where = "c.start_page > ?" if later else "c.end_page <= ?"
-        sql, match = route(
-            "SELECT chunk_index.rowid FROM chunk_index JOIN chunk c ON c.id = chunk_index.rowid "
-            f"WHERE chunk_index MATCH ? AND chunk_index.rowid BETWEEN ? AND ? AND {where} "
-            "ORDER BY bm25(chunk_index) LIMIT ?",
-            query,
-        )
-        rows = self.db.execute_sql(
-            sql, (match, lo, hi, read_to, limit or SUPPORT_PASSAGES)
-        ).fetchall()
-        return [int(r[0]) for r in rows]
+        limit = limit or SUPPORT_PASSAGES
+        inside = self._side(read_to, later)
+        held: dict[int, list[str]] = {}
+        weight: dict[str, float] = {}
+        total, tokens = index_averages(self.db)
+        for term in terms:
+            sql, match = route(MATCHING, f'"{term}"')
+            rows = self.db.execute_sql(sql, (match, lo, hi)).fetchall()
+            everywhere = self.db.execute_sql(*_counting(term)).fetchone()
+            weight[term] = idf(total, int(everywhere[0]) if everywhere else 0)
+            for (chunk_id,) in rows:
+                if int(chunk_id) in inside:
+                    held.setdefault(int(chunk_id), []).append(term)
+        if not held:
+            return []
+        mean = tokens / total if total else 1.0
+        if not self._lengths:  # every passage's, once: a few ms for a long book
+            self._lengths.update(index_lengths(self.db, list(range(lo, hi + 1))))
+        lengths = self._lengths
+
+        def once(c: int) -> float:
+            return sum(once_bm25(weight[t], lengths.get(c, mean), mean) for t in held[c])
+
+        counted = heapq.nlargest(RANK_DEPTH * limit, held, key=lambda c: (once(c), -c))
+        counts = self._counts
+        missing = sorted(c for c in counted if any((c, t) not in counts for t in held[c]))
+        if missing:
+            found_now = positions.word_counts(self._texts(missing), terms)
+            for c in missing:
+                for t in terms:
+                    counts[(c, t)] = found_now.get(c, {}).get(t, 0)
+
+        def score(c: int) -> float:
+            return sum(
+                once_bm25(weight[t], lengths.get(c, mean), mean, max(1, counts[(c, t)]))
+                for t in held[c]
+            )
+
+        return heapq.nsmallest(limit, counted, key=lambda c: (-score(c), c))
+
+    def _texts(self, ids: list[int]) -> dict[int, str]:
+        """The passages' text (the last ``CACHED_TEXTS`` read kept: phrases and words near
+        each other are checked on it, sentence after sentence of an answer)."""
+        cache = self._text_cache
+        missing = [i for i in ids if i not in cache]
+        if missing and self.db is not None:
+            if len(cache) + len(missing) > CACHED_TEXTS:
+                cache.clear()
+            cache.update(positions.chunk_texts(self.db)(missing))
+        return {i: cache[i] for i in ids if i in cache}
+
+    def _side(self, read_to: int, later: bool) -> frozenset[int]:
+        """The book's chunk ids within ``read_to`` (or after it, ``later``), remembered."""
+        found = self._sides.get((read_to, later))
+        if found is None and self.db is not None:
+            lo, hi = self.chunk_ids
+            side = "start_page > ?" if later else "end_page <= ?"
+            found = frozenset(
+                int(r[0])
+                for r in self.db.execute_sql(
+                    f"SELECT id FROM chunk WHERE id BETWEEN ? AND ? AND {side}", (lo, hi, read_to)
+                ).fetchall()
+            )
+            if len(self._sides) > 64:
+                self._sides.clear()
+            self._sides[(read_to, later)] = found
+        return found or frozenset()
 
     def passages(
         self, words: Iterable[str], read_to: int, *, later: bool, limit: int | None = None
@@ -217,6 +292,12 @@ class SpoilerIndex:
             frozenset().union(*(stems.get(j, frozenset()) for j in (i - 1, i, i + 1) if j in near))
             for i in ids
         ]
+
+
+def _counting(term: str) -> tuple[str, tuple[str]]:
+    """The query counting the passages of the whole library that hold ``term``."""
+    sql, match = route(COUNT, f'"{term}"')
+    return sql, (match,)
 
 
 def _distinctive_kind(stem: str, n: int, capitalised: int, total: int) -> str:

@@ -30,7 +30,7 @@ from typing import Any
 import peewee as pw
 
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN
-from core.search import cjk
+from core.search import cjk, positions
 from core.search.everywhere import left_out, search_library
 from core.search.frontmatter import is_front_matter
 from core.search.hits import (
@@ -49,7 +49,14 @@ from core.search.ranking import (
     merge_neighbours,
     rerank,
 )
-from core.search.rows import chunk_range, chunk_rows
+from core.search.rows import (
+    chunk_range,
+    chunk_rows,
+    idf,
+    index_averages,
+    index_lengths,
+    once_bm25,
+)
 from core.search.sentence_vectors import SentenceVectors
 from core.search.snippets import make_snippet, query_stems
 from core.search.vector_indexer import request_vectors, want
@@ -58,19 +65,6 @@ from core.store.packing import unpack_page
 
 MARK_START = QUOTE_OPEN
 MARK_END = QUOTE_CLOSE
-SNIPPET = f"snippet(chunk_index, 0, '{MARK_START}', '{MARK_END}', '…', 24)"
-# The plans (tests/core/search checks them with EXPLAIN QUERY PLAN): the book's chunk id
-# range from the (book_id, end_page) index, then FTS5 restricted to that rowid range and
-# ranked inside the index (ORDER BY rank: no sorter, snippets only for the rows returned).
-RANKED_IDS = (
-    "SELECT rowid, rank FROM chunk_index "
-    "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
-)
-RANKED = (
-    f"SELECT rowid, rank, {SNIPPET} FROM chunk_index "
-    "WHERE chunk_index MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?"
-)
-
 POOL = 30  # candidates from each ranking before fusion
 DEEP_POOL = 60  # candidates of the words and of the sentence encoder (``deep``)
 # a word in at least this share of the searched chunks (a main character's name) is left out
@@ -80,6 +74,8 @@ DEEP_POOL = 60  # candidates of the words and of the sentence encoder (``deep``)
 COMMON_SHARE = 0.6
 RERANK = 45  # fused candidates re-ranked by closeness
 BM25_DEPTH = 1.0  # chunks counted for BM25, times the pool (``_ranked_bm25``; eval_search.py)
+COUNT = "SELECT count(*) FROM chunk_index WHERE chunk_index MATCH ?"
+ALONE_DEPTH = 8.0  # the same without vectors: chunks read, times the pool (``_ranked_alone``)
 DEEP_BM25_DEPTH = 2.0  # the same for the answers' search (one more question found)
 CACHED_PAGES = 512  # decoded page texts kept for re-ranking (about 1 MB)
 
@@ -111,18 +107,6 @@ class BookSearch:
     def chunk_range(self, book_id: int, until_page: int | None = None) -> tuple[int, int] | None:
         """The first and last chunk id of a book (the last within ``until_page``)."""
         return chunk_range(self.db, book_id, until_page)
-
-    def _ranked(
-        self, expression: str, rowids: tuple[int, int], book_id: int, limit: int
-    ) -> list[tuple[int, float]]:
-        """(chunk id, BM25 score) of the best ``limit`` chunks in ``rowids``, best first."""
-        # ORDER BY rank: FTS5 sorts inside the index, so SQLite needs no sorter.
-        try:
-            sql, expression = cjk.route(RANKED_IDS, expression)
-            rows = self.db.execute_sql(sql, (expression, *rowids, limit)).fetchall()
-        except (sqlite3.OperationalError, pw.OperationalError) as exc:
-            raise search_failed(exc, book_id) from exc
-        return [(int(r[0]), -float(r[1])) for r in rows]
 
     def _hits(
         self,
@@ -177,24 +161,69 @@ class BookSearch:
                 self._pages.popitem(last=False)
         return text
 
+    def _texts(self, book_id: int | None) -> positions.Texts:
+        """Reads passages' text for a phrase's check (``positions``), through the cache."""
+        return lambda ids: {c: str(row[5]) for c, row in self._rows(ids, book_id).items()}
+
+    def _matching(self, term: str, rowids: tuple[int, int], book_id: int | None) -> list[Any]:
+        """The ids of the chunks in ``rowids`` that ``term`` (a word or a phrase) matches."""
+        sql, params = _matching(term, rowids)
+        return positions.execute(self.db, sql, params, self._texts(book_id), rowids)
+
     def _rows(self, ids: list[int], book_id: int | None) -> dict[int, tuple[Any, ...]]:
         """(id, book, first page, last page, chapter, text) of chunks (of one book, unless
         ``book_id`` is None), their pages from the cache (``rows.chunk_rows``)."""
         return chunk_rows(self.db, ids, book_id, self._page_text)
 
-    def _ranked_fts(
-        self, strict: str, loose: str, rowids: tuple[int, int], book_id: int, pool: int
+    def _ranked_alone(
+        self, terms: list[str], rowids: tuple[int, int], book_id: int, pool: int
     ) -> tuple[list[tuple[int, float]], set[int]]:
-        """FTS5's BM25 ranking (chunks with every term, then with some) and the chunks with
-        every term among them. FTS5 counts each term's passages in the whole library for
-        its weights, so this costs a millisecond or more for a common word in a large
-        library: used only when the book has no vectors yet, and for quoted phrases."""
-        keyword = self._ranked(strict, rowids, book_id, pool)
-        every = {c for c, _ in keyword}
-        if len(keyword) < pool and loose != strict:
-            extra = [h for h in self._ranked(loose, rowids, book_id, pool) if h[0] not in every]
-            keyword.extend(extra[: pool - len(keyword)])
-        return keyword, every
+        """FTS5's BM25 ranking without the book's vectors (none yet, or a quoted phrase): the
+        ``pool`` best chunks, those with every term first, and the chunks with every term.
+        The index keeps no counts of a word in a passage (issue 41: FTS5's bm25() would read
+        and cut every matching passage again, 50 ms for a common word in one book): the
+        ``ALONE_DEPTH`` × ``pool`` chunks best for their terms counted once are read, and
+        their words counted as FTS5 counts them (``positions.word_counts``; a phrase by its
+        first word), with FTS5's weights and lengths (``rows.index_averages``)."""
+        score, held, _, every = self._held(terms, rowids, book_id)
+        if not score:
+            return [], every
+        try:
+            total, tokens = index_averages(self.db)
+            weight = {t: idf(total, self._library_count(t)) for t in terms}
+            lengths = index_lengths(self.db, list(score))
+        except (sqlite3.OperationalError, pw.OperationalError) as exc:
+            raise search_failed(exc, book_id) from exc
+        mean = tokens / total if total else 1.0
+
+        def bm25_of(c: int, counts: dict[str, int] | None = None) -> float:
+            size = lengths.get(c, mean)
+            return sum(
+                once_bm25(weight[t], size, mean, max(1, (counts or {}).get(t, 1))) for t in held[c]
+            )
+
+        counted = heapq.nlargest(
+            int(ALONE_DEPTH * pool), score, key=lambda c: (c in every, bm25_of(c), -c)
+        )
+        try:
+            rows = self._rows(sorted(counted), book_id)
+        except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
+            raise search_failed(exc, book_id) from exc
+        words = {t: t.strip('"').replace('""', '"') for t in terms}
+        found = positions.word_counts({c: str(r[5]) for c, r in rows.items()}, list(words.values()))
+        scored = {
+            c: bm25_of(c, {t: found.get(c, {}).get(w, 1) for t, w in words.items()})
+            for c in counted
+        }
+        best = heapq.nlargest(pool, scored, key=lambda c: (c in every, scored[c], -c))
+        return [(c, scored[c]) for c in best], every
+
+    def _library_count(self, term: str) -> int:
+        """How many passages of the whole library hold ``term`` (FTS5's count for its
+        weight; a phrase's words, unchecked)."""
+        sql, match = cjk.route(COUNT, positions.loosen(term))
+        row = self.db.execute_sql(sql, (match,)).fetchone()
+        return int(row[0]) if row else 0
 
     def _held(
         self, terms: list[str], rowids: tuple[int, int], book_id: int
@@ -208,7 +237,7 @@ class BookSearch:
         every: set[int] | None = None
         for term in terms:
             try:
-                rows = self.db.execute_sql(*_matching(term, rowids)).fetchall()
+                rows = self._matching(term, rowids, book_id)
             except (sqlite3.OperationalError, pw.OperationalError) as exc:
                 raise search_failed(exc, book_id) from exc
             chunks = {int(r[0]) for r in rows}
@@ -282,7 +311,6 @@ class BookSearch:
         terms = query_terms(query)
         if not terms:
             return []
-        strict, loose = " AND ".join(terms), " OR ".join(terms)
         rowids = self.chunk_range(book_id, until_page)
         if rowids is None:
             return []
@@ -303,7 +331,7 @@ class BookSearch:
                 terms, rowids, book_id, cosines, pool, read=read, also=[c for c, _ in near]
             )
         else:
-            keyword, every = self._ranked_fts(strict, loose, rowids, book_id, pool)
+            keyword, every = self._ranked_alone(terms, rowids, book_id, pool)
         if hybrid and len(terms) < 3 and len(every) >= pool:
             hybrid = False
             keyword = keyword[: limit * 2 + 4]
@@ -367,7 +395,7 @@ class BookSearch:
         common = set()
         for term in terms:
             try:
-                count = len(self.db.execute_sql(*_matching(term, rowids)).fetchall())
+                count = len(self._matching(term, rowids, None))
             except (sqlite3.OperationalError, pw.OperationalError):
                 continue  # the words' own ranking reports a broken index
             if count >= COMMON_SHARE * total:

@@ -4,6 +4,7 @@ with their text unpacked from their pages. Written against anything with ``execu
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -73,3 +74,56 @@ def chunk_rows(
         )
         for c in chunks
     }
+
+
+LENGTHS = "SELECT id, sz FROM chunk_index_docsize WHERE id IN ({})"
+K1, B = 1.2, 0.75  # Okapi BM25's usual constants (FTS5's bm25() and ranking.bm25 use them)
+
+
+AVERAGES = "SELECT block FROM chunk_index_data WHERE id = 1"
+
+
+def _varint_at(data: bytes, at: int) -> tuple[int, int]:
+    """SQLite's variable-length integer at ``at`` in ``data`` and where the next starts."""
+    value = 0
+    for i in range(at, min(at + 8, len(data))):
+        value = (value << 7) | (data[i] & 0x7F)
+        if data[i] < 0x80:
+            return value, i + 1
+    end = at + 8
+    return ((value << 8) | data[end], end + 1) if end < len(data) else (value, end)
+
+
+def index_averages(db: Executes) -> tuple[int, int]:
+    """FTS5's own count of passages and of their words (its record of averages)."""
+    row = db.execute_sql(AVERAGES).fetchone()
+    if not row or not row[0]:
+        return 0, 0
+    data = bytes(row[0])
+    rows, at = _varint_at(data, 0)
+    tokens, _ = _varint_at(data, at)
+    return rows, tokens
+
+
+def idf(total: int, holding: int) -> float:
+    """FTS5 bm25()'s weight of a term held by ``holding`` of ``total`` passages."""
+    value = math.log((total - holding + 0.5) / (holding + 0.5)) if total else 0.0
+    return value if value > 0 else 1e-6
+
+
+def index_lengths(db: Executes, ids: list[int]) -> dict[int, int]:
+    """How many words the search index counted in each of the chunks ``ids`` (FTS5 keeps
+    them beside the index, without the passages' text)."""
+    found: dict[int, int] = {}
+    for start in range(0, len(ids), 10000):
+        marks = ",".join(str(int(i)) for i in ids[start : start + 10000])
+        for chunk_id, size in db.execute_sql(LENGTHS.format(marks)).fetchall():
+            if size:
+                found[int(chunk_id)] = _varint_at(bytes(size), 0)[0]
+    return found
+
+
+def once_bm25(weight: float, length: float, mean: float, count: int = 1) -> float:
+    """BM25 of a chunk holding terms of summed ``weight`` ``count`` times each, for its
+    length (FTS5's bm25() for one term, when ``count`` is its count in the chunk)."""
+    return weight * count * (K1 + 1) / (count + K1 * (1 - B + B * length / max(mean, 1.0)))

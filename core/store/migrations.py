@@ -414,6 +414,21 @@ def _page_blocks(db: pw.SqliteDatabase) -> None:
 _page_blocks.page_size = 1024  # type: ignore[attr-defined]
 
 
+def _index_without_positions(db: pw.SqliteDatabase) -> None:
+    from core.store.frozen import index_i41
+
+    # Issue 41: the search index keeps which passages hold each word, not where (FTS5
+    # detail=none, a third of the size): phrases and NEAR are checked on the passages' own
+    # text (core/search/positions.py). The view chunk_text joins pages and blocks itself,
+    # so that reading one passage no longer decodes the library's every page. ``migrate``
+    # rewrites the file after this step with 512-byte pages (core.store.db.PRAGMAS), which
+    # gives the old index's pages back too.
+    index_i41.migrate(db)
+
+
+_index_without_positions.page_size = 512  # type: ignore[attr-defined]
+
+
 MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _v1_initial,
     _v2_tool_call_detail,
@@ -439,6 +454,7 @@ MIGRATIONS: tuple[Callable[[pw.SqliteDatabase], None], ...] = (
     _cjk_index,
     _small_pages,
     _page_blocks,
+    _index_without_positions,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

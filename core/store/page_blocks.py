@@ -38,6 +38,10 @@ _CACHED = 16  # decoded blocks kept (a chapter's worth of pages read one after a
 
 _cache: OrderedDict[tuple[int, int, bytes], bytes] = OrderedDict()
 _lock = threading.Lock()
+# pages' text read by SQL (``margin_page``): the search index without positions reads a
+# passage's two pages for each passage it ranks (about 30 µs a page without this)
+_TEXTS = 256
+_texts: OrderedDict[tuple[bytes, int, int], str] = OrderedDict()
 
 
 def pack_blocks(
@@ -145,5 +149,18 @@ def margin_page(value: Any, data: Any) -> str:
         if is_block_page(value):
             raise ValueError("a stored page's block is missing")
         return page_text(value)
+    # keyed by the page's descriptor (its place, lengths and CRC-32 of its text and HTML)
+    # and its block's length and CRC-32 (a damaged block is never served from here)
+    key = (bytes(value), len(data), zlib.crc32(data))
+    with _lock:
+        found = _texts.get(key)
+        if found is not None:
+            _texts.move_to_end(key)
+            return found
     _, part, size = _part(value, data)
-    return part[:size].decode("utf-8")
+    text = part[:size].decode("utf-8")
+    with _lock:
+        _texts[key] = text
+        while len(_texts) > _TEXTS:
+            _texts.popitem(last=False)
+    return text

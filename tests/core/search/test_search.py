@@ -150,12 +150,13 @@ def plan(db: object, sql: str, params: tuple[object, ...]) -> list[str]:
 def test_query_plans_stay_inside_the_book(alice: tuple[Library, BookInfo]) -> None:
     """Issue 17, item 12: a bad plan (ranking every match of the library, a scan of the
     chunk table, a sorter building a snippet per match) fails here, not only in a benchmark."""
-    from core.search import fts, rows
+    from core.search import rows
+    from core.search.query import MATCHING
 
     library, book = alice
-    ranked = plan(library.db, fts.RANKED, ('"alice"', 1, 10, 5))
-    assert len(ranked) == 1, ranked  # no sorter (USE TEMP B-TREE), no join
-    detail = ranked[0]
+    matching = plan(library.db, MATCHING, ('"alice"', 1, 10))
+    assert len(matching) == 1, matching  # no sorter (USE TEMP B-TREE), no join
+    detail = matching[0]
     assert detail.startswith("SCAN chunk_index VIRTUAL TABLE INDEX"), detail
     index_string = detail.rsplit(":", 1)[1]
     assert "M" in index_string  # MATCH inside FTS5

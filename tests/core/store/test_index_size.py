@@ -1,5 +1,5 @@
 """The library's size (issue 27, item 11): the fixture books' database against the books, the
-search index's definition (positions kept: phrases and NEAR need them), and the write-ahead
+search index's definition (no positions: phrases and NEAR checked on the text), and the write-ahead
 log cut back after a large transaction. Timings live in tests/bench/bench_dbsize.py."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.search import BookSearch
 from core.store.db import WAL_LIMIT
+from core.store.frozen.index_i41 import CHUNK_INDEX
 from core.store.library import Library
-from core.store.migrations import CHUNK_INDEX_V8
 from core.store.models import chunk_pages, pack_chunk, pack_page, unpack_chunk, unpack_page
 from core.store.page_blocks import page_content
 
@@ -49,23 +49,26 @@ def test_the_fixture_books_library_is_at_most_twice_the_books(
     assert size <= 2.0 * sum(p.stat().st_size for p in books)
 
 
-def test_the_search_index_keeps_positions_so_phrases_and_near_work(books_dir: Path) -> None:
-    """detail=column or none would make the index about a quarter (or three quarters) smaller,
-    but FTS5 then refuses phrases and NEAR (tests/bench/bench_fts_detail.py)."""
+def test_the_search_index_keeps_no_positions_yet_phrases_and_near_work(books_dir: Path) -> None:
+    """detail=none makes the index about a third of detail=full (issue 41); FTS5 refuses
+    phrases and NEAR on it, so they are checked on the passages' text (search.positions)."""
+    from core.search import positions
+
     library = Library.open(resolve_paths())
     try:
         book = import_book(library, books_dir / "alice_in_wonderland.txt").book
         row = library.db.execute_sql(
             "SELECT sql FROM sqlite_master WHERE name = 'chunk_index'"
         ).fetchone()
-        assert row[0] == CHUNK_INDEX_V8
-        assert "detail" not in row[0]
+        assert row[0] == CHUNK_INDEX
         hits = BookSearch(library.db).search_book(book.id, '"queen of hearts"', limit=3)
         assert hits and all("queen of hearts" in h.text.lower() for h in hits)
-        near = library.db.execute_sql(
+        near = positions.execute(
+            library.db,
             "SELECT count(*) FROM chunk_index WHERE chunk_index MATCH ?",
             ('NEAR("knave" "tarts", 20)',),
-        ).fetchone()[0]
+            positions.chunk_texts(library.db),
+        )[0][0]
         assert near > 0
     finally:
         library.close()
@@ -169,6 +172,7 @@ def test_an_old_library_gets_its_pages_in_blocks_and_1_kib_pages_once(
     from core.store.migrations import MIGRATIONS, SCHEMA_VERSION, _page_blocks
 
     before_step = MIGRATIONS.index(_page_blocks)  # the version a library had before it
+    latest = store_db.PRAGMAS["page_size"]  # the latest step's size (512 since issue 41's last)
 
     def old_library(home: Path, size: int = 4096) -> tuple[Path, list[tuple[int, str]], list[Any]]:
         monkeypatch.setitem(store_db.PRAGMAS, "page_size", size)
@@ -179,7 +183,7 @@ def test_an_old_library_gets_its_pages_in_blocks_and_1_kib_pages_once(
         _as_before_blocks(library.db, before_step)
         library.db.execute_sql("VACUUM")
         library.close()
-        monkeypatch.setitem(store_db.PRAGMAS, "page_size", 1024)
+        monkeypatch.setitem(store_db.PRAGMAS, "page_size", latest)
         return library.paths.database, [(h.chunk_id, h.snippet) for h in found], pages
 
     path, before, pages = old_library(Path(os.environ["MARGIN_HOME"]) / "a")
@@ -187,7 +191,7 @@ def test_an_old_library_gets_its_pages_in_blocks_and_1_kib_pages_once(
     library = Library.open(resolve_paths(path.parent))
     try:
         pragma = library.db.execute_sql
-        assert pragma("PRAGMA page_size").fetchone()[0] == 1024
+        assert pragma("PRAGMA page_size").fetchone()[0] == latest
         assert pragma("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert pragma("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert pragma("SELECT count(*) FROM page WHERE block IS NULL").fetchone()[0] == 0
@@ -209,7 +213,7 @@ def test_an_old_library_gets_its_pages_in_blocks_and_1_kib_pages_once(
     con.close()
     library = Library.open(resolve_paths(path.parent))
     try:
-        assert library.db.execute_sql("PRAGMA page_size").fetchone()[0] == 1024
+        assert library.db.execute_sql("PRAGMA page_size").fetchone()[0] == latest
     finally:
         library.close()
 
