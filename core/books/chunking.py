@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from core.books.model import ChunkContent, PageContent
+from core.books.model import ChunkContent, PageContent, filled
 from core.books.pages import split_long_text
 
 NOTE_START = re.compile(r"^\[(\d{1,4}|[*†‡§¶])\] ", re.M)
@@ -71,16 +71,15 @@ class _Notes:
 
 
 def _chunk(ordinal: int, start_page: int, end_page: int, chapter: int, text: str) -> ChunkContent:
-    """``ChunkContent(...)`` made as ``model.make_block`` makes a block: the same, equal
-    object without the frozen dataclass's ``__init__`` (a 3 MB text has 3,400 chunks)."""
-    chunk = object.__new__(ChunkContent)
-    fields = chunk.__dict__
-    fields["ordinal"] = ordinal
-    fields["start_page"] = start_page
-    fields["end_page"] = end_page
-    fields["chapter"] = chapter
-    fields["text"] = text
-    return chunk
+    """``ChunkContent(...)`` made by ``model.filled`` (a 3 MB text has 3,400 chunks)."""
+    fields = {
+        "ordinal": ordinal,
+        "start_page": start_page,
+        "end_page": end_page,
+        "chapter": chapter,
+        "text": text,
+    }
+    return filled(ChunkContent, fields)
 
 
 def _units(pages: Sequence[PageContent], target: int) -> list[tuple[int, int, str]]:

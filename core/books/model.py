@@ -6,6 +6,8 @@ the parsers and the store); the parsers import them from here.
 
 from __future__ import annotations
 
+from typing import Any
+
 from core.domain.book import (
     Block,
     BookFormat,
@@ -17,34 +19,27 @@ from core.domain.book import (
     TocItem,
 )
 
-_new = object.__new__
+
+def filled[T](cls: type[T], fields: dict[str, Any]) -> T:
+    """``cls(**fields)`` for a frozen dataclass, in the parsers' hot loops: its ``__init__``
+    sets each field through ``object.__setattr__``; filling the new object's ``__dict__``
+    makes the same, equal object in half the time. ``fields`` must name every field."""
+    made = object.__new__(cls)
+    made.__dict__.update(fields)
+    return made
 
 
 def make_block(kind: str, text: str, html: str, style: str = "") -> Block:
-    """``Block(kind, text, html, style)`` for the parsers' hot loops: a frozen dataclass's
-    ``__init__`` sets each field through ``object.__setattr__``; filling the new object's
-    ``__dict__`` makes the same, equal object in half the time (a 16 MiB EPUB has 19,000
+    """``Block(kind, text, html, style)`` made by ``filled`` (a 16 MiB EPUB has 19,000
     paragraphs)."""
-    block = _new(Block)
-    fields = block.__dict__
-    fields["kind"] = kind
-    fields["text"] = text
-    fields["html"] = html
-    fields["style"] = style
-    return block
+    return filled(Block, {"kind": kind, "text": text, "html": html, "style": style})
 
 
 def make_page(number: int, label: str, text: str, html: str | None, chapter: int) -> PageContent:
-    """``PageContent(number, label, text, html, chapter)`` made as ``make_block`` makes a
-    block (a 16 MiB EPUB has 9,380 pages)."""
-    page = _new(PageContent)
-    fields = page.__dict__
-    fields["number"] = number
-    fields["label"] = label
-    fields["text"] = text
-    fields["html"] = html
-    fields["chapter"] = chapter
-    return page
+    """``PageContent(number, label, text, html, chapter)`` made by ``filled`` (a 16 MiB EPUB
+    has 9,380 pages)."""
+    fields = {"number": number, "label": label, "text": text, "html": html, "chapter": chapter}
+    return filled(PageContent, fields)
 
 
 __all__ = [
@@ -56,6 +51,7 @@ __all__ = [
     "ParsedBook",
     "TocAnchor",
     "TocItem",
+    "filled",
     "make_block",
     "make_page",
 ]
