@@ -18,6 +18,7 @@ Light, like ``core.search.query``: no peewee (the read-only ``margin search --al
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 import threading
@@ -90,6 +91,13 @@ def loosen(expression: str) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=256)
+def _starting_with(initials: str) -> re.Pattern[str]:
+    """The words of ``_TOKEN`` that begin with one of ``initials`` or with a letter or
+    digit beyond ASCII."""
+    return re.compile(rf"(?<![^\W_])(?:[{initials}]|(?=[^\W_])[^\x00-\x7f])[^\W_]*")
+
+
 class _Checker:
     """One in-memory FTS5 table with positions, the index's tokenizer, shared by the threads
     of a process under a lock; emptied after each check."""
@@ -139,8 +147,15 @@ class _Checker:
         for word, stem in self.stems(words).items():
             if stem:
                 asked.setdefault(stem, []).append(word)
+        if not asked:
+            return {}
+        # only words that can stem to an asked stem are cut out and looked up: the stemmer
+        # changes a word's end, never its first letter, so a word must begin as a stem
+        # does (or with a letter beyond ASCII, which folding may turn into one)
+        initials = "".join(sorted({re.escape(stem[0]) for stem in asked}))
+        candidate = _starting_with(initials)
         cut = {
-            doc: [t if t.isascii() else _folded(t) for t in _TOKEN.findall(text.lower())]
+            doc: [t if t.isascii() else _folded(t) for t in candidate.findall(text.lower())]
             for doc, text in texts.items()
         }
         stems = self.stems({t for tokens in cut.values() for t in tokens})
