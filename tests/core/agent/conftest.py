@@ -20,6 +20,13 @@ def alice(library: Library, books_dir: Path) -> BookInfo:
     return library.set_position(book.id, 45)
 
 
+@pytest.fixture
+def read_metamorphosis(library: Library, books_dir: Path) -> BookInfo:
+    """The Metamorphosis EPUB, read to its end."""
+    book = import_book(library, books_dir / "metamorphosis.epub").book
+    return library.set_read_to(book.id, book.page_count)
+
+
 def fast_factory(settings: Settings, key: str | None) -> Any:
     return make_provider(settings, key, max_retries=1, timeout=5.0)
 

@@ -30,7 +30,6 @@ from core.agent.types import (
     UserMessage,
 )
 from core.books.chunking import make_chunks
-from core.books.importer import import_book
 from core.search import BookSearch
 from core.search import encoder as encoder_module
 from core.search.encoder_files import ENV_FOLDER, weights_present
@@ -48,12 +47,6 @@ def chunk_with(library: Library, book: BookInfo, words: str) -> Passage:
         if words in " ".join(c.text.split()):
             return Passage(book.id, c.start_page, c.end_page, c.text, f"p. {c.start_page}")
     raise AssertionError(f"{words!r} is in the book")
-
-
-@pytest.fixture
-def metamorphosis(library: Library, books_dir: Path) -> BookInfo:
-    book = import_book(library, books_dir / "metamorphosis.epub").book
-    return library.set_read_to(book.id, book.page_count)
 
 
 @needs_encoder
@@ -75,9 +68,11 @@ def test_the_encoder_bolds_the_answer_the_words_alone_missed(
 
 @needs_encoder
 def test_two_sentences_in_a_row_are_bold_when_they_answer_together(
-    library: Library, metamorphosis: BookInfo
+    library: Library, read_metamorphosis: BookInfo
 ) -> None:
-    passage = chunk_with(library, metamorphosis, "Drops of rain could be heard hitting the pane")
+    passage = chunk_with(
+        library, read_metamorphosis, "Drops of rain could be heard hitting the pane"
+    )
     query = query_for(Question("What was the weather like outside his window that first morning?"))
     ((_, shown),) = choose([passage], query)
     assert shown.answer.startswith("Gregor then turned to look out the window")
@@ -86,12 +81,12 @@ def test_two_sentences_in_a_row_are_bold_when_they_answer_together(
 
 
 def test_without_the_encoders_weights_the_cheap_choice_answers(
-    library: Library, metamorphosis: BookInfo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    library: Library, read_metamorphosis: BookInfo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(ENV_FOLDER, str(tmp_path / "no-model"))
     encoder_module.forget_encoder()
     try:
-        passage = chunk_with(library, metamorphosis, "Drops of rain could be heard")
+        passage = chunk_with(library, read_metamorphosis, "Drops of rain could be heard")
         query = query_for(Question("What was the weather like that first morning?"))
         ((_, shown),) = choose([passage], query)
         ((_, cheap),) = choose([passage], query, deep=False)

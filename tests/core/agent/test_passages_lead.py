@@ -4,8 +4,6 @@ lead comes with the sentences after it. Real chunks of the fixture books, the re
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from core.agent.providers import passages_reply
@@ -17,7 +15,6 @@ from core.agent.providers.passages_reply import (
     words_before_fold,
 )
 from core.agent.types import Passage, Question
-from core.books.importer import import_book
 from core.search.sentences import stems
 from core.store.library import BookInfo, Library
 from tests.core.agent.test_passages_answer import chunk_with, needs_encoder
@@ -30,17 +27,11 @@ def lead_text(passage: Passage, question: str) -> str:
     return " ".join(block.split())
 
 
-@pytest.fixture
-def metamorphosis(library: Library, books_dir: Path) -> BookInfo:
-    book = import_book(library, books_dir / "metamorphosis.epub").book
-    return library.set_read_to(book.id, book.page_count)
-
-
 @needs_encoder
 def test_a_lead_comes_with_the_sentences_after_it(
-    library: Library, metamorphosis: BookInfo, monkeypatch: pytest.MonkeyPatch
+    library: Library, read_metamorphosis: BookInfo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    passage = chunk_with(library, metamorphosis, "ticking on the chest of drawers")
+    passage = chunk_with(library, read_metamorphosis, "ticking on the chest of drawers")
     question = "What time does Gregor's alarm clock show when he wakes?"
     text = lead_text(passage, question)
     assert "half past six" in text, text
