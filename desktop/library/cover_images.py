@@ -274,3 +274,63 @@ def thumbnail(image: QImage, size: QSize, ratio: float = 1.0, radius: float = 3.
     p.end()
     out.setDevicePixelRatio(ratio)
     return out
+
+
+# made on the window's thread first ---------------------------------------------------------
+
+# PySide6 makes a class's Python type, with its enums, the first time Python uses it, and
+# two threads doing that at once crash the process: shiboken's table of types is not
+# guarded. A worker making QGradient's enums for a new cover while the window painted its
+# shelf crashed 3 starts in 150 under load. So the window's thread runs each kind of cover
+# work once, small, before a worker does it; a worker then only uses types already made.
+_SMALL = QSize(18, 27)
+_TINY_SVG = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 2 3"><rect width="2" height="3"/></svg>'
+)
+_ready: set[str] = set()
+
+
+def _drawing() -> None:
+    from PySide6.QtCore import QBuffer
+
+    image = generated_cover("M", "M", _SMALL)
+    thumbnail(fit_cover(image, _SMALL), _SMALL, 2.0)
+    buffer = QBuffer()
+    buffer.open(QBuffer.OpenModeFlag.WriteOnly)
+    image.save(buffer, b"PNG")
+    decode_image(bytes(buffer.data().data()), _SMALL)
+
+
+def _pdf() -> None:
+    from PySide6.QtPdf import QPdfDocument
+
+    pdf_first_page(Path(__file__).with_name("no such book.pdf"), _SMALL)  # types made, no file
+    doc = QPdfDocument()
+    doc.pagePointSize(0)
+    doc.render(0, _SMALL)
+    doc.close()
+
+
+_KINDS = {"draw": _drawing, "svg": lambda: svg_image(_TINY_SVG, _SMALL), "pdf": _pdf}
+
+
+def kinds_for(book_format: str) -> frozenset[str]:
+    """The kinds of cover work a book of ``book_format`` may need."""
+    extra = {"epub": "svg", "pdf": "pdf"}.get(book_format)
+    return frozenset({"draw", extra} if extra else {"draw"})
+
+
+def ready_for_threads(book_format: str) -> bool:
+    """Whether cover work for this format can start on a worker now (no type to make)."""
+    return kinds_for(book_format) <= _ready
+
+
+def make_ready_for_threads(book_format: str) -> None:
+    """Run, on the window's thread, each kind of cover work this format needs that has not
+    run yet (a few milliseconds, once per process)."""
+    for kind in sorted(kinds_for(book_format) - _ready):
+        try:
+            _KINDS[kind]()
+        except Exception:  # a worker makes the types then: no worse than before
+            log.warning("preparing %s covers on the window's thread failed", kind, exc_info=True)
+        _ready.add(kind)

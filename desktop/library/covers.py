@@ -31,7 +31,9 @@ from desktop.library.cover_images import (
     fit_cover,
     generated_cover,
     make_cover,
+    make_ready_for_threads,
     pdf_first_page,
+    ready_for_threads,
     render_size,
     thumbnail,
 )
@@ -174,7 +176,22 @@ class CoverStore(QObject):
             if urgent or not queued:
                 self._queue[sha] = task
         if not queued:
+            self._submit(job.format)
+
+    def _submit(self, book_format: str) -> None:
+        """Hand a queued cover to a worker; the first of its kind waits one turn of the loop
+        (after the paint under way), for the window's thread to make the types it uses
+        (``make_ready_for_threads``)."""
+        if ready_for_threads(book_format):
             _covers.submit(self._work, weakref.ref(self), self._bridge, self.data_dir)
+            return
+
+        def then() -> None:
+            make_ready_for_threads(book_format)
+            if not self._closed:
+                _covers.submit(self._work, weakref.ref(self), self._bridge, self.data_dir)
+
+        QTimer.singleShot(0, self, then)
 
     def prefetch(self, jobs: list[CoverJob]) -> None:
         """Make and cache covers for books that have none yet (new imports): one worker task
@@ -245,10 +262,12 @@ class CoverStore(QObject):
 
     def _take(self) -> _Task | None:
         with self._lock:
-            if not self._queue:
+            # (a cover whose types are still to be made waits for its own hand-over)
+            ready = [s for s, t in self._queue.items() if ready_for_threads(t.job.format)]
+            if not ready:
                 return None
-            urgent = [s for s, t in self._queue.items() if t.urgent]
-            sha = urgent[-1] if urgent else next(iter(self._queue))
+            urgent = [s for s in ready if self._queue[s].urgent]
+            sha = urgent[-1] if urgent else ready[0]
             task = self._queue.pop(sha)
             self._busy.add(sha)
             return task

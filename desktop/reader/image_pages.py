@@ -73,28 +73,35 @@ class _Decode(QRunnable):
         stopped = self.view.stopped
         if stopped.is_set():
             return  # the view is going: nothing more is decoded
-        data = self.view.read_image(self.index)
-        image = QImage()
-        if data:
-            buffer = QBuffer()
-            buffer.setData(QByteArray(data))
-            buffer.open(QBuffer.OpenModeFlag.ReadOnly)
-            reader = QImageReader(buffer)
-            size = reader.size()
-            pixels = size.width() * size.height() if size.isValid() else 0
-            if size.isValid() and self.box.width() > 0 and size.width() > self.box.width():
-                reader.setScaledSize(size.scaled(self.box, Qt.AspectRatioMode.KeepAspectRatio))
-            kind = str(reader.format().toStdString()).lower()
-            if pixels > DECODE_PIXELS and kind not in ("jpeg", "jpg"):
-                pass  # too large to decode within the budget (issue 46 item 10): left empty
-            elif pixels > BIG_PIXELS:
-                with _BIG:  # one large picture decoded at a time: their peaks never add up
-                    if not stopped.is_set():
-                        image = reader.read()
-            else:
-                image = reader.read()
+        image = decode_page(self.view.read_image(self.index), self.box, stopped)
         if not stopped.is_set():
             self.signals.done.emit(self.index, self.key, image)
+
+
+def decode_page(data: bytes | None, box: QSize, stopped: threading.Event) -> QImage:
+    """A page's picture at ``box``'s width at most (empty when there is none, or when it is
+    too large to decode within the budget); any thread."""
+    image = QImage()
+    if not data:
+        return image
+    buffer = QBuffer()
+    buffer.setData(QByteArray(data))
+    buffer.open(QBuffer.OpenModeFlag.ReadOnly)
+    reader = QImageReader(buffer)
+    size = reader.size()
+    pixels = size.width() * size.height() if size.isValid() else 0
+    if size.isValid() and box.width() > 0 and size.width() > box.width():
+        reader.setScaledSize(size.scaled(box, Qt.AspectRatioMode.KeepAspectRatio))
+    kind = str(reader.format().toStdString()).lower()
+    if pixels > DECODE_PIXELS and kind not in ("jpeg", "jpg"):
+        pass  # too large to decode within the budget (issue 46 item 10): left empty
+    elif pixels > BIG_PIXELS:
+        with _BIG:  # one large picture decoded at a time: their peaks never add up
+            if not stopped.is_set():
+                image = reader.read()
+    else:
+        image = reader.read()
+    return image
 
 
 class _Canvas(QWidget):
