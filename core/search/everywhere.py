@@ -108,13 +108,14 @@ def library_passages(
     books = max(1, min(int(books), 100))
     found: Found = {}
     sets: dict[str, set[int]] = {}  # each term's passages, read once (a phrase checked once)
+    read: dict[int, tuple[Any, ...]] = {}  # the rows of the passages scored on their words
     for expression, every in [(strict, True)] + ([(loose, False)] if loose != strict else []):
         if positions.needs_positions(expression):
             count = len(_chosen(search, terms, every, sets))
         else:
             count = _count(search, expression)
         if count <= RANKED_MAX:
-            _gather(search, terms, every, found, (per_book, books), bounded, sets)
+            _gather(search, terms, every, found, (per_book, books), bounded, (sets, read))
         else:
             _in_hand(search, expression, found, per_book, books, bounded)
         if len(found) >= books:
@@ -125,7 +126,8 @@ def library_passages(
     scores = {c: score for hits in found.values() for c, score in hits}
     unreadable: tuple[type[Exception], ...] = (*_errors(), ValueError, zlib.error)
     try:
-        rows = search._rows(ids, None)
+        missing = [c for c in ids if c not in read]
+        rows = {**read, **search._rows(missing, None)} if missing else read
     except unreadable as exc:
         raise _failed(exc, None) from exc
     wanted = query_stems(terms)
@@ -157,15 +159,17 @@ def _gather(
     found: Found,
     sizes: tuple[int, int],
     bounded: bool,
-    sets: dict[str, set[int]],
+    kept: tuple[dict[str, set[int]], dict[int, tuple[Any, ...]]],
 ) -> None:
     """Add the best chunks holding ``terms`` (``every`` one, or any) to ``found`` (book id →
     (chunk, score)), ranked over the whole library, within each book's bound; ``sizes``:
     passages per book, books. The index keeps no counts of a word in a passage (issue 41;
     FTS5's own ranking would read and cut every matching passage again, about 70 µs
     each): the chunks are ranked by BM25 with each term counted once, for their length,
-    with FTS5's weights (its passage counts) and lengths (``rows.index_lengths``)."""
+    with FTS5's weights (its passage counts) and lengths (``rows.index_lengths``). ``kept``:
+    each term's passages, and the rows read (both filled here)."""
     per_book, books = sizes
+    sets, read = kept
     try:
         chosen = _chosen(search, terms, every, sets)
         total, tokens = index_averages(search.db)
@@ -176,7 +180,7 @@ def _gather(
             c: once_bm25(sum(weight[t] for t in terms if c in sets[t]), lengths.get(c, mean), mean)
             for c in chosen
         }
-        _recount(search, terms, sets, score, (weight, lengths, mean))
+        _recount(search, terms, sets, score, (weight, lengths, mean), read)
         best = sorted(score, key=lambda c: (-score[c], c))[:LIBRARY_POOL]
         rows = (
             search.db.execute_sql(
@@ -199,13 +203,19 @@ def _recount(
     sets: dict[str, set[int]],
     score: dict[int, float],
     figures: tuple[dict[str, float], dict[int, int], float],
+    read: dict[int, tuple[Any, ...]],
 ) -> None:
     """Score the ``RECOUNT`` best of ``score`` again with their words counted in their text
-    as FTS5 counts them (``positions.word_counts``; a phrase by its first word)."""
+    as FTS5 counts them (``positions.word_counts``; a phrase by its first word). The rows
+    read are added to ``read`` (the passages shown are most often among them)."""
     weight, lengths, mean = figures
     top = sorted(score, key=lambda c: (-score[c], c))[:RECOUNT]
     words = {t: t.strip('"').replace('""', '"') for t in terms}
-    counts = positions.word_counts(positions.chunk_texts(search.db)(top), list(words.values()))
+    missing = [c for c in top if c not in read]
+    if missing:
+        read.update(search._rows(missing, None))
+    texts = {c: str(read[c][5]) for c in top if c in read}
+    counts = positions.word_counts(texts, list(words.values()))
     for c in top:
         found = counts.get(c, {})
         score[c] = sum(

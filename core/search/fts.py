@@ -22,9 +22,7 @@ import heapq
 import math
 import re
 import sqlite3
-import threading
 import zlib
-from collections import OrderedDict
 from typing import Any
 
 import peewee as pw
@@ -61,7 +59,6 @@ from core.search.sentence_vectors import SentenceVectors
 from core.search.snippets import make_snippet, query_stems
 from core.search.vector_indexer import request_vectors, want
 from core.search.vectors import BookVectors
-from core.store.packing import unpack_page
 
 MARK_START = QUOTE_OPEN
 MARK_END = QUOTE_CLOSE
@@ -77,7 +74,6 @@ BM25_DEPTH = 1.0  # chunks counted for BM25, times the pool (``_ranked_bm25``; e
 COUNT = "SELECT count(*) FROM chunk_index WHERE chunk_index MATCH ?"
 ALONE_DEPTH = 8.0  # the same without vectors: chunks read, times the pool (``_ranked_alone``)
 DEEP_BM25_DEPTH = 2.0  # the same for the answers' search (one more question found)
-CACHED_PAGES = 512  # decoded page texts kept for re-ranking (about 1 MB)
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -101,8 +97,6 @@ class BookSearch:
         self.db = db
         self.vectors = BookVectors(db)
         self.sentences = SentenceVectors(db)
-        self._pages: OrderedDict[Any, str] = OrderedDict()
-        self._lock = threading.Lock()
 
     def chunk_range(self, book_id: int, until_page: int | None = None) -> tuple[int, int] | None:
         """The first and last chunk id of a book (the last within ``until_page``)."""
@@ -145,22 +139,6 @@ class BookSearch:
             )
         return hits
 
-    def _page_text(self, blob: Any) -> str:
-        """A stored page's text, from a small cache keyed by the stored bytes (so a page
-        read again after a re-read is never stale): searches of one book share pages."""
-        key = bytes(blob) if isinstance(blob, memoryview) else blob
-        with self._lock:
-            text = self._pages.get(key)
-            if text is not None:
-                self._pages.move_to_end(key)
-                return text
-        text = unpack_page(key)[0]
-        with self._lock:
-            self._pages[key] = text
-            while len(self._pages) > CACHED_PAGES:
-                self._pages.popitem(last=False)
-        return text
-
     def _texts(self, book_id: int | None) -> positions.Texts:
         """Reads passages' text for a phrase's check (``positions``), through the cache."""
         return lambda ids: {c: str(row[5]) for c, row in self._rows(ids, book_id).items()}
@@ -172,11 +150,16 @@ class BookSearch:
 
     def _rows(self, ids: list[int], book_id: int | None) -> dict[int, tuple[Any, ...]]:
         """(id, book, first page, last page, chapter, text) of chunks (of one book, unless
-        ``book_id`` is None), their pages from the cache (``rows.chunk_rows``)."""
-        return chunk_rows(self.db, ids, book_id, self._page_text)
+        ``book_id`` is None) (``rows.chunk_rows``)."""
+        return chunk_rows(self.db, ids, book_id)
 
     def _ranked_alone(
-        self, terms: list[str], rowids: tuple[int, int], book_id: int, pool: int
+        self,
+        terms: list[str],
+        rowids: tuple[int, int],
+        book_id: int,
+        pool: int,
+        read: dict[int, tuple[Any, ...]],
     ) -> tuple[list[tuple[int, float]], set[int]]:
         """FTS5's BM25 ranking without the book's vectors (none yet, or a quoted phrase): the
         ``pool`` best chunks, those with every term first, and the chunks with every term.
@@ -184,7 +167,8 @@ class BookSearch:
         and cut every matching passage again, 50 ms for a common word in one book): the
         ``ALONE_DEPTH`` × ``pool`` chunks best for their terms counted once are read, and
         their words counted as FTS5 counts them (``positions.word_counts``; a phrase by its
-        first word), with FTS5's weights and lengths (``rows.index_averages``)."""
+        first word), with FTS5's weights and lengths (``rows.index_averages``). The rows read
+        are added to ``read``."""
         score, held, _, every = self._held(terms, rowids, book_id)
         if not score:
             return [], every
@@ -209,6 +193,7 @@ class BookSearch:
             rows = self._rows(sorted(counted), book_id)
         except (sqlite3.OperationalError, pw.OperationalError, ValueError, zlib.error) as exc:
             raise search_failed(exc, book_id) from exc
+        read.update(rows)
         words = {t: t.strip('"').replace('""', '"') for t in terms}
         found = positions.word_counts({c: str(r[5]) for c, r in rows.items()}, list(words.values()))
         scored = {
@@ -331,7 +316,7 @@ class BookSearch:
                 terms, rowids, book_id, cosines, pool, read=read, also=[c for c, _ in near]
             )
         else:
-            keyword, every = self._ranked_alone(terms, rowids, book_id, pool)
+            keyword, every = self._ranked_alone(terms, rowids, book_id, pool, read)
         if hybrid and len(terms) < 3 and len(every) >= pool:
             hybrid = False
             keyword = keyword[: limit * 2 + 4]

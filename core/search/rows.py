@@ -5,10 +5,10 @@ with their text unpacked from their pages. Written against anything with ``execu
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any, Protocol
 
-from core.store.packing import page_text, unpack_chunk
+from core.store.packing import unpack_chunk
+from core.store.page_blocks import block_texts, margin_page
 
 RANGE = "SELECT min(id), max(id) FROM chunk WHERE book_id = ?"
 RANGE_UNTIL = (
@@ -35,38 +35,31 @@ def chunk_range(
     return int(row[0]), int(row[1])
 
 
-def page_text_of(blob: Any) -> str:
-    """A stored page's text (no cache; its HTML is not inflated)."""
-    return page_text(blob)
+CHUNKS = "SELECT id, book_id, start_page, end_page, chapter, text FROM chunk WHERE id IN ({})"
+# the pages the chunks were cut from: each page's descriptor (or its own blob, a page stored
+# before blocks) and its block's rowid; the blocks are read once each (``BLOCKS``)
+PAGES = (
+    "SELECT DISTINCT p.book_id, p.number, p.text, b.rowid FROM chunk c JOIN page p "
+    "ON p.book_id = c.book_id AND p.number IN (c.start_page, c.end_page) "
+    "LEFT JOIN page_block b ON b.book_id = p.book_id AND b.first = p.block WHERE c.id IN ({})"
+)
+BLOCKS = "SELECT rowid, data FROM page_block WHERE rowid IN ({})"
 
 
-def chunk_rows(
-    db: Executes,
-    ids: list[int],
-    book_id: int | None,
-    page_text: Callable[[Any], str] = page_text_of,
-) -> dict[int, tuple[Any, ...]]:
+def chunk_rows(db: Executes, ids: list[int], book_id: int | None) -> dict[int, tuple[Any, ...]]:
     """(id, book, first page, last page, chapter, text) of chunks (of one book, unless
-    ``book_id`` is None). Each page is unpacked once (by ``page_text``), however many of the
-    chunks were cut from it (the view ``chunk_text`` would unpack two pages per chunk)."""
-    marks = ",".join("?" * len(ids))
-    chunks = db.execute_sql(
-        "SELECT id, book_id, start_page, end_page, chapter, text FROM chunk "
-        f"WHERE id IN ({marks})" + ("" if book_id is None else " AND book_id = ?"),
-        (*ids,) if book_id is None else (*ids, book_id),
-    ).fetchall()
-    wanted = sorted({(c[1], n) for c in chunks for n in (c[2], c[3])})
-    if not wanted:
+    ``book_id`` is None). Their pages are read with their blocks (``page_texts``): each
+    block inflated once, as far as the last page needed (the view ``chunk_text`` would
+    inflate a whole block for each of a chunk's two pages)."""
+    if not ids:
         return {}
-    pages: dict[tuple[int, int], str] = {}
-    for owner in sorted({b for b, _ in wanted}):
-        numbers = [n for b, n in wanted if b == owner]
-        for number, blob in db.execute_sql(
-            "SELECT number, text FROM page_plain WHERE book_id = ? AND number IN "
-            f"({','.join('?' * len(numbers))})",
-            (owner, *numbers),
-        ).fetchall():
-            pages[(owner, int(number))] = page_text(blob)
+    marks = ",".join(str(int(i)) for i in ids)
+    chunks = db.execute_sql(CHUNKS.format(marks)).fetchall()
+    if book_id is not None:
+        chunks = [c for c in chunks if c[1] == book_id]
+    if not chunks:
+        return {}
+    pages = page_texts(db, ",".join(str(int(c[0])) for c in chunks))
     return {
         int(c[0]): (
             *c[:5],
@@ -74,6 +67,28 @@ def chunk_rows(
         )
         for c in chunks
     }
+
+
+def page_texts(db: Executes, marks: str) -> dict[tuple[int, int], str]:
+    """(book, page number) → text of the pages the chunks ``marks`` (their ids, joined by
+    commas) were cut from."""
+    rows = db.execute_sql(PAGES.format(marks)).fetchall()
+    pages: dict[tuple[int, int], str] = {}
+    held: dict[int, list[tuple[tuple[int, int], Any]]] = {}  # block rowid → its pages
+    for book, number, ref, block in rows:
+        if block is None:  # a page stored alone (or its block is missing: told)
+            pages[(book, number)] = margin_page(ref, None)
+        else:
+            held.setdefault(int(block), []).append(((book, number), ref))
+    if held:
+        for block, data in db.execute_sql(BLOCKS.format(",".join(str(b) for b in held))).fetchall():
+            refs = held.pop(int(block))
+            pages.update(
+                zip([k for k, _ in refs], block_texts(data, [r for _, r in refs]), strict=True)
+            )
+    if held:
+        raise ValueError("a stored page's block is missing")
+    return pages
 
 
 LENGTHS = "SELECT id, sz FROM chunk_index_docsize WHERE id IN ({})"

@@ -36,7 +36,8 @@ _NO_HTML, _PLAIN, _OWN_HTML = 0, 1, 2  # packing.page_kind's kinds
 _HEAD = 18  # mark, kind, start, text length, HTML length, CRC-32 of text and HTML
 _CACHED = 16  # decoded blocks kept (a chapter's worth of pages read one after another)
 
-_cache: OrderedDict[tuple[int, int, bytes], bytes] = OrderedDict()
+# a block's text and HTML, whole (True) or as far as a read needed it (False)
+_cache: OrderedDict[tuple[int, int, bytes], tuple[bytes, bool]] = OrderedDict()
 _lock = threading.Lock()
 # pages' text read by SQL (``margin_page``): the search index without positions reads a
 # passage's two pages for each passage it ranks (about 30 µs a page without this)
@@ -88,18 +89,73 @@ def _decoded(data: Any) -> bytes:
     key = (len(data), zlib.crc32(data), data[-4:])
     with _lock:
         found = _cache.get(key)
-        if found is not None:
+        if found is not None and found[1]:
             _cache.move_to_end(key)
-            return found
+            return found[0]
     unpacker = zlib.decompressobj(zdict=PAGE_DICT)
     raw = unpacker.decompress(data[1:])
     if not unpacker.eof:
         raise zlib.error("a stored block of pages is cut short")
+    _keep(key, raw, True)
+    return raw
+
+
+def _keep(key: tuple[int, int, bytes], raw: bytes, whole: bool) -> None:
     with _lock:
-        _cache[key] = raw
+        found = _cache.get(key)
+        if found is None or (not found[1] and len(found[0]) < len(raw)):
+            _cache[key] = (raw, whole)
+        _cache.move_to_end(key)
         while len(_cache) > _CACHED:
             _cache.popitem(last=False)
+
+
+def _inflated(data: Any, end: int) -> bytes:
+    """A block's first ``end`` bytes (text and HTML) at least: deflate is read from the
+    block's start only as far as that (a passage's pages are on average half way into their
+    block), or taken from the decoded blocks kept (``_cache``). A stream cut short before
+    ``end`` is told; one damaged past it is not noticed here (each page's CRC-32 is checked
+    by its reader: never a wrong page)."""
+    if isinstance(data, memoryview):
+        data = bytes(data)
+    if not isinstance(data, bytes) or data[:1] != BLOCK:
+        raise ValueError("not a stored block of pages")
+    key = (len(data), zlib.crc32(data), data[-4:])
+    with _lock:
+        found = _cache.get(key)
+        if found is not None and (found[1] or len(found[0]) >= end):
+            _cache.move_to_end(key)
+            return found[0]
+    unpacker = zlib.decompressobj(zdict=PAGE_DICT)
+    raw = unpacker.decompress(data[1:], end) if end > 0 else b""
+    if len(raw) < end and not unpacker.eof:
+        raise zlib.error("a stored block of pages is cut short")
+    _keep(key, raw, unpacker.eof)
     return raw
+
+
+def block_texts(data: Any, refs: Sequence[Any]) -> list[str]:
+    """The texts of pages of one block (their descriptors, ``refs``), in that order: the
+    block inflated once, as far as the last of them (``_inflated``), each page checked
+    against the CRC-32 its descriptor keeps (as ``margin_page`` reads one)."""
+    parts = [_where(ref) for ref in refs]
+    raw = _inflated(data, max((start + size + extra for start, size, extra, _ in parts), default=0))
+    texts = []
+    for start, size, extra, check in parts:
+        part = raw[start : start + size + extra]
+        if len(part) != size + extra or zlib.crc32(part) != check:
+            raise ValueError("a stored page does not match its block")
+        texts.append(part[:size].decode("utf-8"))
+    return texts
+
+
+def _where(ref: Any) -> tuple[int, int, int, int]:
+    """(start, text length, HTML length, CRC-32) of a page's descriptor."""
+    ref = bytes(ref)
+    if len(ref) != _HEAD or ref[:1] != BLOCK_PAGE or ref[1] > _OWN_HTML:
+        raise ValueError("not a page of a stored block")
+    start, size, extra, check = (int.from_bytes(ref[i : i + 4], "little") for i in (2, 6, 10, 14))
+    return start, size, extra, check
 
 
 def _part(ref: Any, data: Any) -> tuple[int, bytes, int]:
