@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 LIBRARY_POOL = 300  # best chunks of the whole library ranked before grouping by book
 RECOUNT = 150  # of them, those scored again on their words counted in their text
+KEPT_ROWS = 4000  # passages' rows one search keeps for reading again (a few MB at most)
 SPARE = 2  # passages beyond per_book taken in book order, for front matter left out
 RANKED_MAX = 8000  # matching passages FTS5 ranks within a few milliseconds (bench_search.py)
 # counted up to one past RANKED_MAX: more is more (the index without positions reads every
@@ -107,17 +108,16 @@ def library_passages(
     per_book = max(1, min(int(per_book), 20))
     books = max(1, min(int(books), 100))
     found: Found = {}
-    sets: dict[str, set[int]] = {}  # each term's passages, read once (a phrase checked once)
-    read: dict[int, tuple[Any, ...]] = {}  # the rows of the passages scored on their words
+    seen = _Seen(search)
     for expression, every in [(strict, True)] + ([(loose, False)] if loose != strict else []):
         if positions.needs_positions(expression):
-            count = len(_chosen(search, terms, every, sets))
+            count = len(_chosen(seen, terms, every))
         else:
             count = _count(search, expression)
         if count <= RANKED_MAX:
-            _gather(search, terms, every, found, (per_book, books), bounded, (sets, read))
+            _gather(seen, terms, every, found, (per_book, books), bounded)
         else:
-            _in_hand(search, expression, found, per_book, books, bounded)
+            _in_hand(seen, expression, found, per_book, books, bounded)
         if len(found) >= books:
             break
     ids = [c for hits in found.values() for c, _ in hits]
@@ -126,8 +126,7 @@ def library_passages(
     scores = {c: score for hits in found.values() for c, score in hits}
     unreadable: tuple[type[Exception], ...] = (*_errors(), ValueError, zlib.error)
     try:
-        missing = [c for c in ids if c not in read]
-        rows = {**read, **search._rows(missing, None)} if missing else read
+        rows = seen.rows(ids)
     except unreadable as exc:
         raise _failed(exc, None) from exc
     wanted = query_stems(terms)
@@ -143,6 +142,31 @@ def library_passages(
     return grouped
 
 
+class _Seen:
+    """What one library search has read: each term's passages (a phrase checked once), and
+    passages' rows. A phrase's check reads every passage its words are in; the re-score
+    (``_recount``) and the passages shown read the best of them again."""
+
+    def __init__(self, search: Chunks) -> None:
+        self.search = search
+        self.sets: dict[str, set[int]] = {}
+        self.read: dict[int, tuple[Any, ...]] = {}
+
+    def rows(self, ids: list[int]) -> dict[int, tuple[Any, ...]]:
+        """(id, book, first page, last page, chapter, text) of chunks, read once (up to
+        ``KEPT_ROWS`` of them kept: a phrase of common words can be checked on most of a
+        large library)."""
+        missing = [c for c in ids if c not in self.read]
+        got = self.search._rows(missing, None) if missing else {}
+        if len(self.read) < KEPT_ROWS:
+            self.read.update(got)
+        return {c: got[c] if c in got else self.read[c] for c in ids if c in got or c in self.read}
+
+    def texts(self, ids: list[int]) -> dict[int, str]:
+        """Passages' text for a phrase's check (``positions.Texts``)."""
+        return {c: str(row[5]) for c, row in self.rows(ids).items()}
+
+
 def _count(search: Chunks, expression: str) -> int:
     try:
         sql, match = route(COUNT, expression)
@@ -153,25 +177,23 @@ def _count(search: Chunks, expression: str) -> int:
 
 
 def _gather(
-    search: Chunks,
+    seen: _Seen,
     terms: list[str],
     every: bool,
     found: Found,
     sizes: tuple[int, int],
     bounded: bool,
-    kept: tuple[dict[str, set[int]], dict[int, tuple[Any, ...]]],
 ) -> None:
     """Add the best chunks holding ``terms`` (``every`` one, or any) to ``found`` (book id →
     (chunk, score)), ranked over the whole library, within each book's bound; ``sizes``:
     passages per book, books. The index keeps no counts of a word in a passage (issue 41;
     FTS5's own ranking would read and cut every matching passage again, about 70 µs
     each): the chunks are ranked by BM25 with each term counted once, for their length,
-    with FTS5's weights (its passage counts) and lengths (``rows.index_lengths``). ``kept``:
-    each term's passages, and the rows read (both filled here)."""
+    with FTS5's weights (its passage counts) and lengths (``rows.index_lengths``)."""
     per_book, books = sizes
-    sets, read = kept
+    search, sets = seen.search, seen.sets
     try:
-        chosen = _chosen(search, terms, every, sets)
+        chosen = _chosen(seen, terms, every)
         total, tokens = index_averages(search.db)
         weight = {t: idf(total, len(rows)) for t, rows in sets.items()}
         lengths = index_lengths(search.db, sorted(chosen))
@@ -180,7 +202,7 @@ def _gather(
             c: once_bm25(sum(weight[t] for t in terms if c in sets[t]), lengths.get(c, mean), mean)
             for c in chosen
         }
-        _recount(search, terms, sets, score, (weight, lengths, mean), read)
+        _recount(seen, terms, score, (weight, lengths, mean))
         best = sorted(score, key=lambda c: (-score[c], c))[:LIBRARY_POOL]
         rows = (
             search.db.execute_sql(
@@ -198,24 +220,18 @@ def _gather(
 
 
 def _recount(
-    search: Chunks,
+    seen: _Seen,
     terms: list[str],
-    sets: dict[str, set[int]],
     score: dict[int, float],
     figures: tuple[dict[str, float], dict[int, int], float],
-    read: dict[int, tuple[Any, ...]],
 ) -> None:
     """Score the ``RECOUNT`` best of ``score`` again with their words counted in their text
-    as FTS5 counts them (``positions.word_counts``; a phrase by its first word). The rows
-    read are added to ``read`` (the passages shown are most often among them)."""
+    as FTS5 counts them (``positions.word_counts``; a phrase by its first word)."""
     weight, lengths, mean = figures
+    sets = seen.sets
     top = sorted(score, key=lambda c: (-score[c], c))[:RECOUNT]
     words = {t: t.strip('"').replace('""', '"') for t in terms}
-    missing = [c for c in top if c not in read]
-    if missing:
-        read.update(search._rows(missing, None))
-    texts = {c: str(read[c][5]) for c in top if c in read}
-    counts = positions.word_counts(texts, list(words.values()))
+    counts = positions.word_counts(seen.texts(top), list(words.values()))
     for c in top:
         found = counts.get(c, {})
         score[c] = sum(
@@ -225,40 +241,35 @@ def _recount(
         )
 
 
-def _chosen(search: Chunks, terms: list[str], every: bool, sets: dict[str, set[int]]) -> set[int]:
-    """The passages holding every term (or any), each term's passages kept in ``sets``."""
+def _chosen(seen: _Seen, terms: list[str], every: bool) -> set[int]:
+    """The passages holding every term (or any), each term's passages kept in ``seen``."""
     try:
         for term in terms:
-            if term not in sets:
-                sets[term] = _matching(search, term)
+            if term not in seen.sets:
+                sql, match = route(ALL_MATCHING, term)
+                rows = positions.execute(seen.search.db, sql, (match,), seen.texts)
+                seen.sets[term] = {int(r[0]) for r in rows}
     except _errors() as exc:
         raise _failed(exc, None) from exc
-    held = [sets[t] for t in terms]
+    held = [seen.sets[t] for t in terms]
     return set.intersection(*held) if every else set.union(*held)
 
 
-def _matching(search: Chunks, term: str) -> set[int]:
-    sql, match = route(ALL_MATCHING, term)
-    return {
-        int(r[0])
-        for r in positions.execute(search.db, sql, (match,), positions.chunk_texts(search.db))
-    }
-
-
 def _in_hand(
-    search: Chunks, expression: str, found: Found, per_book: int, books: int, bounded: bool
+    seen: _Seen, expression: str, found: Found, per_book: int, books: int, bounded: bool
 ) -> None:
     """Add, for a query that matches most of the library, the books in the library's order
     (last opened, else last added, first) with their first passages that match, within each
     book's bound. The index without positions finds a rowid by reading its word's entries
     from the first (0.4 ms for a book added last among 500), so the books are read in
     groups: one FTS5 query over each run of neighbouring books, its passages shared out."""
+    search = seen.search
     try:
         shelf = search.db.execute_sql(IN_HAND, (1 if bounded else 0,)).fetchall()
         waiting: list[tuple[int, tuple[int, int]]] = []
         for book_id, bound in shelf:
             if len(found) + len(waiting) >= 2 * books:
-                _share_out(search, expression, waiting, found, per_book, books)
+                _share_out(seen, expression, waiting, found, per_book, books)
                 waiting = []
             if len(found) >= books:
                 return
@@ -267,7 +278,7 @@ def _in_hand(
             rowids = search.chunk_range(int(book_id), None if bound is None else int(bound))
             if rowids is not None:
                 waiting.append((int(book_id), rowids))
-        _share_out(search, expression, waiting, found, per_book, books)
+        _share_out(seen, expression, waiting, found, per_book, books)
     except _errors() as exc:
         raise _failed(exc, None) from exc
 
@@ -276,7 +287,7 @@ GROUP_GAP = 2000  # passages between two books' ranges that one query reads past
 
 
 def _share_out(
-    search: Chunks,
+    seen: _Seen,
     expression: str,
     waiting: list[tuple[int, tuple[int, int]]],
     found: Found,
@@ -296,9 +307,7 @@ def _share_out(
     sql, match = route(MATCHING, expression)
     matched: list[int] = []
     for lo, hi in groups:
-        rows = positions.execute(
-            search.db, sql, (match, lo, hi), positions.chunk_texts(search.db), (lo, hi)
-        )
+        rows = positions.execute(seen.search.db, sql, (match, lo, hi), seen.texts, (lo, hi))
         matched.extend(int(r[0]) for r in rows)
     matched.sort()
     keep = per_book + SPARE  # a few spare: a book's first matches may be its contents

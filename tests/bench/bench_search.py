@@ -15,19 +15,28 @@ the agent's tool and passages mode) is timed on ``--deep-books`` books (3 unless
 their encoder vectors take about 0.1 s a chunk), beside the hybrid search on the same
 queries, with the encoder's cost: loading, a chunk embedded, a pool of 30 embedded on the
 fly (the query-time alternative to stored vectors).
-Run: .venv/bin/python tests/bench/bench_search.py [--books 500] [--deep-books N]
+Old against new (issue 41, search7): the same queries, book search with BM25 alone and
+hybrid, and the library search, run by the code at ``--base`` (extracted with ``git
+archive``) and by this tree, each in a worker process of its own (search_worker.py) reading
+the same library, in batches taken in turn; every answer of the two sides must be the same
+(passages, pages, scores, snippets).
+Run: .venv/bin/python tests/bench/bench_search.py [--books 500] [--deep-books N] [--base REF]
 Smoke: MARGIN_BENCH_SMOKE=1 (2 short books, 1 deep, a few queries).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from common import FIXTURES, SMOKE, machine, median, percentile, report, rounds
+from common import FIXTURES, ROOT, SMOKE, base_tree, machine, median, percentile, report, rounds
 
 from core.books.importer import import_book
 from core.paths import resolve_paths
@@ -38,6 +47,9 @@ from core.store.library import Library
 
 BOOKS = int(sys.argv[sys.argv.index("--books") + 1]) if "--books" in sys.argv else 50
 DEEP_BOOKS = int(sys.argv[sys.argv.index("--deep-books") + 1]) if "--deep-books" in sys.argv else 3
+BASE = (
+    sys.argv[sys.argv.index("--base") + 1] if "--base" in sys.argv else "2a07c0d"
+)  # before search7
 if SMOKE:  # one small round: proves the benchmark runs
     BOOKS, DEEP_BOOKS = 2, 1
 QUERY_RUNS = 30 if SMOKE else 300
@@ -229,8 +241,77 @@ def main() -> None:
             "for comparison",
             True,
         )
+        old_and_new(Path(tmp) / "home", runs)
         deep_bench(lib, search, ids, pages)
         lib.close()
+
+
+def old_and_new(home: Path, runs: list[tuple[int, str, int]]) -> None:
+    """Book search (BM25 alone, hybrid) and library search, the code at ``BASE`` against
+    this tree's, each side in a worker process reading the same library, batches in turn;
+    every answer compared."""
+    jobs = {"alone": runs, "hybrid": runs, "all": runs[20:170] if not SMOKE else runs[:6]}
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {"old": base_tree(BASE, Path(tmp)), "new": ROOT}
+        worker = str(Path(__file__).with_name("search_worker.py"))
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        sides = {
+            side: subprocess.Popen(
+                [sys.executable, worker, str(tree), str(home)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            for side, tree in trees.items()
+        }
+
+        def ask(side: str, mode: str, batch: list[tuple[int, str, int]]) -> dict[str, Any]:
+            process = sides[side]
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(json.dumps({"mode": mode, "runs": batch}) + "\n")
+            process.stdin.flush()
+            return dict(json.loads(process.stdout.readline()))
+
+        try:
+            for mode, chosen in jobs.items():
+                for side in sides:  # a warm-up each (the page cache, the vectors' model)
+                    ask(side, mode, chosen[:10])
+                got: dict[str, dict[str, list[Any]]] = {s: {} for s in sides}
+                for n in range(0, len(chosen), 25):  # interleaved
+                    for side in sides:
+                        for key, values in ask(side, mode, chosen[n : n + 25]).items():
+                            got[side].setdefault(key, []).extend(values)
+                _old_and_new_report(mode, got)
+        finally:
+            for process in sides.values():
+                if process.stdin is not None:
+                    process.stdin.close()
+                process.wait(timeout=60)
+
+
+def _old_and_new_report(mode: str, got: dict[str, dict[str, list[Any]]]) -> None:
+    name = {"alone": "search_book BM25 alone", "hybrid": "search_book hybrid", "all": "search_all"}
+    goal = 20 if mode == "all" else 5
+    for side in ("old", "new"):
+        wall, cpu = got[side]["wall"], got[side]["cpu"]
+        report(
+            f"{side}: {name[mode]}, {len(wall)} queries",
+            f"median {median(wall):.2f} ms, p95 {percentile(wall, 95):.2f} ms",
+            f"p95 <= {goal} ms",
+            percentile(wall, 95) <= goal,
+        )
+        report(
+            f"  {side}: CPU time",
+            f"median {median(cpu):.2f} ms, p95 {percentile(cpu, 95):.2f} ms",
+            "(shared machine)",
+            True,
+        )
+    old, new = got["old"]["found"], got["new"]["found"]
+    same = sum(a == b for a, b in zip(old, new, strict=True))
+    report(
+        f"  same answers, old and new ({mode})", f"{same} of {len(old)}", "all", same == len(old)
+    )
 
 
 def deep_bench(lib: Library, search: BookSearch, ids: list[int], pages: dict[int, int]) -> None:
