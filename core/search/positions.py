@@ -34,7 +34,10 @@ _NEAR_GROUP = re.compile(r'NEAR\s*\(((?:"(?:[^"]|"")*"|[^")])*)\)', re.UNICODE)
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 _PIECE = re.compile(r"[^\W_]+", re.UNICODE)  # unicode61's token characters (letters, numbers)
 _BATCH = 500  # candidate passages read and checked at a time
-_FILTER = "chunk_index.rowid IN ({})"  # the ids, integers read from the index, inline
+# the ids, integers read from the index, inline; the "+" keeps the list out of FTS5 (given a
+# rowid IN (...), FTS5 runs the query once for each id, reading each word's passages from
+# the first: 13 ms for 106 passages of a phrase in 50 books, against 0.8 ms as a filter)
+_FILTER = "+chunk_index.rowid IN ({})"
 
 Texts = Callable[[list[int]], dict[int, str]]
 

@@ -119,6 +119,40 @@ def test_limit_and_order_apply_to_the_passages_that_match(alice: tuple[Library, 
     assert len(every) > 3 and first == every[:3]
 
 
+def test_the_passages_that_match_filter_one_scan_of_the_index(
+    alice: tuple[Library, BookInfo], with_positions: sqlite3.Connection
+) -> None:
+    """The passages a phrase matches narrow FTS5's own answer as a filter: given them as a
+    rowid IN (...) constraint, FTS5 ran the query once per passage, each time reading the
+    words' passages from the first (13 ms for 106 passages in 50 books, 0.8 ms as a filter),
+    and preferred that to the book's rowid range."""
+    from core.search.query import MATCHING
+
+    lib, _ = alice
+    seen: list[str] = []
+    run = lib.db.execute_sql
+
+    class Spy:
+        def execute_sql(self, sql: str, params: object = ()) -> object:
+            seen.append(sql)
+            return run(sql, params)
+
+    expression = '"queen of hearts"'
+    found = positions.execute(
+        Spy(), MATCHING, (expression, 1, 10**9), positions.chunk_texts(lib.db), (1, 10**9)
+    )
+    want = {
+        r[0] for r in with_positions.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,))
+    }
+    assert {r[0] for r in found} == want and want
+    restricted = seen[-1]
+    plan = run(f"EXPLAIN QUERY PLAN {restricted}", (positions.loosen(expression), 1, 10**9))
+    (detail,) = [str(r[3]) for r in plan.fetchall()]
+    index_string = detail.rsplit(":", 1)[1]
+    assert "M" in index_string and ">" in index_string and "<" in index_string, detail
+    assert "=" not in index_string, detail  # no lookup of each passage by its rowid
+
+
 def test_the_spoiler_checks_phrases_and_near(
     alice: tuple[Library, BookInfo], with_positions: sqlite3.Connection
 ) -> None:
