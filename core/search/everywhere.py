@@ -15,6 +15,7 @@ no passage is much more about it than another, and the books in hand come first.
 from __future__ import annotations
 
 import bisect
+import heapq
 import sqlite3
 import sys
 import zlib
@@ -203,7 +204,7 @@ def _gather(
             for c in chosen
         }
         _recount(seen, terms, score, (weight, lengths, mean))
-        best = sorted(score, key=lambda c: (-score[c], c))[:LIBRARY_POOL]
+        best = heapq.nsmallest(LIBRARY_POOL, score, key=lambda c: (-score[c], c))
         rows = (
             search.db.execute_sql(
                 KEPT.format(",".join(str(c) for c in best)), (1 if bounded else 0,)
@@ -229,7 +230,7 @@ def _recount(
     as FTS5 counts them (``positions.word_counts``; a phrase by its first word)."""
     weight, lengths, mean = figures
     sets = seen.sets
-    top = sorted(score, key=lambda c: (-score[c], c))[:RECOUNT]
+    top = heapq.nsmallest(RECOUNT, score, key=lambda c: (-score[c], c))
     words = {t: t.strip('"').replace('""', '"') for t in terms}
     counts = positions.word_counts(seen.texts(top), list(words.values()))
     for c in top:

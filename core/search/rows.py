@@ -133,8 +133,15 @@ def index_lengths(db: Executes, ids: list[int]) -> dict[int, int]:
     for start in range(0, len(ids), 10000):
         marks = ",".join(str(int(i)) for i in ids[start : start + 10000])
         for chunk_id, size in db.execute_sql(LENGTHS.format(marks)).fetchall():
-            if size:
-                found[int(chunk_id)] = _varint_at(bytes(size), 0)[0]
+            if not size:
+                continue
+            first = size[0]  # a passage's length takes one or two bytes: read here
+            if first < 0x80:
+                found[chunk_id] = first
+            elif len(size) > 1 and size[1] < 0x80:
+                found[chunk_id] = (first & 0x7F) << 7 | size[1]
+            else:
+                found[chunk_id] = _varint_at(bytes(size), 0)[0]
     return found
 
 
