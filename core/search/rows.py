@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Protocol
 
-from core.store.packing import unpack_chunk
+from core.store.packing import chunk_from, chunk_pages
 from core.store.page_blocks import block_texts, margin_page
 
 RANGE = "SELECT min(id), max(id) FROM chunk WHERE book_id = ?"
@@ -63,21 +63,23 @@ def chunk_rows(db: Executes, ids: list[int], book_id: int | None) -> dict[int, t
     return {
         int(c[0]): (
             *c[:5],
-            unpack_chunk(c[5], pages.get((c[1], c[2])), pages.get((c[1], c[3]))),
+            chunk_from(
+                c[5], chunk_pages(pages.get((c[1], c[2]), b""), pages.get((c[1], c[3]), b""))
+            ),
         )
         for c in chunks
     }
 
 
-def page_texts(db: Executes, marks: str) -> dict[tuple[int, int], str]:
-    """(book, page number) → text of the pages the chunks ``marks`` (their ids, joined by
+def page_texts(db: Executes, marks: str) -> dict[tuple[int, int], bytes]:
+    """(book, page number) → text (UTF-8) of the pages the chunks ``marks`` (their ids, joined by
     commas) were cut from."""
     rows = db.execute_sql(PAGES.format(marks)).fetchall()
-    pages: dict[tuple[int, int], str] = {}
+    pages: dict[tuple[int, int], bytes] = {}
     held: dict[int, list[tuple[tuple[int, int], Any]]] = {}  # block rowid → its pages
     for book, number, ref, block in rows:
         if block is None:  # a page stored alone (or its block is missing: told)
-            pages[(book, number)] = margin_page(ref, None)
+            pages[(book, number)] = margin_page(ref, None).encode("utf-8")
         else:
             held.setdefault(int(block), []).append(((book, number), ref))
     if held:

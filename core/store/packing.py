@@ -93,13 +93,21 @@ def unpack_chunk(value: bytes | str | None, first_page: Any, last_page: Any) -> 
         return ""
     if isinstance(value, str):  # a row not yet migrated to v8
         return value
+    # only the pages' text is inflated, not the HTML packed after it (the CRC of a slice,
+    # or the window's length, still tells a damaged page)
+    return chunk_from(value, chunk_pages(page_text(first_page), page_text(last_page)))
+
+
+def chunk_from(value: bytes | str | None, pages: bytes) -> str:
+    """A stored chunk's text from ``chunk_pages`` of its pages' texts (UTF-8)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):  # a row not yet migrated to v8
+        return value
     value = bytes(value)
     if value[:1] not in (CHUNK_BLOB, CHUNK_SLICE) or len(value) < 9:
         raise ValueError("not a stored chunk")
     start, size = int.from_bytes(value[1:5], "little"), int.from_bytes(value[5:9], "little")
-    # only the pages' text is inflated, not the HTML packed after it (the CRC of a slice,
-    # or the window's length, still tells a damaged page)
-    pages = chunk_pages(page_text(first_page), page_text(last_page))
     if value[:1] == CHUNK_SLICE:
         body = pages[start : start + size]
         if len(value) != 13 or zlib.crc32(body) != int.from_bytes(value[9:], "little"):

@@ -17,6 +17,7 @@ the last few are kept, decoded, for the reads that follow).
 
 from __future__ import annotations
 
+import struct
 import threading
 import zlib
 from collections import OrderedDict
@@ -134,10 +135,10 @@ def _inflated(data: Any, end: int) -> bytes:
     return raw
 
 
-def block_texts(data: Any, refs: Sequence[Any]) -> list[str]:
-    """The texts of pages of one block (their descriptors, ``refs``), in that order: the
-    block inflated once, as far as the last of them (``_inflated``), each page checked
-    against the CRC-32 its descriptor keeps (as ``margin_page`` reads one)."""
+def block_texts(data: Any, refs: Sequence[Any]) -> list[bytes]:
+    """The texts (UTF-8) of pages of one block (their descriptors, ``refs``), in that
+    order: the block inflated once, as far as the last of them (``_inflated``), each page
+    checked against the CRC-32 its descriptor keeps (as ``margin_page`` reads one)."""
     parts = [_where(ref) for ref in refs]
     raw = _inflated(data, max((start + size + extra for start, size, extra, _ in parts), default=0))
     texts = []
@@ -145,8 +146,11 @@ def block_texts(data: Any, refs: Sequence[Any]) -> list[str]:
         part = raw[start : start + size + extra]
         if len(part) != size + extra or zlib.crc32(part) != check:
             raise ValueError("a stored page does not match its block")
-        texts.append(part[:size].decode("utf-8"))
+        texts.append(part[:size])
     return texts
+
+
+_DESCRIPTOR = struct.Struct("<IIII")  # start, text length, HTML length, CRC-32
 
 
 def _where(ref: Any) -> tuple[int, int, int, int]:
@@ -154,7 +158,7 @@ def _where(ref: Any) -> tuple[int, int, int, int]:
     ref = bytes(ref)
     if len(ref) != _HEAD or ref[:1] != BLOCK_PAGE or ref[1] > _OWN_HTML:
         raise ValueError("not a page of a stored block")
-    start, size, extra, check = (int.from_bytes(ref[i : i + 4], "little") for i in (2, 6, 10, 14))
+    start, size, extra, check = _DESCRIPTOR.unpack_from(ref, 2)
     return start, size, extra, check
 
 
