@@ -24,6 +24,11 @@ _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
 _LETTERS = "\u00c0-\u024f\u1e00-\u1eff"  # letters with accents, which fold to others
 _ACCENTED = re.compile(f"[{_LETTERS}]")
 _ACCENTED_WORD = re.compile(f"(?<![\\w'’])\\w*[{_LETTERS}]\\w*(?:['’]\\w+)*")
+_TAIL = re.compile(r"\w*(?:['’]\w+)*", re.UNICODE)  # a word's rest, after its start
+_WORD_OR_APOSTROPHE = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_'’"
+)  # what ``\w`` and an apostrophe are among ASCII characters
+_MARKS = "\u2018\u2019\u201c\u201d\u2013\u2014"  # curly quotes, en and em dashes
 _SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s")
 
 
@@ -61,6 +66,51 @@ def _starting(wanted: frozenset[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w'’])(?:{stems})\w*(?:['’]\w+)*", re.IGNORECASE)
 
 
+def _candidates(text: str, wanted: set[str]) -> list[tuple[int, int, str]]:
+    """(start, end, stem) of the words of ``text`` that start like a wanted stem (or hold an
+    accent), in order: only those are folded and stemmed."""
+    if all(w and w.isascii() for w in wanted) and _plain(text):
+        return _found_plain(text, wanted)
+    return _found_by_expression(text, wanted)
+
+
+def _found_by_expression(text: str, wanted: set[str]) -> list[tuple[int, int, str]]:
+    """``_candidates`` by regular expressions, for any text."""
+    candidates = list(_starting(frozenset(wanted)).finditer(text))
+    if _ACCENTED.search(text) is not None:
+        candidates += _ACCENTED_WORD.finditer(text)
+    return sorted((m.start(), m.end(), stem(fold(m.group(0)))) for m in candidates)
+
+
+def _plain(text: str) -> bool:
+    """Whether ``text`` is ASCII but for curly quotes and dashes (which are no words)."""
+    for mark in _MARKS:
+        if mark in text:
+            text = text.replace(mark, "")
+    return text.isascii()
+
+
+def _found_plain(text: str, wanted: set[str]) -> list[tuple[int, int, str]]:
+    """``_candidates`` of a text of ASCII words and stems: each stem looked for with
+    ``str.find`` in the lower-cased text (as ``_starting``'s expression matches, without
+    looking at every character): a word starts where no letter, digit, "_" or apostrophe
+    is before it, and goes on over letters, digits and apostrophes between them."""
+    lowered = text.lower()
+    starts: dict[int, int] = {}
+    for wanted_stem in sorted(wanted, key=len, reverse=True):  # the longest first, as there
+        at = lowered.find(wanted_stem) if wanted_stem else -1
+        while at >= 0:
+            if at not in starts and (at == 0 or text[at - 1] not in _WORD_OR_APOSTROPHE):
+                starts[at] = len(wanted_stem)
+            at = lowered.find(wanted_stem, at + 1)
+    found = []
+    for at in sorted(starts):
+        tail = _TAIL.match(text, at + starts[at])
+        end = tail.end() if tail else at + starts[at]
+        found.append((at, end, stem(fold(text[at:end]))))
+    return found
+
+
 def cjk_snippet(text: str, wanted: set[str], width: int) -> str:
     """About ``width`` characters of Chinese or Japanese ``text`` around its first place
     holding a wanted term, every wanted term in it marked; "" when none is there."""
@@ -84,12 +134,7 @@ def make_snippet(text: str, wanted: set[str], words: int = WORDS) -> str:
         return ""
     if any(has_cjk(w) for w in wanted):  # no spaces between words: by characters
         return cjk_snippet(text, wanted, words * _CHARS_PER_WORD // 2)
-    # only words that start like a wanted stem (or hold an accent) are folded and stemmed
-    candidates = list(_starting(frozenset(wanted)).finditer(text))
-    if _ACCENTED.search(text) is not None:
-        candidates += _ACCENTED_WORD.finditer(text)
-    found = sorted((m.start(), m.end(), stem(fold(m.group(0)))) for m in candidates)
-    found = [f for f in found if f[2] in wanted]
+    found = [f for f in _candidates(text, wanted) if f[2] in wanted]
     if not found:
         return ""
     reach = words * _SHORT_WORD  # a stretch that fits in ``words`` words even when short

@@ -26,3 +26,37 @@ def test_possessives_accents_and_phrases_match() -> None:
     snippet = make_snippet("Un café était fermé.", query_stems(['"cafe etait"']))
     assert snippet == "Un «café» «était» fermé"
     assert make_snippet(TEXT, query_stems(['"hookah"'])) == ""  # the caller shows the opening
+
+
+def test_plain_texts_find_the_words_the_expressions_find() -> None:
+    """A text of ASCII words (curly quotes and dashes aside) has its words found with
+    ``str.find`` (``snippets._found_plain``): the very words, stems and places the regular
+    expressions find, on paragraphs of two books and odd words (apostrophes, digits, "_")."""
+    import random
+
+    from core.search import snippets
+    from tests.conftest import BOOKS
+
+    paragraphs = [
+        p
+        for name in ("alice_in_wonderland.txt", "metamorphosis.txt")
+        for p in (BOOKS / name).read_text(encoding="utf-8").split("\n\n")[:200]
+        if p.strip()
+    ]
+    odd = "o'clock O’CLOCK don't rabbit’s x_y 1st 42nd abc'ed ’tis ‘quoted’ A—B well-known".split()
+    rng = random.Random(3)
+    compared = 0
+    for _ in range(300):
+        text = rng.choice(paragraphs)
+        if rng.random() < 0.4:
+            words = text.split()
+            words[rng.randrange(len(words))] = rng.choice(odd)
+            text = " ".join(words)
+        words = [*rng.sample(text.split(), min(3, len(text.split()))), rng.choice(odd)]
+        wanted = query_stems([f'"{w}"' for w in words])
+        if all(w and w.isascii() for w in wanted) and snippets._plain(text):
+            compared += 1
+            assert snippets._found_plain(text, wanted) == snippets._found_by_expression(
+                text, wanted
+            ), (text, wanted)
+    assert compared > 200
