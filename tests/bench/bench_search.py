@@ -251,6 +251,17 @@ def old_and_new(home: Path, runs: list[tuple[int, str, int]]) -> None:
     this tree's, each side in a worker process reading the same library, batches in turn;
     every answer compared."""
     jobs = {"alone": runs, "hybrid": runs, "all": runs[20:170] if not SMOKE else runs[:6]}
+    for mode, got in run_sides(home, jobs).items():
+        _old_and_new_report(mode, got)
+
+
+def run_sides(
+    home: Path, jobs: dict[str, list[tuple[int, str, int]]], batch: int = 25
+) -> dict[str, dict[str, dict[str, list[Any]]]]:
+    """Each job (mode → runs) run by the code at ``BASE`` ("old") and this tree's ("new"),
+    each in a worker process (search_worker.py) on the library at ``home``, ``batch`` runs
+    at a time in turn after a warm-up: mode → side → {"wall", "cpu", "found"}."""
+    out: dict[str, dict[str, dict[str, list[Any]]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"old": base_tree(BASE, Path(tmp)), "new": ROOT}
         worker = str(Path(__file__).with_name("search_worker.py"))
@@ -266,10 +277,10 @@ def old_and_new(home: Path, runs: list[tuple[int, str, int]]) -> None:
             for side, tree in trees.items()
         }
 
-        def ask(side: str, mode: str, batch: list[tuple[int, str, int]]) -> dict[str, Any]:
+        def ask(side: str, mode: str, runs: list[tuple[int, str, int]]) -> dict[str, Any]:
             process = sides[side]
             assert process.stdin is not None and process.stdout is not None
-            process.stdin.write(json.dumps({"mode": mode, "runs": batch}) + "\n")
+            process.stdin.write(json.dumps({"mode": mode, "runs": runs}) + "\n")
             process.stdin.flush()
             return dict(json.loads(process.stdout.readline()))
 
@@ -278,16 +289,17 @@ def old_and_new(home: Path, runs: list[tuple[int, str, int]]) -> None:
                 for side in sides:  # a warm-up each (the page cache, the vectors' model)
                     ask(side, mode, chosen[:10])
                 got: dict[str, dict[str, list[Any]]] = {s: {} for s in sides}
-                for n in range(0, len(chosen), 25):  # interleaved
+                for n in range(0, len(chosen), batch):  # interleaved
                     for side in sides:
-                        for key, values in ask(side, mode, chosen[n : n + 25]).items():
+                        for key, values in ask(side, mode, chosen[n : n + batch]).items():
                             got[side].setdefault(key, []).extend(values)
-                _old_and_new_report(mode, got)
+                out[mode] = got
         finally:
             for process in sides.values():
                 if process.stdin is not None:
                     process.stdin.close()
                 process.wait(timeout=60)
+    return out
 
 
 def _old_and_new_report(mode: str, got: dict[str, dict[str, list[Any]]]) -> None:
