@@ -199,10 +199,7 @@ def _gather(
         weight = {t: idf(total, len(rows)) for t, rows in sets.items()}
         lengths = index_lengths(search.db, sorted(chosen))
         mean = tokens / total if total else 1.0
-        score = {
-            c: once_bm25(sum(weight[t] for t in terms if c in sets[t]), lengths.get(c, mean), mean)
-            for c in chosen
-        }
+        score = _once_scores(chosen, terms, sets if not every else None, weight, (lengths, mean))
         _recount(seen, terms, score, (weight, lengths, mean))
         best = heapq.nsmallest(LIBRARY_POOL, score, key=lambda c: (-score[c], c))
         rows = (
@@ -218,6 +215,30 @@ def _gather(
     for chunk_id in best:
         if chunk_id in books_of:
             _add(found, books_of[chunk_id], chunk_id, score[chunk_id], per_book, books)
+
+
+def _once_scores(
+    chosen: set[int],
+    terms: list[str],
+    sets: dict[str, set[int]] | None,
+    weight: dict[str, float],
+    sizes: tuple[dict[int, int], float],
+) -> dict[int, float]:
+    """Each chosen passage's BM25 with each term it holds counted once, for its length:
+    ``once_bm25`` of its terms' summed weight (every term's, when ``sets`` is None: the
+    passages hold every term), worked out once for each weight and length."""
+    lengths, mean = sizes
+    every = sum(weight[t] for t in terms)
+    known: dict[tuple[float, float], float] = {}
+    score: dict[int, float] = {}
+    for c in chosen:
+        held = every if sets is None else sum(weight[t] for t in terms if c in sets[t])
+        size = lengths.get(c, mean)
+        value = known.get((held, size))
+        if value is None:
+            value = known[(held, size)] = once_bm25(held, size, mean)
+        score[c] = value
+    return score
 
 
 def _recount(
