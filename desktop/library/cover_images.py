@@ -297,7 +297,8 @@ def _drawing() -> None:
     thumbnail(fit_cover(image, _SMALL), _SMALL, 2.0)
     buffer = QBuffer()
     buffer.open(QBuffer.OpenModeFlag.WriteOnly)
-    image.save(buffer, b"PNG")
+    # (PySide takes the format as str, though its stubs say bytes)
+    image.save(buffer, "PNG")  # type: ignore[call-overload]
     decode_image(bytes(buffer.data().data()), _SMALL)
 
 

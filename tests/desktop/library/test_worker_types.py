@@ -32,4 +32,5 @@ def test_cover_and_page_workers_make_no_type_of_their_own(tmp_path: Path) -> Non
     # every kind of cover was made on the worker (txt, epub x2, pdf, comic) and a page decoded
     assert report["sizes"] == [[180, 270]] * 5 + [[20, 30]]
     assert len(list(tmp_path.glob("covers/*.png"))) == 5
+    assert report["warnings"] == []  # each kind of cover work ran on the window's thread
     assert report["made"] == []  # the window's thread made every type the worker used

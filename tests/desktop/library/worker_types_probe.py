@@ -8,6 +8,7 @@ from __future__ import annotations
 import enum
 import io
 import json
+import logging
 import sys
 import threading
 import zipfile
@@ -58,6 +59,13 @@ def main(fixtures: Path, work: Path) -> None:
         CoverJob("d" * 64, "pdf", str(fixtures / "pdf" / "pdflatex-4-pages.pdf"), "T", "A"),
         CoverJob("e" * 64, "cbz", str(comic), "T", "A"),
     ]
+    warnings: list[str] = []
+
+    class Kept(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            warnings.append(record.getMessage())
+
+    logging.getLogger("margin.covers").addHandler(Kept(logging.WARNING))
     for job in jobs:
         make_ready_for_threads(job.format)
     before = _types()
@@ -77,7 +85,7 @@ def main(fixtures: Path, work: Path) -> None:
     worker.start()
     worker.join()
     made.extend(f"worker: type {name}" for name in sorted(_types() - before))
-    print(json.dumps({"made": made, "sizes": sizes}))
+    print(json.dumps({"made": made, "sizes": sizes, "warnings": warnings}))
     del app
 
 
