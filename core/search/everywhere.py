@@ -15,7 +15,6 @@ no passage is much more about it than another, and the books in hand come first.
 from __future__ import annotations
 
 import bisect
-import heapq
 import sqlite3
 import sys
 import zlib
@@ -191,6 +190,8 @@ def _gather(
     FTS5's own ranking would read and cut every matching passage again, about 70 µs
     each): the chunks are ranked by BM25 with each term counted once, for their length,
     with FTS5's weights (its passage counts) and lengths (``rows.index_lengths``)."""
+    from heapq import nsmallest  # (here: the read-only command's start-up is measured)
+
     per_book, books = sizes
     search, sets = seen.search, seen.sets
     try:
@@ -201,7 +202,7 @@ def _gather(
         mean = tokens / total if total else 1.0
         score = _once_scores(chosen, terms, sets if not every else None, weight, (lengths, mean))
         _recount(seen, terms, score, (weight, lengths, mean))
-        best = heapq.nsmallest(LIBRARY_POOL, score, key=lambda c: (-score[c], c))
+        best = nsmallest(LIBRARY_POOL, score, key=lambda c: (-score[c], c))
         rows = (
             search.db.execute_sql(
                 KEPT.format(",".join(str(c) for c in best)), (1 if bounded else 0,)
@@ -251,7 +252,9 @@ def _recount(
     as FTS5 counts them (``positions.word_counts``; a phrase by its first word)."""
     weight, lengths, mean = figures
     sets = seen.sets
-    top = heapq.nsmallest(RECOUNT, score, key=lambda c: (-score[c], c))
+    from heapq import nsmallest  # (here: the read-only command's start-up is measured)
+
+    top = nsmallest(RECOUNT, score, key=lambda c: (-score[c], c))
     words = {t: t.strip('"').replace('""', '"') for t in terms}
     counts = positions.word_counts(seen.texts(top), list(words.values()))
     for c in top:
