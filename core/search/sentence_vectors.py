@@ -47,7 +47,7 @@ WINDOW = 254  # word pieces a window holds at most (the encoder's 256 with [CLS]
 OVERLAP = 64  # word pieces of the window before that a window starts with, at most
 HEAD = True  # a chunk's first window is its head, as read before windows (windows.py)
 MEAN_WEIGHT = 0.25  # a chunk's closeness: (1 - this) × its best window's + this × their mean
-AHEAD_PAGES = 10  # the chunks up to this far past read_to come first
+AHEAD_PAGES = 60  # the chunks starting up to this far past read_to come first (issue 41)
 BATCH = 32  # chunks encoded between two writes at least (a fourth of those done, at most)
 BATCH_MAX = 256  # and at most (about a minute: what a stopped worker may lose)
 WINDOWS_ENV = "MARGIN_ENCODER_WINDOWS"  # how many windows of a chunk are read (1 to 255)
@@ -67,6 +67,7 @@ MAX_WINDOWS = _max_windows()
 LAYOUT = f"{MODEL}/{'h' if HEAD else 'w'}{WINDOW}o{OVERLAP}m{MAX_WINDOWS}"
 
 _wanted: dict[str, set[int]] = {}  # library file → books whose vectors were asked for
+_ahead: dict[str, set[int]] = {}  # and books whose reader's part alone was (``mark_ahead``)
 _wanted_lock = threading.Lock()
 
 
@@ -78,6 +79,18 @@ def mark_wanted(db: pw.SqliteDatabase, book_id: int) -> bool:
         return False
     with _wanted_lock:
         _wanted.setdefault(str(db.database), set()).add(book_id)
+    return True
+
+
+def mark_ahead(db: pw.SqliteDatabase, book_id: int) -> bool:
+    """Count the reader's part of the book (its chunks up to ``AHEAD_PAGES`` past
+    ``read_to``: where the next questions go) as asked for, from its import or opening on,
+    before any question: the rest of the book waits for ``mark_wanted``. False when
+    ``MARGIN_DEEP_VECTORS=0`` turns vectors off."""
+    if os.environ.get(DEEP_VECTORS_ENV) == "0":
+        return False
+    with _wanted_lock:
+        _ahead.setdefault(str(db.database), set()).add(book_id)
     return True
 
 
@@ -149,18 +162,43 @@ class SentenceVectors(BookVectors):
     # --- writing ---------------------------------------------------------------------------
 
     def missing(self) -> list[int]:
-        """The books asked for (``want``) whose windows are missing, stale or not all there."""
+        """The books asked for (``want``) whose windows are missing, stale or not all there,
+        and those whose reader's part alone was (``mark_ahead``) while it is not there."""
         with _wanted_lock:
             wanted = set(_wanted.get(str(self.db.database), ()))
-        if not wanted or not self.available():
+            ahead = set(_ahead.get(str(self.db.database), ())) - wanted
+        if not (wanted or ahead) or not self.available():
             return []
-        return [b for b in self._stale(" OR v.done < v.count") if b in wanted]
+        stale = self._stale(" OR v.done < v.count")
+        return [b for b in stale if b in wanted or (b in ahead and not self._reader_there(b))]
+
+    def reader_only(self, book_ids: list[int]) -> list[int]:
+        """Those of ``book_ids`` whose reader's part alone is asked for."""
+        with _wanted_lock:
+            wanted = _wanted.get(str(self.db.database), set())
+            return [b for b in book_ids if b not in wanted]
+
+    def _reader_there(self, book_id: int) -> bool:
+        """Whether the book's chunks up to a little past the reader have their windows."""
+        row = self.db.execute_sql(
+            "SELECT min(id), count(*) FROM chunk WHERE book_id = ?", (book_id,)
+        ).fetchone()
+        if row is None or not row[1]:
+            return True  # nothing to compute
+        first, count = int(row[0]), int(row[1])
+        stored = self.db.execute_sql(
+            f"SELECT model, dims, first_chunk, count, done FROM {self.table} WHERE book_id = ?",
+            (book_id,),
+        ).fetchone()
+        if stored is None or tuple(stored[:4]) != (self.model, self.dims, first, count):
+            return False
+        return int(stored[4]) >= self._reader_stop(book_id, first, count)
 
     def _reader_stop(self, book_id: int, first: int, count: int) -> int:
-        """How many of the book's chunks come first: those ending up to ``AHEAD_PAGES``
+        """How many of the book's chunks come first: those starting up to ``AHEAD_PAGES``
         past the reader's ``read_to`` (at least one)."""
         row = self.db.execute_sql(
-            "SELECT max(id) FROM chunk WHERE book_id = ? AND end_page <= "
+            "SELECT max(id) FROM chunk WHERE book_id = ? AND start_page <= "
             "(SELECT read_to FROM book WHERE id = ?) + ?",
             (book_id, book_id, AHEAD_PAGES),
         ).fetchone()

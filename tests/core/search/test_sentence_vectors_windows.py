@@ -15,9 +15,17 @@ import pytest
 
 from core.books.importer import import_book, reimport_book
 from core.paths import resolve_paths
-from core.search import BookSearch, sentence_vectors
+from core.search import BookSearch, sentence_vectors, vector_indexer
 from core.search.encoder import load_encoder
-from core.search.sentence_vectors import HEAD, MEAN_WEIGHT, OVERLAP, WINDOW, SentenceVectors, pack4
+from core.search.sentence_vectors import (
+    HEAD,
+    MEAN_WEIGHT,
+    OVERLAP,
+    WINDOW,
+    SentenceVectors,
+    mark_ahead,
+    pack4,
+)
 from core.search.vector_indexer import indexer_for, want
 from core.search.windows import windows
 from core.store.library import BookInfo, Library
@@ -128,8 +136,10 @@ def _opening(folder: Path, chars: int) -> Path:
 
 
 @pytest.fixture
-def opening(tmp_path: Path) -> Iterator[tuple[Library, BookInfo]]:
-    """About 25 chunks of Alice; the background indexer stopped (these tests index)."""
+def opening(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Library, BookInfo]]:
+    """About 25 chunks of Alice; the background indexer stopped (these tests index), and
+    the import asks for none of the encoder's vectors (test_vectors_ahead)."""
+    monkeypatch.setattr(vector_indexer, "want_ahead", lambda db, book_id: None)
     lib = Library.open(resolve_paths(tmp_path / "home"))
     book = import_book(lib, _opening(tmp_path, 30_000)).book
     assert indexer_for(lib.db).wait(60)
@@ -196,15 +206,23 @@ def test_the_readers_pages_come_first_and_are_searched_at_once(
         "SELECT count(*) FROM chunk WHERE book_id = ?", (book.id,)
     ).fetchone()[0]
     reader = lib.db.execute_sql(
-        "SELECT count(*) FROM chunk WHERE book_id = ? AND end_page <= 4", (book.id,)
+        "SELECT count(*) FROM chunk WHERE book_id = ? AND start_page <= 4", (book.id,)
     ).fetchone()[0]
     assert 0 < reader < total // 2
     assert vectors.index_book(book.id, reader_first=True)
     assert _row(lib, book.id) == (reader, total, LAYOUT), "the reader's chunks, and no more"
     assert vectors.missing() == [] or book.id not in vectors.missing()  # not wanted yet
+    # asked for at import (``want_ahead``): the reader's part is there, nothing is missing
+    # until the reader reads on
+    assert mark_ahead(lib.db, book.id)
+    assert book.id not in vectors.missing()
+    lib.set_read_to(book.id, 4)
+    assert vectors.missing() == [book.id] and vectors.reader_only([book.id]) == [book.id]
+    lib.set_read_to(book.id, 3)
     want(lib.db, book.id)
     indexer_for(lib.db).stop()
     assert vectors.missing() == [book.id], "not all there: asked for again"
+    assert vectors.reader_only([book.id]) == [], "the whole book, now"
     assert not vectors.has(book.id)
 
     question = "What did the hurrying animal take out to check the time?"
