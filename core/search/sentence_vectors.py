@@ -192,15 +192,17 @@ class SentenceVectors(BookVectors):
         ).fetchone()
         if stored is None or tuple(stored[:4]) != (self.model, self.dims, first, count):
             return False
-        return int(stored[4]) >= self._reader_stop(book_id, first, count)
+        # asked again only once the reader is halfway through the pages computed ahead: a
+        # worker process is not started for every page turned
+        return int(stored[4]) >= self._reader_stop(book_id, first, count, AHEAD_PAGES // 2)
 
-    def _reader_stop(self, book_id: int, first: int, count: int) -> int:
-        """How many of the book's chunks come first: those starting up to ``AHEAD_PAGES``
-        past the reader's ``read_to`` (at least one)."""
+    def _reader_stop(self, book_id: int, first: int, count: int, ahead: int = -1) -> int:
+        """How many of the book's chunks come first: those starting up to ``ahead`` pages
+        (``AHEAD_PAGES``) past the reader's ``read_to`` (at least one)."""
         row = self.db.execute_sql(
             "SELECT max(id) FROM chunk WHERE book_id = ? AND start_page <= "
             "(SELECT read_to FROM book WHERE id = ?) + ?",
-            (book_id, book_id, AHEAD_PAGES),
+            (book_id, book_id, AHEAD_PAGES if ahead < 0 else ahead),
         ).fetchone()
         last = row[0] if row is not None and row[0] is not None else first
         return max(1, min(count, int(last) - first + 1))

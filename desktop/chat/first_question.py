@@ -2,7 +2,8 @@
 issue 41): once a model is connected, its SDK and client first, then, when a book is open and
 the window has been quiet a moment, the book's part on a worker thread (its spoiler
 statistics and the check's tables, the disk reserve) and the Markdown renderer the first
-answer is drawn with. Passages mode needs none of it."""
+answer is drawn with; passages mode needs none of it. In every mode, deep search's vectors
+of the pages ahead of the reader follow the book's opening and the reader's reading on."""
 
 from __future__ import annotations
 
@@ -57,6 +58,14 @@ class FirstQuestion(QObject):
         self.book_id = book_id
         self._tries = 0
         self._soon()
+
+    def reader_moved(self, book_id: int) -> None:
+        """The book opened, or its reader read on (whatever the mode): deep search's vectors
+        of the pages ahead, in a background process (``vector_indexer.want_ahead``: cheap
+        here, and nothing when they are there)."""
+        from core.search.vector_indexer import want_ahead
+
+        want_ahead(self.app.library.db, book_id)
 
     def _soon(self) -> None:
         if self.connected and self.book_id is not None and self.book_id not in self.warmed:

@@ -231,6 +231,7 @@ class ChatPane(QWidget):
     def _start_read_ahead(self, book_id: int | None) -> None:
         if self._closed or book_id is None or self.book_id != book_id:
             return
+        self.first_question.reader_moved(book_id)
 
         def start(pages: list[tuple[int, str]]) -> None:
             if pages and not self._closed and self.book_id == book_id:

@@ -213,10 +213,12 @@ def test_the_readers_pages_come_first_and_are_searched_at_once(
     assert _row(lib, book.id) == (reader, total, LAYOUT), "the reader's chunks, and no more"
     assert vectors.missing() == [] or book.id not in vectors.missing()  # not wanted yet
     # asked for at import (``want_ahead``): the reader's part is there, nothing is missing
-    # until the reader reads on
+    # until the reader reads on past half of the pages computed ahead
     assert mark_ahead(lib.db, book.id)
     assert book.id not in vectors.missing()
     lib.set_read_to(book.id, 4)
+    assert book.id not in vectors.missing(), "no worker for every page turned"
+    lib.set_read_to(book.id, 6)
     assert vectors.missing() == [book.id] and vectors.reader_only([book.id]) == [book.id]
     lib.set_read_to(book.id, 3)
     want(lib.db, book.id)
