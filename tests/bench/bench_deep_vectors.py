@@ -4,8 +4,8 @@ machine, starting at import).
 
 Each run is a fresh process with a new library, as a window holds one: it imports the book
 (``import_book``, background work allowed, as in the window), sets ``read_to`` (``--read-to``,
-0 by default: a book just added), and waits until every chunk that starts within the 60 pages
-after ``read_to`` has its windows stored. The old code starts deep vectors only once a
+0 by default: a book just added), and waits until every chunk on the 60 pages after
+``read_to`` has its windows stored. The old code starts deep vectors only once a
 question is asked (``want_soon``): its side asks at once after the import, its best case
 (issue 41 measured 89.6 s from the first question). The new side asks nothing. CPU time is
 the process's and its vector workers' (those ended, and those still running when the vectors
@@ -51,20 +51,24 @@ def worker(tree: str, home: str, book: str, read_to: int, ask: bool) -> None:
         from core.search.vector_indexer import want_soon
 
         want_soon(db, book_id)
-    first, last_needed = db.execute_sql(
-        "SELECT min(id), max(CASE WHEN start_page <= ? THEN id END) FROM chunk WHERE book_id = ?",
-        (read_to + PAGES, book_id),
+    # the chunks on the 60 pages after read_to (positions from the book's first chunk)
+    first, low, high = db.execute_sql(
+        "SELECT min(id), min(CASE WHEN end_page > ? THEN id END),"
+        " max(CASE WHEN start_page <= ? THEN id END) FROM chunk WHERE book_id = ?",
+        (read_to, read_to + PAGES, book_id),
     ).fetchone()
-    needed = int(last_needed) - int(first) + 1
+    low, high = int(low) - int(first), int(high) - int(first) + 1
     done = 0
     while time.perf_counter() - started < LIMIT_S:
         row = db.execute_sql(
-            "SELECT done FROM sentence_windows WHERE book_id = ?", (book_id,)
+            "SELECT windows FROM sentence_windows WHERE book_id = ?", (book_id,)
         ).fetchone()
-        done = int(row[0]) if row else 0
-        if done >= needed:
+        made = bytes(row[0]) if row else b""  # each chunk's windows (0: not yet)
+        done = sum(map(bool, made[low:high]))
+        if len(made) >= high and all(made[low:high]):
             break
         time.sleep(0.05)
+    needed = high - low
     took = time.perf_counter() - started
     ended = resource.getrusage(resource.RUSAGE_CHILDREN)  # the workers that ended (joined)
     cpu = time.process_time() + ended.ru_utime + ended.ru_stime + _workers_cpu()
