@@ -8,7 +8,8 @@ tests/bench/bench_first_word.py, the first question on a book waited for:
   thread) → ``warm_book`` reads them into the service's cache;
 - the spoiler check's tables, built at its first sentence on the window's thread while the
   answer's first words waited (~50 ms) → ``warm_book`` checks one sentence;
-- the disk space kept in reserve for saving an answer (made once) → ``warm_book`` makes it.
+- the disk space kept in reserve for saving an answer (made once) → ``warm_book`` makes it;
+- the system prompt's files, read on the window's thread → ``warm_book`` reads them.
 
 Nothing here imports the SDK at module level; ``connect`` runs after the window is painted.
 """
@@ -58,8 +59,13 @@ def warm_book(service: AgentService, book_id: int) -> bool:
     """On a worker thread, once a book is open with a model connected: what its first
     question would otherwise do on the way. False when the book's spoiler statistics are
     not counted yet (call again later)."""
+    from core.agent.context import BookContext
+
     reserve.ensure(service.paths.data)
     book = service.library.get_book(book_id)
+    # the prompt's files are read once (on the window's thread, at the first question)
+    for bound in {book.spoiler_bound, None}:
+        BookContext().system(book, bound=bound, selection=None, citations=True)
     if not service.settings.spoiler_safe or book.spoiler_bound is None:
         return True
     if not stats_stored(service.library.db, book_id):
