@@ -8,14 +8,20 @@ comes from ``ANTHROPIC_API_KEY`` and the model from ``ANTHROPIC_BASE_URL``: the 
 Anthropic server (``tests/fakes/anthropic_server.py``) in this process, spoken to by the real
 SDK over HTTP. Once the book is shown the worker waits (``--wait``, 5 s), types a question,
 presses Return (a real key press through Qt) and takes the time until the transcript's
-viewport paints the answer's first word. A second figure, "cold", sends as soon as the book is
-shown: spawn → first word painted, for the record.
+viewport paints the answer's first word (the paint event that draws it). The fake model
+streams 6 characters a delta, 40 deltas a second, from its first byte at once: its first
+sentence (27 characters, which the spoiler check reads whole) takes about 110 ms of the
+figure. A second figure, "cold", sends as soon as the book is shown: spawn → first word
+painted, for the record.
 
 Old code (``--base``, main when the work started) and new are interleaved, medians of the runs;
 each figure has the window process's CPU time beside it (user + system, all its threads) over
 the same span. Run:
     .venv/bin/python tests/bench/bench_first_word.py [--rounds 5] [--base REF] [--wait 5]
 Smoke (MARGIN_BENCH_SMOKE=1): one run of the new code, a small book, a 1 s wait.
+To see where the time goes: BENCH_TRACE=1 prints what each thread of the window does between
+Send and the first word (its innermost frames of Margin's and the SDK's code, every 5 ms);
+BENCH_PYSPY=FILE records each window process with py-spy (/tmp/pyspy/bin/py-spy).
 """
 
 from __future__ import annotations
