@@ -396,12 +396,15 @@ def test_the_worker_does_every_readers_pages_before_the_rest(
         lib.close()
 
 
-def test_a_book_asked_about_meanwhile_does_not_wait_for_a_long_one(tmp_path: Path) -> None:
+def test_a_book_asked_about_meanwhile_does_not_wait_for_a_long_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The worker is busy with the rest of a long book when a question on another book comes:
     the other book's reader's pages get their windows long before the long book is done
-    (the long book's stored chunks stay; it goes on afterwards)."""
+    (the long book's stored chunks stay; it goes on afterwards). The imports ask for none."""
     import time
 
+    monkeypatch.setattr(vector_indexer, "want_ahead", lambda db, book_id: None)
     lib = Library.open(resolve_paths(tmp_path / "home"))
     try:
         long = import_book(lib, BOOKS / "alice_in_wonderland.txt").book
