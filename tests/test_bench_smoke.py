@@ -24,6 +24,8 @@ SMOKED = (
     "bench_import_process.py",
     "bench_epubtests.py",
     "bench_parse_same.py",
+    "bench_first_word.py",
+    "bench_deep_vectors.py",
 )
 
 

@@ -36,7 +36,7 @@ from core.agent.loop import AgentLoop, RunState, Strategy
 from core.agent.pricing import estimate_cost
 from core.agent.providers.base import ChatProvider
 from core.agent.spoiler_verify import SupportVerifier
-from core.agent.spoilers import SpoilerGuard, SpoilerIndexCache
+from core.agent.spoilers import SpoilerGuard, SpoilerIndex, SpoilerIndexCache
 from core.agent.tools import ToolBox, ToolContext
 from core.agent.types import (
     AssistantMessage,
@@ -51,8 +51,9 @@ from core.search import BookSearch
 from core.search.vector_indexer import want_soon
 from core.settings import AgentLimits
 from core.store import reserve
-from core.store.conversations import Conversations
+from core.store.conversations import Conversations, RunIds
 from core.store.db import explain as explain_storage
+from core.store.history import StoredMessage
 from core.store.library import BookInfo, Library
 
 log = logging.getLogger("margin.agent")
@@ -181,17 +182,11 @@ class ChatWithBook:
         loop: AgentLoop | None = None
         status, error = "complete", None
         try:
-            book: BookInfo = await self.db(self._book_of, conversation_id)
-            bound = book.spoiler_bound if self.spoiler_safe else None
-            if bound is not None and spoilers_until is not None:
-                bound = None if spoilers_until >= book.page_count else max(bound, spoilers_until)
+            # the database in as few trips as it can (each waits for the window's thread)
+            book, bound, index = await self.db(self._prepare, conversation_id, spoilers_until)
             guard = None
             verifier = None
-            # Passages mode writes nothing of a model's: its framing is the app's own words
-            # and its quotes come from pages within the bound, so there is nothing to check.
-            checked = self.provider.name != "passages"
-            if bound is not None and self.spoiler_cache is not None and checked:
-                index = await self.db(self.spoiler_cache.get, self.library.db, book.id)
+            if index is not None and bound is not None:
                 sel = question.selection
                 guard = SpoilerGuard(
                     index,
@@ -202,25 +197,8 @@ class ChatWithBook:
                 )
                 if self.spoiler_verify:
                     verifier = SupportVerifier(self.provider, guard, question.text)
-            if not self._reserved:  # room to save an answer the disk fills during
-                self._reserved = True
-                await self.db(reserve.ensure, self.library.paths.data)
-            ids = await self.db(
-                functools.partial(
-                    self.conversations.start_run,
-                    conversation_id,
-                    provider=self.provider.name,
-                    model=self.provider.model,
-                    strategy=self.strategy.name,
-                    question=question,
-                )
-            )
+            ids = await self.db(self._start_run, conversation_id, question)
             sink.ids = ids
-            await self.db(
-                functools.partial(
-                    self.conversations.touch, conversation_id, title_from_question=question.text
-                )
-            )
             sink.eventlog = EventLog(self.event_logs, conversation_id)
             sink.eventlog.write(
                 "RUN_STARTED",
@@ -258,8 +236,7 @@ class ChatWithBook:
                     self.strategy.name,
                 )
             )
-            stored = await self.db(self.conversations.stored_messages, conversation_id)
-            facts = await self.db(self.conversations.run_facts, conversation_id)
+            stored, facts = await self.db(self._earlier, conversation_id)
             earlier = earlier_turns(stored, facts, ids.run_id, self.provider.name)
             history = self.context.history(earlier, self.limits, bound=bound)
 
@@ -295,6 +272,45 @@ class ChatWithBook:
 
     def _book_of(self, conversation_id: int) -> BookInfo:
         return self.library.get_book(self.conversations.get(conversation_id).book_id)
+
+    def _prepare(
+        self, conversation_id: int, spoilers_until: int | None
+    ) -> tuple[BookInfo, int | None, SpoilerIndex | None]:
+        """On a database thread: the book, the spoiler bound of this answer, the spoiler
+        check's index when there is one to check, and the disk reserve (once)."""
+        book = self._book_of(conversation_id)
+        bound = book.spoiler_bound if self.spoiler_safe else None
+        if bound is not None and spoilers_until is not None:
+            bound = None if spoilers_until >= book.page_count else max(bound, spoilers_until)
+        index = None
+        # Passages mode writes nothing of a model's: its framing is the app's own words
+        # and its quotes come from pages within the bound, so there is nothing to check.
+        checked = self.provider.name != "passages"
+        if bound is not None and self.spoiler_cache is not None and checked:
+            index = self.spoiler_cache.get(self.library.db, book.id)
+        if not self._reserved:  # room to save an answer the disk fills during
+            self._reserved = True
+            reserve.ensure(self.library.paths.data)
+        return book, bound, index
+
+    def _start_run(self, conversation_id: int, question: Question) -> RunIds:
+        ids = self.conversations.start_run(
+            conversation_id,
+            provider=self.provider.name,
+            model=self.provider.model,
+            strategy=self.strategy.name,
+            question=question,
+        )
+        self.conversations.touch(conversation_id, title_from_question=question.text)
+        return ids
+
+    def _earlier(
+        self, conversation_id: int
+    ) -> tuple[list[StoredMessage], dict[int, tuple[str, str, str]]]:
+        return (
+            self.conversations.stored_messages(conversation_id),
+            self.conversations.run_facts(conversation_id),
+        )
 
     async def _close(
         self,

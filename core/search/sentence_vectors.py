@@ -11,13 +11,16 @@ blend were chosen by tests/bench/bench_window_layouts.py).
 Stored in ``sentence_windows``, one row per book: 4 bits a number (192 bytes a window:
 int8 would add a fifth to a library's database), the windows of its chunks in order, with
 how many windows each chunk has, for its first ``done`` chunks (the book's contiguous chunk
-ids from ``first_chunk``; ``count`` is how many chunks the book had). They are computed by
-the background worker (``core.search.vectors``) in reading order: the chunks up to a little
-past the reader's ``read_to`` first, then the rest, stored as they come, so a reader at
-page 50 of a long book gets deep search in seconds, not once the whole book is done. Deep
-search uses the vectors of the chunks that have them and the words' ranking alone for the
-others. Computed only for the books whose answers were asked for (``want``). Without the
-encoder's weights nothing is computed and search works as before.
+ids from ``first_chunk``; ``count`` is how many chunks the book had); a chunk with 0 windows
+is not reached yet. They are computed by the background worker (``core.search.vectors``):
+the reader's part first (the chunks of the last ``BEHIND_PAGES`` read and of the
+``AHEAD_PAGES`` after ``read_to``, where questions go), then the chunks before it, then the
+rest, stored as they come, so a reader at page 150 of a long book gets deep search in
+seconds, not once the whole book is done. Deep search uses the vectors of the chunks that
+have them and the words' ranking alone for the others. The reader's part is asked for when
+a book is imported or opened and as its reader reads on (``mark_ahead``), the whole book
+once a question is asked about it (``want``). Without the encoder's weights nothing is
+computed and search works as before.
 
 A library from before windows keeps its one vector per chunk (``sentence_vectors``, the
 first 254 word pieces) for deep search until the book's windows are all there.
@@ -47,7 +50,9 @@ WINDOW = 254  # word pieces a window holds at most (the encoder's 256 with [CLS]
 OVERLAP = 64  # word pieces of the window before that a window starts with, at most
 HEAD = True  # a chunk's first window is its head, as read before windows (windows.py)
 MEAN_WEIGHT = 0.25  # a chunk's closeness: (1 - this) × its best window's + this × their mean
-AHEAD_PAGES = 10  # the chunks up to this far past read_to come first
+AHEAD_PAGES = 60  # the chunks starting up to this far past read_to come first (issue 41)
+BEHIND_PAGES = 10  # with those of the last pages read
+ROW_BYTES = DIMS // 2  # a window's packed bytes (4 bits a number)
 BATCH = 32  # chunks encoded between two writes at least (a fourth of those done, at most)
 BATCH_MAX = 256  # and at most (about a minute: what a stopped worker may lose)
 WINDOWS_ENV = "MARGIN_ENCODER_WINDOWS"  # how many windows of a chunk are read (1 to 255)
@@ -67,6 +72,7 @@ MAX_WINDOWS = _max_windows()
 LAYOUT = f"{MODEL}/{'h' if HEAD else 'w'}{WINDOW}o{OVERLAP}m{MAX_WINDOWS}"
 
 _wanted: dict[str, set[int]] = {}  # library file → books whose vectors were asked for
+_ahead: dict[str, set[int]] = {}  # and books whose reader's part alone was (``mark_ahead``)
 _wanted_lock = threading.Lock()
 
 
@@ -78,6 +84,18 @@ def mark_wanted(db: pw.SqliteDatabase, book_id: int) -> bool:
         return False
     with _wanted_lock:
         _wanted.setdefault(str(db.database), set()).add(book_id)
+    return True
+
+
+def mark_ahead(db: pw.SqliteDatabase, book_id: int) -> bool:
+    """Count the reader's part of the book (its chunks up to ``AHEAD_PAGES`` past
+    ``read_to``: where the next questions go) as asked for, from its import or opening on,
+    before any question: the rest of the book waits for ``mark_wanted``. False when
+    ``MARGIN_DEEP_VECTORS=0`` turns vectors off."""
+    if os.environ.get(DEEP_VECTORS_ENV) == "0":
+        return False
+    with _wanted_lock:
+        _ahead.setdefault(str(db.database), set()).add(book_id)
     return True
 
 
@@ -97,6 +115,11 @@ class Windows:
     done: int
     starts: Any  # np.ndarray of done + 1 offsets
     matrix: Any
+
+    @property
+    def complete(self) -> bool:
+        """Every chunk of the book has its windows (none left out for the reader's first)."""
+        return self.done == self.count and bool((self.starts[1:] > self.starts[:-1]).all())
 
 
 class _Legacy(BookVectors):
@@ -149,30 +172,60 @@ class SentenceVectors(BookVectors):
     # --- writing ---------------------------------------------------------------------------
 
     def missing(self) -> list[int]:
-        """The books asked for (``want``) whose windows are missing, stale or not all there."""
+        """The books asked for (``want``) whose windows are missing, stale or not all there,
+        and those whose reader's part alone was (``mark_ahead``) while it is not there."""
         with _wanted_lock:
             wanted = set(_wanted.get(str(self.db.database), ()))
-        if not wanted or not self.available():
+            ahead = set(_ahead.get(str(self.db.database), ())) - wanted
+        if not (wanted or ahead) or not self.available():
             return []
-        return [b for b in self._stale(" OR v.done < v.count") if b in wanted]
+        stale = self._stale(" OR v.done < v.count OR instr(v.windows, x'00') > 0")
+        return [b for b in stale if b in wanted or (b in ahead and not self._reader_there(b))]
 
-    def _reader_stop(self, book_id: int, first: int, count: int) -> int:
-        """How many of the book's chunks come first: those ending up to ``AHEAD_PAGES``
-        past the reader's ``read_to`` (at least one)."""
+    def reader_only(self, book_ids: list[int]) -> list[int]:
+        """Those of ``book_ids`` whose reader's part alone is asked for."""
+        with _wanted_lock:
+            wanted = _wanted.get(str(self.db.database), set())
+            return [b for b in book_ids if b not in wanted]
+
+    def _reader_there(self, book_id: int) -> bool:
+        """Whether the book's chunks up to a little past the reader have their windows."""
         row = self.db.execute_sql(
-            "SELECT max(id) FROM chunk WHERE book_id = ? AND end_page <= "
-            "(SELECT read_to FROM book WHERE id = ?) + ?",
-            (book_id, book_id, AHEAD_PAGES),
+            "SELECT min(id), count(*) FROM chunk WHERE book_id = ?", (book_id,)
         ).fetchone()
-        last = row[0] if row is not None and row[0] is not None else first
-        return max(1, min(count, int(last) - first + 1))
+        if row is None or not row[1]:
+            return True  # nothing to compute
+        first, count = int(row[0]), int(row[1])
+        _, made, _ = self._resume(book_id, first, count)
+        # asked again only once the reader is halfway through the pages computed ahead: a
+        # worker process is not started for every page turned
+        low, high = self._reader_span(book_id, first, count, AHEAD_PAGES // 2)
+        return len(made) >= high and all(made[low:high])
+
+    def _reader_span(
+        self, book_id: int, first: int, count: int, ahead: int = -1
+    ) -> tuple[int, int]:
+        """The reader's part of the book's chunks (positions from the first, end excluded):
+        those ending after ``BEHIND_PAGES`` before ``read_to`` and starting up to ``ahead``
+        pages past it (at least one chunk)."""
+        row = self.db.execute_sql("SELECT read_to FROM book WHERE id = ?", (book_id,)).fetchone()
+        read_to = int(row[0] or 0) if row is not None else 0
+        low, high = self.db.execute_sql(
+            "SELECT min(CASE WHEN end_page > ? THEN id END),"
+            " max(CASE WHEN start_page <= ? THEN id END) FROM chunk WHERE book_id = ?",
+            (read_to - BEHIND_PAGES, read_to + (AHEAD_PAGES if ahead < 0 else ahead), book_id),
+        ).fetchone()
+        stop = max(1, min(count, int(high) - first + 1)) if high is not None else 1
+        start = min(stop - 1, int(low) - first) if low is not None else 0
+        return max(0, start), stop
 
     def index_book(self, book_id: int, *, reader_first: bool = False) -> bool:
-        """Compute and store the windows of a book's chunks, in reading order, going on
-        from those already stored: the chunks up to a little past the reader first, then
-        the rest, written every ``BATCH`` chunks or more (a stopped worker loses one batch
-        at most). ``reader_first``: stop once the reader's chunks are there. False when the
-        book has no chunks (or they changed meanwhile)."""
+        """Compute and store the windows of a book's chunks, going on from those already
+        stored: the reader's part first (``_reader_span``: the pages just read and the 60
+        after them, where questions go), then the chunks before it, then the rest, written
+        every ``BATCH`` chunks or more (a stopped worker loses one batch at most). A chunk not
+        reached yet before ``done`` has no windows (0). ``reader_first``: stop once the
+        reader's part is there. False when the book has no chunks (or they changed)."""
         import numpy as np
 
         from core.search.frontmatter import is_front_matter
@@ -184,36 +237,47 @@ class SentenceVectors(BookVectors):
         if row is None or not row[2] or row[1] - row[0] + 1 != row[2]:
             return False
         first, count = int(row[0]), int(row[2])
-        done, counts, data = self._resume(book_id, first, count)
+        _, counts, data = self._resume(book_id, first, count)
+        made = list(counts)  # each chunk's windows (0: not reached yet), up to ``done``
+        pieces: list[bytes] = []  # each chunk's packed windows
+        at = 0
+        for n in made:
+            pieces.append(data[at : at + n * ROW_BYTES])
+            at += n * ROW_BYTES
         encoder = _encoder()
         size = lambda text: len(encoder.tokenizer.encode(text))  # noqa: E731
-        while done < count:
-            reader = self._reader_stop(book_id, first, count)
-            if reader_first and done >= reader:
+        low, high = self._reader_span(book_id, first, count)
+        for part, (begin, end) in enumerate(((low, high), (0, low), (high, count))):
+            if part == 1 and reader_first:
                 break
-            # the reader's chunks, then the rest; never more than a batch between writes
-            step = min(BATCH_MAX, max(BATCH, done // 4))
-            stop = min(reader if done < reader else count, done + step)
-            parts: list[str] = []
-            made = bytearray()
-            texts = self._texts(book_id, first + done, first + stop - 1)  # a batch's only
-            if len(texts) != stop - done:
-                return False  # the book was re-read or deleted meanwhile
-            for text in texts:
-                cut = windows(text, size, WINDOW, OVERLAP, head=HEAD)[:MAX_WINDOWS]
-                made.append(len(cut))
-                parts.extend(cut)
-            matrix = encoder.encode(parts)
-            row = 0
-            for n, text in zip(made, texts, strict=True):
-                if is_front_matter(text):
-                    matrix[row : row + n] = 0  # never near a question
-                row += n
-            counts += bytes(made)
-            data += pack4(np.asarray(matrix))
-            if not self._write(book_id, first, count, stop, counts, data):
-                return False
-            done = stop
+            while True:
+                start = next((i for i in range(begin, end) if i >= len(made) or not made[i]), end)
+                if start >= end:
+                    break
+                step = min(BATCH_MAX, max(BATCH, sum(map(bool, made)) // 4))
+                stop = min(end, start + step)
+                stop = next((i for i in range(start, stop) if i < len(made) and made[i]), stop)
+                texts = self._texts(book_id, first + start, first + stop - 1)  # a batch's only
+                if len(texts) != stop - start:
+                    return False  # the book was re-read or deleted meanwhile
+                cuts = [windows(t, size, WINDOW, OVERLAP, head=HEAD)[:MAX_WINDOWS] for t in texts]
+                matrix = encoder.encode([w for cut in cuts for w in cut])
+                row = 0
+                for cut, text in zip(cuts, texts, strict=True):
+                    if is_front_matter(text):
+                        matrix[row : row + len(cut)] = 0  # never near a question
+                    row += len(cut)
+                packed = pack4(np.asarray(matrix))
+                if stop > len(made):
+                    made += [0] * (stop - len(made))
+                    pieces += [b""] * (stop - len(pieces))
+                row = 0
+                for i, cut in enumerate(cuts, start):
+                    made[i] = len(cut)
+                    pieces[i] = packed[row * ROW_BYTES : (row + len(cut)) * ROW_BYTES]
+                    row += len(cut)
+                if not self._write(book_id, first, count, len(made), bytes(made), b"".join(pieces)):
+                    return False
         return True
 
     def _texts(self, book_id: int, low: int, high: int) -> list[str]:
@@ -252,7 +316,7 @@ class SentenceVectors(BookVectors):
                 " done, windows, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (book_id, self.model, self.dims, first, count, done, counts, data),
             )
-            if done == count:  # the one vector per chunk of before is no longer needed
+            if done == count and all(counts):  # the vectors of before are no longer needed
                 try:
                     self.db.execute_sql(
                         "DELETE FROM sentence_vectors WHERE book_id = ?", (book_id,)
@@ -272,7 +336,7 @@ class SentenceVectors(BookVectors):
         row = self.db.execute_sql(
             "SELECT v.first_chunk, v.count, v.done, "
             "CASE WHEN v.first_chunk = c.first AND v.count = c.n AND v.model = ? AND v.dims = ?"
-            " THEN 1 ELSE 0 END "
+            " THEN 1 ELSE 0 END, length(v.data) "
             f"FROM {self.table} v, (SELECT min(id) AS first, count(*) AS n FROM chunk "
             "WHERE book_id = ?) c WHERE v.book_id = ?",
             (self.model, self.dims, book_id, book_id),
@@ -280,9 +344,14 @@ class SentenceVectors(BookVectors):
         if row is None or not row[3] or not row[2]:
             return None
         key = (int(row[0]), int(row[1]), int(row[2]))
+        rows = int(row[4] or 0) // ROW_BYTES  # chunks before ``done`` are filled in too
         with self._lock:
             hit = self._windows_cache.get(book_id)
-            if hit is not None and (hit.first_chunk, hit.count, hit.done) == key:
+            if (
+                hit is not None
+                and (hit.first_chunk, hit.count, hit.done) == key
+                and (hit.matrix.shape[0] == rows)
+            ):
                 self._windows_cache.move_to_end(book_id)
                 return hit
         blobs = self.db.execute_sql(
@@ -294,7 +363,7 @@ class SentenceVectors(BookVectors):
         starts = np.zeros(len(made) + 1, dtype=np.int64)
         np.cumsum(made, out=starts[1:])
         matrix = self._unpack(bytes(blobs[1]))
-        if len(made) != key[2] or matrix.shape[0] != starts[-1] or not made.all():
+        if len(made) != key[2] or matrix.shape[0] != starts[-1]:
             return None  # damaged: computed again once asked for
         stored: Windows = self._remember(
             self._windows_cache, book_id, Windows(*key, starts, matrix)
@@ -304,7 +373,7 @@ class SentenceVectors(BookVectors):
     def has(self, book_id: int) -> bool:
         """Whether every chunk of the book has its windows."""
         stored = self.windows(book_id)
-        return stored is not None and stored.done == stored.count
+        return stored is not None and stored.complete
 
     def _stored(self, book_id: int) -> _Stored | None:
         """One unit vector per chunk, as before windows (``core.agent.spoiler_semantic`` reads
@@ -316,7 +385,7 @@ class SentenceVectors(BookVectors):
         from core.search.embedding import _unit
 
         stored = self.windows(book_id)
-        if stored is None or stored.done != stored.count:
+        if stored is None or not stored.complete:
             try:
                 return self.legacy._stored(book_id)
             except (sqlite3.OperationalError, pw.OperationalError):  # no such table
@@ -341,22 +410,25 @@ class SentenceVectors(BookVectors):
         hi = rowids[1] - (stored.first_chunk if stored else 0)
         if stored is None or lo < 0 or hi >= stored.count or hi < lo or lo >= stored.done:
             return self.legacy.cosines(book_id, query, rowids)
-        if hi >= stored.done:  # not all there yet: the vectors of before cover it, if kept
+        end = min(hi, stored.done - 1)
+        sizes = np.diff(stored.starts[lo : end + 2])
+        have = sizes > 0  # the chunks with windows (one not reached yet has none)
+        if hi >= stored.done or not have.all():
+            # not all there yet: the vectors of before cover it, if kept
             whole = self.legacy.cosines(book_id, query, rowids)
-            if whole is not None:
+            if whole is not None or not have.any():
                 return whole
         try:
             wanted = self._embed([query])[0]
         except VectorsUnavailable:
             return None
-        end = min(hi, stored.done - 1)
         begin = stored.starts[lo]
         scores = stored.matrix[begin : stored.starts[end + 1]] @ wanted
-        offsets = stored.starts[lo : end + 1] - begin
+        offsets = (stored.starts[lo : end + 1] - begin)[have]
         best = np.maximum.reduceat(scores, offsets)
-        mean = np.add.reduceat(scores, offsets) / np.diff(stored.starts[lo : end + 2])
+        mean = np.add.reduceat(scores, offsets) / sizes[have]
         out = np.zeros(hi - lo + 1, dtype=np.float32)
-        out[: end - lo + 1] = (1 - MEAN_WEIGHT) * best + MEAN_WEIGHT * mean
+        out[: end - lo + 1][have] = (1 - MEAN_WEIGHT) * best + MEAN_WEIGHT * mean
         return rowids[0], out
 
 

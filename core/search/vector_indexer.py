@@ -19,7 +19,7 @@ import peewee as pw
 from core.processes import starting, stop_resource_tracker
 from core.search.embedding import VectorsUnavailable
 from core.search.encoder_files import weights_present
-from core.search.sentence_vectors import SentenceVectors, is_wanted, mark_wanted
+from core.search.sentence_vectors import SentenceVectors, is_wanted, mark_ahead, mark_wanted
 from core.search.vector_worker import index_books
 from core.search.vectors import BookVectors
 from core.store.migrations import SCHEMA_VERSION, current_version
@@ -94,11 +94,12 @@ class VectorIndexer:
         todo = vectors.missing()
         if not todo:
             return
+        only = tuple(vectors.reader_only(todo)) if isinstance(vectors, SentenceVectors) else ()
         ctx = multiprocessing.get_context("spawn")
         receive, send = ctx.Pipe(duplex=False)
         worker = ctx.Process(
             target=index_books,
-            args=(str(self.db.database), todo, send, vectors.kind),
+            args=(str(self.db.database), todo, send, vectors.kind, only),
             name="margin-vectors",
             daemon=True,
         )
@@ -119,7 +120,7 @@ class VectorIndexer:
         if not started:
             receive.close()
             send.close()
-            self._index_here(vectors, todo)
+            self._index_here(vectors, todo, only)
             return
         send.close()
         done = 0
@@ -162,12 +163,17 @@ class VectorIndexer:
                 worker.terminate()
                 worker.join(timeout=1)
 
-    def _index_here(self, vectors: BookVectors, todo: list[int]) -> None:
+    def _index_here(
+        self, vectors: BookVectors, todo: list[int], only: tuple[int, ...] = ()
+    ) -> None:
         for n, book_id in enumerate(todo, 1):
             if self._stopped:
                 return
             try:
-                vectors.index_book(book_id)
+                if book_id in only and isinstance(vectors, SentenceVectors):
+                    vectors.index_book(book_id, reader_first=True)
+                else:
+                    vectors.index_book(book_id)
             except VectorsUnavailable:
                 return
             except (pw.OperationalError, pw.IntegrityError, sqlite3.Error) as exc:
@@ -271,3 +277,12 @@ def want_soon(db: pw.SqliteDatabase, book_id: int) -> None:
     (no numpy, no database read); nothing when the weights are not there."""
     if not is_wanted(db, book_id) and weights_present():
         want(db, book_id)
+
+
+def want_ahead(db: pw.SqliteDatabase, book_id: int) -> None:
+    """A book was imported or opened: the encoder's vectors of its reader's part (up to
+    ``sentence_vectors.AHEAD_PAGES`` past ``read_to``, where its next questions go) are
+    computed in the background from now, before any question (issue 41); the rest of the
+    book waits for a question (``want_soon``). Cheap: no numpy, no database read."""
+    if weights_present() and mark_ahead(db, book_id):
+        request_vectors(db)

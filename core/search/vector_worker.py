@@ -14,10 +14,17 @@ from core.search.embedding import VectorsUnavailable
 log = logging.getLogger("margin.search.vectors")
 
 
-def index_books(path: str, book_ids: list[int], send: Any, kind: str = "static") -> None:
+def index_books(
+    path: str,
+    book_ids: list[int],
+    send: Any,
+    kind: str = "static",
+    reader_only: tuple[int, ...] = (),
+) -> None:
     """The worker process: each book's vectors, and after each ("ok", "skipped",
-    "unavailable" or why it failed) sent back. It runs at a low priority: the window and
-    every reader's work come first."""
+    "unavailable" or why it failed) sent back; only the reader's part of the books in
+    ``reader_only`` (encoder vectors). It runs at a low priority: the window and every
+    reader's work come first."""
     from core.processes import lower_priority
 
     lower_priority()
@@ -35,7 +42,9 @@ def index_books(path: str, book_ids: list[int], send: Any, kind: str = "static")
                     log.warning("vectors of book %s", book_id, exc_info=True)
         for book_id in book_ids:
             try:
-                outcome = "ok" if index_in_worker(path, book_id, kind) else "skipped"
+                only = book_id in reader_only
+                done = index_in_worker(path, book_id, kind, reader_first=only)
+                outcome = "ok" if done else "skipped"
             except VectorsUnavailable as exc:
                 send.send((book_id, "unavailable"))
                 log.warning("no vectors: %s", exc)

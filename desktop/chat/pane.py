@@ -34,6 +34,7 @@ from core.store.conversations import ConversationInfo
 from desktop.accessibility import StatusLabel
 from desktop.chat import history, sources
 from desktop.chat.composer import SPOILERS_END, Composer
+from desktop.chat.first_question import FirstQuestion
 from desktop.chat.header import ConversationHeader, ModeBanner, export_dialog
 from desktop.chat.messages import Messages
 from desktop.chat.pictures_notice import PicturesNotice
@@ -88,6 +89,7 @@ class ChatPane(QWidget):
         self._generation = 0
         self._closed = False
         self.read_ahead = SentenceWarmup()  # passages mode: the book's sentences, encoded
+        self.first_question = FirstQuestion(app, self)  # a model's: its client, the book's part
         self._read_on = QTimer(self)  # reading on: the new pages are read ahead once it pauses
         self._read_on.setSingleShot(True)
         self._read_on.setInterval(READ_AHEAD_MS)
@@ -184,19 +186,16 @@ class ChatPane(QWidget):
             self._recovered.emit()
 
     async def warm_up(self) -> None:
-        """Import the model SDK in a thread now, and build the client (its TLS set-up takes
-        tens of ms; the client must be made on the loop's thread) at start-up rather than in
-        the middle of the first answer."""
+        """Read the key, then ready the first question (``FirstQuestion``: the model's SDK and
+        client on the thread its answers stream on, then the open book's part) at start-up
+        rather than in the middle of the first answer."""
         if not api_key_known() and self.app.settings.provider != "local":
             await run_blocking(get_api_key)  # the keyring's one read (it may prompt), off
             if not shiboken6.isValid(self.banner):
                 return  # the window closed meanwhile
             self._update_banner()  # the window's thread; the banner shows what it found
         if self.app.mode() != "passages":
-            from core.agent.providers.anthropic import load_sdk
-
-            await load_sdk()
-            self.service.provider()
+            await self.first_question.warm_model()  # then the open book's part, when quiet
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_timer"):
@@ -220,6 +219,7 @@ class ChatPane(QWidget):
         self.pictures.set_book(self.app.library, book_id)
         self._load(True)
         self._read_ahead(book_id)
+        self.first_question.set_book(book_id)
 
     def _read_ahead(self, book_id: int | None) -> None:
         """In passages mode, encode the open book's sentences up to read_to in the
@@ -231,6 +231,7 @@ class ChatPane(QWidget):
     def _start_read_ahead(self, book_id: int | None) -> None:
         if self._closed or book_id is None or self.book_id != book_id:
             return
+        self.first_question.reader_moved(book_id)
 
         def start(pages: list[tuple[int, str]]) -> None:
             if pages and not self._closed and self.book_id == book_id:

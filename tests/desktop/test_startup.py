@@ -102,7 +102,8 @@ def test_the_window_path_knows_every_book_suffix_without_the_parsers() -> None:
 
 def test_nothing_slow_is_imported_before_the_first_paint(tmp_path: Path) -> None:
     """The reader, the chat pane, the conversations store and the book parsers load after
-    the window is painted (``-X importtime`` lines come in import order on stderr)."""
+    the window is painted (``-X importtime`` lines come in import order on stderr); the
+    model's SDK too, with a key that connects a model (the first question's warm-up)."""
     import os
     import subprocess
     import sys
@@ -113,6 +114,8 @@ def test_nothing_slow_is_imported_before_the_first_paint(tmp_path: Path) -> None
         "MARGIN_STARTUP_TIMING": "1",
         "QT_QPA_PLATFORM": "offscreen",
         "PYTHONPATH": str(root),
+        "ANTHROPIC_API_KEY": "sk-ant-startup-test",  # a model connected
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",  # never reached
     }
     env.pop("MARGIN_HOME", None)
     home = str(tmp_path / "home")

@@ -15,9 +15,17 @@ import pytest
 
 from core.books.importer import import_book, reimport_book
 from core.paths import resolve_paths
-from core.search import BookSearch, sentence_vectors
+from core.search import BookSearch, sentence_vectors, vector_indexer
 from core.search.encoder import load_encoder
-from core.search.sentence_vectors import HEAD, MEAN_WEIGHT, OVERLAP, WINDOW, SentenceVectors, pack4
+from core.search.sentence_vectors import (
+    HEAD,
+    MEAN_WEIGHT,
+    OVERLAP,
+    WINDOW,
+    SentenceVectors,
+    mark_ahead,
+    pack4,
+)
 from core.search.vector_indexer import indexer_for, want
 from core.search.windows import windows
 from core.store.library import BookInfo, Library
@@ -128,8 +136,10 @@ def _opening(folder: Path, chars: int) -> Path:
 
 
 @pytest.fixture
-def opening(tmp_path: Path) -> Iterator[tuple[Library, BookInfo]]:
-    """About 25 chunks of Alice; the background indexer stopped (these tests index)."""
+def opening(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Library, BookInfo]]:
+    """About 25 chunks of Alice; the background indexer stopped (these tests index), and
+    the import asks for none of the encoder's vectors (test_vectors_ahead)."""
+    monkeypatch.setattr(vector_indexer, "want_ahead", lambda db, book_id: None)
     lib = Library.open(resolve_paths(tmp_path / "home"))
     book = import_book(lib, _opening(tmp_path, 30_000)).book
     assert indexer_for(lib.db).wait(60)
@@ -196,15 +206,25 @@ def test_the_readers_pages_come_first_and_are_searched_at_once(
         "SELECT count(*) FROM chunk WHERE book_id = ?", (book.id,)
     ).fetchone()[0]
     reader = lib.db.execute_sql(
-        "SELECT count(*) FROM chunk WHERE book_id = ? AND end_page <= 4", (book.id,)
+        "SELECT count(*) FROM chunk WHERE book_id = ? AND start_page <= 4", (book.id,)
     ).fetchone()[0]
     assert 0 < reader < total // 2
     assert vectors.index_book(book.id, reader_first=True)
     assert _row(lib, book.id) == (reader, total, LAYOUT), "the reader's chunks, and no more"
     assert vectors.missing() == [] or book.id not in vectors.missing()  # not wanted yet
+    # asked for at import (``want_ahead``): the reader's part is there, nothing is missing
+    # until the reader reads on past half of the pages computed ahead
+    assert mark_ahead(lib.db, book.id)
+    assert book.id not in vectors.missing()
+    lib.set_read_to(book.id, 4)
+    assert book.id not in vectors.missing(), "no worker for every page turned"
+    lib.set_read_to(book.id, 6)
+    assert vectors.missing() == [book.id] and vectors.reader_only([book.id]) == [book.id]
+    lib.set_read_to(book.id, 3)
     want(lib.db, book.id)
     indexer_for(lib.db).stop()
     assert vectors.missing() == [book.id], "not all there: asked for again"
+    assert vectors.reader_only([book.id]) == [], "the whole book, now"
     assert not vectors.has(book.id)
 
     question = "What did the hurrying animal take out to check the time?"
@@ -376,12 +396,15 @@ def test_the_worker_does_every_readers_pages_before_the_rest(
         lib.close()
 
 
-def test_a_book_asked_about_meanwhile_does_not_wait_for_a_long_one(tmp_path: Path) -> None:
+def test_a_book_asked_about_meanwhile_does_not_wait_for_a_long_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The worker is busy with the rest of a long book when a question on another book comes:
     the other book's reader's pages get their windows long before the long book is done
-    (the long book's stored chunks stay; it goes on afterwards)."""
+    (the long book's stored chunks stay; it goes on afterwards). The imports ask for none."""
     import time
 
+    monkeypatch.setattr(vector_indexer, "want_ahead", lambda db, book_id: None)
     lib = Library.open(resolve_paths(tmp_path / "home"))
     try:
         long = import_book(lib, BOOKS / "alice_in_wonderland.txt").book

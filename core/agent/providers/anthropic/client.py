@@ -306,6 +306,16 @@ class AnthropicProvider:
                 self._client_loop = loop
         return self._client
 
+    async def warm(self) -> None:
+        """The SDK imported and the client built where the answers' streams use it (the
+        stream thread's loop), before the first question rather than on its way."""
+        await load_sdk()
+        if self.stream_on_thread:
+            where = _StreamLoop.get().loop
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self.client(), where))
+        else:
+            await self.client()
+
     async def aclose(self) -> None:
         if self._client is not None:
             client, where, self._client = self._client, self._client_loop, None

@@ -1,0 +1,91 @@
+"""The chat pane readies the first question while the reader reads (``core.agent.warm``,
+issue 41): once a model is connected, its SDK and client first, then, when a book is open and
+the window has been quiet a moment, the book's part on a worker thread (its spoiler
+statistics and the check's tables, the disk reserve) and the Markdown renderer the first
+answer is drawn with; passages mode needs none of it. In every mode, deep search's vectors
+of the pages ahead of the reader follow the book's opening and the reader's reading on."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import shiboken6
+from PySide6.QtCore import QObject, QTimer
+
+from desktop.tasks import in_background
+
+if TYPE_CHECKING:
+    from core.app import Margin
+
+log = logging.getLogger("margin.chat.warm")
+
+BOOK_AFTER_MS = 1500  # the book's part waits for the window to settle after it opens
+RETRIES = 20  # its spoiler statistics not counted yet: looked at again this many times
+
+
+def _warm_book(app: Margin, book_id: int) -> bool:
+    """On a worker thread: the book's part, and the renderer (its first use imports it)."""
+    from core.agent.warm import warm_book
+    from desktop.chat.render import markdown
+
+    markdown("A *first* answer [p. 1].")
+    return warm_book(app.agent, book_id)
+
+
+class FirstQuestion(QObject):
+    def __init__(self, app: Margin, parent: QObject) -> None:
+        super().__init__(parent)
+        self.app = app
+        self.connected = False
+        self.book_id: int | None = None
+        self.warmed: set[int] = set()
+        self._tries = 0
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(BOOK_AFTER_MS)
+        self._timer.timeout.connect(self._warm)
+
+    async def warm_model(self) -> None:
+        """The model's SDK and client (before anything of the book's)."""
+        from core.agent.warm import connect
+
+        await connect(self.app.agent)
+        self.connected = True
+        self._soon()
+
+    def set_book(self, book_id: int | None) -> None:
+        self.book_id = book_id
+        self._tries = 0
+        self._soon()
+
+    def reader_moved(self, book_id: int) -> None:
+        """The book opened, or its reader read on (whatever the mode): deep search's vectors
+        of the pages ahead, in a background process (``vector_indexer.want_ahead``: cheap
+        here, and nothing when they are there)."""
+        from core.search.vector_indexer import want_ahead
+
+        want_ahead(self.app.library.db, book_id)
+
+    def _soon(self) -> None:
+        if self.connected and self.book_id is not None and self.book_id not in self.warmed:
+            self._timer.start()
+
+    def _warm(self) -> None:
+        book_id = self.book_id
+        if book_id is None or book_id in self.warmed or self.app.mode() == "passages":
+            return
+
+        def done(ready: bool) -> None:
+            if not shiboken6.isValid(self):
+                return  # the window closed meanwhile
+            if ready:
+                self.warmed.add(book_id)
+            elif book_id == self.book_id and self._tries < RETRIES:
+                self._tries += 1
+                self._timer.start()
+
+        def failed(exc: Exception) -> None:  # only speed is lost: the question does it
+            log.info("the first question's warm-up failed: %s", exc)
+
+        in_background(_warm_book, self.app, book_id, then=done, failed=failed)

@@ -1,0 +1,123 @@
+"""Deep search's vectors of the reader's part of a book are asked for at its import
+(``vector_indexer.want_ahead``, issue 41), the rest only once a question comes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.books.importer import import_book
+from core.paths import resolve_paths
+from core.search import sentence_vectors, vector_indexer
+from core.search.sentence_vectors import SentenceVectors, is_wanted
+from core.search.vector_indexer import indexer_for, want
+from core.store.library import Library
+from tests.conftest import BOOKS
+
+
+def _book(folder: Path) -> Path:
+    path = folder / "alice-start.txt"
+    path.write_text((BOOKS / "alice_in_wonderland.txt").read_text()[:9000], encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def requested(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The background indexer's wake-ups, recorded (none started: nothing is computed)."""
+    calls: list[object] = []
+    monkeypatch.setattr(vector_indexer, "request_vectors", calls.append)
+    return calls
+
+
+@pytest.mark.deep_vectors
+def test_an_import_asks_for_the_readers_part_at_once(
+    tmp_path: Path, requested: list[object]
+) -> None:
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    try:
+        book = import_book(lib, _book(tmp_path)).book
+        vectors = SentenceVectors(lib.db)
+        assert requested, "the indexer was woken"
+        assert vectors.missing() == [book.id]
+        assert vectors.reader_only([book.id]) == [book.id], "the reader's part, not the book"
+        assert not is_wanted(lib.db, book.id), "the whole book waits for a question"
+    finally:
+        lib.close()
+
+
+@pytest.mark.deep_vectors
+def test_a_short_command_asks_for_nothing(tmp_path: Path, requested: list[object]) -> None:
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    lib.db.margin_no_background = True  # type: ignore[attr-defined]  (as `margin import`)
+    try:
+        import_book(lib, _book(tmp_path))
+        assert requested == [] and SentenceVectors(lib.db).missing() == []
+    finally:
+        lib.close()
+
+
+def test_with_deep_vectors_off_an_import_asks_for_none(
+    tmp_path: Path, requested: list[object]
+) -> None:
+    lib = Library.open(resolve_paths(tmp_path / "home"))  # MARGIN_DEEP_VECTORS=0 (conftest)
+    try:
+        import_book(lib, _book(tmp_path))
+        assert SentenceVectors(lib.db).missing() == []
+    finally:
+        lib.close()
+
+
+@pytest.mark.deep_vectors
+def test_a_reader_far_into_the_book_gets_the_pages_ahead_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reader's part in the middle of the book comes first (issue 41): the chunks
+    before it have no windows yet (0 of them), are searched by their words alone, and come
+    next; then the rest, and the book is complete."""
+    monkeypatch.setattr(vector_indexer, "want_ahead", lambda db, book_id: None)
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    text = (BOOKS / "alice_in_wonderland.txt").read_text()
+    start = text.index("\nCHAPTER I.\n")  # after the contents
+    path = tmp_path / "alice-opening.txt"
+    path.write_text(text[start : start + 24_000], encoding="utf-8")
+    book = import_book(lib, path).book
+    indexer_for(lib.db).stop()
+    monkeypatch.setattr(sentence_vectors, "AHEAD_PAGES", 1)
+    monkeypatch.setattr(sentence_vectors, "BEHIND_PAGES", 0)
+    lib.set_read_to(book.id, 6)
+    vectors = SentenceVectors(lib.db)
+    ids = lib.db.execute_sql(
+        "SELECT id, start_page, end_page FROM chunk WHERE book_id = ? ORDER BY id", (book.id,)
+    ).fetchall()
+    first = ids[0][0]
+    low = next(i for i, (_, _, end) in enumerate(ids) if end > 6)
+    high = max(i for i, (_, start, _) in enumerate(ids) if start <= 7) + 1
+    assert 0 < low < high < len(ids)
+    assert vectors.index_book(book.id, reader_first=True)
+    made = bytes(
+        lib.db.execute_sql(
+            "SELECT windows FROM sentence_windows WHERE book_id = ?", (book.id,)
+        ).fetchone()[0]
+    )
+    assert len(made) == high and not any(made[:low]) and all(made[low:high])
+    assert not vectors.has(book.id) and vectors._stored(book.id) is None
+    question = "What did the hurrying animal take out to check the time?"
+    found = vectors.cosines(book.id, question, (first, first + high - 1))
+    assert found is not None
+    assert np.all(found[1][:low] == 0) and np.all(found[1][low:] != 0)
+    want(lib.db, book.id)
+    indexer_for(lib.db).stop()
+    assert vectors.missing() == [book.id], "the chunks left out are missing"
+    assert vectors.index_book(book.id)
+    row = lib.db.execute_sql(
+        "SELECT done, count FROM sentence_windows WHERE book_id = ?", (book.id,)
+    ).fetchone()
+    assert tuple(row) == (len(ids), len(ids))
+    assert vectors.has(book.id) and vectors.missing() == []
+    found = vectors.cosines(book.id, question, (first, ids[-1][0]))
+    assert found is not None and np.all(found[1][:-1] != 0)
+    stored = vectors._stored(book.id)
+    assert stored is not None and stored.matrix.shape[0] == len(ids)
+    lib.close()

@@ -1,0 +1,42 @@
+"""desktop/chat/first_question.py: with a model connected, the chat pane readies the first
+question on the open book (its client, then the book's part, once its counts are stored)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.agent import warm
+from core.agent.spoiler_stats import prepare_book
+from core.store import reserve
+from tests.desktop.chat.conftest import read_alice, use_server
+from tests.desktop.conftest import run_until
+from tests.fakes.anthropic_server import FakeAnthropic
+
+
+def test_the_open_book_is_readied_once_a_model_is_connected(
+    window: Any,
+    fake_anthropic: FakeAnthropic,
+    books_dir: Path,
+    qtbot: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    chat = use_server(window, fake_anthropic, monkeypatch)
+    book_id = read_alice(window, books_dir)
+    ready = chat.first_question
+    ready._timer.setInterval(10)  # not 1.5 s after the book opens
+    qtbot.waitUntil(lambda: chat.book_id == book_id)
+    assert book_id not in ready.warmed, "nothing before the model's client"
+    run_until(qtbot, chat.warm_up())
+    provider = chat.service.provider()
+    assert provider._client is not None, "the client is built before the first question"
+    # the book's part once its spoiler statistics are counted (the window counts them once
+    # the book is drawn; here at once)
+    prepare_book(window.library.db, book_id)
+    qtbot.waitUntil(lambda: book_id in ready.warmed, timeout=10000)
+    assert warm.stats_stored(window.library.db, book_id)
+    assert chat.service.spoilers._items, "the spoiler check's index is ready"
+    assert (window.paths.data / reserve.NAME).exists()
+    assert fake_anthropic.requests == [], "readying asks the model nothing"
