@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 import math
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ MIN_PHRASE_COUNT = 3  # ... less common than "the", that the book has in this ma
 SUPPORT_PASSAGES = 4  # the passages within the bound that best match a sentence
 RANK_DEPTH = 25  # passages read and counted, times those asked for (``passage_ids``)
 COUNT = "SELECT count(*) FROM chunk_index WHERE chunk_index MATCH ?"
+CACHED_IDS = 500_000  # passage ids of words kept per book (``passage_ids``): 4 MB
 CACHED_TEXTS = 3000  # passages' text kept per book for the checks on it (about 4 MB)
 
 
@@ -75,6 +77,11 @@ class SpoilerIndex:
     # for ``passage_ids``: words counted per passage, the passages on each side of a bound
     _lengths: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
     _counts: dict[tuple[int, str], int] = field(default_factory=dict, compare=False, repr=False)
+    # a word's passages in this book and its weight, for the library's passage count when
+    # asked: a sentence and the prefixes checked while it was written share their words
+    _matches: dict[tuple[str, int], tuple[array[int], float]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
     _text_cache: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
     _sides: dict[tuple[int, bool], frozenset[int]] = field(
         default_factory=dict, compare=False, repr=False
@@ -185,13 +192,10 @@ class SpoilerIndex:
         weight: dict[str, float] = {}
         total, tokens = index_averages(self.db)
         for term in terms:
-            sql, match = route(MATCHING, f'"{term}"')
-            rows = self.db.execute_sql(sql, (match, lo, hi)).fetchall()
-            everywhere = self.db.execute_sql(*_counting(term)).fetchone()
-            weight[term] = idf(total, int(everywhere[0]) if everywhere else 0)
-            for (chunk_id,) in rows:
-                if int(chunk_id) in inside:
-                    held.setdefault(int(chunk_id), []).append(term)
+            ids, weight[term] = self._matching(term, total)
+            for chunk_id in ids:
+                if chunk_id in inside:
+                    held.setdefault(chunk_id, []).append(term)
         if not held:
             return []
         mean = tokens / total if total else 1.0
@@ -218,6 +222,25 @@ class SpoilerIndex:
             )
 
         return heapq.nsmallest(limit, counted, key=lambda c: (-score(c), c))
+
+    def _matching(self, term: str, total: int) -> tuple[array[int], float]:
+        """The book's passages that hold ``term`` and its weight (remembered while the
+        library holds ``total`` passages; at most ``CACHED_IDS`` passage ids in all)."""
+        found = self._matches.get((term, total))
+        if found is None and self.db is not None:
+            lo, hi = self.chunk_ids
+            sql, match = route(MATCHING, f'"{term}"')
+            rows = self.db.execute_sql(sql, (match, lo, hi)).fetchall()
+            everywhere = self.db.execute_sql(*_counting(term)).fetchone()
+            found = (
+                array("q", (int(r[0]) for r in rows)),
+                idf(total, int(everywhere[0]) if everywhere else 0),
+            )
+            held = sum(len(ids) for ids, _ in self._matches.values())
+            if held + len(found[0]) > CACHED_IDS:
+                self._matches.clear()
+            self._matches[(term, total)] = found
+        return found or (array("q"), 0.0)
 
     def _texts(self, ids: list[int]) -> dict[int, str]:
         """The passages' text (the last ``CACHED_TEXTS`` read kept: phrases and words near
