@@ -9,7 +9,8 @@ a sentence then held back has only its rest withheld.
 
 ``Prefixes`` decides when to check and where to cut:
 
-- only after whole words (a cut is a run of whitespace, so "**Windi**bank" is never split);
+- only after whole words (a cut is a run of whitespace, so "**Windi**bank" is never split),
+  and never inside a Markdown mark (``balanced``);
 - ``lag`` words later than the check reads: the words after the cut are checked with it, so
   a name or a phrase of the book ("pack of cards") that begins in the piece and ends after it
   is read whole before its first word is shown (the figure of what still leaks, words shown
@@ -31,6 +32,19 @@ GAP_S = 0.03  # at most one check of a sentence this often
 SLOW_S = 0.3  # a slow stream: check after this long with any new word
 
 _WORD_THEN_SPACE = re.compile(r"\S+\s+")
+_BULLET = re.compile(r"^\s*[*+-]\s", re.M)
+
+
+def balanced(text: str) -> bool:
+    """Whether ``text`` closes every Markdown mark it opens (emphasis, code, a link's text):
+    a piece that ends inside one would show a stray mark before a held-back rest."""
+    stars = _BULLET.sub("", text)
+    return (
+        text.count("`") % 2 == 0
+        and stars.count("**") % 2 == 0
+        and (stars.count("*") - 2 * stars.count("**")) % 2 == 0
+        and text.count("[") <= text.count("]")
+    )
 
 
 @dataclass
@@ -64,6 +78,8 @@ class Prefixes:
         if words <= self.lag or words <= self.checked:
             return None
         release = cuts[words - self.lag - 1]
+        while release > shown and not balanced(buffer[:release]):
+            release = max((c for c in cuts if c < release), default=0)
         if release <= shown:
             return None
         waited = now - self.at

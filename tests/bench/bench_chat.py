@@ -209,11 +209,11 @@ async def bench(
                     SpoilerGuard.prefixes = mode == "new"
                 # 600 deltas of ~4 characters at 200/s: 3 s; words unique to the run, in
                 # paragraphs of 60 words like a real answer
+                tag = run * len(modes) + modes.index(mode)  # words as long as before
                 answer = " ".join(
-                    f"r{size}x{run}{mode}w{i}" + ("\n\n" if i % 60 == 59 else "")
-                    for i in range(words)
+                    f"r{size}x{tag}w{i}" + ("\n\n" if i % 60 == 59 else "") for i in range(words)
                 )
-                first_word = f"r{size}x{run}{mode}w0"
+                first_word = f"r{size}x{tag}w0"
                 fake.add_text(
                     answer,
                     chunk_chars=4,
@@ -248,7 +248,7 @@ async def bench(
                 await asyncio.sleep(0.1)
                 gaps.clear()
                 last, last_cpu = time.perf_counter(), time.thread_time()
-                chat.input.setPlainText(f"Tell me a long story ({run}{mode})")
+                chat.input.setPlainText(f"Tell me a long story ({tag})")
                 cpu_start = time.process_time()
                 chat.send()
                 while chat.live:
