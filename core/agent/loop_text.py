@@ -84,10 +84,10 @@ class ShownText:
     async def show(self, text: str | None, step: int, *, verify: bool = True) -> None:
         """Streamed text on its way to the reader. With the spoiler check, sentences go out
         once checked, the sentence being written in pieces that each pass the check on the
-        sentence so far (``SpoilerGuard.prefix``; the sentences after a doubtful one wait for
-        its verdict); a sentence that names something from after the bound is held back (the
-        rest of it not shown yet) and a marker stands in its place. ``None`` ends the turn: the rest
-        is checked and every verdict awaited."""
+        sentence so far (``SpoilerGuard.prefix``); the sentences after a doubtful one wait for
+        its verdict; a sentence that names something from after the bound is held back (what
+        was not shown of it) and a marker stands in its place. ``None`` ends the turn: the
+        rest is checked and every verdict awaited."""
         if text is not None:
             self._turn_deltas += 1
         if self.guard is None:
