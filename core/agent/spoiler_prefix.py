@@ -28,7 +28,7 @@ from dataclasses import dataclass
 FIRST_WORDS = 3  # words checked before a sentence's first piece (plus the lag)
 STEP_WORDS = 4  # new words before the next check
 LAG_WORDS = 3  # words read by the check beyond what it lets out
-GAP_S = 0.03  # at most one check of a sentence this often
+GAP_S = 0.05  # at most one check of a sentence this often (the pane repaints every 50 ms)
 SLOW_S = 0.3  # a slow stream: check after this long with any new word
 
 _WORD_THEN_SPACE = re.compile(r"\S+\s+")
