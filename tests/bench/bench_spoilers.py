@@ -363,6 +363,7 @@ def main() -> None:
         for _ in range(3):
             for prefixes in (False, True):
                 index = SpoilerIndex.build(lib.db, book.id)  # a fresh index: look-ups cold
+                index.passage_ids(["alice"], 10, later=False)  # (every passage's length, once)
                 guard = SpoilerGuard(index, read_to=book.page_count // 3, question="")
                 guard.prefixes = prefixes
                 start = time.thread_time()
