@@ -4,8 +4,17 @@ first full stop (about 50 tokens). A sentence may go out in pieces while it is w
 each piece must itself pass the check a sentence gets: ``SpoilerGuard.prefix`` checks the
 sentence so far, from its start, and shows it only when the check neither holds it nor finds
 it doubtful; a doubtful or held prefix stops the pieces, and the rest waits for the sentence's
-end as before. At the end the whole sentence is checked as before: what was shown stays, and
-a sentence then held back has only its rest withheld.
+end as before. The check of a prefix is stricter than a sentence's (``SpoilerGuard.check``
+with ``whole=False``): its support by the pages read is tested however few its words, and
+whenever it has a word the book first uses after the bound ("The middle lodger spits"). At
+the end the whole sentence is checked as before: what was shown stays, and a sentence then
+held back has only its rest withheld (the ``Withheld`` item holds the rest).
+
+On the evaluation set (tests/bench/bench_spoilers.py, streamed at 200 deltas a second) a
+piece was shown first in 51 of the 421 leaks held by the lexical check (181 of their 4,629
+words, 3.9 %; most an innocent start: "The family have | to take in three bearded
+lodgers"), 16 of 442 (1.3 %) with the test by meaning, while honest sentences show 27-33 %
+of their words before they end.
 
 ``Prefixes`` decides when to check and where to cut:
 
