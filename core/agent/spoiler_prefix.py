@@ -25,8 +25,10 @@ of their words before they end.
   is read whole before its first word is shown (the figure of what still leaks, words shown
   from sentences then held back, is in tests/bench/bench_spoilers.py);
 - at most every ``step`` words (``first`` for the first piece of a sentence) and never more
-  often than every ``gap_s`` seconds (the check costs a few ms on a long prefix), or after
-  ``slow_s`` seconds with at least one new word (a slow local model).
+  often than every ``gap_s`` seconds, nor sooner than ``times`` the CPU time the last check
+  took (a check costs 1-20 ms, most on a big book whose passages are not read yet: the
+  checks of prefixes take at most a tenth of the time), or after ``slow_s`` seconds with at
+  least one new word (a slow local model).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ STEP_WORDS = 4  # new words before the next check
 LAG_WORDS = 3  # words read by the check beyond what it lets out
 GAP_S = 0.05  # at most one check of a sentence this often (the pane repaints every 50 ms)
 SLOW_S = 0.3  # a slow stream: check after this long with any new word
+BUDGET_TIMES = 10.0  # the next check waits this many times the last one's CPU (<= 10 % of it)
 
 _WORD_THEN_SPACE = re.compile(r"\S+\s+")
 _BULLET = re.compile(r"^\s*[*+-]\s", re.M)
@@ -65,6 +68,8 @@ class Prefixes:
     lag: int = LAG_WORDS
     gap_s: float = GAP_S
     slow_s: float = SLOW_S
+    times: float = BUDGET_TIMES
+    spent: float = 0.0  # CPU seconds the last check of a prefix took
     checked: int = 0  # words of the sentence the last check read
     at: float | None = None  # when the sentence began, or was last checked
     stalled: bool = False  # a prefix was held or doubtful: the rest waits for the end
@@ -93,7 +98,8 @@ class Prefixes:
             return None
         waited = now - self.at
         enough = words - self.checked >= (self.step if self.checked else self.first + self.lag)
-        if not (enough or waited >= self.slow_s) or (self.checked and waited < self.gap_s):
+        gap = max(self.gap_s, self.spent * self.times)  # a costly check: fewer of them
+        if not (enough or waited >= self.slow_s) or (self.checked and waited < gap):
             return None
         self.checked, self.at = words, now
         return cuts[-1], release

@@ -289,7 +289,9 @@ class SpoilerGuard:
         if found is None:
             return None
         upto, release = found
+        started = time.thread_time()
         segment = self.check(self._buffer[:upto], whole=False)
+        self._prefixes.spent = time.thread_time() - started
         if segment.hidden or segment.doubtful:
             self._prefixes.stalled = True
             return None
