@@ -82,11 +82,12 @@ class ShownText:
         return self.repeats is not None and self.repeats.feed(text)
 
     async def show(self, text: str | None, step: int, *, verify: bool = True) -> None:
-        """Streamed text on its way to the reader. With the spoiler check, whole sentences go
-        out once checked (only the sentence being written waits, and the sentences after a
-        doubtful one wait for its verdict); a sentence that names something from after the
-        bound is held back and a marker stands in its place. ``None`` ends the turn: the rest
-        is checked and every verdict awaited."""
+        """Streamed text on its way to the reader. With the spoiler check, sentences go out
+        once checked, the sentence being written in pieces that each pass the check on the
+        sentence so far (``SpoilerGuard.prefix``); the sentences after a doubtful one wait for
+        its verdict; a sentence that names something from after the bound is held back (what
+        was not shown of it) and a marker stands in its place. ``None`` ends the turn: the
+        rest is checked and every verdict awaited."""
         if text is not None:
             self._turn_deltas += 1
         if self.guard is None:
@@ -95,9 +96,13 @@ class ShownText:
                 self._turn_pieces.append((text, text))
                 self.sink.emit(TextDelta(text, step))
             return
-        segments = (
-            self.guard.feed(text) + self.guard.release() if text is not None else self.guard.flush()
-        )
+        if text is None:
+            segments = self.guard.flush()
+        else:
+            segments = self.guard.feed(text) + self.guard.release()
+            piece = self.guard.prefix()  # the sentence being written, checked so far
+            if piece is not None:
+                segments.append(piece)
         for segment in segments:
             self.pending.push(segment, step, verify=verify)
         if text is None:
@@ -112,24 +117,26 @@ class ShownText:
                 self.sink.emit(UsageReport(check.result.usage, step))
             if check.result is not None or check.error:
                 self.sink.invocation(step, check.request, check.result, check.error, check.ms)
-        if not segment.hidden:
-            self.state.texts.append(segment.text)
-            self._turn_pieces.append((segment.text, segment.text))
-            self.sink.emit(TextDelta(segment.text, step))
+        rest = segment.rest  # (a piece of it may have been shown while it was written)
+        if not segment.hidden or not rest.strip():
+            if rest:
+                self.state.texts.append(rest)
+                self._turn_pieces.append((rest, rest))
+                self.sink.emit(TextDelta(rest, step))
             return
         reason = segment.kind
         if self.ground_hidden and held_by(segment.text, self.state.passages) is None:
             reason = "ungrounded"
         item = Withheld(
             len(self.state.withheld) + 1,
-            segment.text,
+            rest,
             tuple((t.term, t.first_page) for t in segment.terms),
             self.guard.read_to or 0 if self.guard is not None else 0,
             reason,
         )
         self.state.withheld.append(item)
         self.state.texts.append(marker(item.index))
-        self._turn_pieces.append((segment.text, marker(item.index)))
+        self._turn_pieces.append((rest, marker(item.index)))
         self.sink.emit(SpoilerHidden(item, step))
 
     async def cut_loop(self, step: int) -> TurnResult:

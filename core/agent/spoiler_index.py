@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 import math
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -42,6 +43,8 @@ MIN_PHRASE_COUNT = 3  # ... less common than "the", that the book has in this ma
 SUPPORT_PASSAGES = 4  # the passages within the bound that best match a sentence
 RANK_DEPTH = 25  # passages read and counted, times those asked for (``passage_ids``)
 COUNT = "SELECT count(*) FROM chunk_index WHERE chunk_index MATCH ?"
+CACHED_RANKINGS = 2000  # passage rankings kept per book (``passage_ids``)
+CACHED_IDS = 500_000  # passage ids of words kept per book (``passage_ids``): 4 MB
 CACHED_TEXTS = 3000  # passages' text kept per book for the checks on it (about 4 MB)
 
 
@@ -75,6 +78,14 @@ class SpoilerIndex:
     # for ``passage_ids``: words counted per passage, the passages on each side of a bound
     _lengths: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
     _counts: dict[tuple[int, str], int] = field(default_factory=dict, compare=False, repr=False)
+    # a word's passages in this book and its weight, for the library's passage count when
+    # asked: a sentence and the prefixes checked while it was written share their words
+    _matches: dict[tuple[str, int], tuple[array[int], float]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _ranked: dict[tuple[tuple[str, ...], int, bool, int, int], tuple[int, ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
     _text_cache: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
     _sides: dict[tuple[int, bool], frozenset[int]] = field(
         default_factory=dict, compare=False, repr=False
@@ -180,20 +191,32 @@ class SpoilerIndex:
         if self.db is None or lo > hi or not terms:
             return []
         limit = limit or SUPPORT_PASSAGES
+        total, tokens = index_averages(self.db)
+        key = (tuple(terms), read_to, later, limit, total)
+        found = self._ranked.get(key)  # a prefix and its sentence often share their words
+        if found is None:
+            found = self._rank(terms, read_to, later, limit, total, tokens)
+            if len(self._ranked) > CACHED_RANKINGS:
+                self._ranked.clear()
+            self._ranked[key] = found
+        return list(found)
+
+    def _rank(
+        self, terms: list[str], read_to: int, later: bool, limit: int, total: int, tokens: int
+    ) -> tuple[int, ...]:
+        """``passage_ids``, ranked now."""
+        assert self.db is not None
+        lo, hi = self.chunk_ids
         inside = self._side(read_to, later)
         held: dict[int, list[str]] = {}
         weight: dict[str, float] = {}
-        total, tokens = index_averages(self.db)
         for term in terms:
-            sql, match = route(MATCHING, f'"{term}"')
-            rows = self.db.execute_sql(sql, (match, lo, hi)).fetchall()
-            everywhere = self.db.execute_sql(*_counting(term)).fetchone()
-            weight[term] = idf(total, int(everywhere[0]) if everywhere else 0)
-            for (chunk_id,) in rows:
-                if int(chunk_id) in inside:
-                    held.setdefault(int(chunk_id), []).append(term)
+            ids, weight[term] = self._matching(term, total)
+            for chunk_id in ids:
+                if chunk_id in inside:
+                    held.setdefault(chunk_id, []).append(term)
         if not held:
-            return []
+            return ()
         mean = tokens / total if total else 1.0
         if not self._lengths:  # every passage's, once: a few ms for a long book
             self._lengths.update(index_lengths(self.db, list(range(lo, hi + 1))))
@@ -205,11 +228,12 @@ class SpoilerIndex:
         counted = heapq.nlargest(RANK_DEPTH * limit, held, key=lambda c: (once(c), -c))
         counts = self._counts
         missing = sorted(c for c in counted if any((c, t) not in counts for t in held[c]))
-        if missing:
-            found_now = positions.word_counts(self._texts(missing), terms)
+        if missing:  # only the words not counted yet (a longer prefix adds a word or two)
+            need = [t for t in terms if any((c, t) not in counts for c in missing)]
+            found_now = positions.word_counts(self._texts(missing), need)
             for c in missing:
-                for t in terms:
-                    counts[(c, t)] = found_now.get(c, {}).get(t, 0)
+                for t in need:
+                    counts.setdefault((c, t), found_now.get(c, {}).get(t, 0))
 
         def score(c: int) -> float:
             return sum(
@@ -217,7 +241,26 @@ class SpoilerIndex:
                 for t in held[c]
             )
 
-        return heapq.nsmallest(limit, counted, key=lambda c: (-score(c), c))
+        return tuple(heapq.nsmallest(limit, counted, key=lambda c: (-score(c), c)))
+
+    def _matching(self, term: str, total: int) -> tuple[array[int], float]:
+        """The book's passages that hold ``term`` and its weight (remembered while the
+        library holds ``total`` passages; at most ``CACHED_IDS`` passage ids in all)."""
+        found = self._matches.get((term, total))
+        if found is None and self.db is not None:
+            lo, hi = self.chunk_ids
+            sql, match = route(MATCHING, f'"{term}"')
+            rows = self.db.execute_sql(sql, (match, lo, hi)).fetchall()
+            everywhere = self.db.execute_sql(*_counting(term)).fetchone()
+            found = (
+                array("q", (int(r[0]) for r in rows)),
+                idf(total, int(everywhere[0]) if everywhere else 0),
+            )
+            held = sum(len(ids) for ids, _ in self._matches.values())
+            if held + len(found[0]) > CACHED_IDS:
+                self._matches.clear()
+            self._matches[(term, total)] = found
+        return found or (array("q"), 0.0)
 
     def _texts(self, ids: list[int]) -> dict[int, str]:
         """The passages' text (the last ``CACHED_TEXTS`` read kept: phrases and words near

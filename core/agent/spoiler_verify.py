@@ -1,7 +1,7 @@
 """The semantic layer's optional model check (issue 23): a short verification call for the
 sentences the lexical support test finds doubtful.
 
-The lexical test (``SpoilerGuard.supported``) decides alone when no model is connected or the
+The lexical test (``SpoilerGuard.check``) decides alone when no model is connected or the
 setting ``spoiler_verify`` is off. With a model, a doubtful sentence (a later passage matches
 it somewhat better than the pages read, not clearly enough to hold it back) is sent with the
 passages within the bound that best match it; the model answers SUPPORTED or UNSUPPORTED.

@@ -75,8 +75,8 @@ sentence's own cues for it), ``spoiler_verify`` (the
 model's verification); this one: the guard.
 
 Use: build one ``SpoilerIndex`` per book (``SpoilerIndexCache`` keeps them), one
-``SpoilerGuard`` per answer; ``feed`` the streamed text, then ``flush`` at the end. The
-segments returned put together are exactly the text fed in.
+``SpoilerGuard`` per answer; ``feed`` the streamed text (and show its ``prefix``), then
+``flush`` at the end. The pieces and the segments' rests put together are the text fed in.
 """
 
 from __future__ import annotations
@@ -94,6 +94,7 @@ from core.agent.spoiler_index import (
     SpoilerIndex,
     SpoilerIndexCache,
 )
+from core.agent.spoiler_prefix import Prefixes
 from core.agent.spoiler_semantic import MEANINGS, BookMeaning, Meaning
 from core.agent.spoiler_stats import STATS_VERSION, BookStats, prepare_book
 from core.agent.spoiler_support import Support, measure, search_words
@@ -157,6 +158,12 @@ class Segment:
     terms: tuple[SpoilerTerm, ...] = ()
     kind: str = "later"  # why it is hidden: "later" (names what comes later) or "unsupported"
     doubtful: bool = False  # a model may overrule the decision (``SpoilerGuard.check``)
+    shown: int = 0  # leading characters the reader was shown while it was written (``prefix``)
+
+    @property
+    def rest(self) -> str:
+        """What the reader has not seen of it yet: shown, or held back behind the marker."""
+        return self.text[self.shown :]
 
 
 class SpoilerGuard:
@@ -166,6 +173,7 @@ class SpoilerGuard:
     cues = True  # the sentence's own cues (``core.agent.spoiler_cues``); off: as before them
     verify_wide = True  # shown sentences the later pages tell better go to a model too
     disguises = True  # later names in disguise (``core.agent.spoiler_disguise``); off: as before
+    prefixes = True  # a sentence may go out in checked pieces while written (``prefix``)
 
     def __init__(
         self,
@@ -213,6 +221,8 @@ class SpoilerGuard:
         self._asks_ahead = spoiler_cues.asks_ahead(question)
         self._passages: list[str] = []  # the passages the answer used (the meaning test)
         self._buffer = ""
+        self._shown = 0  # characters of the buffer shown already (``prefix``)
+        self._prefixes = Prefixes()
         self._disguises = Disguises(self)
         self._pairs = read_to is not None and (
             sum(1 for page in index.first_page.values() if page <= read_to) >= MIN_KNOWN_FOR_PAIRS
@@ -228,8 +238,8 @@ class SpoilerGuard:
 
     @property
     def pending(self) -> str:
-        """The text held back: the sentence being written."""
-        return self._buffer
+        """The text held back: the sentence being written (what was not shown of it)."""
+        return self._buffer[self._shown :]
 
     def feed(self, text: str) -> list[Segment]:
         """Add streamed text; return the sentences that are complete, checked."""
@@ -242,9 +252,11 @@ class SpoilerGuard:
         segments: list[Segment] = []
         start = 0
         for end in boundaries(self._buffer, resume):
-            segments.append(self.check(self._buffer[start:end]))
+            segments.append(self._checked(self._buffer[start:end]))
             start = end
         self._buffer = self._buffer[start:]
+        if start:
+            self._prefixes.reset(None)
         return segments
 
     def release(self, limit: int = 200) -> list[Segment]:
@@ -257,12 +269,42 @@ class SpoilerGuard:
         if cut <= 0:  # no space yet: never cut a word (a name) in two, wait for one
             return []
         piece, self._buffer = self._buffer[:cut], self._buffer[cut:]
-        return [self.check(piece)]
+        self._prefixes.reset(None)
+        return [self._checked(piece)]
 
     def flush(self) -> list[Segment]:
         """The end of the answer: check and return what is left."""
         rest, self._buffer = self._buffer, ""
-        return [self.check(rest)] if rest else []
+        self._prefixes.reset(None)
+        return [self._checked(rest)] if rest else []
+
+    def prefix(self, now: float | None = None) -> Segment | None:
+        """The next piece of the sentence being written, once the sentence so far passes the
+        check neither held nor doubtful (``spoiler_prefix``); else None."""
+        if not self.prefixes:
+            return None
+        found = self._prefixes.due(
+            self._buffer, self._shown, time.monotonic() if now is None else now
+        )
+        if found is None:
+            return None
+        upto, release = found
+        started = time.thread_time()
+        segment = self.check(self._buffer[:upto], whole=False)
+        self._prefixes.spent = time.thread_time() - started
+        if segment.hidden or segment.doubtful:
+            self._prefixes.stalled = True
+            return None
+        piece = self._buffer[self._shown : release]
+        self._shown = release
+        return Segment(piece, False)
+
+    def _checked(self, sentence: str) -> Segment:
+        """A sentence that ended, checked whole; ``shown``: how much of it is out already."""
+        segment = self.check(sentence)
+        shown = min(self._shown, len(sentence))
+        self._shown -= shown
+        return dataclasses.replace(segment, shown=shown) if shown else segment
 
     def add_support(self, text: str) -> None:
         """Text the answer may draw on (a passage the tools returned within the bound): it
@@ -272,21 +314,23 @@ class SpoilerGuard:
         words = _WORD.findall(shown)
         self._used.append(frozenset(self.index.stems(w.lower() for w in words).values()))
 
-    def check(self, sentence: str) -> Segment:
+    def check(self, sentence: str, *, whole: bool = True) -> Segment:
         """One sentence, checked on its own: first for what comes later, then for support.
         ``doubtful``: a model may overrule the decision (a sentence held only for words the
         book uses as motifs, phrases or pairs may be shown; a story sentence the pages read
-        do not clearly support may be held)."""
+        do not clearly support may be held). ``whole=False``: the sentence so far (``prefix``),
+        checked more strictly: tested for support however few its words (``support``)."""
         terms = self.spoiler_terms(sentence)
         text = sentence  # the sentence as the reader reads it, for the semantic layer
         if not terms and self.disguises:
             # a later name in disguise: held, and a model may verify it (never shown silently)
             hidden = self._disguises.terms(sentence)
-            self._disguises.remember(sentence)
+            if whole:  # (a prefix's words: the whole sentence comes later)
+                self._disguises.remember(sentence)
             if hidden:
                 return Segment(sentence, True, hidden, doubtful=True)
             text = self._disguises.reading(sentence)
-        elif self.disguises:
+        elif self.disguises and whole:
             self._disguises.remember(sentence)  # a name split across sentences
         if terms:
             weak = all(t.weak for t in terms)
@@ -295,11 +339,11 @@ class SpoilerGuard:
             return Segment(sentence, True, terms, doubtful=weak)
         if not self.semantic:
             return Segment(sentence, False)
-        return dataclasses.replace(self._supported(text), text=sentence)
+        return dataclasses.replace(self._supported(text, whole), text=sentence)
 
-    def _supported(self, sentence: str) -> Segment:
+    def _supported(self, sentence: str, whole: bool = True) -> Segment:
         """The semantic layer's decision on a sentence with no later word."""
-        support = self.support(sentence)
+        support = self.support(sentence, whole)
         if support is None:
             return Segment(sentence, False, doubtful=self._worth_verifying(sentence, None))
         if support.unsupported() and not support.short:
@@ -405,13 +449,6 @@ class SpoilerGuard:
         )
         return [str(rows[i]) for i in ids if i in rows]
 
-    def supported(self, sentence: str) -> bool:
-        """Whether the sentence is supported by the pages read (see ``support``)."""
-        support = self.support(sentence)
-        if support is None:
-            return True
-        return support.short or not support.unsupported()
-
     def _content(self, sentence: str) -> dict[str, str]:
         """Stem → word of the sentence's content words (no function words)."""
         words = [w.lower() for w in _WORD.findall(visible_text(sentence))]
@@ -425,12 +462,14 @@ class SpoilerGuard:
             and GENERAL_ZIPF.get(stems[w], 0.0) < FUNCTION_ZIPF
         }
 
-    def support(self, sentence: str) -> Support | None:
+    def support(self, sentence: str, whole: bool = True) -> Support | None:
         """How well what the reader has read supports a sentence that tells something about
         the story (it names something of this book, or tells what someone does), against how
         well the later pages do (``core.agent.spoiler_support``). The passages the answer
         used, the question and the selection count as read. ``None``: not a sentence to
-        check (no bound, too few content words, not about the story)."""
+        check (no bound, too few content words, not about the story). ``whole=False``: a
+        sentence so far, tested with as few words as a sentence telling the future, and when
+        it has a word first used after the bound."""
         index = self.index
         if self.read_to is None or self.read_to >= index.page_count:
             return None
@@ -438,15 +477,18 @@ class SpoilerGuard:
         words = [w.lower() for w in _WORD.findall(shown)]
         content = self._content(sentence)
         future = _FUTURE.search(shown) is not None or (self.cues and spoiler_cues.outcome(shown))
-        if len(content) < (MIN_FUTURE_WORDS if future else MIN_STORY_WORDS):
+        if len(content) < (MIN_FUTURE_WORDS if future or not whole else MIN_STORY_WORDS):
             return None
+        first = index.first_page
         story = any(w in _STORY_PRONOUNS for w in words) or any(
-            s in index.distinctive and index.first_page.get(s) is not None for s in content
-        )
+            s in index.distinctive and first.get(s) is not None for s in content
+        )  # a prefix: also a word the book has only after the bound (even a common one)
+        story = story or (not whole and any(first.get(s, 0) > self.read_to for s in content))
         if not story and not future:
             return None
         found = measure(index, content, self.read_to, self._support, self._used)
-        return dataclasses.replace(found, future=future, short=len(content) < MIN_STORY_WORDS)
+        short = whole and len(content) < MIN_STORY_WORDS
+        return dataclasses.replace(found, future=future, short=short)
 
     def spoiler_terms(self, sentence: str) -> tuple[SpoilerTerm, ...]:
         """The words of ``sentence`` the reader cannot know yet, in order, each once

@@ -160,15 +160,21 @@ def test_a_looping_answer_is_stopped_quickly_its_stream_closed_kept_and_marked(
     assert stored.text == result.answer and stored.stop_reason == "repetition"
 
 
+@pytest.mark.parametrize("pace", [None, 400.0])  # paced: lines shown in pieces (issue 41)
 def test_a_loop_with_a_spoiler_check_keeps_the_first_copy(
-    library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic
+    library: Library, alice: BookInfo, fake_anthropic: FakeAnthropic, pace: float | None
 ) -> None:
     line = "- Alice falls and falls down the rabbit hole, past cupboards and book-shelves.\n"
-    fake_anthropic.add(Reply.text("The Rabbit runs.\n" + line * 200, chunk_chars=7))
+    fake_anthropic.add(
+        Reply.text("The Rabbit runs.\n" + line * 200, chunk_chars=7, tokens_per_second=pace)
+    )
     events = ask(local_service(library, fake_anthropic, "llm-only"), alice, "Why the fall?")
     result = events[-1].result
     assert result.stop_reason == "repetition"
     assert result.answer == "The Rabbit runs.\n" + line.rstrip() + NOTE, result.withheld
+    if pace:  # the first line went out in pieces before its end
+        deltas = [e.text for e in events if isinstance(e, TextDelta)]
+        assert any(d.startswith("- Alice falls") and "shelves" not in d for d in deltas), deltas
 
 
 def test_a_normal_answer_with_a_repeated_short_phrase_is_not_stopped(
