@@ -37,19 +37,17 @@ TEMP_PREFIX = ".importing-"
 STALE_TEMP_S = 5.0  # a temporary copy is locked within microseconds of being created
 
 
-def request_vectors(db: Any, book_id: int | None = None) -> None:
+def request_vectors(db: Any) -> None:
     """``core.search.vector_indexer.request_vectors``, loaded only where it may start
     something: a short command's library (``margin import``) starts no background work.
-    With ``book_id`` (a book just imported or read again) its reader's part of deep search's
-    vectors too (``want_ahead``)."""
+    (Deep search's vectors of the reader's part are asked for when the book is opened,
+    ``want_ahead``, not here: a library of 500 books synced from calibre would otherwise
+    queue 500 of them, about 12 s of CPU each.)"""
     if getattr(db, "margin_no_background", False):
         return
     from core.search.vector_indexer import request_vectors as request
-    from core.search.vector_indexer import want_ahead
 
     request(db)
-    if book_id is not None:
-        want_ahead(db, book_id)
 
 
 @dataclass(frozen=True)
@@ -195,7 +193,7 @@ def _import_book(
         raise
     finally:
         os.close(fd)
-    request_vectors(library.db, book_id)  # search by meaning follows in the background
+    request_vectors(library.db)  # search by meaning follows in the background
     progress(1.0, "Ready")
     log.info(
         "imported %s as book %d (%d pages, %d chunks)",
@@ -313,7 +311,7 @@ def reimport_book(
     chunks = make_chunks(parsed.pages)
     progress(0.9, "Saving to your library")
     updated = library.replace_content(book_id, parsed=parsed, chunks=chunks)
-    request_vectors(library.db, book_id)
+    request_vectors(library.db)
     progress(1.0, "Ready")
     log.info("read book %d again (%d pages)", book_id, updated.page_count)
     del parsed, chunks

@@ -10,7 +10,7 @@ import pytest
 
 from core.books.importer import import_book
 from core.paths import resolve_paths
-from core.search import BookSearch, vector_indexer
+from core.search import BookSearch
 from core.search.frontmatter import is_front_matter
 from core.search.hits import query_terms
 from core.search.ranking import bm25
@@ -33,10 +33,8 @@ def books(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[Library, BookInfo, BookInfo]]:
     lib = Library.open(resolve_paths(tmp_path_factory.mktemp("ranking-home")))
-    with pytest.MonkeyPatch.context() as patch:  # no encoder vectors unless a test asks
-        patch.setattr(vector_indexer, "want_ahead", lambda db, book_id: None)
-        alice = import_book(lib, BOOKS / "alice_in_wonderland.epub").book
-        gregor = import_book(lib, BOOKS / "metamorphosis.epub").book
+    alice = import_book(lib, BOOKS / "alice_in_wonderland.epub").book
+    gregor = import_book(lib, BOOKS / "metamorphosis.epub").book
     assert indexer_for(lib.db).wait(120), "the static vectors follow the import"
     yield lib, alice, gregor
     lib.close()

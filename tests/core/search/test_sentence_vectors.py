@@ -54,9 +54,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Library,
         pytest.fail("the sentence encoder's weights are missing: `make test` sets them up")
     home = tmp_path_factory.mktemp("sentence-home")
     lib = Library.open(resolve_paths(home / "home"))
-    with pytest.MonkeyPatch.context() as patch:  # as a library from before (test_vectors_ahead)
-        patch.setattr(vector_indexer, "want_ahead", lambda db, book_id: None)
-        book = import_book(lib, _short_alice(home)).book
+    book = import_book(lib, _short_alice(home)).book
     lib.set_read_to(book.id, book.page_count)
     assert indexer_for(lib.db).wait(60)
     yield lib, book
@@ -188,7 +186,6 @@ def test_a_question_asks_for_the_vectors_before_any_search(
     from core.settings import Settings
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.setattr(vector_indexer, "want_ahead", lambda db, book_id: None)
     lib = Library.open(resolve_paths(tmp_path / "home"))
     try:
         book = import_book(lib, _short_alice(tmp_path)).book

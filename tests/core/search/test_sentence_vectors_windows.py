@@ -15,7 +15,7 @@ import pytest
 
 from core.books.importer import import_book, reimport_book
 from core.paths import resolve_paths
-from core.search import BookSearch, sentence_vectors, vector_indexer
+from core.search import BookSearch, sentence_vectors
 from core.search.encoder import load_encoder
 from core.search.sentence_vectors import (
     HEAD,
@@ -137,9 +137,8 @@ def _opening(folder: Path, chars: int) -> Path:
 
 @pytest.fixture
 def opening(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Library, BookInfo]]:
-    """About 25 chunks of Alice; the background indexer stopped (these tests index), and
-    the import asks for none of the encoder's vectors (test_vectors_ahead)."""
-    monkeypatch.setattr(vector_indexer, "want_ahead", lambda db, book_id: None)
+    """About 25 chunks of Alice; the background indexer stopped (these tests index); an
+    import asks for none of the encoder's vectors (test_vectors_ahead)."""
     lib = Library.open(resolve_paths(tmp_path / "home"))
     book = import_book(lib, _opening(tmp_path, 30_000)).book
     assert indexer_for(lib.db).wait(60)
@@ -212,7 +211,7 @@ def test_the_readers_pages_come_first_and_are_searched_at_once(
     assert vectors.index_book(book.id, reader_first=True)
     assert _row(lib, book.id) == (reader, total, LAYOUT), "the reader's chunks, and no more"
     assert vectors.missing() == [] or book.id not in vectors.missing()  # not wanted yet
-    # asked for at import (``want_ahead``): the reader's part is there, nothing is missing
+    # asked for when the book opens (``want_ahead``): the reader's part is there, none missing
     # until the reader reads on past half of the pages computed ahead
     assert mark_ahead(lib.db, book.id)
     assert book.id not in vectors.missing()
@@ -404,7 +403,6 @@ def test_a_book_asked_about_meanwhile_does_not_wait_for_a_long_one(
     (the long book's stored chunks stay; it goes on afterwards). The imports ask for none."""
     import time
 
-    monkeypatch.setattr(vector_indexer, "want_ahead", lambda db, book_id: None)
     lib = Library.open(resolve_paths(tmp_path / "home"))
     try:
         long = import_book(lib, BOOKS / "alice_in_wonderland.txt").book

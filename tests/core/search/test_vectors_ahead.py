@@ -1,5 +1,6 @@
-"""Deep search's vectors of the reader's part of a book are asked for at its import
-(``vector_indexer.want_ahead``, issue 41), the rest only once a question comes."""
+"""Deep search's vectors of the reader's part of a book are asked for when it is opened
+(``vector_indexer.want_ahead``, issue 41: the window asks right after a reader's own import),
+the rest only once a question comes; an import alone asks for none."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.search import sentence_vectors, vector_indexer
 from core.search.sentence_vectors import SentenceVectors, is_wanted
-from core.search.vector_indexer import indexer_for, want
+from core.search.vector_indexer import indexer_for, want, want_ahead
 from core.store.library import Library
 from tests.conftest import BOOKS
 
@@ -32,14 +33,16 @@ def requested(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
 
 @pytest.mark.deep_vectors
-def test_an_import_asks_for_the_readers_part_at_once(
+def test_opening_asks_for_the_readers_part_and_an_import_alone_for_none(
     tmp_path: Path, requested: list[object]
 ) -> None:
     lib = Library.open(resolve_paths(tmp_path / "home"))
     try:
         book = import_book(lib, _book(tmp_path)).book
         vectors = SentenceVectors(lib.db)
-        assert requested, "the indexer was woken"
+        assert requested, "the indexer was woken (the static vectors)"
+        assert vectors.missing() == [], "a book only imported (a synced library) waits"
+        want_ahead(lib.db, book.id)  # the book is opened
         assert vectors.missing() == [book.id]
         assert vectors.reader_only([book.id]) == [book.id], "the reader's part, not the book"
         assert not is_wanted(lib.db, book.id), "the whole book waits for a question"
@@ -76,7 +79,6 @@ def test_a_reader_far_into_the_book_gets_the_pages_ahead_first(
     """The reader's part in the middle of the book comes first (issue 41): the chunks
     before it have no windows yet (0 of them), are searched by their words alone, and come
     next; then the rest, and the book is complete."""
-    monkeypatch.setattr(vector_indexer, "want_ahead", lambda db, book_id: None)
     lib = Library.open(resolve_paths(tmp_path / "home"))
     text = (BOOKS / "alice_in_wonderland.txt").read_text()
     start = text.index("\nCHAPTER I.\n")  # after the contents
