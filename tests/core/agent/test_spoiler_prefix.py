@@ -18,7 +18,7 @@ from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.store.library import Library
 from tests.conftest import BOOKS
-from tests.core.agent.test_spoilers_issue23 import KEY, META_READ_TO, collect, service_for
+from tests.core.agent.test_spoilers_issue23 import META_READ_TO, collect, part_one_chat
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
 
 SAFE = (
@@ -130,7 +130,9 @@ def test_a_spoiler_sentence_shows_its_safe_start_and_withholds_the_rest(
 ) -> None:
     pieces, segments = streamed(index, SPOILER)
     shown = "".join(pieces)
-    assert shown.startswith("Gregor lies on his back") and "charwoman" not in shown
+    # the first piece at least (how many more depends on the CPU the checks took: a cold
+    # index's first check can space the next ones past the sentence's end)
+    assert shown.startswith("Gregor lies on ") and "charwoman" not in shown
     (end,) = segments
     assert end.hidden and [t.term.lower() for t in end.terms] == ["charwoman"]
     assert end.text == SPOILER  # decided on the whole sentence, as before
@@ -162,11 +164,7 @@ def test_the_first_words_show_before_the_first_sentence_ends_and_the_store_keeps
     fake_anthropic: FakeAnthropic,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    book = import_book(library, books_dir / "metamorphosis.epub").book
-    library.set_position(book.id, META_READ_TO)
-    service = service_for(library, fake_anthropic, "anthropic")
-    conv = service.create_conversation(book.id)
+    service, conv = part_one_chat(library, books_dir, fake_anthropic, monkeypatch)
     answer = SAFE + SPOILER + "That is all for now."
     fake_anthropic.add(Reply.text(answer, chunk_chars=4, tokens_per_second=400))
     events = collect(service.ask(conv.id, "What happens to Gregor?"))

@@ -37,6 +37,7 @@ from core.agent.spoilers import (
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.settings import AgentLimits, Settings
+from core.store.conversations import ConversationInfo
 from core.store.library import BookInfo, Library
 from tests.conftest import BOOKS
 from tests.core.agent.conftest import fast_factory
@@ -159,6 +160,18 @@ def service_for(library: Library, fake: FakeAnthropic, provider: str) -> AgentSe
     return AgentService(
         library, library.paths, settings, provider_factory=fast_factory, retry_delay=0.01
     )
+
+
+def part_one_chat(
+    library: Library, books_dir: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> tuple[AgentService, ConversationInfo]:
+    """The Metamorphosis read to the end of part I, and a conversation about it with Claude
+    (the fake server)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    book = import_book(library, books_dir / "metamorphosis.epub").book
+    library.set_position(book.id, META_READ_TO)
+    service = service_for(library, fake, "anthropic")
+    return service, service.create_conversation(book.id)
 
 
 def test_page_labels_past_the_bound_never_become_chips(
@@ -333,11 +346,7 @@ def test_the_unsupported_notice_is_its_own(
     fake_anthropic: FakeAnthropic,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    book = import_book(library, books_dir / "metamorphosis.epub").book
-    library.set_position(book.id, META_READ_TO)
-    service = service_for(library, fake_anthropic, "anthropic")
-    conv = service.create_conversation(book.id)
+    service, conv = part_one_chat(library, books_dir, fake_anthropic, monkeypatch)
     fake_anthropic.add(
         Reply.text("Gregor wakes up changed. The cleaning woman finds him lying dead one morning.")
     )

@@ -25,6 +25,7 @@ from tests.core.agent.test_spoilers_issue23 import (
     KEY,
     META_READ_TO,
     collect,
+    part_one_chat,
     service_for,
 )
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
@@ -130,11 +131,7 @@ def test_a_failed_verification_keeps_the_sentence(
     fake_anthropic: FakeAnthropic,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    book = import_book(library, books_dir / "metamorphosis.epub").book
-    library.set_position(book.id, META_READ_TO)
-    service = service_for(library, fake_anthropic, "anthropic")
-    conv = service.create_conversation(book.id)
+    service, conv = part_one_chat(library, books_dir, fake_anthropic, monkeypatch)
     fake_anthropic.add(
         Reply.text(f"Gregor wakes up changed. {DOUBTFUL}"),
         Reply.error(400, "invalid_request_error", "No."),
