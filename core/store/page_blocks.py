@@ -80,24 +80,8 @@ def _packed(parts: list[bytes]) -> bytes:
 
 
 def _decoded(data: Any) -> bytes:
-    if isinstance(data, memoryview):
-        data = bytes(data)
-    if not isinstance(data, bytes) or data[:1] != BLOCK:
-        raise ValueError("not a stored block of pages")
-    # keyed by the stored bytes' length and CRC, and the stream's own checksum of what it
-    # holds (its last four bytes): a block replaced by a re-read is never served stale
-    key = (len(data), zlib.crc32(data), data[-4:])
-    with _lock:
-        found = _cache.get(key)
-        if found is not None and found[1]:
-            _cache.move_to_end(key)
-            return found[0]
-    unpacker = zlib.decompressobj(zdict=PAGE_DICT)
-    raw = unpacker.decompress(data[1:])
-    if not unpacker.eof:
-        raise zlib.error("a stored block of pages is cut short")
-    _keep(key, raw, True)
-    return raw
+    """A block's text and HTML, whole (``_inflated``)."""
+    return _inflated(data, None)
 
 
 def _keep(key: tuple[int, int, bytes], raw: bytes, whole: bool) -> None:
@@ -110,25 +94,32 @@ def _keep(key: tuple[int, int, bytes], raw: bytes, whole: bool) -> None:
             _cache.popitem(last=False)
 
 
-def _inflated(data: Any, end: int) -> bytes:
-    """A block's first ``end`` bytes (text and HTML) at least: deflate is read from the
-    block's start only as far as that (a passage's pages are on average half way into their
-    block), or taken from the decoded blocks kept (``_cache``). A stream cut short before
-    ``end`` is told; one damaged past it is not noticed here (each page's CRC-32 is checked
-    by its reader: never a wrong page)."""
+def _inflated(data: Any, end: int | None) -> bytes:
+    """A block's first ``end`` bytes (text and HTML) at least, or all of them (``None``):
+    deflate is read from the block's start only as far as that (a passage's pages are on
+    average half way into their block), or taken from the decoded blocks kept (``_cache``).
+    A stream cut short before ``end`` is told; one damaged past it is not noticed here (each
+    page's CRC-32 is checked by its reader: never a wrong page)."""
     if isinstance(data, memoryview):
         data = bytes(data)
     if not isinstance(data, bytes) or data[:1] != BLOCK:
         raise ValueError("not a stored block of pages")
+    # keyed by the stored bytes' length and CRC, and the stream's own checksum of what it
+    # holds (its last four bytes): a block replaced by a re-read is never served stale
     key = (len(data), zlib.crc32(data), data[-4:])
     with _lock:
         found = _cache.get(key)
-        if found is not None and (found[1] or len(found[0]) >= end):
+        if found is not None and (found[1] or (end is not None and len(found[0]) >= end)):
             _cache.move_to_end(key)
             return found[0]
     unpacker = zlib.decompressobj(zdict=PAGE_DICT)
-    raw = unpacker.decompress(data[1:], end) if end > 0 else b""
-    if len(raw) < end and not unpacker.eof:
+    if end is None:
+        raw = unpacker.decompress(data[1:])
+        short = not unpacker.eof
+    else:
+        raw = unpacker.decompress(data[1:], end) if end > 0 else b""
+        short = len(raw) < end and not unpacker.eof
+    if short:
         raise zlib.error("a stored block of pages is cut short")
     _keep(key, raw, unpacker.eof)
     return raw

@@ -14,6 +14,7 @@ from core.books import pdf
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.processes import NICE
+from core.search import vector_indexer
 from core.search.vector_indexer import indexer_for
 from core.store.library import Library
 from tests.conftest import BOOKS
@@ -54,6 +55,10 @@ def test_no_process_is_left_once_the_vectors_are_done(
 
     pdf.shutdown_workers(wait=True)  # an earlier test's PDF workers: not this test's
     processes.stop_resource_tracker()  # an earlier test's tracker, where nothing needs it now
+    for other in list(vector_indexer._indexers.values()):
+        # an earlier test's library still at work (a module's shared one): its workers, and
+        # those it would start meanwhile, are not this test's
+        other.wait(120)
     before = _children()
     lib = Library.open(resolve_paths(tmp_path / "home"))
     try:
