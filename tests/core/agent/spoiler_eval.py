@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -354,7 +354,6 @@ def evaluate_kinds(
         )
     )
     results: dict[str, KindResult] = {}
-    all_books = {b.name: b for b in (*BOOKS, *EXTRA_BOOKS)}
     indexes = {name: SpoilerIndex.build(db, bid) for name, bid in book_ids.items()}
 
     def one(kind: str, book: EvalBook, leak: bool, text: str, question: str) -> None:
@@ -375,18 +374,29 @@ def evaluate_kinds(
             if hit:
                 r.alarms.append(f"{book.name}: {text}")
 
+    for item in each_sentence(book_ids, files, original):
+        one(*item)
+    return results
+
+
+def each_sentence(
+    book_ids: dict[str, int], files: Iterable[str] = CASE_FILES, original: bool = True
+) -> Iterator[tuple[str, EvalBook, bool, str, str]]:
+    """The set's sentences as (kind, book, leak, text, question): the four files of issue 16
+    ("original", unless ``original`` is False), then the case files; books missing from
+    ``book_ids`` are left out."""
     for book in BOOKS:
         if book.name not in book_ids or not original:
             continue
         for part in ("", "_heldout"):
-            for s in sentences(f"{book.name}{part}_leaks"):
-                one("original", book, True, s, book.question)
-            for s in sentences(f"{book.name}{part}_honest"):
-                one("original", book, False, s, book.question)
+            for text in sentences(f"{book.name}{part}_leaks"):
+                yield "original", book, True, text, book.question
+            for text in sentences(f"{book.name}{part}_honest"):
+                yield "original", book, False, text, book.question
+    all_books = {b.name: b for b in (*BOOKS, *EXTRA_BOOKS)}
     for case in cases(book_ids, files):
         book = all_books[case.book]
-        one(case.kind, book, case.leak, case.text, case.question or book.question)
-    return results
+        yield case.kind, book, case.leak, case.text, case.question or book.question
 
 
 def total(results: dict[str, KindResult]) -> KindResult:

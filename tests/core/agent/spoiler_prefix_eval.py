@@ -17,13 +17,10 @@ import peewee as pw
 from core.agent.spoiler_semantic import BookMeaning
 from core.agent.spoilers import Segment, SpoilerGuard, SpoilerIndex
 from tests.core.agent.spoiler_eval import (
-    BOOKS,
     CASE_FILES,
-    EXTRA_BOOKS,
     EvalBook,
     Verify,
-    cases,
-    sentences,
+    each_sentence,
 )
 
 CHUNK = 4  # characters a delta
@@ -93,7 +90,6 @@ def prefix_kinds(
     """By kind (as ``spoiler_eval.evaluate_kinds``), for leaks (True) and honest sentences
     (False): what was held, and what of it was shown before it was held."""
     results: dict[str, dict[bool, PrefixResult]] = {}
-    all_books = {b.name: b for b in (*BOOKS, *EXTRA_BOOKS)}
     indexes = {name: SpoilerIndex.build(db, bid) for name, bid in book_ids.items()}
 
     def one(kind: str, book: EvalBook, leak: bool, text: str, question: str) -> None:
@@ -103,15 +99,6 @@ def prefix_kinds(
         found = streamed(guard, text, verify(question) if verify else None, leak)
         results.setdefault(kind, {}).setdefault(leak, PrefixResult()).add(found)
 
-    for book in BOOKS:
-        if book.name not in book_ids:
-            continue
-        for part in ("", "_heldout"):
-            for s in sentences(f"{book.name}{part}_leaks"):
-                one("original", book, True, s, book.question)
-            for s in sentences(f"{book.name}{part}_honest"):
-                one("original", book, False, s, book.question)
-    for case in cases(book_ids, files):
-        book = all_books[case.book]
-        one(case.kind, book, case.leak, case.text, case.question or book.question)
+    for item in each_sentence(book_ids, files):
+        one(*item)
     return results
