@@ -13,6 +13,7 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from core.books.bookcss import continued, styled
 from core.books.model import Block, Chapter, PageContent, make_page
@@ -364,70 +365,103 @@ def _next_page(groups: list[list[Block]], where: list[int]) -> tuple[list[Block]
     return moved, sum(len(b.text) + 2 for b in moved)
 
 
+class ChapterCut(NamedTuple):
+    """One chapter cut into pages, numbered from its own first page (0): what
+    ``paginate_blocks`` needs of it. A pure function of the chapter's blocks, so it can be
+    made anywhere (an EPUB's documents are cut in a second process: core.books.epubworker)."""
+
+    texts: list[str]  # each page's text
+    htmls: list[str]  # and its HTML
+    block_pages: list[int]  # the page (from 0) where each block of the chapter starts
+    linking: list[int]  # the pages (from 0) holding links to resolve
+    naming: list[int]  # and those holding anchors
+
+
+def cut_chapter(blocks: Sequence[Block], target: int = 2000) -> ChapterCut:
+    """The pages of one chapter (see ``paginate_blocks``)."""
+    texts: list[str] = []
+    htmls: list[str] = []
+    linking: list[int] = []  # the pages holding links to resolve, and those holding anchors
+    naming: list[int] = []  # (found in the parts with markup, not in every page's HTML)
+    whole = target * 3 // 2  # a block up to this long is never cut (see _pieces)
+    group: list[Block] = []
+    groups: list[list[Block]] = [group]
+    where: list[int] = []
+    size = 0
+    last = len(blocks) - 1
+
+    for i, block in enumerate(blocks):
+        length = len(block.text)
+        if length <= whole:  # the common case of the loop below, without the list
+            if size and size + length > target and not (i == last and length <= SMALL_TAIL):
+                group, size = _next_page(groups, where)
+            where.append(len(groups) - 1)
+            group.append(block)
+            size += length + 2
+            continue
+        for n, piece in enumerate(_pieces(block, target)):
+            if size and size + len(piece.text) > target:
+                group, size = _next_page(groups, where)
+            if n == 0:
+                where.append(len(groups) - 1)
+            group.append(piece)
+            size += len(piece.text) + 2
+    group_page: list[int] = []
+    for group in groups:
+        group_page.append(len(texts))
+        if not group:
+            continue
+        parts: list[str] = []  # the page's HTML: its blocks' one after another, a line each
+        tagged: list[str] = []  # the parts with markup of their own (links, anchors?)
+        for b in group:
+            if b.kind == "p" and b.html and not b.style:
+                parts += ("<p>", b.html, "</p>\n")
+                if "<" in b.html:
+                    tagged.append(b.html)
+            else:
+                part = block_html(b)
+                parts += (part, "\n")
+                tagged.append(part)
+        parts[-1] = parts[-1][:-1]  # (no line end after the last)
+        if tagged:
+            if any(_LINKING in part for part in tagged):
+                linking.append(len(texts))
+            if any(_NAMING in part for part in tagged):
+                naming.append(len(texts))
+        texts.append("\n\n".join([b.text for b in group if b.text]))
+        htmls.append("".join(parts))
+    return ChapterCut(texts, htmls, [group_page[g] for g in where], linking, naming)
+
+
 def paginate_blocks(
-    chapters: Sequence[Chapter], *, target: int = 2000, keep: frozenset[str] = frozenset()
+    chapters: Sequence[Chapter],
+    *,
+    target: int = 2000,
+    keep: frozenset[str] = frozenset(),
+    cuts: dict[int, ChapterCut] | None = None,
 ) -> Pagination:
-    """``paginate`` that also records the page of every block."""
+    """``paginate`` that also records the page of every block. ``cuts``: chapters already
+    cut (``cut_chapter`` of the same blocks and target), by index."""
     pages: list[PageContent] = []
     first_pages: list[int] = []
     block_pages: list[list[int]] = []
     linking: list[int] = []  # the pages holding links to resolve, and those holding anchors
-    naming: list[int] = []  # (found in the parts with markup, not in every page's HTML)
-
-    def marks(page: int, tagged: list[str]) -> None:
-        if any(_LINKING in part for part in tagged):
-            linking.append(page)
-        if any(_NAMING in part for part in tagged):
-            naming.append(page)
-
-    whole = target * 3 // 2  # a block up to this long is never cut (see _pieces)
+    naming: list[int] = []
     for index, chapter in enumerate(chapters):
-        first_pages.append(len(pages) + 1)
-        group: list[Block] = []
-        groups: list[list[Block]] = [group]
-        where: list[int] = []
-        size = 0
-        last = len(chapter.blocks) - 1
-
-        for i, block in enumerate(chapter.blocks):
-            length = len(block.text)
-            if length <= whole:  # the common case of the loop below, without the list
-                if size and size + length > target and not (i == last and length <= SMALL_TAIL):
-                    group, size = _next_page(groups, where)
-                where.append(len(groups) - 1)
-                group.append(block)
-                size += length + 2
-                continue
-            for n, piece in enumerate(_pieces(block, target)):
-                if size and size + len(piece.text) > target:
-                    group, size = _next_page(groups, where)
-                if n == 0:
-                    where.append(len(groups) - 1)
-                group.append(piece)
-                size += len(piece.text) + 2
-        group_page: list[int] = []
-        for group in groups:
-            group_page.append(len(pages) + 1)
-            if not group:
-                continue
-            number = len(pages) + 1
-            parts: list[str] = []  # the page's HTML: its blocks' one after another, a line each
-            tagged: list[str] = []  # the parts with markup of their own (links, anchors?)
-            for b in group:
-                if b.kind == "p" and b.html and not b.style:
-                    parts += ("<p>", b.html, "</p>\n")
-                    if "<" in b.html:
-                        tagged.append(b.html)
-                else:
-                    part = block_html(b)
-                    parts += (part, "\n")
-                    tagged.append(part)
-            parts[-1] = parts[-1][:-1]  # (no line end after the last)
-            if tagged:
-                marks(len(pages), tagged)
-            text = "\n\n".join([b.text for b in group if b.text])
-            pages.append(make_page(number, str(number), text, "".join(parts), index))
-        block_pages.append([group_page[g] for g in where])
+        done = len(pages)
+        first_pages.append(done + 1)
+        cut = cuts.get(index) if cuts else None
+        if cut is None:
+            cut = cut_chapter(chapter.blocks, target)
+        number = done
+        for text, page_html in zip(cut.texts, cut.htmls, strict=True):
+            number += 1
+            pages.append(make_page(number, str(number), text, page_html, index))
+        if cut.linking:
+            linking += [done + page for page in cut.linking]
+        if cut.naming:
+            naming += [done + page for page in cut.naming]
+        block_pages.append([done + 1 + page for page in cut.block_pages])
     if first_pages:
         last = max(len(pages), 1)
         first_pages = [min(p, last) for p in first_pages]
