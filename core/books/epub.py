@@ -8,17 +8,19 @@ chapter XHTML goes through the HTML parser, which has no entity expansion or net
 
 from __future__ import annotations
 
-import posixpath
-import re
+import logging
 from html import escape
+from itertools import islice
 from pathlib import Path
 
+from core.books import epubworker
 from core.books.comics import image_epub  # pre-paginated and image-only books
 from core.books.epubahead import ReadAhead, worth_it
-from core.books.epubcfi import CFI_ID, resolve_cfi_entries, with_cfi_ids
-from core.books.epubdocs import book_image, picture_document, strip_subset, xml_check
-from core.books.epubfonts import encode_faces, stylesheet_fonts
-from core.books.epubpackage import first_meta, progression, read_package
+from core.books.epubcfi import resolve_cfi_entries
+from core.books.epubchapters import _only_pictures, doc_chapters, finish_blocks
+from core.books.epubdocs import page_ids, picture_document, spine_html, strip_subset
+from core.books.epubfonts import BookStyles, encode_faces, stylesheet_fonts
+from core.books.epubpackage import Package, first_meta, progression, read_package
 from core.books.epubtoc import _Entry, _nav_toc, _ncx_toc, page_list
 from core.books.epubzip import (
     EpubArchive,
@@ -28,43 +30,17 @@ from core.books.epubzip import (
     _xml,
     read_resource,
 )
-from core.books.htmlblocks import TITLE_CHARS, clean_title, html_document, resolve_relative
+from core.books.htmlblocks import clean_title
 from core.books.htmlextras import own_quotes
-from core.books.limits import DEFAULT_LIMITS, Limits, too_large
-from core.books.model import Block, BookFormat, Chapter, ParsedBook, TocAnchor, TocItem
+from core.books.limits import DEFAULT_LIMITS, Limits
+from core.books.model import BookFormat, Chapter, ParsedBook, TocAnchor, TocItem
+from core.books.pages import ChapterCut
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
 
-__all__ = ["EpubArchive", "parse_epub", "read_resource"]
-
-
-def _is_heading(block: Block) -> bool:
-    return block.kind[0] == "h" and block.kind[1:].isdigit()
-
-
-def _has_content(block: Block) -> bool:
-    """Text, or an image (an illustration or a frontispiece is part of the book)."""
-    return bool(block.text) or block.kind == "img"
-
-
-def _is_cover(doc: str, blocks: list[Block]) -> bool:
-    """An image-only document that is the book's cover (by its name or its image's)."""
-    if any(b.text and b.kind != "img" and not _only_pictures(b.text) for b in blocks):
-        return False
-    return "cover" in doc.lower() or all("cover" in b.html.lower() for b in blocks)
-
-
-def _only_pictures(text: str) -> bool:
-    """Text that is only the alt text of images (a cover whose file is missing)."""
-    return not re.sub(r"\[Illustration: [^\]]*\]", "", text).strip()
-
-
-def _is_boilerplate(title: str, block: Block | None) -> bool:
-    """A contents "title" that is really a paragraph: far longer than any heading, and the
-    element it points at is not a heading."""
-    if len(title) <= TITLE_CHARS:
-        return False
-    return block is None or not _is_heading(block)
+log = logging.getLogger(__name__)
+__all__ = ["EpubArchive", "parse_epub", "parse_epub_cut", "read_resource"]
+PAGE_TARGET = 2000  # (core.books.parse's: the chapters the worker cuts are cut to it)
 
 
 def _document(arc: EpubArchive, doc: str) -> bytes:
@@ -88,29 +64,86 @@ def parse_epub(
     cancel: CancelToken | None = None,
     limits: Limits = DEFAULT_LIMITS,
 ) -> ParsedBook:
+    return parse_epub_cut(path, progress=progress, cancel=cancel, limits=limits)[0]
+
+
+def parse_epub_cut(
+    path: Path,
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    target: int = PAGE_TARGET,
+) -> tuple[ParsedBook, dict[int, ChapterCut]]:
+    """``parse_epub``, and the chapters already cut into pages of ``target`` characters
+    (``core.books.pages.paginate_blocks``'s ``cuts``: those the worker read)."""
     arc = EpubArchive(path, limits)
     try:
         pictures = image_epub(arc)
         if pictures is not None:
-            return pictures
+            return pictures, {}
         try:
-            book = _parse(arc, progress, cancel)
+            book, cuts = _parse(arc, progress, cancel, target)
             words = (b.text for chapter in book.chapters for b in chapter.blocks)
             if not any(text and not _only_pictures(text) for text in words):
                 # pictures only (their pages are images with no words): the picture view,
                 # with spreads and the book's direction, shows them better than the text flow
-                return image_epub(arc, only_pre_paginated=False) or book
-            return book
+                pictures = image_epub(arc, only_pre_paginated=False)
+                return (pictures, {}) if pictures is not None else (book, cuts)
+            return book, cuts
         except BookError as exc:
             pictures = image_epub(arc, only_pre_paginated=False) if exc.code == "empty" else None
             if pictures is None:
                 raise
-            return pictures
+            return pictures, {}
     finally:
         arc.close()
 
 
-def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | None) -> ParsedBook:
+def _helper(
+    arc: EpubArchive,
+    pkg: Package,
+    readable: list[str],
+    wanted: dict[str, set[str]],
+    link_targets: dict[str, set[str]],
+    quote_marks: bool,
+    styles: BookStyles,
+    toc_entries: list[_Entry],
+    entries_of_doc: dict[str, list[int]],
+    target: int,
+) -> epubworker.Helper | None:
+    """The second process reading the last documents, when that pays (core.books.epubworker);
+    not for a book whose style sheets embed fonts (each document's classes depend on them)."""
+    if styles.faces or not readable:
+        return None
+    if not epubworker.worth_it(sum(arc.entries[d].file_size for d in readable)):
+        return None
+    try:
+        stat = arc.path.stat()
+    except OSError:
+        return None
+    job = epubworker.Job(
+        str(arc.path), (stat.st_size, stat.st_mtime_ns), arc.limits, pkg, readable, wanted,
+        link_targets, quote_marks, entries_of_doc, toc_entries, target,
+    )  # fmt: skip
+    return epubworker.helper(job)
+
+
+def _note_docs(ref_labels: dict[str, str], seen: int, docs: set[str]) -> int:
+    """Add to ``docs`` every document the note references after the first ``seen`` may
+    point into (a key ``DOC#ID`` starts with ``DOC#``); how many there are now."""
+    if len(ref_labels) > seen:
+        for key in islice(ref_labels, seen, None):
+            at = key.find("#")
+            while at >= 0:
+                docs.add(key[:at])
+                at = key.find("#", at + 1)
+    return len(ref_labels)
+
+
+def _parse(
+    arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | None, page_target: int
+) -> tuple[ParsedBook, dict[int, ChapterCut]]:
     path = arc.path
     _check_drm(arc)
     opf_path = _find_opf(arc)
@@ -187,7 +220,15 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
     sheets: dict[str | None, str | None] = {}  # the book's style sheets, read once
     total = max(len(spine), 1)
     readable = [d for d in spine if arc.has(d) and kinds[d].kind == "html"]
-    ahead = _read_ahead(arc, readable)
+    helper = _helper(arc, pkg, readable, wanted, link_targets, quote_marks, styles, toc_entries,
+                     entries_of_doc, page_target)  # fmt: skip
+    ahead = _read_ahead(arc, readable) if helper is None else None
+    base_targets = {d: set(ids) for d, ids in link_targets.items()} if helper else {}
+    label_docs: set[str] = set()  # documents the note references seen so far point into
+    labels_seen = 0
+    k = -1  # the document's place in ``readable``
+    cuts: dict[int, ChapterCut] = {}
+    from_worker = 0
     try:
         for i, doc in enumerate(spine):
             if cancel is not None:
@@ -195,111 +236,70 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
             progress(i / total, f"Reading chapter {i + 1} of {total}")
             if not arc.has(doc):
                 continue
-            doc_dir = posixpath.dirname(doc)
-
-            def resolve_image(src: str, doc_dir: str = doc_dir) -> str | None:
-                return book_image(pkg, arc, doc_dir, src)
-
-            def read_css(href: str, doc_dir: str = doc_dir) -> str | None:
-                target = resolve_relative(doc_dir, href)  # the book's CSS: core.books.bookcss
-                if target not in sheets:
-                    found = target is not None and arc.has(target)
-                    sheets[target] = (
-                        arc.read(target or "").decode("utf-8", "replace") if found else None
-                    )
-                return sheets[target]
-
             spine_doc = kinds[doc]
+            doc_cuts: list[ChapterCut] = []
             if spine_doc.kind != "html":
                 title, blocks, anchors = picture_document(arc, pkg, spine_doc, ref_labels)
+                finish_blocks(path, doc, blocks, arc.limits.max_paragraph_chars)
+                made = doc_chapters(doc, title, blocks, anchors, entries_of_doc.get(doc, []),
+                                    toc_entries)  # fmt: skip
             else:
-                data = ahead.take(doc) if ahead is not None else _document(arc, doc)
-                if any(f.startswith(CFI_ID) for f in link_targets.get(doc, ())):
-                    data = with_cfi_ids(data, link_targets[doc])  # a page-list's CFI targets
-                if styles.faces or (b"@" in data and b"@font-face" in data):  # (memchr first)
-                    styles.add_document(data, doc, pkg.listed)
-                problem, utf8 = xml_check(data)
+                k += 1
+                got = helper.take(k) if helper is not None else None
+                if got is not None:
+                    labels_seen = _note_docs(ref_labels, labels_seen, label_docs)
+                    if (
+                        styles.faces
+                        or doc in label_docs
+                        or link_targets.get(doc, set()) != base_targets.get(doc, set())
+                    ):
+                        got = None  # the documents before it change how it reads: read here
+                if got is not None:
+                    from_worker += 1
+                    problem, made, doc_cuts, labels, added = got
+                    for key, label in labels:
+                        ref_labels.setdefault(key, label)
+                    for target_doc, ids in added:
+                        link_targets.setdefault(target_doc, set()).update(ids)
+                else:
+                    data = ahead.take(doc) if ahead is not None else _document(arc, doc)
+                    data = page_ids(data, doc, link_targets)
+                    if styles.faces or (b"@" in data and b"@font-face" in data):  # (memchr)
+                        styles.add_document(data, doc, pkg.listed)
+                    problem, title, blocks, anchors = spine_html(
+                        arc,
+                        pkg,
+                        doc,
+                        data,
+                        wanted=frozenset(wanted.get(doc, ())),
+                        ref_labels=ref_labels,
+                        link_targets=link_targets,
+                        font_classes=styles.classes,
+                        quote_marks=quote_marks,
+                        sheets=sheets,
+                    )
+                    finish_blocks(path, doc, blocks, arc.limits.max_paragraph_chars)
+                    made = doc_chapters(doc, title, blocks, anchors, entries_of_doc.get(doc, []),
+                                        toc_entries)  # fmt: skip
                 if problem:
                     problems.append(f"{doc}: {problem}")
-                title, blocks, anchors = html_document(
-                    data,
-                    resolve_image,
-                    frozenset(wanted.get(doc, ())),
-                    doc=doc,
-                    ref_labels=ref_labels,
-                    link_targets=link_targets,
-                    font_classes=styles.classes,
-                    quote_marks=quote_marks,
-                    stylesheet=read_css,
-                    utf8=utf8,
-                )
-            if blocks:
-                # where a link to the document itself lands (``margin:DOC#``)
-                lead = blocks[0]
-                blocks[0] = Block(
-                    lead.kind, lead.text, f'<a name="{escape(doc)}#"></a>{lead.html}', lead.style
-                )
-            for block in blocks:
-                if len(block.text) > arc.limits.max_paragraph_chars:
-                    raise too_large(
-                        path,
-                        f"one paragraph is longer than {arc.limits.max_paragraph_chars:,} characters",
-                    )
-            if not any(_has_content(b) for b in blocks):
-                continue  # empty documents add nothing to read (an image-only one is a page)
-            if _is_cover(doc, blocks) and doc not in entries_of_doc:
-                continue  # the cover is the book's picture in the library, not a page to read
-            # Contents entries that point inside this document start chapters of their own, so
-            # each entry's page is the page its heading is on. A long entry pointing at a
-            # paragraph (Gutenberg's boilerplate first entry) is not a heading: it is dropped.
-            starts: dict[int, list[str]] = {}
-            for number in entries_of_doc.get(doc, ()):
-                entry = toc_entries[number]
-                index = anchors.get(entry.fragment) if entry.fragment else None
-                at = index if index is not None else 0
-                if _is_boilerplate(entry.title, blocks[at] if at < len(blocks) else None):
-                    dropped.add(number)
-                elif index is not None:
-                    starts.setdefault(index, []).append(entry.fragment)
-            cuts = sorted({0, *starts})
-            segments = [
-                (cut, blocks[cut : cuts[n + 1] if n + 1 < len(cuts) else len(blocks)])
-                for n, cut in enumerate(cuts)
-            ]
-            # A part that is only headings (a story title right before its "I.") or has no
-            # text shares the next part's chapter and page, so no page is a lone heading.
-            pending: list[tuple[str, int]] = []  # (fragment, block offset in the chapter)
-            carried: list[Block] = []
+            if made is None:
+                continue
             first = len(chapters)
-            for n, (cut, part) in enumerate(segments):
-                pending.extend((fragment, len(carried)) for fragment in starts.get(cut, []))
-                part = carried + part
-                last_part = n + 1 == len(segments)
-                if not last_part and all(_is_heading(b) or not _has_content(b) for b in part):
-                    carried = part
-                    continue
-                if not any(_has_content(b) for b in part):
-                    carried = part  # only at the end of the document: joins the chapter before
-                    break
-                carried = []
-                heading = next((b.text for b in part if b.kind in ("h1", "h2", "h3")), "")
-                for fragment, offset in pending:
-                    chapter_at[(doc, fragment)] = (len(chapters), offset)
-                pending = []
-                chapters.append(
-                    Chapter(
-                        clean_title(heading or title or f"Part {len(chapters) + 1}"), tuple(part)
-                    )
-                )
-            if carried and len(chapters) > first:
-                last = chapters[-1]
-                chapters[-1] = Chapter(last.title, last.blocks + tuple(carried))
-                for fragment, offset in pending:
-                    chapter_at[(doc, fragment)] = (len(chapters) - 1, len(last.blocks) + offset)
+            dropped.update(made.dropped)
+            for fragment, offset_chapter, offset in made.at:
+                chapter_at[(doc, fragment)] = (first + offset_chapter, offset)
+            for named, part in made.parts:
+                chapters.append(Chapter(clean_title(named or f"Part {len(chapters) + 1}"), part))
+            for n, cut in enumerate(doc_cuts):
+                cuts[first + n] = cut
             chapter_of_doc.setdefault(doc, first)
     finally:
         if ahead is not None:
             ahead.close()
+        if helper is not None:
+            helper.close()
+            log.debug("the EPUB worker read %d of %d documents", from_worker, len(readable))
 
     if not chapters and pkg.unreadable and not pkg.spine:
         formats = ", ".join(sorted(set(pkg.unreadable)))
@@ -352,7 +352,7 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
         extra["fonts"] = encode_faces(styles.faces)
     if progression(opf):
         extra["progression"] = progression(opf)
-    return ParsedBook(
+    book = ParsedBook(
         format=BookFormat.EPUB,
         title=first_meta(opf, "title") or path.stem,
         author=first_meta(opf, "creator"),
@@ -361,3 +361,4 @@ def _parse(arc: EpubArchive, progress: ProgressCallback, cancel: CancelToken | N
         toc=tuple(toc),
         extra=extra,
     )
+    return book, cuts

@@ -13,10 +13,11 @@ from xml.parsers import expat
 
 from selectolax.lexbor import LexborHTMLParser
 
+from core.books.epubcfi import CFI_ID, with_cfi_ids
 from core.books.epubpackage import Package, SpineDoc, _resolve
 from core.books.epubzip import EpubArchive
 from core.books.htmlblocks import html_document
-from core.books.htmlbuilder import _clean, illustration
+from core.books.htmlbuilder import _clean, illustration, resolve_relative
 from core.books.model import Block
 
 MAX_DATA_URL = 2 * 1024 * 1024
@@ -128,3 +129,55 @@ def picture_document(
     text = words if doc.kind == "svg" else illustration(words)
     title = posixpath.splitext(posixpath.basename(doc.path))[0]
     return title, [Block("img", text, frag)], {}
+
+
+def page_ids(data: bytes, doc: str, link_targets: dict[str, set[str]]) -> bytes:
+    """``data`` with the ids a page-list's CFI targets need (core.books.epubcfi)."""
+    if any(f.startswith(CFI_ID) for f in link_targets.get(doc, ())):
+        return with_cfi_ids(data, link_targets[doc])
+    return data
+
+
+def spine_html(
+    arc: EpubArchive,
+    pkg: Package,
+    doc: str,
+    data: bytes,
+    *,
+    wanted: frozenset[str],
+    ref_labels: dict[str, str],
+    link_targets: dict[str, set[str]],
+    font_classes: dict[str, str],
+    quote_marks: bool,
+    sheets: dict[str | None, str | None],
+) -> tuple[str, str, list[Block], dict[str, int]]:
+    """An XHTML spine document's (problem, title, blocks, anchors): ``data`` its bytes
+    (``strip_subset`` and ``page_ids`` done), the rest what the book's documents before it left (the note
+    references and link targets they named, embedded fonts' classes) and the book's style
+    sheets read so far (filled as they are read)."""
+    doc_dir = posixpath.dirname(doc)
+
+    def resolve_image(src: str) -> str | None:
+        return book_image(pkg, arc, doc_dir, src)
+
+    def read_css(href: str) -> str | None:
+        target = resolve_relative(doc_dir, href)  # the book's CSS: core.books.bookcss
+        if target not in sheets:
+            found = target is not None and arc.has(target)
+            sheets[target] = arc.read(target or "").decode("utf-8", "replace") if found else None
+        return sheets[target]
+
+    problem, utf8 = xml_check(data)
+    title, blocks, anchors = html_document(
+        data,
+        resolve_image,
+        wanted,
+        doc=doc,
+        ref_labels=ref_labels,
+        link_targets=link_targets,
+        font_classes=font_classes,
+        quote_marks=quote_marks,
+        stylesheet=read_css,
+        utf8=utf8,
+    )
+    return problem, title, blocks, anchors

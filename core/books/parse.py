@@ -138,14 +138,19 @@ def _parse_book(
 
         return parse_cbz(path, progress=progress, limits=limits)
     if fmt is BookFormat.EPUB:
-        from core.books.epub import parse_epub
+        from core.books.epub import parse_epub_cut
 
-        book = parse_epub(
-            path, progress=lambda f, m: progress(f * 0.9, m), cancel=cancel, limits=limits
+        book, cuts = parse_epub_cut(
+            path,
+            progress=lambda f, m: progress(f * 0.9, m),
+            cancel=cancel,
+            limits=limits,
+            target=PAGE_TARGET,
         )
         if book.pages and not book.chapters:
             return book  # a picture book (core/books/comics.py): its pages are its pictures
     else:
+        cuts = {}
         from core.books import text
 
         data = _read(path, min(limits.max_file_bytes, limits.max_text_file_bytes))
@@ -160,7 +165,7 @@ def _parse_book(
     marks = dict(
         line.split("\t", 1) for line in book.extra.get("page_list", "").splitlines() if "\t" in line
     )
-    cut = paginate_blocks(book.chapters, target=PAGE_TARGET, keep=frozenset(marks))
+    cut = paginate_blocks(book.chapters, target=PAGE_TARGET, keep=frozenset(marks), cuts=cuts)
     pages = printed_labels(cut.pages, marks) if marks else cut.pages
     if not pages:
         raise BookError(BookCode.EMPTY, f"{path.name} has no text in it.")

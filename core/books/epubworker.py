@@ -1,0 +1,415 @@
+"""A second process that parses a big EPUB's last documents while the parse reads the first.
+
+Walking a document's HTML in Python holds the global lock, so a second thread cannot share
+it (issue 41); a second process can. The parse (core.books.epub) takes the documents from
+the front, the worker from the back, until they meet: each claims a document in a shared
+counter before reading it, so neither waits for the other and a worker slowed by another
+program (or still starting) simply takes fewer. The worker sends each document's chapters
+back already cut into pages (core.books.pages.cut_chapter), pickled as flat lists.
+
+The output stays exactly what the parse alone makes. A document's blocks depend on what
+the documents before it left: note references naming its notes, links into it, embedded
+fonts. The worker reads each document as if none of that existed beyond what the parse
+knew when it started (the page-list's targets), and says what the document itself added;
+the parse uses a result only if, when its turn comes, the book's state for that document
+is still that (no note reference into it, no new link target in it, no embedded font),
+and reads the document itself otherwise. Errors are the parse's: a document the worker
+could not read is read again, in its turn, by the parse.
+
+The worker is spawned (never forked: the window has Qt threads), kept for ``IDLE_S``
+after a book so the next one does not pay its start, and used only for books of at least
+``FROM_BYTES`` of XHTML on a machine with a second core. ``MARGIN_EPUB_WORKER=1`` uses it
+for every EPUB (the tests and bench_parse_same compare its output), ``=0`` never.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import pickle
+import struct
+import threading
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from core.books.epubchapters import DocChapters, doc_chapters, finish_blocks
+from core.books.epubdocs import page_ids, spine_html, strip_subset
+from core.books.epubpackage import Package
+from core.books.epubtoc import _Entry
+from core.books.limits import Limits
+from core.books.model import make_block
+from core.books.pages import cut_chapter
+from core.processes import register, starting, stop_resource_tracker
+
+log = logging.getLogger(__name__)
+
+FROM_BYTES = 2 * 1024 * 1024
+"""From this much XHTML (unpacked) a book is shared with the worker."""
+IDLE_S = 5.0
+"""The worker ends this long after its last book."""
+ENV = "MARGIN_EPUB_WORKER"
+FRONT, BACK = 0, 1  # the shared counters: documents the parse took; lowest the worker took
+_HEAD = struct.Struct("<Bqq")  # (kind, job, document index) before each message's payload
+_RESULT, _SKIP, _END = 0, 1, 2
+
+
+@dataclass
+class Job:
+    """What the worker needs to read a book's documents as the parse would."""
+
+    path: str
+    stamp: tuple[int, int]  # the file's size and modification time when the parse opened it
+    limits: Limits
+    pkg: Package
+    docs: list[str]  # the XHTML spine documents, in order
+    wanted: dict[str, set[str]]  # ids the contents point at, by document
+    targets: dict[str, set[str]]  # link targets known before the first document
+    quote_marks: bool
+    numbers: dict[str, list[int]]  # contents entries pointing into each document
+    toc_entries: list[_Entry]
+    target: int  # page size (core.books.parse.PAGE_TARGET)
+    number: int = 0  # which job this is (messages of an older one are ignored)
+
+
+def mode() -> bool | None:
+    """``MARGIN_EPUB_WORKER``: True (always), False (never) or None (when it pays)."""
+    value = os.environ.get(ENV, "").strip()
+    return {"1": True, "all": True, "0": False}.get(value)
+
+
+def _all() -> bool:
+    """``MARGIN_EPUB_WORKER=all``: the worker reads every document it can, the parse waits
+    for it (to compare its output with the parse's in tests and bench_parse_same)."""
+    return os.environ.get(ENV, "").strip() == "all"
+
+
+def worth_it(total_bytes: int) -> bool:
+    forced = mode()
+    if forced is not None:
+        return forced
+    if total_bytes < FROM_BYTES:
+        return False
+    try:
+        return len(os.sched_getaffinity(0)) >= 2
+    except (AttributeError, OSError):
+        return (os.cpu_count() or 1) >= 2
+
+
+# --- the worker process ----------------------------------------------------------------------
+
+
+class _Targets(dict[str, set[str]]):
+    """Link targets as one document sees them: those known before (``base``) and what it
+    adds (``added``)."""
+
+    def __init__(self, base: dict[str, set[str]], doc: str) -> None:
+        super().__init__()
+        self.base = base
+        if doc in base:
+            self[doc] = set(base[doc])
+
+    def setdefault(self, key: str, default: set[str] | None = None) -> set[str]:
+        if key not in self:
+            self[key] = set(self.base.get(key, ()))
+        return self[key]
+
+    def added(self) -> list[tuple[str, list[str]]]:
+        out = []
+        for doc, ids in self.items():
+            new = ids - self.base.get(doc, set())
+            if new:
+                out.append((doc, list(new)))
+        return out
+
+
+def _read(arc: Any, job: Job, index: int, sheets: dict[str | None, str | None]) -> bytes | None:
+    """One document, pickled (None: one the parse must read, as it names a font face)."""
+    doc = job.docs[index]
+    data = page_ids(strip_subset(arc.read(doc)), doc, job.targets)
+    if b"@" in data and b"@font-face" in data:
+        return None
+    labels: dict[str, str] = {}
+    targets = _Targets(job.targets, doc)
+    problem, title, blocks, anchors = spine_html(
+        arc,
+        job.pkg,
+        doc,
+        data,
+        wanted=frozenset(job.wanted.get(doc, ())),
+        ref_labels=labels,
+        link_targets=targets,
+        font_classes={},
+        quote_marks=job.quote_marks,
+        sheets=sheets,
+    )
+    finish_blocks(Path(job.path), doc, blocks, job.limits.max_paragraph_chars)
+    made = doc_chapters(doc, title, blocks, anchors, job.numbers.get(doc, []), job.toc_entries)
+    cuts = [cut_chapter(part, job.target) for _, part in made.parts] if made else []
+    flat = (
+        [
+            (
+                named,
+                [b.kind for b in part],
+                [b.text for b in part],
+                [b.html for b in part],
+                [b.style for b in part],
+            )
+            for named, part in made.parts
+        ]
+        if made
+        else None
+    )
+    at = (made.at, made.dropped) if made else None
+    return pickle.dumps(
+        (problem, flat, at, cuts, list(labels.items()), targets.added()), protocol=5
+    )
+
+
+def _run(conn: Connection, shared: Any, job: Job) -> None:
+    from core.books.epubzip import EpubArchive
+
+    end = len(job.docs) - 1
+    arc = None
+    try:
+        stat = os.stat(job.path)
+        if (stat.st_size, stat.st_mtime_ns) == job.stamp:
+            arc = EpubArchive(Path(job.path), job.limits)
+    except Exception:
+        log.debug("the EPUB worker could not open %s", job.path, exc_info=True)
+    if arc is not None:
+        sheets: dict[str | None, str | None] = {}
+        try:
+            for index in range(len(job.docs) - 1, -1, -1):
+                shared[BACK] = index  # claimed, then looked whether the parse took it first
+                if shared[FRONT] > index:
+                    break
+                try:
+                    payload = _read(arc, job, index, sheets)
+                except Exception:  # the parse reads it again, and says what is wrong
+                    log.debug("the EPUB worker could not read %s", job.docs[index], exc_info=True)
+                    break
+                if payload is None:
+                    conn.send_bytes(_HEAD.pack(_SKIP, job.number, index))
+                else:
+                    conn.send_bytes(_HEAD.pack(_RESULT, job.number, index) + payload)
+                end = index - 1
+        finally:
+            arc.close()
+    conn.send_bytes(_HEAD.pack(_END, job.number, end))
+
+
+def serve(conn: Connection, shared: Any) -> None:
+    """The worker process: books from ``conn`` until it closes or sends None."""
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        gc.disable()  # (a document's objects form no cycles: core.books.memory.gc_paused)
+        try:
+            _run(conn, shared, job)
+        except (EOFError, OSError):
+            return  # the parse's process is gone
+        finally:
+            gc.enable()
+
+
+# --- the parse's side -------------------------------------------------------------------------
+
+
+class _Worker:
+    """The worker process, its pipe and the two shared counters."""
+
+    def __init__(self) -> None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.shared = ctx.RawArray("q", 2)
+        with starting():  # (the resource tracker is kept while the process lives)
+            self.proc = ctx.Process(
+                target=serve, args=(child, self.shared), name="margin-epub", daemon=True
+            )
+            self.proc.start()
+        child.close()
+        self.busy = threading.Lock()  # a book is being shared with it
+        self.jobs = 0
+
+    def stop(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.proc.join(1.0)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(1.0)
+        self.conn.close()
+
+
+_lock = threading.Lock()
+_worker: _Worker | None = None
+_idle: threading.Timer | None = None
+register(lambda: _worker is not None)
+
+
+def _stop_idle(worker: _Worker) -> None:
+    global _worker, _idle
+    with _lock:
+        if _worker is not worker or not worker.busy.acquire(blocking=False):
+            return  # a book started meanwhile
+        _worker, _idle = None, None
+    worker.stop()
+    stop_resource_tracker()
+    log.info("the EPUB worker stopped after %.0f s idle", IDLE_S)
+
+
+def shutdown() -> None:
+    """End the worker now (tests; the process's exit ends it anyway)."""
+    global _worker, _idle
+    with _lock:
+        worker, _worker = _worker, None
+        if _idle is not None:
+            _idle.cancel()
+            _idle = None
+    if worker is not None:
+        worker.stop()
+
+
+def _free_worker() -> _Worker | None:
+    """The worker, started if need be, and reserved for one book (None: busy)."""
+    global _worker, _idle
+    with _lock:
+        if _idle is not None:
+            _idle.cancel()
+            _idle = None
+        worker = _worker
+        if worker is not None and not worker.proc.is_alive():
+            worker.conn.close()
+            worker = _worker = None
+        if worker is None:
+            try:
+                worker = _worker = _Worker()
+            except Exception:  # no process can be started: the parse reads alone
+                log.warning("the EPUB worker could not start", exc_info=True)
+                return None
+        if not worker.busy.acquire(blocking=False):
+            return None  # another book is being read: this one is read alone
+        return worker
+
+
+def _release(worker: _Worker) -> None:
+    global _idle
+    with _lock:
+        worker.busy.release()
+        if _worker is worker:
+            _idle = threading.Timer(IDLE_S, _stop_idle, (worker,))
+            _idle.daemon = True
+            _idle.name = "margin-epub-idle"
+            _idle.start()
+
+
+class Helper:
+    """One book shared with the worker: ``take(i)`` is the worker's reading of the ``i``-th
+    document of ``job.docs`` (asked in order), or None when the parse reads it itself."""
+
+    def __init__(self, worker: _Worker, job: Job) -> None:
+        self._worker = worker
+        worker.jobs += 1
+        job.number = worker.jobs
+        self._number = job.number
+        self._count = len(job.docs)
+        self._results: dict[int, bytes] = {}
+        self._skips: set[int] = set()
+        self._end: int | None = None  # the worker reads none of the documents up to it
+        self._ready = threading.Condition()
+        self._all = _all()
+        self.used = 0  # documents the worker read that the parse took
+        worker.shared[FRONT] = 0
+        worker.shared[BACK] = self._count
+        worker.conn.send(job)
+        self._thread = threading.Thread(target=self._receive, name="margin-epub-results")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def _receive(self) -> None:
+        try:
+            while True:
+                try:
+                    message = self._worker.conn.recv_bytes()
+                except (EOFError, OSError):
+                    log.warning("the EPUB worker ended: the parse reads the rest itself")
+                    with self._ready:
+                        self._end = self._count
+                        self._ready.notify_all()
+                    return
+                kind, number, index = _HEAD.unpack_from(message)
+                if number != self._number:
+                    continue
+                with self._ready:
+                    if kind == _RESULT:
+                        self._results[index] = message
+                    elif kind == _SKIP:
+                        self._skips.add(index)
+                    else:
+                        self._end = index
+                        self._ready.notify_all()
+                        return
+                    self._ready.notify_all()
+        finally:
+            _release(self._worker)
+
+    def take(self, index: int) -> tuple[Any, ...] | None:
+        """(problem, chapters or None, cuts, labels, targets) of document ``index``."""
+        if index not in self._results:
+            if index in self._skips or (self._end is not None and index <= self._end):
+                return None
+            if not self._all:
+                self._worker.shared[FRONT] = index + 1  # taken, unless the worker took it first
+                if self._worker.shared[BACK] > index:
+                    return None
+            with self._ready:
+                while not (
+                    index in self._results
+                    or index in self._skips
+                    or (self._end is not None and index <= self._end)
+                ):
+                    self._ready.wait(0.1)
+                    if not self._worker.proc.is_alive() and self._end is None:
+                        self._end = self._count
+        message = self._results.pop(index, None)
+        if message is None:
+            return None
+        self.used += 1
+        problem, flat, at, cuts, labels, targets = pickle.loads(memoryview(message)[_HEAD.size :])
+        made = None
+        if flat is not None:
+            parts = [
+                (named, tuple(map(make_block, kinds, texts, htmls, styles)))
+                for named, kinds, texts, htmls, styles in flat
+            ]
+            made = DocChapters(parts, at[0], at[1])
+        return problem, made, cuts, labels, targets
+
+    def close(self) -> None:
+        """The parse is done (or failed): the worker stops after the document it is on."""
+        if self._end is None:
+            self._worker.shared[FRONT] = self._count + 1
+
+
+def helper(job: Job) -> Helper | None:
+    """The worker, given ``job`` (None when it is busy with another book or cannot start)."""
+    worker = _free_worker()
+    if worker is None:
+        return None
+    try:
+        return Helper(worker, job)
+    except Exception:
+        log.warning("the EPUB worker could not take the book", exc_info=True)
+        _release(worker)
+        return None

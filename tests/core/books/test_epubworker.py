@@ -1,0 +1,111 @@
+"""A big EPUB's last documents parsed in a second process (core/books/epubworker.py): the
+book is exactly what the parse alone makes, whatever the worker read; a worker that dies
+or cannot read a document leaves the parse to read it, with the same result or error."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.books import epubworker
+from core.books.limits import Limits
+from core.books.parse import parse_book
+from core.errors import BookError
+from tests.core.books.epubgen import make_epub
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "books"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_worker() -> Iterator[None]:
+    yield  # (one worker for the module's tests: starting one costs a few hundred ms)
+    epubworker.shutdown()
+
+
+def _alone(path: Path, monkeypatch: pytest.MonkeyPatch, **kwargs: object) -> object:
+    monkeypatch.setenv(epubworker.ENV, "0")
+    return parse_book(path, **kwargs)  # type: ignore[arg-type]
+
+
+def _read_by_worker(caplog: pytest.LogCaptureFixture) -> int:
+    found = [r.getMessage() for r in caplog.records if "the EPUB worker read" in r.getMessage()]
+    assert found, "the worker was not asked"
+    return int(found[-1].split()[4])
+
+
+def test_the_worker_reads_a_book_as_the_parse_does(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Alice's contents page links into the chapters: those the worker read before knowing
+    it are read again in their turn; the others are the worker's. Same book either way."""
+    book = FIXTURES / "alice_in_wonderland.epub"
+    alone = _alone(book, monkeypatch)
+    monkeypatch.setenv(epubworker.ENV, "all")
+    with caplog.at_level(logging.DEBUG, logger="core.books.epub"):
+        shared = parse_book(book)
+    assert shared == alone
+    assert _read_by_worker(caplog) > 0
+
+
+def test_notes_and_links_across_documents_are_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A note reference in the first chapter numbers the note in the last; a link names an
+    id in the second: the worker's reading of those two is set aside."""
+    path = make_epub(
+        tmp_path / "notes.epub",
+        [
+            ("One", '<p>Words<a epub:type="noteref" href="c2.xhtml#n1">1</a> and more.</p>'),
+            ("Two", '<p>See <a href="c0.xhtml#start">the start</a>.</p><p id="start">Here.</p>'),
+            ("Three", "<p>Plain text only.</p>"),
+            ("Notes", '<aside epub:type="footnote" id="n1"><p>The note.</p></aside>'),
+        ],
+    )
+    alone = _alone(path, monkeypatch)
+    monkeypatch.setenv(epubworker.ENV, "all")
+    with caplog.at_level(logging.DEBUG, logger="core.books.epub"):
+        shared = parse_book(path)
+    assert shared == alone
+    assert _read_by_worker(caplog) > 0
+
+
+def test_a_worker_that_dies_leaves_the_parse_to_read_the_book(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    book = FIXTURES / "metamorphosis.epub"
+    alone = _alone(book, monkeypatch)
+    monkeypatch.setenv(epubworker.ENV, "all")
+    started = epubworker.Helper.__init__
+
+    def then_die(self: epubworker.Helper, worker: epubworker._Worker, job: object) -> None:
+        started(self, worker, job)  # type: ignore[arg-type]
+        worker.proc.kill()
+
+    monkeypatch.setattr(epubworker.Helper, "__init__", then_die)
+    with caplog.at_level(logging.DEBUG):
+        shared = parse_book(book)
+    assert shared == alone
+    assert any("the EPUB worker ended" in r.getMessage() for r in caplog.records)
+    monkeypatch.undo()
+    monkeypatch.setenv(epubworker.ENV, "all")
+    assert parse_book(book) == alone  # the next book starts a new worker
+
+
+def test_a_document_the_worker_cannot_read_fails_the_parse_in_its_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = make_epub(
+        tmp_path / "long.epub",
+        [("One", "<p>Short.</p>"), ("Two", f"<p>{'word ' * 400}</p>"), ("Three", "<p>End.</p>")],
+    )
+    limits = Limits(max_paragraph_chars=1000)
+    with pytest.raises(BookError) as alone:
+        _alone(path, monkeypatch, limits=limits)
+    monkeypatch.setenv(epubworker.ENV, "all")
+    with pytest.raises(BookError) as shared:
+        parse_book(path, limits=limits)
+    assert str(shared.value) == str(alone.value)
+    assert "longer than 1,000 characters" in str(shared.value)
