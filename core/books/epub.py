@@ -34,7 +34,7 @@ from core.books.htmlblocks import clean_title
 from core.books.htmlextras import own_quotes
 from core.books.limits import DEFAULT_LIMITS, Limits
 from core.books.model import BookFormat, Chapter, ParsedBook, TocAnchor, TocItem
-from core.books.pages import ChapterCut
+from core.books.pages import ChapterCut, cut_chapter
 from core.errors import BookCode, BookError
 from core.progress import CancelToken, ProgressCallback, no_progress
 
@@ -291,8 +291,14 @@ def _parse(
                 chapter_at[(doc, fragment)] = (first + offset_chapter, offset)
             for named, part in made.parts:
                 chapters.append(Chapter(clean_title(named or f"Part {len(chapters) + 1}"), part))
-            for n, cut in enumerate(doc_cuts):
-                cuts[first + n] = cut
+            if helper is not None:
+                # cut here too, so that the parse and the worker meet where both have done
+                # the same work, and the parse has none left but the worker's documents
+                if not doc_cuts:
+                    doc_cuts = [cut_chapter(part, page_target) for _, part in made.parts]
+                for n, cut in enumerate(doc_cuts):
+                    cuts[first + n] = cut
+                helper.unpack()  # (what the worker has sent: meanwhile it reads on)
             chapter_of_doc.setdefault(doc, first)
     finally:
         if ahead is not None:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import pickle
 import struct
 import threading
 from dataclasses import dataclass
@@ -35,12 +34,12 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from core.books.epubchapters import DocChapters, doc_chapters, finish_blocks
+from core.books.epubchapters import doc_chapters, finish_blocks
 from core.books.epubdocs import page_ids, spine_html, strip_subset
 from core.books.epubpackage import Package
 from core.books.epubtoc import _Entry
+from core.books.epubwire import decode, encode
 from core.books.limits import Limits
-from core.books.model import make_block
 from core.books.pages import cut_chapter
 from core.processes import register, starting, stop_resource_tracker
 
@@ -52,7 +51,8 @@ IDLE_S = 5.0
 """The worker ends this long after its last book."""
 ENV = "MARGIN_EPUB_WORKER"
 FRONT, BACK = 0, 1  # the shared counters: documents the parse took; lowest the worker took
-_HEAD = struct.Struct("<Bqq")  # (kind, job, document index) before each message's payload
+_HEAD = struct.Struct("<BqqQQ")  # (kind, job, document, sizes of its two parts) before each
+PIPE_BYTES = 1024 * 1024  # the results pipe's buffer (Linux): a document's pages in one go
 _RESULT, _SKIP, _END = 0, 1, 2
 
 
@@ -125,8 +125,11 @@ class _Targets(dict[str, set[str]]):
         return out
 
 
-def _read(arc: Any, job: Job, index: int, sheets: dict[str | None, str | None]) -> bytes | None:
-    """One document, pickled (None: one the parse must read, as it names a font face)."""
+def _read(
+    arc: Any, job: Job, index: int, sheets: dict[str | None, str | None]
+) -> tuple[bytes, bytes] | None:
+    """One document, encoded (core.books.epubwire; None: one the parse must read, as it
+    names a font face)."""
     doc = job.docs[index]
     data = page_ids(strip_subset(arc.read(doc)), doc, job.targets)
     if b"@" in data and b"@font-face" in data:
@@ -148,27 +151,24 @@ def _read(arc: Any, job: Job, index: int, sheets: dict[str | None, str | None]) 
     finish_blocks(Path(job.path), doc, blocks, job.limits.max_paragraph_chars)
     made = doc_chapters(doc, title, blocks, anchors, job.numbers.get(doc, []), job.toc_entries)
     cuts = [cut_chapter(part, job.target) for _, part in made.parts] if made else []
-    flat = (
-        [
-            (
-                named,
-                [b.kind for b in part],
-                [b.text for b in part],
-                [b.html for b in part],
-                [b.style for b in part],
-            )
-            for named, part in made.parts
-        ]
-        if made
-        else None
-    )
-    at = (made.at, made.dropped) if made else None
-    return pickle.dumps(
-        (problem, flat, at, cuts, list(labels.items()), targets.added()), protocol=5
-    )
+    return encode(problem, made, cuts, list(labels.items()), targets.added(), job.target)
 
 
-def _run(conn: Connection, shared: Any, job: Job) -> None:
+def _send(fd: int, kind: int, job: int, index: int, meta: bytes = b"", wide: bytes = b"") -> None:
+    """One message on the results pipe: its head, then ``meta`` and ``wide``."""
+    views = [memoryview(_HEAD.pack(kind, job, index, len(meta), len(wide))), memoryview(meta)]
+    if wide:
+        views.append(memoryview(wide))
+    while views:
+        written = os.writev(fd, views)
+        while views and written >= len(views[0]):
+            written -= len(views[0])
+            views.pop(0)
+        if views and written:
+            views[0] = views[0][written:]
+
+
+def _run(out: int, shared: Any, job: Job) -> None:
     from core.books.epubzip import EpubArchive
 
     end = len(job.docs) - 1
@@ -192,17 +192,18 @@ def _run(conn: Connection, shared: Any, job: Job) -> None:
                     log.debug("the EPUB worker could not read %s", job.docs[index], exc_info=True)
                     break
                 if payload is None:
-                    conn.send_bytes(_HEAD.pack(_SKIP, job.number, index))
+                    _send(out, _SKIP, job.number, index)
                 else:
-                    conn.send_bytes(_HEAD.pack(_RESULT, job.number, index) + payload)
+                    _send(out, _RESULT, job.number, index, *payload)
                 end = index - 1
         finally:
             arc.close()
-    conn.send_bytes(_HEAD.pack(_END, job.number, end))
+    _send(out, _END, job.number, end)
 
 
-def serve(conn: Connection, shared: Any) -> None:
-    """The worker process: books from ``conn`` until it closes or sends None."""
+def serve(conn: Connection, results: Connection, shared: Any) -> None:
+    """The worker process: books from ``conn`` until it closes or sends None; what it reads
+    goes to ``results``."""
     while True:
         try:
             job = conn.recv()
@@ -212,7 +213,7 @@ def serve(conn: Connection, shared: Any) -> None:
             return
         gc.disable()  # (a document's objects form no cycles: core.books.memory.gc_paused)
         try:
-            _run(conn, shared, job)
+            _run(results.fileno(), shared, job)
         except (EOFError, OSError):
             return  # the parse's process is gone
         finally:
@@ -220,6 +221,24 @@ def serve(conn: Connection, shared: Any) -> None:
 
 
 # --- the parse's side -------------------------------------------------------------------------
+
+
+def _read_exactly(fd: int, size: int) -> bytearray | None:
+    """``size`` bytes from ``fd`` (None: it closed first, the worker is gone)."""
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    got = 0
+    while got < size:
+        try:
+            count = os.readv(fd, [view[got:]])
+        except InterruptedError:
+            continue
+        except OSError:
+            return None
+        if count == 0:
+            return None
+        got += count
+    return buffer
 
 
 class _Worker:
@@ -230,13 +249,21 @@ class _Worker:
 
         ctx = multiprocessing.get_context("spawn")
         self.conn, child = ctx.Pipe()
+        self.results, to_parent = ctx.Pipe(duplex=False)
         self.shared = ctx.RawArray("q", 2)
         with starting():  # (the resource tracker is kept while the process lives)
             self.proc = ctx.Process(
-                target=serve, args=(child, self.shared), name="margin-epub", daemon=True
+                target=serve, args=(child, to_parent, self.shared), name="margin-epub", daemon=True
             )
             self.proc.start()
         child.close()
+        to_parent.close()
+        try:
+            import fcntl
+
+            fcntl.fcntl(self.results.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        except (ImportError, AttributeError, OSError):
+            pass  # (not Linux, or not allowed: the default buffer, more switches)
         self.busy = threading.Lock()  # a book is being shared with it
         self.jobs = 0
 
@@ -250,6 +277,7 @@ class _Worker:
             self.proc.kill()
             self.proc.join(1.0)
         self.conn.close()
+        self.results.close()
 
 
 _lock = threading.Lock()
@@ -291,6 +319,7 @@ def _free_worker() -> _Worker | None:
         worker = _worker
         if worker is not None and not worker.proc.is_alive():
             worker.conn.close()
+            worker.results.close()
             worker = _worker = None
         if worker is None:
             try:
@@ -324,7 +353,7 @@ class Helper:
         job.number = worker.jobs
         self._number = job.number
         self._count = len(job.docs)
-        self._results: dict[int, bytes] = {}
+        self._results: dict[int, Any] = {}
         self._skips: set[int] = set()
         self._end: int | None = None  # the worker reads none of the documents up to it
         self._ready = threading.Condition()
@@ -338,22 +367,23 @@ class Helper:
         self._thread.start()
 
     def _receive(self) -> None:
+        fd = self._worker.results.fileno()
         try:
             while True:
-                try:
-                    message = self._worker.conn.recv_bytes()
-                except (EOFError, OSError):
+                head = _read_exactly(fd, _HEAD.size)
+                kind, number, index, meta_size, wide_size = _HEAD.unpack(head or bytes(_HEAD.size))
+                body = _read_exactly(fd, meta_size + wide_size) if head else None
+                if body is None:
                     log.warning("the EPUB worker ended: the parse reads the rest itself")
                     with self._ready:
                         self._end = self._count
                         self._ready.notify_all()
                     return
-                kind, number, index = _HEAD.unpack_from(message)
                 if number != self._number:
                     continue
                 with self._ready:
                     if kind == _RESULT:
-                        self._results[index] = message
+                        self._results[index] = [meta_size, body]  # (a tuple once unpacked)
                     elif kind == _SKIP:
                         self._skips.add(index)
                     else:
@@ -386,15 +416,20 @@ class Helper:
         if message is None:
             return None
         self.used += 1
-        problem, flat, at, cuts, labels, targets = pickle.loads(memoryview(message)[_HEAD.size :])
-        made = None
-        if flat is not None:
-            parts = [
-                (named, tuple(map(make_block, kinds, texts, htmls, styles)))
-                for named, kinds, texts, htmls, styles in flat
-            ]
-            made = DocChapters(parts, at[0], at[1])
-        return problem, made, cuts, labels, targets
+        if isinstance(message, tuple):
+            return message
+        meta_size, body = message
+        view = memoryview(body)
+        return decode(view[:meta_size], view[meta_size:])
+
+    def unpack(self) -> None:
+        """Unpack the documents the worker has sent so far (the parse's time, spent while
+        the worker still reads rather than after)."""
+        for index, message in list(self._results.items()):
+            if isinstance(message, list):
+                meta_size, body = message
+                view = memoryview(body)
+                self._results[index] = decode(view[:meta_size], view[meta_size:])
 
     def close(self) -> None:
         """The parse is done (or failed): the worker stops after the document it is on."""

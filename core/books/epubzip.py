@@ -7,6 +7,7 @@ absolute path are never read; XML with entity declarations is refused (billion l
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import struct
@@ -100,6 +101,10 @@ class EpubArchive:
                 f"{self.path.name} is damaged: it refers to a missing file {name!r}.",
             )
         cap = min(info.file_size, self.limits.max_uncompressed_bytes) + 1
+        if info.file_size < cap:
+            data = self._inflated(info)
+            if data is not None:
+                return data
         try:
             with self._lock, self.zip.open(info) as fh:  # (zipfile counts its opens unlocked)
                 data = fh.read(cap)
@@ -118,6 +123,64 @@ class EpubArchive:
         if len(data) > info.file_size:
             raise too_large(self.path, f"{name} is larger than its archive entry says")
         return data
+
+    def _inflated(self, info: zipfile.ZipInfo) -> bytes | None:
+        """``read``'s bytes of a plain stored or deflated entry in one read and one inflate
+        (``zipfile`` reads and inflates in small steps, checking the CRC at each: a sixth
+        of a big book's parse); None for anything else, or anything off (a header that
+        does not match its directory entry, a bad CRC, a size that is not the one stated),
+        which ``zipfile`` then reads and reports as it does."""
+        fp = self.zip.fp
+        if (
+            fp is None
+            or info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+            or info.flag_bits & _NOT_PLAIN
+        ):
+            return None
+        try:
+            fd = fp.fileno()
+            name = info.orig_filename
+            head = os.pread(fd, _LOCAL.size + len(name.encode("utf-8")), info.header_offset)
+            if len(head) < _LOCAL.size:
+                return None
+            fields = _LOCAL.unpack_from(head)
+            if fields[0] != b"PK\x03\x04":
+                return None
+            name_size, extra_size = fields[10], fields[11]
+            raw_name = head[_LOCAL.size : _LOCAL.size + name_size]
+            encoding = (
+                "utf-8"
+                if fields[3] & 0x800
+                else (getattr(self.zip, "metadata_encoding", None) or "cp437")
+            )
+            if len(raw_name) != name_size or raw_name.decode(encoding) != name:
+                return None
+            start = info.header_offset + _LOCAL.size + name_size + extra_size
+            end = getattr(info, "_end_offset", None)
+            if end is not None and start + info.compress_size > end:
+                return None
+            raw = os.pread(fd, info.compress_size, start)
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+        if len(raw) != info.compress_size:
+            return None
+        if info.compress_type == zipfile.ZIP_STORED:
+            data = raw
+        else:
+            inflate = zlib.decompressobj(-15)
+            try:
+                data = inflate.decompress(raw, info.file_size + 1)
+            except zlib.error:
+                return None
+            if not inflate.eof:
+                return None
+        if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
+            return None
+        return data
+
+
+_LOCAL = struct.Struct("<4s2B4HL2L2H")  # a member's local header (zipfile.structFileHeader)
+_NOT_PLAIN = 0x1 | 0x20 | 0x40  # encrypted, patched data, strong encryption
 
 
 def _utf8_name(info: zipfile.ZipInfo) -> str:

@@ -411,26 +411,40 @@ def cut_chapter(blocks: Sequence[Block], target: int = 2000) -> ChapterCut:
         group_page.append(len(texts))
         if not group:
             continue
-        parts: list[str] = []  # the page's HTML: its blocks' one after another, a line each
-        tagged: list[str] = []  # the parts with markup of their own (links, anchors?)
-        for b in group:
-            if b.kind == "p" and b.html and not b.style:
-                parts += ("<p>", b.html, "</p>\n")
-                if "<" in b.html:
-                    tagged.append(b.html)
-            else:
-                part = block_html(b)
-                parts += (part, "\n")
-                tagged.append(part)
-        parts[-1] = parts[-1][:-1]  # (no line end after the last)
+        text, page_html, tagged = page_of(group)
         if tagged:
             if any(_LINKING in part for part in tagged):
                 linking.append(len(texts))
             if any(_NAMING in part for part in tagged):
                 naming.append(len(texts))
-        texts.append("\n\n".join([b.text for b in group if b.text]))
-        htmls.append("".join(parts))
+        texts.append(text)
+        htmls.append(page_html)
     return ChapterCut(texts, htmls, [group_page[g] for g in where], linking, naming)
+
+
+def page_of(group: Sequence[Block]) -> tuple[str, str, list[str]]:
+    """The text and HTML of a page holding the blocks ``group`` (at least one), and the
+    parts of its HTML with markup of their own (where links and anchors may be)."""
+    parts: list[str] = []  # the page's HTML: its blocks' one after another, a line each
+    tagged: list[str] = []
+    for b in group:
+        if b.kind == "p" and b.html and not b.style:
+            parts += ("<p>", b.html, "</p>\n")
+            if "<" in b.html:
+                tagged.append(b.html)
+        else:
+            part = block_html(b)
+            parts += (part, "\n")
+            tagged.append(part)
+    parts[-1] = parts[-1][:-1]  # (no line end after the last)
+    return "\n\n".join([b.text for b in group if b.text]), "".join(parts), tagged
+
+
+def whole_pages(blocks: Sequence[Block], target: int) -> bool:
+    """Whether no block of a chapter is cut (``_pieces``): each of its pages then holds
+    whole blocks, those ``cut_chapter`` says start on it, in order."""
+    whole = target * 3 // 2
+    return all(len(b.text) <= whole for b in blocks)
 
 
 def paginate_blocks(
