@@ -15,6 +15,7 @@ import threading
 import zipfile
 import zlib
 from pathlib import Path
+from types import ModuleType
 from urllib.parse import unquote
 from xml.etree import ElementTree as ET
 
@@ -167,18 +168,25 @@ class EpubArchive:
         if info.compress_type == zipfile.ZIP_STORED:
             data = raw
         else:
-            inflate = zlib.decompressobj(-15)
+            inflate = _inflater.decompressobj(-15)
             try:
                 data = inflate.decompress(raw, info.file_size + 1)
-            except zlib.error:
+            except _inflater.error:
                 return None
             if not inflate.eof:
                 return None
-        if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
+        if len(data) != info.file_size or _inflater.crc32(data) != info.CRC:
             return None
         return data
 
 
+_inflater: ModuleType = zlib
+try:  # ISA-L's inflate: the same bytes in half zlib's time (issue 41), when installed
+    from isal import isal_zlib
+
+    _inflater = isal_zlib
+except ImportError:  # pragma: no cover - the dependency is declared
+    pass
 _LOCAL = struct.Struct("<4s2B4HL2L2H")  # a member's local header (zipfile.structFileHeader)
 _NOT_PLAIN = 0x1 | 0x20 | 0x40  # encrypted, patched data, strong encryption
 
