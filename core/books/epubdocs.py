@@ -46,7 +46,7 @@ def strip_subset(data: bytes) -> bytes:
     the entities it declares: a browser shows neither, and nothing is ever expanded."""
     if data.find(b"[", 0, 65536) < 0:
         return data  # (no subset without its "[": one memchr instead of the pattern, 60 µs)
-    match = _SUBSET.search(data, 0, 65536)  # (the head, looked at in place: no copy)
+    match = _subset(data)
     if match is None:
         return data
     names = set(_DECLARED.findall(match.group(1)))
@@ -54,6 +54,20 @@ def strip_subset(data: bytes) -> bytes:
     for name in names:
         body = body.replace(b"&" + name + b";", b"")
     return body
+
+
+def _subset(data: bytes) -> re.Match[bytes] | None:
+    """``_SUBSET.search(data, 0, 65536)`` (in the head, in place: no copy), tried only where
+    a declaration starts with "<!DOCTYPE": the pattern's search looks at every byte (60 µs
+    a document), these are a few memchr."""
+    at = data.find(b"<!", 0, 65536)
+    while at >= 0:
+        if data[at + 2 : at + 9].upper() == b"DOCTYPE":
+            match = _SUBSET.match(data, at, 65536)
+            if match is not None:
+                return match
+        at = data.find(b"<!", at + 2, 65536)
+    return None
 
 
 def xml_problem(data: bytes) -> str:

@@ -29,6 +29,7 @@ import logging
 import os
 import struct
 import threading
+import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -50,6 +51,13 @@ FROM_BYTES = 2 * 1024 * 1024
 IDLE_S = 5.0
 """The worker ends this long after its last book."""
 ENV = "MARGIN_EPUB_WORKER"
+CHECK_AFTER = 10
+"""Documents the parse reads itself before it looks whether the worker does share the
+machine's cores with it (``SIDE_BY_SIDE``)."""
+SIDE_BY_SIDE = 0.85
+"""The parse's thread CPU time ÷ the time passed below which the worker is stopped: with a
+free second core the parse keeps its own (≈1.0); when another program keeps one busy, three
+share two cores (≈0.67) and the worker takes from the parse about what it gives."""
 FRONT, BACK = 0, 1  # the shared counters: documents the parse took; lowest the worker took
 _HEAD = struct.Struct("<BqqQQ")  # (kind, job, document, sizes of its two parts) before each
 PIPE_BYTES = 1024 * 1024  # the results pipe's buffer (Linux): a document's pages in one go
@@ -358,6 +366,9 @@ class Helper:
         self._end: int | None = None  # the worker reads none of the documents up to it
         self._ready = threading.Condition()
         self._all = _all()
+        self._stopped = False
+        self._own = 0  # documents the parse took itself
+        self._started = (time.perf_counter(), time.thread_time())
         self.used = 0  # documents the worker read that the parse took
         worker.shared[FRONT] = 0
         worker.shared[BACK] = self._count
@@ -400,8 +411,12 @@ class Helper:
             if index in self._skips or (self._end is not None and index <= self._end):
                 return None
             if not self._all:
-                self._worker.shared[FRONT] = index + 1  # taken, unless the worker took it first
+                if not self._stopped:  # taken, unless the worker took it first
+                    self._worker.shared[FRONT] = index + 1
                 if self._worker.shared[BACK] > index:
+                    self._own += 1
+                    if self._own == CHECK_AFTER and not self._side_by_side():
+                        self.stop()
                     return None
             with self._ready:
                 while not (
@@ -430,6 +445,20 @@ class Helper:
                 meta_size, body = message
                 view = memoryview(body)
                 self._results[index] = decode(view[:meta_size], view[meta_size:])
+
+    def _side_by_side(self) -> bool:
+        """Whether the parse kept its core while the worker ran: its thread's CPU time is
+        most of the time passed (under ``SIDE_BY_SIDE``: another program shares the cores,
+        and the worker only takes the parse's time)."""
+        wall, cpu = self._started
+        passed = time.perf_counter() - wall
+        return passed <= 0 or (time.thread_time() - cpu) / passed >= SIDE_BY_SIDE
+
+    def stop(self) -> None:
+        """The worker stops after the document it is on; the parse reads the rest."""
+        self._stopped = True
+        if self._end is None:
+            self._worker.shared[FRONT] = self._count + 1
 
     def close(self) -> None:
         """The parse is done (or failed): the worker stops after the document it is on."""

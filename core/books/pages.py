@@ -394,7 +394,17 @@ def cut_chapter(blocks: Sequence[Block], target: int = 2000) -> ChapterCut:
         length = len(block.text)
         if length <= whole:  # the common case of the loop below, without the list
             if size and size + length > target and not (i == last and length <= SMALL_TAIL):
-                group, size = _next_page(groups, where)
+                end = group[-1]
+                if end.kind in HEADING_KINDS or (
+                    len(group) >= 2
+                    and group[-2].kind in HEADING_KINDS
+                    and len(end.text) <= SUBTITLE_CHARS
+                ):
+                    group, size = _next_page(groups, where)
+                else:  # (what _next_page does when no heading ends the page)
+                    group = []
+                    groups.append(group)
+                    size = 0
             where.append(len(groups) - 1)
             group.append(block)
             size += length + 2
@@ -425,6 +435,12 @@ def cut_chapter(blocks: Sequence[Block], target: int = 2000) -> ChapterCut:
 def page_of(group: Sequence[Block]) -> tuple[str, str, list[str]]:
     """The text and HTML of a page holding the blocks ``group`` (at least one), and the
     parts of its HTML with markup of their own (where links and anchors may be)."""
+    if len(group) == 1:  # (a third of a book's pages: the loop below for one block)
+        b = group[0]
+        if b.kind == "p" and b.html and not b.style:
+            return b.text, f"<p>{b.html}</p>", [b.html] if "<" in b.html else []
+        part = block_html(b)
+        return b.text, part, [part]
     parts: list[str] = []  # the page's HTML: its blocks' one after another, a line each
     tagged: list[str] = []
     for b in group:
@@ -479,7 +495,10 @@ def paginate_blocks(
     if first_pages:
         last = max(len(pages), 1)
         first_pages = [min(p, last) for p in first_pages]
-        block_pages = [[min(p, last) for p in row] for row in block_pages]
+        block_pages = [
+            row if not row or max(row) <= last else [min(p, last) for p in row]
+            for row in block_pages
+        ]
     return Pagination(resolve_note_links(pages, keep, (linking, naming)), first_pages, block_pages)
 
 

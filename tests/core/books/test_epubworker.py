@@ -109,3 +109,25 @@ def test_a_document_the_worker_cannot_read_fails_the_parse_in_its_turn(
         parse_book(path, limits=limits)
     assert str(shared.value) == str(alone.value)
     assert "longer than 1,000 characters" in str(shared.value)
+
+
+def test_a_worker_stopped_for_want_of_a_free_core_leaves_the_rest_to_the_parse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another program keeps the second core: after CHECK_AFTER documents the parse stops
+    the worker and reads the rest itself (what the worker sent is still used)."""
+    book = FIXTURES / "pride_and_prejudice.epub"
+    alone = _alone(book, monkeypatch)
+    monkeypatch.setenv(epubworker.ENV, "1")
+    monkeypatch.setattr(epubworker, "CHECK_AFTER", 2)
+    monkeypatch.setattr(epubworker, "SIDE_BY_SIDE", 1e9)  # never enough: as if it were shared
+    stopped: list[bool] = []
+    real = epubworker.Helper.stop
+
+    def spy(self: epubworker.Helper) -> None:
+        stopped.append(True)
+        real(self)
+
+    monkeypatch.setattr(epubworker.Helper, "stop", spy)
+    assert parse_book(book) == alone
+    assert stopped
