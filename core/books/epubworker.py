@@ -52,8 +52,8 @@ IDLE_S = 5.0
 """The worker ends this long after its last book."""
 ENV = "MARGIN_EPUB_WORKER"
 CHECK_AFTER = 10
-"""Documents the parse reads itself before it looks whether the worker does share the
-machine's cores with it (``SIDE_BY_SIDE``)."""
+"""Every this many documents it reads itself, the parse looks whether the worker does share
+the machine's cores with it (``SIDE_BY_SIDE``) since it last looked."""
 SIDE_BY_SIDE = 0.85
 """The parse's thread CPU time ÷ the time passed below which the worker is stopped: with a
 free second core the parse keeps its own (≈1.0); when another program keeps one busy, three
@@ -415,7 +415,8 @@ class Helper:
                     self._worker.shared[FRONT] = index + 1
                 if self._worker.shared[BACK] > index:
                     self._own += 1
-                    if self._own == CHECK_AFTER and not self._side_by_side():
+                    checked = self._own % CHECK_AFTER == 0 and not self._stopped
+                    if checked and not self._side_by_side():
                         self.stop()
                     return None
             with self._ready:
@@ -447,12 +448,13 @@ class Helper:
                 self._results[index] = decode(view[:meta_size], view[meta_size:])
 
     def _side_by_side(self) -> bool:
-        """Whether the parse kept its core while the worker ran: its thread's CPU time is
+        """Whether the parse kept its core since the last look: its thread's CPU time is
         most of the time passed (under ``SIDE_BY_SIDE``: another program shares the cores,
         and the worker only takes the parse's time)."""
         wall, cpu = self._started
-        passed = time.perf_counter() - wall
-        return passed <= 0 or (time.thread_time() - cpu) / passed >= SIDE_BY_SIDE
+        self._started = now = (time.perf_counter(), time.thread_time())  # (the next check's)
+        passed = now[0] - wall
+        return passed <= 0 or (now[1] - cpu) / passed >= SIDE_BY_SIDE
 
     def stop(self) -> None:
         """The worker stops after the document it is on; the parse reads the rest."""
