@@ -17,7 +17,7 @@ from typing import Any
 
 from core.books.epubchapters import DocChapters
 from core.books.model import Block, make_block
-from core.books.pages import ChapterCut, page_of, whole_pages
+from core.books.pages import ChapterCut, page_of
 
 WIDE = "utf-16-le"
 
@@ -28,7 +28,6 @@ def encode(
     cuts: list[ChapterCut],
     labels: list[tuple[str, str]],
     targets: list[tuple[str, list[str]]],
-    target: int,
 ) -> tuple[bytes, bytes]:
     """(the pickled rest, the strings in UTF-16) of one document."""
     strings: list[str] = []
@@ -39,7 +38,8 @@ def encode(
         strings += [b.text for b in blocks]
         other = [i for i, b in enumerate(blocks) if b.html != b.text]
         strings += [blocks[i].html for i in other]
-        if not whole_pages(blocks, target):  # (else the parse makes them from the blocks)
+        whole = cut.pages >= 0
+        if not whole:  # (else the parse makes them from the blocks: cut_chapter's strings=False)
             strings += cut.texts
             strings += cut.htmls
         parts.append(
@@ -48,7 +48,7 @@ def encode(
                 None if all(k == "p" for k in kinds) else kinds,
                 None if not any(styles) else styles,
                 other,
-                len(cut.texts) if not whole_pages(blocks, target) else -len(cut.texts),
+                -cut.pages if whole else len(cut.texts),
                 cut.block_pages,
                 cut.linking,
                 cut.naming,

@@ -41,7 +41,7 @@ from core.books.epubpackage import Package
 from core.books.epubtoc import _Entry
 from core.books.epubwire import decode, encode
 from core.books.limits import Limits
-from core.books.pages import cut_chapter
+from core.books.pages import cut_chapter, whole_pages
 from core.processes import register, starting, stop_resource_tracker
 
 log = logging.getLogger(__name__)
@@ -158,8 +158,11 @@ def _read(
     )
     finish_blocks(Path(job.path), doc, blocks, job.limits.max_paragraph_chars)
     made = doc_chapters(doc, title, blocks, anchors, job.numbers.get(doc, []), job.toc_entries)
-    cuts = [cut_chapter(part, job.target) for _, part in made.parts] if made else []
-    return encode(problem, made, cuts, list(labels.items()), targets.added(), job.target)
+    cuts = [
+        cut_chapter(part, job.target, strings=not whole_pages(part, job.target))
+        for _, part in (made.parts if made else ())
+    ]
+    return encode(problem, made, cuts, list(labels.items()), targets.added())
 
 
 def _send(fd: int, kind: int, job: int, index: int, meta: bytes = b"", wide: bytes = b"") -> None:

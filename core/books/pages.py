@@ -375,10 +375,13 @@ class ChapterCut(NamedTuple):
     block_pages: list[int]  # the page (from 0) where each block of the chapter starts
     linking: list[int]  # the pages (from 0) holding links to resolve
     naming: list[int]  # and those holding anchors
+    pages: int = -1  # how many pages (when ``texts`` is left empty: ``strings=False``)
 
 
-def cut_chapter(blocks: Sequence[Block], target: int = 2000) -> ChapterCut:
-    """The pages of one chapter (see ``paginate_blocks``)."""
+def cut_chapter(blocks: Sequence[Block], target: int = 2000, *, strings: bool = True) -> ChapterCut:
+    """The pages of one chapter (see ``paginate_blocks``). ``strings=False``: where they
+    fall only (their text and HTML left out, ``pages`` set), when each holds whole blocks
+    (``whole_pages``) and its text and HTML are made later from them (``page_of``)."""
     texts: list[str] = []
     htmls: list[str] = []
     linking: list[int] = []  # the pages holding links to resolve, and those holding anchors
@@ -417,19 +420,35 @@ def cut_chapter(blocks: Sequence[Block], target: int = 2000) -> ChapterCut:
             group.append(piece)
             size += len(piece.text) + 2
     group_page: list[int] = []
+    count = 0
     for group in groups:
-        group_page.append(len(texts))
+        group_page.append(count)
         if not group:
             continue
-        text, page_html, tagged = page_of(group)
+        if strings:
+            text, page_html, tagged = page_of(group)
+            texts.append(text)
+            htmls.append(page_html)
+        else:
+            tagged = _tagged(group)
         if tagged:
             if any(_LINKING in part for part in tagged):
-                linking.append(len(texts))
+                linking.append(count)
             if any(_NAMING in part for part in tagged):
-                naming.append(len(texts))
-        texts.append(text)
-        htmls.append(page_html)
-    return ChapterCut(texts, htmls, [group_page[g] for g in where], linking, naming)
+                naming.append(count)
+        count += 1
+    return ChapterCut(
+        texts, htmls, [group_page[g] for g in where], linking, naming, -1 if strings else count
+    )
+
+
+def _tagged(group: Sequence[Block]) -> list[str]:
+    """``page_of(group)[2]`` without making the page."""
+    return [
+        b.html if b.kind == "p" and b.html and not b.style else block_html(b)
+        for b in group
+        if not (b.kind == "p" and b.html and not b.style) or "<" in b.html
+    ]
 
 
 def page_of(group: Sequence[Block]) -> tuple[str, str, list[str]]:
