@@ -131,3 +131,29 @@ def test_a_worker_stopped_for_want_of_a_free_core_leaves_the_rest_to_the_parse(
     monkeypatch.setattr(epubworker.Helper, "stop", spy)
     assert parse_book(book) == alone
     assert stopped
+
+
+@pytest.mark.parametrize("raw", [True, False])
+def test_a_message_reads_back_as_it_was_sent(raw: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The results pipe's framing, raw (POSIX) and through the pipe's own messages (Windows)."""
+    import multiprocessing
+
+    from core.books import epubjob
+
+    if raw and not epubjob.RAW:
+        pytest.skip("no os.readv here")
+    monkeypatch.setattr(epubjob, "RAW", raw)
+    monkeypatch.setattr(epubworker, "RAW", raw)
+    reader, writer = multiprocessing.get_context("spawn").Pipe(duplex=False)
+    try:
+        epubjob._send(writer, epubjob.RESULT, 7, 3, b"meta", "wide “text”".encode("utf-16-le"))
+        epubjob._send(writer, epubjob.END, 7, -1)
+        kind, job, index, meta_size, body = epubworker._message(reader) or (0, 0, 0, 0, b"")
+        assert (kind, job, index) == (epubjob.RESULT, 7, 3)
+        assert bytes(body[:meta_size]) == b"meta"
+        assert str(body[meta_size:], "utf-16-le") == "wide “text”"
+        assert (epubworker._message(reader) or ())[:3] == (epubjob.END, 7, -1)
+        writer.close()
+        assert epubworker._message(reader) is None  # the worker gone
+    finally:
+        reader.close()
