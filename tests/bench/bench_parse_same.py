@@ -84,7 +84,10 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--worker"]:
     worker()
     raise SystemExit(0)
 
-from common import FIXTURES, ROOT, SMOKE, base_tree, machine, median, rounds  # noqa: E402
+if __name__ != "__mp_main__":  # (a process the parser spawns, core/books/epubworker.py,
+    # imports this script again under that name: it keeps the tree its side was given, which
+    # common would put behind this one's)
+    from common import FIXTURES, ROOT, SMOKE, base_tree, machine, median, rounds
 
 
 class Side:
