@@ -116,7 +116,7 @@ def _helper(
     not for a book whose style sheets embed fonts (each document's classes depend on them)."""
     if styles.faces or not readable:
         return None
-    if not epubworker.worth_it(sum(arc.entries[d].file_size for d in readable)):
+    if not epubworker.worth_it(sum(arc.entries[d].file_size for d in readable), len(readable)):
         return None
     try:
         stat = arc.path.stat()

@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 FROM_BYTES = 2 * 1024 * 1024
 """From this much XHTML (unpacked) a book is shared with the worker."""
+FROM_DOCUMENTS = 8
+"""And in at least this many documents."""
 IDLE_S = 5.0
 """The worker ends this long after its last book."""
 ENV = "MARGIN_EPUB_WORKER"
@@ -64,11 +66,14 @@ def _all() -> bool:
     return os.environ.get(ENV, "").strip() == "all"
 
 
-def worth_it(total_bytes: int) -> bool:
+def worth_it(total_bytes: int, documents: int) -> bool:
+    """Whether sharing a book of ``documents`` XHTML documents holding ``total_bytes`` pays:
+    enough text in enough documents (of a few, the two sides would wait for each other's
+    last), and a second core."""
     forced = mode()
     if forced is not None:
         return forced
-    if total_bytes < FROM_BYTES:
+    if total_bytes < FROM_BYTES or documents < FROM_DOCUMENTS:
         return False
     try:
         return len(os.sched_getaffinity(0)) >= 2

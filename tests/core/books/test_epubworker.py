@@ -157,3 +157,16 @@ def test_a_message_reads_back_as_it_was_sent(raw: bool, monkeypatch: pytest.Monk
         assert epubworker._message(reader) is None  # the worker gone
     finally:
         reader.close()
+
+
+def test_only_a_big_book_in_several_documents_is_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(epubworker.ENV, raising=False)
+    monkeypatch.setattr(epubworker.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert epubworker.worth_it(16 * 1024 * 1024, 140)
+    assert not epubworker.worth_it(1024 * 1024, 140)  # a small book
+    assert not epubworker.worth_it(16 * 1024 * 1024, 2)  # one big document or two
+    monkeypatch.setattr(epubworker.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert not epubworker.worth_it(16 * 1024 * 1024, 140)  # one core
+    monkeypatch.setenv(epubworker.ENV, "0")
+    monkeypatch.setattr(epubworker.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert not epubworker.worth_it(16 * 1024 * 1024, 140)
