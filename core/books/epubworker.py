@@ -4,8 +4,11 @@ Walking a document's HTML in Python holds the global lock, so a second thread ca
 it (issue 41); a second process can. The parse (core.books.epub) takes the documents from
 the front, the worker from the back, until they meet: each claims a document in a shared
 counter before reading it, so neither waits for the other and a worker slowed by another
-program (or still starting) simply takes fewer. The worker sends each document's chapters
-back already cut into pages (core.books.pages.cut_chapter), pickled as flat lists.
+program (or still starting) simply takes fewer. The worker (core.books.epubjob) sends each
+document's chapters back cut into pages (core.books.pages.cut_chapter), as few objects as it
+can (core.books.epubwire); the parse unpacks them between its own documents. Every
+``CHECK_AFTER`` documents the parse looks whether it kept its core: when another program
+shares the machine's two cores, the worker only takes the parse's time, and is stopped.
 
 The output stays exactly what the parse alone makes. A document's blocks depend on what
 the documents before it left: note references naming its notes, links into it, embedded
@@ -18,8 +21,10 @@ could not read is read again, in its turn, by the parse.
 
 The worker is spawned (never forked: the window has Qt threads), kept for ``IDLE_S``
 after a book so the next one does not pay its start, and used only for books of at least
-``FROM_BYTES`` of XHTML on a machine with a second core. ``MARGIN_EPUB_WORKER=1`` uses it
-for every EPUB (the tests and bench_parse_same compare its output), ``=0`` never.
+``FROM_BYTES`` of XHTML in ``FROM_DOCUMENTS`` documents on a machine with a second core.
+``MARGIN_EPUB_WORKER=1`` uses it for every EPUB, ``=all`` also has the parse wait for it
+for every document it can read (the tests and bench_parse_same compare that output with
+the parse's own), ``=0`` never.
 """
 
 from __future__ import annotations
