@@ -181,10 +181,10 @@ class EpubArchive:
 
 
 _inflater: ModuleType = zlib
-try:  # ISA-L's inflate: the same bytes in half zlib's time (issue 41), when installed
-    from isal import isal_zlib
+try:  # zlib-ng's inflate: the same bytes in half zlib's time (issue 41), when installed
+    from zlib_ng import zlib_ng
 
-    _inflater = isal_zlib
+    _inflater = zlib_ng
 except ImportError:  # pragma: no cover - the dependency is declared
     pass
 _LOCAL = struct.Struct("<4s2B4HL2L2H")  # a member's local header (zipfile.structFileHeader)
