@@ -201,21 +201,34 @@ def _gather(
         lengths = index_lengths(search.db, sorted(chosen))
         mean = tokens / total if total else 1.0
         score = _once_scores(chosen, terms, sets if not every else None, weight, (lengths, mean))
-        _recount(seen, terms, score, (weight, lengths, mean))
-        best = nsmallest(LIBRARY_POOL, score, key=lambda c: (-score[c], c))
-        rows = (
-            search.db.execute_sql(
-                KEPT.format(",".join(str(c) for c in best)), (1 if bounded else 0,)
-            ).fetchall()
-            if best
-            else []
-        )
+        # the best by their terms counted once, and the one after them (``_pool_holds``)
+        ranked = nsmallest(LIBRARY_POOL + 1, score, key=lambda c: (-score[c], c))
+        pool, after = ranked[:LIBRARY_POOL], ranked[LIBRARY_POOL:]
+        books_of = _kept(search, pool, bounded)
+        figures = (weight, lengths, mean)
+        top = pool[:RECOUNT]
+        _recount(seen, terms, score, figures, [c for c in top if c in books_of])
+        left = [c for c in top if c not in books_of]
+        if left and not _pool_holds(terms, sets, score, figures, (left, top, after)):
+            _recount(seen, terms, score, figures, left)  # scored in full: the best may differ
+            pool = nsmallest(LIBRARY_POOL, score, key=lambda c: (-score[c], c))
+            books_of = _kept(search, pool, bounded)
     except _errors() as exc:
         raise _failed(exc, None) from exc
-    books_of = {int(c): int(b) for c, b in rows}
-    for chunk_id in best:
+    for chunk_id in sorted(pool, key=lambda c: (-score[c], c)):
         if chunk_id in books_of:
             _add(found, books_of[chunk_id], chunk_id, score[chunk_id], per_book, books)
+
+
+def _kept(search: Chunks, ids: list[int], bounded: bool) -> dict[int, int]:
+    """Passage → its book, for the passages of ``ids`` a search may show: of books ready to
+    read, within each one's reading bound when ``bounded``."""
+    if not ids:
+        return {}
+    rows = search.db.execute_sql(
+        KEPT.format(",".join(str(c) for c in ids)), (1 if bounded else 0,)
+    ).fetchall()
+    return {int(c): int(b) for c, b in rows}
 
 
 def _once_scores(
@@ -247,23 +260,59 @@ def _recount(
     terms: list[str],
     score: dict[int, float],
     figures: tuple[dict[str, float], dict[int, int], float],
+    top: list[int],
 ) -> None:
-    """Score the ``RECOUNT`` best of ``score`` again with their words counted in their text
-    as FTS5 counts them (``positions.word_counts``; a phrase by its first word)."""
-    weight, lengths, mean = figures
+    """Score the passages ``top`` again with their words counted in their text as FTS5
+    counts them (``positions.word_counts``; a phrase by its first word)."""
+    if not top:
+        return
     sets = seen.sets
-    from heapq import nsmallest  # (here: the read-only command's start-up is measured)
-
-    top = nsmallest(RECOUNT, score, key=lambda c: (-score[c], c))
     words = {t: t.strip('"').replace('""', '"') for t in terms}
     counts = positions.word_counts(seen.texts(top), list(words.values()))
     for c in top:
-        found = counts.get(c, {})
-        score[c] = sum(
-            once_bm25(weight[t], lengths.get(c, mean), mean, max(1, found.get(w, 1)))
-            for t, w in words.items()
-            if c in sets[t]
-        )
+        score[c] = _counted(c, terms, sets, figures, counts.get(c, {}), words)
+
+
+def _counted(
+    c: int,
+    terms: list[str],
+    sets: dict[str, set[int]],
+    figures: tuple[dict[str, float], dict[int, int], float],
+    found: dict[str, int],
+    words: dict[str, str],
+) -> float:
+    """A passage's BM25 with each of its terms counted ``found`` times (once when not told)."""
+    weight, lengths, mean = figures
+    return sum(
+        once_bm25(weight[t], lengths.get(c, mean), mean, max(1, found.get(w, 1)))
+        for t, w in words.items()
+        if c in sets[t]
+    )
+
+
+def _pool_holds(
+    terms: list[str],
+    sets: dict[str, set[int]],
+    score: dict[int, float],
+    figures: tuple[dict[str, float], dict[int, int], float],
+    parts: tuple[list[int], list[int], list[int]],
+) -> bool:
+    """Whether the ``LIBRARY_POOL`` best passages by their terms counted once are the best
+    ones after the ``RECOUNT`` best of them are scored again, without counting the words of
+    those of them that no reader's bound lets show (``left``, of ``top``): those are never
+    shown, and they only matter if they could leave the pool. A recount counts each word at
+    least once, so no passage scores less than with every count 1 (worked out here, as the
+    recount does it: a sum of floats may differ from the summed weight's score in its last
+    bit); a passage outside the pool keeps its score. So the pool holds when each passage
+    re-scored, and each left out with its counts at 1, still ranks before the first
+    passage outside it (``after``)."""
+    left, top, after = parts
+    if not after:
+        return True  # every passage is in the pool
+    first = (-score[after[0]], after[0])
+    words = {t: t.strip('"').replace('""', '"') for t in terms}
+    lowest = {c: _counted(c, terms, sets, figures, {}, words) for c in left}
+    return all((-lowest.get(c, score[c]), c) < first for c in top)
 
 
 def _chosen(seen: _Seen, terms: list[str], every: bool) -> set[int]:

@@ -1,0 +1,118 @@
+"""Library search re-scores only the passages a reader's bound lets show (issue 41, search8):
+the same books, passages and scores as re-scoring every one of its best (the previous way,
+still taken when the pool of best passages could change: ``everywhere._pool_holds``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.search import BookSearch, everywhere, positions
+from core.search.rows import idf, index_averages, index_lengths, once_bm25
+from tests.conftest import BOOKS
+
+QUERIES = ["sister", "Alice", "Gregor", "the Queen of Hearts", "door locked", "father apple"]
+
+
+@pytest.fixture(scope="module")
+def search(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from core.books.importer import import_book
+    from core.paths import resolve_paths
+    from core.store.library import Library
+
+    lib = Library.open(resolve_paths(tmp_path_factory.mktemp("recount") / "home"))
+    alice = import_book(lib, BOOKS / "alice_in_wonderland.txt").book
+    gregor = import_book(lib, BOOKS / "metamorphosis.txt").book
+    lib.set_read_to(alice.id, alice.page_count // 2)  # half of Alice's passages left out
+    lib.set_read_to(gregor.id, gregor.page_count // 3)
+    yield BookSearch(lib.db)
+    lib.close()
+
+
+def _answers(search: BookSearch, bounded: bool) -> list[Any]:
+    return [
+        [(b, [(h.chunk_id, h.score, h.snippet) for h in hits]) for b, hits in found]
+        for found in (search.search_all(q, per_book=3, books=20, bounded=bounded) for q in QUERIES)
+    ]
+
+
+COUNTED_BEFORE: list[int] = []
+
+
+def _gather_before(
+    seen: Any, terms: list[str], every: bool, found: Any, sizes: tuple[int, int], bounded: bool
+) -> None:
+    """``everywhere._gather`` as it was (search7): the ``RECOUNT`` best passages all scored
+    again on their words, then the ``LIBRARY_POOL`` best kept within the bounds."""
+    from heapq import nsmallest
+
+    db, sets = seen.search.db, seen.sets
+    chosen = everywhere._chosen(seen, terms, every)
+    total, tokens = index_averages(db)
+    weight = {t: idf(total, len(rows)) for t, rows in sets.items()}
+    lengths = index_lengths(db, sorted(chosen))
+    mean = tokens / total if total else 1.0
+    score = everywhere._once_scores(chosen, terms, None if every else sets, weight, (lengths, mean))
+    top = nsmallest(everywhere.RECOUNT, score, key=lambda c: (-score[c], c))
+    COUNTED_BEFORE.append(len(top))
+    words = {t: t.strip('"').replace('""', '"') for t in terms}
+    counts = positions.word_counts(seen.texts(top), list(words.values()))
+    for c in top:
+        held = counts.get(c, {})
+        score[c] = sum(
+            once_bm25(weight[t], lengths.get(c, mean), mean, max(1, held.get(w, 1)))
+            for t, w in words.items()
+            if c in sets[t]
+        )
+    best = nsmallest(everywhere.LIBRARY_POOL, score, key=lambda c: (-score[c], c))
+    ids = ",".join(str(c) for c in best) or "0"
+    kept = dict(db.execute_sql(everywhere.KEPT.format(ids), (int(bounded),)).fetchall())
+    for c in best:
+        if c in kept:
+            everywhere._add(found, kept[c], c, score[c], *sizes)
+
+
+@pytest.mark.parametrize("sizes", [(300, 150), (12, 6)])
+def test_the_same_answers_as_rescoring_every_best_passage(
+    search: BookSearch, monkeypatch: pytest.MonkeyPatch, sizes: tuple[int, int]
+) -> None:
+    monkeypatch.setattr(everywhere, "LIBRARY_POOL", sizes[0])
+    monkeypatch.setattr(everywhere, "RECOUNT", sizes[1])
+    counted: list[int] = []
+    recount = everywhere._recount
+
+    def counting(*args: Any) -> None:
+        counted.append(len(args[-1]))
+        recount(*args)
+
+    monkeypatch.setattr(everywhere, "_recount", counting)
+    now = _answers(search, True)
+    counted_now = sum(counted)
+    whole = _answers(search, False)
+    monkeypatch.setattr(everywhere, "_gather", _gather_before)
+    COUNTED_BEFORE.clear()
+    assert _answers(search, True) == now
+    assert 0 < counted_now < sum(COUNTED_BEFORE), "the passages left out were counted"
+    assert _answers(search, False) == whole
+    assert sum(len(hits) for found in now for _, hits in found) > len(QUERIES)
+
+
+def test_the_pool_holds_only_while_no_passage_left_out_can_fall_out_of_it() -> None:
+    """A passage not re-scored keeps its place only if, counted once for each term, it
+    still ranks before the first passage outside the pool: a sum of two terms' scores can
+    be a last bit below their summed weight's score, and ties between passages are common."""
+    terms = ['"queen"', '"hearts"']
+    sets = {'"queen"': {1, 2, 3}, '"hearts"': {1, 2, 3}}
+    weight = {'"queen"': 3.83, '"hearts"': 4.77}
+    lengths = {1: 16, 2: 16, 3: 16}
+    figures = (weight, lengths, 100.0)
+    once = once_bm25(3.83 + 4.77, 16, 100.0)
+    split = once_bm25(3.83, 16, 100.0) + once_bm25(4.77, 16, 100.0)
+    assert split < once  # the case: the recount's sum is a last bit lower
+    score = {1: once, 2: once, 3: once}
+    # passage 2, left out, would rank after passage 3 outside the pool once re-scored
+    assert not everywhere._pool_holds(terms, sets, score, figures, ([2], [1, 2], [3]))
+    score[3] = once / 2  # a clear step down to the first passage outside the pool
+    assert everywhere._pool_holds(terms, sets, score, figures, ([2], [1, 2], [3]))
+    assert everywhere._pool_holds(terms, sets, score, figures, ([2], [1, 2], []))
