@@ -18,13 +18,14 @@ import bisect
 import sqlite3
 import sys
 import zlib
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from core.search import positions
 from core.search.cjk import route
 from core.search.frontmatter import is_front_matter
+from core.search.library_rank import Chunks, Seen, chosen, once_scores, pool_holds, recount
 from core.search.query import MATCHING, opening, query_terms
-from core.search.rows import idf, index_averages, index_lengths, once_bm25
+from core.search.rows import idf, index_averages
 from core.search.snippets import make_snippet, query_stems
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 
 LIBRARY_POOL = 300  # best chunks of the whole library ranked before grouping by book
 RECOUNT = 150  # of them, those scored again on their words counted in their text
-KEPT_ROWS = 4000  # passages' rows one search keeps for reading again (a few MB at most)
 SPARE = 2  # passages beyond per_book taken in book order, for front matter left out
 RANKED_MAX = 8000  # matching passages FTS5 ranks within a few milliseconds (bench_search.py)
 # counted up to one past RANKED_MAX: more is more (the index without positions reads every
@@ -42,7 +42,6 @@ COUNT = (
     "SELECT count(*) FROM (SELECT 1 FROM chunk_index WHERE chunk_index MATCH ? "
     f"LIMIT {RANKED_MAX + 1})"
 )
-ALL_MATCHING = "SELECT rowid FROM chunk_index WHERE chunk_index MATCH ?"
 KEPT = (
     "SELECT c.id, c.book_id FROM chunk c JOIN book b ON b.id = c.book_id WHERE c.id IN ({}) "
     "AND b.status = 'ready' AND (? = 0 OR b.finished OR c.end_page <= b.read_to)"
@@ -67,18 +66,6 @@ def _failed(exc: Exception, book_id: int | None) -> MarginError:
     from core.search.hits import search_failed
 
     return search_failed(exc, book_id)
-
-
-class Chunks(Protocol):
-    """What the library's search reads through the book search (``fts.BookSearch``)."""
-
-    db: Any  # peewee's database, or anything with its ``execute_sql``
-
-    def chunk_range(self, book_id: int, until_page: int | None = None) -> tuple[int, int] | None:
-        """The first and last chunk id of a book (the last within ``until_page``)."""
-
-    def _rows(self, ids: list[int], book_id: int | None) -> dict[int, tuple[Any, ...]]:
-        """(id, book, first page, last page, chapter, text) of chunks, by id."""
 
 
 def search_library(
@@ -108,7 +95,7 @@ def library_passages(
     per_book = max(1, min(int(per_book), 20))
     books = max(1, min(int(books), 100))
     found: Found = {}
-    seen = _Seen(search)
+    seen = Seen(search)
     for expression, every in [(strict, True)] + ([(loose, False)] if loose != strict else []):
         if positions.needs_positions(expression):
             count = len(_chosen(seen, terms, every))
@@ -142,31 +129,6 @@ def library_passages(
     return grouped
 
 
-class _Seen:
-    """What one library search has read: each term's passages (a phrase checked once), and
-    passages' rows. A phrase's check reads every passage its words are in; the re-score
-    (``_recount``) and the passages shown read the best of them again."""
-
-    def __init__(self, search: Chunks) -> None:
-        self.search = search
-        self.sets: dict[str, set[int]] = {}
-        self.read: dict[int, tuple[Any, ...]] = {}
-
-    def rows(self, ids: list[int]) -> dict[int, tuple[Any, ...]]:
-        """(id, book, first page, last page, chapter, text) of chunks, read once (up to
-        ``KEPT_ROWS`` of them kept: a phrase of common words can be checked on most of a
-        large library)."""
-        missing = [c for c in ids if c not in self.read]
-        got = self.search._rows(missing, None) if missing else {}
-        if len(self.read) < KEPT_ROWS:
-            self.read.update(got)
-        return {c: got[c] if c in got else self.read[c] for c in ids if c in got or c in self.read}
-
-    def texts(self, ids: list[int]) -> dict[int, str]:
-        """Passages' text for a phrase's check (``positions.Texts``)."""
-        return {c: str(row[5]) for c, row in self.rows(ids).items()}
-
-
 def _count(search: Chunks, expression: str) -> int:
     try:
         sql, match = route(COUNT, expression)
@@ -177,7 +139,7 @@ def _count(search: Chunks, expression: str) -> int:
 
 
 def _gather(
-    seen: _Seen,
+    seen: Seen,
     terms: list[str],
     every: bool,
     found: Found,
@@ -193,24 +155,25 @@ def _gather(
     from heapq import nsmallest  # (here: the read-only command's start-up is measured)
 
     per_book, books = sizes
-    search, sets = seen.search, seen.sets
+    search = seen.search
     try:
-        chosen = _chosen(seen, terms, every)
+        found_in = _chosen(seen, terms, every)
         total, tokens = index_averages(search.db)
-        weight = {t: idf(total, len(rows)) for t, rows in sets.items()}
-        lengths = index_lengths(search.db, sorted(chosen))
+        weight = {t: idf(total, seen.count(t)) for t in terms}
+        lengths = seen.lengths_of(found_in)
         mean = tokens / total if total else 1.0
-        score = _once_scores(chosen, terms, sets if not every else None, weight, (lengths, mean))
-        # the best by their terms counted once, and the one after them (``_pool_holds``)
+        sets = None if every else seen.sets  # (None: every passage holds every term)
+        score = once_scores(found_in, terms, sets, weight, (lengths, mean))
+        # the best by their terms counted once, and the one after them (``pool_holds``)
         ranked = nsmallest(LIBRARY_POOL + 1, score, key=lambda c: (-score[c], c))
         pool, after = ranked[:LIBRARY_POOL], ranked[LIBRARY_POOL:]
         books_of = _kept(search, pool, bounded)
         figures = (weight, lengths, mean)
         top = pool[:RECOUNT]
-        _recount(seen, terms, score, figures, [c for c in top if c in books_of])
+        recount(seen, terms, sets, score, figures, [c for c in top if c in books_of])
         left = [c for c in top if c not in books_of]
-        if left and not _pool_holds(terms, sets, score, figures, (left, top, after)):
-            _recount(seen, terms, score, figures, left)  # scored in full: the best may differ
+        if left and not pool_holds(terms, sets, score, figures, (left, top, after)):
+            recount(seen, terms, sets, score, figures, left)  # in full: the best may differ
             pool = nsmallest(LIBRARY_POOL, score, key=lambda c: (-score[c], c))
             books_of = _kept(search, pool, bounded)
     except _errors() as exc:
@@ -231,106 +194,16 @@ def _kept(search: Chunks, ids: list[int], bounded: bool) -> dict[int, int]:
     return {int(c): int(b) for c, b in rows}
 
 
-def _once_scores(
-    chosen: set[int],
-    terms: list[str],
-    sets: dict[str, set[int]] | None,
-    weight: dict[str, float],
-    sizes: tuple[dict[int, int], float],
-) -> dict[int, float]:
-    """Each chosen passage's BM25 with each term it holds counted once, for its length:
-    ``once_bm25`` of its terms' summed weight (every term's, when ``sets`` is None: the
-    passages hold every term), worked out once for each weight and length."""
-    lengths, mean = sizes
-    every = sum(weight[t] for t in terms)
-    known: dict[tuple[float, float], float] = {}
-    score: dict[int, float] = {}
-    for c in chosen:
-        held = every if sets is None else sum(weight[t] for t in terms if c in sets[t])
-        size = lengths.get(c, mean)
-        value = known.get((held, size))
-        if value is None:
-            value = known[(held, size)] = once_bm25(held, size, mean)
-        score[c] = value
-    return score
-
-
-def _recount(
-    seen: _Seen,
-    terms: list[str],
-    score: dict[int, float],
-    figures: tuple[dict[str, float], dict[int, int], float],
-    top: list[int],
-) -> None:
-    """Score the passages ``top`` again with their words counted in their text as FTS5
-    counts them (``positions.word_counts``; a phrase by its first word)."""
-    if not top:
-        return
-    sets = seen.sets
-    words = {t: t.strip('"').replace('""', '"') for t in terms}
-    counts = positions.word_counts(seen.texts(top), list(words.values()))
-    for c in top:
-        score[c] = _counted(c, terms, sets, figures, counts.get(c, {}), words)
-
-
-def _counted(
-    c: int,
-    terms: list[str],
-    sets: dict[str, set[int]],
-    figures: tuple[dict[str, float], dict[int, int], float],
-    found: dict[str, int],
-    words: dict[str, str],
-) -> float:
-    """A passage's BM25 with each of its terms counted ``found`` times (once when not told)."""
-    weight, lengths, mean = figures
-    return sum(
-        once_bm25(weight[t], lengths.get(c, mean), mean, max(1, found.get(w, 1)))
-        for t, w in words.items()
-        if c in sets[t]
-    )
-
-
-def _pool_holds(
-    terms: list[str],
-    sets: dict[str, set[int]],
-    score: dict[int, float],
-    figures: tuple[dict[str, float], dict[int, int], float],
-    parts: tuple[list[int], list[int], list[int]],
-) -> bool:
-    """Whether the ``LIBRARY_POOL`` best passages by their terms counted once are the best
-    ones after the ``RECOUNT`` best of them are scored again, without counting the words of
-    those of them that no reader's bound lets show (``left``, of ``top``): those are never
-    shown, and they only matter if they could leave the pool. A recount counts each word at
-    least once, so no passage scores less than with every count 1 (worked out here, as the
-    recount does it: a sum of floats may differ from the summed weight's score in its last
-    bit); a passage outside the pool keeps its score. So the pool holds when each passage
-    re-scored, and each left out with its counts at 1, still ranks before the first
-    passage outside it (``after``)."""
-    left, top, after = parts
-    if not after:
-        return True  # every passage is in the pool
-    first = (-score[after[0]], after[0])
-    words = {t: t.strip('"').replace('""', '"') for t in terms}
-    lowest = {c: _counted(c, terms, sets, figures, {}, words) for c in left}
-    return all((-lowest.get(c, score[c]), c) < first for c in top)
-
-
-def _chosen(seen: _Seen, terms: list[str], every: bool) -> set[int]:
-    """The passages holding every term (or any), each term's passages kept in ``seen``."""
+def _chosen(seen: Seen, terms: list[str], every: bool) -> set[int]:
+    """The passages holding every term (or any) (``library_rank.chosen``)."""
     try:
-        for term in terms:
-            if term not in seen.sets:
-                sql, match = route(ALL_MATCHING, term)
-                rows = positions.execute(seen.search.db, sql, (match,), seen.texts)
-                seen.sets[term] = {int(r[0]) for r in rows}
+        return chosen(seen, terms, every)
     except _errors() as exc:
         raise _failed(exc, None) from exc
-    held = [seen.sets[t] for t in terms]
-    return set.intersection(*held) if every else set.union(*held)
 
 
 def _in_hand(
-    seen: _Seen, expression: str, found: Found, per_book: int, books: int, bounded: bool
+    seen: Seen, expression: str, found: Found, per_book: int, books: int, bounded: bool
 ) -> None:
     """Add, for a query that matches most of the library, the books in the library's order
     (last opened, else last added, first) with their first passages that match, within each
@@ -361,7 +234,7 @@ GROUP_GAP = 2000  # passages between two books' ranges that one query reads past
 
 
 def _share_out(
-    seen: _Seen,
+    seen: Seen,
     expression: str,
     waiting: list[tuple[int, tuple[int, int]]],
     found: Found,

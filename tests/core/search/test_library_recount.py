@@ -1,6 +1,6 @@
 """Library search re-scores only the passages a reader's bound lets show (issue 41, search8):
 the same books, passages and scores as re-scoring every one of its best (the previous way,
-still taken when the pool of best passages could change: ``everywhere._pool_holds``)."""
+still taken when the pool of best passages could change: ``library_rank.pool_holds``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from core.search import BookSearch, everywhere, positions
+from core.search import BookSearch, everywhere, library_rank, positions
+from core.search.cjk import route
 from core.search.rows import idf, index_averages, index_lengths, once_bm25
 from tests.conftest import BOOKS
 
@@ -48,12 +49,20 @@ def _gather_before(
     from heapq import nsmallest
 
     db, sets = seen.search.db, seen.sets
-    chosen = everywhere._chosen(seen, terms, every)
+    for term in terms:  # each term's passages, as they were read
+        if term not in sets:
+            sql, match = route(library_rank.ALL_MATCHING, term)
+            rows = positions.execute(db, sql, (match,), seen.texts)
+            sets[term] = {int(r[0]) for r in rows}
+    held = [sets[t] for t in terms]
+    chosen = set.intersection(*held) if every else set.union(*held)
     total, tokens = index_averages(db)
     weight = {t: idf(total, len(rows)) for t, rows in sets.items()}
     lengths = index_lengths(db, sorted(chosen))
     mean = tokens / total if total else 1.0
-    score = everywhere._once_scores(chosen, terms, None if every else sets, weight, (lengths, mean))
+    score = library_rank.once_scores(
+        chosen, terms, None if every else sets, weight, (lengths, mean)
+    )
     top = nsmallest(everywhere.RECOUNT, score, key=lambda c: (-score[c], c))
     COUNTED_BEFORE.append(len(top))
     words = {t: t.strip('"').replace('""', '"') for t in terms}
@@ -80,13 +89,13 @@ def test_the_same_answers_as_rescoring_every_best_passage(
     monkeypatch.setattr(everywhere, "LIBRARY_POOL", sizes[0])
     monkeypatch.setattr(everywhere, "RECOUNT", sizes[1])
     counted: list[int] = []
-    recount = everywhere._recount
+    recount = library_rank.recount
 
     def counting(*args: Any) -> None:
         counted.append(len(args[-1]))
         recount(*args)
 
-    monkeypatch.setattr(everywhere, "_recount", counting)
+    monkeypatch.setattr(everywhere, "recount", counting)
     now = _answers(search, True)
     counted_now = sum(counted)
     whole = _answers(search, False)
@@ -112,7 +121,7 @@ def test_the_pool_holds_only_while_no_passage_left_out_can_fall_out_of_it() -> N
     assert split < once  # the case: the recount's sum is a last bit lower
     score = {1: once, 2: once, 3: once}
     # passage 2, left out, would rank after passage 3 outside the pool once re-scored
-    assert not everywhere._pool_holds(terms, sets, score, figures, ([2], [1, 2], [3]))
+    assert not library_rank.pool_holds(terms, sets, score, figures, ([2], [1, 2], [3]))
     score[3] = once / 2  # a clear step down to the first passage outside the pool
-    assert everywhere._pool_holds(terms, sets, score, figures, ([2], [1, 2], [3]))
-    assert everywhere._pool_holds(terms, sets, score, figures, ([2], [1, 2], []))
+    assert library_rank.pool_holds(terms, sets, score, figures, ([2], [1, 2], [3]))
+    assert library_rank.pool_holds(terms, sets, score, figures, ([2], [1, 2], []))
