@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from bisect import bisect_left
 
 from core.labels import QUOTE_CLOSE, QUOTE_OPEN
 from core.store.cjk_index import has_cjk
@@ -126,6 +127,21 @@ def cjk_snippet(text: str, wanted: set[str], width: int) -> str:
     return ("…" if head > 0 else "") + body + ("…" if end < len(text) else "")
 
 
+def best_start(found: list[tuple[int, int, str]], reach: int) -> int:
+    """Where the stretch of ``reach`` characters that holds the most stems, then the most
+    matches, begins: at the first such match of ``found`` ((start, end, stem), in order of
+    their starts). Each match's stretch is found by bisection (looking at every match for
+    each took a millisecond for a passage with a hundred)."""
+    starts = [f[0] for f in found]
+    best, best_key = found[0][0], (-1, -1)
+    for start in starts:  # (a match may be found twice at one place: both count)
+        lo, hi = bisect_left(starts, start), bisect_left(starts, start + reach)
+        key = (len({f[2] for f in found[lo:hi]}), hi - lo)
+        if key > best_key:
+            best, best_key = start, key
+    return best
+
+
 def make_snippet(text: str, wanted: set[str], words: int = WORDS) -> str:
     """About ``words`` words of ``text`` where the most of the ``wanted`` stems are, each
     matched word marked; "" when none of them is in ``text``. Only the words near the
@@ -137,13 +153,7 @@ def make_snippet(text: str, wanted: set[str], words: int = WORDS) -> str:
     found = [f for f in _candidates(text, wanted) if f[2] in wanted]
     if not found:
         return ""
-    reach = words * _SHORT_WORD  # a stretch that fits in ``words`` words even when short
-    best, best_key = found[0][0], (-1, -1)
-    for start, _, _ in found:  # the stretch after each match holding the most stems
-        inside = [f for f in found if start <= f[0] < start + reach]
-        key = (len({f[2] for f in inside}), len(inside))
-        if key > best_key:
-            best, best_key = start, key
+    best = best_start(found, words * _SHORT_WORD)
     head = max(0, best - 4 * _CHARS_PER_WORD)
     end = best + words * _CHARS_PER_WORD
     tokens = [(m.start() + head, m.end() + head) for m in _WORD.finditer(text[head:end])]
