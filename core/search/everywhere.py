@@ -23,7 +23,16 @@ from typing import TYPE_CHECKING, Any
 from core.search import positions
 from core.search.cjk import route
 from core.search.frontmatter import is_front_matter
-from core.search.library_rank import Chunks, Seen, chosen, once_scores, pool_holds, recount
+from core.search.library_rank import (
+    Chunks,
+    Seen,
+    best_once,
+    chosen,
+    plain,
+    pool_holds,
+    recount,
+    shortest,
+)
 from core.search.query import MATCHING, opening, query_terms
 from core.search.rows import idf, index_averages
 from core.search.snippets import make_snippet, query_stems
@@ -157,23 +166,29 @@ def _gather(
     per_book, books = sizes
     search = seen.search
     try:
-        found_in = _chosen(seen, terms, every)
+        # a query of plain words, each in every passage: the shortest are the best
+        short = shortest(seen, terms, LIBRARY_POOL + 1) if every and _plain(terms) else None
+        found_in = set(short) if short is not None else _chosen(seen, terms, every)
+        lengths = short if short is not None else seen.lengths_of(found_in)
         total, tokens = index_averages(search.db)
         weight = {t: idf(total, seen.count(t)) for t in terms}
-        lengths = seen.lengths_of(found_in)
         mean = tokens / total if total else 1.0
         sets = None if every else seen.sets  # (None: every passage holds every term)
-        score = once_scores(found_in, terms, sets, weight, (lengths, mean))
+        figures = (weight, lengths, mean)
         # the best by their terms counted once, and the one after them (``pool_holds``)
-        ranked = nsmallest(LIBRARY_POOL + 1, score, key=lambda c: (-score[c], c))
+        ranked, score = best_once(found_in, terms, sets, figures, LIBRARY_POOL + 1)
         pool, after = ranked[:LIBRARY_POOL], ranked[LIBRARY_POOL:]
         books_of = _kept(search, pool, bounded)
-        figures = (weight, lengths, mean)
         top = pool[:RECOUNT]
         recount(seen, terms, sets, score, figures, [c for c in top if c in books_of])
         left = [c for c in top if c not in books_of]
         if left and not pool_holds(terms, sets, score, figures, (left, top, after)):
-            recount(seen, terms, sets, score, figures, left)  # in full: the best may differ
+            # scored in full, as when every one is re-scored: the best may differ
+            if short is not None:  # every passage holding the words, with its length
+                found_in = _chosen(seen, terms, every)
+                lengths.update(seen.lengths_of(found_in))
+            score = {**best_once(found_in, terms, sets, figures, len(found_in))[1], **score}
+            recount(seen, terms, sets, score, figures, left)
             pool = nsmallest(LIBRARY_POOL, score, key=lambda c: (-score[c], c))
             books_of = _kept(search, pool, bounded)
     except _errors() as exc:
@@ -192,6 +207,10 @@ def _kept(search: Chunks, ids: list[int], bounded: bool) -> dict[int, int]:
         KEPT.format(",".join(str(c) for c in ids)), (1 if bounded else 0,)
     ).fetchall()
     return {int(c): int(b) for c, b in rows}
+
+
+def _plain(terms: list[str]) -> bool:
+    return all(plain(t) for t in terms)
 
 
 def _chosen(seen: Seen, terms: list[str], every: bool) -> set[int]:

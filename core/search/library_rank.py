@@ -17,6 +17,11 @@ from core.store.cjk_index import has_cjk
 KEPT_ROWS = 4000  # passages' rows one search keeps for reading again (a few MB at most)
 ALL_MATCHING = "SELECT rowid FROM chunk_index WHERE chunk_index MATCH ?"
 COUNT_ALL = "SELECT count(*) FROM chunk_index WHERE chunk_index MATCH ?"
+SHORTEST = (
+    "SELECT chunk_index.rowid, d.sz FROM chunk_index LEFT JOIN chunk_index_docsize d "
+    "ON d.id = chunk_index.rowid WHERE chunk_index MATCH ? ORDER BY d.sz, chunk_index.rowid "
+    "LIMIT ?"
+)
 
 
 class Chunks(Protocol):
@@ -76,12 +81,18 @@ class Seen:
         """The passages an expression of plain terms (``plain``) matches, their lengths
         read in the same query (``rows.TERM_LENGTHS``: a list of thousands of ids for
         ``index_lengths`` took longer than the search)."""
-        found = set()
-        for chunk_id, size in self.search.db.execute_sql(TERM_LENGTHS, (expression,)).fetchall():
-            found.add(chunk_id)
-            length = stored_length(size)
-            if length is not None:
-                self.lengths[chunk_id] = length
+        rows = self.search.db.execute_sql(TERM_LENGTHS, (expression,)).fetchall()
+        lengths = self.lengths
+        for chunk_id, size in rows:  # (a length of one or two bytes read here)
+            if size and size[0] < 0x80:
+                lengths[chunk_id] = size[0]
+            elif size and len(size) == 2 and size[1] < 0x80:
+                lengths[chunk_id] = (size[0] & 0x7F) << 7 | size[1]
+            else:
+                length = stored_length(size)
+                if length is not None:
+                    lengths[chunk_id] = length
+        found = {chunk_id for chunk_id, _ in rows}
         self.sized |= found
         return found
 
@@ -122,28 +133,70 @@ def chosen(seen: Seen, terms: list[str], every: bool) -> set[int]:
     return set.intersection(*held) if every else set.union(*held)
 
 
-def once_scores(
+def shortest(seen: Seen, terms: list[str], n: int) -> dict[int, int] | None:
+    """The ``n`` shortest passages that hold every one of ``terms`` (plain ones), the lower
+    id first among equals, with their lengths: for such a query, the best by their terms
+    counted once (``best_once``: the same weight for each, less for a longer passage).
+    SQLite sorts the index's records of lengths byte by byte, which is the order of their
+    numbers when each is of one or two bytes (up to 16,383 words); None when one of those
+    taken is not (a passage without a length sorts first): then every passage is read
+    (``chosen``). Sorted and cut by SQLite: 5,000 passages' lengths read into Python and
+    sorted there took 4 ms."""
+    rows = seen.search.db.execute_sql(SHORTEST, (" AND ".join(terms), n)).fetchall()
+    found: dict[int, int] = {}
+    for chunk_id, size in rows:
+        if size and len(size) == 1 and size[0] < 0x80:
+            found[chunk_id] = size[0]
+        elif size and len(size) == 2 and size[0] > 0x80 and size[1] < 0x80:
+            found[chunk_id] = (size[0] & 0x7F) << 7 | size[1]
+        else:
+            return None
+    return found
+
+
+def best_once(
     chosen: set[int],
     terms: list[str],
     sets: dict[str, set[int]] | None,
-    weight: dict[str, float],
-    sizes: tuple[dict[int, int], float],
-) -> dict[int, float]:
-    """Each chosen passage's BM25 with each term it holds counted once, for its length:
-    ``once_bm25`` of its terms' summed weight (every term's, when ``sets`` is None: the
-    passages hold every term), worked out once for each weight and length."""
-    lengths, mean = sizes
-    every = sum(weight[t] for t in terms)
-    known: dict[tuple[float, float], float] = {}
+    figures: Figures,
+    n: int,
+) -> tuple[list[int], dict[int, float]]:
+    """The ``n`` best of the chosen passages by their BM25 with each term they hold counted
+    once, for their length (``once_bm25`` of its terms' summed weight: every term's, when
+    ``sets`` is None: the passages hold every term), best first (the lower id first among
+    equals), and their scores. The passages are grouped by their summed weight and length,
+    each group's score worked out once, and only the best groups' passages sorted (a score
+    for each of 5,000 passages, and taking the best of them, took 3 ms)."""
+    weight, lengths, mean = figures
+    groups: dict[tuple[float, float], list[int]] = {}
+    if sets is None:
+        every = sum(weight[t] for t in terms)
+        sized: dict[float, list[int]] = {}
+        for c in chosen:
+            sized.setdefault(lengths.get(c, mean), []).append(c)
+        groups = {(every, size): ids for size, ids in sized.items()}
+    else:
+        # each passage's terms' weights summed in the terms' order, from 0 (as ``sum``)
+        weights: dict[int, float] = dict.fromkeys(chosen, 0)
+        for t in terms:
+            w = weight[t]
+            for c in sets[t]:
+                if c in weights:
+                    weights[c] += w
+        for c, held in weights.items():
+            groups.setdefault((held, lengths.get(c, mean)), []).append(c)
+    by_score: dict[float, list[int]] = {}
+    for (held, size), ids in groups.items():
+        by_score.setdefault(once_bm25(held, size, mean), []).extend(ids)
+    ranked: list[int] = []
     score: dict[int, float] = {}
-    for c in chosen:
-        held = every if sets is None else sum(weight[t] for t in terms if c in sets[t])
-        size = lengths.get(c, mean)
-        value = known.get((held, size))
-        if value is None:
-            value = known[(held, size)] = once_bm25(held, size, mean)
-        score[c] = value
-    return score
+    for value in sorted(by_score, reverse=True):
+        if len(ranked) >= n:
+            break
+        taken = sorted(by_score[value])[: n - len(ranked)]
+        ranked += taken
+        score.update(dict.fromkeys(taken, value))
+    return ranked, score
 
 
 def recount(
