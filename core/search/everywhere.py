@@ -110,6 +110,8 @@ def library_passages(
             count = len(_chosen(seen, terms, every))
         else:
             count = _count(search, expression)
+            if len(terms) == 1 and count <= RANKED_MAX:  # the word's own count (its weight)
+                seen.counts[terms[0]] = count
         if count <= RANKED_MAX:
             _gather(seen, terms, every, found, (per_book, books), bounded)
         else:
