@@ -162,7 +162,11 @@ def _gather(
     passages per book, books. The index keeps no counts of a word in a passage (issue 41;
     FTS5's own ranking would read and cut every matching passage again, about 70 µs
     each): the chunks are ranked by BM25 with each term counted once, for their length,
-    with FTS5's weights (its passage counts) and lengths (``rows.index_lengths``)."""
+    with FTS5's weights (its passage counts) and lengths (``rows.index_lengths``); of the
+    ``LIBRARY_POOL`` best, the first ``RECOUNT`` that a reader's bound lets show are scored
+    again on their words counted in their text (``library_rank``: the others are never
+    shown, and the pool is the same unless ``pool_holds`` says it may not be: then every
+    one of the first ``RECOUNT`` is, as before search8)."""
     from heapq import nsmallest  # (here: the read-only command's start-up is measured)
 
     per_book, books = sizes
