@@ -115,6 +115,29 @@ def test_the_same_answers_as_rescoring_every_best_passage(
     assert sum(len(hits) for found in now for _, hits in found) > len(QUERIES)
 
 
+def test_a_passage_without_its_length_sends_the_search_the_whole_way(
+    search: BookSearch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index's record of a passage's length missing (a passage of the mean length for
+    the ranking): SQLite's order of lengths cannot tell where it goes (``shortest`` gives
+    None), every passage is read, and the answers are still those of the previous way."""
+    db = search.db
+    first = db.execute_sql(
+        "SELECT chunk_index.rowid FROM chunk_index JOIN chunk_index_docsize d "
+        "ON d.id = chunk_index.rowid WHERE chunk_index MATCH '\"sister\"' ORDER BY d.sz LIMIT 1"
+    ).fetchone()[0]
+    size = db.execute_sql("SELECT sz FROM chunk_index_docsize WHERE id = ?", (first,)).fetchone()
+    db.execute_sql("DELETE FROM chunk_index_docsize WHERE id = ?", (first,))
+    try:
+        seen = library_rank.Seen(search)
+        assert library_rank.shortest(seen, ['"sister"'], 301) is None
+        now = _answers(search, True)
+        monkeypatch.setattr(everywhere, "_gather", _gather_before)
+        assert _answers(search, True) == now
+    finally:
+        db.execute_sql("INSERT INTO chunk_index_docsize(id, sz) VALUES (?, ?)", (first, size[0]))
+
+
 def test_the_pool_holds_only_while_no_passage_left_out_can_fall_out_of_it() -> None:
     """A passage not re-scored keeps its place only if, counted once for each term, it
     still ranks before the first passage outside the pool: a sum of two terms' scores can
