@@ -8,6 +8,7 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+from core.domain.markup import escape_text
 from core.store.page_dict import PAGE_DICT
 
 PLAIN_HTML = b""  # stored for page HTML that is just the text's paragraphs (see plain_html)
@@ -17,11 +18,9 @@ def plain_html(text: str) -> str:
     """The HTML of a page that is nothing but its text's paragraphs, as the text parser
     writes it (one line each, quotes as they are: issue 41, the form before, quotes escaped
     and no line breaks, never matched a text book's page, whose HTML was then stored too)."""
-    from html import escape  # here: importing html costs a read-only command milliseconds
-
     # (each paragraph escaped and wrapped, made in three passes over the whole text: a page
     # of a text book is compared with it when stored)
-    return "<p>" + escape(text, quote=False).replace("\n\n", "</p>\n<p>") + "</p>"
+    return "<p>" + escape_text(text).replace("\n\n", "</p>\n<p>") + "</p>"
 
 
 def pack_text(value: str | None, text: str | None = None) -> bytes | None:

@@ -75,8 +75,26 @@ def pack_blocks(
 
 
 def _packed(parts: list[bytes]) -> bytes:
-    packer = zlib.compressobj(_LEVEL, zdict=PAGE_DICT)
+    packer = _deflate().compressobj(_LEVEL, zdict=PAGE_DICT)
     return BLOCK + packer.compress(b"".join(parts)) + packer.flush()
+
+
+_deflater: Any = None
+
+
+def _deflate() -> Any:
+    """zlib-ng's deflate when it is installed, else zlib's: the same format, read by zlib,
+    made in about half the time (a 3 MB text's pages: 29 ms against 54 at level 3, and 3 %
+    smaller; issue 41). Loaded when the first block is packed (2 ms: never by a reader)."""
+    global _deflater
+    if _deflater is None:
+        try:
+            from zlib_ng import zlib_ng
+
+            _deflater = zlib_ng
+        except ImportError:
+            _deflater = zlib
+    return _deflater
 
 
 def _decoded(data: Any) -> bytes:
