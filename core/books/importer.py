@@ -8,6 +8,7 @@ give the copy its final name. A failure or a cancel at any point leaves no rows 
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -16,7 +17,6 @@ import os
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,7 @@ def request_vectors(db: Any) -> None:
     request(db)
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class ImportResult:
     book: BookInfo
     already_present: bool
@@ -166,6 +166,10 @@ def _import_book(
         limits=limits,
         password=password,
     )
+    # the chapters' blocks are not stored (their pages are): let them go before the chunks
+    # are cut and the pages packed, which then reuse their memory (a 3 MB text: 3.6 MB less
+    # at the peak, 900 fewer page faults, issue 41)
+    parsed = dataclasses.replace(parsed, chapters=())
     if cancel is not None:
         cancel.check()
     progress(0.82, "Preparing search")
@@ -387,7 +391,7 @@ def _remember_not_books(books_dir: Path, failed: list[Path]) -> None:
         log.warning("could not remember the copies that are not books", exc_info=True)
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class RecoveredCopy:
     path: Path
     result: ImportResult | None

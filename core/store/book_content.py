@@ -255,13 +255,14 @@ class BookContent(LibraryBase):
                 "INSERT INTO chunk_index (rowid, text) VALUES (?, ?)",
                 [(first_id + i, c.text) for i, c in enumerate(chunks)],
             )
-            cjk_index.index_rows(cursor, ((first_id + i, c.text) for i, c in enumerate(chunks)))
             cursor.executemany(
                 "INSERT INTO toc_entry (book_id, ordinal, title, level, page)"
                 " VALUES (?, ?, ?, ?, ?)",
                 [(book_id, i, t.title, t.level, t.page) for i, t in enumerate(parsed.toc)],
             )
-            pages, chunk_texts = packed.result()
+            pages, chunk_texts, no_cjk = packed.result()
+        if not no_cjk:  # (a chunk's text is its pages', and notes from other pages)
+            cjk_index.index_rows(cursor, ((first_id + i, c.text) for i, c in enumerate(chunks)))
         page_rows, block_rows = pages
         if self._has_blocks():
             cursor.executemany(
@@ -300,24 +301,35 @@ class BookContent(LibraryBase):
     ) -> tuple[
         tuple[list[tuple[int, int, str, int, int, bytes]], list[tuple[int, int, bytes]]],
         list[bytes],
+        bool,
     ]:
         """The page rows, block rows and chunk blobs of a book, packed for storage (pages in
-        blocks: core.store.page_blocks)."""
-        blocks, refs = pack_blocks([(p.number, p.text, p.html) for p in parsed.pages])
+        blocks: core.store.page_blocks), and whether its pages hold no text of the scripts
+        ``cjk_index`` cuts."""
+        # each page's text in UTF-8 once, for its block and its chunks
+        bodies = [p.text.encode("utf-8") for p in parsed.pages]
+        blocks, refs = pack_blocks([(p.number, p.text, p.html) for p in parsed.pages], bodies)
         pages = [
             (book_id, p.number, p.label, p.chapter, first, ref)
             for p, (first, ref) in zip(parsed.pages, refs, strict=True)
         ]
         block_rows = [(book_id, first, data) for first, data in blocks]
-        return (pages, block_rows), BookContent._pack_chunks(parsed, chunks)
+        chunk_blobs = BookContent._pack_chunks(parsed, chunks, bodies)
+        return (pages, block_rows), chunk_blobs, cjk_index.none_in(bodies)
 
     @staticmethod
-    def _pack_chunks(parsed: ParsedBook, chunks: Sequence[BookChunk]) -> list[bytes]:
-        texts = {p.number: p.text.encode("utf-8") for p in parsed.pages}
+    def _pack_chunks(
+        parsed: ParsedBook, chunks: Sequence[BookChunk], bodies: Sequence[bytes] | None = None
+    ) -> list[bytes]:
+        """Each chunk packed against its pages (``bodies``: the pages' text in UTF-8)."""
+        if bodies is None:
+            bodies = [p.text.encode("utf-8") for p in parsed.pages]
+        texts = dict(zip((p.number for p in parsed.pages), bodies, strict=True))
+        get, pack, join = texts.get, m.pack_chunk, m.chunk_pages
         return [
-            m.pack_chunk(
-                c.text, m.chunk_pages(texts.get(c.start_page, b""), texts.get(c.end_page, b""))
-            )
+            pack(c.text, get(c.start_page, b""))
+            if c.start_page == c.end_page  # (chunk_pages of one page is that page)
+            else pack(c.text, join(get(c.start_page, b""), get(c.end_page, b"")))
             for c in chunks
         ]
 

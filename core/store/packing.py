@@ -136,7 +136,7 @@ def page_kind(text: str, html: str | None) -> tuple[int, bytes]:
     own): none, the text's plain paragraphs (rebuilt when read), or its own markup."""
     if html is None:
         return _NO_HTML, b""
-    if html == "" or html == plain_html(text):
+    if html == "" or (html.startswith("<p>") and html == plain_html(text)):
         return _PLAIN, b""
     return _OWN_HTML, html.encode("utf-8")
 

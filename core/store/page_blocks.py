@@ -46,16 +46,18 @@ _texts: OrderedDict[tuple[bytes, int, int], str] = OrderedDict()
 
 
 def pack_blocks(
-    pages: Sequence[tuple[int, str, str | None]],
+    pages: Sequence[tuple[int, str, str | None]], bodies: Sequence[bytes] | None = None
 ) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
-    """``pages``: (number, text, html) in order. Returns the blocks, (first page, data), and
-    for each page (the first page of its block, its descriptor)."""
+    """``pages``: (number, text, html) in order (``bodies``: their texts in UTF-8, when the
+    caller has them). Returns the blocks, (first page, data), and for each page (the first
+    page of its block, its descriptor)."""
     blocks: list[tuple[int, bytes]] = []
     refs: list[tuple[int, bytes]] = []
     parts: list[bytes] = []
     size, first = 0, 0
-    for number, text, html in pages:
-        body = text.encode("utf-8")
+    if bodies is None:
+        bodies = [text.encode("utf-8") for _, text, _ in pages]
+    for (number, text, html), body in zip(pages, bodies, strict=True):
         kind, extra = page_kind(text, html)
         if parts and size + len(body) + len(extra) > BLOCK_BYTES:
             blocks.append((first, _packed(parts)))
