@@ -50,11 +50,25 @@ def _temporary(folder: Path, prefix: str) -> tuple[int, str]:
 
 
 def _copy(path: Path, fd: int) -> None:
-    """The file at ``path`` written to ``fd`` (from its start) and flushed to the disk."""
-    with os.fdopen(os.dup(fd), "wb") as out, path.open("rb") as src:
+    """The file at ``path`` written to ``fd`` (from its start) and flushed to the disk: by
+    the kernel (``sendfile``, as shutil copies on Linux: the book never passes through this
+    process's memory), else read and written a block at a time."""
+    with os.fdopen(os.dup(fd), "wb", buffering=0) as out, path.open("rb", buffering=0) as src:
+        size = os.fstat(src.fileno()).st_size
+        done = 0
+        try:
+            while done < size and (
+                sent := os.sendfile(out.fileno(), src.fileno(), done, size - done)
+            ):
+                done += sent
+        except OSError:  # (not every system sends file to file)
+            pass
+        out.seek(done)
+        src.seek(done)
         while block := src.read(1024 * 1024):
-            out.write(block)
-        out.flush()
+            view = memoryview(block)
+            while view:  # (an unbuffered write may write part of it)
+                view = view[out.write(view) or 0 :]
         os.fsync(out.fileno())
 
 
@@ -99,9 +113,11 @@ def file_sha256(path: Path, cancel: CancelToken | None = None) -> str:
             if stat.S_ISDIR(mode):
                 raise IsADirectoryError(path)
             raise _not_a_file(path)
-        with os.fdopen(fd, "rb") as fh:
-            while block := fh.read(1024 * 1024):
-                digest.update(block)
+        with os.fdopen(fd, "rb", buffering=0) as fh:
+            buffer = bytearray(1024 * 1024)  # one buffer read into (a new one a read: its
+            view = memoryview(buffer)  # pages faulted in afresh each time, issue 41)
+            while size := fh.readinto(buffer):
+                digest.update(view[:size])
                 if cancel is not None:
                     cancel.check()
     except FileNotFoundError:
