@@ -51,7 +51,16 @@ def pack_blocks(
     """``pages``: (number, text, html) in order (``bodies``: their texts in UTF-8, when the
     caller has them). Returns the blocks, (first page, data), and for each page (the first
     page of its block, its descriptor)."""
-    blocks: list[tuple[int, bytes]] = []
+    groups, refs = plan_blocks(pages, bodies)
+    return [(first, deflate_block(parts)) for first, parts in groups], refs
+
+
+def plan_blocks(
+    pages: Sequence[tuple[int, str, str | None]], bodies: Sequence[bytes] | None = None
+) -> tuple[list[tuple[int, list[bytes]]], list[tuple[int, bytes]]]:
+    """``pack_blocks`` but for the deflating: the blocks as (first page, the parts that
+    ``deflate_block`` makes its data of)."""
+    groups: list[tuple[int, list[bytes]]] = []
     refs: list[tuple[int, bytes]] = []
     parts: list[bytes] = []
     size, first = 0, 0
@@ -60,7 +69,7 @@ def pack_blocks(
     for (number, text, html), body in zip(pages, bodies, strict=True):
         kind, extra = page_kind(text, html)
         if parts and size + len(body) + len(extra) > BLOCK_BYTES:
-            blocks.append((first, _packed(parts)))
+            groups.append((first, parts))
             parts, size = [], 0
         if not parts:
             first = number
@@ -72,8 +81,13 @@ def pack_blocks(
         parts += (body, extra)
         size += len(body) + len(extra)
     if parts:
-        blocks.append((first, _packed(parts)))
-    return blocks, refs
+        groups.append((first, parts))
+    return groups, refs
+
+
+def deflate_block(parts: list[bytes]) -> bytes:
+    """A block's data: its pages' parts one after another, deflated."""
+    return _packed(parts)
 
 
 def _packed(parts: list[bytes]) -> bytes:

@@ -17,9 +17,11 @@ from core.store.packing import pack_page, plain_html
 from core.store.page_blocks import (
     BLOCK_BYTES,
     block_page,
+    deflate_block,
     margin_page,
     pack_blocks,
     page_content,
+    plan_blocks,
 )
 from core.store.page_dict import PAGE_DICT
 
@@ -119,3 +121,16 @@ def test_no_live_code_reads_page_text_past_its_block() -> None:
                 if pattern.search(line):
                     wrong.append(f"{name}:{number}: {line.strip()}")
     assert wrong == []
+
+
+def test_planned_then_deflated_blocks_are_packed_blocks() -> None:
+    """The import plans the blocks on its thread and deflates them on another
+    (``plan_blocks``, ``deflate_block``): the same blocks and descriptors as ``pack_blocks``."""
+    bodies = [text.encode() for _, text, _ in PAGES]
+    groups, refs = plan_blocks(PAGES, bodies)
+    assert (refs, [first for first, _ in groups]) == (
+        pack_blocks(PAGES)[1],
+        [first for first, _ in pack_blocks(PAGES)[0]],
+    )
+    blocks = [(first, deflate_block(parts)) for first, parts in groups]
+    assert [_inflate(data) for _, data in blocks] == [_inflate(d) for _, d in pack_blocks(PAGES)[0]]
