@@ -87,6 +87,8 @@ def request_vectors(db: Any) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class ImportResult:
+    """An imported book, or the one already in the library."""
+
     book: BookInfo
     already_present: bool
     problems: str = ""  # what the parser repaired (not-well-formed XHTML), for people
@@ -409,6 +411,8 @@ def _remember_not_books(books_dir: Path, failed: list[Path]) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class RecoveredCopy:
+    """A copy found again by ``recover_library``: its book, or why it is not one."""
+
     path: Path
     result: ImportResult | None
     error: MarginError | None

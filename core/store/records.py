@@ -27,6 +27,8 @@ from core.store.page_blocks import page_content
 
 @dataclass(frozen=True)
 class HighlightRecord:
+    """A highlight as callers see it (a frozen record)."""
+
     id: int
     book_id: int
     page: int
@@ -41,6 +43,8 @@ class HighlightRecord:
 
 @dataclass(frozen=True)
 class NoteRecord:
+    """A note as callers see it (a frozen record)."""
+
     id: int
     book_id: int
     page: int | None
