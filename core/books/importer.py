@@ -116,8 +116,8 @@ def file_sha256(path: Path, cancel: CancelToken | None = None) -> str:
                 raise IsADirectoryError(path)
             raise _not_a_file(path)
         with os.fdopen(fd, "rb", buffering=0) as fh:
-            buffer = bytearray(1024 * 1024)  # one buffer read into (a new one a read: its
-            view = memoryview(buffer)  # pages faulted in afresh each time, issue 41)
+            buffer = bytearray(64 * 1024)  # one small buffer read into (a new megabyte a
+            view = memoryview(buffer)  # read: its pages faulted in each time, issue 41)
             while size := fh.readinto(buffer):
                 digest.update(view[:size])
                 if cancel is not None:
