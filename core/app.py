@@ -56,6 +56,8 @@ class Secrets:
 
 @dataclass
 class Margin:
+    """The app's services for one library (``Margin.open``)."""
+
     paths: Paths
     library: Library
     secrets: Secrets

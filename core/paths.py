@@ -25,6 +25,8 @@ def companions_log_name(book_id: int) -> str:
 
 @dataclass(frozen=True)
 class Paths:
+    """Where Margin keeps its library, settings, logs and caches."""
+
     data: Path
     config: Path
 

@@ -9,7 +9,6 @@ must be on screen within a second.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING
 from desktop.library.book_files import BOOK_SUFFIXES
 
 if TYPE_CHECKING:
+    import argparse  # (loaded by parse_args: a subcommand has its own parser, core.cli)
     import logging
 
     from core.app import Margin
@@ -63,6 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="margin", description="Margin: read a book and talk about it."
     )

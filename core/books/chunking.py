@@ -122,7 +122,10 @@ def make_chunks(
         if parts:
             text = "\n\n".join(parts)
             # the words carried over from the chunk before brought their notes there
-            attached = notes.for_chunk(text[carried:], start_page, end_page)
+            # (a book without notes copies no chunk's uncarried words to look for them)
+            attached = (
+                notes.for_chunk(text[carried:], start_page, end_page) if notes.by_label else []
+            )
             if attached:
                 text += "\n\n" + NOTES_HEADING + "\n" + "\n".join(attached)
             chunks.append(_chunk(len(chunks), start_page, end_page, chapter, text))

@@ -8,17 +8,15 @@ give the copy its final name. A failure or a cancel at any point leaves no rows 
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import json
 import logging
 import os
-import shutil
 import stat
-import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +35,43 @@ TEMP_PREFIX = ".importing-"
 STALE_TEMP_S = 5.0  # a temporary copy is locked within microseconds of being created
 
 
+def _temporary(folder: Path, prefix: str) -> tuple[int, str]:
+    """``tempfile.mkstemp(prefix=prefix, dir=folder)``: a new file only this user can read,
+    open for writing, and its name. (Not tempfile and shutil themselves: with what they
+    load, 3 ms of importing a 3 MB text, issue 41.)"""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+    for _ in range(100):
+        name = os.path.abspath(folder / f"{prefix}{os.urandom(6).hex()}")
+        try:
+            return os.open(name, flags, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name in {folder}")
+
+
+def _copy(path: Path, fd: int) -> None:
+    """The file at ``path`` written to ``fd`` (from its start) and flushed to the disk: by
+    the kernel (``sendfile``, as shutil copies on Linux: the book never passes through this
+    process's memory), else read and written a block at a time."""
+    with os.fdopen(os.dup(fd), "wb", buffering=0) as out, path.open("rb", buffering=0) as src:
+        size = os.fstat(src.fileno()).st_size
+        done = 0
+        try:
+            while done < size and (
+                sent := os.sendfile(out.fileno(), src.fileno(), done, size - done)
+            ):
+                done += sent
+        except OSError:  # (not every system sends file to file)
+            pass
+        out.seek(done)
+        src.seek(done)
+        while block := src.read(1024 * 1024):
+            view = memoryview(block)
+            while view:  # (an unbuffered write may write part of it)
+                view = view[out.write(view) or 0 :]
+        os.fsync(out.fileno())
+
+
 def request_vectors(db: Any) -> None:
     """``core.search.vector_indexer.request_vectors``, loaded only where it may start
     something: a short command's library (``margin import``) starts no background work.
@@ -50,8 +85,10 @@ def request_vectors(db: Any) -> None:
     request(db)
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class ImportResult:
+    """An imported book, or the one already in the library."""
+
     book: BookInfo
     already_present: bool
     problems: str = ""  # what the parser repaired (not-well-formed XHTML), for people
@@ -78,9 +115,11 @@ def file_sha256(path: Path, cancel: CancelToken | None = None) -> str:
             if stat.S_ISDIR(mode):
                 raise IsADirectoryError(path)
             raise _not_a_file(path)
-        with os.fdopen(fd, "rb") as fh:
-            while block := fh.read(1024 * 1024):
-                digest.update(block)
+        with os.fdopen(fd, "rb", buffering=0) as fh:
+            buffer = bytearray(64 * 1024)  # one small buffer read into (a new megabyte a
+            view = memoryview(buffer)  # read: its pages faulted in each time, issue 41)
+            while size := fh.readinto(buffer):
+                digest.update(view[:size])
                 if cancel is not None:
                     cancel.check()
     except FileNotFoundError:
@@ -145,6 +184,10 @@ def _import_book(
         limits=limits,
         password=password,
     )
+    # the chapters' blocks are not stored (their pages are): let them go before the chunks
+    # are cut and the pages packed, which then reuse their memory (a 3 MB text: 3.6 MB less
+    # at the peak, 900 fewer page faults, issue 41)
+    parsed = dataclasses.replace(parsed, chapters=())
     if cancel is not None:
         cancel.check()
     progress(0.82, "Preparing search")
@@ -155,15 +198,12 @@ def _import_book(
     books_dir = library.paths.books
     books_dir.mkdir(parents=True, exist_ok=True)
     final = books_dir / f"{sha}{path.suffix.lower()}"
-    fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=books_dir)
+    fd, tmp_name = _temporary(books_dir, TEMP_PREFIX)
     tmp = Path(tmp_name)
     fcntl.flock(fd, fcntl.LOCK_EX)  # held until the end: tidy-up leaves a live import's copy
     published = False
     try:
-        with os.fdopen(os.dup(fd), "wb") as out, path.open("rb") as src:
-            shutil.copyfileobj(src, out, 1024 * 1024)
-            out.flush()
-            os.fsync(out.fileno())
+        _copy(path, fd)
         progress(0.86, "Saving to your library")
 
         def publish() -> None:
@@ -221,13 +261,10 @@ def _restore_copy(library: Library, book: BookInfo, path: Path) -> BookInfo:
     books_dir = library.paths.books
     books_dir.mkdir(parents=True, exist_ok=True)
     final = books_dir / f"{book.sha256}{path.suffix.lower()}"
-    fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=books_dir)
+    fd, tmp_name = _temporary(books_dir, TEMP_PREFIX)
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
-        with os.fdopen(os.dup(fd), "wb") as out, path.open("rb") as src:
-            shutil.copyfileobj(src, out, 1024 * 1024)
-            out.flush()
-            os.fsync(out.fileno())
+        _copy(path, fd)
         os.replace(tmp_name, final)
     except BaseException as exc:
         Path(tmp_name).unlink(missing_ok=True)
@@ -364,7 +401,7 @@ def _remember_not_books(books_dir: Path, failed: list[Path]) -> None:
     known = {i for i in _not_books(books_dir) if (books_dir / i[0]).exists()}
     known |= {_identity(p) for p in failed}
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".not-books.", dir=books_dir)
+        fd, tmp = _temporary(books_dir, ".not-books.")
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump(sorted(known), out)
         os.replace(tmp, books_dir / NOT_BOOKS)
@@ -372,8 +409,10 @@ def _remember_not_books(books_dir: Path, failed: list[Path]) -> None:
         log.warning("could not remember the copies that are not books", exc_info=True)
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class RecoveredCopy:
+    """A copy found again by ``recover_library``: its book, or why it is not one."""
+
     path: Path
     result: ImportResult | None
     error: MarginError | None

@@ -16,6 +16,8 @@ MiB = 1024 * 1024
 
 @dataclass(frozen=True)
 class Limits:
+    """How large a book Margin reads (files, pages, paragraphs, archives)."""
+
     max_file_bytes: int = 512 * MiB
     max_pages: int = 10_000
     max_uncompressed_bytes: int = 1024 * MiB

@@ -9,7 +9,6 @@ the search results and the agent's citations all mean the same thing by "page 42
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -17,6 +16,7 @@ from typing import NamedTuple
 
 from core.books.bookcss import continued, styled
 from core.books.model import Block, Chapter, PageContent, make_page
+from core.domain.markup import escape_text
 
 # Where a sentence or clause ends: its mark, closing quotes, then the space after (the cut
 # goes at the end of the match). The mark is part of the match, not a look-behind: the
@@ -93,7 +93,7 @@ _LINE_END = re.compile(r"\n")
 def piece_html(text: str) -> str:
     """Display HTML for part of a cut block: its text, with note markers as superscripts
     and verse lines as lines (the block's own formatting is not split with it)."""
-    frag = html.escape(text, quote=False)
+    frag = escape_text(text)
     if "[" in frag:
         frag = _NOTE_MARK.sub(r"<sup>\1</sup>", frag)
     return frag.replace("\n", "<br>")
@@ -185,11 +185,16 @@ def _split_marked(frag: str, text: str, parts: list[str]) -> list[str] | None:
                 open_tags.append((name, token))
             current.append(token)
             continue
-        value = html.unescape(token) if "&" in token else token
+        if "&" in token:
+            from html import unescape  # (a text book's pages need no entity tables)
+
+            value = unescape(token)
+        else:
+            value = token
         letters = _letters(value)
         if not targets or seen + letters < targets[0]:
             seen += letters
-            current.append(token if value is token else html.escape(value, quote=False))
+            current.append(token if value is token else escape_text(value))
             continue
         start = 0
         while targets:
@@ -204,13 +209,13 @@ def _split_marked(frag: str, text: str, parts: list[str]) -> list[str] | None:
             while i < len(value) and not value[i].isalnum() and not value[i].isspace():
                 i += 1
             seen = targets.pop(0)
-            current.append(html.escape(value[start:i], quote=False))
+            current.append(escape_text(value[start:i]))
             current.extend(f"</{name}>" for name, _ in reversed(open_tags))
             pieces.append("".join(current).strip())
             current = [tag for _, tag in open_tags]
             start = i
         seen += _letters(value[start:])
-        current.append(html.escape(value[start:], quote=False))
+        current.append(escape_text(value[start:]))
     if targets:
         return None
     pieces.append("".join(current).strip())
@@ -282,7 +287,7 @@ def block_html(block: Block) -> str:
 
 
 def _block_html(block: Block) -> str:
-    frag = block.html or html.escape(block.text, quote=False)
+    frag = block.html or escape_text(block.text)
     kind = block.kind
     if kind in ("h1", "h2", "h3", "h4", "h5", "h6"):
         return f"<{kind}>{frag}</{kind}>"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import codecs
-import html as htmllib
 import re
 from bisect import bisect_right
 from itertools import accumulate, compress, repeat
@@ -22,6 +21,7 @@ from core.books.model import (
 )
 from core.books.titles import clean_title
 from core.books.txtheadings import Paragraphs, find_headings, lines_of
+from core.domain.markup import escape_text
 from core.errors import BookCode, BookError
 
 _GUTENBERG_START = re.compile(r"^\*\*\* ?START OF (?:THE|THIS) PROJECT GUTENBERG.*$", re.M)
@@ -206,12 +206,10 @@ def parse_text(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> P
         heading = headings.get(i)
         if heading is None:
             escape = "&" in joined or "<" in joined or ">" in joined
-            current.append(
-                make_block("p", joined, htmllib.escape(joined, quote=False) if escape else joined)
-            )
+            current.append(make_block("p", joined, escape_text(joined) if escape else joined))
             continue
         skip = heading.span - 1
-        block = Block("h2", heading.title, htmllib.escape(heading.title, quote=False))
+        block = Block("h2", heading.title, escape_text(heading.title))
         if current and any(b.kind != "h2" for b in current):
             chapters.append(Chapter(title, tuple(current)))
             current = []
@@ -333,7 +331,9 @@ def parse_html(path: Path, data: bytes, *, limits: Limits = DEFAULT_LIMITS) -> P
     author = ""
     found = re.search(r'<meta\s+name=["\']author["\']\s+content=["\']([^"\']+)', source, re.I)
     if found:
-        author = htmllib.unescape(found.group(1)).strip()
+        from html import unescape
+
+        author = unescape(found.group(1)).strip()
     title = doc_title or next((b.text for b in blocks if b.kind == "h1"), "") or path.stem
     chapters, toc = _split_chapters(blocks, title)
     lang = re.search(r'<html[^>]*\blang=["\']([A-Za-z\-]+)', source, re.I)

@@ -106,6 +106,8 @@ class Paragraphs:
 
 @dataclass(frozen=True)
 class Heading:
+    """A paragraph of a text book read as a heading (and the paragraphs it spans)."""
+
     index: int  # paragraph index
     title: str
     level: int

@@ -7,25 +7,20 @@ themselves: ``library`` (books, search, pages) and ``chat`` (asking the agent).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
-import signal
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from core.cli.output import clean, say
+from core.cli.output import say
 
-# Light on purpose (no logging, no app, no peewee here): ``margin search --all`` is answered
-# by ``core.cli.search_all`` with the standard sqlite3 module; ``_run`` imports the rest.
+if TYPE_CHECKING:
+    import argparse
 
-
-class Parser(argparse.ArgumentParser):
-    """argparse with usage errors as one line on stderr (exit status 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {clean(message)}. See '{self.prog} --help'.\n")
+# Light on purpose (no logging, no app, no peewee, no argparse here): ``margin search --all``
+# is answered by ``core.cli.search_all`` with the standard sqlite3 module; ``_run`` imports
+# the rest.
 
 
 GROUPS = (
@@ -48,6 +43,8 @@ OWN_GROUP = {"import": "library"}
 def build_parser(command: str = "") -> argparse.ArgumentParser:
     """The parser of every command, or, for a command of ``OWN_GROUP``, of its group's."""
     import importlib
+
+    from core.cli.parser import Parser
 
     group = OWN_GROUP.get(command)
     parser = Parser(
@@ -87,8 +84,6 @@ def main(argv: Sequence[str] | None = None, *, fast_exit: bool = False) -> int:
     its output is flushed and its database closed (interpreter teardown after importing the
     SDK takes longer than the answer's last line), and makes SIGTERM clean up like Ctrl+C."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if fast_exit:  # the real process: SIGTERM cleans up like Ctrl+C (no copy left behind)
-        signal.signal(signal.SIGTERM, _terminated)
     # (Importing the SDK on a thread while this one parses and opens the database was
     # measured slower here: both are CPU-bound under the GIL; see tests/bench/bench_cli.py.)
     command = _command_of(args_list)
@@ -98,8 +93,12 @@ def main(argv: Sequence[str] | None = None, *, fast_exit: bool = False) -> int:
         # and the collections that loading Margin's modules sets off find nothing to free
         # (about 2 % of importing a 3 MB text, issue 41)
         gc.disable()
-    code = _quick(args_list)
+    code = _quick(args_list)  # (read-only: nothing to clean up when it is stopped)
     if code is None:
+        if fast_exit:  # the real process: SIGTERM cleans up like Ctrl+C (no copy left behind)
+            import signal
+
+            signal.signal(signal.SIGTERM, _terminated)
         code = _run(args_list)
     if fast_exit and (command in ANSWERING or (command in SETTLED and _nothing_running())):
         _exit_now(code)

@@ -50,6 +50,8 @@ def _say_waiting() -> None:
 
 @dataclass
 class CliContext:
+    """The folders, the app (opened on first use) and output of one CLI command."""
+
     paths: Paths
     _app: Margin | None = field(default=None, repr=False)
     # background vectors: only for a command that lives long enough to store them (``chat``);

@@ -40,6 +40,8 @@ class Block:
 
 @dataclass(frozen=True)
 class Chapter:
+    """A chapter of a parsed book: its title and its blocks, in reading order."""
+
     title: str
     blocks: tuple[Block, ...]
 
@@ -79,6 +81,8 @@ class PageContent:
 
 @dataclass(frozen=True)
 class ParsedBook:
+    """What a format parser gives: the book's metadata, chapters, pages and contents."""
+
     format: BookFormat
     title: str
     author: str = ""

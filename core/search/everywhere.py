@@ -18,13 +18,23 @@ import bisect
 import sqlite3
 import sys
 import zlib
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from core.search import positions
 from core.search.cjk import route
 from core.search.frontmatter import is_front_matter
+from core.search.library_rank import (
+    Chunks,
+    Seen,
+    best_once,
+    chosen,
+    plain,
+    pool_holds,
+    recount,
+    shortest,
+)
 from core.search.query import MATCHING, opening, query_terms
-from core.search.rows import idf, index_averages, index_lengths, once_bm25
+from core.search.rows import idf, index_averages
 from core.search.snippets import make_snippet, query_stems
 
 if TYPE_CHECKING:
@@ -33,7 +43,6 @@ if TYPE_CHECKING:
 
 LIBRARY_POOL = 300  # best chunks of the whole library ranked before grouping by book
 RECOUNT = 150  # of them, those scored again on their words counted in their text
-KEPT_ROWS = 4000  # passages' rows one search keeps for reading again (a few MB at most)
 SPARE = 2  # passages beyond per_book taken in book order, for front matter left out
 RANKED_MAX = 8000  # matching passages FTS5 ranks within a few milliseconds (bench_search.py)
 # counted up to one past RANKED_MAX: more is more (the index without positions reads every
@@ -42,7 +51,6 @@ COUNT = (
     "SELECT count(*) FROM (SELECT 1 FROM chunk_index WHERE chunk_index MATCH ? "
     f"LIMIT {RANKED_MAX + 1})"
 )
-ALL_MATCHING = "SELECT rowid FROM chunk_index WHERE chunk_index MATCH ?"
 KEPT = (
     "SELECT c.id, c.book_id FROM chunk c JOIN book b ON b.id = c.book_id WHERE c.id IN ({}) "
     "AND b.status = 'ready' AND (? = 0 OR b.finished OR c.end_page <= b.read_to)"
@@ -67,18 +75,6 @@ def _failed(exc: Exception, book_id: int | None) -> MarginError:
     from core.search.hits import search_failed
 
     return search_failed(exc, book_id)
-
-
-class Chunks(Protocol):
-    """What the library's search reads through the book search (``fts.BookSearch``)."""
-
-    db: Any  # peewee's database, or anything with its ``execute_sql``
-
-    def chunk_range(self, book_id: int, until_page: int | None = None) -> tuple[int, int] | None:
-        """The first and last chunk id of a book (the last within ``until_page``)."""
-
-    def _rows(self, ids: list[int], book_id: int | None) -> dict[int, tuple[Any, ...]]:
-        """(id, book, first page, last page, chapter, text) of chunks, by id."""
 
 
 def search_library(
@@ -108,12 +104,14 @@ def library_passages(
     per_book = max(1, min(int(per_book), 20))
     books = max(1, min(int(books), 100))
     found: Found = {}
-    seen = _Seen(search)
+    seen = Seen(search)
     for expression, every in [(strict, True)] + ([(loose, False)] if loose != strict else []):
         if positions.needs_positions(expression):
             count = len(_chosen(seen, terms, every))
         else:
             count = _count(search, expression)
+            if len(terms) == 1 and count <= RANKED_MAX:  # the word's own count (its weight)
+                seen.counts[terms[0]] = count
         if count <= RANKED_MAX:
             _gather(seen, terms, every, found, (per_book, books), bounded)
         else:
@@ -142,31 +140,6 @@ def library_passages(
     return grouped
 
 
-class _Seen:
-    """What one library search has read: each term's passages (a phrase checked once), and
-    passages' rows. A phrase's check reads every passage its words are in; the re-score
-    (``_recount``) and the passages shown read the best of them again."""
-
-    def __init__(self, search: Chunks) -> None:
-        self.search = search
-        self.sets: dict[str, set[int]] = {}
-        self.read: dict[int, tuple[Any, ...]] = {}
-
-    def rows(self, ids: list[int]) -> dict[int, tuple[Any, ...]]:
-        """(id, book, first page, last page, chapter, text) of chunks, read once (up to
-        ``KEPT_ROWS`` of them kept: a phrase of common words can be checked on most of a
-        large library)."""
-        missing = [c for c in ids if c not in self.read]
-        got = self.search._rows(missing, None) if missing else {}
-        if len(self.read) < KEPT_ROWS:
-            self.read.update(got)
-        return {c: got[c] if c in got else self.read[c] for c in ids if c in got or c in self.read}
-
-    def texts(self, ids: list[int]) -> dict[int, str]:
-        """Passages' text for a phrase's check (``positions.Texts``)."""
-        return {c: str(row[5]) for c, row in self.rows(ids).items()}
-
-
 def _count(search: Chunks, expression: str) -> int:
     try:
         sql, match = route(COUNT, expression)
@@ -177,7 +150,7 @@ def _count(search: Chunks, expression: str) -> int:
 
 
 def _gather(
-    seen: _Seen,
+    seen: Seen,
     terms: list[str],
     every: bool,
     found: Found,
@@ -189,99 +162,73 @@ def _gather(
     passages per book, books. The index keeps no counts of a word in a passage (issue 41;
     FTS5's own ranking would read and cut every matching passage again, about 70 µs
     each): the chunks are ranked by BM25 with each term counted once, for their length,
-    with FTS5's weights (its passage counts) and lengths (``rows.index_lengths``)."""
+    with FTS5's weights (its passage counts) and lengths (``rows.index_lengths``); of the
+    ``LIBRARY_POOL`` best, the first ``RECOUNT`` that a reader's bound lets show are scored
+    again on their words counted in their text (``library_rank``: the others are never
+    shown, and the pool is the same unless ``pool_holds`` says it may not be: then every
+    one of the first ``RECOUNT`` is, as before search8)."""
     from heapq import nsmallest  # (here: the read-only command's start-up is measured)
 
     per_book, books = sizes
-    search, sets = seen.search, seen.sets
+    search = seen.search
     try:
-        chosen = _chosen(seen, terms, every)
+        # a query of plain words, each in every passage: the shortest are the best
+        short = shortest(seen, terms, LIBRARY_POOL + 1) if every and _plain(terms) else None
+        found_in = set(short) if short is not None else _chosen(seen, terms, every)
+        lengths = short if short is not None else seen.lengths_of(found_in)
         total, tokens = index_averages(search.db)
-        weight = {t: idf(total, len(rows)) for t, rows in sets.items()}
-        lengths = index_lengths(search.db, sorted(chosen))
+        weight = {t: idf(total, seen.count(t)) for t in terms}
         mean = tokens / total if total else 1.0
-        score = _once_scores(chosen, terms, sets if not every else None, weight, (lengths, mean))
-        _recount(seen, terms, score, (weight, lengths, mean))
-        best = nsmallest(LIBRARY_POOL, score, key=lambda c: (-score[c], c))
-        rows = (
-            search.db.execute_sql(
-                KEPT.format(",".join(str(c) for c in best)), (1 if bounded else 0,)
-            ).fetchall()
-            if best
-            else []
-        )
+        sets = None if every else seen.sets  # (None: every passage holds every term)
+        figures = (weight, lengths, mean)
+        # the best by their terms counted once, and the one after them (``pool_holds``)
+        ranked, score = best_once(found_in, terms, sets, figures, LIBRARY_POOL + 1)
+        pool, after = ranked[:LIBRARY_POOL], ranked[LIBRARY_POOL:]
+        books_of = _kept(search, pool, bounded)
+        top = pool[:RECOUNT]
+        recount(seen, terms, sets, score, figures, [c for c in top if c in books_of])
+        left = [c for c in top if c not in books_of]
+        if left and not pool_holds(terms, sets, score, figures, (left, top, after)):
+            # scored in full, as when every one is re-scored: the best may differ
+            if short is not None:  # every passage holding the words, with its length
+                found_in = _chosen(seen, terms, every)
+                lengths.update(seen.lengths_of(found_in))
+            score = {**best_once(found_in, terms, sets, figures, len(found_in))[1], **score}
+            recount(seen, terms, sets, score, figures, left)
+            pool = nsmallest(LIBRARY_POOL, score, key=lambda c: (-score[c], c))
+            books_of = _kept(search, pool, bounded)
     except _errors() as exc:
         raise _failed(exc, None) from exc
-    books_of = {int(c): int(b) for c, b in rows}
-    for chunk_id in best:
+    for chunk_id in sorted(pool, key=lambda c: (-score[c], c)):
         if chunk_id in books_of:
             _add(found, books_of[chunk_id], chunk_id, score[chunk_id], per_book, books)
 
 
-def _once_scores(
-    chosen: set[int],
-    terms: list[str],
-    sets: dict[str, set[int]] | None,
-    weight: dict[str, float],
-    sizes: tuple[dict[int, int], float],
-) -> dict[int, float]:
-    """Each chosen passage's BM25 with each term it holds counted once, for its length:
-    ``once_bm25`` of its terms' summed weight (every term's, when ``sets`` is None: the
-    passages hold every term), worked out once for each weight and length."""
-    lengths, mean = sizes
-    every = sum(weight[t] for t in terms)
-    known: dict[tuple[float, float], float] = {}
-    score: dict[int, float] = {}
-    for c in chosen:
-        held = every if sets is None else sum(weight[t] for t in terms if c in sets[t])
-        size = lengths.get(c, mean)
-        value = known.get((held, size))
-        if value is None:
-            value = known[(held, size)] = once_bm25(held, size, mean)
-        score[c] = value
-    return score
+def _kept(search: Chunks, ids: list[int], bounded: bool) -> dict[int, int]:
+    """Passage → its book, for the passages of ``ids`` a search may show: of books ready to
+    read, within each one's reading bound when ``bounded``."""
+    if not ids:
+        return {}
+    rows = search.db.execute_sql(
+        KEPT.format(",".join(str(c) for c in ids)), (1 if bounded else 0,)
+    ).fetchall()
+    return {int(c): int(b) for c, b in rows}
 
 
-def _recount(
-    seen: _Seen,
-    terms: list[str],
-    score: dict[int, float],
-    figures: tuple[dict[str, float], dict[int, int], float],
-) -> None:
-    """Score the ``RECOUNT`` best of ``score`` again with their words counted in their text
-    as FTS5 counts them (``positions.word_counts``; a phrase by its first word)."""
-    weight, lengths, mean = figures
-    sets = seen.sets
-    from heapq import nsmallest  # (here: the read-only command's start-up is measured)
-
-    top = nsmallest(RECOUNT, score, key=lambda c: (-score[c], c))
-    words = {t: t.strip('"').replace('""', '"') for t in terms}
-    counts = positions.word_counts(seen.texts(top), list(words.values()))
-    for c in top:
-        found = counts.get(c, {})
-        score[c] = sum(
-            once_bm25(weight[t], lengths.get(c, mean), mean, max(1, found.get(w, 1)))
-            for t, w in words.items()
-            if c in sets[t]
-        )
+def _plain(terms: list[str]) -> bool:
+    return all(plain(t) for t in terms)
 
 
-def _chosen(seen: _Seen, terms: list[str], every: bool) -> set[int]:
-    """The passages holding every term (or any), each term's passages kept in ``seen``."""
+def _chosen(seen: Seen, terms: list[str], every: bool) -> set[int]:
+    """The passages holding every term (or any) (``library_rank.chosen``)."""
     try:
-        for term in terms:
-            if term not in seen.sets:
-                sql, match = route(ALL_MATCHING, term)
-                rows = positions.execute(seen.search.db, sql, (match,), seen.texts)
-                seen.sets[term] = {int(r[0]) for r in rows}
+        return chosen(seen, terms, every)
     except _errors() as exc:
         raise _failed(exc, None) from exc
-    held = [seen.sets[t] for t in terms]
-    return set.intersection(*held) if every else set.union(*held)
 
 
 def _in_hand(
-    seen: _Seen, expression: str, found: Found, per_book: int, books: int, bounded: bool
+    seen: Seen, expression: str, found: Found, per_book: int, books: int, bounded: bool
 ) -> None:
     """Add, for a query that matches most of the library, the books in the library's order
     (last opened, else last added, first) with their first passages that match, within each
@@ -312,7 +259,7 @@ GROUP_GAP = 2000  # passages between two books' ranges that one query reads past
 
 
 def _share_out(
-    seen: _Seen,
+    seen: Seen,
     expression: str,
     waiting: list[tuple[int, tuple[int, int]]],
     found: Found,

@@ -35,15 +35,17 @@ def is_front_matter(text: str) -> bool:
     lowered = text.lower()
     if any(words in lowered for words in _BOILERPLATE):
         return True
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line for line in (raw.strip() for raw in text.splitlines()) if line]
     if not lines:
         return True
-    cleaned = [line.strip(" .:") for line in lines]
-    if any(_LIST_TITLE.match(line) for line in cleaned) and len(lines) >= 4:
+    # (each test only when the number of lines lets it tell: a search checks every passage
+    # it shows, most of them a few paragraphs of prose)
+    if len(lines) >= 4 and any(_LIST_TITLE.match(line.strip(" .:")) for line in lines):
         return True
-    headings = sum(1 for line in lines if len(line) < 90 and _HEADING.search(line))
-    if len(lines) >= 5 and headings >= 0.6 * len(lines):
-        return True
+    if len(lines) >= 5:
+        headings = sum(1 for line in lines if len(line) < 90 and _HEADING.search(line))
+        if headings >= 0.6 * len(lines):
+            return True
     # a title page: a few short lines, none of them a sentence
-    words = len(text.split())
-    return words <= 40 and all(len(line) < 80 and not _SENTENCE_END.search(line) for line in lines)
+    short = all(len(line) < 80 and not _SENTENCE_END.search(line) for line in lines)
+    return short and len(text.split()) <= 40

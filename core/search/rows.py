@@ -128,6 +128,26 @@ def idf(total: int, holding: int) -> float:
     return value if value > 0 else 1e-6
 
 
+# the passages a MATCH expression finds, each with its length as the index keeps it
+TERM_LENGTHS = (
+    "SELECT chunk_index.rowid, d.sz FROM chunk_index LEFT JOIN chunk_index_docsize d "
+    "ON d.id = chunk_index.rowid WHERE chunk_index MATCH ?"
+)
+
+
+def stored_length(size: Any) -> int | None:
+    """A passage's length in words from its record in ``chunk_index_docsize`` (None when
+    it has none), as ``index_lengths`` reads it."""
+    if not size:
+        return None
+    first = size[0]  # a passage's length takes one or two bytes: read here
+    if first < 0x80:
+        return int(first)
+    if len(size) > 1 and size[1] < 0x80:
+        return (first & 0x7F) << 7 | size[1]
+    return _varint_at(bytes(size), 0)[0]
+
+
 def index_lengths(db: Executes, ids: list[int]) -> dict[int, int]:
     """How many words the search index counted in each of the chunks ``ids`` (FTS5 keeps
     them beside the index, without the passages' text)."""

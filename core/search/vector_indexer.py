@@ -65,8 +65,9 @@ class VectorIndexer:
         return self._idle.wait(timeout)
 
     def stop(self, *, wait: bool = True) -> None:
-        """Stop for good; ``wait=False`` (a process about to end without its interpreter's
-        teardown) ends the worker process at once instead of joining the thread."""
+        """Stop for good; ``wait=False`` (a library closing, or a process about to end without
+        its interpreter's teardown) ends the worker process at once, and waits only for it to
+        be gone, instead of joining the thread."""
         with self._lock:
             self._stopped = True
             self._wake.set()
@@ -74,6 +75,9 @@ class VectorIndexer:
         if not wait:
             if worker is not None and worker.is_alive():
                 worker.terminate()  # never left running after Margin has gone
+                # and gone before the caller goes on: its connection would otherwise hold
+                # the library a moment longer (a migration's VACUUM then finds it locked)
+                worker.join(timeout=2)
             return
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)

@@ -11,7 +11,6 @@ import peewee as pw
 
 from core.errors import BookCode, BookError
 from core.store import models as m
-from core.store.anchors import BookText, TextQuote, collapse
 from core.store.records import (
     HIGHLIGHT_COLOURS,
     HighlightRecord,
@@ -23,6 +22,7 @@ from core.store.records import (
 
 if TYPE_CHECKING:  # anchoring (and its message types) load when a highlight needs them
     from core.store.anchoring import LostAnchor
+# (and the anchors themselves: importing a book makes none, 2 ms, issue 41)
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +73,8 @@ class Annotations(LibraryBase):
             return self._context_quote(book_id, page, text, anchor)
         except (ValueError, zlib.error, pw.DatabaseError, sqlite3.DatabaseError):
             log.warning("highlight on page %d of book %d anchored by its words", page, book_id)
+            from core.store.anchors import TextQuote, collapse
+
             return TextQuote(collapse(text), page=page, end_page=page).to_json()
 
     def _context_quote(self, book_id: int, page: int, text: str, anchor: Any) -> dict[str, Any]:
@@ -85,6 +87,7 @@ class Annotations(LibraryBase):
             ).fetchall()
         ]
         from core.store.anchoring import highlight_quote  # not on a CLI command's start-up
+        from core.store.anchors import BookText
 
         return highlight_quote(BookText(pages), dict(pages), page, text, anchor).to_json()
 
@@ -126,6 +129,8 @@ class Annotations(LibraryBase):
             raise BookError("empty_note", "A note needs some text.")
         quote = None
         if page is not None:
+            from core.store.anchors import BookText
+
             try:
                 (first,) = self.db.execute_sql(
                     "SELECT text FROM page_plain WHERE book_id = ? AND number = ?",

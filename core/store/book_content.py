@@ -20,7 +20,7 @@ from core.errors import StorageError
 from core.progress import CancelToken
 from core.store import cjk_index
 from core.store import models as m
-from core.store.page_blocks import pack_blocks, page_content
+from core.store.page_blocks import deflate_block, page_content, plan_blocks
 from core.store.records import PARSER_VERSION, BookInfo, LibraryBase, page_texts
 
 log = logging.getLogger("core.store.library")
@@ -244,25 +244,39 @@ class BookContent(LibraryBase):
         the one place that writes the index."""
         cursor = self.db.cursor()
         # Two things take most of the time, and both let go of the GIL: SQLite indexing the
-        # plain text, and zlib packing pages and chunks for storage. So the packing runs on
-        # a second thread while this one fills the index. The chunks' ids are chosen here:
-        # inside this write transaction they are the next ones, contiguous and in order.
+        # plain text, and deflating the pages' blocks. So the deflating runs on a second
+        # thread while this one fills the index; the Python parts of packing (the pages'
+        # kinds, the chunks' slices) stay here, where on that thread they held the GIL
+        # against the index's rows (issue 41: 10-15 ms of CPU on a 3 MB text). The chunks'
+        # ids are chosen here: inside this write transaction they are the next ones,
+        # contiguous and in order.
+        bodies = [p.text.encode("utf-8") for p in parsed.pages]  # once, for blocks and chunks
+        groups, refs = plan_blocks([(p.number, p.text, p.html) for p in parsed.pages], bodies)
         with ThreadPoolExecutor(1, thread_name_prefix="pack") as pool:
-            packed = pool.submit(self._pack, book_id, parsed, chunks)
+            deflated = pool.submit(lambda: [deflate_block(parts) for _, parts in groups])
             row = cursor.execute("SELECT coalesce(max(id), 0) FROM chunk").fetchone()
             first_id = int(row[0]) + 1
             cursor.executemany(
                 "INSERT INTO chunk_index (rowid, text) VALUES (?, ?)",
                 [(first_id + i, c.text) for i, c in enumerate(chunks)],
             )
-            cjk_index.index_rows(cursor, ((first_id + i, c.text) for i, c in enumerate(chunks)))
             cursor.executemany(
                 "INSERT INTO toc_entry (book_id, ordinal, title, level, page)"
                 " VALUES (?, ?, ?, ?, ?)",
                 [(book_id, i, t.title, t.level, t.page) for i, t in enumerate(parsed.toc)],
             )
-            pages, chunk_texts = packed.result()
-        page_rows, block_rows = pages
+            chunk_texts = self._pack_chunks(parsed, chunks, bodies)
+            no_cjk = cjk_index.none_in(bodies)
+            datas = deflated.result()
+        if not no_cjk:  # (a chunk's text is its pages', and notes from other pages)
+            cjk_index.index_rows(cursor, ((first_id + i, c.text) for i, c in enumerate(chunks)))
+        page_rows = [
+            (book_id, p.number, p.label, p.chapter, first, ref)
+            for p, (first, ref) in zip(parsed.pages, refs, strict=True)
+        ]
+        block_rows = [
+            (book_id, first, data) for (first, _), data in zip(groups, datas, strict=True)
+        ]
         if self._has_blocks():
             cursor.executemany(
                 "INSERT INTO page_block (book_id, first, data) VALUES (?, ?, ?)", block_rows
@@ -295,29 +309,18 @@ class BookContent(LibraryBase):
         return any(r[1] == "block" for r in rows)
 
     @staticmethod
-    def _pack(
-        book_id: int, parsed: ParsedBook, chunks: Sequence[BookChunk]
-    ) -> tuple[
-        tuple[list[tuple[int, int, str, int, int, bytes]], list[tuple[int, int, bytes]]],
-        list[bytes],
-    ]:
-        """The page rows, block rows and chunk blobs of a book, packed for storage (pages in
-        blocks: core.store.page_blocks)."""
-        blocks, refs = pack_blocks([(p.number, p.text, p.html) for p in parsed.pages])
-        pages = [
-            (book_id, p.number, p.label, p.chapter, first, ref)
-            for p, (first, ref) in zip(parsed.pages, refs, strict=True)
-        ]
-        block_rows = [(book_id, first, data) for first, data in blocks]
-        return (pages, block_rows), BookContent._pack_chunks(parsed, chunks)
-
-    @staticmethod
-    def _pack_chunks(parsed: ParsedBook, chunks: Sequence[BookChunk]) -> list[bytes]:
-        texts = {p.number: p.text.encode("utf-8") for p in parsed.pages}
+    def _pack_chunks(
+        parsed: ParsedBook, chunks: Sequence[BookChunk], bodies: Sequence[bytes] | None = None
+    ) -> list[bytes]:
+        """Each chunk packed against its pages (``bodies``: the pages' text in UTF-8)."""
+        if bodies is None:
+            bodies = [p.text.encode("utf-8") for p in parsed.pages]
+        texts = dict(zip((p.number for p in parsed.pages), bodies, strict=True))
+        get, pack, join = texts.get, m.pack_chunk, m.chunk_pages
         return [
-            m.pack_chunk(
-                c.text, m.chunk_pages(texts.get(c.start_page, b""), texts.get(c.end_page, b""))
-            )
+            pack(c.text, get(c.start_page, b""))
+            if c.start_page == c.end_page  # (chunk_pages of one page is that page)
+            else pack(c.text, join(get(c.start_page, b""), get(c.end_page, b"")))
             for c in chunks
         ]
 

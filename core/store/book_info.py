@@ -14,6 +14,8 @@ PARSER_VERSION = 4
 
 @dataclass(frozen=True)
 class BookInfo:
+    """A book of the library as callers see it (a frozen record, never a peewee row)."""
+
     id: int
     title: str
     author: str

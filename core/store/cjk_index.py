@@ -69,6 +69,13 @@ def _may_have_runs(text: str) -> bool:
     return bool(text.encode("utf-8", "surrogatepass").translate(None, _BELOW_RUNS))
 
 
+def none_in(texts: Iterable[bytes]) -> bool:
+    """True when none of ``texts`` (UTF-8) holds a character of RUN_CHARS: a book's pages,
+    whose passages then need no test of their own (1 ms for a 3 MB book's pages, against
+    5 for its passages one by one, issue 41)."""
+    return not any(text.translate(None, _BELOW_RUNS) for text in texts)
+
+
 def has_cjk(text: str) -> bool:
     """Whether ``text`` holds a character of a script written without spaces."""
     return not text.isascii() and HAS.search(text) is not None

@@ -463,10 +463,11 @@ def current_version(db: pw.SqliteDatabase) -> int:
     return int(db.execute_sql("PRAGMA user_version").fetchone()[0])
 
 
-def migrate(db: pw.SqliteDatabase) -> int:
-    """Bring the database to ``SCHEMA_VERSION``; returns the version it started at."""
-    from core.store.frozen.rewrite import reclaim, repage
-
+def migrate(db: pw.SqliteDatabase, *, one_by_one: bool = False, until: int = 0) -> int:
+    """Bring the database to ``SCHEMA_VERSION`` (``until``: to that version; the tests);
+    returns the version it started at. A new file gets the schema of
+    ``core.store.frozen.new_library`` in one transaction and the steps after it (each step
+    from the first with ``one_by_one``: the tests)."""
     start = current_version(db)
     if start > SCHEMA_VERSION:
         raise StorageError(
@@ -475,7 +476,11 @@ def migrate(db: pw.SqliteDatabase) -> int:
             f"this version knows up to {SCHEMA_VERSION}).",
             hint="Update Margin to open it.",
         )
-    for version in range(start + 1, SCHEMA_VERSION + 1):
+    last = until or SCHEMA_VERSION
+    done = start
+    if start == 0 and not one_by_one:
+        done = _new_library(db, last)
+    for version in range(done + 1, last + 1):
         step = MIGRATIONS[version - 1]
         # a step that rebuilds a parent table runs with foreign keys off (SQLite's way:
         # they cannot be switched inside a transaction) and checks them itself
@@ -489,12 +494,28 @@ def migrate(db: pw.SqliteDatabase) -> int:
         finally:
             if unlinked:
                 db.execute_sql("PRAGMA foreign_keys = ON")
-    pages = [
-        getattr(MIGRATIONS[v - 1], "page_size", 0) for v in range(start + 1, SCHEMA_VERSION + 1)
-    ]
+    if start == 0:
+        return start  # a new file: made with today's page size (core.store.db.PRAGMAS)
+    from core.store.frozen.rewrite import reclaim, repage
+
+    pages = [getattr(MIGRATIONS[v - 1], "page_size", 0) for v in range(start + 1, last + 1)]
     pages = [size for size in pages if size]
-    if start > 0 and pages:
+    if pages:
         repage(db, pages[-1])  # the latest step's size (a new library is made with it)
     elif 0 < start < 8 <= SCHEMA_VERSION:
         reclaim(db)  # compressing the text freed about half the file once
     return start
+
+
+def _new_library(db: pw.SqliteDatabase, last: int) -> int:
+    """An empty file made a library of the frozen schema's version in one transaction (at
+    most ``last``); returns the version it is at."""
+    from core.store.frozen import new_library
+
+    if last < new_library.VERSION:
+        return 0
+    with db.atomic():
+        for sql in new_library.STATEMENTS:
+            db.execute_sql(sql)
+        db.execute_sql(f"PRAGMA user_version = {new_library.VERSION}")
+    return new_library.VERSION

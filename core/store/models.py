@@ -13,7 +13,6 @@ import json
 from typing import Any
 
 import peewee as pw
-from playhouse.sqlite_ext import FTS5Model, RowIDField, SearchField
 
 from core.store.packing import (  # noqa: F401  (re-exported: the models' text)
     CHUNK_BLOB,
@@ -117,18 +116,19 @@ class Chunk(BaseModel):
         indexes = ((("book", "end_page"), False),)
 
 
-class ChunkIndex(FTS5Model):
+class ChunkIndex(pw.Model):
     """FTS5 over chunk text; ``rowid`` is the ``Chunk.id``. Kept in sync by the importer.
     From schema v7 it is an external-content index: the text is kept once, in ``chunk``, and
     the index holds only the terms. From v8 that text is packed against its pages and the index
-    reads it through the view ``chunk_text``."""
+    reads it through the view ``chunk_text``. Made by the migrations (never by peewee), and
+    searched in SQL (core.search): a plain model, so that loading the models does not load
+    playhouse.sqlite_ext (2-4 ms of a ``margin import``, issue 41)."""
 
-    rowid = RowIDField()
-    text = SearchField()
+    rowid = pw.IntegerField(primary_key=True)
+    text = pw.TextField()
 
     class Meta:
         table_name = "chunk_index"
-        options = {"tokenize": "porter unicode61 remove_diacritics 2"}
 
 
 class Highlight(BaseModel):

@@ -46,19 +46,30 @@ _texts: OrderedDict[tuple[bytes, int, int], str] = OrderedDict()
 
 
 def pack_blocks(
-    pages: Sequence[tuple[int, str, str | None]],
+    pages: Sequence[tuple[int, str, str | None]], bodies: Sequence[bytes] | None = None
 ) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
-    """``pages``: (number, text, html) in order. Returns the blocks, (first page, data), and
-    for each page (the first page of its block, its descriptor)."""
-    blocks: list[tuple[int, bytes]] = []
+    """``pages``: (number, text, html) in order (``bodies``: their texts in UTF-8, when the
+    caller has them). Returns the blocks, (first page, data), and for each page (the first
+    page of its block, its descriptor)."""
+    groups, refs = plan_blocks(pages, bodies)
+    return [(first, deflate_block(parts)) for first, parts in groups], refs
+
+
+def plan_blocks(
+    pages: Sequence[tuple[int, str, str | None]], bodies: Sequence[bytes] | None = None
+) -> tuple[list[tuple[int, list[bytes]]], list[tuple[int, bytes]]]:
+    """``pack_blocks`` but for the deflating: the blocks as (first page, the parts that
+    ``deflate_block`` makes its data of)."""
+    groups: list[tuple[int, list[bytes]]] = []
     refs: list[tuple[int, bytes]] = []
     parts: list[bytes] = []
     size, first = 0, 0
-    for number, text, html in pages:
-        body = text.encode("utf-8")
+    if bodies is None:
+        bodies = [text.encode("utf-8") for _, text, _ in pages]
+    for (number, text, html), body in zip(pages, bodies, strict=True):
         kind, extra = page_kind(text, html)
         if parts and size + len(body) + len(extra) > BLOCK_BYTES:
-            blocks.append((first, _packed(parts)))
+            groups.append((first, parts))
             parts, size = [], 0
         if not parts:
             first = number
@@ -70,13 +81,36 @@ def pack_blocks(
         parts += (body, extra)
         size += len(body) + len(extra)
     if parts:
-        blocks.append((first, _packed(parts)))
-    return blocks, refs
+        groups.append((first, parts))
+    return groups, refs
+
+
+def deflate_block(parts: list[bytes]) -> bytes:
+    """A block's data: its pages' parts one after another, deflated."""
+    return _packed(parts)
 
 
 def _packed(parts: list[bytes]) -> bytes:
-    packer = zlib.compressobj(_LEVEL, zdict=PAGE_DICT)
+    packer = _deflate().compressobj(_LEVEL, zdict=PAGE_DICT)
     return BLOCK + packer.compress(b"".join(parts)) + packer.flush()
+
+
+_deflater: Any = None
+
+
+def _deflate() -> Any:
+    """zlib-ng's deflate when it is installed, else zlib's: the same format, read by zlib,
+    made in about half the time (a 3 MB text's pages: 29 ms against 54 at level 3, and 3 %
+    smaller; issue 41). Loaded when the first block is packed (2 ms: never by a reader)."""
+    global _deflater
+    if _deflater is None:
+        try:
+            from zlib_ng import zlib_ng
+
+            _deflater = zlib_ng
+        except ImportError:
+            _deflater = zlib
+    return _deflater
 
 
 def _decoded(data: Any) -> bytes:

@@ -10,7 +10,7 @@ import sqlite3
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import peewee as pw
 
@@ -18,15 +18,19 @@ from core.domain.book import PageContent
 from core.errors import BookCode, BookError
 from core.paths import Paths
 from core.store import models as m
-from core.store.anchors import TextQuote
 from core.store.book_info import PARSER_VERSION as PARSER_VERSION  # (moved there)
 from core.store.book_info import BookInfo
 from core.store.db import damaged_text
 from core.store.page_blocks import page_content
 
+if TYPE_CHECKING:
+    from core.store.anchors import TextQuote
+
 
 @dataclass(frozen=True)
 class HighlightRecord:
+    """A highlight as callers see it (a frozen record)."""
+
     id: int
     book_id: int
     page: int
@@ -41,6 +45,8 @@ class HighlightRecord:
 
 @dataclass(frozen=True)
 class NoteRecord:
+    """A note as callers see it (a frozen record)."""
+
     id: int
     book_id: int
     page: int | None
@@ -98,6 +104,8 @@ def page_texts(db: pw.SqliteDatabase, book_id: int) -> list[tuple[int, str]]:
 
 
 def _highlight(row: m.Highlight) -> HighlightRecord:
+    from core.store.anchors import TextQuote  # (importing a book reads no highlight)
+
     record = _record(HighlightRecord, row)
     return dataclasses.replace(record, quote=TextQuote.from_json(record.quote))
 

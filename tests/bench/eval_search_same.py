@@ -2,8 +2,9 @@
 (tests/bench/data/search_eval.json), BM25 alone and hybrid, by the code at ``--base``
 (bench_search.py's ``BASE``, the code before a speed-up) and by this tree, each in a worker
 process on the same library (bench_search.run_sides): every answer (passages, pages, scores,
-snippets) must be the same. For a change that must not change what search finds (issue 41,
-search7). Deep search is not compared: its books' encoder vectors take minutes.
+snippets) must be the same; and the library's search (every book, 3 passages each) on each
+question. For a change that must not change what search finds (issue 41, search7, search8).
+Deep search is not compared: its books' encoder vectors take minutes.
 Books kept outside the project are read from MARGIN_EVAL_BOOKS when it names their folder
 (eval_search.py's ``book_path``), else skipped, as eval_search.py does.
 Run: PYTHONPATH=$PWD .venv/bin/python tests/bench/eval_search_same.py [--base REF]
@@ -46,13 +47,16 @@ def main() -> None:
             for key in (q["book"], q["book"] + "-txt")
             if key in ids
         ]
-        got = run_sides(home, {"alone": runs, "hybrid": runs})
+        # the library's search too, on every question (search8: it re-scores fewer passages)
+        questions = list(dict.fromkeys(q["question"] for q in data["questions"]))
+        everywhere = [(0, question, 0) for question in questions]
+        got = run_sides(home, {"alone": runs, "hybrid": runs, "all": everywhere})
         lib.close()
     for mode, sides in got.items():
         old, new = sides["old"]["found"], sides["new"]["found"]
         same = sum(a == b for a, b in zip(old, new, strict=True))
         report(
-            f"top 5 the same, old and new ({mode})",
+            f"{'passages' if mode == 'all' else 'top 5'} the same, old and new ({mode})",
             f"{same} of {len(old)}",
             "all",
             same == len(old),

@@ -312,3 +312,32 @@ def test_memory_is_handed_back_after_a_new_book_unless_the_process_ends(
     assert trims == []
     import_book(library, books_dir / "alice_in_wonderland.txt")
     assert trims == [True]
+
+
+@pytest.mark.parametrize("sendfile", ["kernel", "refused", "in parts"])
+def test_the_copy_is_the_file_byte_for_byte(
+    library: Library, books_dir: Path, sendfile: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The library's copy is made by the kernel (sendfile), or read and written where the
+    system refuses that, or partly each; the hash names the same bytes."""
+    import hashlib
+
+    from core.books import importer
+
+    real = os.sendfile
+
+    def refused(*args: object) -> int:
+        raise OSError(22, "Invalid argument")
+
+    def in_parts(out: int, src: int, offset: int, count: int) -> int:
+        if offset >= 1000:
+            raise OSError(22, "Invalid argument")  # part sent, then refused
+        return real(out, src, offset, min(count, 1000))
+
+    if sendfile != "kernel":
+        monkeypatch.setattr(importer.os, "sendfile", refused if sendfile == "refused" else in_parts)
+    source = books_dir / "alice_in_wonderland.txt"
+    result = import_book(library, source)
+    copy = Path(result.book.file_path)
+    assert copy.read_bytes() == source.read_bytes()
+    assert result.book.sha256 == hashlib.sha256(source.read_bytes()).hexdigest()

@@ -60,3 +60,27 @@ def test_plain_texts_find_the_words_the_expressions_find() -> None:
                 text, wanted
             ), (text, wanted)
     assert compared > 200
+
+
+def test_the_best_stretch_is_the_one_every_match_is_tried_for() -> None:
+    """``best_start`` finds each match's stretch by bisection: the very start that trying
+    every match against every other finds (matches found twice at one place included)."""
+    import random
+
+    from core.search.snippets import best_start
+
+    def tried(found: list[tuple[int, int, str]], reach: int) -> int:
+        best, best_key = found[0][0], (-1, -1)
+        for start, _, _ in found:
+            inside = [f for f in found if start <= f[0] < start + reach]
+            key = (len({f[2] for f in inside}), len(inside))
+            if key > best_key:
+                best, best_key = start, key
+        return best
+
+    rng = random.Random(5)
+    for _ in range(500):
+        starts = sorted(rng.choices(range(400), k=rng.randint(1, 40)))
+        found = [(at, at + 4, rng.choice("abcd")) for at in starts]
+        reach = rng.choice([5, 30, 120])
+        assert best_start(found, reach) == tried(found, reach)

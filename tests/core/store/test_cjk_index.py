@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from core.store.cjk_index import HAS, RUN_CHARS, _may_have_runs
+from core.store.cjk_index import HAS, RUN_CHARS, _may_have_runs, none_in
 
 
 def _range_ends() -> list[str]:
@@ -30,3 +30,13 @@ def test_western_text_fails_the_quick_test() -> None:
         assert not _may_have_runs(text) or not HAS.search(text)
     assert not _may_have_runs("“curly” — dashes … and café, Ωμέγα, Привет")
     assert not _may_have_runs("\u2fff")
+
+
+def test_a_book_whose_pages_hold_no_run_skips_its_passages_tests() -> None:
+    """``none_in`` (the import's test of a book's pages): true only when no page holds a
+    character of RUN_CHARS."""
+    western = ["“curly” — dashes … and café, Ωμέγα".encode(), b"plain", b""]
+    assert none_in(western)
+    assert none_in([])
+    for char in _range_ends():
+        assert not none_in([*western, f"a page with {char} in it".encode()]), hex(ord(char))

@@ -250,3 +250,19 @@ def test_the_page_dictionary_never_changes() -> None:
     assert hashlib.sha256(PAGE_DICT).hexdigest() == (
         "a4cf84e12f16fd71bec4816449f59fd41c60f90eaea7508ef5434e57ad7b5c21"
     )
+
+
+_PIECES = st.sampled_from(["a", " ", "\n", "\n\n", "&", "<", ">", "</p>\n<p>", "<p>", "</p>", "é"])
+
+
+@given(st.lists(_PIECES, max_size=8).map("".join), st.lists(_PIECES, max_size=8).map("".join))
+def test_a_page_is_plain_exactly_when_its_html_is_its_texts_paragraphs(
+    text: str, other: str
+) -> None:
+    """``page_kind`` compares a page's HTML with ``plain_html(text)`` in place: the same
+    answer as making it, for the plain HTML itself, near misses, and anything else."""
+    from core.store.packing import _is_plain_html
+
+    plain = plain_html(text)
+    for html in (plain, plain[:-1], plain + " ", f"<p>{text}</p>", other, f"<p>{other}</p>"):
+        assert _is_plain_html(text, html) == (html == plain), (text, html)

@@ -4,21 +4,26 @@ writes the very format the live one does."""
 
 from __future__ import annotations
 
+import sys
 import zlib
 from pathlib import Path
 
 import pytest
 
 from core.books.parse import parse_book
+from core.store import page_blocks
 from core.store.frozen import page_blocks_i41 as frozen
 from core.store.packing import pack_page, plain_html
 from core.store.page_blocks import (
     BLOCK_BYTES,
     block_page,
+    deflate_block,
     margin_page,
     pack_blocks,
     page_content,
+    plan_blocks,
 )
+from core.store.page_dict import PAGE_DICT
 
 PAGES = [
     (1, "Plain words only.", None),
@@ -35,8 +40,16 @@ def _expected(text: str, html: str | None) -> tuple[str, str | None]:
     return text, (None if html is None else html or plain_html(text))
 
 
-def test_every_page_comes_back_exactly_from_its_block() -> None:
+@pytest.mark.parametrize("deflater", ["zlib-ng if installed", "zlib"])
+def test_every_page_comes_back_exactly_from_its_block(
+    deflater: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if deflater == "zlib":  # where zlib-ng is not installed (its import fails)
+        monkeypatch.setitem(sys.modules, "zlib_ng", None)
+        monkeypatch.setattr(page_blocks, "_deflater", None)
     blocks, refs = pack_blocks(PAGES)
+    if deflater == "zlib":
+        assert page_blocks._deflater is zlib
     data = dict(blocks)
     assert [first for first, _ in blocks] == [1, 6, 7]  # the long page is a block of its own
     for (number, text, html), (first, ref) in zip(PAGES, refs, strict=True):
@@ -72,12 +85,21 @@ def test_a_damaged_block_or_descriptor_is_told_never_a_wrong_page() -> None:
 
 def test_the_migrations_frozen_packer_writes_the_live_format(books_dir: Path) -> None:
     """The step ``_page_blocks`` repacks one-blob pages with its own copy of the packer: the
-    blocks and descriptors are byte for byte those an import writes."""
+    descriptors are byte for byte those an import writes, and the blocks hold the same
+    bytes (deflated by zlib there, by zlib-ng here when it is installed)."""
     pages = [(p.number, p.text, p.html) for p in parse_book(books_dir / "metamorphosis.epub").pages]
     pages += [(len(pages) + 1 + i, t, h) for i, (_, t, h) in enumerate(PAGES)]
-    live = pack_blocks(pages)
+    live_blocks, live_refs = pack_blocks(pages)
     split = [(n, *frozen.split_page(pack_page(t, h))) for n, t, h in pages]
-    assert frozen.pack(split) == live
+    blocks, refs = frozen.pack(split)
+    assert refs == live_refs
+    assert [first for first, _ in blocks] == [first for first, _ in live_blocks]
+    assert [_inflate(data) for _, data in blocks] == [_inflate(data) for _, data in live_blocks]
+
+
+def _inflate(block: bytes) -> bytes:
+    unpacker = zlib.decompressobj(zdict=PAGE_DICT)
+    return block[:1] + unpacker.decompress(block[1:]) + unpacker.flush()
 
 
 def test_no_live_code_reads_page_text_past_its_block() -> None:
@@ -99,3 +121,16 @@ def test_no_live_code_reads_page_text_past_its_block() -> None:
                 if pattern.search(line):
                     wrong.append(f"{name}:{number}: {line.strip()}")
     assert wrong == []
+
+
+def test_planned_then_deflated_blocks_are_packed_blocks() -> None:
+    """The import plans the blocks on its thread and deflates them on another
+    (``plan_blocks``, ``deflate_block``): the same blocks and descriptors as ``pack_blocks``."""
+    bodies = [text.encode() for _, text, _ in PAGES]
+    groups, refs = plan_blocks(PAGES, bodies)
+    assert (refs, [first for first, _ in groups]) == (
+        pack_blocks(PAGES)[1],
+        [first for first, _ in pack_blocks(PAGES)[0]],
+    )
+    blocks = [(first, deflate_block(parts)) for first, parts in groups]
+    assert [_inflate(data) for _, data in blocks] == [_inflate(d) for _, d in pack_blocks(PAGES)[0]]
