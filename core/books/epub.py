@@ -114,7 +114,7 @@ def _helper(
 ) -> epubworker.Helper | None:
     """The second process reading the last documents, when that pays (core.books.epubworker);
     not for a book whose style sheets embed fonts (each document's classes depend on them)."""
-    if styles.faces or not readable:
+    if styles.faces or not readable or not arc.limits.epub_worker:
         return None
     if not epubworker.worth_it(sum(arc.entries[d].file_size for d in readable), len(readable)):
         return None

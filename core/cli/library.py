@@ -38,11 +38,15 @@ def _progress_printer(name: str) -> Any:
     return show
 
 
-def _import_one(ctx: CliContext, path: Path, password: str | None) -> Any:
+def _import_one(ctx: CliContext, path: Path, password: str | None, alone: bool) -> Any:
     """Import ``path``; a protected PDF uses ``--password``, or asks for it once on a
-    terminal (typed without echo). The password is used in memory, never stored."""
+    terminal (typed without echo). The password is used in memory, never stored. ``alone``:
+    the only book of this command (a big EPUB is then parsed without a second process)."""
     from core.books.importer import import_book
+    from core.books.limits import DEFAULT_LIMITS
     from core.errors import BookCode
+
+    limits = dataclasses.replace(DEFAULT_LIMITS, epub_worker=False) if alone else DEFAULT_LIMITS
 
     try:
         return import_book(  # the process ends soon after: no memory handed back
@@ -50,6 +54,7 @@ def _import_one(ctx: CliContext, path: Path, password: str | None) -> Any:
             path,
             progress=_progress_printer(path.name),
             password=password,
+            limits=limits,
             trim_memory=False,
         )
     except MarginError as exc:
@@ -65,6 +70,7 @@ def _import_one(ctx: CliContext, path: Path, password: str | None) -> Any:
         path,
         progress=_progress_printer(path.name),
         password=typed,
+        limits=limits,
         trim_memory=False,
     )
 
@@ -79,7 +85,7 @@ def cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
     for name in args.files:
         path = Path(name)
         try:
-            result = _import_one(ctx, path, args.password)
+            result = _import_one(ctx, path, args.password, len(args.files) == 1)
         except MarginError as exc:
             failed += 1
             say(f"margin: {exc}", file=sys.stderr)

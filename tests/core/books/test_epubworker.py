@@ -170,3 +170,33 @@ def test_only_a_big_book_in_several_documents_is_shared(monkeypatch: pytest.Monk
     monkeypatch.setenv(epubworker.ENV, "0")
     monkeypatch.setattr(epubworker.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert not epubworker.worth_it(16 * 1024 * 1024, 140)
+
+
+def test_a_book_may_be_read_without_the_worker(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``Limits(epub_worker=False)`` (``margin import`` of one book, which ends before a
+    started worker pays for its start) wins even where the worker is asked for always."""
+    book = FIXTURES / "alice_in_wonderland.epub"
+    alone = _alone(book, monkeypatch)
+    monkeypatch.setenv(epubworker.ENV, "1")
+    with caplog.at_level(logging.DEBUG, logger="core.books.epub"):
+        kept = parse_book(book, limits=Limits(epub_worker=False))
+    assert kept == alone
+    assert not [r for r in caplog.records if "the EPUB worker read" in r.getMessage()]
+    with caplog.at_level(logging.DEBUG, logger="core.books.epub"):
+        parse_book(book)  # and the same book with the limits' default is shared
+    _read_by_worker(caplog)  # (asserts the worker was asked)
+
+
+def test_margin_import_of_one_book_starts_no_worker(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from core.cli import main
+
+    epubworker.shutdown()
+    monkeypatch.setenv(epubworker.ENV, "1")
+    with caplog.at_level(logging.DEBUG, logger="core.books.epub"):
+        assert main(["import", str(FIXTURES / "metamorphosis.epub")]) == 0
+    assert not [r for r in caplog.records if "the EPUB worker read" in r.getMessage()]
+    assert epubworker._worker is None
