@@ -227,3 +227,14 @@ def gutenberg_like_epub(path: Path, *, use_ncx: bool = True, paragraphs_per_part
         title=title,
         use_ncx=use_ncx,
     )
+
+
+def damage_member(path: Path, name: str) -> None:
+    """Flip a byte of member ``name``'s compressed data in the EPUB at ``path``: a bad CRC
+    or a broken stream when it is read."""
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo(name)
+    at = info.header_offset + 30 + len(info.filename) + len(info.extra) + 5
+    raw[at] ^= 0xFF
+    path.write_bytes(bytes(raw))

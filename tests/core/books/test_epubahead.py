@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 import time
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from core.books import epub, epubahead
 from core.books.epubahead import ReadAhead
 from core.books.parse import parse_book
 from core.errors import BookError
-from tests.core.books.epubgen import make_epub
+from tests.core.books.epubgen import damage_member, make_epub
 
 
 def _ahead_threads() -> list[threading.Thread]:
@@ -86,12 +85,7 @@ def test_a_damaged_document_fails_the_same_when_read_ahead(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _book(tmp_path)
-    raw = bytearray(path.read_bytes())
-    with zipfile.ZipFile(path) as z:
-        info = z.getinfo("OEBPS/c7.xhtml")
-    at = info.header_offset + 30 + len(info.filename) + len(info.extra) + 5
-    raw[at] ^= 0xFF  # a byte of its compressed data: a bad CRC or a broken stream
-    path.write_bytes(bytes(raw))
+    damage_member(path, "OEBPS/c7.xhtml")
     with pytest.raises(BookError) as alone:
         parse_book(path)
     monkeypatch.setattr(epub, "worth_it", lambda total: True)

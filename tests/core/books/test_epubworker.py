@@ -36,18 +36,26 @@ def _read_by_worker(caplog: pytest.LogCaptureFixture) -> int:
     return int(found[-1].split()[4])
 
 
+def _shared_as_alone(
+    path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The book read with the worker taking every document it can is the book read alone,
+    and the worker did read some."""
+    alone = _alone(path, monkeypatch)
+    monkeypatch.setenv(epubworker.ENV, "all")
+    with caplog.at_level(logging.DEBUG, logger="core.books.epub"):
+        shared = parse_book(path)
+    assert shared == alone
+    assert _read_by_worker(caplog) > 0
+
+
 def test_the_worker_reads_a_book_as_the_parse_does(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Alice's contents page links into the chapters: those the worker read before knowing
     it are read again in their turn; the others are the worker's. Same book either way."""
     book = FIXTURES / "alice_in_wonderland.epub"
-    alone = _alone(book, monkeypatch)
-    monkeypatch.setenv(epubworker.ENV, "all")
-    with caplog.at_level(logging.DEBUG, logger="core.books.epub"):
-        shared = parse_book(book)
-    assert shared == alone
-    assert _read_by_worker(caplog) > 0
+    _shared_as_alone(book, monkeypatch, caplog)
 
 
 def test_notes_and_links_across_documents_are_the_same(
@@ -64,12 +72,7 @@ def test_notes_and_links_across_documents_are_the_same(
             ("Notes", '<aside epub:type="footnote" id="n1"><p>The note.</p></aside>'),
         ],
     )
-    alone = _alone(path, monkeypatch)
-    monkeypatch.setenv(epubworker.ENV, "all")
-    with caplog.at_level(logging.DEBUG, logger="core.books.epub"):
-        shared = parse_book(path)
-    assert shared == alone
-    assert _read_by_worker(caplog) > 0
+    _shared_as_alone(path, monkeypatch, caplog)
 
 
 def test_a_worker_that_dies_leaves_the_parse_to_read_the_book(
