@@ -57,6 +57,11 @@ def base_tree(ref: str, folder: Path, parts: tuple[str, ...] = CODE) -> Path:
         ["git", "archive", ref, *parts], cwd=ROOT, capture_output=True, check=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+    models, linked = ROOT / "resources" / "models", old / "resources" / "models"
+    if (old / "resources").is_dir() and models.is_dir() and not linked.exists():
+        # the encoder's weights are not in git: without them the old side would run without
+        # the encoder (no vectors worker, less memory), and the comparison would be unfair
+        linked.symlink_to(models, target_is_directory=True)
     return old
 
 
