@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from core.books.model import ChunkContent, PageContent, filled
-from core.books.pages import split_long_text
+from core.books.pagecuts import split_long_text
 
 NOTE_START = re.compile(r"^\[(\d{1,4}|[*†‡§¶])\] ", re.M)
 NOTE_REF = re.compile(r"(?<=\S)\[(\d{1,4}|[*†‡§¶])\]")

@@ -8,9 +8,9 @@ old migration never changes meaning (tests/core/store/test_migrations_frozen.py 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.errors import StorageError
 
@@ -114,18 +114,6 @@ def _v7_single_copy_of_text(db: pw.SqliteDatabase) -> None:
     )
 
 
-CHUNK_TEXT_VIEW = (
-    "CREATE VIEW chunk_text (id, text) AS "
-    "SELECT c.id, margin_chunk(c.text, a.text, b.text) FROM chunk c "
-    "LEFT JOIN page a ON a.book_id = c.book_id AND a.number = c.start_page "
-    "LEFT JOIN page b ON b.book_id = c.book_id AND b.number = c.end_page"
-)
-CHUNK_INDEX_V8 = (
-    "CREATE VIRTUAL TABLE chunk_index USING fts5(text, content='chunk_text', "
-    "content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')"
-)
-
-
 def _v8_compressed_text(db: pw.SqliteDatabase) -> None:
     from core.store.frozen import pages_v8
 
@@ -134,48 +122,7 @@ def _v8_compressed_text(db: pw.SqliteDatabase) -> None:
     # was cut from (models.pack_page, pack_chunk). SQL reads them with functions that
     # core.store.db registers on every connection; the search index reads chunk text through
     # the view chunk_text. The index holds the same terms; only its content source changes.
-    db.execute_sql("DROP TABLE IF EXISTS chunk_index")
-    cursor = db.cursor()
-
-    def batches(sql: str) -> Iterator[list[Any]]:
-        last = 0
-        while True:  # a big library need not be held in memory at once
-            rows = db.execute_sql(sql, (last,)).fetchall()
-            if not rows:
-                return
-            last = rows[-1][0]
-            yield rows
-
-    # chunks first: they are packed against their pages' plain text, which is still there
-    for (book_id,) in db.execute_sql("SELECT id FROM book").fetchall():
-        texts = dict(db.execute_sql("SELECT number, text FROM page WHERE book_id = ?", (book_id,)))
-        rows = db.execute_sql(
-            "SELECT id, text, start_page, end_page FROM chunk WHERE book_id = ?", (book_id,)
-        ).fetchall()
-        cursor.executemany(
-            "UPDATE chunk SET text = ? WHERE id = ?",
-            [
-                (
-                    pages_v8.pack_chunk(
-                        text, pages_v8.chunk_pages(texts.get(first, ""), texts.get(last, ""))
-                    ),
-                    rid,
-                )
-                for rid, text, first, last in rows
-            ],
-        )
-    for rows in batches("SELECT id, text, html FROM page WHERE id > ? ORDER BY id LIMIT 1000"):
-        cursor.executemany(
-            "UPDATE page SET text = ?, html = NULL WHERE id = ?",
-            [
-                (pages_v8.pack_page(text, pages_v8.unpack_text(html)), rid)
-                for rid, text, html in rows
-            ],
-        )
-    db.execute_sql("ALTER TABLE page DROP COLUMN html")
-    db.execute_sql(CHUNK_TEXT_VIEW)
-    db.execute_sql(CHUNK_INDEX_V8)
-    db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('rebuild')")
+    pages_v8.compress_text(db)
 
 
 def _v9_spoiler_stats(db: pw.SqliteDatabase) -> None:

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import html
 import zlib
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from core.store.page_dict import PAGE_DICT
+
+if TYPE_CHECKING:
+    import peewee as pw
 
 PLAIN_HTML = b""  # stored for page HTML that is just the text's paragraphs (see plain_html)
 
@@ -142,3 +146,56 @@ def page_text(value: bytes | str | None) -> str:
     if size == 0:  # (a max_length of 0 would mean "no limit")
         return ""
     return _unpacker(value[:1]).decompress(value[6:], size).decode("utf-8")
+
+
+CHUNK_TEXT_VIEW = (
+    "CREATE VIEW chunk_text (id, text) AS "
+    "SELECT c.id, margin_chunk(c.text, a.text, b.text) FROM chunk c "
+    "LEFT JOIN page a ON a.book_id = c.book_id AND a.number = c.start_page "
+    "LEFT JOIN page b ON b.book_id = c.book_id AND b.number = c.end_page"
+)
+CHUNK_INDEX_V8 = (
+    "CREATE VIRTUAL TABLE chunk_index USING fts5(text, content='chunk_text', "
+    "content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')"
+)
+
+
+def compress_text(db: pw.SqliteDatabase) -> None:
+    """Migration v8's step (core.store.migrations._v8_compressed_text)."""
+    db.execute_sql("DROP TABLE IF EXISTS chunk_index")
+    cursor = db.cursor()
+
+    def batches(sql: str) -> Iterator[list[Any]]:
+        last = 0
+        while True:  # a big library need not be held in memory at once
+            rows = db.execute_sql(sql, (last,)).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield rows
+
+    # chunks first: they are packed against their pages' plain text, which is still there
+    for (book_id,) in db.execute_sql("SELECT id FROM book").fetchall():
+        texts = dict(db.execute_sql("SELECT number, text FROM page WHERE book_id = ?", (book_id,)))
+        rows = db.execute_sql(
+            "SELECT id, text, start_page, end_page FROM chunk WHERE book_id = ?", (book_id,)
+        ).fetchall()
+        cursor.executemany(
+            "UPDATE chunk SET text = ? WHERE id = ?",
+            [
+                (
+                    pack_chunk(text, chunk_pages(texts.get(first, ""), texts.get(last, ""))),
+                    rid,
+                )
+                for rid, text, first, last in rows
+            ],
+        )
+    for rows in batches("SELECT id, text, html FROM page WHERE id > ? ORDER BY id LIMIT 1000"):
+        cursor.executemany(
+            "UPDATE page SET text = ?, html = NULL WHERE id = ?",
+            [(pack_page(text, unpack_text(html)), rid) for rid, text, html in rows],
+        )
+    db.execute_sql("ALTER TABLE page DROP COLUMN html")
+    db.execute_sql(CHUNK_TEXT_VIEW)
+    db.execute_sql(CHUNK_INDEX_V8)
+    db.execute_sql("INSERT INTO chunk_index(chunk_index) VALUES('rebuild')")

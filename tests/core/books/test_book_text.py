@@ -16,7 +16,8 @@ import pytest
 from core.books.htmlblocks import html_document, html_to_blocks
 from core.books.importer import import_book, reimport_book
 from core.books.model import Block, Chapter
-from core.books.pages import paginate_blocks, split_long_text
+from core.books.pagecuts import split_long_text
+from core.books.pages import paginate_blocks
 from core.books.parse import parse_book
 from core.paths import resolve_paths
 from core.search.fts import BookSearch

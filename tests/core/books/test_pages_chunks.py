@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from core.books.chunking import make_chunks
 from core.books.model import Block, Chapter
-from core.books.pages import paginate, split_long_text
+from core.books.pagecuts import split_long_text
+from core.books.pages import paginate
 from core.books.parse import parse_book
 
 words = st.text(alphabet="abcdefghij .,!?", min_size=1, max_size=400).map(
@@ -85,14 +86,14 @@ def test_real_book_pages_stable_and_sized(books_dir: Path) -> None:
 def test_a_plain_blocks_cuts_are_the_letter_counting_ones(text: str, limit: int) -> None:
     """A block whose HTML is its text is cut where counting letters through its HTML cuts
     it (the quick way a text book's long paragraphs take)."""
-    from core.books.pages import _split_marked, _split_plain, split_long_text
+    from core.books.pagecuts import _split_marked, _split_plain, split_long_text
 
     parts = split_long_text(text, limit)
     assert _split_plain(text, parts) == _split_marked(text, text, parts)
 
 
 def test_a_real_books_long_paragraphs_cut_the_same_both_ways(books_dir: Path) -> None:
-    from core.books.pages import _split_marked, _split_plain, split_long_text
+    from core.books.pagecuts import _split_marked, _split_plain, split_long_text
 
     text = (books_dir / "metamorphosis.txt").read_text(encoding="utf-8")
     long = [p.replace("\n", " ") for p in text.split("\n\n") if len(p) > 3000]
@@ -115,7 +116,7 @@ def test_boundaries_end_where_the_look_behind_patterns_ended(
     look-behind patterns of before gave."""
     import re
 
-    from core.books import pages
+    from core.books import pagecuts as pages
 
     before = {
         pages._SENTENCE_END: re.compile(r"(?<=[.!?…。！？])[\"'”’)\]]*\s+"),

@@ -15,8 +15,9 @@ from core.search import BookSearch
 from core.store.db import open_database
 from core.store.frozen.index_i41 import CHUNK_INDEX, CHUNK_TEXT_VIEW
 from core.store.frozen.page_blocks_i41 import CHUNK_TEXT_VIEW_BLOCKS
+from core.store.frozen.pages_v8 import CHUNK_INDEX_V8
 from core.store.library import Library
-from core.store.migrations import CHUNK_INDEX_V8, MIGRATIONS, _index_without_positions
+from core.store.migrations import MIGRATIONS, _index_without_positions
 
 QUERIES = ["sister violin", '"his sister"', '"the chief clerk"', "Gregor's father", '"Grete"']
 

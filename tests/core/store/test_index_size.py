@@ -140,7 +140,7 @@ def test_deleting_or_re_reading_a_book_leaves_no_dead_entries_in_the_index(
 def _as_before_blocks(db: Any, version: int) -> None:
     """Turn a library back into what it was before ``_page_blocks``: each page in its own
     blob (schema v8), no table of blocks, the search index's view reading those blobs."""
-    from core.store.migrations import CHUNK_TEXT_VIEW
+    from core.store.frozen.pages_v8 import CHUNK_TEXT_VIEW
 
     rows = db.execute_sql(
         "SELECT p.id, p.text, b.data FROM page p LEFT JOIN page_block b"
