@@ -29,7 +29,7 @@ from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.search import BookSearch
 from core.search.vector_indexer import indexer_for, want
-from core.store.library import Library
+from core.store.library import BookInfo, Library
 
 DATA = Path(__file__).parent / "data" / "search_eval.json"
 _FOLD = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "_": " "})
@@ -52,8 +52,9 @@ def book_path(relative: str) -> Path:
     return FIXTURES / relative
 
 
-def open_books(lib: Library, books: dict[str, str]) -> dict[str, int]:
-    ids = {}
+def imported(lib: Library, books: dict[str, str]) -> dict[str, BookInfo]:
+    """The set's books that are on this machine, imported and read to their end."""
+    found = {}
     for key, relative in books.items():
         path = book_path(relative)
         if not path.exists():
@@ -61,8 +62,14 @@ def open_books(lib: Library, books: dict[str, str]) -> dict[str, int]:
             continue
         book = import_book(lib, path).book
         lib.set_read_to(book.id, book.page_count)
-        ids[key] = book.id
-        want(lib.db, book.id)  # the encoder's vectors, as a first deep search asks for them
+        found[key] = book
+    return found
+
+
+def open_books(lib: Library, books: dict[str, str]) -> dict[str, int]:
+    ids = {key: book.id for key, book in imported(lib, books).items()}
+    for book_id in ids.values():
+        want(lib.db, book_id)  # the encoder's vectors, as a first deep search asks for them
     indexer_for(lib.db).wait()
     return ids
 

@@ -17,9 +17,8 @@ from pathlib import Path
 
 from bench_search import BASE, run_sides
 from common import machine, report
-from eval_search import book_path, load
+from eval_search import imported, load
 
-from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.search.vector_indexer import indexer_for
 from core.store.library import Library
@@ -31,15 +30,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         lib = Library.open(resolve_paths(home))
-        ids: dict[str, tuple[int, int]] = {}
-        for key, relative in data["books"].items():
-            path = book_path(relative)
-            if not path.exists():
-                print(f"  ({key}: {path} is not there; its questions are skipped)")
-                continue
-            book = import_book(lib, path).book
-            lib.set_read_to(book.id, book.page_count)
-            ids[key] = (book.id, book.page_count)
+        ids = {key: (b.id, b.page_count) for key, b in imported(lib, data["books"]).items()}
         indexer_for(lib.db).wait()  # the static vectors of hybrid search
         runs = [
             (ids[key][0], q["question"], ids[key][1])
