@@ -52,6 +52,8 @@ def index_books(
             except Exception as exc:  # this book only; tried again later
                 outcome = f"not stored (tried again later): {exc}"
             send.send((book_id, outcome))
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the window or command that started it has gone: what is stored stays
     finally:
         send.close()
 

@@ -2,7 +2,9 @@
 issue 41): once a model is connected, its SDK and client first, then, when a book is open and
 the window has been quiet a moment, the book's part on a worker thread (its spoiler
 statistics and the check's tables, the disk reserve) and the Markdown renderer the first
-answer is drawn with; passages mode needs none of it. In every mode, deep search's vectors
+answer is drawn with; passages mode needs none of it, only the sentence encoder for the
+question's words, loaded once the reader starts typing (its reading ahead of the book runs in
+a worker process: sentence_warmup.py). In every mode, deep search's vectors
 of the pages ahead of the reader follow the book's opening and the reader's reading on."""
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class FirstQuestion(QObject):
         self.connected = False
         self.book_id: int | None = None
         self.warmed: set[int] = set()
+        self.typing = False
         self._tries = 0
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -66,6 +69,16 @@ class FirstQuestion(QObject):
         from core.search.vector_indexer import want_ahead
 
         want_ahead(self.app.library.db, book_id)
+
+    def question_edited(self, text: str) -> None:
+        """The composer's text changed: a question begun (in passages mode) loads the
+        sentence encoder on a worker thread, so the reply does not wait for it."""
+        typing = bool(text.strip())
+        if typing and not self.typing and self.app.mode() == "passages":
+            from core.agent.providers.answer_sentence import preload
+
+            in_background(preload, then=lambda _: None, failed=lambda _: None)
+        self.typing = typing
 
     def _soon(self) -> None:
         if self.connected and self.book_id is not None and self.book_id not in self.warmed:

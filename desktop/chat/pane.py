@@ -124,6 +124,7 @@ class ChatPane(QWidget):
         self.composer.requestSend.connect(self.send)
         self.composer.requestStop.connect(self.stop)
         c = self.composer
+        c.input.textChanged.connect(lambda: self.first_question.question_edited(c.question()))
         self.input, self.card, self.card_text = c.input, c.card, c.card_text
         self.spoilers, self.send_button, self.stop_button = c.spoilers, c.send_button, c.stop_button
         layout = QVBoxLayout(self)

@@ -320,8 +320,15 @@ class PdfView(QScrollArea):
         image.setDevicePixelRatio(self._dpr)
         self.cache[key] = image
         held = sum(i.sizeInBytes() for i in self.cache.values())
+        dropped = False
         while len(self.cache) > CACHE_PAGES or (len(self.cache) > CACHE_MIN and held > CACHE_BYTES):
             held -= self.cache.popitem(last=False)[1].sizeInBytes()
+            dropped = True
+        if dropped:  # pages freed (4 MB each, in QtPdf's threads' heaps): once the reader
+            # pauses, give them back to the system (40 pages turned held 8 MB more without)
+            from desktop.runtime.gc_policy import give_back_soon
+
+            give_back_soon()
         self.canvas.update(self.rects[page].toAlignedRect())
 
     image_filter: Callable[[QImage], QImage] | None = None

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
@@ -157,8 +158,11 @@ def test_the_idle_collection_gives_memory_back(qtbot: Any) -> None:
 
 
 def test_a_pdf_keeps_a_few_rendered_pages_however_far_one_reads(
-    app: Any, qtbot: Any, tmp_path: Path, real_font: str
+    app: Any, qtbot: Any, tmp_path: Path, real_font: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """…and the pages it lets go are given back to the system once the reader pauses."""
+    given: list[int] = []
+    monkeypatch.setattr(gc_policy, "give_back_soon", lambda: given.append(len(given)))
     texts = [f"Page {n}. " + "Words of the page go on. " * 120 for n in range(1, 31)]
     book = import_book(app.library, make_text_pdf(tmp_path / "long.pdf", texts)).book
     window = open_window(app, qtbot, (1280, 800))
@@ -172,6 +176,7 @@ def test_a_pdf_keeps_a_few_rendered_pages_however_far_one_reads(
             qtbot.waitUntil(lambda: view._key(view.current - 1) in view.cache, timeout=5000)
         held = sum(image.sizeInBytes() for image in view.cache.values())
         assert len(view.cache) <= CACHE_MIN or held <= CACHE_BYTES
+        assert given, "pages let go: their memory is handed back"
         assert view._key(view.current - 1) in view.cache  # the page on screen stays drawn
         QTest.keyClick(view, Qt.Key.Key_PageDown)  # and the next one was rendered ahead
         assert view._key(view.current - 1) in view.cache

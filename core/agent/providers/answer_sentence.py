@@ -48,7 +48,7 @@ CACHE = 8192
 
 PRESELECT = "words"  # what chooses the sentences the encoder reads: "words" or "cheap"
 
-_cache: OrderedDict[str, Any] = OrderedDict()
+_cache: OrderedDict[str, bytes] = OrderedDict()  # a text's float16 vector
 _cache_lock = threading.Lock()
 
 
@@ -97,6 +97,11 @@ def _encoder() -> Any:
         return None
 
 
+def preload() -> bool:
+    """Load the encoder now (a question is being typed); whether it is there."""
+    return _encoder() is not None
+
+
 def _short(text: str) -> str:
     """``text`` cut to about ENCODED_TOKENS word pieces (whole words)."""
     words = text.split()
@@ -105,23 +110,42 @@ def _short(text: str) -> str:
     return " ".join(words[: ENCODED_TOKENS * 2 // 3])
 
 
-def _keep(texts: list[str], vectors: Any, have: dict[str, Any]) -> None:
+def _keep(texts: list[str], vectors: Any, have: dict[str, bytes]) -> None:
     """Cache the vectors of ``texts`` (as float16, the most recent last) and put them in
     ``have``."""
     import numpy as np
 
+    keep_raw(texts, vectors.astype(np.float16).tobytes(), have)
+
+
+def keep_raw(texts: list[str], raw: bytes, have: dict[str, bytes] | None = None) -> None:
+    """Cache ``raw``, the float16 vectors of ``texts`` one after the other (what the
+    sentence worker sends back: this process needs no numpy for it)."""
+    if not texts:
+        return
+    size, extra = divmod(len(raw), len(texts))
+    if extra or not size:
+        raise ValueError(f"{len(raw)} bytes are not {len(texts)} vectors")
     with _cache_lock:
-        for t, v in zip(texts, vectors.astype(np.float16), strict=True):
-            _cache[t] = have[t] = v
+        for n, t in enumerate(texts):
+            _cache[t] = row = raw[n * size : (n + 1) * size]
             _cache.move_to_end(t)
+            if have is not None:
+                have[t] = row
         while len(_cache) > CACHE:
             _cache.popitem(last=False)
+
+
+def missing(texts: Sequence[str]) -> list[str]:
+    """The ``texts`` whose vectors are not cached yet (each once), at most the cache's room."""
+    with _cache_lock:
+        return [t for t in dict.fromkeys(texts) if t not in _cache][:CACHE]
 
 
 def encoded(encoder: Any, texts: list[str]) -> list[Any]:
     """The encoder's vectors of ``texts`` (float32), those read before from the cache. Every
     vector goes through the cache's float16, so a reply is the same whether its sentences
-    were read ahead or now."""
+    were read ahead (here or by the sentence worker) or now."""
     import numpy as np
 
     with _cache_lock:
@@ -131,18 +155,17 @@ def encoded(encoder: Any, texts: list[str]) -> list[Any]:
     todo = list(dict.fromkeys(t for t in texts if t not in have))
     if todo:
         _keep(todo, encoder.encode([_short(t) for t in todo]), have)
-    return [have[t].astype(np.float32) for t in texts]
+    return [np.frombuffer(have[t], dtype=np.float16).astype(np.float32) for t in texts]
 
 
 def read_ahead(texts: Sequence[str], stop: threading.Event, *, batch: int = 32) -> int:
     """Encode the ``texts`` not in the cache yet (at most the cache's room, in ``batch``es,
-    until ``stop`` is set), so that a reply about them encodes only its question; how many
-    were encoded."""
+    until ``stop`` is set), in this process, so that a reply about them encodes only its
+    question; how many were encoded."""
     encoder = _encoder()
     if encoder is None:
         return 0
-    with _cache_lock:
-        todo = [t for t in dict.fromkeys(texts) if t not in _cache][:CACHE]
+    todo = missing(texts)
     done = 0
     for start in range(0, len(todo), batch):
         if stop.is_set():

@@ -9,6 +9,10 @@ and again for the new pages once reading on pauses (sentences read before are sk
 reply then encodes only its question and the few sentences not read yet. Nothing is stored: the
 vectors of every sentence would take more of the library file than the book's text
 (tests/bench/bench_passages_speed.py measures both sides).
+
+The encoding runs in a spawned process (``sentence_worker``), which ends when it is done or
+stopped: the encoder and numpy (40–60 MB) stay out of the window's memory while the reader
+reads (tests/bench/bench_memory.py). Where no process can be started, it runs on the thread.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("margin.agent.warmup")
 
 PAGES = 400  # pages before read_to read ahead at most (about the cache's room of sentences)
+BATCH = 32  # sentences encoded at a time (a stop is seen between two)
+POLL_S = 0.2  # how often the thread waiting for the worker looks for a stop
 
 
 def book_sentences(pages: Sequence[tuple[int, str]]) -> list[str]:
@@ -49,9 +55,11 @@ def _lower_priority() -> None:
 
 
 class SentenceWarmup:
-    """Reads one book's sentences ahead in a daemon thread; a new book stops the last."""
+    """Reads one book's sentences ahead in a daemon thread (which leaves the encoding to a
+    worker process unless ``in_process``); a new book stops the last."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, in_process: bool = False) -> None:
+        self.in_process = in_process
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -63,7 +71,10 @@ class SentenceWarmup:
         def run() -> None:
             _lower_priority()
             try:
-                done = answer_sentence.read_ahead(book_sentences(pages), stop)
+                todo = answer_sentence.missing(book_sentences(pages))
+                done = None if self.in_process or not todo else read_in_worker(todo, stop)
+                if done is None:  # no worker process here: on this thread
+                    done = answer_sentence.read_ahead(todo, stop, batch=BATCH)
                 log.info("read %d sentences ahead for passages mode", done)
             except Exception:  # only a head start: a reply encodes what it needs itself
                 log.exception("reading sentences ahead failed")
@@ -77,6 +88,55 @@ class SentenceWarmup:
     def join(self, timeout: float | None = None) -> None:
         if self._thread is not None:
             self._thread.join(timeout)
+
+
+def read_in_worker(todo: list[str], stop: threading.Event, batch: int = BATCH) -> int | None:
+    """Encode ``todo`` in a spawned worker process, caching each batch as it comes, until
+    done or ``stop`` is set (the worker is then ended); how many were cached, or None when
+    no process could be started. Nothing is started when the encoder's weights are missing."""
+    import multiprocessing
+
+    from core.agent.providers.sentence_worker import encode_sentences
+    from core.processes import starting, stop_resource_tracker
+    from core.search.encoder_files import weights_present
+
+    if not weights_present():
+        return 0
+    ctx = multiprocessing.get_context("spawn")
+    receive, send = ctx.Pipe(duplex=False)
+    worker = ctx.Process(
+        target=encode_sentences, args=(todo, send, batch), name="margin-sentences", daemon=True
+    )
+    with starting():  # the resource tracker stays until the process is alive
+        try:
+            worker.start()
+        except (OSError, RuntimeError):
+            log.info("sentences read ahead on this thread", exc_info=True)
+            receive.close()
+            send.close()
+            return None
+    send.close()
+    done = 0
+    try:
+        while done < len(todo) and not stop.is_set():
+            if not receive.poll(POLL_S):
+                if not worker.is_alive() and not receive.poll(0):
+                    break  # it ended (no encoder, or it failed: the reply encodes itself)
+                continue
+            try:
+                first, raw = receive.recv()
+            except EOFError:
+                break
+            part = todo[first : first + batch]
+            answer_sentence.keep_raw(part, raw)
+            done += len(part)
+    finally:
+        receive.close()
+        if worker.is_alive():
+            worker.terminate()
+        worker.join(timeout=2)
+        stop_resource_tracker()  # no worker left: nor its tracker (issue 27)
+    return done
 
 
 def pages_ahead(library: Library, book_id: int) -> list[tuple[int, str]]:

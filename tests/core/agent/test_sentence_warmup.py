@@ -1,10 +1,12 @@
 """Passages mode reads a book's sentences ahead (core/agent/providers/sentence_warmup.py):
 the sentences of the pages up to read_to, nearest first, into answer_sentence's cache, so a
-reply encodes only what was not read. A counting encoder stands in for MiniLM (its weights
-are not needed to know what is encoded when)."""
+reply encodes only what was not read. A counting encoder stands in for MiniLM where it runs
+in this process (its weights are not needed to know what is encoded when); the window's
+reading ahead runs the real one in a worker process (sentence_worker.py)."""
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 
 import numpy as np
@@ -15,8 +17,10 @@ from core.agent.providers.sentence_warmup import (
     SentenceWarmup,
     book_sentences,
     pages_ahead,
+    read_in_worker,
 )
 from core.store.library import BookInfo, Library
+from tests.core.agent.test_passages_answer import needs_encoder
 
 
 class CountingEncoder:
@@ -83,7 +87,7 @@ def test_the_pages_read_ahead_end_at_read_to_nearest_first(
     book = library.set_read_to(alice.id, 3)
     pages = pages_ahead(library, book.id)
     assert [n for n, _ in pages] == [3, 2, 1]
-    warmup = SentenceWarmup()
+    warmup = SentenceWarmup(in_process=True)
     warmup.start(pages)
     warmup.join(10)
     # (the encoder reads a sentence's first words)
@@ -91,3 +95,68 @@ def test_the_pages_read_ahead_end_at_read_to_nearest_first(
     assert set(answer_sentence._cache) == set(book_sentences(pages))
     later = book_sentences([(4, library.page(book.id, 4).text)])
     assert later and not set(later) & set(answer_sentence._cache)
+
+
+def _workers() -> list[str]:
+    return [p.name for p in multiprocessing.active_children() if p.name == "margin-sentences"]
+
+
+@needs_encoder
+def test_the_window_reads_ahead_in_a_worker_process_with_the_same_vectors(
+    library: Library, alice: BookInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The encoder and numpy stay out of the window's process (issue 41: its memory with a
+    book open); what the worker sends back is what this process's encoder gives."""
+    from core.search.encoder import load_encoder
+
+    def not_here(*_: object, **__: object) -> None:
+        raise AssertionError("encoded in the window's process")
+
+    book = library.set_read_to(alice.id, 2)
+    pages = pages_ahead(library, book.id)
+    texts = book_sentences(pages)
+    answer_sentence._cache.clear()
+    monkeypatch.setattr(answer_sentence, "read_ahead", not_here)
+    monkeypatch.setattr(answer_sentence, "_encoder", not_here)
+    warmup = SentenceWarmup()
+    warmup.start(pages)
+    warmup.join(60)
+    assert set(answer_sentence._cache) == set(texts)
+    assert not _workers(), "the worker ends once it is done"
+    ahead = dict(answer_sentence._cache)
+    answer_sentence._cache.clear()
+    encoder = load_encoder()
+    assert encoder is not None
+    here = answer_sentence.encoded(encoder, texts)
+    for text, vector in zip(texts, here, strict=True):
+        theirs = np.frombuffer(ahead[text], dtype=np.float16).astype(np.float32)
+        assert float(theirs @ vector) > 0.999, text
+    answer_sentence._cache.clear()
+
+
+@needs_encoder
+def test_a_stopped_reading_ahead_ends_its_worker_at_once() -> None:
+    stop = threading.Event()
+    stop.set()
+    answer_sentence._cache.clear()
+    assert read_in_worker(["He ran.", "She stayed."], stop) == 0
+    assert not _workers()
+    assert not answer_sentence._cache
+
+
+def test_without_the_encoders_weights_no_worker_is_started(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    from core.search.encoder_files import ENV_FOLDER
+
+    monkeypatch.setenv(ENV_FOLDER, str(tmp_path))  # an empty folder: no weights
+    assert read_in_worker(["He ran."], threading.Event()) == 0
+    assert not _workers()
+
+
+def test_vectors_sent_back_must_fit_their_sentences() -> None:
+    with pytest.raises(ValueError, match="not 2 vectors"):
+        answer_sentence.keep_raw(["One.", "Two."], b"abc")
+    answer_sentence.keep_raw(["One.", "Two."], b"abcd")
+    assert answer_sentence._cache["Two."] == b"cd"
+    answer_sentence._cache.clear()

@@ -87,3 +87,23 @@ def test_no_process_is_left_once_the_vectors_are_done(
         assert left == set(), [_command(pid) for pid in left]
     finally:
         lib.close()
+
+
+def test_a_worker_whose_window_has_gone_ends_quietly(tmp_path: Path) -> None:
+    """The window or command that started the vectors worker ended first (a killed import,
+    a crash): the worker's report finds no one listening; it ends without a traceback on the
+    terminal (it printed a BrokenPipeError one), and what it stored stays."""
+    import multiprocessing
+
+    from core.search import vector_worker
+
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    try:
+        book = import_book(lib, _text_book(tmp_path, "one.txt", 2_000)).book
+        indexer_for(lib.db).stop()
+        receive, send = multiprocessing.Pipe(duplex=False)
+        receive.close()  # the window has gone
+        vector_worker.index_books(str(lib.db.database), [book.id], send, "static")
+        assert send.closed
+    finally:
+        lib.close()

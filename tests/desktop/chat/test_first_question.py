@@ -40,3 +40,28 @@ def test_the_open_book_is_readied_once_a_model_is_connected(
     assert chat.service.spoilers._items, "the spoiler check's index is ready"
     assert (window.paths.data / reserve.NAME).exists()
     assert fake_anthropic.requests == [], "readying asks the model nothing"
+
+
+def test_passages_mode_loads_the_encoder_once_a_question_is_begun(
+    window: Any, books_dir: Path, qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The book's sentences are read ahead in a worker process, so the window loads the
+    sentence encoder (for the question's own words) when the reader starts typing, not at
+    the reply."""
+    from PySide6.QtTest import QTest
+
+    from core.agent.providers import answer_sentence
+
+    loaded: list[bool] = []
+    monkeypatch.setattr(answer_sentence, "preload", lambda: loaded.append(True) or True)
+    read_alice(window, books_dir)
+    chat = window.chat
+    assert window.app.mode() == "passages"
+    QTest.keyClicks(chat.input, "Who")
+    qtbot.waitUntil(lambda: loaded == [True], timeout=5000)
+    QTest.keyClicks(chat.input, " is she?")  # more words: loaded already
+    chat.input.clear()
+    QTest.keyClicks(chat.input, "Why")  # a new question begun
+    qtbot.waitUntil(lambda: len(loaded) == 2, timeout=5000)
+    QTest.qWait(50)
+    assert len(loaded) == 2
