@@ -31,6 +31,7 @@ def _busy_timeout_s() -> int:
 
 BUSY_TIMEOUT_S = _busy_timeout_s()
 WAL_LIMIT = 4 * 1024 * 1024  # bytes of write-ahead log kept between transactions
+SOFT_HEAP_LIMIT = 12_000_000
 PRAGMAS = {
     "busy_timeout": BUSY_TIMEOUT_S * 1000,  # first: the pragmas after it may wait too
     # before WAL, so a new library gets it (an existing one is rewritten once with it, by the
@@ -52,6 +53,12 @@ PRAGMAS = {
     "foreign_keys": 1,
     "synchronous": "normal",
     "cache_size": -16000,
+    # …but all of the process's connections together (the window has one per worker thread)
+    # keep at most about this many bytes of SQLite's memory: a 16 MiB EPUB imported and
+    # opened left two threads' caches full, 8 MB of the window's 153 (tests/bench/
+    # bench_memory.py: 10 s after the import, 153 -> 145 MB); 2 MB caches everywhere would
+    # keep 16 MB less but slowed library search by about 7 % (bench_search.py)
+    "soft_heap_limit": SOFT_HEAP_LIMIT,
 }
 _FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
 

@@ -14,7 +14,7 @@ import pytest
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.search import BookSearch
-from core.store.db import WAL_LIMIT
+from core.store.db import SOFT_HEAP_LIMIT, WAL_LIMIT
 from core.store.frozen.index_i41 import CHUNK_INDEX
 from core.store.library import Library
 from core.store.models import chunk_pages, pack_chunk, pack_page, unpack_chunk, unpack_page
@@ -89,6 +89,28 @@ def test_the_write_ahead_log_is_cut_back_after_a_large_transaction() -> None:
         db.execute_sql("PRAGMA wal_checkpoint(PASSIVE)")
         db.execute_sql("INSERT INTO scratch VALUES (1)")  # the next write starts it afresh
         assert wal.stat().st_size <= WAL_LIMIT
+    finally:
+        library.close()
+
+
+def test_every_threads_connection_shares_one_limit_on_sqlites_memory() -> None:
+    """Each thread has its own connection and page cache (16 MB at most); together they stay
+    near SOFT_HEAP_LIMIT (the window's memory after a big import: bench_memory.py)."""
+    import threading
+
+    library = Library.open(resolve_paths())
+    seen: list[int] = []
+    try:
+
+        def read() -> None:
+            seen.append(library.db.execute_sql("PRAGMA soft_heap_limit").fetchone()[0])
+            library.db.close()
+
+        worker = threading.Thread(target=read)
+        worker.start()
+        worker.join()
+        read()
+        assert seen == [SOFT_HEAP_LIMIT, SOFT_HEAP_LIMIT]
     finally:
         library.close()
 
