@@ -74,6 +74,19 @@ def _sentence_encoder() -> None:
     assert close > far + 0.2, (close, far)
 
 
+def _sentence_worker() -> None:
+    """Passages mode reads a book's sentences ahead in a spawned worker process
+    (core/agent/providers/sentence_worker.py): the bundle must start it as itself."""
+    import threading
+
+    from core.agent.providers import answer_sentence
+    from core.agent.providers.sentence_warmup import read_in_worker
+
+    texts = ["the cat sat on the mat", "a kitten rested on the rug"]
+    assert read_in_worker(texts, threading.Event()) == 2, "no vectors from the worker"
+    assert all(len(answer_sentence._cache[t]) == 2 * 384 for t in texts)
+
+
 def _spoiler_data() -> None:
     """The spoiler check's data files (core/agent/data), read with importlib.resources."""
     from core.agent import spoiler_fold, spoiler_words
@@ -246,6 +259,7 @@ def main(argv: list[str]) -> int:
         ("every core/ and desktop/ module imports", _every_module),
         ("search by meaning (numpy + the word vectors)", _search_by_meaning),
         ("sentence encoder (MiniLM on the small BLAS)", _sentence_encoder),
+        ("sentences read ahead in a worker process", _sentence_worker),
         ("fuzzy anchors (rapidfuzz, compiled)", _fuzzy_anchors),
         ("spoiler check data (importlib.resources)", _spoiler_data),
         ("images: SVG cover, JPEG, WebP, TIFF, PNG", _images),
