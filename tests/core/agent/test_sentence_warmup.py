@@ -160,3 +160,13 @@ def test_vectors_sent_back_must_fit_their_sentences() -> None:
     answer_sentence.keep_raw(["One.", "Two."], b"abcd")
     assert answer_sentence._cache["Two."] == b"cd"
     answer_sentence._cache.clear()
+
+
+@needs_encoder
+def test_preloading_for_a_question_loads_the_encoder_and_the_static_model() -> None:
+    from core.search import embedding, encoder
+
+    encoder.forget_encoder()
+    assert answer_sentence.preload()
+    assert encoder._loaded is not None
+    assert embedding._model is not None
