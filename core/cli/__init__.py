@@ -153,7 +153,7 @@ def _run(args_list: list[str]) -> int:
 
     from core.cli.context import CliContext
     from core.errors import MarginError
-    from core.store.db import explain
+    from core.store.db_base import explain
 
     log = logging.getLogger("margin.cli")
     if "--version" in args_list[:1]:

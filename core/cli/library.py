@@ -12,7 +12,7 @@ from typing import Any
 from core.cli import library_text
 from core.cli.context import CliContext, clean, number, say
 from core.errors import BookError, MarginError
-from core.store.library import BookInfo
+from core.store.book_info import BookInfo
 
 
 def _book_json(book: BookInfo) -> dict[str, Any]:
@@ -50,7 +50,7 @@ def _import_one(ctx: CliContext, path: Path, password: str | None, alone: bool) 
 
     try:
         return import_book(  # the process ends soon after: no memory handed back
-            ctx.library,
+            ctx.importing(),
             path,
             progress=_progress_printer(path.name),
             password=password,
@@ -66,7 +66,7 @@ def _import_one(ctx: CliContext, path: Path, password: str | None, alone: bool) 
     if not typed:
         raise MarginError("password", f"{path.name} was not imported: no password was given.")
     return import_book(
-        ctx.library,
+        ctx.importing(),
         path,
         progress=_progress_printer(path.name),
         password=typed,
@@ -78,7 +78,7 @@ def _import_one(ctx: CliContext, path: Path, password: str | None, alone: bool) 
 def cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
     from core.books.importer import recover_incomplete
 
-    recover_incomplete(ctx.library)  # copies left by imports that were killed
+    recover_incomplete(ctx.importing())  # copies left by imports that were killed
 
     failed = 0
     results: list[dict[str, Any]] = []
