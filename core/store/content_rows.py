@@ -6,13 +6,13 @@ index, without peewee: the library (``core.store.book_content``) and ``margin im
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 from core.domain.book import ChunkContent as BookChunk
 from core.domain.book import ParsedBook
 from core.store import cjk_index
-from core.store.packing import chunk_pages, pack_chunk, pack_page
+from core.store.packing import chunk_pages, pack_chunk_utf8, pack_page
 from core.store.page_blocks import deflate_block, plan_blocks
 
 
@@ -30,21 +30,38 @@ def insert_content(
     # contiguous and in order.
     bodies = [p.text.encode("utf-8") for p in parsed.pages]  # once, for blocks and chunks
     groups, refs = plan_blocks([(p.number, p.text, p.html) for p in parsed.pages], bodies)
-    with ThreadPoolExecutor(1, thread_name_prefix="pack") as pool:
-        deflated = pool.submit(lambda: [deflate_block(parts) for _, parts in groups])
+    datas: list[bytes] = []
+    failed: list[BaseException] = []
+
+    def deflate() -> None:
+        try:
+            datas.extend(deflate_block(parts) for _, parts in groups)
+        except BaseException as exc:  # (raised on this thread when it joins)
+            failed.append(exc)
+
+    # (a thread of its own: concurrent.futures is 1.5 ms of imports for one task)
+    worker = threading.Thread(target=deflate, name="pack")
+    worker.start()
+    try:
         row = cursor.execute("SELECT coalesce(max(id), 0) FROM chunk").fetchone()
         first_id = int(row[0]) + 1
+        # each passage's UTF-8 made once, for the index and for its slice of its pages (the
+        # index reads a blob's bytes as the text: what sqlite3 would have made of the str)
+        texts = [c.text.encode("utf-8") for c in chunks]
         cursor.executemany(
             "INSERT INTO chunk_index (rowid, text) VALUES (?, ?)",
-            [(first_id + i, c.text) for i, c in enumerate(chunks)],
+            [(first_id + i, text) for i, text in enumerate(texts)],
         )
         cursor.executemany(
             "INSERT INTO toc_entry (book_id, ordinal, title, level, page) VALUES (?, ?, ?, ?, ?)",
             [(book_id, i, t.title, t.level, t.page) for i, t in enumerate(parsed.toc)],
         )
-        chunk_texts = pack_chunks(parsed, chunks, bodies)
+        chunk_texts = pack_chunks(parsed, chunks, bodies, texts)
         no_cjk = cjk_index.none_in(bodies)
-        datas = deflated.result()
+    finally:
+        worker.join()
+    if failed:
+        raise failed[0]
     if not no_cjk:  # (a chunk's text is its pages', and notes from other pages)
         cjk_index.index_rows(cursor, ((first_id + i, c.text) for i, c in enumerate(chunks)))
     page_rows = [
@@ -86,16 +103,18 @@ def has_blocks(cursor: sqlite3.Cursor) -> bool:
 
 
 def pack_chunks(
-    parsed: ParsedBook, chunks: Sequence[BookChunk], bodies: Sequence[bytes] | None = None
+    parsed: ParsedBook,
+    chunks: Sequence[BookChunk],
+    bodies: Sequence[bytes],
+    texts: Sequence[bytes],
 ) -> list[bytes]:
-    """Each chunk packed against its pages (``bodies``: the pages' text in UTF-8)."""
-    if bodies is None:
-        bodies = [p.text.encode("utf-8") for p in parsed.pages]
-    texts = dict(zip((p.number for p in parsed.pages), bodies, strict=True))
-    get, pack, join = texts.get, pack_chunk, chunk_pages
+    """Each chunk packed against its pages (``bodies``: the pages' text in UTF-8, ``texts``:
+    the chunks')."""
+    pages = dict(zip((p.number for p in parsed.pages), bodies, strict=True))
+    get, pack, join = pages.get, pack_chunk_utf8, chunk_pages
     return [
-        pack(c.text, get(c.start_page, b""))
+        pack(text, get(c.start_page, b""))
         if c.start_page == c.end_page  # (chunk_pages of one page is that page)
-        else pack(c.text, join(get(c.start_page, b""), get(c.end_page, b"")))
-        for c in chunks
+        else pack(text, join(get(c.start_page, b""), get(c.end_page, b"")))
+        for c, text in zip(chunks, texts, strict=True)
     ]

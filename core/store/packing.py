@@ -66,7 +66,11 @@ def chunk_pages(first_page: str | bytes, last_page: str | bytes) -> bytes:
 
 def pack_chunk(text: str, pages: bytes) -> bytes:
     """``pages`` is ``chunk_pages(first, last)`` of the chunk's first and last page."""
-    body = text.encode("utf-8")
+    return pack_chunk_utf8(text.encode("utf-8"), pages)
+
+
+def pack_chunk_utf8(body: bytes, pages: bytes) -> bytes:
+    """``pack_chunk`` of the chunk's text in UTF-8."""
     at = pages.find(body[:_PROBE]) if body else -1
     where, tries = at, 0
     while where >= 0 and tries < 8:  # (a page that repeats itself holds the start twice)

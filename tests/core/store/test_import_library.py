@@ -205,3 +205,27 @@ def test_a_new_library_killed_in_its_first_import_opens_without_it(
     finally:
         library.close()
     assert not os.path.exists(home / "library.sqlite3-journal")
+
+
+def test_a_failure_on_the_deflating_thread_fails_the_import(
+    tmp_path: Path, books_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pages' blocks are deflated on a thread of their own: what fails there fails the
+    import in the caller's thread, and nothing of the book is kept."""
+    from core.store import content_rows
+
+    def broken(parts: list[bytes]) -> bytes:
+        raise MemoryError("deflate")
+
+    monkeypatch.setattr(content_rows, "deflate_block", broken)
+    paths = _paths(tmp_path / "home")
+    light = open_for_import(paths)
+    assert light is not None
+    try:
+        with pytest.raises(MemoryError, match="deflate"):
+            import_book(light, books_dir / "metamorphosis.txt", trim_memory=False)
+        assert light.db.execute("SELECT count(*) FROM book").fetchone() == (0,)
+        assert light.db.execute("SELECT count(*) FROM chunk_index").fetchone() == (0,)
+    finally:
+        light.close()
+    assert list(paths.books.iterdir()) == []
