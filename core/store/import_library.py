@@ -19,11 +19,13 @@ WAL: every connection asks for it).
 
 from __future__ import annotations
 
+import binascii
 import datetime as dt
 import logging
 import os
 import re
 import sqlite3
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -235,6 +237,8 @@ def open_for_import(
         return None
     try:
         paths.ensure()
+        if new:
+            _write_new(path)  # (failing that, or beaten to it, the file is made below)
         db = sqlite3.connect(
             path,
             timeout=BUSY_TIMEOUT_S,
@@ -289,6 +293,36 @@ def _opened(
     if db.execute("SELECT 1 FROM book WHERE status != 'ready' LIMIT 1").fetchone():
         return None  # an interrupted import's book: the whole library removes it
     return ImportLibrary(paths, db, rollback)
+
+
+def _write_new(path: Path) -> bool:
+    """A new library's file at ``path``, written whole from its image (made by SQLite from
+    the frozen schema: core.store.frozen.new_library_image) rather than by running the
+    schema's statements; False when there is no image of this version and page size, or
+    another process made the file first. The file appears whole or not at all (written
+    beside it, then linked to its name, which fails when it exists)."""
+    from core.store.frozen import new_library_image as image
+    from core.store.migrations import SCHEMA_VERSION
+
+    if image.VERSION != SCHEMA_VERSION or PRAGMAS["page_size"] != image.PAGE_SIZE:
+        return False
+    data = zlib.decompress(binascii.a2b_base64("".join(image.IMAGE)))
+    part = path.with_name(f"{path.name}.new-{os.getpid()}")
+    fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(part, path)
+    except FileExistsError:
+        return False
+    finally:
+        part.unlink(missing_ok=True)
+    return True
 
 
 def _version(db: sqlite3.Connection) -> int:

@@ -229,3 +229,42 @@ def test_a_failure_on_the_deflating_thread_fails_the_import(
     finally:
         light.close()
     assert list(paths.books.iterdir()) == []
+
+
+def _schema_and_rows(db: sqlite3.Connection) -> tuple[Any, ...]:
+    objects = db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+    tables = [n for t, n, _, sql in objects if t == "table" and "VIRTUAL" not in (sql or "")]
+    rows = {n: sorted(db.execute(f'SELECT * FROM "{n}"').fetchall(), key=repr) for n in tables}
+    pragmas = [db.execute(f"PRAGMA {p}").fetchone() for p in ("user_version", "page_size")]
+    return sorted(objects, key=repr), rows, pragmas
+
+
+def test_the_new_library_image_is_the_frozen_schema(tmp_path: Path) -> None:
+    """The file a new library starts from (core/store/frozen/new_library_image.py) is the
+    one SQLite makes of the frozen schema: written again by
+    ``python -m tests.core.store.new_library_image`` when that schema is."""
+    from core.store.frozen import new_library_image
+    from tests.core.store.new_library_image import made
+
+    assert (new_library_image.VERSION, new_library_image.PAGE_SIZE) == (new_library.VERSION, 512)
+    paths = _paths(tmp_path / "home")
+    light = open_for_import(paths)
+    assert light is not None
+    try:
+        assert _schema_and_rows(light.db) == _schema_and_rows(made())
+        assert light.db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        light.close()
+    assert sorted(p.name for p in paths.data.iterdir() if p.is_file()) == ["library.sqlite3"]
+
+
+def test_a_new_library_made_meanwhile_is_kept(tmp_path: Path) -> None:
+    """Another process makes the library between the look and the write: its file stays,
+    and the import opens it."""
+    paths = _paths(tmp_path / "home")
+    paths.ensure()
+    Library.open(paths).close()  # (as if made by another process just now)
+    before = paths.database.read_bytes()
+    assert not import_library._write_new(paths.database)
+    assert paths.database.read_bytes() == before
+    assert not [p for p in paths.data.iterdir() if ".new-" in p.name]  # (its part is gone)
