@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.cli import library_text
 from core.cli.context import CliContext, clean, number, say
 from core.errors import BookError, MarginError
 from core.store.book_info import BookInfo
@@ -283,8 +282,8 @@ def cmd_delete(args: argparse.Namespace, ctx: CliContext) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    """Add the library commands to the parser."""
+def register_import(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add ``import`` (alone: ``margin import`` builds only its own parser)."""
     p = sub.add_parser("import", help="add book files to the library")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true")
@@ -293,6 +292,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="the password of protected PDFs (asked for on a terminal when it is left out)",
     )
     p.set_defaults(handler=cmd_import)
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add the library commands to the parser."""
+    from core.cli import library_text
+
+    register_import(sub)
 
     p = sub.add_parser("books", help="list the books in the library")
     p.add_argument("--json", action="store_true")
