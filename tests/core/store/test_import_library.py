@@ -268,3 +268,25 @@ def test_a_new_library_made_meanwhile_is_kept(tmp_path: Path) -> None:
     assert not import_library._write_new(paths.database)
     assert paths.database.read_bytes() == before
     assert not [p for p in paths.data.iterdir() if ".new-" in p.name]  # (its part is gone)
+
+
+def test_a_missing_copy_is_restored_through_it(tmp_path: Path, books_dir: Path) -> None:
+    """The book is in the library but its copy is gone: importing the file again puts the
+    copy back and points the book at it, as the whole library does."""
+    paths = _paths(tmp_path / "home")
+    book = books_dir / "metamorphosis.txt"
+    light = open_for_import(paths)
+    assert light is not None
+    try:
+        first = import_book(light, book, trim_memory=False).book
+        Path(first.file_path).unlink()
+        again = import_book(light, book, trim_memory=False)
+    finally:
+        light.close()
+    assert again.already_present and again.book.id == first.id
+    assert Path(again.book.file_path).read_bytes() == book.read_bytes()
+    library = Library.open(paths)
+    try:
+        assert library.get_book(first.id) == again.book
+    finally:
+        library.close()
