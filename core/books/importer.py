@@ -11,14 +11,13 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import hashlib
-import json
 import logging
 import os
 import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.books.chunking import make_chunks
 from core.books.limits import DEFAULT_LIMITS, Limits
@@ -27,8 +26,12 @@ from core.books.parse import check_file, detect_format, parse_book
 from core.errors import BookCode, BookError, MarginError
 from core.progress import CancelToken, ProgressCallback, no_progress
 from core.store import owner
-from core.store.db import explain
-from core.store.library import BookInfo, Library
+from core.store.book_info import BookInfo
+from core.store.db_base import explain
+
+if TYPE_CHECKING:  # (``margin import`` loads no peewee: core.store.import_library)
+    from core.store.import_library import ImportLibrary
+    from core.store.library import Library
 
 log = logging.getLogger("margin.import")
 TEMP_PREFIX = ".importing-"
@@ -138,7 +141,7 @@ def file_sha256(path: Path, cancel: CancelToken | None = None) -> str:
 
 
 def import_book(
-    library: Library,
+    library: Library | ImportLibrary,
     path: Path | str,
     *,
     progress: ProgressCallback = no_progress,
@@ -158,7 +161,7 @@ def import_book(
 
 
 def _import_book(
-    library: Library,
+    library: Library | ImportLibrary,
     path: Path | str,
     progress: ProgressCallback,
     cancel: CancelToken | None,
@@ -247,7 +250,7 @@ def _import_book(
     return ImportResult(library.get_book(book_id), already_present=False, problems=problems)
 
 
-def _named(library: Library, sha: str) -> bool:
+def _named(library: Library | ImportLibrary, sha: str) -> bool:
     """Whether a book row names the copy of ``sha`` (True when that cannot be told: a copy
     is never deleted on a guess)."""
     try:
@@ -256,7 +259,7 @@ def _named(library: Library, sha: str) -> bool:
         return True
 
 
-def _restore_copy(library: Library, book: BookInfo, path: Path) -> BookInfo:
+def _restore_copy(library: Library | ImportLibrary, book: BookInfo, path: Path) -> BookInfo:
     """The book is in the library but its copy is gone: put the file back."""
     books_dir = library.paths.books
     books_dir.mkdir(parents=True, exist_ok=True)
@@ -292,7 +295,7 @@ def stale_temporary(entry: Path, now: float | None = None) -> bool:
     return age > STALE_TEMP_S and not owner.is_locked(entry)
 
 
-def recover_incomplete(library: Library) -> int:
+def recover_incomplete(library: Library | ImportLibrary) -> int:
     """Remove what an interrupted import left: books still marked "importing" and temporary
     copies whose import is gone. Never a finished copy, even one no book names (a lost
     database; see ``unlisted_copies`` and ``recover_library``), and never what a live
@@ -356,7 +359,7 @@ def reimport_book(
     return updated
 
 
-def unlisted_copies(library: Library) -> list[Path]:
+def unlisted_copies(library: Library | ImportLibrary) -> list[Path]:
     """Finished copies in the books folder that no book names (the database was lost or
     replaced), oldest first."""
     books_dir = library.paths.books
@@ -389,9 +392,14 @@ def _identity(entry: Path) -> tuple[str, int, int]:
 
 def _not_books(books_dir: Path) -> set[tuple[str, int, int]]:
     try:
-        data = json.loads((books_dir / NOT_BOOKS).read_text(encoding="utf-8"))
-        return {(str(n), int(s), int(t)) for n, s, t in data}
-    except (OSError, ValueError, TypeError):
+        text = (books_dir / NOT_BOOKS).read_text(encoding="utf-8")
+    except OSError:
+        return set()
+    import json  # (only where there is such a file: an import loads no json)
+
+    try:
+        return {(str(n), int(s), int(t)) for n, s, t in json.loads(text)}
+    except (ValueError, TypeError):
         return set()
 
 
@@ -400,6 +408,8 @@ def _remember_not_books(books_dir: Path, failed: list[Path]) -> None:
     the "not in the library" notices do not report them again until they change."""
     known = {i for i in _not_books(books_dir) if (books_dir / i[0]).exists()}
     known |= {_identity(p) for p in failed}
+    import json
+
     try:
         fd, tmp = _temporary(books_dir, ".not-books.")
         with os.fdopen(fd, "w", encoding="utf-8") as out:

@@ -35,18 +35,19 @@ GROUPS = (
     "speak",
 )
 """The modules of ``core.cli`` that register command groups, in the order of the help."""
-OWN_GROUP = {"import": "library"}
-"""Commands whose parser is built with their group's commands alone: all of them cost about
-10 ms of imports and argparse, 2 % of ``margin import`` of a 3 MB text (issue 41)."""
+OWN_PARSER = {"import": ("library", "register_import")}
+"""Commands whose parser is built with that command alone (module of ``core.cli``, its
+function): all of them cost about 10 ms of imports and argparse, 2 % of ``margin import``
+of a 3 MB text, and the rest of its group 3 ms more (issue 41)."""
 
 
 def build_parser(command: str = "") -> argparse.ArgumentParser:
-    """The parser of every command, or, for a command of ``OWN_GROUP``, of its group's."""
+    """The parser of every command, or, for a command of ``OWN_PARSER``, its own alone."""
     import importlib
 
     from core.cli.parser import Parser
 
-    group = OWN_GROUP.get(command)
+    own = OWN_PARSER.get(command)
     parser = Parser(
         prog="margin",
         description="Margin: read a book and talk about it with an AI that cites its pages. "
@@ -55,7 +56,9 @@ def build_parser(command: str = "") -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", metavar="DIR", help="keep the library in DIR")
     parser.add_argument("--version", action="store_true", help="print versions and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in (group,) if group else GROUPS:
+    if own:
+        getattr(importlib.import_module(f"core.cli.{own[0]}"), own[1])(sub)
+    for name in () if own else GROUPS:
         importlib.import_module(f"core.cli.{name}").register(sub)
     return parser
 
@@ -153,7 +156,7 @@ def _run(args_list: list[str]) -> int:
 
     from core.cli.context import CliContext
     from core.errors import MarginError
-    from core.store.db import explain
+    from core.store.db_base import explain
 
     log = logging.getLogger("margin.cli")
     if "--version" in args_list[:1]:

@@ -13,13 +13,16 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.app import Margin
 from core.cli.output import clean, clean_json_surrogates, print_json, say  # noqa: F401
 from core.log import setup_logging
 from core.paths import Paths, resolve_paths
-from core.store.library import Library
+
+if TYPE_CHECKING:  # (loaded when a command first needs them: ``margin import`` never does)
+    from core.app import Margin
+    from core.store.import_library import ImportLibrary
+    from core.store.library import Library
 
 LARGEST_NUMBER = 1_000_000_000
 
@@ -54,6 +57,7 @@ class CliContext:
 
     paths: Paths
     _app: Margin | None = field(default=None, repr=False)
+    _importing: ImportLibrary | None = field(default=None, repr=False)
     # background vectors: only for a command that lives long enough to store them (``chat``);
     # a short one (``import``, ``search``) leaves them to the next search or window
     background: bool = False
@@ -73,6 +77,8 @@ class CliContext:
     @property
     def app(self) -> Margin:
         if self._app is None:
+            from core.app import Margin
+
             self._app = Margin.open(self.paths, on_wait=_say_waiting)
             if not self.background:
                 self._app.library.db.margin_no_background = True  # type: ignore[attr-defined]
@@ -82,7 +88,21 @@ class CliContext:
     def library(self) -> Library:
         return self.app.library
 
+    def importing(self) -> Library | ImportLibrary:
+        """The library as ``margin import`` writes to it: without peewee when it can be
+        (``core.store.import_library``: a library at this version, or a new one), else the
+        whole library (which updates an older one, or explains why it cannot open)."""
+        if self._app is None and self._importing is None:
+            from core.store.import_library import open_for_import
+
+            self._importing = open_for_import(self.paths, on_wait=_say_waiting)
+        if self._importing is not None:
+            return self._importing
+        return self.library
+
     def close(self) -> None:
+        if self._importing is not None:
+            self._importing.close()
         if self._app is not None:
             self._app.close()
 

@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.cli import library_text
 from core.cli.context import CliContext, clean, number, say
 from core.errors import BookError, MarginError
-from core.store.library import BookInfo
+from core.store.book_info import BookInfo
 
 
 def _book_json(book: BookInfo) -> dict[str, Any]:
@@ -50,7 +49,7 @@ def _import_one(ctx: CliContext, path: Path, password: str | None, alone: bool) 
 
     try:
         return import_book(  # the process ends soon after: no memory handed back
-            ctx.library,
+            ctx.importing(),
             path,
             progress=_progress_printer(path.name),
             password=password,
@@ -66,7 +65,7 @@ def _import_one(ctx: CliContext, path: Path, password: str | None, alone: bool) 
     if not typed:
         raise MarginError("password", f"{path.name} was not imported: no password was given.")
     return import_book(
-        ctx.library,
+        ctx.importing(),
         path,
         progress=_progress_printer(path.name),
         password=typed,
@@ -78,7 +77,7 @@ def _import_one(ctx: CliContext, path: Path, password: str | None, alone: bool) 
 def cmd_import(args: argparse.Namespace, ctx: CliContext) -> int:
     from core.books.importer import recover_incomplete
 
-    recover_incomplete(ctx.library)  # copies left by imports that were killed
+    recover_incomplete(ctx.importing())  # copies left by imports that were killed
 
     failed = 0
     results: list[dict[str, Any]] = []
@@ -283,8 +282,8 @@ def cmd_delete(args: argparse.Namespace, ctx: CliContext) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction[Any]) -> None:
-    """Add the library commands to the parser."""
+def register_import(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add ``import`` (alone: ``margin import`` builds only its own parser)."""
     p = sub.add_parser("import", help="add book files to the library")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true")
@@ -293,6 +292,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="the password of protected PDFs (asked for on a terminal when it is left out)",
     )
     p.set_defaults(handler=cmd_import)
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add the library commands to the parser."""
+    from core.cli import library_text
+
+    register_import(sub)
 
     p = sub.add_parser("books", help="list the books in the library")
     p.add_argument("--json", action="store_true")

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.cli.context import CliContext, number, say
 from core.errors import BookError
 from core.labels import cited_pages
-from core.store.library import HighlightRecord, NoteRecord
+
+if TYPE_CHECKING:  # (``margin import`` loads no peewee)
+    from core.store.library import HighlightRecord, NoteRecord
 
 
 def cmd_search(args: argparse.Namespace, ctx: CliContext) -> int:

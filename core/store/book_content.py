@@ -9,7 +9,6 @@ import re
 import sqlite3
 import zlib
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import peewee as pw
@@ -20,7 +19,8 @@ from core.errors import StorageError
 from core.progress import CancelToken
 from core.store import cjk_index
 from core.store import models as m
-from core.store.page_blocks import deflate_block, page_content, plan_blocks
+from core.store.content_rows import insert_content
+from core.store.page_blocks import page_content
 from core.store.records import PARSER_VERSION, BookInfo, LibraryBase, page_texts
 
 log = logging.getLogger("core.store.library")
@@ -230,99 +230,12 @@ class BookContent(LibraryBase):
             if cancel is not None:
                 cancel.check()
             progress(0.92, "Indexing for search")
-            self._insert_content(book_id, parsed, chunks)
+            insert_content(self.db.cursor(), book_id, parsed, chunks)
             if cancel is not None:
                 cancel.check()
             m.Book.update(status="ready").where(m.Book.id == book_id).execute()
             before_commit()
         return book_id
-
-    def _insert_content(
-        self, book_id: int, parsed: ParsedBook, chunks: Sequence[BookChunk]
-    ) -> None:
-        """Pages, contents, chunks and the search index of one book (inside a transaction):
-        the one place that writes the index."""
-        cursor = self.db.cursor()
-        # Two things take most of the time, and both let go of the GIL: SQLite indexing the
-        # plain text, and deflating the pages' blocks. So the deflating runs on a second
-        # thread while this one fills the index; the Python parts of packing (the pages'
-        # kinds, the chunks' slices) stay here, where on that thread they held the GIL
-        # against the index's rows (issue 41: 10-15 ms of CPU on a 3 MB text). The chunks'
-        # ids are chosen here: inside this write transaction they are the next ones,
-        # contiguous and in order.
-        bodies = [p.text.encode("utf-8") for p in parsed.pages]  # once, for blocks and chunks
-        groups, refs = plan_blocks([(p.number, p.text, p.html) for p in parsed.pages], bodies)
-        with ThreadPoolExecutor(1, thread_name_prefix="pack") as pool:
-            deflated = pool.submit(lambda: [deflate_block(parts) for _, parts in groups])
-            row = cursor.execute("SELECT coalesce(max(id), 0) FROM chunk").fetchone()
-            first_id = int(row[0]) + 1
-            cursor.executemany(
-                "INSERT INTO chunk_index (rowid, text) VALUES (?, ?)",
-                [(first_id + i, c.text) for i, c in enumerate(chunks)],
-            )
-            cursor.executemany(
-                "INSERT INTO toc_entry (book_id, ordinal, title, level, page)"
-                " VALUES (?, ?, ?, ?, ?)",
-                [(book_id, i, t.title, t.level, t.page) for i, t in enumerate(parsed.toc)],
-            )
-            chunk_texts = self._pack_chunks(parsed, chunks, bodies)
-            no_cjk = cjk_index.none_in(bodies)
-            datas = deflated.result()
-        if not no_cjk:  # (a chunk's text is its pages', and notes from other pages)
-            cjk_index.index_rows(cursor, ((first_id + i, c.text) for i, c in enumerate(chunks)))
-        page_rows = [
-            (book_id, p.number, p.label, p.chapter, first, ref)
-            for p, (first, ref) in zip(parsed.pages, refs, strict=True)
-        ]
-        block_rows = [
-            (book_id, first, data) for (first, _), data in zip(groups, datas, strict=True)
-        ]
-        if self._has_blocks():
-            cursor.executemany(
-                "INSERT INTO page_block (book_id, first, data) VALUES (?, ?, ?)", block_rows
-            )
-            cursor.executemany(
-                "INSERT INTO page (book_id, number, label, chapter, block, text)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                page_rows,
-            )
-        else:  # a library at an older schema (the tests of migrations): a blob a page
-            cursor.executemany(
-                "INSERT INTO page (book_id, number, label, chapter, text) VALUES (?, ?, ?, ?, ?)",
-                [
-                    (*r[:4], m.pack_page(p.text, p.html))
-                    for r, p in zip(page_rows, parsed.pages, strict=True)
-                ],
-            )
-        cursor.executemany(
-            "INSERT INTO chunk (id, book_id, ordinal, chapter, start_page, end_page, text)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (first_id + i, book_id, c.ordinal, c.chapter, c.start_page, c.end_page, blob)
-                for i, (c, blob) in enumerate(zip(chunks, chunk_texts, strict=True))
-            ],
-        )
-
-    def _has_blocks(self) -> bool:
-        """Whether pages are stored in blocks here (always, once migrated: issue 41)."""
-        rows = self.db.execute_sql("PRAGMA table_info(page)").fetchall()
-        return any(r[1] == "block" for r in rows)
-
-    @staticmethod
-    def _pack_chunks(
-        parsed: ParsedBook, chunks: Sequence[BookChunk], bodies: Sequence[bytes] | None = None
-    ) -> list[bytes]:
-        """Each chunk packed against its pages (``bodies``: the pages' text in UTF-8)."""
-        if bodies is None:
-            bodies = [p.text.encode("utf-8") for p in parsed.pages]
-        texts = dict(zip((p.number for p in parsed.pages), bodies, strict=True))
-        get, pack, join = texts.get, m.pack_chunk, m.chunk_pages
-        return [
-            pack(c.text, get(c.start_page, b""))
-            if c.start_page == c.end_page  # (chunk_pages of one page is that page)
-            else pack(c.text, join(get(c.start_page, b""), get(c.end_page, b"")))
-            for c in chunks
-        ]
 
     def replace_content(
         self, book_id: int, *, parsed: ParsedBook, chunks: Sequence[BookChunk]
@@ -347,7 +260,7 @@ class BookContent(LibraryBase):
             self.db.execute_sql("DELETE FROM spoiler_stats WHERE book_id = ?", (book_id,))
             if rebuild:  # the damaged chunks are gone: index what is left, then the new ones
                 self.repair_index()
-            self._insert_content(book_id, parsed, chunks)
+            insert_content(self.db.cursor(), book_id, parsed, chunks)
             if not rebuild:
                 self._compact_index(removed)
             page, read_to = max(1, min(book.page, count)), max(1, min(book.read_to, count))

@@ -1,6 +1,6 @@
 """The write side of the Chinese and Japanese search index (``cjk_index``; how it is searched
 and why: ``core.search.cjk``). Here, below search, because the import writes it in the same
-transaction as the word index (``BookContent._insert_content``)."""
+transaction as the word index (``core.store.content_rows.insert_content``)."""
 
 from __future__ import annotations
 

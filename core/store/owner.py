@@ -12,7 +12,6 @@ import datetime as dt
 import fcntl
 import os
 import signal
-import socket
 import threading
 import time
 from pathlib import Path
@@ -23,6 +22,8 @@ MAX_ANSWER_AGE = dt.timedelta(hours=2)
 
 
 def host() -> str:
+    import socket  # (only where an answer is recorded: ``margin import`` never loads it)
+
     return socket.gethostname()
 
 

@@ -5,6 +5,7 @@ these."""
 
 from __future__ import annotations
 
+import struct
 import zlib
 from typing import Any
 
@@ -53,6 +54,7 @@ CHUNK_BLOB = b"C"
 # where that stretch starts and how long it is, and its CRC-32 so that damage is noticed:
 # b"S", start, length, CRC (13 bytes, where compressed it took 40).
 CHUNK_SLICE = b"S"
+_SLICE = struct.Struct("<cIII")  # mark, start, length, CRC-32
 _PROBE = 24  # bytes of the chunk's start looked up in its pages
 _WINDOW = 32768  # zlib looks back 32 KiB at most
 
@@ -66,13 +68,16 @@ def chunk_pages(first_page: str | bytes, last_page: str | bytes) -> bytes:
 
 def pack_chunk(text: str, pages: bytes) -> bytes:
     """``pages`` is ``chunk_pages(first, last)`` of the chunk's first and last page."""
-    body = text.encode("utf-8")
+    return pack_chunk_utf8(text.encode("utf-8"), pages)
+
+
+def pack_chunk_utf8(body: bytes, pages: bytes) -> bytes:
+    """``pack_chunk`` of the chunk's text in UTF-8."""
     at = pages.find(body[:_PROBE]) if body else -1
     where, tries = at, 0
     while where >= 0 and tries < 8:  # (a page that repeats itself holds the start twice)
         if pages.startswith(body, where):
-            head = CHUNK_SLICE + where.to_bytes(4, "little") + len(body).to_bytes(4, "little")
-            return head + zlib.crc32(body).to_bytes(4, "little")
+            return _SLICE.pack(CHUNK_SLICE, where, len(body), zlib.crc32(body))
         where, tries = pages.find(body[:_PROBE], where + 1), tries + 1
     if at >= 0:  # the usual case: the stretch the chunk was cut from, with some slack
         start, size = at, min(len(body) + 512, _WINDOW)

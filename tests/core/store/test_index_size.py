@@ -14,7 +14,8 @@ import pytest
 from core.books.importer import import_book
 from core.paths import resolve_paths
 from core.search import BookSearch
-from core.store.db import SOFT_HEAP_LIMIT, WAL_LIMIT
+from core.store.db import WAL_LIMIT
+from core.store.db_base import SOFT_HEAP_LIMIT
 from core.store.frozen.index_i41 import CHUNK_INDEX
 from core.store.library import Library
 from core.store.models import chunk_pages, pack_chunk, pack_page, unpack_chunk, unpack_page
