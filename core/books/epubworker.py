@@ -19,8 +19,9 @@ is still that (no note reference into it, no new link target in it, no embedded 
 and reads the document itself otherwise. Errors are the parse's: a document the worker
 could not read is read again, in its turn, by the parse.
 
-The worker is spawned (never forked: the window has Qt threads), kept for ``IDLE_S``
-after a book so the next one does not pay its start, and used only for books of at least
+The worker is spawned (never forked: the window has Qt threads), runs at a lower priority
+(its start would otherwise take a core from a first book it comes too late for), is kept
+for ``IDLE_S`` after a book so the next one does not pay its start, and used only for books of at least
 ``FROM_BYTES`` of XHTML in ``FROM_DOCUMENTS`` documents on a machine with a second core.
 ``MARGIN_EPUB_WORKER=1`` uses it for every EPUB, ``=all`` also has the parse wait for it
 for every document it can read (the tests and bench_parse_same compare that output with
@@ -38,7 +39,7 @@ from typing import Any
 
 from core.books.epubjob import BACK, FRONT, HEAD, RAW, RESULT, SKIP, Job, serve
 from core.books.epubwire import decode
-from core.processes import register, starting, stop_resource_tracker
+from core.processes import register, starting, stop_resource_tracker, worker_nice
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +127,31 @@ def _read_exactly(fd: int, size: int) -> bytearray | None:
     return buffer
 
 
+def _behind(pid: int | None) -> None:
+    """Process ``pid`` (the worker, the resource tracker its start started) runs only on
+    time no one else wants (``core.processes.worker_nice``): starting it (a Python and its
+    imports, 0.1-0.25 s of CPU) must not take the core the parse's own threads use, nor
+    another program's, when the book is over before it is ready (a reader's first book);
+    on an idle second core it runs as fast as at any priority. (Not with ``=all``: there
+    the parse waits for it.)"""
+    step = worker_nice()
+    if pid is None or step <= 0 or _all():
+        return
+    try:
+        own = os.getpriority(os.PRIO_PROCESS, 0)  # (``step`` below this process, as os.nice)
+        os.setpriority(os.PRIO_PROCESS, pid, min(19, own + step))
+    except (AttributeError, OSError):  # not POSIX, or not allowed
+        log.debug("the EPUB worker's priority could not be lowered", exc_info=True)
+
+
+def _tracker_pid() -> int | None:
+    """multiprocessing's resource tracker, which the worker's start started (if it did)."""
+    from multiprocessing import resource_tracker
+
+    pid = getattr(resource_tracker._resource_tracker, "_pid", None)
+    return pid if isinstance(pid, int) else None
+
+
 class _Worker:
     """The worker process, its pipe and the two shared counters."""
 
@@ -141,6 +167,8 @@ class _Worker:
                 target=serve, args=(child, to_parent, self.shared), name="margin-epub", daemon=True
             )
             self.proc.start()
+        _behind(self.proc.pid)
+        _behind(_tracker_pid())
         child.close()
         to_parent.close()
         try:

@@ -8,6 +8,7 @@ makes of it (tests/core/books/test_htmlflat.py compares the two on the cases tha
 from __future__ import annotations
 
 import html
+import re
 from typing import TYPE_CHECKING
 
 from core.books.htmlbuilder import HEADINGS, _Builder, _clean
@@ -51,8 +52,10 @@ def flat_blocks(tree: LexborHTMLParser, body: LexborNode, b: _Builder) -> bool:
     for tag, value, text in zip(tags, values, texts, strict=True):
         if text:
             escape = escapes and ("&" in value or "<" in value or ">" in value)
-            frag = html.escape(value, quote=False) if escape else value
-            blocks.append(make_block(tag, text, frag.strip(), ""))
+            frag = (html.escape(value, quote=False) if escape else value).strip()
+            # (the same string as the text when equal: a second copy of most of the book's
+            # text would be kept for nothing; the pages see one look, core.books.pages._plain)
+            blocks.append(make_block(tag, text, text if frag == text else frag, ""))
     return True
 
 
@@ -64,6 +67,10 @@ OTHER_SPACES = "\t\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680" + "".join(
 
 
 _CONTROL_SPACES = tuple(c.encode() for c in OTHER_SPACES[:8])
+_WIDE_SPACES = re.compile(rb"\xe2(?:\x80[\x80-\x8a\xa8\xa9\xaf]|\x81\x9f)")
+"""The UTF-8 of the spaces U+2000–U+205F in ``OTHER_SPACES`` (one pass over the bytes: a
+text with a byte order mark or a letter past U+00FF is stored two bytes a character, and
+looking for a character whose low byte is 0 in it stops at every letter)."""
 
 
 def _other_spaces(whole: str, raw: bytes) -> bool:
@@ -82,7 +89,7 @@ def _other_spaces(whole: str, raw: bytes) -> bool:
         (b"\xc2" in raw and ("\x85" in whole or "\xa0" in whole))
         or (b"\xe1" in raw and "\u1680" in whole)
         or (b"\xe3" in raw and "\u3000" in whole)
-        or (b"\xe2" in raw and any(c in whole for c in OTHER_SPACES[11:-1]))
+        or (_WIDE_SPACES.search(raw) is not None and any(c in whole for c in OTHER_SPACES[11:-1]))
     )
 
 

@@ -265,15 +265,35 @@ def _tagged(group: Sequence[Block]) -> list[str]:
     ]
 
 
+def _plain(b: Block) -> bool:
+    """Whether block ``b`` shows as nothing but its text in a paragraph: its HTML is its
+    text escaped, with no line end in it (``escape_text`` gives the text itself when there
+    is nothing to escape, and the HTML is often that same string: one look)."""
+    return (
+        b.kind == "p"
+        and not b.style
+        and bool(b.text)
+        and "\n" not in b.text
+        and b.html == escape_text(b.text)
+    )
+
+
 def page_of(group: Sequence[Block]) -> tuple[str, str, list[str]]:
     """The text and HTML of a page holding the blocks ``group`` (at least one), and the
-    parts of its HTML with markup of their own (where links and anchors may be)."""
+    parts of its HTML with markup of their own (where links and anchors may be). A page of
+    plain paragraphs (``_plain``) has the HTML "": the text's paragraphs, as the store keeps
+    such a page (``core.store.packing.plain_html`` makes the same HTML from the text when
+    the page is shown), so it is not made here for nothing (issue 41)."""
     if len(group) == 1:  # (a third of a book's pages: the loop below for one block)
         b = group[0]
         if b.kind == "p" and b.html and not b.style:
+            if _plain(b):
+                return b.text, "", []
             return b.text, f"<p>{b.html}</p>", [b.html] if "<" in b.html else []
         part = block_html(b)
         return b.text, part, [part]
+    if all(map(_plain, group)):
+        return "\n\n".join([b.text for b in group]), "", []
     parts: list[str] = []  # the page's HTML: its blocks' one after another, a line each
     tagged: list[str] = []
     for b in group:

@@ -69,8 +69,10 @@ class TocAnchor(TocItem):
 @dataclass(frozen=True)
 class PageContent:
     """One page as stored: 1-based ``number``, a display ``label`` ("iv", "12"), plain
-    ``text`` (paragraphs separated by a blank line), optional ``html`` for reflowable views,
-    and the ``chapter`` index it belongs to (chunks never cross chapters)."""
+    ``text`` (paragraphs separated by a blank line), optional ``html`` for reflowable views
+    ("" for a page that is nothing but its text's paragraphs: shown as
+    ``core.store.packing.plain_html(text)``, which the store keeps it as), and the
+    ``chapter`` index it belongs to (chunks never cross chapters)."""
 
     number: int
     label: str

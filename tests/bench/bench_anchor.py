@@ -23,11 +23,20 @@ Setting up (none of the anchor's code, nor its libraries, ever goes into this re
        MARGIN_ANCHOR_SRC=/path/to/interactive-books/python/source \\
        MARGIN_ANCHOR_DEPS=/tmp/anchor-deps \\
            .venv/bin/python tests/bench/bench_anchor.py [--rounds N] [--quick] \\
-           [--only TEXT] [--with-import]
+           [--only TEXT] [--with-import] [--cold | --both]
 
    ``--rounds N``: rounds per book (5); ``--quick``: only the smaller books; ``--only
    TEXT``: only the books whose label holds TEXT (e.g. ``--only Markdown``);
-   ``--with-import``: also our whole import (parse, chunks, store, index), for reference.
+   ``--with-import``: also our whole import (parse, chunks, store, index), for reference;
+   ``--cold``: every round parses in a fresh process on each side (a reader's first book:
+   nothing warm but the imported modules, e.g. no EPUB worker process kept from an earlier
+   book, no memory the allocator already holds); ``--both``: warm, then cold.
+
+Warm (the default): each side keeps one process for the whole run, parses each book once
+unmeasured, then ``--rounds`` times. Cold: for each round and side a new process imports
+its parsers, says it is ready, and only then is given the book; it parses once and ends
+before the other side starts (the order alternating round by round). In both modes the
+clock runs inside the parsing process, around the parse alone.
 
 The anchor runs in a process of its own (its selectolax is not ours, and its modules stay
 apart from ours); both sides time the parse inside their own process, so the pipe between
@@ -48,6 +57,7 @@ What each side does (the headline ratio is parser against parser, and ours does 
 
 from __future__ import annotations
 
+import compileall
 import html
 import json
 import os
@@ -87,36 +97,74 @@ def anchor_worker() -> None:
         suffix: importlib.import_module(f"interactive_books.infra.parsers.{name}")
         for suffix, name in ANCHOR_FORMATS.items()
     }
+
+    def parse(path: Path) -> tuple[int, int]:
+        pages = modules[path.suffix.lstrip(".")].BookParser().parse(path)
+        return len(pages), sum(len(p.text) for p in pages)
+
+    serve(parse)
+
+
+def serve(parse: Callable[[Path], tuple[int, int]]) -> None:
+    """Say "ready" (modules imported), then answer each JSON request line ({"path": ...})
+    with the seconds and CPU seconds ``parse`` took, and the pages and characters it made."""
     out = os.fdopen(os.dup(1), "w")  # answers only: anything the parsers print goes to stderr
     os.dup2(2, 1)
+    out.write("ready\n")
+    out.flush()
     for line in sys.stdin:
         path = Path(json.loads(line)["path"])
-        parser = modules[path.suffix.lstrip(".")].BookParser()
         start, cpu = time.perf_counter(), time.process_time()
-        pages = parser.parse(path)
+        pages, chars = parse(path)
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-        chars = sum(len(p.text) for p in pages)
-        answer = {"s": elapsed, "cpu": cpu, "pages": len(pages), "chars": chars}
+        answer = {"s": elapsed, "cpu": cpu, "pages": pages, "chars": chars}
         out.write(json.dumps(answer) + "\n")
         out.flush()
 
 
+def ours_worker() -> None:
+    """Our side in a process of its own (``--cold``): every parser imported first, as the
+    application has them when a book is opened."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    import core.books.epub
+    import core.books.pdf
+    import core.books.text
+    from core.books.parse import parse_book
+
+    def parse(path: Path) -> tuple[int, int]:
+        book = parse_book(path)
+        return len(book.pages), sum(len(p.text) for p in book.pages)
+
+    try:
+        serve(parse)
+    finally:
+        core.books.pdf.shutdown_workers()
+
+
 if __name__ == "__main__" and sys.argv[1:2] == ["--anchor-worker"]:
     anchor_worker()  # before our own modules load: the anchor's selectolax is not ours
+    raise SystemExit(0)
+if __name__ == "__main__" and sys.argv[1:2] == ["--ours-worker"]:
+    ours_worker()
     raise SystemExit(0)
 
 from common import FIXTURES, ROOT, machine, median  # noqa: E402
 
 
 class Anchor:
-    def __init__(self) -> None:
+    """A parsing process (the anchor's, or ours with ``side="--ours-worker"``), ready."""
+
+    def __init__(self, side: str = "--anchor-worker") -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--anchor-worker"],
+            [sys.executable, str(Path(__file__).resolve()), side],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-            cwd="/",
+            cwd="/" if side == "--anchor-worker" else None,
         )
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline() != "ready\n":
+            raise SystemExit("A parser process did not start (its error is printed above).")
 
     def parse(self, path: Path) -> tuple[float, int, int, float]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -145,6 +193,19 @@ def ours(path: Path) -> tuple[float, int, int, float]:
     book = parse_book(path)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     return elapsed, len(book.pages), sum(len(p.text) for p in book.pages), cpu
+
+
+def cold(side: str) -> Callable[[Path], tuple[float, int, int, float]]:
+    """Parse in a fresh process of ``side`` (``--cold``), ended before this returns."""
+
+    def parse(path: Path) -> tuple[float, int, int, float]:
+        fresh = Anchor(side)
+        try:
+            return fresh.parse(path)
+        finally:
+            fresh.close()
+
+    return parse
 
 
 def our_import(path: Path) -> float:
@@ -261,24 +322,27 @@ Row = dict[str, float]
 
 
 def run_pass(
-    anchor: Anchor, inputs: dict[str, Path], rounds: int, with_import: bool
+    anchor: Anchor | None, inputs: dict[str, Path], rounds: int, with_import: bool
 ) -> dict[str, Row]:
+    """Every book ``rounds`` times on each side; ``anchor`` None: cold (fresh processes)."""
     sides: dict[str, Callable[[Path], tuple[float, int, int, float]]] = {
-        "ours": ours,
-        "anchor": anchor.parse,
+        "ours": ours if anchor is not None else cold("--ours-worker"),
+        "anchor": anchor.parse if anchor is not None else cold("--anchor-worker"),
     }
     rows: dict[str, Row] = {}
     for label, path in inputs.items():
         times: dict[str, list[float]] = {"ours": [], "anchor": [], "import": []}
         cpus: dict[str, list[float]] = {"ours": [], "anchor": []}
         sizes: dict[str, tuple[int, int]] = {}
-        for side, parse in sides.items():  # warm: imports, caches, our PDF worker processes
-            _, pages, chars, _ = parse(path)
-            sizes[side] = (pages, chars)
+        if anchor is not None:  # warm: imports, caches, our PDF and EPUB worker processes
+            for side, parse in sides.items():
+                _, pages, chars, _ = parse(path)
+                sizes[side] = (pages, chars)
         for n in range(rounds):
             order = list(sides) if n % 2 == 0 else list(reversed(sides))
             for side in order:
-                wall, _, _, cpu = sides[side](path)
+                wall, pages, chars, cpu = sides[side](path)
+                sizes[side] = (pages, chars)
                 times[side].append(wall)
                 cpus[side].append(cpu)
             if with_import:
@@ -321,21 +385,27 @@ def main() -> None:
     print(WHAT_EACH_DOES)
     from core.books.pdf import shutdown_workers
 
+    modes = ["warm", "cold"] if "--both" in args else ["cold"] if "--cold" in args else ["warm"]
+    if "cold" in modes:  # byte code compiled, as an installed application has it
+        for tree in (ROOT / "core", Path(os.environ["MARGIN_ANCHOR_SRC"])):
+            compileall.compile_dir(str(tree), quiet=1)
     anchor = Anchor()
     results: dict[str, dict[str, Row]] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             inputs = books(Path(tmp), quick, only)
-            for busy in (False, True):
-                state = "other core busy" if busy else "other core idle"
-                print(f"{state}:")
-                hog = _busy_core() if busy else None
-                try:
-                    results[state] = run_pass(anchor, inputs, rounds, with_import)
-                finally:
-                    if hog is not None:
-                        hog.kill()
-                        hog.wait()
+            for mode in modes:
+                for busy in (False, True):
+                    state = f"{mode}, other core {'busy' if busy else 'idle'}"
+                    print(f"{state}:")
+                    hog = _busy_core() if busy else None
+                    try:
+                        side = anchor if mode == "warm" else None
+                        results[state] = run_pass(side, inputs, rounds, with_import)
+                    finally:
+                        if hog is not None:
+                            hog.kill()
+                            hog.wait()
     finally:
         anchor.close()
         shutdown_workers()
@@ -343,15 +413,17 @@ def main() -> None:
     print(
         f"  {'':<36} {'idle: ours':>10} {'anchor':>7} {'ratio':>6}   {'busy: ours':>10} {'anchor':>7} {'ratio':>6}"
     )
-    idle, busy = results["other core idle"], results["other core busy"]
-    for label in idle:
-        a, b = idle[label], busy[label]
-        print(
-            f"  {label:<36} {a['ours'] * 1000:10.0f} {a['anchor'] * 1000:7.0f} {a['ratio']:6.2f}"
-            f"   {b['ours'] * 1000:10.0f} {b['anchor'] * 1000:7.0f} {b['ratio']:6.2f}"
-            f"   CPU ratio {a['cpu_ratio']:.2f} / {b['cpu_ratio']:.2f}"
-            + ("   (the anchor read no text from it)" if not a["anchor_chars"] else "")
-        )
+    for mode in modes:
+        print(f"  {mode}:")
+        idle, busy = results[f"{mode}, other core idle"], results[f"{mode}, other core busy"]
+        for label in idle:
+            a, b = idle[label], busy[label]
+            print(
+                f"  {label:<36} {a['ours'] * 1000:10.0f} {a['anchor'] * 1000:7.0f} {a['ratio']:6.2f}"
+                f"   {b['ours'] * 1000:10.0f} {b['anchor'] * 1000:7.0f} {b['ratio']:6.2f}"
+                f"   CPU ratio {a['cpu_ratio']:.2f} / {b['cpu_ratio']:.2f}"
+                + ("   (the anchor read no text from it)" if not a["anchor_chars"] else "")
+            )
     worst = max(r["ratio"] for rows in results.values() for r in rows.values())
     print(f"  worst ratio {worst:.2f}: {'every format ≤ 1.0×' if worst <= 1.0 else 'MISSED'}")
 

@@ -3,7 +3,7 @@
 Each side runs in a process of its own (the old code exported with ``git archive``), parses
 the same books in turn (old, new, old, new …: interleaved, the order swapped every round)
 and answers with the CPU seconds ``parse_book`` took and digests of what it gave: the pages
-(number, label, text, display HTML, chapter), the contents, the metadata and ``extra``, and
+(number, label, text, display HTML as the reader shows it, chapter), the contents, the metadata and ``extra``, and
 the chapters' blocks. A speed-up must leave every digest equal (issue 41: the text shown
 and searched stays identical); a difference names the part that changed.
 
@@ -29,8 +29,19 @@ from pathlib import Path
 PARTS = ("pages_text", "pages_html", "toc", "meta", "blocks")
 
 
+def shown(page_html: str | None, text: str) -> str | None:
+    """A page's HTML as the reader shows it: "" is the text's plain paragraphs (as the store
+    keeps such a page; the parse leaves it "" since issue 41, parse9), so that digest
+    compares what is shown, not the form the parse hands over."""
+    if page_html != "":
+        return page_html
+    from core.store.packing import plain_html
+
+    return plain_html(text)
+
+
 def digests(book: object) -> dict[str, str]:
-    """A digest of each part of a ``ParsedBook`` (see ``PARTS``)."""
+    """A digest of each part of a ``ParsedBook`` (see ``PARTS``; page HTML as ``shown``)."""
 
     def h(value: object) -> str:
         return hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -38,7 +49,7 @@ def digests(book: object) -> dict[str, str]:
     pages = book.pages  # type: ignore[attr-defined]
     return {
         "pages_text": h([(p.number, p.label, p.text, p.chapter) for p in pages]),
-        "pages_html": h([p.html for p in pages]),
+        "pages_html": h([shown(p.html, p.text) for p in pages]),
         "toc": h([(t.title, t.level, t.page, getattr(t, "chapter", None)) for t in book.toc]),  # type: ignore[attr-defined]
         "meta": h(
             (

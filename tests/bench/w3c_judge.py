@@ -14,9 +14,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.books.model import ParsedBook
+from core.books.model import PageContent, ParsedBook
 
 EPUBS = Path("/tmp/w3c/epubs")
+
+
+def shown(page: PageContent) -> str:
+    """A page's HTML as the window shows it ("" from the parse: its text's plain paragraphs,
+    as the store keeps such a page)."""
+    from core.store.packing import plain_html
+
+    return plain_html(page.text) if page.html == "" else page.html or ""
 
 
 @dataclass
@@ -33,7 +41,7 @@ class Outcome:
 
     @property
     def html(self) -> str:
-        return "\n".join(p.html or "" for p in self.book.pages) if self.book else ""
+        return "\n".join(shown(p) for p in self.book.pages) if self.book else ""
 
     @property
     def toc(self) -> list[tuple[str, int]]:
@@ -121,7 +129,7 @@ def link_to(words: str, start: str = "") -> Callable[[Outcome], tuple[bool, str]
     def check(o: Outcome) -> tuple[bool, str]:
         target = o.page_with(words)
         first = o.page_with(start) if start else 1
-        page = o.book.pages[first - 1].html or "" if o.book and first else ""
+        page = shown(o.book.pages[first - 1]) if o.book and first else ""
         ok = bool(target) and f'href="page:{target}' in page
         return ok, f"link on page {first} → page {target or '?'}"
 

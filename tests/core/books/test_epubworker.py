@@ -203,3 +203,26 @@ def test_margin_import_of_one_book_starts_no_worker(
         assert main(["import", str(FIXTURES / "metamorphosis.epub")]) == 0
     assert not [r for r in caplog.records if "the EPUB worker read" in r.getMessage()]
     assert epubworker._worker is None
+
+
+def test_the_worker_starts_behind_the_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker (and the resource tracker its start starts) runs on time no one else
+    wants, so that its start never slows a book it is too late for; not with ``=all``,
+    where the parse waits for it."""
+    import os
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        monkeypatch.setenv("MARGIN_WORKER_NICE", "7")
+        monkeypatch.setenv(epubworker.ENV, "all")
+        epubworker._behind(child.pid)
+        assert os.getpriority(os.PRIO_PROCESS, child.pid) == own
+        monkeypatch.delenv(epubworker.ENV)
+        epubworker._behind(child.pid)
+        assert os.getpriority(os.PRIO_PROCESS, child.pid) == min(19, own + 7)
+    finally:
+        child.kill()
+        child.wait()

@@ -143,3 +143,34 @@ def test_paragraph_html_is_block_html() -> None:
     page = paginate_blocks([Chapter("c", blocks)]).pages[0]
     assert page.html == "\n".join(block_html(b) for b in blocks)
     assert page.html.startswith("<p>a &lt; b</p>")
+
+
+_WORDS = st.text(alphabet="ab &<>\n\u00a0", min_size=0, max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["p", "p", "p", "h2"]), _WORDS, st.sampled_from(["esc", "b"])),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_a_page_of_plain_paragraphs_shows_as_its_html_did(
+    parts: list[tuple[str, str, str]],
+) -> None:
+    """A page that is nothing but its text's paragraphs has the HTML "" (the store keeps it
+    so and shows ``plain_html`` of its text): what is shown is the HTML made before."""
+    from core.domain.markup import escape_text
+    from core.store.packing import plain_html
+
+    blocks = tuple(
+        Block(kind, text, escape_text(text) if how == "esc" else f"<b>{escape_text(text)}</b>")
+        for kind, text, how in parts
+    )
+    page = paginate_blocks([Chapter("c", blocks)], target=10_000).pages[0]
+    before = "\n".join(block_html(b) for b in blocks)
+    assert (plain_html(page.text) if page.html == "" else page.html) == before
+    plain = all(b.kind == "p" and b.text and "\n" not in b.text and b.html == escape_text(b.text)
+                for b in blocks)  # fmt: skip
+    assert (page.html == "") == plain
