@@ -35,6 +35,18 @@ def _warm_book(app: Margin, book_id: int) -> bool:
     return warm_book(app.agent, book_id)
 
 
+def _warm_passages() -> bool:
+    """On a worker thread, once a question is begun in passages mode: what its reply first
+    uses (the encoder and the static model, the answer re-ranker, the Markdown renderer the
+    reply is drawn with: 68 modules). Whether the encoder is there."""
+    import core.search.answer_rerank  # noqa: F401
+    from core.agent.providers.answer_sentence import preload
+    from desktop.chat.render import markdown
+
+    markdown("A *first* answer [p. 1].")
+    return preload()
+
+
 class FirstQuestion(QObject):
     def __init__(self, app: Margin, parent: QObject) -> None:
         super().__init__(parent)
@@ -75,9 +87,7 @@ class FirstQuestion(QObject):
         sentence encoder on a worker thread, so the reply does not wait for it."""
         typing = bool(text.strip())
         if typing and not self.typing and self.app.mode() == "passages":
-            from core.agent.providers.answer_sentence import preload
-
-            in_background(preload, then=lambda _: None, failed=lambda _: None)
+            in_background(_warm_passages, then=lambda _: None, failed=lambda _: None)
         self.typing = typing
 
     def _soon(self) -> None:
