@@ -169,6 +169,9 @@ def margin_home(
     # the background workers at the tests' own priority: the suite's parallel processes keep
     # both cores busy, and a worker niced to 10 gets a tenth of a core (minutes for a book)
     monkeypatch.setenv("MARGIN_WORKER_NICE", "0")
+    # passages mode's reading ahead spawns a worker that loads the encoder (about 0.4 s of
+    # CPU) whenever a window keeps a book open 2 s: only its own tests read ahead
+    monkeypatch.setenv("MARGIN_READ_AHEAD", "off")
     yield home
 
 

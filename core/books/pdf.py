@@ -127,13 +127,14 @@ _pools: dict[int, tuple[int, ProcessPoolExecutor]] = {}  # slot -> (memory cap, 
 register_workers(lambda: bool(_pools))  # the resource tracker stays while a pool does
 
 
-def _limit_memory(max_bytes: int) -> None:
-    """Worker initializer: end with the process that started it (a killed import leaves no
-    worker behind), and cap the worker's address space, so a page whose content stream
-    unpacks to gigabytes (a deflate bomb) fails in the worker, not the whole computer."""
+def _limit_memory(max_bytes: int, parent: int | None = None) -> None:
+    """Worker initializer: end with the process that started it (``parent``: a killed import
+    leaves no worker behind), and cap the worker's address space, so a page whose content
+    stream unpacks to gigabytes (a deflate bomb) fails in the worker, not the whole
+    computer."""
     from core.store.owner import exit_with_parent
 
-    exit_with_parent()
+    exit_with_parent(parent)
     try:
         import resource
 
@@ -156,7 +157,10 @@ def _worker_pool(slot: int, max_bytes: int) -> ProcessPoolExecutor:
     ctx = multiprocessing.get_context("spawn")
     with starting():  # the pool's semaphores outlive a tracker stop on another thread
         pool = ProcessPoolExecutor(
-            max_workers=1, mp_context=ctx, initializer=_limit_memory, initargs=(max_bytes,)
+            max_workers=1,
+            mp_context=ctx,
+            initializer=_limit_memory,
+            initargs=(max_bytes, os.getpid()),
         )
         _pools[slot] = (max_bytes, pool)
     return pool

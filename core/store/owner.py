@@ -96,11 +96,17 @@ def is_locked(path: Path) -> bool:
     return False
 
 
-def exit_with_parent() -> None:
+def exit_with_parent(parent: int | None = None) -> None:
     """For a worker process (a ``ProcessPoolExecutor`` initializer): end when the process
     that started it ends, however it ends (a SIGKILL runs no clean-up in the parent, and a
     worker blocked writing its result to the dead parent would otherwise wait forever).
-    Linux: the kernel sends SIGKILL on the parent's death; elsewhere a thread checks."""
+    Linux: the kernel sends SIGKILL on the parent's death; elsewhere a thread checks.
+    ``parent``, the starting process's id: one killed while this worker was still starting
+    (its initializer runs ~0.1 s after the spawn) is caught too; without it the worker took
+    the process it had been handed to (init) for its parent and waited forever (a worker of
+    tests/reliability/test_kill.py's killed import was left so)."""
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
     parent = os.getppid()
     try:
         import ctypes

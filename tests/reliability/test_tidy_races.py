@@ -259,3 +259,33 @@ def test_worker_ends_with_its_killed_parent(tmp_path: Path) -> None:
     parent.kill()
     parent.wait()
     wait_for(lambda: not [p for p in workers if alive(p)], timeout=10)
+
+
+def test_a_worker_whose_parent_died_while_it_started_ends_at_once(tmp_path: Path) -> None:
+    """The parent killed before the worker's initializer ran (a killed import, ~0.1 s after
+    it spawned its PDF worker): the worker was handed to init, took init for its parent and
+    waited forever. Told its parent's id, it sees the change and ends."""
+    code = (
+        "import os\n"
+        "from core.store.owner import exit_with_parent\n"
+        "exit_with_parent(os.getppid() + 1)  # not the parent it has now: its own died\n"
+        "print('still here')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env_for(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and "still here" not in done.stdout
+    ok = subprocess.run(
+        [sys.executable, "-c", code.replace("os.getppid() + 1", "os.getppid()")],
+        cwd=ROOT,
+        env=env_for(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ok.returncode == 0 and "still here" in ok.stdout, ok.stderr

@@ -34,6 +34,7 @@ log = logging.getLogger("margin.agent.warmup")
 
 PAGES = 400  # pages before read_to read ahead at most (about the cache's room of sentences)
 BATCH = 32  # sentences encoded at a time (a stop is seen between two)
+READ_AHEAD_ENV = "MARGIN_READ_AHEAD"
 POLL_S = 0.2  # how often the thread waiting for the worker looks for a stop
 
 
@@ -58,14 +59,20 @@ class SentenceWarmup:
     """Reads one book's sentences ahead in a daemon thread (which leaves the encoding to a
     worker process unless ``in_process``); a new book stops the last."""
 
-    def __init__(self, *, in_process: bool = False) -> None:
-        self.in_process = in_process
+    def __init__(self, *, in_process: bool | None = None) -> None:
+        # unless told: MARGIN_READ_AHEAD "thread" reads on the thread, "off" not at all (the
+        # test suite: each window would spawn a worker), anything else in a worker process
+        mode = os.environ.get(READ_AHEAD_ENV, "").strip().lower()
+        self.off = in_process is None and mode == "off"
+        self.in_process = mode == "thread" if in_process is None else in_process
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self, pages: Sequence[tuple[int, str]]) -> None:
         """Read the sentences of ``pages`` (nearest to the reader first) ahead."""
         self.stop()
+        if self.off:
+            return
         stop = self._stop = threading.Event()
 
         def run() -> None:

@@ -118,7 +118,7 @@ def test_the_window_reads_ahead_in_a_worker_process_with_the_same_vectors(
     answer_sentence._cache.clear()
     monkeypatch.setattr(answer_sentence, "read_ahead", not_here)
     monkeypatch.setattr(answer_sentence, "_encoder", not_here)
-    warmup = SentenceWarmup()
+    warmup = SentenceWarmup(in_process=False)
     warmup.start(pages)
     warmup.join(60)
     assert set(answer_sentence._cache) == set(texts)
@@ -170,3 +170,20 @@ def test_preloading_for_a_question_loads_the_encoder_and_the_static_model() -> N
     assert answer_sentence.preload()
     assert encoder._loaded is not None
     assert embedding._model is not None
+
+
+def test_reading_ahead_can_be_turned_off_or_kept_on_the_thread(
+    library: Library, alice: BookInfo, counting: CountingEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pages = pages_ahead(library, library.set_read_to(alice.id, 1).id)
+    monkeypatch.setenv("MARGIN_READ_AHEAD", "off")  # (the suite's setting)
+    off = SentenceWarmup()
+    off.start(pages)
+    off.join(10)
+    assert counting.read == [] and not answer_sentence._cache
+    monkeypatch.setenv("MARGIN_READ_AHEAD", "thread")
+    here = SentenceWarmup()
+    here.start(pages)
+    here.join(10)
+    assert counting.read, "encoded on the thread (the counting encoder is this process's)"
+    assert set(answer_sentence._cache) == set(book_sentences(pages))
