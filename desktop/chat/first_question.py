@@ -2,9 +2,10 @@
 issue 41): once a model is connected, its SDK and client first, then, when a book is open and
 the window has been quiet a moment, the book's part on a worker thread (its spoiler
 statistics and the check's tables, the disk reserve) and the Markdown renderer the first
-answer is drawn with; passages mode needs none of it, only the sentence encoder for the
-question's words, loaded once the reader starts typing (its reading ahead of the book runs in
-a worker process: sentence_warmup.py). In every mode, deep search's vectors
+answer is drawn with. Passages mode needs none of the book's part: once the reader starts
+typing, what its reply first uses is loaded instead (the sentence encoder and the static model
+for the question's words, the re-ranker, the renderer; its reading ahead of the book runs in a
+worker process: sentence_warmup.py). In every mode, deep search's vectors
 of the pages ahead of the reader follow the book's opening and the reader's reading on."""
 
 from __future__ import annotations
@@ -29,10 +30,16 @@ RETRIES = 20  # its spoiler statistics not counted yet: looked at again this man
 def _warm_book(app: Margin, book_id: int) -> bool:
     """On a worker thread: the book's part, and the renderer (its first use imports it)."""
     from core.agent.warm import warm_book
+
+    _ready_renderer()
+    return warm_book(app.agent, book_id)
+
+
+def _ready_renderer() -> None:
+    """The Markdown renderer's modules (its first use imports them)."""
     from desktop.chat.render import markdown
 
     markdown("A *first* answer [p. 1].")
-    return warm_book(app.agent, book_id)
 
 
 def _warm_passages() -> bool:
@@ -41,9 +48,8 @@ def _warm_passages() -> bool:
     reply is drawn with: 68 modules). Whether the encoder is there."""
     import core.search.answer_rerank  # noqa: F401
     from core.agent.providers.answer_sentence import preload
-    from desktop.chat.render import markdown
 
-    markdown("A *first* answer [p. 1].")
+    _ready_renderer()
     return preload()
 
 

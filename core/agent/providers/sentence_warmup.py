@@ -79,7 +79,9 @@ class SentenceWarmup:
             _lower_priority()
             try:
                 todo = answer_sentence.missing(book_sentences(pages))
-                done = None if self.in_process or not todo else read_in_worker(todo, stop)
+                if not todo:  # all read before (the encoder is not even loaded)
+                    return
+                done = None if self.in_process else read_in_worker(todo, stop)
                 if done is None:  # no worker process here: on this thread
                     done = answer_sentence.read_ahead(todo, stop, batch=BATCH)
                 log.info("read %d sentences ahead for passages mode", done)

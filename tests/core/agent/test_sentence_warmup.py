@@ -187,3 +187,23 @@ def test_reading_ahead_can_be_turned_off_or_kept_on_the_thread(
     here.join(10)
     assert counting.read, "encoded on the thread (the counting encoder is this process's)"
     assert set(answer_sentence._cache) == set(book_sentences(pages))
+
+
+def test_a_book_read_ahead_before_loads_nothing_again(
+    library: Library, alice: BookInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every sentence cached already (the book opened again): neither a worker nor the
+    encoder in this process is started."""
+    pages = pages_ahead(library, library.set_read_to(alice.id, 1).id)
+    answer_sentence._cache.clear()
+    answer_sentence.keep_raw(book_sentences(pages), b"ab" * len(book_sentences(pages)))
+    loaded: list[str] = []
+    monkeypatch.setattr(answer_sentence, "_encoder", lambda: loaded.append("encoder"))
+    from core.agent.providers import sentence_warmup
+
+    monkeypatch.setattr(sentence_warmup, "read_in_worker", lambda *a: loaded.append("worker"))
+    warmup = SentenceWarmup(in_process=False)
+    warmup.start(pages)
+    warmup.join(10)
+    assert loaded == []
+    answer_sentence._cache.clear()
