@@ -3,7 +3,7 @@ issue 41): once a model is connected, its SDK and client first, then, when a boo
 the window has been quiet a moment, the book's part on a worker thread (its spoiler
 statistics and the check's tables, the disk reserve) and the Markdown renderer the first
 answer is drawn with. Passages mode needs none of the book's part: once the reader starts
-typing, what its reply first uses is loaded instead (the sentence encoder and the static model
+typing (or selects text to ask about), what its reply first uses is loaded instead (the sentence encoder and the static model
 for the question's words, the re-ranker, the renderer; its reading ahead of the book runs in a
 worker process: sentence_warmup.py). In every mode, deep search's vectors
 of the pages ahead of the reader follow the book's opening and the reader's reading on."""
@@ -20,6 +20,7 @@ from desktop.tasks import in_background
 
 if TYPE_CHECKING:
     from core.app import Margin
+    from desktop.events import Events
 
 log = logging.getLogger("margin.chat.warm")
 
@@ -61,6 +62,7 @@ class FirstQuestion(QObject):
         self.book_id: int | None = None
         self.warmed: set[int] = set()
         self.typing = False
+        self.readying = False  # a passages reply's models are being loaded
         self._tries = 0
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -92,9 +94,34 @@ class FirstQuestion(QObject):
         """The composer's text changed: a question begun (in passages mode) loads the
         sentence encoder on a worker thread, so the reply does not wait for it."""
         typing = bool(text.strip())
-        if typing and not self.typing and self.app.mode() == "passages":
-            in_background(_warm_passages, then=lambda _: None, failed=lambda _: None)
+        if typing and not self.typing:
+            self._ready_reply()
         self.typing = typing
+
+    def follow(self, events: Events) -> None:
+        """Listen to the reader's stream: a selection readies a passages reply."""
+        from desktop.events import SelectionChanged
+
+        events.subscribe(SelectionChanged, lambda e: self.text_selected(e.text))
+
+    def text_selected(self, text: str) -> None:
+        """Text was selected on the page: "Ask" is one click away (a question sent without
+        typing), so a passages reply's models load now, as for a question begun."""
+        if text.strip():
+            self._ready_reply()
+
+    def _ready_reply(self) -> None:
+        """In passages mode, what its reply first uses, on a worker thread (once at a time: a
+        selection being dragged asks on every move)."""
+        if self.readying or self.app.mode() != "passages":
+            return
+        self.readying = True
+
+        def done(_: object) -> None:
+            if shiboken6.isValid(self):
+                self.readying = False
+
+        in_background(_warm_passages, then=done, failed=done)
 
     def _soon(self) -> None:
         if self.connected and self.book_id is not None and self.book_id not in self.warmed:

@@ -90,6 +90,7 @@ class ChatPane(QWidget):
         self._closed = False
         self.read_ahead = SentenceWarmup()  # passages mode: the book's sentences, encoded
         self.first_question = FirstQuestion(app, self)  # a model's: its client, the book's part
+        self.first_question.follow(self.events)  # a selection may be asked about
         self._read_on = QTimer(self)  # reading on: the new pages are read ahead once it pauses
         self._read_on.setSingleShot(True)
         self._read_on.setInterval(READ_AHEAD_MS)

@@ -23,6 +23,8 @@ Smoke (MARGIN_BENCH_SMOKE=1): one run of the new code, a small book, a 1 s wait.
 Send → its first text painted ("From the book", the header shown with the first passage),
 with Send → the reply done beside it (the target: a reply's choice of sentences ≤ 100 ms of
 CPU, issue 41, so the window's own steps around it should keep the whole well under 300 ms).
+``--selection`` (passages mode too): no question typed; six words of the page selected a
+word at a time (150 ms apart, Shift+Ctrl+Right), then "Ask about the selection" (Ctrl+Return).
 To see where the time goes: BENCH_TRACE=1 prints what each thread of the window does between
 Send and the first word (its innermost frames of Margin's and the SDK's code, every 5 ms);
 BENCH_PYSPY=FILE records each window process with py-spy (/tmp/pyspy/bin/py-spy).
@@ -51,7 +53,9 @@ BASE = _arg("--base", "2a07c0d")
 WAIT_S = 1.0 if SMOKE else float(_arg("--wait", "5"))
 LIMIT_S = 180.0  # one run may take this long on a loaded machine
 QUESTION = "Who is the first person Holmes meets in this book?"
-PASSAGES = "--passages" in sys.argv or os.environ.get("BENCH_PASSAGES") == "1"
+SELECTION = "--selection" in sys.argv or os.environ.get("BENCH_SELECTION") == "1"
+PASSAGES = SELECTION or "--passages" in sys.argv or os.environ.get("BENCH_PASSAGES") == "1"
+WORD_S = 0.15  # --selection: the selection grows a word at a time
 KEY_S = 0.04  # passages mode: the question typed a key at a time
 READ_TO = 60  # passages mode: the page the reader has read to
 MARK = "From the book" if PASSAGES else "Firstword"  # what the first painted text holds
@@ -118,7 +122,15 @@ async def drive(window: Any, spawned: float, wait_s: float) -> None:
         chat.transcript.viewport().installEventFilter(spy)
         box = chat.composer.input
         box.setFocus()
-        if PASSAGES:  # typed as a person types (40 ms a key): what a question begun starts
+        ask = box
+        if SELECTION:  # words selected on the page (what a selection starts runs meanwhile)
+            ask = window.reader.view
+            ask.setFocus()
+            shift_ctrl = Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier
+            for _ in range(6):
+                QTest.keyClick(ask, Qt.Key.Key_Right, shift_ctrl)
+                await asyncio.sleep(WORD_S)
+        elif PASSAGES:  # typed as a person types (40 ms a key): what a question begun starts
             for key in QUESTION:  # (the encoder's loading, passages mode) runs meanwhile
                 QTest.keyClicks(box, key)
                 await asyncio.sleep(KEY_S)
@@ -128,7 +140,10 @@ async def drive(window: Any, spawned: float, wait_s: float) -> None:
         sent = time.perf_counter()
         if os.environ.get("BENCH_TRACE") == "1":
             _trace(sent, painted)
-        QTest.keyClick(box, Qt.Key.Key_Return)
+        if SELECTION:  # "Ask about the selection" (Ctrl+Return): a question not typed
+            QTest.keyClick(ask, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        else:
+            QTest.keyClick(box, Qt.Key.Key_Return)
         while not painted and time.perf_counter() - sent < LIMIT_S:
             await asyncio.sleep(0.002)
         if not painted:
@@ -186,6 +201,7 @@ def _env(tree: Path, url: str, **extra: str) -> dict[str, str]:
     env.update(
         QT_QPA_PLATFORM="offscreen",
         **({"BENCH_PASSAGES": "1"} if PASSAGES else {"ANTHROPIC_API_KEY": "sk-ant-bench"}),
+        **({"BENCH_SELECTION": "1"} if SELECTION else {}),
         ANTHROPIC_BASE_URL=url,
         PYTHON_KEYRING_BACKEND="tests.support.memory_keyring.MemoryKeyring",
         PYTHONPATH=os.pathsep.join((str(tree), str(ROOT))),

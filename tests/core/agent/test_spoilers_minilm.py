@@ -23,6 +23,7 @@ from core.search.vectors import BookVectors
 from core.store.library import Library
 from tests.conftest import BOOKS
 from tests.core.agent.spoiler_eval import BOOKS as EVAL_BOOKS
+from tests.support.encoded import encoded_home
 
 META_READ_TO = 28  # the end of part I
 QUESTION = next(b.question for b in EVAL_BOOKS if b.name == "metamorphosis")  # the set's
@@ -44,13 +45,12 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def meta(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Library, int]]:
-    """Metamorphosis with both kinds of chunk vectors (the encoder's: about 25 s), next to
-    Alice as in the evaluation (which words are distinctive depends on the library)."""
-    lib = Library.open(resolve_paths(tmp_path_factory.mktemp("minilm") / "home"))
-    book_id = import_book(lib, BOOKS / "metamorphosis.epub").book.id
-    import_book(lib, BOOKS / "alice_in_wonderland.epub")
-    assert BookVectors(lib.db).index_book(book_id)
-    assert SentenceVectors(lib.db).index_book(book_id)
+    """Metamorphosis with both kinds of chunk vectors (the encoder's: about 25 s, computed
+    once a run and shared: tests/support/encoded.py), next to Alice as in the evaluation
+    (which words are distinctive depends on the library)."""
+    home, _alice, book_id = encoded_home(tmp_path_factory)
+    lib = Library.open(resolve_paths(home))
+    assert SentenceVectors(lib.db).has(book_id)
     yield lib, book_id
     lib.close()
 

@@ -14,9 +14,10 @@ from core.search import BookSearch
 from core.search.frontmatter import is_front_matter
 from core.search.hits import query_terms
 from core.search.ranking import bm25
-from core.search.vector_indexer import indexer_for, want
+from core.search.vector_indexer import indexer_for
 from core.store.library import BookInfo, Library
 from tests.conftest import BOOKS
+from tests.support.encoded import encoded_home
 
 # found by the hybrid search (Find, ``margin search``) once BM25 counts the words; the
 # weights summed (a passage holding "father" once as much as one about him) missed it
@@ -139,26 +140,30 @@ def test_any_text_is_a_query(books: tuple[Library, BookInfo, BookInfo], query: s
         assert not any(is_front_matter(h.text) for h in hits)
 
 
-@pytest.mark.deep_vectors
 @pytest.mark.timeout(600)
 def test_deep_search_finds_a_paraphrase_the_summed_weights_missed(
-    books: tuple[Library, BookInfo, BookInfo],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """The answers' search (the agent's tool, passages mode): BM25's ranking fused with the
-    sentence encoder's. Last in this file: it gives Metamorphosis its encoder vectors (about
-    20 s of CPU in a background process)."""
-    lib, _, gregor = books
-    want(lib.db, gregor.id)
-    assert indexer_for(lib.db).wait(540)
-    search = BookSearch(lib.db)
-    assert search.sentences.has(gregor.id)
-    question = "How did the mother earn money for the household?"
-    hits = search.search_book(gregor.id, question, limit=5, deep=True)
-    assert any("sew fancy underwear for a fashion shop" in _fold(h.text) for h in hits)
-    assert not any(is_front_matter(h.text) for h in hits)
-    bound = min(h.start_page for h in hits if "fancy underwear" in _fold(h.text)) - 1
-    early = search.search_book(gregor.id, question, limit=5, until_page=bound, deep=True)
-    assert all(h.end_page <= bound for h in early)
+    sentence encoder's, on Metamorphosis with its encoder vectors (computed once a run and
+    shared: tests/support/encoded.py; how a deep search asks for them in the background is
+    test_sentence_vectors.py's)."""
+    home, _alice, gregor = encoded_home(tmp_path_factory)
+    lib = Library.open(resolve_paths(home))
+    try:
+        search = BookSearch(lib.db)
+        assert search.sentences.has(gregor)
+        question = "How did the mother earn money for the household?"
+        hits = search.search_book(gregor, question, limit=5, deep=True)
+        assert any("sew fancy underwear for a fashion shop" in _fold(h.text) for h in hits)
+        assert not any(is_front_matter(h.text) for h in hits)
+        bound = min(h.start_page for h in hits if "fancy underwear" in _fold(h.text)) - 1
+        early = search.search_book(gregor, question, limit=5, until_page=bound, deep=True)
+        assert all(h.end_page <= bound for h in early)
+        bm25 = search.search_book(gregor, question, limit=5, hybrid=False)
+        assert not any("fancy underwear" in _fold(h.text) for h in bm25), "a paraphrase"
+    finally:
+        lib.close()
 
 
 def test_the_encoder_query_leaves_out_a_name_most_passages_hold(

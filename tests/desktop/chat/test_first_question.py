@@ -60,8 +60,49 @@ def test_passages_mode_loads_the_encoder_once_a_question_is_begun(
     QTest.keyClicks(chat.input, "Who")
     qtbot.waitUntil(lambda: loaded == [True], timeout=5000)
     QTest.keyClicks(chat.input, " is she?")  # more words: loaded already
+    qtbot.waitUntil(lambda: not chat.first_question.readying, timeout=5000)
     chat.input.clear()
     QTest.keyClicks(chat.input, "Why")  # a new question begun
     qtbot.waitUntil(lambda: len(loaded) == 2, timeout=5000)
     QTest.qWait(50)
+    assert len(loaded) == 2
+
+
+def test_passages_mode_loads_the_encoder_once_text_is_selected(
+    window: Any, books_dir: Path, qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A selection is one click from "Ask" (a question sent without typing): it loads what
+    the reply uses, one load at a time however often the selection grows meanwhile."""
+    import threading
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    from core.agent.providers import answer_sentence
+    from tests.desktop.reader.conftest import text_view
+
+    loaded: list[bool] = []
+    release = threading.Event()
+
+    def preload() -> bool:
+        loaded.append(True)
+        return release.wait(10)
+
+    monkeypatch.setattr(answer_sentence, "preload", preload)
+    read_alice(window, books_dir)
+    view = text_view(window.reader)
+    view.setFocus()
+    QTest.qWait(50)
+    assert loaded == [], "nothing loads before a question or a selection"
+    for _ in range(3):  # the selection grows a character at a time
+        QTest.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+        QTest.qWait(20)
+    assert len(view.marks.selected_text()) == 3
+    qtbot.waitUntil(lambda: loaded == [True], timeout=5000)
+    ready = window.chat.first_question
+    assert ready.readying, "the load is under way"
+    release.set()
+    qtbot.waitUntil(lambda: not ready.readying, timeout=5000)
+    QTest.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: len(loaded) == 2, timeout=5000)  # a later selection: loaded again
     assert len(loaded) == 2
