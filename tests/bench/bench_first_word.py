@@ -24,7 +24,7 @@ Send → its first text painted ("From the book", the header shown with the firs
 with Send → the reply done beside it (the target: a reply's choice of sentences ≤ 100 ms of
 CPU, issue 41, so the window's own steps around it should keep the whole well under 300 ms).
 ``--selection`` (passages mode too): no question typed; six words of the page selected a
-word at a time (150 ms apart, Shift+Ctrl+Right), then "Ask about the selection" (Ctrl+Return).
+word at a time (150 ms apart, Shift+Ctrl+Right), then "Explain" (Ctrl+E), sent at once.
 To see where the time goes: BENCH_TRACE=1 prints what each thread of the window does between
 Send and the first word (its innermost frames of Margin's and the SDK's code, every 5 ms);
 BENCH_PYSPY=FILE records each window process with py-spy (/tmp/pyspy/bin/py-spy).
@@ -140,8 +140,8 @@ async def drive(window: Any, spawned: float, wait_s: float) -> None:
         sent = time.perf_counter()
         if os.environ.get("BENCH_TRACE") == "1":
             _trace(sent, painted)
-        if SELECTION:  # "Ask about the selection" (Ctrl+Return): a question not typed
-            QTest.keyClick(ask, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        if SELECTION:  # "Explain the selection" (Ctrl+E): a question sent, never typed
+            QTest.keyClick(ask, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
         else:
             QTest.keyClick(box, Qt.Key.Key_Return)
         while not painted and time.perf_counter() - sent < LIMIT_S:
