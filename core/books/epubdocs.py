@@ -171,11 +171,13 @@ def spine_html(
     font_classes: dict[str, str],
     quote_marks: bool,
     sheets: dict[str | None, str | None],
-) -> tuple[str, str, list[Block], dict[str, int]]:
+    check: bool = True,
+) -> tuple[str | None, str, list[Block], dict[str, int]]:
     """An XHTML spine document's (problem, title, blocks, anchors): ``data`` its bytes
     (``strip_subset`` and ``page_ids`` done), the rest what the book's documents before it left (the note
     references and link targets they named, embedded fonts' classes) and the book's style
-    sheets read so far (filled as they are read)."""
+    sheets read so far (filled as they are read). ``check=False``: whether it is well-formed
+    XML is not looked at (problem None: ``late_problems`` does it after the parse)."""
     doc_dir = posixpath.dirname(doc)
 
     def resolve_image(src: str) -> str | None:
@@ -188,7 +190,7 @@ def spine_html(
             sheets[target] = arc.read(target or "").decode("utf-8", "replace") if found else None
         return sheets[target]
 
-    problem, utf8 = xml_check(data)
+    problem, utf8 = xml_check(data) if check else (None, False)
     title, blocks, anchors = html_document(
         data,
         resolve_image,

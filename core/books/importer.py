@@ -246,6 +246,10 @@ def _import_book(
         len(chunks),
     )
     problems = parsed.extra.get("problems", "")
+    if "unchecked" in parsed.extra:  # (core.books.epubcheck: loaded only for such a book)
+        from core.books.epubcheck import late_problems
+
+        problems = late_problems(path, parsed.extra, limits)  # the book is stored: now
     del parsed, chunks
     return ImportResult(library.get_book(book_id), already_present=False, problems=problems)
 

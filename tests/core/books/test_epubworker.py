@@ -4,6 +4,7 @@ or cannot read a document leaves the parse to read it, with the same result or e
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,12 +12,24 @@ from pathlib import Path
 import pytest
 
 from core.books import epubworker
+from core.books.epubcheck import UNCHECKED, late_problems
 from core.books.limits import Limits
-from core.books.parse import parse_book
+from core.books.model import ParsedBook
+from core.books.parse import parse_book as parse_only
 from core.errors import BookError
 from tests.core.books.epubgen import make_epub
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "books"
+
+
+def parse_book(path: Path, **kwargs: object) -> ParsedBook:
+    """``parse_book`` with the XML problems the import adds (core.books.epubcheck): the
+    worker checks the documents it reads, the parse leaves its own for later."""
+    book = parse_only(path, **kwargs)  # type: ignore[arg-type]
+    extra = {k: v for k, v in book.extra.items() if k not in (UNCHECKED, "problems")}
+    if problems := late_problems(path, book.extra):
+        extra["problems"] = problems
+    return dataclasses.replace(book, extra=extra)
 
 
 @pytest.fixture(scope="module", autouse=True)
