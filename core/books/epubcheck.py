@@ -12,6 +12,8 @@ same order, as when the parse checked each document itself.
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from core.books.epubdocs import strip_subset, xml_problem
@@ -67,3 +69,30 @@ def late_problems(path: Path, extra: dict[str, str], limits: Limits = DEFAULT_LI
     if at < len(known):
         pieces.append(known[at + 2 :] if at else known)
     return "; ".join(pieces)
+
+
+def checking(
+    path: Path, extra: dict[str, str], limits: Limits = DEFAULT_LIMITS
+) -> Callable[[], str]:
+    """``late_problems(path, extra, limits)`` begun on a thread, while the import stores the
+    book (unpacking the documents again, and much of storing, run without Python's lock):
+    the function returned waits for it and gives its answer."""
+    if UNCHECKED not in extra:
+        known = extra.get("problems", "")
+        return lambda: known
+    found: list[str] = []
+
+    def run() -> None:
+        try:
+            found.append(late_problems(path, extra, limits))
+        except BaseException:  # (late_problems logs what it cannot read; this is a bug)
+            log.exception("the pages of %s could not be checked", path.name)
+
+    thread = threading.Thread(target=run, name="margin-epub-check", daemon=True)
+    thread.start()
+
+    def result() -> str:
+        thread.join()
+        return found[0] if found else extra.get("problems", "")
+
+    return result

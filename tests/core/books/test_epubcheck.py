@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.books.epubcheck import UNCHECKED, late_problems, unchecked_line
+from core.books.epubcheck import UNCHECKED, checking, late_problems, unchecked_line
 from core.books.epubdocs import strip_subset, xml_problem
 from core.books.epubzip import EpubArchive
 from core.books.importer import import_book
@@ -42,6 +42,8 @@ def test_the_parse_leaves_the_check_and_the_import_reports_it(tmp_path: Path) ->
     expected = _each_checked(path, docs)
     assert len(expected) == 2 and all("not well-formed" in p for p in expected)
     assert late_problems(path, book.extra) == "; ".join(expected)
+    assert checking(path, book.extra)() == "; ".join(expected)  # (on a thread, as imports do)
+    assert checking(path, {"problems": "x: known"})() == "x: known"
 
     library = Library.open(resolve_paths())
     try:
