@@ -117,7 +117,8 @@ def _helper(
     not for a book whose style sheets embed fonts (each document's classes depend on them)."""
     if styles.faces or not readable or not arc.limits.epub_worker:
         return None
-    if not epubworker.worth_it(sum(arc.entries[d].file_size for d in readable), len(readable)):
+    size = sum(arc.entries[d].file_size for d in readable)
+    if not epubworker.worth_it(size, len(readable)) or not epubworker.wanted(size):
         return None
     try:
         stat = arc.path.stat()

@@ -188,6 +188,26 @@ def test_only_a_big_book_in_several_documents_is_shared(monkeypatch: pytest.Monk
     assert not epubworker.worth_it(16 * 1024 * 1024, 140)
 
 
+def test_a_first_big_book_is_read_alone_and_the_next_starts_the_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The worker comes too late for a first book of 16 MiB: it is read alone; a big book
+    soon after it, or one that finds the worker running, or a huge one, shares."""
+    epubworker.shutdown()
+    monkeypatch.delenv(epubworker.ENV, raising=False)
+    monkeypatch.setattr(epubworker, "_last_big", None)
+    big, huge = 16 * 1024 * 1024, epubworker.COLD_FROM_BYTES
+    assert not epubworker.wanted(big)  # the first: alone
+    assert epubworker.wanted(big)  # the next, right after
+    monkeypatch.setattr(epubworker, "_last_big", -epubworker.AGAIN_S * 2)
+    assert not epubworker.wanted(big)  # long after: a first book again
+    monkeypatch.setattr(epubworker, "_last_big", None)
+    assert epubworker.wanted(huge)
+    monkeypatch.setattr(epubworker, "_last_big", None)
+    monkeypatch.setenv(epubworker.ENV, "1")
+    assert epubworker.wanted(big)  # (forced: the tests, bench_parse_same)
+
+
 def test_a_book_may_be_read_without_the_worker(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
