@@ -112,27 +112,23 @@ def _helper(
     toc_entries: list[_Entry],
     entries_of_doc: dict[str, list[int]],
     target: int,
-) -> tuple[epubworker.Helper | None, bool]:
+) -> epubworker.Helper | None:
     """The second process reading the last documents, when that pays (core.books.epubworker);
-    not for a book whose style sheets embed fonts (each document's classes depend on them).
-    And whether the worker is to be started once the book is read, for those that follow (a
-    big book that found none running: ``epubworker.wanted``)."""
+    not for a book whose style sheets embed fonts (each document's classes depend on them)."""
     if styles.faces or not readable or not arc.limits.epub_worker:
-        return None, False
+        return None
     size = sum(arc.entries[d].file_size for d in readable)
-    if not epubworker.worth_it(size, len(readable)):
-        return None, False
-    if not epubworker.wanted(size):
-        return None, True
+    if not epubworker.worth_it(size, len(readable)) or not epubworker.wanted(size):
+        return None
     try:
         stat = arc.path.stat()
     except OSError:
-        return None, False
+        return None
     job = epubworker.Job(
         str(arc.path), (stat.st_size, stat.st_mtime_ns), arc.limits, pkg, readable, wanted,
         link_targets, quote_marks, entries_of_doc, toc_entries, target,
     )  # fmt: skip
-    return epubworker.helper(job), False
+    return epubworker.helper(job)
 
 
 def _note_docs(ref_labels: dict[str, str], seen: int, docs: set[str]) -> int:
@@ -227,7 +223,7 @@ def _parse(
     sheets: dict[str | None, str | None] = {}  # the book's style sheets, read once
     total = max(len(spine), 1)
     readable = [d for d in spine if arc.has(d) and kinds[d].kind == "html"]
-    helper, start_after = _helper(arc, pkg, readable, wanted, link_targets, quote_marks, styles, toc_entries,
+    helper = _helper(arc, pkg, readable, wanted, link_targets, quote_marks, styles, toc_entries,
                      entries_of_doc, page_target)  # fmt: skip
     ahead = _read_ahead(arc, readable) if helper is None else None
     base_targets = {d: set(ids) for d, ids in link_targets.items()} if helper else {}
@@ -316,8 +312,6 @@ def _parse(
         if helper is not None:
             helper.close()
             log.debug("the EPUB worker read %d of %d documents", from_worker, len(readable))
-    if start_after:  # (the book is read: the worker starts now, ready for a big book after it)
-        epubworker.start_for_later()
 
     if not chapters and pkg.unreadable and not pkg.spine:
         formats = ", ".join(sorted(set(pkg.unreadable)))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -189,30 +188,24 @@ def test_only_a_big_book_in_several_documents_is_shared(monkeypatch: pytest.Monk
     assert not epubworker.worth_it(16 * 1024 * 1024, 140)
 
 
-def test_a_big_book_finding_no_worker_is_read_alone_and_starts_one_after(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+def test_a_first_big_book_is_read_alone_and_the_next_starts_the_worker(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The worker comes too late for a first book of 16 MiB: it is read alone, and starts
-    the worker when done, for the big books that follow; a huge one shares at once."""
+    """The worker comes too late for a first book of 16 MiB: it is read alone; a big book
+    soon after it, or one that finds the worker running, or a huge one, shares."""
     epubworker.shutdown()
     monkeypatch.delenv(epubworker.ENV, raising=False)
-    assert not epubworker.wanted(16 * 1024 * 1024)  # none running: alone
-    assert epubworker.wanted(epubworker.COLD_FROM_BYTES)
-    book = FIXTURES / "metamorphosis.epub"
-    alone = _alone(book, monkeypatch)
-    monkeypatch.delenv(epubworker.ENV, raising=False)
-    monkeypatch.setattr(epubworker, "worth_it", lambda size, count: True)  # (as a big book)
-    with caplog.at_level(logging.DEBUG, logger="core.books.epub"):
-        assert parse_book(book) == alone
-    assert not any("the EPUB worker read" in r.getMessage() for r in caplog.records)
-    for thread in threading.enumerate():  # the start, after the book
-        if thread.name == "margin-epub-start":
-            thread.join(30)
-    assert epubworker.wanted(16 * 1024 * 1024)  # the next big book shares
-    with caplog.at_level(logging.DEBUG, logger="core.books.epub"):
-        assert parse_book(book) == alone
-    assert any("the EPUB worker read" in r.getMessage() for r in caplog.records)
-    epubworker.shutdown()  # (its book may still hold it: the next test starts its own)
+    monkeypatch.setattr(epubworker, "_last_big", None)
+    big, huge = 16 * 1024 * 1024, epubworker.COLD_FROM_BYTES
+    assert not epubworker.wanted(big)  # the first: alone
+    assert epubworker.wanted(big)  # the next, right after
+    monkeypatch.setattr(epubworker, "_last_big", -epubworker.AGAIN_S * 2)
+    assert not epubworker.wanted(big)  # long after: a first book again
+    monkeypatch.setattr(epubworker, "_last_big", None)
+    assert epubworker.wanted(huge)
+    monkeypatch.setattr(epubworker, "_last_big", None)
+    monkeypatch.setenv(epubworker.ENV, "1")
+    assert epubworker.wanted(big)  # (forced: the tests, bench_parse_same)
 
 
 def test_a_book_may_be_read_without_the_worker(
