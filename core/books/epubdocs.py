@@ -190,7 +190,7 @@ def spine_html(
             sheets[target] = arc.read(target or "").decode("utf-8", "replace") if found else None
         return sheets[target]
 
-    problem, utf8 = xml_check(data) if check else (None, False)
+    problem = xml_check(data)[0] if check else None
     title, blocks, anchors = html_document(
         data,
         resolve_image,
@@ -201,6 +201,5 @@ def spine_html(
         font_classes=font_classes,
         quote_marks=quote_marks,
         stylesheet=read_css,
-        utf8=utf8,
     )
     return problem, title, blocks, anchors
