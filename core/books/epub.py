@@ -18,6 +18,7 @@ from core.books.comics import image_epub  # pre-paginated and image-only books
 from core.books.epubahead import ReadAhead, worth_it
 from core.books.epubcfi import resolve_cfi_entries
 from core.books.epubchapters import _only_pictures, doc_chapters, finish_blocks
+from core.books.epubcheck import UNCHECKED, unchecked_line
 from core.books.epubdocs import page_ids, picture_document, spine_html, strip_subset
 from core.books.epubfonts import BookStyles, encode_faces, stylesheet_fonts
 from core.books.epubpackage import Package, first_meta, progression, read_package
@@ -116,7 +117,8 @@ def _helper(
     not for a book whose style sheets embed fonts (each document's classes depend on them)."""
     if styles.faces or not readable or not arc.limits.epub_worker:
         return None
-    if not epubworker.worth_it(sum(arc.entries[d].file_size for d in readable), len(readable)):
+    size = sum(arc.entries[d].file_size for d in readable)
+    if not epubworker.worth_it(size, len(readable)) or not epubworker.wanted(size):
         return None
     try:
         stat = arc.path.stat()
@@ -163,6 +165,7 @@ def _parse(
     spine = [doc.path for doc in pkg.spine]
     kinds = {doc.path: doc for doc in pkg.spine}
     problems: list[str] = []
+    unchecked: list[str] = []  # documents whose XML is checked after the parse
     link_targets: dict[str, set[str]] = {}  # ids that links point at, by document
     quote_marks = not any(
         own_quotes(arc.read(i.path).decode("utf-8", errors="replace"))
@@ -262,8 +265,8 @@ def _parse(
                     for target_doc, ids in added:
                         link_targets.setdefault(target_doc, set()).update(ids)
                 else:
-                    data = ahead.take(doc) if ahead is not None else _document(arc, doc)
-                    data = page_ids(data, doc, link_targets)
+                    read = ahead.take(doc) if ahead is not None else _document(arc, doc)
+                    data = page_ids(read, doc, link_targets)
                     if styles.faces or (b"@" in data and b"@font-face" in data):  # (memchr)
                         styles.add_document(data, doc, pkg.listed)
                     problem, title, blocks, anchors = spine_html(
@@ -277,7 +280,10 @@ def _parse(
                         font_classes=styles.classes,
                         quote_marks=quote_marks,
                         sheets=sheets,
+                        check=data is not read,  # (else later, core.books.epubcheck)
                     )
+                    if problem is None:
+                        unchecked.append(unchecked_line(problems, doc))
                     finish_blocks(path, doc, blocks, arc.limits.max_paragraph_chars)
                     made = doc_chapters(doc, title, blocks, anchors, entries_of_doc.get(doc, []),
                                         toc_entries)  # fmt: skip
@@ -349,6 +355,8 @@ def _parse(
     extra: dict[str, str] = {}
     if problems:
         extra["problems"] = "; ".join(problems)
+    if unchecked:
+        extra[UNCHECKED] = "\n".join(unchecked)
     if printed:
         # where each printed page starts: the anchor names parse_book finds in the pages
         extra["page_list"] = "\n".join(

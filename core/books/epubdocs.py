@@ -85,8 +85,9 @@ def xml_problem(data: bytes) -> str:
 
 def xml_check(data: bytes) -> tuple[str, bool]:
     """``xml_problem(data)``, and whether expat read every byte of ``data`` as UTF-8 (then
-    they are valid UTF-8: expat refuses what Python's decoder refuses, so the HTML parser
-    can take them as they are, unchecked)."""
+    they are valid UTF-8: expat refuses what Python's decoder refuses). (The HTML parser
+    needs neither: core.books.htmlbuilder.html_tree; the parse leaves the check to
+    core.books.epubcheck.)"""
     stripped = strip_subset(data)
     parser = expat.ParserCreate(namespace_separator=" ")
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
@@ -171,11 +172,13 @@ def spine_html(
     font_classes: dict[str, str],
     quote_marks: bool,
     sheets: dict[str | None, str | None],
-) -> tuple[str, str, list[Block], dict[str, int]]:
+    check: bool = True,
+) -> tuple[str | None, str, list[Block], dict[str, int]]:
     """An XHTML spine document's (problem, title, blocks, anchors): ``data`` its bytes
     (``strip_subset`` and ``page_ids`` done), the rest what the book's documents before it left (the note
     references and link targets they named, embedded fonts' classes) and the book's style
-    sheets read so far (filled as they are read)."""
+    sheets read so far (filled as they are read). ``check=False``: whether it is well-formed
+    XML is not looked at (problem None: ``late_problems`` does it after the parse)."""
     doc_dir = posixpath.dirname(doc)
 
     def resolve_image(src: str) -> str | None:
@@ -188,7 +191,7 @@ def spine_html(
             sheets[target] = arc.read(target or "").decode("utf-8", "replace") if found else None
         return sheets[target]
 
-    problem, utf8 = xml_check(data)
+    problem = xml_check(data)[0] if check else None
     title, blocks, anchors = html_document(
         data,
         resolve_image,
@@ -199,6 +202,5 @@ def spine_html(
         font_classes=font_classes,
         quote_marks=quote_marks,
         stylesheet=read_css,
-        utf8=utf8,
     )
     return problem, title, blocks, anchors

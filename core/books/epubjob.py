@@ -99,7 +99,7 @@ def _read(
         cut_chapter(part, job.target, strings=not whole_pages(part, job.target))
         for _, part in (made.parts if made else ())
     ]
-    return encode(problem, made, cuts, list(labels.items()), targets.added())
+    return encode(problem or "", made, cuts, list(labels.items()), targets.added())
 
 
 RAW = hasattr(os, "writev") and hasattr(os, "readv")  # (POSIX; Windows: the pipe's messages)

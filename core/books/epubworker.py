@@ -22,7 +22,9 @@ could not read is read again, in its turn, by the parse.
 The worker is spawned (never forked: the window has Qt threads), runs at a lower priority
 (its start would otherwise take a core from a first book it comes too late for), is kept
 for ``IDLE_S`` after a book so the next one does not pay its start, and used only for books of at least
-``FROM_BYTES`` of XHTML in ``FROM_DOCUMENTS`` documents on a machine with a second core.
+``FROM_BYTES`` of XHTML in ``FROM_DOCUMENTS`` documents on a machine with a second core. A
+first big book is read alone (``wanted``: the worker would come too late for it); the next
+one, soon after, starts it for those that follow.
 ``MARGIN_EPUB_WORKER=1`` uses it for every EPUB, ``=all`` also has the parse wait for it
 for every document it can read (the tests and bench_parse_same compare that output with
 the parse's own), ``=0`` never.
@@ -58,6 +60,16 @@ SIDE_BY_SIDE = 0.85
 free second core the parse keeps its own (≈1.0); when another program keeps one busy, three
 share two cores (≈0.67) and the worker takes from the parse about what it gives."""
 PIPE_BYTES = 1024 * 1024  # the results pipe's buffer (Linux): a document's pages in one go
+COLD_FROM_BYTES = 48 * 1024 * 1024
+"""When no worker runs, a book of this much XHTML starts one for itself; a smaller one does
+only when another big book came just before it (``AGAIN_S``: a batch of imports). The
+worker takes 0.2-0.5 s to start, and a 16 MiB EPUB (close to the most pages a book may
+have, ``Limits.max_pages``) is read in about 0.3 s: a worker started for it read none of
+its 140 documents, and starting it cost that parse 80-100 ms (the start's own wait, and no
+reading ahead: issue 41, a reader's first book)."""
+AGAIN_S = 30.0
+"""A big book that follows another within this long starts the worker, for the books after."""
+_last_big: float | None = None  # (time.monotonic() when the last big book began)
 
 
 def mode() -> bool | None:
@@ -85,6 +97,21 @@ def worth_it(total_bytes: int, documents: int) -> bool:
         return len(os.sched_getaffinity(0)) >= 2
     except (AttributeError, OSError):
         return (os.cpu_count() or 1) >= 2
+
+
+def wanted(total_bytes: int) -> bool:
+    """Whether a big book (``worth_it``) is shared with the worker now: always when it runs
+    (kept from a book before: ``IDLE_S``) or is forced; else only when the book is huge
+    (``COLD_FROM_BYTES``) or follows another big book (``AGAIN_S``): a first book is read
+    alone, with its documents read ahead, and the next one starts the worker."""
+    global _last_big
+    now = time.monotonic()
+    before, _last_big = _last_big, now
+    if mode() is not None or total_bytes >= COLD_FROM_BYTES:
+        return True
+    with _lock:
+        running = _worker is not None and _worker.proc.is_alive()
+    return running or (before is not None and now - before < AGAIN_S)
 
 
 # --- the parse's side -------------------------------------------------------------------------

@@ -407,7 +407,6 @@ def html_document(
     font_classes: dict[str, str] | None = None,
     quote_marks: bool = True,
     stylesheet: Callable[[str], str | None] | None = None,
-    utf8: bool = False,
 ) -> tuple[str, list[Block], dict[str, int]]:
     """Parse a document and return (its <title>, its blocks, where the ``anchors`` land).
 
@@ -415,9 +414,9 @@ def html_document(
     the index of the block it starts or sits in; ids not found are absent. ``doc`` is the
     document's path in the book and ``ref_labels`` the note references seen so far in the
     book (target ``DOC#ID`` → label), shared across its documents so that a note is numbered
-    as its reference is. ``utf8``: ``markup`` is known to be valid UTF-8 (expat read it).
+    as its reference is.
     """
-    tree = html_tree(markup, utf8)
+    tree = html_tree(markup)
     title_node = tree.css_first("title")
     title = _clean(title_node.text()) if title_node is not None else ""
     root = tree.body or tree.root

@@ -4,6 +4,7 @@ or cannot read a document leaves the parse to read it, with the same result or e
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,12 +12,24 @@ from pathlib import Path
 import pytest
 
 from core.books import epubworker
+from core.books.epubcheck import UNCHECKED, late_problems
 from core.books.limits import Limits
-from core.books.parse import parse_book
+from core.books.model import ParsedBook
+from core.books.parse import parse_book as parse_only
 from core.errors import BookError
 from tests.core.books.epubgen import make_epub
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "books"
+
+
+def parse_book(path: Path, **kwargs: object) -> ParsedBook:
+    """``parse_book`` with the XML problems the import adds (core.books.epubcheck): the
+    worker checks the documents it reads, the parse leaves its own for later."""
+    book = parse_only(path, **kwargs)  # type: ignore[arg-type]
+    extra = {k: v for k, v in book.extra.items() if k not in (UNCHECKED, "problems")}
+    if problems := late_problems(path, book.extra):
+        extra["problems"] = problems
+    return dataclasses.replace(book, extra=extra)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -173,6 +186,26 @@ def test_only_a_big_book_in_several_documents_is_shared(monkeypatch: pytest.Monk
     monkeypatch.setenv(epubworker.ENV, "0")
     monkeypatch.setattr(epubworker.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert not epubworker.worth_it(16 * 1024 * 1024, 140)
+
+
+def test_a_first_big_book_is_read_alone_and_the_next_starts_the_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The worker comes too late for a first book of 16 MiB: it is read alone; a big book
+    soon after it, or one that finds the worker running, or a huge one, shares."""
+    epubworker.shutdown()
+    monkeypatch.delenv(epubworker.ENV, raising=False)
+    monkeypatch.setattr(epubworker, "_last_big", None)
+    big, huge = 16 * 1024 * 1024, epubworker.COLD_FROM_BYTES
+    assert not epubworker.wanted(big)  # the first: alone
+    assert epubworker.wanted(big)  # the next, right after
+    monkeypatch.setattr(epubworker, "_last_big", -epubworker.AGAIN_S * 2)
+    assert not epubworker.wanted(big)  # long after: a first book again
+    monkeypatch.setattr(epubworker, "_last_big", None)
+    assert epubworker.wanted(huge)
+    monkeypatch.setattr(epubworker, "_last_big", None)
+    monkeypatch.setenv(epubworker.ENV, "1")
+    assert epubworker.wanted(big)  # (forced: the tests, bench_parse_same)
 
 
 def test_a_book_may_be_read_without_the_worker(
