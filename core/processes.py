@@ -122,3 +122,132 @@ def lower_priority(step: int | None = None) -> None:
         os.nice(step)
     except (AttributeError, OSError):  # no os.nice (Windows), or not allowed
         log.debug("the worker's priority could not be lowered", exc_info=True)
+
+
+# --- workers started as plain Python processes ------------------------------------------------
+#
+# A ``multiprocessing`` "spawn" process brings multiprocessing's resource tracker with it (a
+# second child process, kept until ``stop_resource_tracker``). A worker that needs no shared
+# semaphore or queue, only a pipe (the background vectors), is started with ``subprocess``
+# instead: ``python -m MODULE`` from the source tree, the app itself with ``FLAG`` in the
+# bundle (packaging/launcher.py runs the module's ``main`` then). Both ends speak JSON lines:
+# the job on the worker's stdin, its messages on its stdout; its stderr goes nowhere (its
+# problems come back as messages and go to the log: never a traceback on a terminal).
+
+
+def worker_command(module: str, flag: str) -> list[str]:
+    """How to start ``module``'s ``main`` as a worker: the bundle (PyInstaller sets
+    ``sys.frozen``; its ``sys.executable`` is the app) has no ``python -m``."""
+    import sys
+
+    if getattr(sys, "frozen", False):
+        return [sys.executable, flag]
+    return [sys.executable, "-m", module]
+
+
+class PythonWorker:
+    """A worker process (``worker_command``) and its two pipes; the calls of a
+    ``multiprocessing.Process`` that the callers use (``pid``, ``is_alive``, ``terminate``,
+    ``join``). ``receive`` gives its messages one at a time."""
+
+    def __init__(self, module: str, flag: str, job: object) -> None:
+        import json
+        import subprocess
+        import sys
+        from pathlib import Path
+
+        env = dict(os.environ)
+        root: str | None = None
+        if not getattr(sys, "frozen", False):
+            root = str(Path(__file__).resolve().parents[1])  # this code's tree, not another's
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        self._process = subprocess.Popen(
+            worker_command(module, flag),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=root,
+        )
+        self.pid = self._process.pid
+        self._buffer = b""
+        self._lines: list[bytes] = []
+        self._ended = False
+        try:
+            assert self._process.stdin is not None
+            self._process.stdin.write(json.dumps(job).encode("utf-8") + b"\n")
+            self._process.stdin.close()  # the whole job is sent: the worker reads no more
+        except OSError:  # it ended at once: ``receive`` says so
+            pass
+
+    def is_alive(self) -> bool:
+        return self._process.poll() is None
+
+    @property
+    def exitcode(self) -> int | None:
+        """Its exit status once it has ended (a signal's: minus its number), else None."""
+        return self._process.poll()
+
+    def terminate(self) -> None:
+        if self.is_alive():
+            self._process.terminate()
+
+    def join(self, timeout: float | None = None) -> None:
+        import subprocess
+
+        try:
+            self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+
+    def receive(self, timeout: float) -> object:
+        """The worker's next message, or None when none came within ``timeout`` seconds;
+        ``EOFError`` once the worker has ended and every message was read."""
+        import json
+        import select
+
+        while not self._lines:
+            if self._ended:
+                raise EOFError("the worker has ended")
+            stdout = self._process.stdout
+            assert stdout is not None
+            ready, _, _ = select.select([stdout], [], [], timeout)
+            if not ready:
+                return None
+            block = os.read(stdout.fileno(), 65536)
+            if not block:
+                self._ended = True
+                continue
+            *lines, self._buffer = (self._buffer + block).split(b"\n")
+            self._lines.extend(line for line in lines if line.strip())
+        line = self._lines.pop(0)
+        try:
+            return json.loads(line)
+        except ValueError:  # not a message (something the worker's libraries printed)
+            log.debug("the worker wrote %r", line[:200])
+            return self.receive(0)
+
+
+def worker_job() -> object:
+    """In a worker: the job its parent sent (``PythonWorker``)."""
+    import json
+    import sys
+
+    return json.loads(sys.stdin.buffer.readline() or b"null")
+
+
+_send_lock = threading.Lock()
+
+
+def worker_send(message: object) -> None:
+    """In a worker: one message to the parent (from any thread); ``BrokenPipeError`` when
+    the parent has stopped listening."""
+    import json
+    import sys
+
+    line = json.dumps(message).encode("utf-8") + b"\n"
+    with _send_lock:
+        sys.stdout.buffer.write(line)
+        sys.stdout.buffer.flush()

@@ -16,6 +16,10 @@ if __name__ == "__main__":
         import bundle_selftest
 
         sys.exit(bundle_selftest.main(sys.argv[2:]))
+    if sys.argv[1:2] == ["--vectors-child"]:  # the background vectors' worker process
+        from core.search.vector_worker import main as vectors
+
+        sys.exit(vectors())
     if sys.argv[1:2] == ["--speak-child"]:  # the speaking half of `margin speak`
         from desktop.readaloud.say import main as speak
 

@@ -1,26 +1,27 @@
 """Vectors computed in the background: one thread per library (``VectorIndexer``) that gives
-books their vectors, each kind in turn (the static ``vectors.BookVectors`` in seconds, then
-the sentence encoder's ``sentence_vectors.SentenceVectors``), in a spawned worker process
-(``vector_worker``) when one can be started. ``request_vectors`` wakes it after an import;
+books their vectors, both kinds side by side (the static ``vectors.BookVectors`` of every
+book, and the sentence encoder's ``sentence_vectors.SentenceVectors`` of the books asked for,
+their reader's part first), in one worker process (``vector_worker``, a plain Python process:
+no ``multiprocessing`` resource tracker beside it) when one can be started. ``request_vectors`` wakes it after an import;
 ``want`` asks for a book's encoder vectors."""
 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import peewee as pw
 
-from core.processes import starting, stop_resource_tracker
+from core.processes import PythonWorker
 from core.search.embedding import VectorsUnavailable
 from core.search.encoder_files import weights_present
 from core.search.sentence_vectors import SentenceVectors, is_wanted, mark_ahead, mark_wanted
-from core.search.vector_worker import index_books
+from core.search.vector_worker import FLAG
 from core.search.vectors import BookVectors
 from core.store.migrations import SCHEMA_VERSION, current_version
 
@@ -44,7 +45,7 @@ class VectorIndexer:
         self._idle.set()
         self._stopped = False
         self._thread: threading.Thread | None = None
-        self._worker: Any = None  # the worker process while one runs
+        self._worker: PythonWorker | None = None  # the worker process while one runs
         self._lock = threading.Lock()
         self.listeners: list[Callable[[int, int], None]] = []
 
@@ -89,78 +90,100 @@ class VectorIndexer:
             return False
         return current_version(self.db) == SCHEMA_VERSION
 
-    def _index(self, vectors: BookVectors) -> None:
-        """Every book that lacks vectors, in a spawned worker process when one can be started
-        (the model's memory and CPU stay out of this process), else here. The worker is a
-        daemon: leaving Margin ends it, never waits for it."""
-        import multiprocessing
-
-        todo = vectors.missing()
-        if not todo:
+    def _index(self, kinds: tuple[BookVectors, ...]) -> None:
+        """Every book that lacks vectors of each kind, in one worker process when one can be
+        started (the models' memory and CPU stay out of this process), else here. Leaving
+        Margin ends the worker (``stop``), and so does this process's death (the worker
+        watches its parent)."""
+        todo = {vectors.kind: vectors.missing() for vectors in kinds}
+        todo = {kind: books for kind, books in todo.items() if books}
+        only = {
+            vectors.kind: vectors.reader_only(todo[vectors.kind])
+            for vectors in kinds
+            if vectors.kind in todo and isinstance(vectors, SentenceVectors)
+        }
+        jobs = [
+            {"kind": kind, "books": books, "reader_only": only.get(kind, [])}
+            for kind, books in todo.items()
+        ]
+        if not jobs:
             return
-        only = tuple(vectors.reader_only(todo)) if isinstance(vectors, SentenceVectors) else ()
-        ctx = multiprocessing.get_context("spawn")
-        receive, send = ctx.Pipe(duplex=False)
-        worker = ctx.Process(
-            target=index_books,
-            args=(str(self.db.database), todo, send, vectors.kind, only),
-            name="margin-vectors",
-            daemon=True,
-        )
-        with self._lock, starting():  # the tracker stays until the process is alive
+        with self._lock:
             if self._stopped:
                 return
-            self._worker = worker
             try:
-                # under the lock: ``stop`` never sees a worker half started (a process that
-                # ends meanwhile left it reading its start-up data from a closed pipe, and
-                # it printed an EOFError traceback)
-                worker.start()
-                started = True
-            except (OSError, RuntimeError):  # no worker process here: compute in this one
+                # under the lock: ``stop`` never sees a worker half started
+                worker = PythonWorker(
+                    "core.search.vector_worker",
+                    FLAG,
+                    {"path": str(self.db.database), "parent": os.getpid(), "jobs": jobs},
+                )
+                self._worker = worker
+            except OSError:  # no worker process here: compute in this one
                 log.info("vectors computed in this process", exc_info=True)
-                self._worker = None
-                started = False
-        if not started:
-            receive.close()
-            send.close()
-            self._index_here(vectors, todo, only)
+                worker = None
+        if worker is None:
+            for vectors in kinds:
+                if vectors.kind in todo:
+                    self._index_here(vectors, todo[vectors.kind], tuple(only.get(vectors.kind, ())))
             return
-        send.close()
-        done = 0
+        self._listen(worker, kinds, todo)
+
+    def _listen(
+        self, worker: PythonWorker, kinds: tuple[BookVectors, ...], todo: dict[str, list[int]]
+    ) -> None:
+        """The worker's messages until it is done (or stopped, or a book is asked for
+        meanwhile: it is then ended, to start again with that book first). Progress is the
+        static vectors' (search by meaning), then the encoder's."""
+        done = dict.fromkeys(todo, 0)
+        left = sum(map(len, todo.values()))
+        unavailable: set[str] = set()
         interrupted = False
         looked = 0.0
+        sentence = next((v for v in kinds if isinstance(v, SentenceVectors)), None)
         try:
-            while done < len(todo) and not self._stopped:
-                if not receive.poll(0.5):
-                    if not worker.is_alive():
-                        break
+            while left and not self._stopped:
+                try:
+                    message = worker.receive(0.5)
+                except EOFError:  # the worker ended
+                    break
+                if message is None:
                     if (
-                        self._wake.is_set()
-                        and vectors.kind == "sentence"
+                        sentence is not None
+                        and self._wake.is_set()
                         and time.monotonic() - looked > RELOOK_S
                     ):
                         # another book asked for meanwhile: start again with it, its reader's
                         # pages first (what the worker stored so far stays)
                         looked = time.monotonic()
-                        interrupted = bool(set(vectors.missing()) - set(todo))
+                        wanted = set(sentence.missing()) - set(todo.get(sentence.kind, ()))
+                        interrupted = bool(wanted)
                         if interrupted:
                             break
                     continue
-                try:
-                    book_id, outcome = receive.recv()
-                except EOFError:  # the worker ended
-                    break
-                done += 1
+                if not isinstance(message, list) or not message:
+                    continue
+                if message[0] == "log" and len(message) == 3:
+                    log.log(int(message[1]), "%s", message[2])
+                    continue
+                if message[0] != "done" or len(message) != 4:
+                    continue
+                _, kind, book_id, outcome = message
+                if kind not in done or kind in unavailable:
+                    continue
+                done[kind] += 1
+                left -= 1
                 if outcome != "ok":
                     log.warning("vectors of book %s: %s", book_id, outcome)
-                self._report(done, len(todo))
-                if outcome == "unavailable":
-                    break
+                if outcome == "unavailable":  # no more of this kind from this worker
+                    unavailable.add(kind)
+                    left -= len(todo[kind]) - done[kind]
+                static_left = "static" in todo and done["static"] < len(todo["static"])
+                if kind == "static" or not static_left:
+                    self._report(done[kind], len(todo[kind]))
         finally:
-            receive.close()
             self._worker = None
-            if interrupted:
+            if interrupted or self._stopped:
                 worker.terminate()
             worker.join(timeout=1 if self._stopped or interrupted else 5)
             if worker.is_alive():
@@ -192,8 +215,8 @@ class VectorIndexer:
                 log.warning("a vectors progress listener failed", exc_info=True)
 
     def _run(self) -> None:
-        # the static vectors of every book first (seconds), then the sentence encoder's
-        # (about 0.1 s a chunk: minutes for a long book)
+        # the static vectors of every book (seconds) and the sentence encoder's (about 0.1 s
+        # a chunk: minutes for a long book, its reader's part first) in one worker
         kinds = (BookVectors(self.db), SentenceVectors(self.db))
         while not self._stopped:
             if not self._wake.wait(IDLE_S):
@@ -208,18 +231,14 @@ class VectorIndexer:
             if self._stopped:
                 break
             try:
-                for vectors in kinds:
-                    if self._current() and not self._stopped:
-                        self._index(vectors)
+                if self._current() and not self._stopped:
+                    self._index(kinds)
             except Exception:  # a closed or damaged library: search stays BM25 alone
                 log.warning("background vectors stopped", exc_info=True)
             finally:
                 if not self.db.is_closed():
                     self.db.close()  # this thread's own connection
             if not self._wake.is_set():
-                # no worker left: multiprocessing's resource tracker ends too (unless a
-                # PDF's workers still need it); the next worker starts it again
-                stop_resource_tracker()
                 self._idle.set()
         if self._stopped:
             self._idle.set()

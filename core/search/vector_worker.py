@@ -1,9 +1,23 @@
 """The background vectors' worker process (``core.search.vector_indexer.VectorIndexer`` starts it):
-each book's vectors computed and stored, at a low priority, the library opened as it is."""
+each book's vectors computed and stored, at a low priority, the library opened as it is.
+
+It is a plain Python process (``core.processes.PythonWorker``: ``python -m
+core.search.vector_worker``, ``Margin --vectors-child`` in the bundle), not a
+``multiprocessing`` one: it needs a pipe only, and a spawned ``multiprocessing`` process
+brought the resource tracker along, a second child process (issue 41). Its job (JSON on
+stdin): the library, its parent's pid, and the books of each kind of vectors; its messages
+(JSON lines on stdout): ``["done", kind, book_id, outcome]`` after each book and ``["log",
+level, text]`` for the parent's log. The encoder's vectors (the reader's part first) and
+the static ones are computed side by side, on two threads: the encoder's products release
+the interpreter's lock, the static vectors' tokenizer holds it, so on two cores they overlap.
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,21 +27,20 @@ from core.search.embedding import VectorsUnavailable
 
 log = logging.getLogger("margin.search.vectors")
 
+FLAG = "--vectors-child"  # the bundle's launcher runs ``main`` for this argument
+Send = Callable[[Any], None]
+
 
 def index_books(
     path: str,
     book_ids: list[int],
-    send: Any,
+    send: Send,
     kind: str = "static",
     reader_only: tuple[int, ...] = (),
 ) -> None:
-    """The worker process: each book's vectors, and after each ("ok", "skipped",
-    "unavailable" or why it failed) sent back; only the reader's part of the books in
-    ``reader_only`` (encoder vectors). It runs at a low priority: the window and every
-    reader's work come first."""
-    from core.processes import lower_priority
-
-    lower_priority()
+    """Each book's vectors of ``kind``, and after each ``send((book_id, outcome))`` ("ok",
+    "skipped", "unavailable" or why it failed); only the reader's part of the books in
+    ``reader_only`` (encoder vectors). Ends quietly when no one listens any more."""
     try:
         if kind == "sentence" and len(book_ids) > 1:
             # each reader's pages first (the encoder's vectors of a long book take long)
@@ -35,7 +48,7 @@ def index_books(
                 try:
                     index_in_worker(path, book_id, kind, reader_first=True)
                 except VectorsUnavailable as exc:
-                    send.send((book_id, "unavailable"))
+                    send((book_id, "unavailable"))
                     log.warning("no vectors: %s", exc)
                     return
                 except Exception:  # tried again below
@@ -46,16 +59,15 @@ def index_books(
                 done = index_in_worker(path, book_id, kind, reader_first=only)
                 outcome = "ok" if done else "skipped"
             except VectorsUnavailable as exc:
-                send.send((book_id, "unavailable"))
+                send((book_id, "unavailable"))
                 log.warning("no vectors: %s", exc)
                 return
             except Exception as exc:  # this book only; tried again later
+                log.debug("vectors of book %s", book_id, exc_info=True)
                 outcome = f"not stored (tried again later): {exc}"
-            send.send((book_id, outcome))
+            send((book_id, outcome))
     except (BrokenPipeError, ConnectionResetError):
         pass  # the window or command that started it has gone: what is stored stays
-    finally:
-        send.close()
 
 
 def index_in_worker(
@@ -88,3 +100,72 @@ def index_in_worker(
         return BookVectors(db).index_book(book_id)
     finally:
         db.close()
+
+
+def run_jobs(path: str, jobs: list[dict[str, Any]], send: Send) -> None:
+    """Every job (``{"kind", "books", "reader_only"}``) of the library at ``path``, the
+    encoder's on this thread and the static vectors' beside it on another; ``send`` hears
+    ``["done", kind, book_id, outcome]`` after each book."""
+
+    def run(job: dict[str, Any]) -> None:
+        kind = str(job["kind"])
+        index_books(
+            path,
+            [int(b) for b in job["books"]],
+            lambda done: send(["done", kind, *done]),
+            kind,
+            tuple(int(b) for b in job.get("reader_only", ())),
+        )
+
+    beside = [threading.Thread(target=run, args=(job,), name="margin-static-vectors")
+              for job in jobs if job["kind"] != "sentence"]  # fmt: skip
+    for thread in beside:
+        thread.start()
+    for job in jobs:
+        if job["kind"] == "sentence":
+            run(job)
+    for thread in beside:
+        thread.join()
+
+
+class _ToParent(logging.Handler):
+    """The worker's log records, sent to the parent's log (warnings and above)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from core.processes import worker_send
+
+        try:
+            worker_send(["log", record.levelno, self.format(record)])
+        except Exception:  # the parent has gone: nothing to tell
+            pass
+
+
+def main() -> int:
+    """The worker process: its job from stdin, its messages on stdout (``PythonWorker``)."""
+    from core.processes import lower_priority, worker_job, worker_send
+    from core.store.owner import exit_with_parent
+
+    started = time.monotonic()
+    handler = _ToParent(logging.WARNING)
+    handler.setFormatter(logging.Formatter("vectors worker: %(message)s"))
+    logging.getLogger().addHandler(handler)
+    try:
+        job = worker_job()
+        if not isinstance(job, dict):
+            return 0
+        exit_with_parent(job.get("parent"))  # a killed window leaves no worker
+        lower_priority()
+        run_jobs(str(job["path"]), list(job["jobs"]), worker_send)
+        log.debug("vectors worker done in %.1f s", time.monotonic() - started)
+    except (BrokenPipeError, ConnectionResetError, KeyboardInterrupt):
+        pass  # the window or command that started it has gone (or stopped it)
+    except Exception:
+        log.warning("the vectors worker failed", exc_info=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

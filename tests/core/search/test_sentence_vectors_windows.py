@@ -351,9 +351,6 @@ def test_the_worker_does_every_readers_pages_before_the_rest(
 ) -> None:
     """Two books asked for: the worker computes the chunks up to each reader's page first
     (both books), then the rest of each, and reports each book once, when it is done."""
-    import multiprocessing
-
-    from core import processes
     from core.search import vector_worker
 
     lib = Library.open(resolve_paths(tmp_path / "home"))
@@ -363,7 +360,6 @@ def test_the_worker_does_every_readers_pages_before_the_rest(
         for book in books:
             lib.set_read_to(book.id, 2)
         monkeypatch.setattr(sentence_vectors, "AHEAD_PAGES", 0)
-        monkeypatch.setattr(processes, "lower_priority", lambda: None)
         writes: list[tuple[int, int, int]] = []
         real = SentenceVectors._write
 
@@ -372,15 +368,9 @@ def test_the_worker_does_every_readers_pages_before_the_rest(
             return real(self, book_id, first, count, done, counts, data)
 
         monkeypatch.setattr(SentenceVectors, "_write", record)
-        receive, send = multiprocessing.Pipe(duplex=False)
+        reports: list[tuple[int, str]] = []
         path = str(lib.db.database)
-        vector_worker.index_books(path, [b.id for b in books], send, "sentence")
-        reports = []
-        while True:
-            try:
-                reports.append(receive.recv())
-            except EOFError:  # the worker closed its end
-                break
+        vector_worker.index_books(path, [b.id for b in books], reports.append, "sentence")
         assert reports == [(b.id, "ok") for b in books]
         a, b = (book.id for book in books)
         assert [w[0] for w in writes[:2]] == [a, b], "each reader's pages first"
