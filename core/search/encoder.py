@@ -135,7 +135,7 @@ def _linear(
     would take 42 MB of the window's memory, for about 1 ms a question), then each output
     column is multiplied by its row's scale."""
     weight, scale = stored
-    y = x @ weight.astype(np.float32).T
+    y = x @ (weight if weight.dtype == np.float32 else weight.astype(np.float32)).T
     if scale is not None:
         y *= scale
     y += bias
@@ -143,10 +143,12 @@ def _linear(
 
 
 class SentenceEncoder:
-    """all-MiniLM-L6-v2 in numpy. Thread-safe (nothing is mutated after loading)."""
+    """all-MiniLM-L6-v2 in numpy. Thread-safe (nothing is changed after loading but by
+    ``widen``, which swaps each matrix for an equal one at once)."""
 
     def __init__(self, folder: Path) -> None:
         self.tokenizer = WordPiece(folder / VOCAB_FILE)
+        self.threads = 1  # batches encoded side by side (``widen``)
         raw = read_safetensors(folder / WEIGHTS_FILE)
 
         def get(name: str) -> np.ndarray:
@@ -209,6 +211,17 @@ class SentenceEncoder:
                 }
             )
 
+    def widen(self, threads: int = 1) -> None:
+        """Keep the layers' int8 matrices as float32 (42 MB more): each product then skips
+        their conversion; and encode with ``threads`` threads (the vectors worker, which
+        encodes whole books; never the window). The same vectors either way."""
+        self.threads = max(1, threads)
+        for layer in self.layers:
+            for name in ("qkv", "out", "up", "down"):
+                weight, scale = layer[name]
+                if weight.dtype != np.float32:
+                    layer[name] = (weight.astype(np.float32), scale)
+
     def tokens(self, text: str) -> list[int]:
         """The ids the model reads for ``text``: [CLS], its first 254 word pieces, [SEP]."""
         ids = self.tokenizer.encode(text, limit=MAX_TOKENS - 2)
@@ -223,6 +236,7 @@ class SentenceEncoder:
             return out
         ids = [self.tokens(t) for t in texts]
         order = sorted(range(len(ids)), key=lambda n: len(ids[n]))
+        batches = []
         start = 0
         while start < len(order):
             size = 1  # ascending lengths: the batch's last text is its longest
@@ -231,9 +245,20 @@ class SentenceEncoder:
                 and len(ids[order[start + size]]) * (size + 1) <= BATCH_TOKENS
             ):
                 size += 1
-            batch = order[start : start + size]
-            out[batch] = self._forward([ids[n] for n in batch])
+            batches.append(order[start : start + size])
             start += size
+        forward = lambda batch: self._forward([ids[n] for n in batch])  # noqa: E731
+        if self.threads > 1 and len(batches) > 1:
+            # the products release the interpreter's lock: batches side by side, each on one
+            # BLAS thread (OpenBLAS's own threads spin and stall on a busy machine)
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(self.threads, thread_name_prefix="margin-encoder") as pool:
+                for batch, vectors in zip(batches, pool.map(forward, batches), strict=True):
+                    out[batch] = vectors
+            return out
+        for batch in batches:
+            out[batch] = forward(batch)
         return out
 
     def _forward(self, batch: list[list[int]]) -> np.ndarray:

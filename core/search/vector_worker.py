@@ -15,6 +15,7 @@ the interpreter's lock, the static vectors' tokenizer holds it, so on two cores 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +29,9 @@ from core.search.embedding import VectorsUnavailable
 log = logging.getLogger("margin.search.vectors")
 
 FLAG = "--vectors-child"  # the bundle's launcher runs ``main`` for this argument
+ENCODER_THREADS = min(
+    2, os.cpu_count() or 1
+)  # batches side by side (after an import the window rests)
 Send = Callable[[Any], None]
 
 
@@ -109,6 +113,7 @@ def run_jobs(path: str, jobs: list[dict[str, Any]], send: Send) -> None:
 
     def run(job: dict[str, Any]) -> None:
         kind = str(job["kind"])
+        _widen(kind)
         index_books(
             path,
             [int(b) for b in job["books"]],
@@ -126,6 +131,22 @@ def run_jobs(path: str, jobs: list[dict[str, Any]], send: Send) -> None:
             run(job)
     for thread in beside:
         thread.join()
+
+
+def _widen(kind: str) -> None:
+    """This process embeds whole books: its model keeps its numbers as float32 (more memory
+    here, less work a batch; the window never does this)."""
+    try:
+        if kind == "sentence":
+            from core.search.sentence_vectors import _encoder
+
+            _encoder().widen(ENCODER_THREADS)
+        else:
+            from core.search import embedding
+
+            embedding.widen()
+    except VectorsUnavailable:
+        pass  # each book says so (``index_books``)
 
 
 class _ToParent(logging.Handler):
