@@ -150,8 +150,9 @@ class PythonWorker:
     ``multiprocessing.Process`` that the callers use (``pid``, ``is_alive``, ``terminate``,
     ``join``). ``receive`` gives its messages one at a time."""
 
-    def __init__(self, module: str, flag: str, job: object) -> None:
-        import json
+    def __init__(self, module: str, flag: str, job: object, *, more: bool = False) -> None:
+        """Start the worker and send it ``job``; ``more``: its input stays open for more
+        jobs (``send``) until ``close_input``."""
         import subprocess
         import sys
         from pathlib import Path
@@ -173,12 +174,31 @@ class PythonWorker:
         self._buffer = b""
         self._lines: list[bytes] = []
         self._ended = False
+        if not self.send(job) or not more:
+            self.close_input()
+
+    def send(self, job: object) -> bool:
+        """One more job; False when the worker no longer reads (ended, or its input closed)."""
+        import json
+
+        stdin = self._process.stdin
+        if stdin is None or stdin.closed:
+            return False
         try:
-            assert self._process.stdin is not None
-            self._process.stdin.write(json.dumps(job).encode("utf-8") + b"\n")
-            self._process.stdin.close()  # the whole job is sent: the worker reads no more
-        except OSError:  # it ended at once: ``receive`` says so
-            pass
+            stdin.write(json.dumps(job).encode("utf-8") + b"\n")
+            stdin.flush()
+        except (OSError, ValueError):  # it has ended (or stopped reading)
+            return False
+        return True
+
+    def close_input(self) -> None:
+        """No more jobs: the worker ends once those sent are done."""
+        stdin = self._process.stdin
+        if stdin is not None and not stdin.closed:
+            try:
+                stdin.close()
+            except OSError:
+                pass
 
     def is_alive(self) -> bool:
         return self._process.poll() is None
@@ -231,11 +251,13 @@ class PythonWorker:
 
 
 def worker_job() -> object:
-    """In a worker: the job its parent sent (``PythonWorker``)."""
+    """In a worker: the next job its parent sent (``PythonWorker``); None once its parent
+    has sent them all (or has gone)."""
     import json
     import sys
 
-    return json.loads(sys.stdin.buffer.readline() or b"null")
+    line = sys.stdin.buffer.readline()
+    return json.loads(line) if line.strip() else None
 
 
 _send_lock = threading.Lock()

@@ -149,6 +149,7 @@ class SentenceEncoder:
     def __init__(self, folder: Path) -> None:
         self.tokenizer = WordPiece(folder / VOCAB_FILE)
         self.threads = 1  # batches encoded side by side (``widen``)
+        self.memo: dict[str, np.ndarray] = {}  # texts encoded ahead (``remember``)
         raw = read_safetensors(folder / WEIGHTS_FILE)
 
         def get(name: str) -> np.ndarray:
@@ -227,12 +228,26 @@ class SentenceEncoder:
         ids = self.tokenizer.encode(text, limit=MAX_TOKENS - 2)
         return [self.tokenizer.cls_id, *ids, self.tokenizer.sep_id]
 
+    def remember(self, texts: Sequence[str]) -> None:
+        """Encode ``texts`` now and keep their vectors: ``encode`` gives them again without
+        encoding them (the vectors worker encodes a book's first chunks while the book is
+        being stored, before it is asked for them)."""
+        fresh = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        self.memo.update(zip(fresh, self.encode(fresh), strict=True))
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors (float32, shape (len(texts), 384)), one per text."""
         global _last_used
         _last_used = time.monotonic()
         out = np.zeros((len(texts), DIMS), dtype=np.float32)
         if not texts:
+            return out
+        memo = self.memo
+        if memo and any(t in memo for t in texts):
+            fresh = [t for t in texts if t not in memo]
+            new = dict(zip(fresh, self.encode(fresh), strict=True)) if fresh else {}
+            for n, text in enumerate(texts):
+                out[n] = memo[text] if text in memo else new[text]
             return out
         ids = [self.tokens(t) for t in texts]
         order = sorted(range(len(ids)), key=lambda n: len(ids[n]))
@@ -254,8 +269,8 @@ class SentenceEncoder:
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(self.threads, thread_name_prefix="margin-encoder") as pool:
-                for batch, vectors in zip(batches, pool.map(forward, batches), strict=True):
-                    out[batch] = vectors
+                for batch, pooled in zip(batches, pool.map(forward, batches), strict=True):
+                    out[batch] = pooled
             return out
         for batch in batches:
             out[batch] = forward(batch)

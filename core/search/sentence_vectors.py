@@ -229,7 +229,6 @@ class SentenceVectors(BookVectors):
         import numpy as np
 
         from core.search.frontmatter import is_front_matter
-        from core.search.windows import windows
 
         row = self.db.execute_sql(
             "SELECT min(id), max(id), count(*) FROM chunk WHERE book_id = ?", (book_id,)
@@ -245,7 +244,6 @@ class SentenceVectors(BookVectors):
             pieces.append(data[at : at + n * ROW_BYTES])
             at += n * ROW_BYTES
         encoder = _encoder()
-        size = lambda text: len(encoder.tokenizer.encode(text))  # noqa: E731
         low, high = self._reader_span(book_id, first, count)
         for part, (begin, end) in enumerate(((low, high), (0, low), (high, count))):
             if part == 1 and reader_first:
@@ -260,7 +258,7 @@ class SentenceVectors(BookVectors):
                 texts = self._texts(book_id, first + start, first + stop - 1)  # a batch's only
                 if len(texts) != stop - start:
                     return False  # the book was re-read or deleted meanwhile
-                cuts = [windows(t, size, WINDOW, OVERLAP, head=HEAD)[:MAX_WINDOWS] for t in texts]
+                cuts = cut_windows(encoder, texts)
                 matrix = encoder.encode([w for cut in cuts for w in cut])
                 row = 0
                 for cut, text in zip(cuts, texts, strict=True):
@@ -430,6 +428,14 @@ class SentenceVectors(BookVectors):
         out = np.zeros(hi - lo + 1, dtype=np.float32)
         out[: end - lo + 1][have] = (1 - MEAN_WEIGHT) * best + MEAN_WEIGHT * mean
         return rowids[0], out
+
+
+def cut_windows(encoder: Any, texts: list[str]) -> list[list[str]]:
+    """The windows of each chunk text that the encoder reads (``core.search.windows``)."""
+    from core.search.windows import windows
+
+    size = lambda text: len(encoder.tokenizer.encode(text))  # noqa: E731
+    return [windows(t, size, WINDOW, OVERLAP, head=HEAD)[:MAX_WINDOWS] for t in texts]
 
 
 def _encoder() -> Any:

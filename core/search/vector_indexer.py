@@ -12,15 +12,23 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import peewee as pw
 
+from core.domain.book import ChunkContent
 from core.processes import PythonWorker
 from core.search.embedding import VectorsUnavailable
 from core.search.encoder_files import weights_present
-from core.search.sentence_vectors import SentenceVectors, is_wanted, mark_ahead, mark_wanted
+from core.search.sentence_vectors import (
+    AHEAD_PAGES,
+    DEEP_VECTORS_ENV,
+    SentenceVectors,
+    is_wanted,
+    mark_ahead,
+    mark_wanted,
+)
 from core.search.vector_worker import FLAG
 from core.search.vectors import BookVectors
 from core.store.migrations import SCHEMA_VERSION, current_version
@@ -46,6 +54,7 @@ class VectorIndexer:
         self._stopped = False
         self._thread: threading.Thread | None = None
         self._worker: PythonWorker | None = None  # the worker process while one runs
+        self._warm: PythonWorker | None = None  # one started ahead of an import (``warm``)
         self._lock = threading.Lock()
         self.listeners: list[Callable[[int, int], None]] = []
 
@@ -73,6 +82,7 @@ class VectorIndexer:
             self._stopped = True
             self._wake.set()
             worker = self._worker
+        self.cool()
         if not wait:
             if worker is not None and worker.is_alive():
                 worker.terminate()  # never left running after Margin has gone
@@ -90,76 +100,126 @@ class VectorIndexer:
             return False
         return current_version(self.db) == SCHEMA_VERSION
 
+    def warm(self, texts: list[str]) -> None:
+        """A book is being imported and will be opened: start the worker now (its imports
+        and models load meanwhile) and have it encode ``texts``, the windows of the book's
+        first chunks (its reader's part), while the book is stored; the round after the
+        import gives it its jobs (``_index``). Nothing when a worker runs already."""
+        with self._lock:
+            if self._stopped or self._worker is not None:
+                return
+            if self._warm is not None and self._warm.is_alive():
+                return
+            try:
+                self._warm = self._start({"warm": texts})
+            except OSError:
+                log.info("no vectors worker ahead of the import", exc_info=True)
+
+    def cool(self) -> None:
+        """The import that ``warm`` was for failed: its worker ends."""
+        with self._lock:
+            warm, self._warm = self._warm, None
+        if warm is not None:
+            warm.terminate()
+            warm.join(timeout=2)
+
+    def _start(self, job: dict[str, object]) -> PythonWorker:
+        """A worker process for this library (``vector_worker``), given ``job`` first; its
+        input stays open for more (``PythonWorker.send``)."""
+        header = {"path": str(self.db.database), "parent": os.getpid()}
+        return PythonWorker("core.search.vector_worker", FLAG, header | job, more=True)
+
+    def _jobs(
+        self, kinds: tuple[BookVectors, ...], skip: dict[str, list[int]] | None = None
+    ) -> dict[str, tuple[list[int], list[int]]]:
+        """By kind: the books lacking those vectors (but those in ``skip``), and which of
+        them need only their reader's part (encoder vectors)."""
+        jobs: dict[str, tuple[list[int], list[int]]] = {}
+        for vectors in kinds:
+            books = [b for b in vectors.missing() if b not in (skip or {}).get(vectors.kind, ())]
+            if books:
+                only = vectors.reader_only(books) if isinstance(vectors, SentenceVectors) else []
+                jobs[vectors.kind] = (books, only)
+        return jobs
+
     def _index(self, kinds: tuple[BookVectors, ...]) -> None:
         """Every book that lacks vectors of each kind, in one worker process when one can be
-        started (the models' memory and CPU stay out of this process), else here. Leaving
-        Margin ends the worker (``stop``), and so does this process's death (the worker
-        watches its parent)."""
-        todo = {vectors.kind: vectors.missing() for vectors in kinds}
-        todo = {kind: books for kind, books in todo.items() if books}
-        only = {
-            vectors.kind: vectors.reader_only(todo[vectors.kind])
-            for vectors in kinds
-            if vectors.kind in todo and isinstance(vectors, SentenceVectors)
-        }
-        jobs = [
-            {"kind": kind, "books": books, "reader_only": only.get(kind, [])}
-            for kind, books in todo.items()
-        ]
+        started (the models' memory and CPU stay out of this process; the one ``warm``
+        started, if any), else here. Leaving Margin ends the worker (``stop``), and so does
+        this process's death (the worker watches its parent)."""
+        jobs = self._jobs(kinds)
         if not jobs:
+            self.cool()  # (an import whose book was there already)
             return
         with self._lock:
             if self._stopped:
                 return
-            try:
-                # under the lock: ``stop`` never sees a worker half started
-                worker = PythonWorker(
-                    "core.search.vector_worker",
-                    FLAG,
-                    {"path": str(self.db.database), "parent": os.getpid(), "jobs": jobs},
-                )
-                self._worker = worker
-            except OSError:  # no worker process here: compute in this one
-                log.info("vectors computed in this process", exc_info=True)
-                worker = None
+            worker, self._warm = self._warm, None
+            # under the lock: ``stop`` never sees a worker half started
+            if worker is None or not worker.send(_wire(jobs)):
+                if worker is not None:
+                    worker.terminate()
+                try:
+                    worker = self._start(_wire(jobs))
+                except OSError:  # no worker process here: compute in this one
+                    log.info("vectors computed in this process", exc_info=True)
+                    worker = None
+            self._worker = worker
         if worker is None:
             for vectors in kinds:
-                if vectors.kind in todo:
-                    self._index_here(vectors, todo[vectors.kind], tuple(only.get(vectors.kind, ())))
+                if vectors.kind in jobs:
+                    books, only = jobs[vectors.kind]
+                    self._index_here(vectors, books, tuple(only))
             return
-        self._listen(worker, kinds, todo)
+        log.info("vectors worker %d: %s", worker.pid, {k: len(b) for k, (b, _) in jobs.items()})
+        self._listen(worker, kinds, jobs)
 
     def _listen(
-        self, worker: PythonWorker, kinds: tuple[BookVectors, ...], todo: dict[str, list[int]]
+        self,
+        worker: PythonWorker,
+        kinds: tuple[BookVectors, ...],
+        jobs: dict[str, tuple[list[int], list[int]]],
     ) -> None:
-        """The worker's messages until it is done (or stopped, or a book is asked for
-        meanwhile: it is then ended, to start again with that book first). Progress is the
-        static vectors' (search by meaning), then the encoder's."""
-        done = dict.fromkeys(todo, 0)
-        left = sum(map(len, todo.values()))
+        """The worker's messages until it is done (or stopped). A book asked for meanwhile is
+        sent to it as one more job, unless the worker is busy with a whole book's encoder
+        vectors (minutes): it is then ended, to start again with the new book's reader's part
+        first. Progress is the static vectors' (search by meaning), then the encoder's."""
+        todo = {kind: list(books) for kind, (books, _) in jobs.items()}
+        done: dict[str, set[int]] = {kind: set() for kind in todo}
+        books, only = jobs.get("sentence", ([], []))
+        whole = set(books) - set(only)  # books whose encoder vectors are wanted whole
         unavailable: set[str] = set()
         interrupted = False
         looked = 0.0
-        sentence = next((v for v in kinds if isinstance(v, SentenceVectors)), None)
+
+        def left() -> int:
+            return sum(
+                len(todo[kind]) - len(done[kind]) for kind in todo if kind not in unavailable
+            )
+
         try:
-            while left and not self._stopped:
+            while left() > 0 and not self._stopped:
                 try:
                     message = worker.receive(0.5)
                 except EOFError:  # the worker ended
                     break
                 if message is None:
-                    if (
-                        sentence is not None
-                        and self._wake.is_set()
-                        and time.monotonic() - looked > RELOOK_S
-                    ):
-                        # another book asked for meanwhile: start again with it, its reader's
-                        # pages first (what the worker stored so far stays)
+                    if self._wake.is_set() and time.monotonic() - looked > RELOOK_S:
+                        # (the wake stays set: what cannot be sent now, a book's whole
+                        # encoder vectors where its reader's part was asked, comes next round)
                         looked = time.monotonic()
-                        wanted = set(sentence.missing()) - set(todo.get(sentence.kind, ()))
-                        interrupted = bool(wanted)
-                        if interrupted:
+                        more = self._jobs(kinds, todo) if self._current() else {}
+                        if "sentence" in more and whole - done.get("sentence", set()):
+                            interrupted = True  # a book's reader's part waits for no whole book
                             break
+                        if more and not worker.send(_wire(more)):
+                            interrupted = True
+                            break
+                        for kind, (books, only) in more.items():
+                            todo.setdefault(kind, []).extend(books)
+                            done.setdefault(kind, set())
+                            if kind == "sentence":
+                                whole |= set(books) - set(only)
                     continue
                 if not isinstance(message, list) or not message:
                     continue
@@ -171,20 +231,20 @@ class VectorIndexer:
                 _, kind, book_id, outcome = message
                 if kind not in done or kind in unavailable:
                     continue
-                done[kind] += 1
-                left -= 1
+                done[kind].add(book_id)
                 if outcome != "ok":
                     log.warning("vectors of book %s: %s", book_id, outcome)
                 if outcome == "unavailable":  # no more of this kind from this worker
                     unavailable.add(kind)
-                    left -= len(todo[kind]) - done[kind]
-                static_left = "static" in todo and done["static"] < len(todo["static"])
+                static_left = len(done.get("static", ())) < len(todo.get("static", ()))
                 if kind == "static" or not static_left:
-                    self._report(done[kind], len(todo[kind]))
+                    self._report(len(done[kind]), len(todo[kind]))
         finally:
             self._worker = None
+            worker.close_input()  # done: it ends
             if interrupted or self._stopped:
                 worker.terminate()
+                self._wake.set()  # (another round, the new book first)
             worker.join(timeout=1 if self._stopped or interrupted else 5)
             if worker.is_alive():
                 worker.terminate()
@@ -244,6 +304,16 @@ class VectorIndexer:
             self._idle.set()
 
 
+def _wire(jobs: dict[str, tuple[list[int], list[int]]]) -> dict[str, object]:
+    """``VectorIndexer._jobs`` as the worker reads them (``vector_worker.run_jobs``)."""
+    return {
+        "jobs": [
+            {"kind": kind, "books": books, "reader_only": only}
+            for kind, (books, only) in jobs.items()
+        ]
+    }
+
+
 _indexers: dict[int, VectorIndexer] = {}
 _indexers_lock = threading.Lock()
 
@@ -283,6 +353,31 @@ def request_vectors(db: pw.SqliteDatabase) -> None:
     if getattr(db, "margin_read_only", False) or getattr(db, "margin_no_background", False):
         return
     indexer_for(db).request()
+
+
+def warm_for_import(db: object, chunks: Sequence[ChunkContent]) -> None:
+    """A book being imported (its ``chunks`` just cut) that the window opens next: its
+    vectors worker starts now and encodes the chunks of its reader's part (the first
+    ``AHEAD_PAGES`` pages: its ``read_to`` is 0) while the book is stored, so that they are
+    there seconds after the import instead of 10–20 s (issue 41). Not in a short command
+    nor a read-only library (nothing could be stored); the encoder's part not without its
+    weights or with ``MARGIN_DEEP_VECTORS=0``."""
+    if not isinstance(db, pw.SqliteDatabase):  # ``margin import``'s plain connection
+        return
+    if getattr(db, "margin_read_only", False) or getattr(db, "margin_no_background", False):
+        return
+    texts: list[str] = []
+    if weights_present() and os.environ.get(DEEP_VECTORS_ENV) != "0":
+        texts = [c.text for c in chunks if c.start_page <= AHEAD_PAGES]
+    indexer_for(db).warm(texts)
+
+
+def cool_for(db: object) -> None:
+    """The import ``warm_for_import`` started a worker for failed: the worker ends."""
+    with _indexers_lock:
+        indexer = _indexers.get(id(db))
+    if indexer is not None and indexer.db is db:
+        indexer.cool()
 
 
 def want(db: pw.SqliteDatabase, book_id: int) -> None:

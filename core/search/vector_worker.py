@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -106,10 +107,32 @@ def index_in_worker(
         db.close()
 
 
-def run_jobs(path: str, jobs: list[dict[str, Any]], send: Send) -> None:
-    """Every job (``{"kind", "books", "reader_only"}``) of the library at ``path``, the
-    encoder's on this thread and the static vectors' beside it on another; ``send`` hears
-    ``["done", kind, book_id, outcome]`` after each book."""
+def run_jobs(path: str, jobs: Iterator[Any], send: Send) -> bool:
+    """Every job as it comes (a dict: ``{"warm": texts}``, the chunk texts of a book being
+    imported, encoded ahead; or ``{"jobs": [{"kind", "books", "reader_only"}, ...]}``) on
+    the library at ``path``: the encoder's in order on this thread, the static vectors'
+    beside it on another; ``send`` hears ``["done", kind, book_id, outcome]`` after each
+    book. Ends once ``jobs`` ends and all is done; False when a job could not be done."""
+    deep: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
+    static: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
+
+    failed: list[bool] = []
+
+    def read() -> None:
+        try:
+            for job in jobs:
+                if job.get("warm"):
+                    deep.put({"warm": [str(t) for t in job["warm"]]})
+                for one in job.get("jobs") or ():
+                    (deep if one["kind"] == "sentence" else static).put(dict(one))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the window has gone
+        except Exception:  # a job it cannot read: those before it are done
+            log.warning("the vectors worker failed", exc_info=True)
+            failed.append(True)
+        finally:
+            deep.put(None)
+            static.put(None)
 
     def run(job: dict[str, Any]) -> None:
         kind = str(job["kind"])
@@ -122,15 +145,39 @@ def run_jobs(path: str, jobs: list[dict[str, Any]], send: Send) -> None:
             tuple(int(b) for b in job.get("reader_only", ())),
         )
 
-    beside = [threading.Thread(target=run, args=(job,), name="margin-static-vectors")
-              for job in jobs if job["kind"] != "sentence"]  # fmt: skip
-    for thread in beside:
-        thread.start()
-    for job in jobs:
-        if job["kind"] == "sentence":
-            run(job)
-    for thread in beside:
-        thread.join()
+    def drain(jobs: queue.SimpleQueue[dict[str, Any] | None]) -> None:
+        while (job := jobs.get()) is not None:
+            try:
+                if "warm" in job:
+                    _warm(job["warm"])
+                else:
+                    run(job)
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the window has gone
+            except Exception:
+                log.warning("the vectors worker failed", exc_info=True)
+                failed.append(True)
+
+    reader = threading.Thread(target=read, name="margin-vector-jobs", daemon=True)
+    reader.start()
+    beside = threading.Thread(target=drain, args=(static,), name="margin-static-vectors")
+    beside.start()
+    drain(deep)
+    beside.join()
+    return not failed
+
+
+def _warm(texts: list[str]) -> None:
+    """The windows of a book's first chunks (``texts``), encoded while it is stored: its
+    reader's part then needs no encoding once asked for (``SentenceEncoder.memo``)."""
+    from core.search.sentence_vectors import _encoder, cut_windows
+
+    try:
+        _widen("sentence")
+        encoder = _encoder()
+        encoder.remember([w for windows in cut_windows(encoder, texts) for w in windows])
+    except VectorsUnavailable:
+        pass  # the book's jobs say so
 
 
 def _widen(kind: str) -> None:
@@ -162,7 +209,8 @@ class _ToParent(logging.Handler):
 
 
 def main() -> int:
-    """The worker process: its job from stdin, its messages on stdout (``PythonWorker``)."""
+    """The worker process: its jobs from stdin, one a line (the first also names the library
+    and its window's pid), its messages on stdout (``PythonWorker``)."""
     from core.processes import lower_priority, worker_job, worker_send
     from core.store.owner import exit_with_parent
 
@@ -171,13 +219,22 @@ def main() -> int:
     handler.setFormatter(logging.Formatter("vectors worker: %(message)s"))
     logging.getLogger().addHandler(handler)
     try:
-        job = worker_job()
-        if not isinstance(job, dict):
+        first = worker_job()
+        if not isinstance(first, dict):
             return 0
-        exit_with_parent(job.get("parent"))  # a killed window leaves no worker
+        exit_with_parent(first.get("parent"))  # a killed window leaves no worker
         lower_priority()
-        run_jobs(str(job["path"]), list(job["jobs"]), worker_send)
+
+        def jobs() -> Iterator[Any]:
+            job: Any = first
+            while isinstance(job, dict):
+                yield job
+                job = worker_job()
+
+        done = run_jobs(str(first["path"]), jobs(), worker_send)
         log.debug("vectors worker done in %.1f s", time.monotonic() - started)
+        if not done:
+            return 1
     except (BrokenPipeError, ConnectionResetError, KeyboardInterrupt):
         pass  # the window or command that started it has gone (or stopped it)
     except Exception:

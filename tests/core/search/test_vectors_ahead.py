@@ -123,3 +123,101 @@ def test_a_reader_far_into_the_book_gets_the_pages_ahead_first(
     stored = vectors._stored(book.id)
     assert stored is not None and stored.matrix.shape[0] == len(ids)
     lib.close()
+
+
+@pytest.mark.deep_vectors
+def test_a_book_the_window_opens_is_encoded_while_it_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``import_book(opens=True)``, the window's import of a book it opens next (issue 41):
+    the vectors worker starts before the book is stored (it encodes the reader's part
+    meanwhile), and that same worker does the round after the import."""
+    started: list[int] = []
+    real = vector_indexer.PythonWorker
+
+    class Counted(real):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)
+            started.append(self.pid)
+
+    monkeypatch.setattr(vector_indexer, "PythonWorker", Counted)
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    try:
+        indexer = indexer_for(lib.db)
+        warm: list[bool] = []
+        store = lib.add_book
+
+        def add_book(**kwargs: object) -> int:
+            warm.append(indexer._warm is not None and indexer._warm.is_alive())
+            return store(**kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(lib, "add_book", add_book)
+        book = import_book(lib, _book(tmp_path), opens=True).book
+        want_ahead(lib.db, book.id)  # the window opens it
+        assert indexer.wait(120)
+        assert warm == [True], "the worker was started before the book was stored"
+        assert len(started) == 1, "the worker started ahead did the work"
+        vectors = SentenceVectors(lib.db)
+        assert vectors.missing() == [] and vectors.windows(book.id) is not None
+    finally:
+        lib.close()
+
+
+@pytest.mark.deep_vectors
+def test_a_failed_import_ends_the_worker_started_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    try:
+        indexer = indexer_for(lib.db)
+        workers: list[object] = []
+
+        def add_book(**kwargs: object) -> int:
+            workers.append(indexer._warm)
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(lib, "add_book", add_book)
+        with pytest.raises(Exception, match="space"):
+            import_book(lib, _book(tmp_path), opens=True)
+        assert len(workers) == 1 and isinstance(workers[0], vector_indexer.PythonWorker)
+        assert indexer._warm is None and not workers[0].is_alive()
+    finally:
+        lib.close()
+
+
+def test_the_pages_encoded_ahead_are_not_encoded_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the worker: the chunks encoded while the book was stored (``{"warm": texts}``)
+    give the reader's part its windows with no further encoding."""
+    from core.search import vector_worker
+    from core.search.encoder import load_encoder
+
+    monkeypatch.setenv(sentence_vectors.DEEP_VECTORS_ENV, "1")
+    encoder = load_encoder()
+    if encoder is None:
+        pytest.skip("no sentence encoder weights")
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    lib.db.margin_no_background = True  # type: ignore[attr-defined]
+    try:
+        book = import_book(lib, _book(tmp_path)).book
+        rows = lib.db.execute_sql(
+            "SELECT t.text FROM chunk c JOIN chunk_text t ON t.id = c.id "
+            "WHERE c.book_id = ? ORDER BY c.id",
+            (book.id,),
+        ).fetchall()
+        texts = [str(r[0]) for r in rows]  # (the book's first 60 pages: all of it)
+        monkeypatch.setattr(vector_worker, "_widen", lambda kind: None)
+        monkeypatch.setattr(encoder, "memo", {})
+        forwards: list[int] = []
+        real = encoder._forward
+        monkeypatch.setattr(encoder, "_forward", lambda b: forwards.append(len(b)) or real(b))
+        job = {"kind": "sentence", "books": [book.id], "reader_only": [book.id]}
+        sent: list[object] = []
+        jobs = iter([{"warm": texts}, {"jobs": [job]}])
+        assert vector_worker.run_jobs(str(lib.db.database), jobs, sent.append)
+        assert sum(forwards) == len(texts), "each chunk encoded once, ahead"
+        assert sent == [["done", "sentence", book.id, "ok"]]
+        assert SentenceVectors(lib.db).windows(book.id) is not None
+    finally:
+        lib.close()
