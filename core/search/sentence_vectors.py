@@ -259,13 +259,19 @@ class SentenceVectors(BookVectors):
                 if len(texts) != stop - start:
                     return False  # the book was re-read or deleted meanwhile
                 cuts = cut_windows(encoder, texts)
-                matrix = encoder.encode([w for cut in cuts for w in cut])
-                row = 0
-                for cut, text in zip(cuts, texts, strict=True):
-                    if is_front_matter(text):
-                        matrix[row : row + len(cut)] = 0  # never near a question
+                # front matter is never near a question: zeros, not encoded
+                front = [is_front_matter(text) for text in texts]
+                read = encoder.encode(
+                    [w for cut, skip in zip(cuts, front, strict=True) if not skip for w in cut]
+                )
+                matrix = np.zeros((sum(map(len, cuts)), DIMS), dtype=np.float32)
+                row = at = 0
+                for cut, skip in zip(cuts, front, strict=True):
+                    if not skip:
+                        matrix[row : row + len(cut)] = read[at : at + len(cut)]
+                        at += len(cut)
                     row += len(cut)
-                packed = pack4(np.asarray(matrix))
+                packed = pack4(matrix)
                 if stop > len(made):
                     made += [0] * (stop - len(made))
                     pieces += [b""] * (stop - len(pieces))

@@ -170,11 +170,13 @@ def run_jobs(path: str, jobs: Iterator[Any], send: Send) -> bool:
 def _warm(texts: list[str]) -> None:
     """The windows of a book's first chunks (``texts``), encoded while it is stored: its
     reader's part then needs no encoding once asked for (``SentenceEncoder.memo``)."""
+    from core.search.frontmatter import is_front_matter
     from core.search.sentence_vectors import _encoder, cut_windows
 
     try:
         _widen("sentence")
         encoder = _encoder()
+        texts = [t for t in texts if not is_front_matter(t)]  # (never encoded)
         encoder.remember([w for windows in cut_windows(encoder, texts) for w in windows])
     except VectorsUnavailable:
         pass  # the book's jobs say so
