@@ -33,7 +33,9 @@ FLAG = "--vectors-child"  # the bundle's launcher runs ``main`` for this argumen
 ENCODER_THREADS = min(
     2, os.cpu_count() or 1
 )  # batches side by side (after an import the window rests)
+WARM_STEP = 16  # windows encoded ahead at a time (the threads are chosen again between two)
 Send = Callable[[Any], None]
+_imported = threading.Event()  # the jobs after an import came: it is over
 
 
 def index_books(
@@ -125,6 +127,8 @@ def run_jobs(path: str, jobs: Iterator[Any], send: Send) -> bool:
                     deep.put({"warm": [str(t) for t in job["warm"]]})
                 for one in job.get("jobs") or ():
                     (deep if one["kind"] == "sentence" else static).put(dict(one))
+                if "jobs" in job:
+                    _imported.set()  # the import is over (its round has begun)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the window has gone
         except Exception:  # a job it cannot read: those before it are done
@@ -177,7 +181,12 @@ def _warm(texts: list[str]) -> None:
         _widen("sentence")
         encoder = _encoder()
         texts = [t for t in texts if not is_front_matter(t)]  # (never encoded)
-        encoder.remember([w for windows in cut_windows(encoder, texts) for w in windows])
+        windows = [w for cut in cut_windows(encoder, texts) for w in cut]
+        for start in range(0, len(windows), WARM_STEP):
+            # one thread while the import runs (it needs both cores), both once it is over
+            encoder.threads = ENCODER_THREADS if _imported.is_set() else 1
+            encoder.remember(windows[start : start + WARM_STEP])
+        encoder.threads = ENCODER_THREADS
     except VectorsUnavailable:
         pass  # the book's jobs say so
 
