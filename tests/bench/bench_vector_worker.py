@@ -8,7 +8,8 @@ wall and CPU:
 - the imports the work adds (numpy, the vectors' modules, the encoder's);
 - the static vectors of every chunk (``vectors.BookVectors.index_book``): reading the chunks,
   the model's load, the embedding, the front-matter test, packing, the write;
-- the sentence encoder's load, then the reader's part (``sentence_vectors.AHEAD_PAGES`` past
+- the sentence encoder's load (widened as the worker does: float32 matrices, batches on
+  ``ENCODER_THREADS`` threads), then the reader's part (``sentence_vectors.AHEAD_PAGES`` past
   ``read_to`` = 0: the chunks of the first 60 pages): reading, cutting into windows, the
   encoding, packing, the write (``SentenceVectors.index_book(reader_first=True)``, timed
   whole too).
@@ -59,7 +60,7 @@ def child(root: str, library: str) -> None:
         SentenceVectors,
         pack4,
     )
-    from core.search.vector_worker import index_in_worker  # the worker's own imports
+    from core.search.vector_worker import ENCODER_THREADS, index_in_worker  # its imports
     from core.search.vectors import BookVectors
     from core.search.windows import windows
     from core.store.db import PRAGMAS
@@ -81,6 +82,7 @@ def child(root: str, library: str) -> None:
     _timed(figures, "static: read the chunks", t)
     t = _now()
     embedding._load_model()
+    embedding.widen()  # as the worker does (float32 token vectors)
     _timed(figures, "static: load the model", t)
     t = _now()
     matrix = embedding.embed(texts)
@@ -98,6 +100,7 @@ def child(root: str, library: str) -> None:
     t = _now()
     model = encoder.load_encoder()
     assert model is not None, "no sentence encoder (make .venv/.installed fetches it)"
+    model.widen(ENCODER_THREADS)  # as the worker does (float32 matrices, two threads)
     _timed(figures, "encoder: load", t)
     deep = SentenceVectors(db)
     low, high = deep._reader_span(book_id, ids[0], len(ids))
