@@ -1,16 +1,19 @@
-"""Margin's worker processes (the PDF text workers, the background vectors worker) and what
-they leave behind.
+"""Margin's worker processes (the PDF and EPUB text workers, the background vectors worker,
+passages mode's sentence worker) and what they leave behind.
 
-multiprocessing starts its resource-tracker process with the first spawned worker, and it
-would otherwise stay for the whole session (issue 27: no idle worker process 10 s after an
-import). ``stop_resource_tracker`` ends it once no worker is left: each kind of worker says
-whether it still has some (``register``), and no multiprocessing child may be alive. The
-next worker started starts it again (~20 ms, on that worker's thread).
+The vectors and sentence workers need a pipe only: they are plain Python processes
+(``PythonWorker``, below), which bring nothing else along. The PDF and EPUB workers are
+``multiprocessing`` ones (pools, queues): multiprocessing starts its resource-tracker process
+with the first spawned worker, and it would otherwise stay for the whole session (issue 27:
+no idle worker process 10 s after an import). ``stop_resource_tracker`` ends it once no
+worker is left: each kind of worker says whether it still has some (``register``), and no
+multiprocessing child may be alive. The next worker started starts it again (~20 ms, on
+that worker's thread).
 
 Stopping the tracker unlinks every semaphore still registered with it, so it must never run
 between the moment a worker's queues are made and the moment that worker counts as in use:
-both happen under ``starting()`` (a PDF import that began while the vectors worker was
-ending failed with "could not start the helper process", its pool's semaphore gone).
+both happen under ``starting()`` (a PDF import that began while another worker was ending
+failed with "could not start the helper process", its pool's semaphore gone).
 """
 
 from __future__ import annotations
