@@ -163,7 +163,7 @@ def import_book(
     """``password`` opens a protected PDF; it is used in memory and never stored.
     ``trim_memory=False``: the freed memory is not handed back to the system at the end
     (a process that ends right after: ``margin import``). ``opens``: the window opens the
-    book next (its deep-search vectors start while it is stored: ``warm_for_import``)."""
+    book next (its vectors worker is readied while it is stored: ``warm_for_import``)."""
     with gc_paused():  # (core.books.memory: the parsed book's objects form no cycles)
         result = _import_book(library, path, progress, cancel, limits, password, opens)
     if trim_memory and not result.already_present:

@@ -64,6 +64,8 @@ class VectorIndexer:
                 return
             self._idle.clear()
             self._wake.set()
+            if self._warm is not None:  # an import is stored: the worker started for it begins
+                self._warm.send({"go": True})
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
                     target=self._run, name="margin-vectors", daemon=True
@@ -102,9 +104,10 @@ class VectorIndexer:
 
     def warm(self, texts: list[str]) -> None:
         """A book is being imported and will be opened: start the worker now (its imports
-        and models load meanwhile) and have it encode ``texts``, the windows of the book's
-        first chunks (its reader's part), while the book is stored; the round after the
-        import gives it its jobs (``_index``). Nothing when a worker runs already."""
+        and models load while the book is stored) to encode ``texts``, the book's first
+        chunks (its reader's part), from the moment it is stored (the import's ``request``)
+        instead of once the window opens it; the round after the import gives it its jobs
+        (``_index``). Nothing when a worker runs already."""
         with self._lock:
             if self._stopped or self._worker is not None:
                 return
@@ -357,9 +360,9 @@ def request_vectors(db: pw.SqliteDatabase) -> None:
 
 def warm_for_import(db: object, chunks: Sequence[ChunkContent]) -> None:
     """A book being imported (its ``chunks`` just cut) that the window opens next: its
-    vectors worker starts now and encodes the chunks of its reader's part (the first
-    ``AHEAD_PAGES`` pages: its ``read_to`` is 0) while the book is stored, so that they are
-    there seconds after the import instead of 10–20 s (issue 41). Not in a short command
+    vectors worker starts now, and encodes the chunks of its reader's part (the first
+    ``AHEAD_PAGES`` pages: its ``read_to`` is 0) from the moment the book is stored, not
+    once the window has opened it and the round after the import has begun (issue 41). Not in a short command
     nor a read-only library (nothing could be stored); the encoder's part not without its
     weights or with ``MARGIN_DEEP_VECTORS=0``."""
     if not isinstance(db, pw.SqliteDatabase):  # ``margin import``'s plain connection

@@ -33,9 +33,7 @@ FLAG = "--vectors-child"  # the bundle's launcher runs ``main`` for this argumen
 ENCODER_THREADS = min(
     2, os.cpu_count() or 1
 )  # batches side by side (after an import the window rests)
-WARM_STEP = 16  # windows encoded ahead at a time (the threads are chosen again between two)
 Send = Callable[[Any], None]
-_imported = threading.Event()  # the jobs after an import came: it is over
 
 
 def index_books(
@@ -119,6 +117,8 @@ def run_jobs(path: str, jobs: Iterator[Any], send: Send) -> bool:
     static: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
 
     failed: list[bool] = []
+    stored = threading.Event()  # the book imported is stored (``{"go": true}``, or jobs came)
+    over = threading.Event()  # ... or its window stopped sending: nothing more will come
 
     def read() -> None:
         try:
@@ -127,14 +127,16 @@ def run_jobs(path: str, jobs: Iterator[Any], send: Send) -> bool:
                     deep.put({"warm": [str(t) for t in job["warm"]]})
                 for one in job.get("jobs") or ():
                     (deep if one["kind"] == "sentence" else static).put(dict(one))
-                if "jobs" in job:
-                    _imported.set()  # the import is over (its round has begun)
+                if job.get("go") or "jobs" in job:
+                    stored.set()
+                    over.set()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the window has gone
         except Exception:  # a job it cannot read: those before it are done
             log.warning("the vectors worker failed", exc_info=True)
             failed.append(True)
         finally:
+            over.set()
             deep.put(None)
             static.put(None)
 
@@ -153,7 +155,7 @@ def run_jobs(path: str, jobs: Iterator[Any], send: Send) -> bool:
         while (job := jobs.get()) is not None:
             try:
                 if "warm" in job:
-                    _warm(job["warm"])
+                    _warm(job["warm"], over, stored)
                 else:
                     run(job)
             except (BrokenPipeError, ConnectionResetError):
@@ -171,22 +173,23 @@ def run_jobs(path: str, jobs: Iterator[Any], send: Send) -> bool:
     return not failed
 
 
-def _warm(texts: list[str]) -> None:
-    """The windows of a book's first chunks (``texts``), encoded while it is stored: its
-    reader's part then needs no encoding once asked for (``SentenceEncoder.memo``)."""
+def _warm(texts: list[str], over: threading.Event, stored: threading.Event) -> None:
+    """The windows of the first chunks (``texts``) of a book being imported: the models are
+    loaded and the windows cut while it is stored, then encoded as soon as it is (``over``
+    and ``stored``; not while it is stored: the import would share the cores with them),
+    before the window opens the book and asks for them (``SentenceEncoder.memo``)."""
     from core.search.frontmatter import is_front_matter
     from core.search.sentence_vectors import _encoder, cut_windows
 
     try:
+        _widen("static")
         _widen("sentence")
         encoder = _encoder()
         texts = [t for t in texts if not is_front_matter(t)]  # (never encoded)
         windows = [w for cut in cut_windows(encoder, texts) for w in cut]
-        for start in range(0, len(windows), WARM_STEP):
-            # one thread while the import runs (it needs both cores), both once it is over
-            encoder.threads = ENCODER_THREADS if _imported.is_set() else 1
-            encoder.remember(windows[start : start + WARM_STEP])
-        encoder.threads = ENCODER_THREADS
+        over.wait()
+        if stored.is_set():  # (not when the import failed: the window ends this worker)
+            encoder.remember(windows)
     except VectorsUnavailable:
         pass  # the book's jobs say so
 

@@ -4,6 +4,8 @@ the rest only once a question comes; an import alone asks for none."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -126,12 +128,13 @@ def test_a_reader_far_into_the_book_gets_the_pages_ahead_first(
 
 
 @pytest.mark.deep_vectors
-def test_a_book_the_window_opens_is_encoded_while_it_is_stored(
+def test_a_book_the_window_opens_has_its_worker_started_while_it_is_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``import_book(opens=True)``, the window's import of a book it opens next (issue 41):
-    the vectors worker starts before the book is stored (it encodes the reader's part
-    meanwhile), and that same worker does the round after the import."""
+    the vectors worker starts before the book is stored (its models load meanwhile, and it
+    encodes the reader's part from the moment the book is stored), and that same worker
+    does the round after the import."""
     started: list[int] = []
     real = vector_indexer.PythonWorker
 
@@ -193,8 +196,8 @@ def test_a_failed_import_ends_the_worker_started_for_it(
 def test_the_pages_encoded_ahead_are_not_encoded_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """In the worker: the chunks encoded while the book was stored (``{"warm": texts}``)
-    give the reader's part its windows with no further encoding."""
+    """In the worker: the chunks encoded ahead (``{"warm": texts}``, from the moment the
+    book is stored) give the reader's part its windows with no further encoding."""
     from core.search import vector_worker
     from core.search.encoder import load_encoder
 
@@ -219,8 +222,17 @@ def test_the_pages_encoded_ahead_are_not_encoded_again(
         monkeypatch.setattr(encoder, "_forward", lambda b: forwards.append(len(b)) or real(b))
         job = {"kind": "sentence", "books": [book.id], "reader_only": [book.id]}
         sent: list[object] = []
-        jobs = iter([{"warm": texts}, {"jobs": [job]}])
-        assert vector_worker.run_jobs(str(lib.db.database), jobs, sent.append)
+        early: list[int] = []
+
+        def jobs() -> Iterator[dict[str, object]]:
+            yield {"warm": texts}  # the book being stored: its models load, nothing is encoded
+            time.sleep(0.5)
+            early.append(sum(forwards))
+            yield {"go": True}  # it is stored
+            yield {"jobs": [job]}  # the window opened it
+
+        assert vector_worker.run_jobs(str(lib.db.database), jobs(), sent.append)
+        assert early == [0], "nothing encoded while the book is stored (the import's cores)"
         from core.search.frontmatter import is_front_matter
 
         read = [t for t in texts if not is_front_matter(t)]  # (front matter: zeros, unread)
