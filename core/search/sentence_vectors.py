@@ -28,6 +28,7 @@ first 254 word pieces) for deep search until the book's windows are all there.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import threading
@@ -74,6 +75,8 @@ LAYOUT = f"{MODEL}/{'h' if HEAD else 'w'}{WINDOW}o{OVERLAP}m{MAX_WINDOWS}"
 _wanted: dict[str, set[int]] = {}  # library file → books whose vectors were asked for
 _ahead: dict[str, set[int]] = {}  # and books whose reader's part alone was (``mark_ahead``)
 _wanted_lock = threading.Lock()
+_asked: dict[str, dict[int, int]] = {}  # library file → book → when last asked for (a count)
+_asking = itertools.count()
 
 
 def mark_wanted(db: pw.SqliteDatabase, book_id: int) -> bool:
@@ -84,6 +87,7 @@ def mark_wanted(db: pw.SqliteDatabase, book_id: int) -> bool:
         return False
     with _wanted_lock:
         _wanted.setdefault(str(db.database), set()).add(book_id)
+        _asked.setdefault(str(db.database), {})[book_id] = next(_asking)
     return True
 
 
@@ -96,6 +100,7 @@ def mark_ahead(db: pw.SqliteDatabase, book_id: int) -> bool:
         return False
     with _wanted_lock:
         _ahead.setdefault(str(db.database), set()).add(book_id)
+        _asked.setdefault(str(db.database), {})[book_id] = next(_asking)
     return True
 
 
@@ -173,14 +178,18 @@ class SentenceVectors(BookVectors):
 
     def missing(self) -> list[int]:
         """The books asked for (``want``) whose windows are missing, stale or not all there,
-        and those whose reader's part alone was (``mark_ahead``) while it is not there."""
+        and those whose reader's part alone was (``mark_ahead``) while it is not there; the
+        book asked for last first (the one being read: the worker does each book's reader's
+        part in this order, then the rest)."""
         with _wanted_lock:
             wanted = set(_wanted.get(str(self.db.database), ()))
             ahead = set(_ahead.get(str(self.db.database), ())) - wanted
+            asked = dict(_asked.get(str(self.db.database), {}))
         if not (wanted or ahead) or not self.available():
             return []
         stale = self._stale(" OR v.done < v.count OR instr(v.windows, x'00') > 0")
-        return [b for b in stale if b in wanted or (b in ahead and not self._reader_there(b))]
+        found = [b for b in stale if b in wanted or (b in ahead and not self._reader_there(b))]
+        return sorted(found, key=lambda b: -asked.get(b, -1))
 
     def reader_only(self, book_ids: list[int]) -> list[int]:
         """Those of ``book_ids`` whose reader's part alone is asked for."""

@@ -405,12 +405,17 @@ def test_a_book_asked_about_meanwhile_does_not_wait_for_a_long_one(
         deadline = time.monotonic() + 300
         while (_row(lib, long.id) or (0, 0, ""))[0] == 0 and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert _row(lib, long.id) is not None, "the long book's first pages are stored"
+        asked = _row(lib, long.id)
+        assert asked is not None, "the long book's first pages are stored"
         want(lib.db, short.id)
         while _row(lib, short.id) is None and time.monotonic() < deadline:
             time.sleep(0.2)
         busy = _row(lib, long.id)
         assert busy is not None and busy[0] < busy[1], "the short book did not wait"
+        # not even for the rest of the long book's reader's part (about 120 chunks): the
+        # book asked for last comes first (a batch of the long one may be stored before the
+        # worker is told, and one after, before this loop looks again under load)
+        assert busy[0] <= asked[0] + 2 * sentence_vectors.BATCH, (asked, busy)
         # then the long book goes on where it was, the short one done (the rest of the long
         # book is not waited for: it is minutes of encoding under load, and proves nothing more)
         while (_row(lib, long.id) or busy)[0] <= busy[0] and time.monotonic() < deadline:
