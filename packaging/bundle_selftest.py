@@ -90,36 +90,43 @@ def _sentence_worker() -> None:
 def _vectors_worker() -> None:
     """The background vectors worker (core/search/vector_worker.py) is a plain process that
     the bundle starts as itself (``Margin --vectors-child``, packaging/launcher.py): a small
-    book's static vectors computed and stored there."""
+    book's static vectors and its encoder's (MiniLM, batches on two threads over the small
+    BLAS) computed and stored there, side by side."""
     import os
     import tempfile
 
     from core.books.importer import import_book
     from core.paths import resolve_paths
     from core.processes import PythonWorker
+    from core.search.sentence_vectors import SentenceVectors
     from core.search.vector_worker import FLAG
     from core.search.vectors import BookVectors
     from core.store.library import Library
 
     with tempfile.TemporaryDirectory() as tmp:
         book = Path(tmp) / "words.txt"
-        book.write_text("The cat sat on the mat.\n\n" * 40 + "A kitten rested on the rug.\n")
+        book.write_text("The cat sat on the mat while the dog watched from the door.\n\n" * 100)
         library = Library.open(resolve_paths(Path(tmp) / "home").ensure())
         try:
             library.db.margin_no_background = True  # this check starts the worker itself
             book_id = import_book(library, book).book.id
-            job = {"kind": "static", "books": [book_id]}
+            jobs = [
+                {"kind": kind, "books": [book_id], "reader_only": []}
+                for kind in ("static", "sentence")
+            ]
             path = str(library.db.database)
             worker = PythonWorker(
                 "core.search.vector_worker",
                 FLAG,
-                {"path": path, "parent": os.getpid(), "jobs": [job]},
+                {"path": path, "parent": os.getpid(), "jobs": jobs},
             )
-            message = worker.receive(120)
+            messages = [worker.receive(120), worker.receive(120)]
             worker.join(30)
-            assert message == ["done", "static", book_id, "ok"], message
+            expected = [["done", kind, book_id, "ok"] for kind in ("static", "sentence")]
+            assert sorted(map(str, messages)) == sorted(map(str, expected)), messages
             assert worker.exitcode == 0, worker.exitcode
             assert BookVectors(library.db).has(book_id)
+            assert SentenceVectors(library.db).has(book_id)
         finally:
             library.close()
 
