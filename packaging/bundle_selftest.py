@@ -120,10 +120,18 @@ def _vectors_worker() -> None:
                 FLAG,
                 {"path": path, "parent": os.getpid(), "jobs": jobs},
             )
-            messages = [worker.receive(120), worker.receive(120)]
+            messages: list[Any] = []  # its "done" ones (a "log" one says why, if any)
+            while len([m for m in messages if m and m[0] == "done"]) < 2:
+                try:
+                    message = worker.receive(120)
+                except EOFError:
+                    break
+                assert message is not None, "the worker said nothing for 2 minutes"
+                messages.append(message)
             worker.join(30)
             expected = [["done", kind, book_id, "ok"] for kind in ("static", "sentence")]
-            assert sorted(map(str, messages)) == sorted(map(str, expected)), messages
+            done = [m for m in messages if m[0] == "done"]
+            assert sorted(map(str, done)) == sorted(map(str, expected)), messages
             assert worker.exitcode == 0, worker.exitcode
             assert BookVectors(library.db).has(book_id)
             assert SentenceVectors(library.db).has(book_id)
