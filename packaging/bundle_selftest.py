@@ -87,6 +87,58 @@ def _sentence_worker() -> None:
     assert all(len(answer_sentence._cache[t]) == 2 * 384 for t in texts)
 
 
+def _vectors_worker() -> None:
+    """The background vectors worker (core/search/vector_worker.py) is a plain process that
+    the bundle starts as itself (``Margin --vectors-child``, packaging/launcher.py): a small
+    book's static vectors and its encoder's (MiniLM, batches on two threads over the small
+    BLAS) computed and stored there, side by side."""
+    import os
+    import tempfile
+
+    from core.books.importer import import_book
+    from core.paths import resolve_paths
+    from core.processes import PythonWorker
+    from core.search.sentence_vectors import SentenceVectors
+    from core.search.vector_worker import FLAG
+    from core.search.vectors import BookVectors
+    from core.store.library import Library
+
+    with tempfile.TemporaryDirectory() as tmp:
+        book = Path(tmp) / "words.txt"
+        book.write_text("The cat sat on the mat while the dog watched from the door.\n\n" * 100)
+        library = Library.open(resolve_paths(Path(tmp) / "home").ensure())
+        try:
+            library.db.margin_no_background = True  # this check starts the worker itself
+            book_id = import_book(library, book).book.id
+            jobs = [
+                {"kind": kind, "books": [book_id], "reader_only": []}
+                for kind in ("static", "sentence")
+            ]
+            path = str(library.db.database)
+            worker = PythonWorker(
+                "core.search.vector_worker",
+                FLAG,
+                {"path": path, "parent": os.getpid(), "jobs": jobs},
+            )
+            messages: list[Any] = []  # its "done" ones (a "log" one says why, if any)
+            while len([m for m in messages if m and m[0] == "done"]) < 2:
+                try:
+                    message = worker.receive(120)
+                except EOFError:
+                    break
+                assert message is not None, "the worker said nothing for 2 minutes"
+                messages.append(message)
+            worker.join(30)
+            expected = [["done", kind, book_id, "ok"] for kind in ("static", "sentence")]
+            done = [m for m in messages if m[0] == "done"]
+            assert sorted(map(str, done)) == sorted(map(str, expected)), messages
+            assert worker.exitcode == 0, worker.exitcode
+            assert BookVectors(library.db).has(book_id)
+            assert SentenceVectors(library.db).has(book_id)
+        finally:
+            library.close()
+
+
 def _spoiler_data() -> None:
     """The spoiler check's data files (core/agent/data), read with importlib.resources."""
     from core.agent import spoiler_fold, spoiler_words
@@ -260,6 +312,7 @@ def main(argv: list[str]) -> int:
         ("search by meaning (numpy + the word vectors)", _search_by_meaning),
         ("sentence encoder (MiniLM on the small BLAS)", _sentence_encoder),
         ("sentences read ahead in a worker process", _sentence_worker),
+        ("background vectors in a worker process", _vectors_worker),
         ("fuzzy anchors (rapidfuzz, compiled)", _fuzzy_anchors),
         ("spoiler check data (importlib.resources)", _spoiler_data),
         ("images: SVG cover, JPEG, WebP, TIFF, PNG", _images),

@@ -11,11 +11,19 @@ import multiprocessing
 import sys
 
 if __name__ == "__main__":
-    multiprocessing.freeze_support()  # PDF text extraction uses a spawned worker process
+    multiprocessing.freeze_support()  # the PDF and EPUB workers are multiprocessing ones
     if sys.argv[1:2] == ["--bundle-self-test"]:
         import bundle_selftest
 
         sys.exit(bundle_selftest.main(sys.argv[2:]))
+    if sys.argv[1:2] == ["--vectors-child"]:  # the background vectors' worker process
+        from core.search.vector_worker import main as vectors
+
+        sys.exit(vectors())
+    if sys.argv[1:2] == ["--sentences-child"]:  # passages mode's reading ahead
+        from core.agent.providers.sentence_worker import main as sentences
+
+        sys.exit(sentences())
     if sys.argv[1:2] == ["--speak-child"]:  # the speaking half of `margin speak`
         from desktop.readaloud.say import main as speak
 

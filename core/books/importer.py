@@ -88,6 +88,15 @@ def request_vectors(db: Any) -> None:
     request(db)
 
 
+def _cool(db: Any) -> None:
+    """The import failed: the vectors worker started ahead of it (``opens``) ends."""
+    if getattr(db, "margin_no_background", False):
+        return
+    from core.search.vector_indexer import cool_for
+
+    cool_for(db)
+
+
 @dataclasses.dataclass(frozen=True)
 class ImportResult:
     """An imported book, or the one already in the library."""
@@ -149,12 +158,14 @@ def import_book(
     limits: Limits = DEFAULT_LIMITS,
     password: str | None = None,
     trim_memory: bool = True,
+    opens: bool = False,
 ) -> ImportResult:
     """``password`` opens a protected PDF; it is used in memory and never stored.
     ``trim_memory=False``: the freed memory is not handed back to the system at the end
-    (a process that ends right after: ``margin import``)."""
+    (a process that ends right after: ``margin import``). ``opens``: the window opens the
+    book next (its vectors worker is readied while it is stored: ``warm_for_import``)."""
     with gc_paused():  # (core.books.memory: the parsed book's objects form no cycles)
-        result = _import_book(library, path, progress, cancel, limits, password)
+        result = _import_book(library, path, progress, cancel, limits, password, opens)
     if trim_memory and not result.already_present:
         give_back_memory()  # the parsed book is freed: hand its pages back to the system
     return result
@@ -167,6 +178,7 @@ def _import_book(
     cancel: CancelToken | None,
     limits: Limits,
     password: str | None,
+    opens: bool = False,
 ) -> ImportResult:
     path = Path(path).expanduser()
     detect_format(path)  # unsupported files fail before anything is read
@@ -198,6 +210,10 @@ def _import_book(
     chunks = make_chunks(parsed.pages)
     if cancel is not None:
         cancel.check()
+    if opens and not getattr(library.db, "margin_no_background", False):
+        from core.search.vector_indexer import warm_for_import
+
+        warm_for_import(library.db, chunks)
 
     books_dir = library.paths.books
     books_dir.mkdir(parents=True, exist_ok=True)
@@ -229,6 +245,8 @@ def _import_book(
         )
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if opens:
+            _cool(library.db)
         if published and not _named(library, sha):
             final.unlink(missing_ok=True)  # renamed, then the COMMIT failed (a full disk)
         known = explain(exc) if isinstance(exc, Exception) else None

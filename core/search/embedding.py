@@ -26,6 +26,7 @@ BATCH = 64
 
 _model: Any = None
 _model_lock = threading.Lock()
+_wide: Any = None  # the token vectors as float32, in the vectors worker alone (``widen``)
 
 
 class VectorsUnavailable(RuntimeError):
@@ -118,6 +119,7 @@ def embed(texts: Sequence[str]) -> np.ndarray:
     import numpy as np
 
     table, tokenizer = _load_model()
+    wide = _wide
     out = np.zeros((len(texts), DIMS), dtype=np.float32)
     for start in range(0, len(texts), BATCH):
         batch = [t[:EMBED_CHARS] for t in texts[start : start + BATCH]]
@@ -127,11 +129,23 @@ def embed(texts: Sequence[str]) -> np.ndarray:
         lengths = np.array([len(ids) for _, ids in rows])
         ids = np.concatenate([np.asarray(ids, dtype=np.int64) for _, ids in rows])
         np.clip(ids, 0, table.shape[0] - 1, out=ids)
-        sums = np.add.reduceat(
-            table[ids].astype(np.float32), np.r_[0, np.cumsum(lengths)[:-1]], axis=0
-        )
+        tokens = wide[ids] if wide is not None else table[ids].astype(np.float32)
+        sums = np.add.reduceat(tokens, np.r_[0, np.cumsum(lengths)[:-1]], axis=0)
         out[[start + n for n, _ in rows]] = sums / lengths[:, None]
     return _unit(out)
+
+
+def widen() -> None:
+    """Keep the token vectors as float32 too (16 MB more): a book's chunks are embedded
+    without converting each token's vector (the vectors worker, which embeds whole books;
+    never the window, which embeds a question at a time). The same vectors either way."""
+    global _wide
+    import numpy as np
+
+    table, _ = _load_model()
+    with _model_lock:
+        if _wide is None:
+            _wide = table.astype(np.float32)
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:

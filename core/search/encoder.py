@@ -135,7 +135,7 @@ def _linear(
     would take 42 MB of the window's memory, for about 1 ms a question), then each output
     column is multiplied by its row's scale."""
     weight, scale = stored
-    y = x @ weight.astype(np.float32).T
+    y = x @ (weight if weight.dtype == np.float32 else weight.astype(np.float32)).T
     if scale is not None:
         y *= scale
     y += bias
@@ -143,10 +143,13 @@ def _linear(
 
 
 class SentenceEncoder:
-    """all-MiniLM-L6-v2 in numpy. Thread-safe (nothing is mutated after loading)."""
+    """all-MiniLM-L6-v2 in numpy. Thread-safe (nothing is changed after loading but by
+    ``widen``, which swaps each matrix for an equal one at once)."""
 
     def __init__(self, folder: Path) -> None:
         self.tokenizer = WordPiece(folder / VOCAB_FILE)
+        self.threads = 1  # batches encoded side by side (``widen``)
+        self.memo: dict[str, np.ndarray] = {}  # texts encoded ahead (``remember``)
         raw = read_safetensors(folder / WEIGHTS_FILE)
 
         def get(name: str) -> np.ndarray:
@@ -209,10 +212,28 @@ class SentenceEncoder:
                 }
             )
 
+    def widen(self, threads: int = 1) -> None:
+        """Keep the layers' int8 matrices as float32 (42 MB more): each product then skips
+        their conversion; and encode with ``threads`` threads (the vectors worker, which
+        encodes whole books; never the window). The same vectors either way."""
+        self.threads = max(1, threads)
+        for layer in self.layers:
+            for name in ("qkv", "out", "up", "down"):
+                weight, scale = layer[name]
+                if weight.dtype != np.float32:
+                    layer[name] = (weight.astype(np.float32), scale)
+
     def tokens(self, text: str) -> list[int]:
         """The ids the model reads for ``text``: [CLS], its first 254 word pieces, [SEP]."""
         ids = self.tokenizer.encode(text, limit=MAX_TOKENS - 2)
         return [self.tokenizer.cls_id, *ids, self.tokenizer.sep_id]
+
+    def remember(self, texts: Sequence[str]) -> None:
+        """Encode ``texts`` now and keep their vectors: ``encode`` gives them again without
+        encoding them (the vectors worker encodes a book's first chunks while the book is
+        being stored, before it is asked for them)."""
+        fresh = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        self.memo.update(zip(fresh, self.encode(fresh), strict=True))
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors (float32, shape (len(texts), 384)), one per text."""
@@ -221,8 +242,16 @@ class SentenceEncoder:
         out = np.zeros((len(texts), DIMS), dtype=np.float32)
         if not texts:
             return out
+        memo = self.memo
+        if memo and any(t in memo for t in texts):
+            fresh = [t for t in texts if t not in memo]
+            new = dict(zip(fresh, self.encode(fresh), strict=True)) if fresh else {}
+            for n, text in enumerate(texts):
+                out[n] = memo[text] if text in memo else new[text]
+            return out
         ids = [self.tokens(t) for t in texts]
         order = sorted(range(len(ids)), key=lambda n: len(ids[n]))
+        batches = []
         start = 0
         while start < len(order):
             size = 1  # ascending lengths: the batch's last text is its longest
@@ -231,9 +260,20 @@ class SentenceEncoder:
                 and len(ids[order[start + size]]) * (size + 1) <= BATCH_TOKENS
             ):
                 size += 1
-            batch = order[start : start + size]
-            out[batch] = self._forward([ids[n] for n in batch])
+            batches.append(order[start : start + size])
             start += size
+        forward = lambda batch: self._forward([ids[n] for n in batch])  # noqa: E731
+        if self.threads > 1 and len(batches) > 1:
+            # the products release the interpreter's lock: batches side by side, each on one
+            # BLAS thread (OpenBLAS's own threads spin and stall on a busy machine)
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(self.threads, thread_name_prefix="margin-encoder") as pool:
+                for batch, pooled in zip(batches, pool.map(forward, batches), strict=True):
+                    out[batch] = pooled
+            return out
+        for batch in batches:
+            out[batch] = forward(batch)
         return out
 
     def _forward(self, batch: list[list[int]]) -> np.ndarray:

@@ -28,6 +28,7 @@ first 254 word pieces) for deep search until the book's windows are all there.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import threading
@@ -74,6 +75,8 @@ LAYOUT = f"{MODEL}/{'h' if HEAD else 'w'}{WINDOW}o{OVERLAP}m{MAX_WINDOWS}"
 _wanted: dict[str, set[int]] = {}  # library file → books whose vectors were asked for
 _ahead: dict[str, set[int]] = {}  # and books whose reader's part alone was (``mark_ahead``)
 _wanted_lock = threading.Lock()
+_asked: dict[str, dict[int, int]] = {}  # library file → book → when last asked for (a count)
+_asking = itertools.count()
 
 
 def mark_wanted(db: pw.SqliteDatabase, book_id: int) -> bool:
@@ -84,6 +87,7 @@ def mark_wanted(db: pw.SqliteDatabase, book_id: int) -> bool:
         return False
     with _wanted_lock:
         _wanted.setdefault(str(db.database), set()).add(book_id)
+        _asked.setdefault(str(db.database), {})[book_id] = next(_asking)
     return True
 
 
@@ -96,6 +100,7 @@ def mark_ahead(db: pw.SqliteDatabase, book_id: int) -> bool:
         return False
     with _wanted_lock:
         _ahead.setdefault(str(db.database), set()).add(book_id)
+        _asked.setdefault(str(db.database), {})[book_id] = next(_asking)
     return True
 
 
@@ -173,14 +178,18 @@ class SentenceVectors(BookVectors):
 
     def missing(self) -> list[int]:
         """The books asked for (``want``) whose windows are missing, stale or not all there,
-        and those whose reader's part alone was (``mark_ahead``) while it is not there."""
+        and those whose reader's part alone was (``mark_ahead``) while it is not there; the
+        book asked for last first (the one being read: the worker does each book's reader's
+        part in this order, then the rest)."""
         with _wanted_lock:
             wanted = set(_wanted.get(str(self.db.database), ()))
             ahead = set(_ahead.get(str(self.db.database), ())) - wanted
+            asked = dict(_asked.get(str(self.db.database), {}))
         if not (wanted or ahead) or not self.available():
             return []
         stale = self._stale(" OR v.done < v.count OR instr(v.windows, x'00') > 0")
-        return [b for b in stale if b in wanted or (b in ahead and not self._reader_there(b))]
+        found = [b for b in stale if b in wanted or (b in ahead and not self._reader_there(b))]
+        return sorted(found, key=lambda b: -asked.get(b, -1))
 
     def reader_only(self, book_ids: list[int]) -> list[int]:
         """Those of ``book_ids`` whose reader's part alone is asked for."""
@@ -229,7 +238,6 @@ class SentenceVectors(BookVectors):
         import numpy as np
 
         from core.search.frontmatter import is_front_matter
-        from core.search.windows import windows
 
         row = self.db.execute_sql(
             "SELECT min(id), max(id), count(*) FROM chunk WHERE book_id = ?", (book_id,)
@@ -245,7 +253,6 @@ class SentenceVectors(BookVectors):
             pieces.append(data[at : at + n * ROW_BYTES])
             at += n * ROW_BYTES
         encoder = _encoder()
-        size = lambda text: len(encoder.tokenizer.encode(text))  # noqa: E731
         low, high = self._reader_span(book_id, first, count)
         for part, (begin, end) in enumerate(((low, high), (0, low), (high, count))):
             if part == 1 and reader_first:
@@ -260,14 +267,20 @@ class SentenceVectors(BookVectors):
                 texts = self._texts(book_id, first + start, first + stop - 1)  # a batch's only
                 if len(texts) != stop - start:
                     return False  # the book was re-read or deleted meanwhile
-                cuts = [windows(t, size, WINDOW, OVERLAP, head=HEAD)[:MAX_WINDOWS] for t in texts]
-                matrix = encoder.encode([w for cut in cuts for w in cut])
-                row = 0
-                for cut, text in zip(cuts, texts, strict=True):
-                    if is_front_matter(text):
-                        matrix[row : row + len(cut)] = 0  # never near a question
+                cuts = cut_windows(encoder, texts)
+                # front matter is never near a question: zeros, not encoded
+                front = [is_front_matter(text) for text in texts]
+                read = encoder.encode(
+                    [w for cut, skip in zip(cuts, front, strict=True) if not skip for w in cut]
+                )
+                matrix = np.zeros((sum(map(len, cuts)), DIMS), dtype=np.float32)
+                row = at = 0
+                for cut, skip in zip(cuts, front, strict=True):
+                    if not skip:
+                        matrix[row : row + len(cut)] = read[at : at + len(cut)]
+                        at += len(cut)
                     row += len(cut)
-                packed = pack4(np.asarray(matrix))
+                packed = pack4(matrix)
                 if stop > len(made):
                     made += [0] * (stop - len(made))
                     pieces += [b""] * (stop - len(pieces))
@@ -430,6 +443,14 @@ class SentenceVectors(BookVectors):
         out = np.zeros(hi - lo + 1, dtype=np.float32)
         out[: end - lo + 1][have] = (1 - MEAN_WEIGHT) * best + MEAN_WEIGHT * mean
         return rowids[0], out
+
+
+def cut_windows(encoder: Any, texts: list[str]) -> list[list[str]]:
+    """The windows of each chunk text that the encoder reads (``core.search.windows``)."""
+    from core.search.windows import windows
+
+    size = lambda text: len(encoder.tokenizer.encode(text))  # noqa: E731
+    return [windows(t, size, WINDOW, OVERLAP, head=HEAD)[:MAX_WINDOWS] for t in texts]
 
 
 def _encoder() -> Any:

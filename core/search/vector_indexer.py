@@ -1,26 +1,35 @@
 """Vectors computed in the background: one thread per library (``VectorIndexer``) that gives
-books their vectors, each kind in turn (the static ``vectors.BookVectors`` in seconds, then
-the sentence encoder's ``sentence_vectors.SentenceVectors``), in a spawned worker process
-(``vector_worker``) when one can be started. ``request_vectors`` wakes it after an import;
+books their vectors, both kinds side by side (the static ``vectors.BookVectors`` of every
+book, and the sentence encoder's ``sentence_vectors.SentenceVectors`` of the books asked for,
+their reader's part first), in one worker process (``vector_worker``, a plain Python process:
+no ``multiprocessing`` resource tracker beside it) when one can be started. ``request_vectors`` wakes it after an import;
 ``want`` asks for a book's encoder vectors."""
 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import peewee as pw
 
-from core.processes import starting, stop_resource_tracker
+from core.domain.book import ChunkContent
+from core.processes import PythonWorker
 from core.search.embedding import VectorsUnavailable
 from core.search.encoder_files import weights_present
-from core.search.sentence_vectors import SentenceVectors, is_wanted, mark_ahead, mark_wanted
-from core.search.vector_worker import index_books
+from core.search.sentence_vectors import (
+    AHEAD_PAGES,
+    DEEP_VECTORS_ENV,
+    SentenceVectors,
+    is_wanted,
+    mark_ahead,
+    mark_wanted,
+)
+from core.search.vector_worker import FLAG
 from core.search.vectors import BookVectors
 from core.store.migrations import SCHEMA_VERSION, current_version
 
@@ -44,7 +53,8 @@ class VectorIndexer:
         self._idle.set()
         self._stopped = False
         self._thread: threading.Thread | None = None
-        self._worker: Any = None  # the worker process while one runs
+        self._worker: PythonWorker | None = None  # the worker process while one runs
+        self._warm: PythonWorker | None = None  # one started ahead of an import (``warm``)
         self._lock = threading.Lock()
         self.listeners: list[Callable[[int, int], None]] = []
 
@@ -54,6 +64,8 @@ class VectorIndexer:
                 return
             self._idle.clear()
             self._wake.set()
+            if self._warm is not None:  # an import is stored: the worker started for it begins
+                self._warm.send({"go": True})
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
                     target=self._run, name="margin-vectors", daemon=True
@@ -72,6 +84,7 @@ class VectorIndexer:
             self._stopped = True
             self._wake.set()
             worker = self._worker
+        self.cool()
         if not wait:
             if worker is not None and worker.is_alive():
                 worker.terminate()  # never left running after Margin has gone
@@ -89,79 +102,152 @@ class VectorIndexer:
             return False
         return current_version(self.db) == SCHEMA_VERSION
 
-    def _index(self, vectors: BookVectors) -> None:
-        """Every book that lacks vectors, in a spawned worker process when one can be started
-        (the model's memory and CPU stay out of this process), else here. The worker is a
-        daemon: leaving Margin ends it, never waits for it."""
-        import multiprocessing
+    def warm(self, texts: list[str]) -> None:
+        """A book is being imported and will be opened: start the worker now (its imports
+        and models load while the book is stored) to encode ``texts``, the book's first
+        chunks (its reader's part), from the moment it is stored (the import's ``request``)
+        instead of once the window opens it; the round after the import gives it its jobs
+        (``_index``). Nothing when a worker runs already."""
+        with self._lock:
+            if self._stopped or self._worker is not None:
+                return
+            if self._warm is not None and self._warm.is_alive():
+                return
+            try:
+                self._warm = self._start({"warm": texts})
+            except OSError:
+                log.info("no vectors worker ahead of the import", exc_info=True)
 
-        todo = vectors.missing()
-        if not todo:
+    def cool(self) -> None:
+        """The import that ``warm`` was for failed: its worker ends."""
+        with self._lock:
+            warm, self._warm = self._warm, None
+        if warm is not None:
+            warm.terminate()
+            warm.join(timeout=2)
+
+    def _start(self, job: dict[str, object]) -> PythonWorker:
+        """A worker process for this library (``vector_worker``), given ``job`` first; its
+        input stays open for more (``PythonWorker.send``)."""
+        header = {"path": str(self.db.database), "parent": os.getpid()}
+        return PythonWorker("core.search.vector_worker", FLAG, header | job, more=True)
+
+    def _jobs(
+        self, kinds: tuple[BookVectors, ...], skip: dict[str, list[int]] | None = None
+    ) -> dict[str, tuple[list[int], list[int]]]:
+        """By kind: the books lacking those vectors (but those in ``skip``), and which of
+        them need only their reader's part (encoder vectors)."""
+        jobs: dict[str, tuple[list[int], list[int]]] = {}
+        for vectors in kinds:
+            books = [b for b in vectors.missing() if b not in (skip or {}).get(vectors.kind, ())]
+            if books:
+                only = vectors.reader_only(books) if isinstance(vectors, SentenceVectors) else []
+                jobs[vectors.kind] = (books, only)
+        return jobs
+
+    def _index(self, kinds: tuple[BookVectors, ...]) -> None:
+        """Every book that lacks vectors of each kind, in one worker process when one can be
+        started (the models' memory and CPU stay out of this process; the one ``warm``
+        started, if any), else here. Leaving Margin ends the worker (``stop``), and so does
+        this process's death (the worker watches its parent)."""
+        jobs = self._jobs(kinds)
+        if not jobs:
+            self.cool()  # (an import whose book was there already)
             return
-        only = tuple(vectors.reader_only(todo)) if isinstance(vectors, SentenceVectors) else ()
-        ctx = multiprocessing.get_context("spawn")
-        receive, send = ctx.Pipe(duplex=False)
-        worker = ctx.Process(
-            target=index_books,
-            args=(str(self.db.database), todo, send, vectors.kind, only),
-            name="margin-vectors",
-            daemon=True,
-        )
-        with self._lock, starting():  # the tracker stays until the process is alive
+        with self._lock:
             if self._stopped:
                 return
+            worker, self._warm = self._warm, None
+            # under the lock: ``stop`` never sees a worker half started
+            if worker is None or not worker.send(_wire(jobs)):
+                if worker is not None:
+                    worker.terminate()
+                try:
+                    worker = self._start(_wire(jobs))
+                except OSError:  # no worker process here: compute in this one
+                    log.info("vectors computed in this process", exc_info=True)
+                    worker = None
             self._worker = worker
-            try:
-                # under the lock: ``stop`` never sees a worker half started (a process that
-                # ends meanwhile left it reading its start-up data from a closed pipe, and
-                # it printed an EOFError traceback)
-                worker.start()
-                started = True
-            except (OSError, RuntimeError):  # no worker process here: compute in this one
-                log.info("vectors computed in this process", exc_info=True)
-                self._worker = None
-                started = False
-        if not started:
-            receive.close()
-            send.close()
-            self._index_here(vectors, todo, only)
+        if worker is None:
+            for vectors in kinds:
+                if vectors.kind in jobs:
+                    books, only = jobs[vectors.kind]
+                    self._index_here(vectors, books, tuple(only))
             return
-        send.close()
-        done = 0
+        log.info("vectors worker %d: %s", worker.pid, {k: len(b) for k, (b, _) in jobs.items()})
+        self._listen(worker, kinds, jobs)
+
+    def _listen(
+        self,
+        worker: PythonWorker,
+        kinds: tuple[BookVectors, ...],
+        jobs: dict[str, tuple[list[int], list[int]]],
+    ) -> None:
+        """The worker's messages until it is done (or stopped). A book asked for meanwhile is
+        sent to it as one more job, unless the worker is busy with a whole book's encoder
+        vectors (minutes): it is then ended, to start again with the new book's reader's part
+        first. Progress is the static vectors' (search by meaning), then the encoder's."""
+        todo = {kind: list(books) for kind, (books, _) in jobs.items()}
+        done: dict[str, set[int]] = {kind: set() for kind in todo}
+        books, only = jobs.get("sentence", ([], []))
+        whole = set(books) - set(only)  # books whose encoder vectors are wanted whole
+        unavailable: set[str] = set()
         interrupted = False
         looked = 0.0
+
+        def left() -> int:
+            return sum(
+                len(todo[kind]) - len(done[kind]) for kind in todo if kind not in unavailable
+            )
+
         try:
-            while done < len(todo) and not self._stopped:
-                if not receive.poll(0.5):
-                    if not worker.is_alive():
-                        break
-                    if (
-                        self._wake.is_set()
-                        and vectors.kind == "sentence"
-                        and time.monotonic() - looked > RELOOK_S
-                    ):
-                        # another book asked for meanwhile: start again with it, its reader's
-                        # pages first (what the worker stored so far stays)
-                        looked = time.monotonic()
-                        interrupted = bool(set(vectors.missing()) - set(todo))
-                        if interrupted:
-                            break
-                    continue
+            while left() > 0 and not self._stopped:
                 try:
-                    book_id, outcome = receive.recv()
+                    message = worker.receive(0.5)
                 except EOFError:  # the worker ended
                     break
-                done += 1
+                if message is None:
+                    if self._wake.is_set() and time.monotonic() - looked > RELOOK_S:
+                        # (the wake stays set: what cannot be sent now, a book's whole
+                        # encoder vectors where its reader's part was asked, comes next round)
+                        looked = time.monotonic()
+                        more = self._jobs(kinds, todo) if self._current() else {}
+                        if "sentence" in more and whole - done.get("sentence", set()):
+                            interrupted = True  # a book's reader's part waits for no whole book
+                            break
+                        if more and not worker.send(_wire(more)):
+                            interrupted = True
+                            break
+                        for kind, (books, only) in more.items():
+                            todo.setdefault(kind, []).extend(books)
+                            done.setdefault(kind, set())
+                            if kind == "sentence":
+                                whole |= set(books) - set(only)
+                    continue
+                if not isinstance(message, list) or not message:
+                    continue
+                if message[0] == "log" and len(message) == 3:
+                    log.log(int(message[1]), "%s", message[2])
+                    continue
+                if message[0] != "done" or len(message) != 4:
+                    continue
+                _, kind, book_id, outcome = message
+                if kind not in done or kind in unavailable:
+                    continue
+                done[kind].add(book_id)
                 if outcome != "ok":
                     log.warning("vectors of book %s: %s", book_id, outcome)
-                self._report(done, len(todo))
-                if outcome == "unavailable":
-                    break
+                if outcome == "unavailable":  # no more of this kind from this worker
+                    unavailable.add(kind)
+                static_left = len(done.get("static", ())) < len(todo.get("static", ()))
+                if kind == "static" or not static_left:
+                    self._report(len(done[kind]), len(todo[kind]))
         finally:
-            receive.close()
             self._worker = None
-            if interrupted:
+            worker.close_input()  # done: it ends
+            if interrupted or self._stopped:
                 worker.terminate()
+                self._wake.set()  # (another round, the new book first)
             worker.join(timeout=1 if self._stopped or interrupted else 5)
             if worker.is_alive():
                 worker.terminate()
@@ -192,8 +278,8 @@ class VectorIndexer:
                 log.warning("a vectors progress listener failed", exc_info=True)
 
     def _run(self) -> None:
-        # the static vectors of every book first (seconds), then the sentence encoder's
-        # (about 0.1 s a chunk: minutes for a long book)
+        # the static vectors of every book (seconds) and the sentence encoder's (about 0.1 s
+        # a chunk: minutes for a long book, its reader's part first) in one worker
         kinds = (BookVectors(self.db), SentenceVectors(self.db))
         while not self._stopped:
             if not self._wake.wait(IDLE_S):
@@ -208,21 +294,27 @@ class VectorIndexer:
             if self._stopped:
                 break
             try:
-                for vectors in kinds:
-                    if self._current() and not self._stopped:
-                        self._index(vectors)
+                if self._current() and not self._stopped:
+                    self._index(kinds)
             except Exception:  # a closed or damaged library: search stays BM25 alone
                 log.warning("background vectors stopped", exc_info=True)
             finally:
                 if not self.db.is_closed():
                     self.db.close()  # this thread's own connection
             if not self._wake.is_set():
-                # no worker left: multiprocessing's resource tracker ends too (unless a
-                # PDF's workers still need it); the next worker starts it again
-                stop_resource_tracker()
                 self._idle.set()
         if self._stopped:
             self._idle.set()
+
+
+def _wire(jobs: dict[str, tuple[list[int], list[int]]]) -> dict[str, object]:
+    """``VectorIndexer._jobs`` as the worker reads them (``vector_worker.run_jobs``)."""
+    return {
+        "jobs": [
+            {"kind": kind, "books": books, "reader_only": only}
+            for kind, (books, only) in jobs.items()
+        ]
+    }
 
 
 _indexers: dict[int, VectorIndexer] = {}
@@ -264,6 +356,31 @@ def request_vectors(db: pw.SqliteDatabase) -> None:
     if getattr(db, "margin_read_only", False) or getattr(db, "margin_no_background", False):
         return
     indexer_for(db).request()
+
+
+def warm_for_import(db: object, chunks: Sequence[ChunkContent]) -> None:
+    """A book being imported (its ``chunks`` just cut) that the window opens next: its
+    vectors worker starts now, and encodes the chunks of its reader's part (the first
+    ``AHEAD_PAGES`` pages: its ``read_to`` is 0) from the moment the book is stored, not
+    once the window has opened it and the round after the import has begun (issue 41). Not in a short command
+    nor a read-only library (nothing could be stored); the encoder's part not without its
+    weights or with ``MARGIN_DEEP_VECTORS=0``."""
+    if not isinstance(db, pw.SqliteDatabase):  # ``margin import``'s plain connection
+        return
+    if getattr(db, "margin_read_only", False) or getattr(db, "margin_no_background", False):
+        return
+    texts: list[str] = []
+    if weights_present() and os.environ.get(DEEP_VECTORS_ENV) != "0":
+        texts = [c.text for c in chunks if c.start_page <= AHEAD_PAGES]
+    indexer_for(db).warm(texts)
+
+
+def cool_for(db: object) -> None:
+    """The import ``warm_for_import`` started a worker for failed: the worker ends."""
+    with _indexers_lock:
+        indexer = _indexers.get(id(db))
+    if indexer is not None and indexer.db is db:
+        indexer.cool()
 
 
 def want(db: pw.SqliteDatabase, book_id: int) -> None:

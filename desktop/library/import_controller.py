@@ -91,8 +91,12 @@ class ImportController(QObject):
         if self.token is not None:
             self.token.cancel()
 
-    async def import_files(self, paths: list[Path]) -> list[ImportResult]:
-        """Import one file after the other; errors are reported and the rest go on."""
+    async def import_files(
+        self, paths: list[Path], *, open_first: bool = False
+    ) -> list[ImportResult]:
+        """Import one file after the other; errors are reported and the rest go on.
+        ``open_first``: the window opens the first book next (its deep-search vectors of
+        the pages ahead start while it is stored)."""
         from core.books.importer import import_book  # the parsers: not on the start-up path
 
         results: list[ImportResult] = []
@@ -112,7 +116,8 @@ class ImportController(QObject):
                         self.progressed.emit(fraction, message)  # queued to the UI thread
 
                 try:
-                    result = await self._import(import_book, path, progress)
+                    opens = open_first and path == paths[0]
+                    result = await self._import(import_book, path, progress, opens=opens)
                 except BookError as exc:
                     if exc.code == BookCode.CANCELLED:
                         errors.append(f"Stopped adding {path.name}.")
@@ -158,6 +163,8 @@ class ImportController(QObject):
         import_book: Callable[..., ImportResult],
         path: Path,
         progress: Callable[[float, str], None],
+        *,
+        opens: bool = False,
     ) -> ImportResult:
         """Import ``path``; a protected PDF asks for its password (again while it is wrong),
         kept in memory for the session so the page view can open it."""
@@ -173,6 +180,7 @@ class ImportController(QObject):
                     progress=progress,
                     cancel=self.token,
                     password=password,
+                    opens=opens,
                 )
             except BookError as exc:
                 if exc.code not in (BookCode.PASSWORD, BookCode.WRONG_PASSWORD):

@@ -60,7 +60,7 @@ class BookActions:
 
     def import_files(self, paths: list[Path], *, open_first: bool = True) -> None:
         async def go() -> None:
-            results = await self.window.importer.import_files(paths)
+            results = await self.window.importer.import_files(paths, open_first=open_first)
             self.refresh_library()
             if results and open_first:
                 self.window.open_book(results[0].book.id)
@@ -70,7 +70,7 @@ class BookActions:
 
     async def import_and_open(self, path: Path, page: int | None = None) -> BookInfo | None:
         """Import ``path`` if needed and open it (``Margin book.epub`` from a file manager)."""
-        results = await self.window.importer.import_files([path])
+        results = await self.window.importer.import_files([path], open_first=True)
         self.refresh_library()
         if not results:
             error = self.window.library_panel.error.text() or f"{path.name} could not be opened."

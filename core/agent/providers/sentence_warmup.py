@@ -10,9 +10,10 @@ reply then encodes only its question and the few sentences not read yet. Nothing
 vectors of every sentence would take more of the library file than the book's text
 (tests/bench/bench_passages_speed.py measures both sides).
 
-The encoding runs in a spawned process (``sentence_worker``), which ends when it is done or
-stopped: the encoder and numpy (40–60 MB) stay out of the window's memory while the reader
-reads (tests/bench/bench_memory.py). Where no process can be started, it runs on the thread.
+The encoding runs in a worker process (``sentence_worker``: a plain Python process, no
+``multiprocessing`` resource tracker beside it), which ends when it is done or stopped: the
+encoder and numpy (40–60 MB) stay out of the window's memory while the reader reads
+(tests/bench/bench_memory.py). Where no process can be started, it runs on the thread.
 """
 
 from __future__ import annotations
@@ -100,51 +101,44 @@ class SentenceWarmup:
 
 
 def read_in_worker(todo: list[str], stop: threading.Event, batch: int = BATCH) -> int | None:
-    """Encode ``todo`` in a spawned worker process, caching each batch as it comes, until
-    done or ``stop`` is set (the worker is then ended); how many were cached, or None when
-    no process could be started. Nothing is started when the encoder's weights are missing."""
-    import multiprocessing
+    """Encode ``todo`` in a worker process, caching each batch as it comes, until done or
+    ``stop`` is set (the worker is then ended); how many were cached, or None when no
+    process could be started. Nothing is started when the encoder's weights are missing."""
+    import base64
 
-    from core.agent.providers.sentence_worker import encode_sentences
-    from core.processes import starting, stop_resource_tracker
+    from core.agent.providers.sentence_worker import FLAG
+    from core.processes import PythonWorker
     from core.search.encoder_files import weights_present
 
     if not weights_present():
         return 0
-    ctx = multiprocessing.get_context("spawn")
-    receive, send = ctx.Pipe(duplex=False)
-    worker = ctx.Process(
-        target=encode_sentences, args=(todo, send, batch), name="margin-sentences", daemon=True
-    )
-    with starting():  # the resource tracker stays until the process is alive
-        try:
-            worker.start()
-        except (OSError, RuntimeError):
-            log.info("sentences read ahead on this thread", exc_info=True)
-            receive.close()
-            send.close()
-            return None
-    send.close()
+    if stop.is_set():
+        return 0
+    try:
+        worker = PythonWorker(
+            "core.agent.providers.sentence_worker",
+            FLAG,
+            {"texts": todo, "batch": batch, "parent": os.getpid()},
+        )
+    except OSError:
+        log.info("sentences read ahead on this thread", exc_info=True)
+        return None
     done = 0
     try:
         while done < len(todo) and not stop.is_set():
-            if not receive.poll(POLL_S):
-                if not worker.is_alive() and not receive.poll(0):
-                    break  # it ended (no encoder, or it failed: the reply encodes itself)
-                continue
             try:
-                first, raw = receive.recv()
+                message = worker.receive(POLL_S)
             except EOFError:
-                break
+                break  # it ended (no encoder, or it failed: the reply encodes itself)
+            if not isinstance(message, list) or len(message) != 2:
+                continue
+            first, raw = int(message[0]), base64.b64decode(message[1])
             part = todo[first : first + batch]
             answer_sentence.keep_raw(part, raw)
             done += len(part)
     finally:
-        receive.close()
-        if worker.is_alive():
-            worker.terminate()
+        worker.terminate()
         worker.join(timeout=2)
-        stop_resource_tracker()  # no worker left: nor its tracker (issue 27)
     return done
 
 

@@ -1,4 +1,4 @@
-"""The sentence worker: a spawned process that reads a book's sentences ahead for passages
+"""The sentence worker: a worker process that reads a book's sentences ahead for passages
 mode (``sentence_warmup.SentenceWarmup`` starts it and stores what it sends back).
 
 The sentence encoder and numpy take 40–60 MB of a process's memory (issue 41: the window
@@ -12,18 +12,19 @@ when the reader starts typing).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 log = logging.getLogger("margin.agent.warmup")
 
 
-def encode_sentences(texts: list[str], send: Any, batch: int) -> None:
-    """In the worker process: the vectors of ``texts`` in ``batch``es, each sent back as
-    (its first text's index, float16 bytes); nothing is sent when the encoder cannot be
-    loaded. Ends quietly when the window stops listening."""
-    from core.processes import lower_priority
+FLAG = "--sentences-child"  # the bundle's launcher runs ``main`` for this argument
 
-    lower_priority()
+
+def encode_sentences(texts: list[str], send: Callable[[Any], None], batch: int) -> None:
+    """The vectors of ``texts`` in ``batch``es, each sent back as (its first text's index,
+    float16 bytes); nothing is sent when the encoder cannot be loaded. Ends quietly when
+    the window stops listening."""
     try:
         from core.agent.providers.answer_sentence import _encoder, _short
 
@@ -34,8 +35,41 @@ def encode_sentences(texts: list[str], send: Any, batch: int) -> None:
 
         for start in range(0, len(texts), batch):
             vectors = encoder.encode([_short(t) for t in texts[start : start + batch]])
-            send.send((start, vectors.astype(np.float16).tobytes()))
+            send((start, vectors.astype(np.float16).tobytes()))
     except (BrokenPipeError, EOFError, ConnectionResetError):
         pass  # the window stopped the reading ahead, or has gone
-    finally:
-        send.close()
+
+
+def main() -> int:
+    """The worker process (``core.processes.PythonWorker``: ``python -m
+    core.agent.providers.sentence_worker``, ``Margin --sentences-child`` in the bundle; no
+    ``multiprocessing`` resource tracker beside it). Its job on stdin: the sentences, the
+    batch and its window's pid; each batch's vectors on stdout as ``[first, base64]``."""
+    import base64
+
+    from core.processes import lower_priority, worker_job, worker_send
+    from core.store.owner import exit_with_parent
+
+    try:
+        job = worker_job()
+        if not isinstance(job, dict):
+            return 0
+        exit_with_parent(job.get("parent"))  # a killed window leaves no worker
+        lower_priority()
+        encode_sentences(
+            [str(t) for t in job["texts"]],
+            lambda sent: worker_send([sent[0], base64.b64encode(sent[1]).decode("ascii")]),
+            int(job["batch"]),
+        )
+    except (BrokenPipeError, ConnectionResetError, KeyboardInterrupt):
+        pass
+    except Exception:  # only a head start: a reply encodes what it needs itself
+        log.debug("the sentence worker failed", exc_info=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

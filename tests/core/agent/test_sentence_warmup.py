@@ -6,8 +6,9 @@ reading ahead runs the real one in a worker process (sentence_worker.py)."""
 
 from __future__ import annotations
 
-import multiprocessing
+import os
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -98,7 +99,16 @@ def test_the_pages_read_ahead_end_at_read_to_nearest_first(
 
 
 def _workers() -> list[str]:
-    return [p.name for p in multiprocessing.active_children() if p.name == "margin-sentences"]
+    """This process's sentence workers still running."""
+    tasks = Path(f"/proc/{os.getpid()}/task")
+    kids = [int(p) for t in tasks.iterdir() for p in (t / "children").read_text().split()]
+    commands = []
+    for pid in kids:
+        try:
+            commands.append(Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"))
+        except OSError:
+            continue  # gone meanwhile
+    return [c for c in commands if "sentence_worker" in c]
 
 
 @needs_encoder

@@ -192,3 +192,32 @@ def test_numpy_computes_on_one_thread_once_loaded(encoder: SentenceEncoder) -> N
         if hasattr(library, name.replace("set_", "get_"))
     )
     assert getter() == 1
+
+
+def test_the_workers_wide_encoder_gives_the_same_vectors(
+    encoder: SentenceEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vectors worker's encoder (``widen``: float32 matrices, batches on two threads)
+    gives exactly the window's vectors."""
+    texts = [f"Sentence {n} about a cat that sat on the mat for {n} hours." for n in range(7)]
+    monkeypatch.setattr(encoder_module, "BATCH_TOKENS", 40)  # several batches
+    narrow = encoder.encode(texts)
+    wide = SentenceEncoder(model_folder())
+    wide.widen(threads=2)
+    assert wide.layers[0]["up"][0].dtype == np.float32
+    assert np.array_equal(wide.encode(texts), narrow)
+
+
+def test_the_workers_wide_word_vectors_give_the_same_vectors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The static vectors of the worker (``embedding.widen``: float32 token vectors) are
+    exactly the window's."""
+    from core.search import embedding
+
+    texts = ["The cat sat on the mat.", "Interest rates rose again.", "", "a kitten " * 50]
+    narrow = embedding.embed(texts)
+    monkeypatch.setattr(embedding, "_wide", None)
+    embedding.widen()
+    assert embedding._wide is not None and embedding._wide.dtype == np.float32
+    assert np.array_equal(embedding.embed(texts), narrow)

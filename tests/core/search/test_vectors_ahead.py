@@ -4,6 +4,8 @@ the rest only once a question comes; an import alone asks for none."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -123,3 +125,124 @@ def test_a_reader_far_into_the_book_gets_the_pages_ahead_first(
     stored = vectors._stored(book.id)
     assert stored is not None and stored.matrix.shape[0] == len(ids)
     lib.close()
+
+
+@pytest.mark.deep_vectors
+def test_a_book_the_window_opens_has_its_worker_started_while_it_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``import_book(opens=True)``, the window's import of a book it opens next (issue 41):
+    the vectors worker starts before the book is stored (its models load meanwhile, and it
+    encodes the reader's part from the moment the book is stored), and that same worker
+    does the round after the import."""
+    started: list[int] = []
+    real = vector_indexer.PythonWorker
+
+    class Counted(real):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)
+            started.append(self.pid)
+
+    monkeypatch.setattr(vector_indexer, "PythonWorker", Counted)
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    try:
+        indexer = indexer_for(lib.db)
+        warm: list[bool] = []
+        store = lib.add_book
+
+        def add_book(**kwargs: object) -> int:
+            warm.append(indexer._warm is not None and indexer._warm.is_alive())
+            return store(**kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(lib, "add_book", add_book)
+        # the window opens it (``want_ahead``) a moment after the import: asked for ahead
+        # here (a new library's first book is number 1), so that the round after the import
+        # is sure to hold it, however loaded the machine
+        sentence_vectors.mark_ahead(lib.db, 1)
+        book = import_book(lib, _book(tmp_path), opens=True).book
+        assert book.id == 1
+        want_ahead(lib.db, book.id)
+        assert indexer.wait(120)
+        assert warm == [True], "the worker was started before the book was stored"
+        assert len(started) == 1, "the worker started ahead did the work"
+        vectors = SentenceVectors(lib.db)
+        assert vectors.missing() == [] and vectors.windows(book.id) is not None
+    finally:
+        lib.close()
+
+
+@pytest.mark.deep_vectors
+def test_a_failed_import_ends_the_worker_started_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    try:
+        indexer = indexer_for(lib.db)
+        workers: list[object] = []
+
+        def add_book(**kwargs: object) -> int:
+            workers.append(indexer._warm)
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(lib, "add_book", add_book)
+        with pytest.raises(Exception, match="space"):
+            import_book(lib, _book(tmp_path), opens=True)
+        assert len(workers) == 1 and isinstance(workers[0], vector_indexer.PythonWorker)
+        assert indexer._warm is None and not workers[0].is_alive()
+    finally:
+        lib.close()
+
+
+def test_the_pages_encoded_ahead_are_not_encoded_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the worker: the chunks encoded ahead (``{"warm": texts}``, from the moment the
+    book is stored) give the reader's part its windows with no further encoding."""
+    from core.search import vector_worker
+    from core.search.encoder import load_encoder
+
+    monkeypatch.setenv(sentence_vectors.DEEP_VECTORS_ENV, "1")
+    encoder = load_encoder()
+    if encoder is None:
+        pytest.skip("no sentence encoder weights")
+    lib = Library.open(resolve_paths(tmp_path / "home"))
+    lib.db.margin_no_background = True  # type: ignore[attr-defined]
+    try:
+        book = import_book(lib, _book(tmp_path)).book
+        rows = lib.db.execute_sql(
+            "SELECT t.text FROM chunk c JOIN chunk_text t ON t.id = c.id "
+            "WHERE c.book_id = ? ORDER BY c.id",
+            (book.id,),
+        ).fetchall()
+        texts = [str(r[0]) for r in rows]  # (the book's first 60 pages: all of it)
+        monkeypatch.setattr(vector_worker, "_widen", lambda kind: None)
+        monkeypatch.setattr(encoder, "memo", {})
+        forwards: list[int] = []
+        real = encoder._forward
+        monkeypatch.setattr(encoder, "_forward", lambda b: forwards.append(len(b)) or real(b))
+        job = {"kind": "sentence", "books": [book.id], "reader_only": [book.id]}
+        sent: list[object] = []
+        early: list[int] = []
+
+        def jobs() -> Iterator[dict[str, object]]:
+            yield {"warm": texts}  # the book being stored: its models load, nothing is encoded
+            time.sleep(0.5)
+            early.append(sum(forwards))
+            yield {"go": True}  # it is stored
+            yield {"jobs": [job]}  # the window opened it
+
+        assert vector_worker.run_jobs(str(lib.db.database), jobs(), sent.append)
+        assert early == [0], "nothing encoded while the book is stored (the import's cores)"
+        from core.search.frontmatter import is_front_matter
+
+        read = [t for t in texts if not is_front_matter(t)]  # (front matter: zeros, unread)
+        assert 0 < len(read) < len(texts)
+        assert sum(forwards) == len(read), "each chunk encoded once, ahead"
+        assert sent == [["done", "sentence", book.id, "ok"]]
+        stored = SentenceVectors(lib.db).windows(book.id)
+        assert stored is not None
+        for n, text in enumerate(texts):  # front matter's windows are zeros: never near
+            rows = stored.matrix[stored.starts[n] : stored.starts[n + 1]]
+            assert len(rows) and bool(np.any(rows)) != is_front_matter(text), n
+    finally:
+        lib.close()
