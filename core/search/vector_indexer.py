@@ -1,9 +1,9 @@
 """Vectors computed in the background: one thread per library (``VectorIndexer``) that gives
 books their vectors, both kinds side by side (the static ``vectors.BookVectors`` of every
 book, and the sentence encoder's ``sentence_vectors.SentenceVectors`` of the books asked for,
-their reader's part first), in one worker process (``vector_worker``, a plain Python process:
-no ``multiprocessing`` resource tracker beside it) when one can be started. ``request_vectors`` wakes it after an import;
-``want`` asks for a book's encoder vectors."""
+their reader's part first), in one worker process (``vector_worker``, a plain Python
+process: no ``multiprocessing`` resource tracker beside it) when one can be started.
+``request_vectors`` wakes it after an import; ``want`` asks for a book's encoder vectors."""
 
 from __future__ import annotations
 
@@ -362,9 +362,9 @@ def warm_for_import(db: object, chunks: Sequence[ChunkContent]) -> None:
     """A book being imported (its ``chunks`` just cut) that the window opens next: its
     vectors worker starts now, and encodes the chunks of its reader's part (the first
     ``AHEAD_PAGES`` pages: its ``read_to`` is 0) from the moment the book is stored, not
-    once the window has opened it and the round after the import has begun (issue 41). Not in a short command
-    nor a read-only library (nothing could be stored); the encoder's part not without its
-    weights or with ``MARGIN_DEEP_VECTORS=0``."""
+    once the window has opened it and the round after the import has begun (issue 41). Not
+    in a short command nor a read-only library (nothing could be stored); the encoder's part
+    not without its weights or with ``MARGIN_DEEP_VECTORS=0``."""
     if not isinstance(db, pw.SqliteDatabase):  # ``margin import``'s plain connection
         return
     if getattr(db, "margin_read_only", False) or getattr(db, "margin_no_background", False):

@@ -30,9 +30,8 @@ from core.search.embedding import VectorsUnavailable
 log = logging.getLogger("margin.search.vectors")
 
 FLAG = "--vectors-child"  # the bundle's launcher runs ``main`` for this argument
-ENCODER_THREADS = min(
-    2, os.cpu_count() or 1
-)  # batches side by side (after an import the window rests)
+# batches encoded side by side (after an import the window rests)
+ENCODER_THREADS = min(2, os.cpu_count() or 1)
 Send = Callable[[Any], None]
 
 
@@ -225,19 +224,17 @@ class _ToParent(logging.Handler):
 def main() -> int:
     """The worker process: its jobs from stdin, one a line (the first also names the library
     and its window's pid), its messages on stdout (``PythonWorker``)."""
-    from core.processes import lower_priority, worker_job, worker_send
-    from core.store.owner import exit_with_parent
+    from core.processes import worker_job, worker_send
+    from core.store.owner import first_job
 
     started = time.monotonic()
     handler = _ToParent(logging.WARNING)
     handler.setFormatter(logging.Formatter("vectors worker: %(message)s"))
     logging.getLogger().addHandler(handler)
     try:
-        first = worker_job()
-        if not isinstance(first, dict):
+        first = first_job()
+        if first is None:
             return 0
-        exit_with_parent(first.get("parent"))  # a killed window leaves no worker
-        lower_priority()
 
         def jobs() -> Iterator[Any]:
             job: Any = first

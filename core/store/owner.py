@@ -15,6 +15,7 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 # No answer runs longer than this (the per-question deadline is minutes): an older run
 # is stale even when its pid has been reused by another process.
@@ -126,3 +127,17 @@ def exit_with_parent(parent: int | None = None) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="margin-parent-watch", daemon=True).start()
+
+
+def first_job() -> dict[str, Any] | None:
+    """In a worker process (``core.processes.PythonWorker``): its first job, once the worker
+    ends with its window (the job's ``parent``: a killed window leaves no worker) and runs
+    below the window's priority; None when its input ended before any job."""
+    from core.processes import lower_priority, worker_job
+
+    job = worker_job()
+    if not isinstance(job, dict):
+        return None
+    exit_with_parent(job.get("parent"))
+    lower_priority()
+    return job

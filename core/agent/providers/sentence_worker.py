@@ -47,15 +47,13 @@ def main() -> int:
     batch and its window's pid; each batch's vectors on stdout as ``[first, base64]``."""
     import base64
 
-    from core.processes import lower_priority, worker_job, worker_send
-    from core.store.owner import exit_with_parent
+    from core.processes import worker_send
+    from core.store.owner import first_job
 
     try:
-        job = worker_job()
-        if not isinstance(job, dict):
+        job = first_job()
+        if job is None:
             return 0
-        exit_with_parent(job.get("parent"))  # a killed window leaves no worker
-        lower_priority()
         encode_sentences(
             [str(t) for t in job["texts"]],
             lambda sent: worker_send([sent[0], base64.b64encode(sent[1]).decode("ascii")]),
