@@ -3,10 +3,11 @@ issue 41): once a model is connected, its SDK and client first, then, when a boo
 the window has been quiet a moment, the book's part on a worker thread (its spoiler
 statistics and the check's tables, the disk reserve) and the Markdown renderer the first
 answer is drawn with. Passages mode needs none of the book's part: once the reader starts
-typing (or selects text to ask about), what its reply first uses is loaded instead (the sentence encoder and the static model
-for the question's words, the re-ranker, the renderer; its reading ahead of the book runs in a
-worker process: sentence_warmup.py). In every mode, deep search's vectors
-of the pages ahead of the reader follow the book's opening and the reader's reading on."""
+typing, or selects text to ask about, what its reply first uses is loaded instead (the
+sentence encoder and the static model for the question's words, the re-ranker, the renderer;
+its reading ahead of the book runs in a worker process: sentence_warmup.py). In every mode,
+deep search's vectors of the pages ahead of the reader follow the book's opening and the
+reader's reading on."""
 
 from __future__ import annotations
 
