@@ -23,11 +23,14 @@ Setting up (none of the anchor's code, nor its libraries, ever goes into this re
        MARGIN_ANCHOR_SRC=/path/to/interactive-books/python/source \\
        MARGIN_ANCHOR_DEPS=/tmp/anchor-deps \\
            .venv/bin/python tests/bench/bench_anchor.py [--rounds N] [--quick] \\
-           [--only TEXT] [--with-import] [--cold | --both]
+           [--only TEXT] [--with-import] [--same-job] [--cold | --both]
 
    ``--rounds N``: rounds per book (5); ``--quick``: only the smaller books; ``--only
    TEXT``: only the books whose label holds TEXT (e.g. ``--only Markdown``);
    ``--with-import``: also our whole import (parse, chunks, store, index), for reference;
+   ``--same-job``: for the EPUBs, a third side doing the anchor's job with our parts
+   (``same_job``: our zip reading and lexbor, one plain-text page a spine document), which
+   tells the reading apart from what our parse makes beyond it;
    ``--cold``: every round parses in a fresh process on each side (a reader's first book:
    nothing warm but the imported modules, e.g. no EPUB worker process kept from an earlier
    book, no memory the allocator already holds); ``--both``: warm, then cold.
@@ -141,11 +144,54 @@ def ours_worker() -> None:
         core.books.pdf.shutdown_workers()
 
 
+SAME_LABEL = "  the anchor's job, with our parts"
+
+
+def same_job(path: Path) -> tuple[int, int]:
+    """The anchor's EPUB job done with our parts (``--same-job``): our zip reading (its
+    checks, zlib-ng), package and spine, and lexbor; one page of plain text a spine
+    document, the text of the body's elements joined by line ends, as the anchor's
+    ``extract_block_text`` makes it. No blocks, no HTML for display, no contents, no pages of
+    2,000 characters: what our parse does beyond this is what the two sides' ratio weighs."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    from core.books.epub import _find_opf, _xml
+    from core.books.epubdocs import strip_subset
+    from core.books.epubpackage import read_package
+    from core.books.epubzip import EpubArchive
+
+    arc = EpubArchive(path)
+    try:
+        opf_path = _find_opf(arc)
+        pkg = read_package(_xml(arc.read(opf_path), path, "package file"), opf_path, arc)
+        texts = []
+        for doc in pkg.spine:
+            body = LexborHTMLParser(strip_subset(arc.read(doc.path))).body
+            parts = (node.text(deep=False) for node in body.iter()) if body is not None else ()
+            texts.append("\n".join(part for part in parts if part).strip())
+    finally:
+        arc.close()
+    return len(texts), sum(map(len, texts))
+
+
+def same_worker() -> None:
+    """``same_job`` in a process of its own (``--cold``), its modules imported first."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    import selectolax.lexbor  # noqa: F401
+
+    import core.books.epub  # noqa: F401
+
+    serve(same_job)
+
+
 if __name__ == "__main__" and sys.argv[1:2] == ["--anchor-worker"]:
     anchor_worker()  # before our own modules load: the anchor's selectolax is not ours
     raise SystemExit(0)
 if __name__ == "__main__" and sys.argv[1:2] == ["--ours-worker"]:
     ours_worker()
+    raise SystemExit(0)
+if __name__ == "__main__" and sys.argv[1:2] == ["--same-worker"]:
+    same_worker()
     raise SystemExit(0)
 
 from common import FIXTURES, ROOT, machine, median  # noqa: E402
@@ -193,6 +239,13 @@ def ours(path: Path) -> tuple[float, int, int, float]:
     book = parse_book(path)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     return elapsed, len(book.pages), sum(len(p.text) for p in book.pages), cpu
+
+
+def same(path: Path) -> tuple[float, int, int, float]:
+    """(wall s, pages, characters, CPU s) of ``same_job``."""
+    start, cpu = time.perf_counter(), time.process_time()
+    pages, chars = same_job(path)
+    return time.perf_counter() - start, pages, chars, time.process_time() - cpu
 
 
 def cold(side: str) -> Callable[[Path], tuple[float, int, int, float]]:
@@ -322,17 +375,26 @@ Row = dict[str, float]
 
 
 def run_pass(
-    anchor: Anchor | None, inputs: dict[str, Path], rounds: int, with_import: bool
+    anchor: Anchor | None,
+    inputs: dict[str, Path],
+    rounds: int,
+    with_import: bool,
+    same_too: bool = False,
 ) -> dict[str, Row]:
-    """Every book ``rounds`` times on each side; ``anchor`` None: cold (fresh processes)."""
-    sides: dict[str, Callable[[Path], tuple[float, int, int, float]]] = {
+    """Every book ``rounds`` times on each side; ``anchor`` None: cold (fresh processes).
+    ``same_too``: also ``same_job`` for the EPUBs, a third side."""
+    every: dict[str, Callable[[Path], tuple[float, int, int, float]]] = {
         "ours": ours if anchor is not None else cold("--ours-worker"),
         "anchor": anchor.parse if anchor is not None else cold("--anchor-worker"),
+        "same": same if anchor is not None else cold("--same-worker"),
     }
     rows: dict[str, Row] = {}
     for label, path in inputs.items():
-        times: dict[str, list[float]] = {"ours": [], "anchor": [], "import": []}
-        cpus: dict[str, list[float]] = {"ours": [], "anchor": []}
+        sides = dict(every)
+        if not (same_too and path.suffix == ".epub"):
+            del sides["same"]
+        times: dict[str, list[float]] = {side: [] for side in (*sides, "import")}
+        cpus: dict[str, list[float]] = {side: [] for side in sides}
         sizes: dict[str, tuple[int, int]] = {}
         if anchor is not None:  # warm: imports, caches, our PDF and EPUB worker processes
             for side, parse in sides.items():
@@ -352,10 +414,18 @@ def run_pass(
         # CPU beside wall: the steadier figure on a machine other programs share
         row["cpu_ratio"] = median(cpus["ours"]) / max(median(cpus["anchor"]), 1e-9)
         row["anchor_chars"] = sizes["anchor"][1]
+        if "same" in sides:
+            row["same_ratio"] = row["same"] / row["anchor"]
         if with_import:
             row["import"] = median(times["import"])
         rows[label] = row
         extra = f"  (our full import {row['import'] * 1000:.0f} ms)" if with_import else ""
+        if "same" in sides:
+            extra += (
+                f"  (the anchor's job with our parts {row['same'] * 1000:.0f} ms,"
+                f" ×{row['same_ratio']:.2f}, CPU ×{median(cpus['same']) / max(median(cpus['anchor']), 1e-9):.2f},"
+                f" pages {sizes['same'][0]}, chars {sizes['same'][1]:,})"
+            )
         print(
             f"  {label:<36} ours {row['ours'] * 1000:7.0f} ms  anchor {row['anchor'] * 1000:7.0f} ms"
             f"  ×{row['ratio']:.2f} (CPU ×{row['cpu_ratio']:.2f})"
@@ -375,6 +445,7 @@ def main() -> None:
     rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else ROUNDS
     quick = "--quick" in args
     with_import = "--with-import" in args
+    same_too = "--same-job" in args
     only = args[args.index("--only") + 1] if "--only" in args else ""
     print(
         f"bench_anchor on {machine()}\n"
@@ -401,7 +472,7 @@ def main() -> None:
                     hog = _busy_core() if busy else None
                     try:
                         side = anchor if mode == "warm" else None
-                        results[state] = run_pass(side, inputs, rounds, with_import)
+                        results[state] = run_pass(side, inputs, rounds, with_import, same_too)
                     finally:
                         if hog is not None:
                             hog.kill()
@@ -424,6 +495,12 @@ def main() -> None:
                 f"   CPU ratio {a['cpu_ratio']:.2f} / {b['cpu_ratio']:.2f}"
                 + ("   (the anchor read no text from it)" if not a["anchor_chars"] else "")
             )
+            if "same_ratio" in a:
+                print(
+                    f"  {SAME_LABEL:<36} {a['same'] * 1000:10.0f}"
+                    f" {a['anchor'] * 1000:7.0f} {a['same_ratio']:6.2f}   {b['same'] * 1000:10.0f}"
+                    f" {b['anchor'] * 1000:7.0f} {b['same_ratio']:6.2f}"
+                )
     worst = max(r["ratio"] for rows in results.values() for r in rows.values())
     print(f"  worst ratio {worst:.2f}: {'every format ≤ 1.0×' if worst <= 1.0 else 'MISSED'}")
 
