@@ -80,7 +80,9 @@ what is timed (ours does more; chunking, storing and indexing come later, in the
           worker processes (1 or 2, pulling pieces), page labels, outline, paragraph clean-up
   anchor  BookParser().parse: a list of plain-text pages. EPUB: one page a spine document
           (only text directly in the body's children); TXT: 3,000-character slices; Markdown:
-          sections at level-1/2 headings; HTML: one page; PDF: pymupdf get_text, one process"""
+          sections at level-1/2 headings; HTML: one page; PDF: pymupdf get_text, one process
+  same    (--same-job, EPUBs) the anchor's EPUB job with our parts: our zip reading and
+          lexbor, one plain-text page a spine document, as the anchor makes it"""
 ANCHOR_FORMATS = {"epub": "epub", "pdf": "pdf", "txt": "txt", "md": "markdown", "html": "html"}
 ROUNDS = 5
 
