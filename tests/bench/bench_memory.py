@@ -185,8 +185,8 @@ def child(root: Path, state: str, target: Path, home: Path) -> None:
         figures["vectors_children"] = children()
         used = resource.getrusage(resource.RUSAGE_CHILDREN)  # the ended ones (all, by now)
         figures["children_cpu_s"] = used.ru_utime + used.ru_stime
-        # the work an import leaves (the window's after it, every child's): what two cores
-        # give in the 10 s is 20 s of CPU; more than that cannot end by then
+        # the work around an import (the window's after it; every child's, part of it during
+        # the import), set against the 20 s of CPU two cores give in the 10 s
         figures["after_cpu_s"] = figures["window_cpu_s"] + figures["children_cpu_s"]
     print(json.dumps(figures), flush=True)
     os._exit(0)  # the figures are out; no teardown to wait for
